@@ -2,9 +2,9 @@
 GO ?= go
 RACE_PKGS = ./...
 
-.PHONY: test demo fmt-check vet unit race cover bench
+.PHONY: test demo fmt-check vet unit race mpi mpi-deps cover bench
 
-test: fmt-check vet unit race
+test: fmt-check vet unit race mpi
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -18,6 +18,20 @@ unit:
 
 race:
 	$(GO) test -race -count=1 $(RACE_PKGS)
+
+# mpi builds with -tags mpi and runs the MPI tests, which launch 4-process
+# jobs with mpirun on this machine; mpi-deps installs OpenMPI when missing.
+MPI_PKGS = ./kvstore/... ./gluon/... ./tutorials/...
+mpi: mpi-deps
+	$(GO) vet -tags mpi ./...
+	$(GO) test -tags mpi -count=1 $(MPI_PKGS)
+
+mpi-deps:
+	@if ! command -v mpirun >/dev/null || ! pkg-config --exists ompi-c 2>/dev/null; then \
+		echo "installing OpenMPI (libopenmpi-dev openmpi-bin pkg-config) from Debian"; \
+		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q libopenmpi-dev openmpi-bin pkg-config >/dev/null; \
+	fi
 
 # demo trains LeNet on Fashion-MNIST over two CPU contexts (10 epochs); it
 # installs or downloads the data set first when it is missing.

@@ -1,0 +1,173 @@
+//go:build mpi
+
+package mpi_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goluon/goluon/kvstore/mpi"
+	"github.com/goluon/goluon/kvstore/mpi/mpitest"
+)
+
+// TestCollectives runs the collective checks on 4 processes.
+func TestCollectives(t *testing.T) {
+	mpitest.Run(t, 4, "TestCollectivesWorker", nil).Check(t, 4, "TestCollectivesWorker")
+}
+
+func world(t *testing.T) *mpi.Comm {
+	t.Helper()
+	c, err := mpi.Init()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestCollectivesWorker(t *testing.T) {
+	if !mpitest.Worker() {
+		t.Skip("runs under mpirun, launched by TestCollectives")
+	}
+	c := world(t)
+	defer c.Finalize()
+	rank, size := c.Rank(), c.Size()
+	if size != 4 || rank != mpitest.Rank() {
+		t.Fatalf("rank %d size %d; mpirun says rank %d of 4", rank, size, mpitest.Rank())
+	}
+	if c.ThreadLevel() < mpi.ThreadFunneled {
+		t.Fatalf("thread level %v", c.ThreadLevel())
+	}
+	const n = 1000
+	b, err := mpi.Alloc(8 * n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Free()
+
+	t.Run("sum float32", func(t *testing.T) {
+		x := b.Float32s()[:n]
+		for i := range x {
+			x[i] = float32(rank*n + i)
+		}
+		if err := c.Allreduce(b, mpi.Float32, n, mpi.Sum); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range x {
+			if want := float32(4*i + n*(0+1+2+3)); v != want {
+				t.Fatalf("element %d = %v, want %v", i, v, want)
+			}
+		}
+	})
+	t.Run("sum float64", func(t *testing.T) {
+		x := b.Float64s()
+		for i := range x {
+			x[i] = 0.5 * float64(rank+i)
+		}
+		if err := c.Allreduce(b, mpi.Float64, n, mpi.Sum); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range x {
+			if want := 0.5 * float64(6+4*i); v != want {
+				t.Fatalf("element %d = %v, want %v", i, v, want)
+			}
+		}
+	})
+	t.Run("max and min int64", func(t *testing.T) {
+		x := b.Int64s()
+		x[0], x[1] = int64(10*rank-7), int64(10*rank-7)
+		if err := c.Allreduce(b, mpi.Int64, 1, mpi.Max); err != nil {
+			t.Fatal(err)
+		}
+		if x[0] != 23 {
+			t.Errorf("max = %d, want 23", x[0])
+		}
+		x[0] = x[1]
+		if err := c.Allreduce(b, mpi.Int64, 1, mpi.Min); err != nil {
+			t.Fatal(err)
+		}
+		if x[0] != -7 {
+			t.Errorf("min = %d, want -7", x[0])
+		}
+	})
+	t.Run("bcast", func(t *testing.T) {
+		x := b.Float64s()
+		for i := range x {
+			x[i] = float64(rank*1000 + i)
+		}
+		if err := c.Bcast(b, mpi.Float64, n, 2); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range x {
+			if v != float64(2000+i) {
+				t.Fatalf("element %d = %v, want %v", i, v, 2000+i)
+			}
+		}
+	})
+	t.Run("barrier", func(t *testing.T) {
+		if err := c.Barrier(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("bad arguments", func(t *testing.T) {
+		if err := c.Allreduce(b, mpi.Float64, n+1, mpi.Sum); err == nil {
+			t.Error("allreduce past the end of the buffer succeeded")
+		}
+		if err := c.Bcast(b, mpi.Float64, 1, 4); err == nil {
+			t.Error("bcast from root 4 of 4 succeeded")
+		}
+	})
+	t.Run("Go runtime keeps its signals", func(t *testing.T) {
+		// A nil dereference must still be a recoverable Go panic after
+		// MPI_Init (OpenMPI would otherwise catch SIGSEGV and abort).
+		defer func() {
+			if recover() == nil {
+				t.Error("no panic from a nil dereference")
+			}
+		}()
+		var p *int
+		_ = *p
+	})
+}
+
+// TestTimeoutBreaksTheComm: a rank that stops taking part makes the others'
+// collective fail within the deadline with a clear error.
+func TestTimeoutBreaksTheComm(t *testing.T) {
+	r := mpitest.Run(t, 3, "TestTimeoutWorker", &mpitest.Options{Env: []string{"GOLUON_MPI_TIMEOUT=2s"}, Timeout: time.Minute})
+	if r.Err == nil {
+		t.Fatal("job with a stalled rank succeeded")
+	}
+	if n := strings.Count(r.Output, "did not complete within 2s"); n < 2 {
+		t.Errorf("%d ranks reported the timeout, want 2", n)
+	}
+	if r.Elapsed > 45*time.Second {
+		t.Errorf("the job took %v to fail", r.Elapsed)
+	}
+}
+
+func TestTimeoutWorker(t *testing.T) {
+	if !mpitest.Worker() {
+		t.Skip("runs under mpirun, launched by TestTimeoutBreaksTheComm")
+	}
+	c := world(t)
+	if c.Timeout() != 2*time.Second {
+		t.Fatalf("timeout %v, want 2s from GOLUON_MPI_TIMEOUT", c.Timeout())
+	}
+	b, err := mpi.Alloc(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Rank() == 0 {
+		time.Sleep(6 * time.Second) // stalls, then exits without taking part
+		t.Fatal("rank 0 stalled on purpose")
+	}
+	err = c.Allreduce(b, mpi.Float64, 1, mpi.Sum)
+	if !errors.Is(err, mpi.ErrTimeout) {
+		t.Fatalf("allreduce with a stalled rank: %v", err)
+	}
+	if err2 := c.Barrier(); err2 == nil || err2.Error() != err.Error() {
+		t.Errorf("the communicator is not broken after a timeout: %v", err2)
+	}
+	t.Fatal(err) // the visible failure the test looks for
+}
