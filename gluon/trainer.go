@@ -22,11 +22,16 @@ type TrainerOpts struct {
 // set of contexts. Step(batchSize) sums each parameter's gradients over
 // its replicas through a kvstore and updates every replica.
 //
-// The batch-size rule: batchSize is the GLOBAL batch, the number of
-// samples over all devices (and, later, all workers) that produced the
-// gradients. Losses are per-sample and Backward sums them, so the summed
-// gradient is divided by batchSize: the update uses the mean gradient, the
-// same for one device or many.
+// The batch-size rule: batchSize is the number of samples this process
+// used to produce the gradients, over all of its devices. Losses are
+// per-sample and Backward sums them, so the summed gradient is divided by
+// the global batch and the update uses the mean gradient, the same for one
+// device or many. In one process the global batch is batchSize. With a
+// distributed kvstore (dist_sync) every worker passes its own batchSize,
+// the step's control exchange sums them, and the divisor is that sum: 4
+// workers that each call Step(32) divide by 128, exactly as one process
+// with Step(128) over the same samples, even when a last batch is short on
+// some worker.
 type Trainer struct {
 	params  []*Parameter // those with a gradient, in order
 	devs    []ctx.Context
@@ -65,7 +70,34 @@ func NewTrainer(params *ParamDict, opt optimizer.Optimizer, kvKind string, o Tra
 	if err := t.checkContexts(false); err != nil {
 		return nil, err
 	}
+	if t.kv.NumWorkers() > 1 && t.allInitialized() {
+		// Like PyTorch's DistributedDataParallel: start every worker from
+		// rank 0's parameters before any gradient is computed.
+		if err := t.Init(); err != nil {
+			return nil, err
+		}
+	}
 	return t, nil
+}
+
+func (t *Trainer) allInitialized() bool {
+	for _, p := range t.params {
+		if !p.Initialized() {
+			return false
+		}
+	}
+	return true
+}
+
+// Init creates the kvstore entries and the optimizer state now; Step does
+// it on first use otherwise. With a distributed kvstore it is collective
+// (every worker calls it) and gives every worker rank 0's parameters.
+// NewTrainer calls it for distributed kvstores when the parameters are
+// initialised already; with deferred shapes, call it after the first
+// forward pass and before the first backward pass. Load checkpointed
+// parameters before Init: afterwards only the kvstore's copy counts.
+func (t *Trainer) Init() error {
+	return t.init()
 }
 
 // checkContexts verifies that all parameters share one context list.
@@ -91,7 +123,11 @@ func (t *Trainer) checkContexts(all bool) error {
 }
 
 // init creates the kvstore entries and optimizer states at the first step.
-func (t *Trainer) init() error {
+func (t *Trainer) init() error { return t.initAt(false) }
+
+// initAt creates the kvstore entries and optimizer states; lazy says it
+// runs inside a step, after this step's gradients were computed.
+func (t *Trainer) initAt(lazy bool) error {
 	if t.ready {
 		return nil
 	}
@@ -117,6 +153,20 @@ func (t *Trainer) init() error {
 	}
 	if err := t.kv.Init(keys, vals); err != nil {
 		return errorf("trainer: %v", err)
+	}
+	if t.kv.NumWorkers() > 1 {
+		// A distributed kvstore holds rank 0's initial values: start every
+		// worker's replicas from them.
+		for i, p := range t.params {
+			if err := t.kv.Pull(keys[i], p.ListData()); err != nil {
+				return errorf("trainer: %v", err)
+			}
+		}
+		t.ready = true
+		if d, ok := t.kv.(kvstore.Distributed); ok && d.InitDiffered() && lazy {
+			return errorf("trainer: the workers' initial parameters differed and this step's gradients were computed before the kvstore gave every worker rank 0's values; " +
+				"call Trainer.Init after the parameters are initialised (after one forward pass for deferred shapes) and before the first backward pass, or seed every worker alike")
+		}
 	}
 	if t.opts.UpdateOnKVStore {
 		t.kv.SetUpdater(func(key string, merged, stored *nd.NDArray) {
@@ -156,20 +206,21 @@ func (t *Trainer) step(batchSize int, ignoreStale bool) error {
 	if batchSize <= 0 {
 		return errorf("trainer: batch size %d must be positive", batchSize)
 	}
-	if err := t.init(); err != nil {
+	if err := t.initAt(true); err != nil {
 		return err
 	}
-	t.opt.Hyperparams().RescaleGrad = 1 / float64(batchSize)
 	fresh, err := t.freshReplicas(ignoreStale)
 	if err != nil {
 		return err
 	}
+	global, err := t.reduceAll(fresh, batchSize)
+	if err != nil {
+		return err
+	}
+	t.opt.Hyperparams().RescaleGrad = 1 / float64(global)
 	for i, p := range t.params {
 		if len(fresh[i]) == 0 {
 			continue
-		}
-		if err := t.reduce(i, p, fresh[i]); err != nil {
-			return err
 		}
 		if !t.opts.UpdateOnKVStore {
 			t.updateReplicas(i, p)
@@ -187,19 +238,15 @@ func (t *Trainer) AllReduceGrads() error {
 	if t.opts.UpdateOnKVStore {
 		return errorf("trainer: AllReduceGrads is not available with UpdateOnKVStore; use Step")
 	}
-	if err := t.init(); err != nil {
+	if err := t.initAt(true); err != nil {
 		return err
 	}
 	fresh, err := t.freshReplicas(false)
 	if err != nil {
 		return err
 	}
-	for i, p := range t.params {
-		if err := t.reduce(i, p, fresh[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err = t.reduceAll(fresh, 0)
+	return err
 }
 
 // Update applies the optimizer to every replica with the gradients as they
@@ -213,6 +260,13 @@ func (t *Trainer) Update(batchSize int) error {
 	}
 	if err := t.init(); err != nil {
 		return err
+	}
+	if d, ok := t.kv.(kvstore.Distributed); ok {
+		global, err := d.BeginStep(nil, batchSize)
+		if err != nil {
+			return errorf("trainer: %v", err)
+		}
+		batchSize = global
 	}
 	t.opt.Hyperparams().RescaleGrad = 1 / float64(batchSize)
 	for i, p := range t.params {
@@ -247,26 +301,44 @@ func (t *Trainer) freshReplicas(ignoreStale bool) ([][]int, error) {
 	return out, nil
 }
 
-// reduce pushes the fresh gradients of parameter i and pulls the result:
-// the summed gradient into every replica's gradient, or (updating on the
-// kvstore) the new weight into every replica.
-func (t *Trainer) reduce(i int, p *Parameter, fresh []int) error {
-	grads := p.ListGrad()
-	values := make([]*nd.NDArray, len(fresh))
-	for k, d := range fresh {
-		values[k] = grads[d]
+// reduceAll pushes the fresh gradients of every parameter that has any
+// and pulls the results in one PushPullList: the summed gradient into
+// every replica's gradient, or (updating on the kvstore) the new weight
+// into every replica. It returns the global batch: batch itself, or with a
+// distributed kvstore the sum of every worker's batch.
+func (t *Trainer) reduceAll(fresh [][]int, batch int) (int, error) {
+	var keys []string
+	var values, outs [][]*nd.NDArray
+	for i, p := range t.params {
+		if len(fresh[i]) == 0 {
+			continue
+		}
+		grads := p.ListGrad()
+		vs := make([]*nd.NDArray, len(fresh[i]))
+		for k, d := range fresh[i] {
+			vs[k] = grads[d]
+		}
+		out := grads
+		if t.opts.UpdateOnKVStore {
+			out = p.ListData()
+		}
+		keys, values, outs = append(keys, p.Name()), append(values, vs), append(outs, out)
 	}
-	if err := t.kv.Push(p.Name(), values); err != nil {
-		return errorf("trainer: %v", err)
+	if d, ok := t.kv.(kvstore.Distributed); ok {
+		global, err := d.BeginStep(keys, batch)
+		if err != nil {
+			return 0, errorf("trainer: %v", err)
+		}
+		batch = global
 	}
-	outs := grads
 	if t.opts.UpdateOnKVStore {
-		outs = p.ListData()
+		// The updater reads the rescale factor during the exchange.
+		t.opt.Hyperparams().RescaleGrad = 1 / float64(batch)
 	}
-	if err := t.kv.Pull(p.Name(), outs); err != nil {
-		return errorf("trainer: %v", err)
+	if err := t.kv.PushPullList(keys, values, outs); err != nil {
+		return 0, errorf("trainer: %v", err)
 	}
-	return nil
+	return batch, nil
 }
 
 func (t *Trainer) updateReplicas(i int, p *Parameter) {

@@ -17,12 +17,12 @@ package kvstore
 
 import (
 	"fmt"
-
-	"github.com/goluon/goluon/ctx"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
+	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/nd"
 )
 
@@ -43,12 +43,33 @@ type KVStore interface {
 	Pull(key string, outs []*nd.NDArray) error
 	// PushPull is Push followed by Pull; outs may be the pushed arrays.
 	PushPull(key string, values, outs []*nd.NDArray) error
+	// PushPullList is PushPull for several keys, in the given order (a
+	// nil outs[i] pushes without pulling). Kinds that span processes
+	// fuse the keys into as few exchanges as possible.
+	PushPullList(keys []string, values, outs [][]*nd.NDArray) error
 	// SetUpdater makes Push run u instead of replacing the stored value.
 	SetUpdater(u Updater)
 	// Rank and NumWorkers describe the process within a distributed job
 	// (0 and 1 for single-process kinds).
 	Rank() int
 	NumWorkers() int
+}
+
+// Distributed is implemented by kinds whose workers are separate
+// processes (dist_sync, in package kvstore/dist). Their collective methods
+// must be called by every worker, in the same order.
+type Distributed interface {
+	KVStore
+	// BeginStep starts a synchronous step: it checks that every worker is
+	// about to exchange the same keys (names, shapes and dtypes, in order)
+	// with PushPullList, failing on every worker when they differ, and
+	// returns the sum of batch over all workers: the global batch.
+	BeginStep(keys []string, batch int) (globalBatch int, err error)
+	// Barrier returns when every worker has entered it.
+	Barrier() error
+	// InitDiffered reports whether, at the last Init, some worker's
+	// values differed from rank 0's (which Init gave every worker).
+	InitDiffered() bool
 }
 
 var (
@@ -84,7 +105,11 @@ func Create(kind string) (KVStore, error) {
 	f := kinds[kind]
 	regMu.RUnlock()
 	if f == nil {
-		return nil, fmt.Errorf("kvstore: unknown kind %q (known: %v)", kind, Kinds())
+		hint := ""
+		if strings.HasPrefix(kind, "dist") {
+			hint = `; the distributed kinds register when a program imports _ "github.com/goluon/goluon/kvstore/dist"`
+		}
+		return nil, fmt.Errorf("kvstore: unknown kind %q (known: %v)%s", kind, Kinds(), hint)
 	}
 	return f()
 }
@@ -193,7 +218,7 @@ func (s *store) Push(key string, values []*nd.NDArray) error {
 			return fmt.Errorf("kvstore %s: push of key %q with shape %v, stored shape %v", s.kind, key, v.Shape(), stored.Shape())
 		}
 	}
-	merged := sumOn(stored.Context(), values)
+	merged := SumOn(stored.Context(), values)
 	defer merged.Release()
 	if s.updater != nil {
 		s.updater(key, merged, stored)
@@ -230,6 +255,24 @@ func (s *store) PushPull(key string, values, outs []*nd.NDArray) error {
 		return err
 	}
 	return s.Pull(key, outs)
+}
+
+// PushPullList runs PushPull key by key.
+func (s *store) PushPullList(keys []string, values, outs [][]*nd.NDArray) error {
+	if len(values) != len(keys) || (outs != nil && len(outs) != len(keys)) {
+		return fmt.Errorf("kvstore %s: %d keys but %d value lists and %d output lists", s.kind, len(keys), len(values), len(outs))
+	}
+	for i, k := range keys {
+		if err := s.Push(k, values[i]); err != nil {
+			return err
+		}
+		if outs != nil && outs[i] != nil {
+			if err := s.Pull(k, outs[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // moveTo returns v on dev (v itself when it is already there, otherwise a

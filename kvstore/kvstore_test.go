@@ -192,3 +192,10 @@ func TestErrors(t *testing.T) {
 		t.Errorf("Kinds() = %v", k)
 	}
 }
+
+func TestUnknownDistKindSaysWhatToImport(t *testing.T) {
+	_, err := kvstore.Create("dist_async")
+	if err == nil || !strings.Contains(err.Error(), "kvstore/dist") {
+		t.Fatalf("Create(dist_async): %v", err)
+	}
+}

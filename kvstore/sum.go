@@ -13,9 +13,11 @@ type contextLoad struct {
 	bytes int64
 }
 
-// sumOn adds values in the given order into a new array on dev:
+// SumOn adds values in the given order into a new array on dev:
 // ((v0 + v1) + v2) + ... Values on other contexts are copied to dev first.
-func sumOn(dev ctx.Context, values []*nd.NDArray) *nd.NDArray {
+// Nothing is recorded on the autograd tape. Every kind sums a key's
+// per-device values this way, so all kinds give identical sums.
+func SumOn(dev ctx.Context, values []*nd.NDArray) *nd.NDArray {
 	acc := detachedCopy(values[0], dev)
 	for _, v := range values[1:] {
 		if v.Context() == dev {

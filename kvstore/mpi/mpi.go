@@ -171,6 +171,14 @@ func Init() (*Comm, error) {
 	return world, initErr
 }
 
+// World returns the communicator Init created, or nil before a successful
+// Init.
+func World() *Comm {
+	worldMu.Lock()
+	defer worldMu.Unlock()
+	return world
+}
+
 // Rank returns this process's rank, 0 <= Rank < Size.
 func (c *Comm) Rank() int { return c.rank }
 

@@ -106,6 +106,21 @@ func Run(t testing.TB, np int, test string, o *Options) Result {
 	return r
 }
 
+// RunSingle runs the test named test in a new process of the running test
+// binary, without mpirun, with the extra environment env: MPI can be
+// initialised only once per process, so a test that needs a fresh
+// singleton MPI world runs in a child.
+func RunSingle(t testing.TB, test string, env []string) Result {
+	t.Helper()
+	c, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(c, os.Args[0], "-test.run", "^"+test+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), env...)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	return Result{Output: string(out), Err: err, Elapsed: time.Since(start)}
+}
+
 // Passed counts the ranks whose output says test passed.
 func (r Result) Passed(test string) int {
 	return strings.Count(r.Output, "--- PASS: "+test+" (")

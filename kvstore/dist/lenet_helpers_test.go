@@ -1,0 +1,222 @@
+//go:build mpi
+
+package dist_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/goluon/goluon/autograd"
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/initializer"
+	"github.com/goluon/goluon/gluon/modelzoo"
+	"github.com/goluon/goluon/gluon/optimizer"
+	"github.com/goluon/goluon/kvstore/dist"
+	"github.com/goluon/goluon/nd"
+)
+
+// globalBatch is the number of samples per step over all workers and
+// devices in the LeNet runs.
+const globalBatch = 32
+
+// lenetJob describes one LeNet training run of the equivalence tests: this
+// process's part of a job of size workers.
+type lenetJob struct {
+	devices    int     // CPU contexts in this process
+	kv         string  // kvstore kind
+	rank, size int     // this worker and the number of workers
+	first      int     // index of the first step (to resume)
+	steps      int     // steps to run
+	momentum   float64 // SGD momentum
+	onKV       bool    // update on the kvstore
+	seed       uint64  // nd seed for the initial parameters
+	resumeFrom string  // checkpoint directory to resume from ("" for none)
+	saveTo     string  // checkpoint directory rank 0 writes at the end ("" for none)
+	outDir     string  // every rank writes its final parameters here ("" for none)
+	die        int     // rank `die` calls dieHook before step dieAt (-1: none)
+	dieAt      int
+	dieHook    func()
+	deferred   bool   // leave the shapes deferred until the first step
+	expectErr  string // the first step must fail with an error containing this
+}
+
+// stepData returns the global batch of step s: images and labels drawn
+// from a generator seeded by s, the same in every process.
+func stepData(s int) ([]float32, []float32) {
+	r := rand.New(rand.NewPCG(7, uint64(s)))
+	x := make([]float32, globalBatch*28*28)
+	for i := range x {
+		x[i] = r.Float32()
+	}
+	y := make([]float32, globalBatch)
+	for i := range y {
+		y[i] = float32(r.IntN(10))
+	}
+	return x, y
+}
+
+func softmaxCE(logits, labels *nd.NDArray) *nd.NDArray {
+	return nd.Neg(nd.Pick(nd.LogSoftmax(logits, -1), labels, 1))
+}
+
+// trainLeNet runs j and returns the final parameters by name.
+func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
+	t.Helper()
+	nd.Seed(j.seed)
+	devs := make([]ctx.Context, j.devices)
+	for i := range devs {
+		devs[i] = ctx.CPU(i)
+	}
+	net := modelzoo.LeNet()
+	params := gluon.CollectParams(net)
+	if err := params.Initialize(initializer.Xavier{}, devs, false); err != nil {
+		t.Fatal(err)
+	}
+	if !j.deferred {
+		// Materialise the deferred shapes with one forward pass.
+		autograd.Pause(func() { net.Forward(nd.Zeros(devs[0], 1, 1, 28, 28)).Release() })
+	}
+	// Only rank 0 reads the parameters; the Trainer broadcasts them.
+	if j.resumeFrom != "" && j.rank == 0 {
+		if err := params.Load(filepath.Join(j.resumeFrom, "params.safetensors"), devs, gluon.LoadOpts{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opt := optimizer.NewSGD(0.1)
+	opt.Momentum = j.momentum
+	tr, err := gluon.NewTrainer(params, opt, j.kv, gluon.TrainerOpts{UpdateOnKVStore: j.onKV})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.resumeFrom != "" {
+		if err := tr.LoadStates(filepath.Join(j.resumeFrom, "trainer.states")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lo, hi := j.rank*globalBatch/j.size, (j.rank+1)*globalBatch/j.size
+	for s := j.first; s < j.first+j.steps; s++ {
+		if j.rank == j.die && s == j.dieAt {
+			j.dieHook()
+		}
+		scope := nd.NewScope()
+		xs, ys := stepData(s)
+		x := nd.FromSlice(ctx.CPU(0), xs[lo*28*28:hi*28*28], hi-lo, 1, 28, 28)
+		y := nd.FromSlice(ctx.CPU(0), ys[lo:hi])
+		xd, err := gluon.SplitAndLoad(x, devs, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		yd, _ := gluon.SplitAndLoad(y, devs, true)
+		autograd.Record(func() {
+			err = gluon.ForEachDevice(devs, func(i int, dev ctx.Context) error {
+				autograd.Backward(softmaxCE(net.Forward(xd[i]), yd[i]))
+				return nil
+			})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = tr.Step(hi - lo)
+		if j.expectErr != "" {
+			if err == nil || !strings.Contains(err.Error(), j.expectErr) {
+				t.Fatalf("step %d: got error %v, want one containing %q", s, err, j.expectErr)
+			}
+			fmt.Printf("rank %d: expected error: %v\n", j.rank, err)
+			return nil
+		}
+		if err != nil {
+			t.Fatalf("step %d: %v", s, err)
+		}
+		scope.Close()
+	}
+	if ds, ok := tr.KVStore().(*dist.Store); ok {
+		// Tensor fusion: LeNet's ten tensors cost one allreduce per step.
+		st := ds.Stats()
+		if st.Allreduces != j.steps || st.Controls != j.steps+2 {
+			t.Errorf("%d steps took %d allreduces and %d control exchanges, want %d and %d", j.steps, st.Allreduces, st.Controls, j.steps, j.steps+2)
+		}
+	}
+	if j.saveTo != "" && j.rank == 0 {
+		if err := params.Save(filepath.Join(j.saveTo, "params.safetensors")); err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.SaveStates(filepath.Join(j.saveTo, "trainer.states")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if j.outDir != "" {
+		if err := params.Save(rankFile(j.outDir, j.rank)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := map[string][]float32{}
+	for _, name := range params.Names() {
+		reps := params.Get(name).ListData()
+		first := reps[0].Float32s()
+		for d, r := range reps[1:] {
+			if !slices.Equal(first, r.Float32s()) {
+				t.Fatalf("%s: replica %d differs from replica 0", name, d+1)
+			}
+		}
+		out[name] = first
+	}
+	return out
+}
+
+// relDiff is ‖a−b‖ / ‖a‖.
+func relDiff(a, b []float32) float64 {
+	var num, den float64
+	for i := range a {
+		d := float64(a[i]) - float64(b[i])
+		num += d * d
+		den += float64(a[i]) * float64(a[i])
+	}
+	return math.Sqrt(num / den)
+}
+
+// compare fails t when any parameter of got differs from want by more than
+// tol relative, and returns the largest difference.
+func compare(t testing.TB, what string, want, got map[string][]float32, tol float64) float64 {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d parameters, want %d", what, len(got), len(want))
+	}
+	worst := 0.0
+	for name, w := range want {
+		g, ok := got[name]
+		if !ok || len(g) != len(w) {
+			t.Fatalf("%s: parameter %s missing or resized", what, name)
+		}
+		d := relDiff(w, g)
+		worst = max(worst, d)
+		if d > tol {
+			t.Errorf("%s: %s differs by %.3g relative (tolerance %g)", what, name, d, tol)
+		}
+	}
+	return worst
+}
+
+// loadParams reads a parameter file written by gluon's Save.
+func loadParams(t testing.TB, path string) map[string][]float32 {
+	t.Helper()
+	net := modelzoo.LeNet()
+	params := gluon.CollectParams(net)
+	if err := params.Load(path, []ctx.Context{ctx.CPU(0)}, gluon.LoadOpts{}); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]float32{}
+	for _, name := range params.Names() {
+		out[name] = params.Get(name).ListData()[0].Float32s()
+	}
+	return out
+}
+
+func rankFile(dir string, rank int) string {
+	return filepath.Join(dir, fmt.Sprintf("rank%d.safetensors", rank))
+}

@@ -1,0 +1,206 @@
+//go:build mpi
+
+package dist_test
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goluon/goluon/kvstore/dist"
+	"github.com/goluon/goluon/kvstore/mpi/mpitest"
+)
+
+// The worker tests read their job from the environment.
+const (
+	envOut    = "GOLUON_TEST_OUT"    // directory for the ranks' parameters
+	envMode   = "GOLUON_TEST_MODE"   // which job: see workerJob
+	envCkpt   = "GOLUON_TEST_CKPT"   // checkpoint directory
+	envOnKV   = "GOLUON_TEST_ONKV"   // "1": update on the kvstore
+	envMoment = "GOLUON_TEST_MOMENT" // SGD momentum
+)
+
+const lenetSteps = 20
+
+// workerJob is the job of this rank for the mode in the environment.
+func workerJob(t *testing.T, rank, size int) lenetJob {
+	mom, _ := strconv.ParseFloat(os.Getenv(envMoment), 64)
+	j := lenetJob{
+		devices: 1, kv: "dist_sync", rank: rank, size: size, steps: lenetSteps,
+		momentum: mom, onKV: os.Getenv(envOnKV) == "1",
+		// Different seeds per rank: the replicas agree only because Init
+		// broadcasts rank 0's values.
+		seed:   uint64(2024 + 1000*rank),
+		outDir: os.Getenv(envOut), die: -1,
+	}
+	if n, err := strconv.Atoi(os.Getenv("GOLUON_TEST_STEPS")); err == nil {
+		j.steps = n
+	}
+	switch os.Getenv(envMode) {
+	case "full":
+	case "first-half": // steps 0..9, then rank 0 writes a checkpoint
+		j.steps, j.saveTo = lenetSteps/2, os.Getenv(envCkpt)
+	case "second-half": // steps 10..19 from the checkpoint
+		j.first, j.steps, j.resumeFrom = lenetSteps/2, lenetSteps/2, os.Getenv(envCkpt)
+	case "deferred": // shapes deferred to the first step, seeds differ
+		j.deferred, j.expectErr = true, "initial parameters differed"
+	case "die": // rank 2 exits before step 5
+		j.die, j.dieAt = 2, 5
+		j.dieHook = func() { fmt.Println("rank 2 exits on purpose"); os.Exit(3) }
+	case "stall": // rank 2 stops taking part before step 5
+		j.die, j.dieAt = 2, 5
+		j.dieHook = func() { time.Sleep(time.Minute) }
+	default:
+		t.Fatalf("unknown mode %q", os.Getenv(envMode))
+	}
+	return j
+}
+
+func TestLeNetWorker(t *testing.T) {
+	if !mpitest.Worker() {
+		t.Skip("runs under mpirun, launched by the LeNet tests")
+	}
+	kv, err := dist.New(dist.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := workerJob(t, kv.Rank(), kv.NumWorkers())
+	trainLeNet(t, j)
+	if err := dist.Finalize(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runLeNet runs a 4-worker LeNet job in mode and returns its output
+// directory.
+func runLeNet(t *testing.T, mode string, extra ...string) (string, mpitest.Result) {
+	out := t.TempDir()
+	env := append([]string{envOut + "=" + out, envMode + "=" + mode}, extra...)
+	return out, mpitest.Run(t, 4, "TestLeNetWorker", &mpitest.Options{Env: env, Timeout: 2 * time.Minute})
+}
+
+// TestLeNetEquivalence is the equivalence test: LeNet trained 20
+// steps with 4 processes × 1 context each ends with the parameters of 1
+// process × 4 contexts and of 1 process × 1 context at the same global
+// batch, within 1e-5 relative; all 4 workers end bitwise equal.
+func TestLeNetEquivalence(t *testing.T) {
+	for _, c := range []struct {
+		momentum float64
+		onKV     bool
+	}{{0, false}, {0.9, false}, {0.9, true}} {
+		t.Run(fmt.Sprintf("momentum%v/onkv=%v", c.momentum, c.onKV), func(t *testing.T) {
+			onKV := "0"
+			if c.onKV {
+				onKV = "1"
+			}
+			dir, r := runLeNet(t, "full", envOnKV+"="+onKV, envMoment+"="+fmt.Sprint(c.momentum))
+			r.Check(t, 4, "TestLeNetWorker")
+			got := loadParams(t, rankFile(dir, 0))
+			for rank := 1; rank < 4; rank++ {
+				other := loadParams(t, rankFile(dir, rank))
+				for name, w := range got {
+					if !slices.Equal(w, other[name]) {
+						t.Errorf("rank %d's %s differs from rank 0's", rank, name)
+					}
+				}
+			}
+			base := lenetJob{steps: lenetSteps, seed: 2024, momentum: c.momentum, onKV: c.onKV, size: 1, die: -1}
+			one, four := base, base
+			one.devices, one.kv = 1, "local"
+			four.devices, four.kv = 4, "device"
+			ref1, ref4 := trainLeNet(t, one), trainLeNet(t, four)
+			initial := base
+			initial.devices, initial.kv, initial.steps = 1, "local", 0
+			start := trainLeNet(t, initial)
+			for name, w := range ref1 { // training must move every parameter
+				if d := relDiff(w, start[name]); d < 1e-3 {
+					t.Fatalf("%s moved only %.3g relative: is the trainer updating?", name, d)
+				}
+			}
+			d1 := compare(t, "4 processes vs 1 process × 1 context", ref1, got, 1e-5)
+			d4 := compare(t, "4 processes vs 1 process × 4 contexts", ref4, got, 1e-5)
+			t.Logf("largest relative difference: %.3g vs 1×1, %.3g vs 1×4 (%v for the 4-process job)", d1, d4, r.Elapsed.Round(time.Millisecond))
+		})
+	}
+}
+
+// TestCheckpointResumesTheJob: rank 0 writes a checkpoint after 10 steps;
+// a new 4-process job, in which only rank 0 reads the parameters, resumes
+// from it and ends where the uninterrupted 20-step job ends.
+func TestCheckpointResumesTheJob(t *testing.T) {
+	ckpt := t.TempDir()
+	env := []string{envCkpt + "=" + ckpt, envMoment + "=0.9"}
+	fullDir, r := runLeNet(t, "full", envMoment+"=0.9")
+	r.Check(t, 4, "TestLeNetWorker")
+	_, r = runLeNet(t, "first-half", env...)
+	r.Check(t, 4, "TestLeNetWorker")
+	for _, f := range []string{"params.safetensors", "trainer.states"} {
+		if _, err := os.Stat(ckpt + "/" + f); err != nil {
+			t.Fatalf("rank 0 wrote no %s: %v", f, err)
+		}
+	}
+	resumed, r := runLeNet(t, "second-half", env...)
+	r.Check(t, 4, "TestLeNetWorker")
+	want := loadParams(t, rankFile(fullDir, 0))
+	for rank := range 4 {
+		d := compare(t, fmt.Sprintf("rank %d resumed vs uninterrupted", rank), want, loadParams(t, rankFile(resumed, rank)), 1e-6)
+		if rank == 0 {
+			t.Logf("resumed job vs uninterrupted: largest relative difference %.3g", d)
+		}
+	}
+}
+
+// TestDeferredInitWithDifferentSeedsFails: when the workers' parameters
+// are created at the first forward pass with different seeds, the first
+// step's gradients were computed before the broadcast; every worker's
+// Step says so (instead of silently training from mixed weights).
+func TestDeferredInitWithDifferentSeedsFails(t *testing.T) {
+	_, r := runLeNet(t, "deferred")
+	r.Check(t, 4, "TestLeNetWorker")
+	if n := strings.Count(r.Output, "expected error"); n != 4 {
+		t.Errorf("%d of 4 ranks got the error", n)
+	}
+}
+
+// TestDeadWorkerEndsTheJob: a rank that exits mid-run ends the whole job
+// with an error, within a bounded time.
+func TestDeadWorkerEndsTheJob(t *testing.T) {
+	_, r := runLeNet(t, "die")
+	if r.Err == nil {
+		t.Fatal("the job succeeded although rank 2 died")
+	}
+	if !strings.Contains(r.Output, "rank 2 exits on purpose") {
+		t.Fatal("rank 2 did not reach its exit")
+	}
+	if n := r.Passed("TestLeNetWorker"); n != 0 {
+		t.Errorf("%d ranks passed", n)
+	}
+	if r.Elapsed > 60*time.Second {
+		t.Errorf("the job took %v to end", r.Elapsed)
+	}
+	t.Logf("job ended after %v: %v", r.Elapsed.Round(time.Millisecond), r.Err)
+}
+
+// TestStalledWorkerTimesOut: a rank that stops taking part (alive, but
+// not calling the collectives) makes the others fail with a clear error
+// after the collective deadline.
+func TestStalledWorkerTimesOut(t *testing.T) {
+	_, r := runLeNet(t, "stall", "GOLUON_MPI_TIMEOUT=3s")
+	if r.Err == nil {
+		t.Fatal("the job succeeded although rank 2 stalled")
+	}
+	if n := strings.Count(r.Output, "did not complete within 3s"); n < 1 {
+		t.Error("no rank reported the timeout")
+	}
+	if !strings.Contains(r.Output, "kvstore dist_sync (rank") {
+		t.Error("the error does not name the kvstore and rank")
+	}
+	if r.Elapsed > 40*time.Second {
+		t.Errorf("the job took %v to end", r.Elapsed)
+	}
+	t.Logf("job ended after %v", r.Elapsed.Round(time.Millisecond))
+}
