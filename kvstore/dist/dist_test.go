@@ -57,7 +57,7 @@ func TestStoreWorker(t *testing.T) {
 			if err := kv.Pull(k, []*nd.NDArray{out}); err != nil {
 				t.Fatal(err)
 			}
-			want := float64(10*(i+1)) // rank 0's value
+			want := float64(10 * (i + 1)) // rank 0's value
 			for _, v := range out.Float64s() {
 				if v != want {
 					t.Fatalf("key %s pulled %v, want rank 0's %v", k, v, want)
