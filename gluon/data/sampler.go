@@ -177,3 +177,57 @@ func (b *BatchSampler) Batches(epoch int) [][]int {
 	}
 	return out
 }
+
+// ShardSampler gives one worker of a distributed job (rank Rank of Size)
+// its disjoint share of every epoch of Base, like PyTorch's
+// DistributedSampler. Every worker builds Base identically (the same seed),
+// so the shards of one epoch partition the same order: element i of the
+// epoch goes to rank i mod Size. When the length is not a multiple of
+// Size, the order is padded by repeating its start (every worker must run
+// the same number of steps), or with DropLast the tail is dropped.
+//
+// With strided shards, step k of Size workers that each take batches of B
+// covers exactly the samples of step k of one process taking batches of
+// B·Size over Base: N workers see the data set once per epoch together,
+// and the same global batches as a single process.
+type ShardSampler struct {
+	Base       Sampler
+	Rank, Size int
+	DropLast   bool
+}
+
+// NewShardSampler returns rank's shard of base among size workers.
+func NewShardSampler(base Sampler, rank, size int, dropLast bool) (ShardSampler, error) {
+	switch {
+	case base == nil:
+		return ShardSampler{}, fmt.Errorf("data: shard sampler without a base sampler")
+	case size <= 0 || rank < 0 || rank >= size:
+		return ShardSampler{}, fmt.Errorf("data: shard %d of %d workers (want 0 <= rank < size)", rank, size)
+	case dropLast && base.Len() < size:
+		return ShardSampler{}, fmt.Errorf("data: %d samples cannot be split over %d workers with DropLast", base.Len(), size)
+	}
+	return ShardSampler{Base: base, Rank: rank, Size: size, DropLast: dropLast}, nil
+}
+
+// Len returns the shard's length: ⌈N/Size⌉, or ⌊N/Size⌋ with DropLast.
+func (s ShardSampler) Len() int {
+	n := s.Base.Len()
+	if s.DropLast {
+		return n / s.Size
+	}
+	return (n + s.Size - 1) / s.Size
+}
+
+// Order returns the shard of epoch's order.
+func (s ShardSampler) Order(epoch int) []int {
+	full := s.Base.Order(epoch)
+	per := s.Len()
+	out := make([]int, per)
+	if len(full) == 0 {
+		return out[:0]
+	}
+	for i := range out {
+		out[i] = full[(s.Rank+i*s.Size)%len(full)]
+	}
+	return out
+}

@@ -145,3 +145,71 @@ func TestParseLastBatch(t *testing.T) {
 		t.Error("unknown policy parsed")
 	}
 }
+
+func TestShardSamplerPartitionsEveryEpoch(t *testing.T) {
+	tests := []struct {
+		n, size  int
+		dropLast bool
+		wantLen  int
+	}{
+		{12, 4, false, 3},
+		{10, 4, false, 3}, // padded with the order's first 2 samples
+		{10, 4, true, 2},
+		{3, 4, false, 1}, // fewer samples than workers: padding repeats
+		{1000, 3, false, 334},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%d/%d/drop=%v", tc.n, tc.size, tc.dropLast), func(t *testing.T) {
+			base := RandomSampler{N: tc.n, Seed: 5}
+			for epoch := range 3 {
+				full := base.Order(epoch)
+				seen := map[int]int{}
+				for rank := range tc.size {
+					s, err := NewShardSampler(base, rank, tc.size, tc.dropLast)
+					if err != nil {
+						t.Fatal(err)
+					}
+					o := s.Order(epoch)
+					if len(o) != tc.wantLen || s.Len() != tc.wantLen {
+						t.Fatalf("rank %d: %d samples (Len %d), want %d", rank, len(o), s.Len(), tc.wantLen)
+					}
+					for i, idx := range o {
+						if want := full[(rank+i*tc.size)%tc.n]; idx != want {
+							t.Fatalf("rank %d sample %d: %d, want %d (strided shards of the shared order)", rank, i, idx, want)
+						}
+						seen[idx]++
+					}
+				}
+				covered := tc.n
+				if tc.dropLast {
+					covered = tc.wantLen * tc.size
+				}
+				if len(seen) != covered {
+					t.Errorf("epoch %d: the shards cover %d distinct samples, want %d", epoch, len(seen), covered)
+				}
+				if !tc.dropLast && tc.n >= tc.size {
+					dup := 0
+					for _, c := range seen {
+						dup += c - 1
+					}
+					if want := tc.wantLen*tc.size - tc.n; dup != want {
+						t.Errorf("epoch %d: %d repeated samples, want %d (padding only)", epoch, dup, want)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestShardSamplerRejectsBadShards(t *testing.T) {
+	base := SequentialSampler{N: 3}
+	for _, c := range []struct {
+		base       Sampler
+		rank, size int
+		drop       bool
+	}{{nil, 0, 1, false}, {base, 2, 2, false}, {base, -1, 2, false}, {base, 0, 0, false}, {base, 0, 4, true}} {
+		if _, err := NewShardSampler(c.base, c.rank, c.size, c.drop); err == nil {
+			t.Errorf("NewShardSampler(%v, %d, %d, %v) succeeded", c.base, c.rank, c.size, c.drop)
+		}
+	}
+}

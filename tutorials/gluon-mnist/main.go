@@ -68,7 +68,7 @@ func main() {
 // run parses args, trains and evaluates LeNet, writes the parameters and
 // the metrics log, and prints the progress, one line per epoch and the
 // summary JSON line (last) to stdout.
-func run(args []string, stdout io.Writer) error {
+func run(args []string, stdout io.Writer) (err error) {
 	fs := flag.NewFlagSet(program, flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	f := common.Register(fs, defaults)
@@ -85,6 +85,18 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// With -kvstore dist_sync this process is one worker of an MPI job;
+	// only rank 0 prints and writes files.
+	job, err := f.Job()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err == nil { // after a failure mpirun ends the job; Finalize could wait for dead peers
+			err = job.Close()
+		}
+	}()
+	stdout = job.Out(stdout)
 	start := time.Now()
 
 	// Data: Fashion-MNIST as uint8 HWC images, turned into CHW float32
@@ -93,11 +105,16 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	batch := f.BatchPerCtx * len(devs) // the global batch
+	batch := f.BatchPerCtx * len(devs) // this process's batch
+	globalBatch := batch * job.Size    // over all workers
 	toTensor := transforms.ToTensor()
-	trainLoader, err := data.NewDataLoader(data.TransformFirst(trainSet, toTensor), data.LoaderOpts{
+	trainOpts, err := job.TrainOptions(trainSet.Len(), data.LoaderOpts{
 		BatchSize: batch, Shuffle: true, Seed: f.Seed, Workers: f.Workers,
 	})
+	if err != nil {
+		return err
+	}
+	trainLoader, err := data.NewDataLoader(data.TransformFirst(trainSet, toTensor), trainOpts)
 	if err != nil {
 		return err
 	}
@@ -124,14 +141,22 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	mlog, err := os.Create(logPath)
-	if err != nil {
-		return err
+	mlog := logFile{io.Discard}
+	if job.Chief() {
+		file, err := os.Create(logPath)
+		if err != nil {
+			return err
+		}
+		defer file.Close()
+		mlog = logFile{file}
 	}
-	defer mlog.Close()
 
-	fmt.Fprintf(stdout, "training LeNet on %d Fashion-MNIST images (testing on %d) with contexts %v, global batch %d (%d per context), kvstore %s, SGD lr %g\n",
-		trainSet.Len(), testSet.Len(), devs, batch, f.BatchPerCtx, f.KVStore, f.LR)
+	where := fmt.Sprintf("contexts %v", devs)
+	if job.Size > 1 {
+		where = fmt.Sprintf("%d workers × contexts %v", job.Size, devs)
+	}
+	fmt.Fprintf(stdout, "training LeNet on %d Fashion-MNIST images (testing on %d) with %s, global batch %d (%d per context), kvstore %s, SGD lr %g\n",
+		trainSet.Len(), testSet.Len(), where, globalBatch, f.BatchPerCtx, f.KVStore, f.LR)
 	var last epochResult
 	var trainSamples int
 	var trainSeconds float64
@@ -160,8 +185,10 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := gluon.SaveParameters(net, paramsPath); err != nil {
-		return err
+	if job.Chief() {
+		if err := gluon.SaveParameters(net, paramsPath); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(stdout, "test accuracy %.4f after %d epochs; parameters in %s, metrics in %s\n", last.ValAcc, f.Epochs, paramsPath, logPath)
 	return common.Summary{
@@ -172,12 +199,13 @@ func run(args []string, stdout io.Writer) error {
 		ValAcc:        last.ValAcc,
 		TrainLoss:     last.Loss,
 		ValLoss:       last.ValLoss,
-		SamplesPerSec: rate(trainSamples, trainSeconds),
+		SamplesPerSec: rate(trainSamples*job.Size, trainSeconds), // all workers
 		Seconds:       common.Since(start),
 		Params:        paramsPath,
 		MetricsLog:    logPath,
 		Extra: map[string]any{
-			"batch_global":  batch,
+			"batch_global":  globalBatch,
+			"workers":       job.Size,
 			"batch_per_ctx": f.BatchPerCtx,
 			"kvstore":       f.KVStore,
 			"lr":            f.LR,
@@ -193,4 +221,16 @@ func rate(n int, seconds float64) float64 {
 		return 0
 	}
 	return float64(int64(float64(n)/seconds + 0.5))
+}
+
+// logFile lets the metrics log be a file on rank 0 and io.Discard
+// elsewhere.
+type logFile struct{ io.Writer }
+
+// Close closes the underlying writer when it is a file.
+func (c logFile) Close() error {
+	if f, ok := c.Writer.(*os.File); ok {
+		return f.Close()
+	}
+	return nil
 }

@@ -38,7 +38,7 @@ type Flags struct {
 func Register(fs *flag.FlagSet, d Flags) *Flags {
 	f := &Flags{}
 	fs.StringVar(&f.Contexts, "contexts", d.Contexts, "contexts to train on, e.g. cpu:0,cpu:1 or gpu:0,gpu:1 (GPUs need -tags cuda)")
-	fs.StringVar(&f.KVStore, "kvstore", d.KVStore, "gradient all-reduce: local or device")
+	fs.StringVar(&f.KVStore, "kvstore", d.KVStore, "gradient all-reduce: local, device, or dist_sync (an MPI job: build with -tags mpi, launch with mpirun)")
 	fs.IntVar(&f.Epochs, "epochs", d.Epochs, "number of epochs")
 	fs.IntVar(&f.BatchPerCtx, "batch-size", d.BatchPerCtx, "batch size per context (the global batch is this times the number of contexts)")
 	fs.StringVar(&f.DataDir, "data", d.DataDir, "directory holding the data set files (searched before the cache and system locations)")
