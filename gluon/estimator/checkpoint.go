@@ -29,6 +29,10 @@ type Checkpoint struct {
 	Params   *gluon.ParamDict
 	Trainer  *gluon.Trainer
 	Contexts []ctx.Context // where resumed parameters are loaded
+	// ReadOnly restores (with Resume) but never writes: the other workers
+	// of a distributed job resume from the checkpoints rank 0 writes (Dir
+	// must then be visible to every worker, e.g. a shared file system).
+	ReadOnly bool
 
 	// ResumedFrom is the epoch of the checkpoint restored by TrainBegin (0 if none).
 	ResumedFrom int
@@ -46,8 +50,10 @@ const pointerFile = "checkpoint.json"
 
 // TrainBegin restores the latest checkpoint when Resume is set.
 func (c *Checkpoint) TrainBegin(s *State) error {
-	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
-		return fmt.Errorf("estimator: checkpoint: %w", err)
+	if !c.ReadOnly {
+		if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+			return fmt.Errorf("estimator: checkpoint: %w", err)
+		}
 	}
 	if !c.Resume {
 		return nil
@@ -77,6 +83,9 @@ func (c *Checkpoint) TrainBegin(s *State) error {
 
 // EpochEnd writes a checkpoint every Every epochs and after the last one.
 func (c *Checkpoint) EpochEnd(s *State) error {
+	if c.ReadOnly {
+		return nil
+	}
 	every := max(c.Every, 1)
 	if s.Epoch%every != 0 && s.Epoch != s.Epochs && !s.Stop {
 		return nil

@@ -203,6 +203,34 @@ func TestCheckpointResume(t *testing.T) {
 	}
 }
 
+// TestCheckpointReadOnly: a read-only checkpoint (the non-zero ranks of a
+// distributed job) resumes from the directory but writes nothing.
+func TestCheckpointReadOnly(t *testing.T) {
+	devs := []ctx.Context{ctx.CPU(0)}
+	dir := t.TempDir()
+	first := newSetup(t, devs)
+	if err := first.est.Fit(context.Background(), first.train, nil, 1, &estimator.Checkpoint{Dir: dir, Params: first.params, Trainer: first.tr, Contexts: devs}); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadDir(dir)
+	second := newSetup(t, devs)
+	ro := &estimator.Checkpoint{Dir: dir, Resume: true, ReadOnly: true, Params: second.params, Trainer: second.tr, Contexts: devs}
+	if err := second.est.Fit(context.Background(), second.train, nil, 3, ro); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.ReadDir(dir)
+	if ro.ResumedFrom != 1 || len(after) != len(before) {
+		t.Errorf("resumed from %d; %d files before, %d after (a read-only checkpoint wrote)", ro.ResumedFrom, len(before), len(after))
+	}
+	missing := &estimator.Checkpoint{Dir: filepath.Join(dir, "absent"), ReadOnly: true, Params: second.params, Trainer: second.tr, Contexts: devs}
+	if err := second.est.Fit(context.Background(), second.train, nil, 1, missing); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(missing.Dir); !os.IsNotExist(err) {
+		t.Errorf("a read-only checkpoint created its directory: %v", err)
+	}
+}
+
 type epochCounter struct{ epochs []int }
 
 func (c *epochCounter) EpochBegin(s *estimator.State) error {
