@@ -180,7 +180,8 @@ func (b *BatchSampler) Batches(epoch int) [][]int {
 
 // ShardSampler gives one worker of a distributed job (rank Rank of Size)
 // its disjoint share of every epoch of Base, like PyTorch's
-// DistributedSampler. Every worker builds Base identically (the same seed),
+// DistributedSampler. (Shard, by contrast, cuts a dataset into fixed
+// contiguous parts: each worker would then shuffle only within its part.) Every worker builds Base identically (the same seed),
 // so the shards of one epoch partition the same order: element i of the
 // epoch goes to rank i mod Size. When the length is not a multiple of
 // Size, the order is padded by repeating its start (every worker must run

@@ -71,6 +71,9 @@ type Stats struct {
 	Allreduces int   // data allreduces
 	Broadcasts int   // data broadcasts (Init)
 	Bytes      int64 // bytes allreduced or broadcast by this process
+	// Time is the wall time spent in exchanges: packing, the collectives
+	// (including waiting for the slowest worker) and unpacking.
+	Time time.Duration
 }
 
 // Store is the dist_sync kvstore. Its methods are collective: every
@@ -208,7 +211,9 @@ func (s *Store) BeginStep(keys []string, batch int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	t0 := time.Now()
 	global, err := s.control("exchange", keys, shapes, batch)
+	s.stats.Time += time.Since(t0)
 	if err != nil {
 		return 0, err
 	}
@@ -264,6 +269,8 @@ func (s *Store) PushPullList(keys []string, values, outs [][]*nd.NDArray) error 
 	}
 	s.agreed = 0
 	s.steps++
+	t0 := time.Now()
+	defer func() { s.stats.Time += time.Since(t0) }()
 	err = s.fused(keys, values, "allreduce", func(i int, buf any) {
 		stored := s.stored[keys[i]]
 		if s.updater == nil {

@@ -19,23 +19,28 @@
 // The level MPI actually provided is checked and reported by ThreadLevel.
 //
 // Memory: collectives work on Buffers allocated with Alloc. Under -tags mpi
-// their memory comes from C's allocator, so the non-blocking collectives
-// used internally may keep pointers to it while Go code runs, as the cgo
-// pointer rules require.
+// their memory comes from C's allocator, outside the Go heap, so MPI may
+// hold pointers to it for as long as a collective runs, as the cgo pointer
+// rules require.
 //
-// Failure: every collective takes a deadline (SetTimeout). A collective
-// that has not completed by then returns an error wrapping ErrTimeout, and
-// the communicator is marked broken: every later call returns the same
-// error at once, since MPI gives no way to cancel a started collective.
-// A program should then exit with a non-zero status; mpirun ends the rest
-// of the job. MPI errors are returned (MPI_ERRORS_RETURN), never aborted.
+// Failure: every collective has a deadline (SetTimeout). The collectives
+// are MPI's blocking ones (the fastest algorithms), run on the MPI thread
+// while the caller waits with a timer. A collective that has not completed
+// by the deadline returns an error wrapping ErrTimeout and the
+// communicator is marked broken: every later call returns the same error
+// at once, since MPI gives no way to cancel a started collective (its
+// buffer is never freed: MPI may still write to it). A program should then
+// exit with a non-zero status; mpirun ends the rest of the job. MPI errors
+// are returned (MPI_ERRORS_RETURN), never aborted.
 package mpi
 
 import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -210,8 +215,8 @@ func (c *Comm) Allreduce(buf *Buffer, dt DType, count int, op Op) error {
 	if err := checkBuf("allreduce", buf, dt, count); err != nil {
 		return err
 	}
-	return c.collective(fmt.Sprintf("allreduce(%s, %d×%s)", op, count, dt), func(deadline time.Time) error {
-		return c.impl.allreduce(buf, dt, count, op, deadline)
+	return c.collective(fmt.Sprintf("allreduce(%s, %d×%s)", op, count, dt), buf, func() error {
+		return c.impl.allreduce(buf, dt, count, op)
 	})
 }
 
@@ -224,18 +229,20 @@ func (c *Comm) Bcast(buf *Buffer, dt DType, count, root int) error {
 	if root < 0 || root >= c.size {
 		return fmt.Errorf("mpi: bcast from root %d in a world of %d", root, c.size)
 	}
-	return c.collective(fmt.Sprintf("bcast(%d×%s from %d)", count, dt, root), func(deadline time.Time) error {
-		return c.impl.bcast(buf, dt, count, root, deadline)
+	return c.collective(fmt.Sprintf("bcast(%d×%s from %d)", count, dt, root), buf, func() error {
+		return c.impl.bcast(buf, dt, count, root)
 	})
 }
 
 // Barrier returns when every process has entered it.
 func (c *Comm) Barrier() error {
-	return c.collective("barrier", c.impl.barrier)
+	return c.collective("barrier", nil, c.impl.barrier)
 }
 
 // Finalize shuts MPI down. Every process must call it before exiting
-// normally; no MPI call may follow. It is a no-op after the first call.
+// normally; no MPI call may follow. It is a no-op after the first call,
+// and returns the communicator's error without calling MPI when a
+// collective failed (the job is ending anyway).
 func (c *Comm) Finalize() error {
 	c.mu.Lock()
 	if c.done {
@@ -243,7 +250,11 @@ func (c *Comm) Finalize() error {
 		return nil
 	}
 	c.done = true
+	broken := c.broken
 	c.mu.Unlock()
+	if broken != nil {
+		return broken
+	}
 	var err error
 	c.run(func() { err = c.impl.finalize() })
 	close(c.calls)
@@ -252,17 +263,30 @@ func (c *Comm) Finalize() error {
 
 // Abort asks mpirun to end every process of the job with the given exit
 // code. It is for main programs that cannot go on; library code returns
-// errors instead.
+// errors instead. It works also when the MPI goroutine is stuck in a
+// collective that timed out: it then calls MPI from the caller's thread.
 func (c *Comm) Abort(code int) error {
-	var err error
-	c.run(func() { err = c.impl.abort(code) })
-	return err
+	c.mu.Lock()
+	done := c.done
+	c.mu.Unlock()
+	if done {
+		return fmt.Errorf("mpi: Abort after Finalize")
+	}
+	errc := make(chan error, 1)
+	select {
+	case c.calls <- func() { errc <- c.impl.abort(code) }:
+		return <-errc
+	case <-time.After(time.Second):
+		runtime.LockOSThread()
+		return c.impl.abort(code)
+	}
 }
 
-// collective runs f on the MPI goroutine with the current deadline. A
-// failure breaks the communicator: MPI cannot resume after a collective
-// that one process abandoned.
-func (c *Comm) collective(what string, f func(deadline time.Time) error) error {
+// collective runs f on the MPI goroutine and waits for it until the
+// deadline. A failure breaks the communicator: MPI cannot resume after a
+// collective that one process abandoned. After a timeout f is still
+// blocked in MPI, so buf is pinned (never freed).
+func (c *Comm) collective(what string, buf *Buffer, f func() error) error {
 	c.mu.Lock()
 	if c.done {
 		c.mu.Unlock()
@@ -275,23 +299,42 @@ func (c *Comm) collective(what string, f func(deadline time.Time) error) error {
 	}
 	timeout := c.timeout
 	c.mu.Unlock()
-	var err error
-	c.run(func() { err = f(time.Now().Add(timeout)) })
-	if err == nil {
-		return nil
+	done := make(chan error, 1)
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case c.calls <- func() { done <- f() }:
+	case <-timer.C: // the MPI goroutine is stuck in an earlier call
+		return c.fail(what, buf, timeout, ErrTimeout)
 	}
+	select {
+	case err := <-done:
+		if err != nil {
+			return c.fail(what, nil, timeout, err)
+		}
+		return nil
+	case <-timer.C:
+		return c.fail(what, buf, timeout, ErrTimeout)
+	}
+}
+
+// fail breaks the communicator with an error describing what failed.
+func (c *Comm) fail(what string, buf *Buffer, timeout time.Duration, err error) error {
 	if errors.Is(err, ErrTimeout) {
+		if buf != nil {
+			buf.pinned.Store(true)
+		}
 		err = fmt.Errorf("mpi: rank %d of %d: %s did not complete within %v: another process has stopped taking part (did it die or take a different path?) (%w)",
 			c.rank, c.size, what, timeout, err)
 	} else {
 		err = fmt.Errorf("mpi: rank %d of %d: %s: %w", c.rank, c.size, what, err)
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.broken == nil {
 		c.broken = err
 	}
-	c.mu.Unlock()
-	return err
+	return c.broken
 }
 
 // run executes f on the MPI goroutine and waits for it.
@@ -326,9 +369,10 @@ func timeoutFromEnv() time.Duration {
 // Buffer is memory that collectives read and write in place. Under -tags
 // mpi it is allocated by C, outside the Go heap.
 type Buffer struct {
-	p    unsafe.Pointer
-	n    int
-	keep []uint64 // the Go memory behind p in builds without MPI
+	p      unsafe.Pointer
+	n      int
+	keep   []uint64    // the Go memory behind p in builds without MPI
+	pinned atomic.Bool // a timed-out collective may still write here
 }
 
 // Alloc returns a zeroed buffer of nbytes bytes. Free it when done.
@@ -356,9 +400,10 @@ func (b *Buffer) Float64s() []float64 { return unsafe.Slice((*float64)(b.p), b.n
 func (b *Buffer) Int64s() []int64 { return unsafe.Slice((*int64)(b.p), b.n/8) }
 
 // Free releases the buffer's memory; the buffer and its views must not be
-// used afterwards. Free of a nil or freed buffer does nothing.
+// used afterwards. Free of a nil or freed buffer does nothing, and neither
+// does Free of a buffer whose collective timed out (MPI may still use it).
 func (b *Buffer) Free() {
-	if b == nil || b.p == nil {
+	if b == nil || b.p == nil || b.pinned.Load() {
 		return
 	}
 	freeMem(b)

@@ -7,7 +7,6 @@ package mpi
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static int goluon_init(int want, int *got) {
 	int inited = 0;
@@ -60,31 +59,15 @@ static MPI_Op goluon_op(int o) {
 	}
 }
 
-static int goluon_iallreduce(void *buf, int count, int dt, int op, MPI_Request *req) {
-	return MPI_Iallreduce(MPI_IN_PLACE, buf, count, goluon_dtype(dt), goluon_op(op), MPI_COMM_WORLD, req);
+static int goluon_allreduce(void *buf, int count, int dt, int op) {
+	return MPI_Allreduce(MPI_IN_PLACE, buf, count, goluon_dtype(dt), goluon_op(op), MPI_COMM_WORLD);
 }
 
-static int goluon_ibcast(void *buf, int count, int dt, int root, MPI_Request *req) {
-	return MPI_Ibcast(buf, count, goluon_dtype(dt), root, MPI_COMM_WORLD, req);
+static int goluon_bcast(void *buf, int count, int dt, int root) {
+	return MPI_Bcast(buf, count, goluon_dtype(dt), root, MPI_COMM_WORLD);
 }
 
-static int goluon_ibarrier(MPI_Request *req) {
-	return MPI_Ibarrier(MPI_COMM_WORLD, req);
-}
-
-// goluon_poll drives MPI's progress engine with MPI_Test for up to spin_ns
-// nanoseconds and reports whether the request completed.
-static int goluon_poll(MPI_Request *req, long spin_ns, int *done) {
-	struct timespec t0, t;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		int rc = MPI_Test(req, done, MPI_STATUS_IGNORE);
-		if (rc != MPI_SUCCESS || *done) return rc;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		long el = (t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec);
-		if (el >= spin_ns) return MPI_SUCCESS;
-	}
-}
+static int goluon_barrier(void) { return MPI_Barrier(MPI_COMM_WORLD); }
 
 static void goluon_error_string(int code, char *out, int cap) {
 	char msg[MPI_MAX_ERROR_STRING];
@@ -104,13 +87,10 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"time"
 )
 
-// commImpl holds the request of the collective in flight, in C memory.
-type commImpl struct {
-	req *C.MPI_Request
-}
+// commImpl has no state of its own: MPI's is global.
+type commImpl struct{}
 
 // initWorld starts the MPI goroutine, which locks itself to its OS thread,
 // initialises MPI there and then serves calls until Finalize.
@@ -144,7 +124,6 @@ func initWorld() (*Comm, error) {
 			return
 		}
 		c.rank, c.size = int(rank), int(size)
-		c.impl.req = (*C.MPI_Request)(C.malloc(C.sizeof_MPI_Request))
 		ready <- result{}
 		for f := range c.calls {
 			f()
@@ -166,57 +145,31 @@ func errorString(rc C.int) string {
 	return fmt.Sprintf("%s (code %d)", s, int(rc))
 }
 
-// wait drives the request in c.req to completion or the deadline: it spins
-// in MPI_Test for a while (lowest latency), then alternates short spins
-// with sleeps that grow to a millisecond, so processes that share cores
-// (mpirun --oversubscribe) leave each other time to run.
-func (c *commImpl) wait(deadline time.Time) error {
-	sleep := 20 * time.Microsecond
-	spin := C.long(200_000) // first spin: 200 µs
-	for {
-		var done C.int
-		if rc := C.goluon_poll(c.req, spin, &done); rc != C.MPI_SUCCESS {
-			return fmt.Errorf("%s", errorString(rc))
-		}
-		if done != 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return ErrTimeout
-		}
-		time.Sleep(sleep)
-		spin = 20_000
-		if sleep < time.Millisecond {
-			sleep *= 2
-		}
-	}
-}
-
-func (c *commImpl) allreduce(buf *Buffer, dt DType, count int, op Op, deadline time.Time) error {
+func (c *commImpl) allreduce(buf *Buffer, dt DType, count int, op Op) error {
 	if count == 0 {
 		return nil
 	}
-	if rc := C.goluon_iallreduce(buf.p, C.int(count), C.int(dt), C.int(op), c.req); rc != C.MPI_SUCCESS {
+	if rc := C.goluon_allreduce(buf.p, C.int(count), C.int(dt), C.int(op)); rc != C.MPI_SUCCESS {
 		return fmt.Errorf("%s", errorString(rc))
 	}
-	return c.wait(deadline)
+	return nil
 }
 
-func (c *commImpl) bcast(buf *Buffer, dt DType, count, root int, deadline time.Time) error {
+func (c *commImpl) bcast(buf *Buffer, dt DType, count, root int) error {
 	if count == 0 {
 		return nil
 	}
-	if rc := C.goluon_ibcast(buf.p, C.int(count), C.int(dt), C.int(root), c.req); rc != C.MPI_SUCCESS {
+	if rc := C.goluon_bcast(buf.p, C.int(count), C.int(dt), C.int(root)); rc != C.MPI_SUCCESS {
 		return fmt.Errorf("%s", errorString(rc))
 	}
-	return c.wait(deadline)
+	return nil
 }
 
-func (c *commImpl) barrier(deadline time.Time) error {
-	if rc := C.goluon_ibarrier(c.req); rc != C.MPI_SUCCESS {
+func (c *commImpl) barrier() error {
+	if rc := C.goluon_barrier(); rc != C.MPI_SUCCESS {
 		return fmt.Errorf("%s", errorString(rc))
 	}
-	return c.wait(deadline)
+	return nil
 }
 
 func (c *commImpl) finalize() error {

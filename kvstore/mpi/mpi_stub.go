@@ -2,21 +2,18 @@
 
 package mpi
 
-import (
-	"time"
-	"unsafe"
-)
+import "unsafe"
 
 // commImpl has no state without MPI: Init never returns a Comm.
 type commImpl struct{}
 
 func initWorld() (*Comm, error) { return nil, ErrNotBuilt }
 
-func (commImpl) allreduce(*Buffer, DType, int, Op, time.Time) error { return ErrNotBuilt }
-func (commImpl) bcast(*Buffer, DType, int, int, time.Time) error    { return ErrNotBuilt }
-func (commImpl) barrier(time.Time) error                            { return ErrNotBuilt }
-func (commImpl) finalize() error                                    { return ErrNotBuilt }
-func (commImpl) abort(int) error                                    { return ErrNotBuilt }
+func (commImpl) allreduce(*Buffer, DType, int, Op) error { return ErrNotBuilt }
+func (commImpl) bcast(*Buffer, DType, int, int) error    { return ErrNotBuilt }
+func (commImpl) barrier() error                          { return ErrNotBuilt }
+func (commImpl) finalize() error                         { return ErrNotBuilt }
+func (commImpl) abort(int) error                         { return ErrNotBuilt }
 
 func allocMem(b *Buffer) error {
 	b.keep = make([]uint64, (b.n+7)/8)
