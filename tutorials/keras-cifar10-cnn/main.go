@@ -11,6 +11,15 @@
 //	go run -tags cuda ./tutorials/keras-cifar10-cnn -contexts gpu:0,gpu:1,gpu:2,gpu:3
 //	go run ./tutorials/keras-cifar10-cnn -resume                 # continue after an interruption
 //
+// Several processes (MPI): with -kvstore dist_sync the program is one
+// worker of an MPI job. Each worker trains on its shard of every epoch on
+// its own -contexts, the gradients are summed over all workers, and only
+// rank 0 prints and writes files (the other workers resume from rank 0's
+// checkpoints, so -out must then be on a file system they all see):
+//
+//	go build -tags mpi -o keras-cifar10-cnn ./tutorials/keras-cifar10-cnn
+//	mpirun -np 2 ./keras-cifar10-cnn -kvstore dist_sync -contexts cpu:0 # as root add --allow-run-as-root
+//
 // CIFAR-10 (the binary version) is read from -data, the per-user cache or
 // $GOLUON_DATA; when it is missing the error says where to get it, and
 // -download fetches it where the network is reachable.
@@ -109,7 +118,7 @@ func parseFlags(args []string, out io.Writer) (*options, error) {
 // run trains the CNN as the tutorial does and prints the progress, one
 // line per epoch, the test score and, last, the summary JSON line to
 // stdout.
-func run(args []string, stdout io.Writer) error {
+func run(args []string, stdout io.Writer) (err error) {
 	o, err := parseFlags(args, stdout)
 	if err != nil {
 		return err
@@ -118,6 +127,18 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// With -kvstore dist_sync this process is one worker of an MPI job;
+	// only rank 0 prints and writes files.
+	job, err := o.Job()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err == nil { // after a failure mpirun ends the job; Finalize could wait for dead peers
+			err = job.Close()
+		}
+	}()
+	stdout = job.Out(stdout)
 	begin := time.Now()
 
 	// Prepare the data: CIFAR-10 as HWC uint8 images and class labels.
@@ -161,20 +182,27 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	train, val, err := loaders(trainSet, testSet, o.augment, o.BatchPerCtx*len(devs), o.Workers, o.Seed)
+	batch := o.BatchPerCtx * len(devs) // this process's batch
+	globalBatch := batch * job.Size    // over all workers
+	train, val, err := loaders(job, trainSet, testSet, o.augment, batch, o.Workers, o.Seed)
 	if err != nil {
 		return err
 	}
 
 	// Outputs: checkpoints, the metrics log and the trained parameters.
-	paramsPath, err := o.OutPath(paramsFile)
-	if err != nil {
-		return err
-	}
+	// Only rank 0 writes them; the other workers of a distributed job
+	// resume from its checkpoints (ReadOnly) and write nothing.
+	paramsPath := filepath.Join(o.Out, paramsFile)
 	metricsPath := filepath.Join(o.Out, metricsFile)
-	ckpt := &estimator.Checkpoint{Dir: filepath.Join(o.Out, ckptDir), Resume: o.resume, Params: params, Trainer: tr, Contexts: devs}
-	if err := prepareOutputs(ckpt.Dir, metricsPath, o.resume); err != nil {
-		return err
+	ckpt := &estimator.Checkpoint{Dir: filepath.Join(o.Out, ckptDir), Resume: o.resume, Params: params, Trainer: tr, Contexts: devs,
+		ReadOnly: !job.Chief()}
+	if job.Chief() {
+		if paramsPath, err = o.OutPath(paramsFile); err != nil {
+			return err
+		}
+		if err := prepareOutputs(ckpt.Dir, metricsPath, o.resume); err != nil {
+			return err
+		}
 	}
 
 	// Fit, as model.fit_generator(datagen.flow(...), validation_data=(x_test, y_test)).
@@ -183,17 +211,24 @@ func run(args []string, stdout io.Writer) error {
 	} else {
 		fmt.Fprintln(stdout, "Not using data augmentation.")
 	}
+	where := strings.Join(common.ContextNames(devs), ", ")
+	if job.Size > 1 {
+		where = fmt.Sprintf("%d workers × %s", job.Size, where)
+	}
 	fmt.Fprintf(stdout, "Training on %s: %d epochs, batch %d per context (%d in all), %d steps per epoch\n",
-		strings.Join(common.ContextNames(devs), ", "), o.Epochs, o.BatchPerCtx, o.BatchPerCtx*len(devs), train.Len())
+		where, o.Epochs, o.BatchPerCtx, globalBatch, train.Len())
 	hist := &history{}
 	handlers := []estimator.Handler{
 		ckpt, // first, so that a resume sets the starting epoch before the others look
 		resumeNote{W: stdout, Ckpt: ckpt},
 		&estimator.Logger{W: stdout},
-		&estimate{W: stdout, After: 20, Samples: trainSet.Len()},
-		&estimator.MetricsLog{Path: metricsPath, Trainer: tr},
-		hist,
+		// Each worker trains on its shard: ⌈N/workers⌉ samples per epoch.
+		&estimate{W: stdout, After: 20, Samples: (trainSet.Len() + job.Size - 1) / job.Size},
 	}
+	if job.Chief() {
+		handlers = append(handlers, &estimator.MetricsLog{Path: metricsPath, Trainer: tr})
+	}
+	handlers = append(handlers, hist)
 	goctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := est.Fit(goctx, train, val, o.Epochs, handlers...); err != nil {
@@ -209,8 +244,10 @@ func run(args []string, stdout io.Writer) error {
 		hist.last, hist.train = ckpt.ResumedFrom, lastLogged(metricsPath)
 	}
 
-	if err := gluon.SaveParameters(net, paramsPath); err != nil {
-		return err
+	if job.Chief() {
+		if err := gluon.SaveParameters(net, paramsPath); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(stdout, "Saved trained model at %s\n", paramsPath)
 	fmt.Fprintf(stdout, "Test loss: %.4f\nTest accuracy: %.4f\n", hist.val["loss"], hist.val["accuracy"])
@@ -223,13 +260,14 @@ func run(args []string, stdout io.Writer) error {
 		ValAcc:        hist.val["accuracy"],
 		TrainLoss:     hist.train["loss"],
 		ValLoss:       hist.val["loss"],
-		SamplesPerSec: hist.rate(),
+		SamplesPerSec: hist.rate() * float64(job.Size), // all workers
 		Seconds:       common.Since(begin),
 		Params:        paramsPath,
 		MetricsLog:    metricsPath,
 		Extra: map[string]any{
 			"batch_per_context": o.BatchPerCtx,
-			"global_batch":      o.BatchPerCtx * len(devs),
+			"global_batch":      globalBatch,
+			"workers":           job.Size,
 			"kvstore":           o.KVStore,
 			"augment":           o.augment,
 			"parameters":        nParams,

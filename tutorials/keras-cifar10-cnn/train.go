@@ -9,6 +9,7 @@ import (
 	"github.com/goluon/goluon/gluon/data"
 	"github.com/goluon/goluon/gluon/data/transforms"
 	"github.com/goluon/goluon/gluon/optimizer"
+	"github.com/goluon/goluon/tutorials/internal/common"
 )
 
 // newOptimizer returns Keras' RMSprop(lr, decay) with Keras' other
@@ -45,12 +46,17 @@ func trainTransform(augment bool) data.Transform {
 }
 
 // loaders returns the shuffled, augmented training loader and the test
-// loader, both with the global batch (batch per context × contexts); the
-// estimator splits every batch over the contexts. An incomplete last batch
-// is kept, as Keras' flow() does.
-func loaders(trainSet, testSet data.Dataset, augment bool, batch, workers int, seed uint64) (train, val *data.DataLoader, err error) {
-	train, err = data.NewDataLoader(data.TransformFirst(trainSet, trainTransform(augment)),
-		data.LoaderOpts{BatchSize: batch, Shuffle: true, Seed: seed, Workers: workers})
+// loader, both with this process's batch (batch per context × contexts);
+// the estimator splits every batch over the contexts. An incomplete last
+// batch is kept, as Keras' flow() does. In a distributed job the training
+// loader gives this worker only its shard of every epoch; every worker
+// validates on the whole test set.
+func loaders(job common.Job, trainSet, testSet data.Dataset, augment bool, batch, workers int, seed uint64) (train, val *data.DataLoader, err error) {
+	opts, err := job.TrainOptions(trainSet.Len(), data.LoaderOpts{BatchSize: batch, Shuffle: true, Seed: seed, Workers: workers})
+	if err != nil {
+		return nil, nil, err
+	}
+	train, err = data.NewDataLoader(data.TransformFirst(trainSet, trainTransform(augment)), opts)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -13,6 +13,17 @@
 // summary. The output directory receives the metrics log (metrics.jsonl),
 // checkpoints (-resume continues from the latest), the trained parameters
 // and the plot (plot.png).
+//
+// Several processes (MPI): with -kvstore dist_sync the program is one
+// worker of an MPI job. Each worker trains on its shard of every epoch on
+// its own -contexts, the gradients are summed over all workers, and only
+// rank 0 prints and writes files, the plot included (the other workers
+// resume from rank 0's checkpoints, so -out must then be on a file system
+// they all see; BatchNorm's running statistics are not exchanged, the saved
+// ones are rank 0's):
+//
+//	go build -tags mpi -o minigooglenet ./tutorials/minigooglenet
+//	mpirun -np 2 ./minigooglenet -kvstore dist_sync -contexts cpu:0 # as root add --allow-run-as-root
 package main
 
 import (
@@ -56,8 +67,9 @@ var defaults = common.Flags{
 }
 
 // run parses args, trains and writes the report to stdout, ending with
-// the JSON summary line.
-func run(args []string, stdout io.Writer) error {
+// the JSON summary line. In a distributed job (-kvstore dist_sync) only
+// rank 0 prints and writes files.
+func run(args []string, stdout io.Writer) (err error) {
 	start := time.Now()
 	fs := flag.NewFlagSet(program, flag.ContinueOnError)
 	f := common.Register(fs, defaults)
@@ -78,6 +90,18 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// With -kvstore dist_sync this process is one worker of an MPI job;
+	// only rank 0 prints and writes files.
+	job, err := f.Job()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err == nil { // after a failure mpirun ends the job; Finalize could wait for dead peers
+			err = job.Close()
+		}
+	}()
+	stdout = job.Out(stdout)
 	nd.Seed(f.Seed)
 
 	fmt.Fprintln(stdout, "[INFO] loading CIFAR-10 data...")
@@ -85,13 +109,18 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	global := f.BatchPerCtx * len(devs)
-	trainLoader, valLoader, err := loaders(train, test, f, global)
+	batch := f.BatchPerCtx * len(devs) // this process's batch
+	global := batch * job.Size         // over all workers
+	trainLoader, valLoader, err := loaders(job, train, test, f, batch)
 	if err != nil {
 		return err
 	}
 
-	fmt.Fprintf(stdout, "[INFO] training with %d contexts %v...\n", len(devs), common.ContextNames(devs))
+	if job.Size > 1 {
+		fmt.Fprintf(stdout, "[INFO] training with %d workers × %d contexts %v...\n", job.Size, len(devs), common.ContextNames(devs))
+	} else {
+		fmt.Fprintf(stdout, "[INFO] training with %d contexts %v...\n", len(devs), common.ContextNames(devs))
+	}
 	net := MiniGoogLeNet(10)
 	params := gluon.CollectParams(net)
 	// Keras' defaults: glorot_uniform kernels (Xavier, uniform, factor avg,
@@ -111,32 +140,41 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 
-	logPath, err := f.OutPath("metrics.jsonl")
-	if err != nil {
-		return err
+	// Only rank 0 writes the metrics log and the checkpoints; the other
+	// workers of a distributed job resume from its checkpoints (ReadOnly).
+	logPath := filepath.Join(f.Out, "metrics.jsonl")
+	ckpt := &estimator.Checkpoint{Dir: filepath.Join(f.Out, "checkpoints"), Resume: *resume,
+		Params: params, Trainer: trainer, Contexts: devs, ReadOnly: !job.Chief()}
+	var seen tally
+	handlers := []estimator.Handler{
+		&estimator.EpochLR{Trainer: trainer, Schedule: polyDecay(f.Epochs, f.LR, 1)},
+		&estimator.Logger{W: stdout},
 	}
-	if !*resume { // a fresh run starts a fresh history
-		if err := os.Remove(logPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if job.Chief() {
+		if logPath, err = f.OutPath("metrics.jsonl"); err != nil {
 			return err
 		}
+		if !*resume { // a fresh run starts a fresh history
+			if err := os.Remove(logPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+		handlers = append(handlers, &estimator.MetricsLog{Path: logPath, Trainer: trainer})
 	}
-	ckpt := &estimator.Checkpoint{Dir: filepath.Join(f.Out, "checkpoints"), Resume: *resume,
-		Params: params, Trainer: trainer, Contexts: devs}
-	var seen tally
+	handlers = append(handlers, ckpt, &seen)
 	goctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	fmt.Fprintf(stdout, "[INFO] training network: %d epochs, %d batches of %d (%d per context)...\n",
 		f.Epochs, trainLoader.Len(), global, f.BatchPerCtx)
-	err = est.Fit(goctx, trainLoader, valLoader, f.Epochs,
-		&estimator.EpochLR{Trainer: trainer, Schedule: polyDecay(f.Epochs, f.LR, 1)},
-		&estimator.Logger{W: stdout},
-		&estimator.MetricsLog{Path: logPath, Trainer: trainer},
-		ckpt, &seen)
+	err = est.Fit(goctx, trainLoader, valLoader, f.Epochs, handlers...)
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("interrupted; the checkpoints in %s keep the finished epochs, -resume continues: %w", ckpt.Dir, err)
 	}
 	if err != nil {
 		return err
+	}
+	if !job.Chief() {
+		return nil // rank 0 saves the parameters, plots its metrics log and reports
 	}
 
 	paramsPath, err := f.OutPath(program + ".safetensors")
@@ -165,10 +203,10 @@ func run(args []string, stdout io.Writer) error {
 		Program: program, Epochs: last.Epoch, Contexts: common.ContextNames(devs),
 		TrainAcc: finite(last.Acc), ValAcc: finite(last.ValAcc),
 		TrainLoss: finite(last.Loss), ValLoss: finite(last.ValLoss),
-		SamplesPerSec: seen.rate(), Seconds: common.Since(start),
+		SamplesPerSec: seen.rate(job.Size), Seconds: common.Since(start), // all workers
 		Params: paramsPath, MetricsLog: logPath,
 		Extra: map[string]any{
-			"plot": plotPath, "global_batch": global, "steps_per_epoch": trainLoader.Len(),
+			"plot": plotPath, "global_batch": global, "workers": job.Size, "steps_per_epoch": trainLoader.Len(),
 			"params_trainable": trainable, "params_non_trainable": fixed,
 			"last_lr": last.LR, "resumed_from": ckpt.ResumedFrom, "epochs_this_run": seen.epochs,
 		},
@@ -182,11 +220,14 @@ func run(args []string, stdout io.Writer) error {
 // "nearest") and flipped left-right half of the time, in that order, as
 // Keras' ImageDataGenerator augments the already mean-subtracted arrays.
 // Training batches are shuffled and an incomplete last batch is dropped
-// (the post's steps_per_epoch = len(trainX) // (64 * G)).
-func loaders(train, test data.Dataset, f *common.Flags, global int) (tr, val *data.DataLoader, err error) {
-	if train.Len() < global {
-		return nil, nil, fmt.Errorf("%d training images do not fill one batch of %d (-batch-size %d per context); lower -batch-size or raise -limit",
-			train.Len(), global, f.BatchPerCtx)
+// (the post's steps_per_epoch = len(trainX) // (64 * G)). Batches have
+// batch images, this process's share (-batch-size × contexts); in a
+// distributed job the training loader gives this worker only its shard of
+// every epoch, and every worker validates on the whole test set.
+func loaders(job common.Job, train, test data.Dataset, f *common.Flags, batch int) (tr, val *data.DataLoader, err error) {
+	if shard := (train.Len() + job.Size - 1) / job.Size; shard < batch {
+		return nil, nil, fmt.Errorf("%d training images do not fill one batch of %d per worker (%d workers, -batch-size %d per context); lower -batch-size or raise -limit",
+			train.Len(), batch, job.Size, f.BatchPerCtx)
 	}
 	mean, err := transforms.MeanImage(train, transforms.ToFloat())
 	if err != nil {
@@ -196,14 +237,18 @@ func loaders(train, test data.Dataset, f *common.Flags, global int) (tr, val *da
 	augment := data.Compose(centre,
 		transforms.RandomShift(0.1, 0.1, transforms.Nearest, 0),
 		transforms.RandomFlipLeftRight(0.5))
-	tr, err = data.NewDataLoader(data.TransformFirst(train, augment), data.LoaderOpts{
-		BatchSize: global, Shuffle: true, Seed: f.Seed, LastBatch: data.Discard, Workers: f.Workers,
+	opts, err := job.TrainOptions(train.Len(), data.LoaderOpts{
+		BatchSize: batch, Shuffle: true, Seed: f.Seed, LastBatch: data.Discard, Workers: f.Workers,
 	})
 	if err != nil {
 		return nil, nil, err
 	}
+	tr, err = data.NewDataLoader(data.TransformFirst(train, augment), opts)
+	if err != nil {
+		return nil, nil, err
+	}
 	val, err = data.NewDataLoader(data.TransformFirst(test, centre), data.LoaderOpts{
-		BatchSize: global, Workers: f.Workers,
+		BatchSize: batch, Workers: f.Workers,
 	})
 	return tr, val, err
 }
@@ -241,11 +286,13 @@ func (t *tally) EpochEnd(s *estimator.State) error {
 	return nil
 }
 
-func (t *tally) rate() float64 {
+// rate returns the training throughput of a job of that many workers,
+// each as fast as this one.
+func (t *tally) rate(workers int) float64 {
 	if t.train <= 0 {
 		return 0
 	}
-	return float64(int(float64(t.samples)/t.train.Seconds()*10)) / 10
+	return float64(int(float64(t.samples*workers)/t.train.Seconds()*10)) / 10
 }
 
 // finite maps a NaN or infinity, which JSON cannot hold, to 0.

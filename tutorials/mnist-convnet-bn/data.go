@@ -76,10 +76,16 @@ func firstN(ds data.Dataset, n int) (data.Dataset, error) {
 }
 
 // newLoaders returns the training loader (shuffled, a new order every
-// epoch) and the test loader, both giving global batches of batch samples
-// on cpu(0); the Estimator splits each batch over the contexts.
-func newLoaders(train, test data.Dataset, batch, workers int, seed uint64) (*data.DataLoader, *data.DataLoader, error) {
-	tl, err := data.NewDataLoader(train, data.LoaderOpts{BatchSize: batch, Shuffle: true, Seed: seed, Workers: workers})
+// epoch) and the test loader, both giving this process's batches of batch
+// samples on cpu(0); the Estimator splits each batch over the contexts. In
+// a distributed job the training loader gives this worker only its shard
+// of every epoch; every worker validates on the whole test set.
+func newLoaders(job common.Job, train, test data.Dataset, batch, workers int, seed uint64) (*data.DataLoader, *data.DataLoader, error) {
+	opts, err := job.TrainOptions(train.Len(), data.LoaderOpts{BatchSize: batch, Shuffle: true, Seed: seed, Workers: workers})
+	if err != nil {
+		return nil, nil, err
+	}
+	tl, err := data.NewDataLoader(train, opts)
 	if err != nil {
 		return nil, nil, err
 	}

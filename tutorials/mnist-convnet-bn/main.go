@@ -12,6 +12,15 @@
 //
 // It trains on Fashion-MNIST (same format as MNIST) unless -dataset mnist is
 // given. The last line of output is the tutorials' JSON summary.
+//
+// Several processes (MPI): with -kvstore dist_sync the program is one
+// worker of an MPI job. Each worker trains on its shard of every epoch on
+// its own -contexts, the gradients are summed over all workers, and only
+// rank 0 prints and writes files (BatchNorm's running statistics are not
+// exchanged: the saved ones are rank 0's):
+//
+//	go build -tags mpi -o mnist-convnet-bn ./tutorials/mnist-convnet-bn
+//	mpirun -np 2 ./mnist-convnet-bn -kvstore dist_sync -contexts cpu:0 # as root add --allow-run-as-root
 package main
 
 import (
@@ -23,6 +32,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"time"
 
 	"github.com/goluon/goluon/ctx"
@@ -67,7 +77,9 @@ type outcome struct {
 }
 
 // train parses args, trains and saves the network and prints the summary.
-func train(args []string, w io.Writer) (*outcome, error) {
+// In a distributed job (-kvstore dist_sync) only rank 0 prints and writes;
+// the outcome of another rank names the file rank 0 wrote.
+func train(args []string, w io.Writer) (_ *outcome, err error) {
 	fs := flag.NewFlagSet(program, flag.ContinueOnError)
 	f := common.Register(fs, common.Flags{
 		Contexts: "cpu:0,cpu:1", KVStore: "device", Epochs: 12, BatchPerCtx: 128,
@@ -87,6 +99,18 @@ func train(args []string, w io.Writer) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	// With -kvstore dist_sync this process is one worker of an MPI job;
+	// only rank 0 prints and writes files.
+	job, err := f.Job()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err == nil { // after a failure mpirun ends the job; Finalize could wait for dead peers
+			err = job.Close()
+		}
+	}()
+	w = job.Out(w)
 	nd.Seed(f.Seed) // weights and dropout masks
 
 	// Data: the notebook's x / 255, batches of 128 per context.
@@ -94,8 +118,9 @@ func train(args []string, w io.Writer) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	batch := f.BatchPerCtx * len(devs)
-	trainL, valL, err := newLoaders(trainDS, testDS, batch, f.Workers, f.Seed)
+	batch := f.BatchPerCtx * len(devs) // this process's batch
+	globalBatch := batch * job.Size    // over all workers
+	trainL, valL, err := newLoaders(job, trainDS, testDS, batch, f.Workers, f.Seed)
 	if err != nil {
 		return nil, err
 	}
@@ -120,35 +145,43 @@ func train(args []string, w io.Writer) (*outcome, error) {
 	}
 
 	// Fit, validating on the test set after every epoch.
-	logPath, err := f.OutPath("metrics.jsonl")
+	logPath, err := outPath(f, job, "metrics.jsonl")
 	if err != nil {
 		return nil, err
 	}
-	if err := os.Remove(logPath); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err // MetricsLog appends; start this run's log afresh
+	handlers := []estimator.Handler{&estimator.Logger{W: w}}
+	if job.Chief() {
+		if err := os.Remove(logPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err // MetricsLog appends; start this run's log afresh
+		}
+		handlers = append(handlers, &estimator.MetricsLog{Path: logPath, Trainer: trainer})
 	}
-	fmt.Fprintf(w, "%s on %s: %d training, %d test samples; contexts %v, batch %d per context (%d in all), kvstore %s\n",
-		program, *dataset, trainDS.Len(), testDS.Len(), common.ContextNames(devs), f.BatchPerCtx, batch, f.KVStore)
+	rec := &epochRecorder{}
+	handlers = append(handlers, rec)
+	where := fmt.Sprintf("contexts %v", common.ContextNames(devs))
+	if job.Size > 1 {
+		where = fmt.Sprintf("%d workers × contexts %v", job.Size, common.ContextNames(devs))
+	}
+	fmt.Fprintf(w, "%s on %s: %d training, %d test samples; %s, batch %d per context (%d in all), kvstore %s\n",
+		program, *dataset, trainDS.Len(), testDS.Len(), where, f.BatchPerCtx, globalBatch, f.KVStore)
 	goctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	rec := &epochRecorder{}
 	start := time.Now()
-	err = est.Fit(goctx, trainL, valL, f.Epochs,
-		&estimator.Logger{W: w},
-		&estimator.MetricsLog{Path: logPath, Trainer: trainer},
-		rec)
+	err = est.Fit(goctx, trainL, valL, f.Epochs, handlers...)
 	seconds := common.Since(start)
 	if err != nil {
 		return nil, err
 	}
 
 	// Save the base parameters: one copy of each, loadable on any contexts.
-	paramsPath, err := f.OutPath(paramsFile)
+	paramsPath, err := outPath(f, job, paramsFile)
 	if err != nil {
 		return nil, err
 	}
-	if err := gluon.SaveParameters(net, paramsPath); err != nil {
-		return nil, err
+	if job.Chief() {
+		if err := gluon.SaveParameters(net, paramsPath); err != nil {
+			return nil, err
+		}
 	}
 	fmt.Fprintf(w, "saved parameters to %s\n", paramsPath)
 	fmt.Fprintf(w, "total: %.1fs - %d epoch(s) - mean epoch %.1fs - %d context(s)\n",
@@ -162,13 +195,14 @@ func train(args []string, w io.Writer) (*outcome, error) {
 		ValAcc:        rec.last.Val["accuracy"],
 		TrainLoss:     rec.last.Train["loss"],
 		ValLoss:       rec.last.Val["loss"],
-		SamplesPerSec: rec.samplesPerSec(),
+		SamplesPerSec: rec.samplesPerSec(job.Size), // all workers
 		Seconds:       seconds,
 		Params:        paramsPath,
 		MetricsLog:    logPath,
 		Extra: map[string]any{
 			"dataset":       *dataset,
 			"batch_per_ctx": f.BatchPerCtx,
+			"workers":       job.Size,
 			"kvstore":       f.KVStore,
 			"epoch_seconds": rec.seconds,
 		},
@@ -206,10 +240,20 @@ func (r *epochRecorder) meanEpoch() float64 {
 	return r.training / float64(len(r.seconds))
 }
 
-// samplesPerSec returns the training throughput over all epochs.
-func (r *epochRecorder) samplesPerSec() float64 {
+// samplesPerSec returns the training throughput over all epochs of a job
+// of that many workers, each as fast as this one.
+func (r *epochRecorder) samplesPerSec(workers int) float64 {
 	if r.training == 0 {
 		return 0
 	}
-	return math.Round(float64(r.samples)/r.training*10) / 10
+	return math.Round(float64(r.samples*workers)/r.training*10) / 10
+}
+
+// outPath returns the path of the named file in -out. Rank 0 creates -out
+// (it alone writes); the other workers of a distributed job only name it.
+func outPath(f *common.Flags, job common.Job, name string) (string, error) {
+	if !job.Chief() {
+		return filepath.Join(f.Out, name), nil
+	}
+	return f.OutPath(name)
 }

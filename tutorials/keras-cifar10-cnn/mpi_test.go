@@ -1,0 +1,103 @@
+//go:build mpi
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/goluon/goluon/gluon/data/vision"
+	"github.com/goluon/goluon/kvstore/mpi/mpitest"
+	"github.com/goluon/goluon/tutorials/internal/common"
+)
+
+// TestDistSync runs the program as a 2-process MPI job (-kvstore
+// dist_sync) on generated data: only rank 0 prints and writes, the summary
+// counts both workers, and the workers shared the epoch. A second job
+// resumes from rank 0's checkpoint on both ranks (rank 1 read-only).
+func TestDistSync(t *testing.T) {
+	dir := t.TempDir()
+	root, err := common.WriteFakeCIFAR10(filepath.Join(dir, "data"), 32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	env := []string{"GOLUON_TEST_DATA=" + root, "GOLUON_TEST_OUT=" + out, vision.EnvData + "=" + filepath.Join(dir, "cache")}
+
+	sum := distSyncJob(t, env, "1")
+	extra, _ := sum["extra"].(map[string]any)
+	if sum["epochs"] != 1.0 || extra["workers"] != 2.0 || extra["global_batch"] != 64.0 {
+		t.Errorf("summary %v: want 1 epoch, 2 workers and a global batch of 2×32", sum)
+	}
+	for _, f := range []string{paramsFile, metricsFile, filepath.Join(ckptDir, "checkpoint.json")} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("rank 0 did not write %s: %v", f, err)
+		}
+	}
+
+	// -resume: both ranks restore epoch 1 and train epoch 2 together.
+	sum = distSyncJob(t, append(env, "GOLUON_TEST_RESUME=1"), "2")
+	if extra, _ := sum["extra"].(map[string]any); sum["epochs"] != 2.0 || extra["resumed_from"] != 1.0 || extra["epochs_this_run"] != 1.0 {
+		t.Errorf("resumed summary %v: want epoch 2 after the checkpoint of epoch 1", sum)
+	}
+	b, err := os.ReadFile(filepath.Join(out, metricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n != 2 {
+		t.Errorf("metrics log has %d lines, want 2 (rank 0 only):\n%s", n, b)
+	}
+}
+
+// distSyncJob runs TestDistSyncWorker on 2 ranks for -epochs epochs and
+// returns the one summary line of the job.
+func distSyncJob(t *testing.T, env []string, epochs string) map[string]any {
+	t.Helper()
+	r := mpitest.Run(t, 2, "TestDistSyncWorker", &mpitest.Options{Env: append(env, "GOLUON_TEST_EPOCHS="+epochs)})
+	r.Check(t, 2, "TestDistSyncWorker")
+	var sums []map[string]any
+	for _, line := range strings.Split(r.Output, "\n") {
+		if strings.HasPrefix(line, `{"program":"`+program+`"`) {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				t.Fatal(err)
+			}
+			sums = append(sums, m)
+		}
+	}
+	if len(sums) != 1 {
+		t.Fatalf("%d summary lines, want 1 (rank 0 only)", len(sums))
+	}
+	if n := strings.Count(r.Output, "train samples"); n != 1 {
+		t.Errorf("the data line was printed %d times, want once", n)
+	}
+	return sums[0]
+}
+
+func TestDistSyncWorker(t *testing.T) {
+	if !mpitest.Worker() {
+		t.Skip("runs under mpirun, launched by TestDistSync")
+	}
+	var buf bytes.Buffer
+	args := []string{"-data", os.Getenv("GOLUON_TEST_DATA"), "-out", os.Getenv("GOLUON_TEST_OUT"),
+		"-epochs", os.Getenv("GOLUON_TEST_EPOCHS"), "-limit", "64", "-contexts", "cpu:0", "-workers", "2", "-kvstore", "dist_sync"}
+	if os.Getenv("GOLUON_TEST_RESUME") != "" {
+		args = append(args, "-resume")
+	}
+	if err := run(args, &buf); err != nil {
+		t.Fatalf("run: %v\noutput:\n%s", err, buf.String())
+	}
+	if rank := mpitest.Rank(); rank != 0 && buf.Len() != 0 {
+		t.Errorf("rank %d printed:\n%s", rank, buf.String())
+	}
+	// Each worker trained on its half of the 64 samples: one batch of 32.
+	if mpitest.Rank() == 0 && !strings.Contains(buf.String(), "batch 32 per context (64 in all), 1 steps per epoch") {
+		t.Errorf("rank 0 did not run 1 batch of its 32-sample shard:\n%s", buf.String())
+	}
+	fmt.Print(buf.String())
+}
