@@ -2,7 +2,6 @@ package gluon_test
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"testing"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/gluon/modelzoo"
 	"github.com/goluon/goluon/gluon/optimizer"
+	"github.com/goluon/goluon/internal/paramtest"
 	"github.com/goluon/goluon/nd"
 )
 
@@ -82,30 +82,15 @@ func trainLeNet(t *testing.T, c runConfig, steps int) map[string][]float32 {
 		}
 		scope.Close()
 	}
-	out := map[string][]float32{}
-	for _, name := range params.Names() {
-		reps := params.Get(name).ListData()
-		first := reps[0].Float32s()
-		for d, r := range reps[1:] {
-			if !slices.Equal(first, r.Float32s()) {
-				t.Fatalf("%s: replica %d differs from replica 0", name, d+1)
-			}
-		}
-		out[name] = first
+	out, err := paramtest.Snapshot(params)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
 
 // relDiff is ‖a−b‖ / ‖a‖.
-func relDiff(a, b []float32) float64 {
-	var num, den float64
-	for i := range a {
-		d := float64(a[i]) - float64(b[i])
-		num += d * d
-		den += float64(a[i]) * float64(a[i])
-	}
-	return math.Sqrt(num / den)
-}
+var relDiff = paramtest.RelDiff
 
 // TestEquivalenceAcrossContexts is the equivalence test: LeNet
 // trained 20 steps with the same seed and global batch on 1, 2 and 4 CPU

@@ -1,14 +1,20 @@
 package nd
 
-// hostLen returns the length of a []float32 or []float64, or -1.
-func hostLen(s any) int {
+// checkHost validates the host slice s of a transfer to or from a.
+func checkHost(op, what string, a *NDArray, s any) {
+	checkLive(op, a)
+	var n int
 	switch v := s.(type) {
 	case []float32:
-		return len(v)
+		n = len(v)
 	case []float64:
-		return len(v)
+		n = len(v)
+	default:
+		fail(op, ErrArgument, "%s is %T, want []float32 or []float64", what, s)
 	}
-	return -1
+	if n != a.Size() {
+		fail(op, ErrShape, "%s has %d elements, array of shape %v has %d", what, n, a.shape, a.Size())
+	}
 }
 
 // ReadInto copies the array's elements into dst, a []float32 or []float64
@@ -17,14 +23,7 @@ func hostLen(s any) int {
 // buffer (a kvstore packing gradients for the network) stays
 // allocation-free.
 func (a *NDArray) ReadInto(dst any) {
-	const op = "ReadInto"
-	checkLive(op, a)
-	if n := hostLen(dst); n != a.Size() {
-		if n < 0 {
-			fail(op, ErrArgument, "destination is %T, want []float32 or []float64", dst)
-		}
-		fail(op, ErrShape, "destination has %d elements, array of shape %v has %d", n, a.shape, a.Size())
-	}
+	checkHost("ReadInto", "destination", a, dst)
 	a.be().Sync(a.st.dev)
 	a.be().Read(a.st.buf, a.off, dst)
 }
@@ -33,14 +32,7 @@ func (a *NDArray) ReadInto(dst any) {
 // []float64 of exactly Size() elements, converting between dtypes. It is
 // not recorded on the autograd tape (like Assign).
 func (a *NDArray) WriteFrom(src any) {
-	const op = "WriteFrom"
-	checkLive(op, a)
-	if n := hostLen(src); n != a.Size() {
-		if n < 0 {
-			fail(op, ErrArgument, "source is %T, want []float32 or []float64", src)
-		}
-		fail(op, ErrShape, "source has %d elements, array of shape %v has %d", n, a.shape, a.Size())
-	}
+	checkHost("WriteFrom", "source", a, src)
 	a.be().Sync(a.st.dev)
 	a.be().Write(a.st.buf, a.off, src)
 }

@@ -4,10 +4,8 @@ package dist_test
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/gluon/modelzoo"
 	"github.com/goluon/goluon/gluon/optimizer"
+	"github.com/goluon/goluon/internal/paramtest"
 	"github.com/goluon/goluon/kvstore/dist"
 	"github.com/goluon/goluon/nd"
 )
@@ -155,30 +154,15 @@ func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
 			t.Fatal(err)
 		}
 	}
-	out := map[string][]float32{}
-	for _, name := range params.Names() {
-		reps := params.Get(name).ListData()
-		first := reps[0].Float32s()
-		for d, r := range reps[1:] {
-			if !slices.Equal(first, r.Float32s()) {
-				t.Fatalf("%s: replica %d differs from replica 0", name, d+1)
-			}
-		}
-		out[name] = first
+	out, err := paramtest.Snapshot(params)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }
 
 // relDiff is ‖a−b‖ / ‖a‖.
-func relDiff(a, b []float32) float64 {
-	var num, den float64
-	for i := range a {
-		d := float64(a[i]) - float64(b[i])
-		num += d * d
-		den += float64(a[i]) * float64(a[i])
-	}
-	return math.Sqrt(num / den)
-}
+var relDiff = paramtest.RelDiff
 
 // compare fails t when any parameter of got differs from want by more than
 // tol relative, and returns the largest difference.

@@ -133,11 +133,7 @@ func run(args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err == nil { // after a failure mpirun ends the job; Finalize could wait for dead peers
-			err = job.Close()
-		}
-	}()
+	defer job.Finish(&err)
 	stdout = job.Out(stdout)
 	begin := time.Now()
 

@@ -105,11 +105,7 @@ func train(args []string, w io.Writer) (_ *outcome, err error) {
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err == nil { // after a failure mpirun ends the job; Finalize could wait for dead peers
-			err = job.Close()
-		}
-	}()
+	defer job.Finish(&err)
 	w = job.Out(w)
 	nd.Seed(f.Seed) // weights and dropout masks
 

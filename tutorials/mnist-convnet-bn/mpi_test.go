@@ -4,7 +4,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,15 +26,9 @@ func TestDistSync(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	r := mpitest.Run(t, 2, "TestDistSyncWorker", &mpitest.Options{Env: []string{"GOLUON_TEST_DATA=" + dataDir, "GOLUON_TEST_OUT=" + out}})
 	r.Check(t, 2, "TestDistSyncWorker")
-	var sums []map[string]any
-	for _, line := range strings.Split(r.Output, "\n") {
-		if strings.HasPrefix(line, `{"program":"`+program+`"`) {
-			var m map[string]any
-			if err := json.Unmarshal([]byte(line), &m); err != nil {
-				t.Fatal(err)
-			}
-			sums = append(sums, m)
-		}
+	sums, err := common.Summaries(r.Output, program)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if len(sums) != 1 {
 		t.Fatalf("%d summary lines, want 1 (rank 0 only)", len(sums))

@@ -1,6 +1,8 @@
 package common
 
 import (
+	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 
@@ -65,4 +67,33 @@ func (j Job) TrainOptions(n int, o data.LoaderOpts) (data.LoaderOpts, error) {
 	}
 	o.Shuffle, o.Sampler = false, s
 	return o, nil
+}
+
+// Finish ends the job when the run succeeded: deferred as
+// job.Finish(&err), it finalises MPI if *err is nil and reports a failure
+// to finalise through *err. After a failure it does nothing: mpirun ends
+// the job, and finalising could wait for workers that have died.
+func (j Job) Finish(err *error) {
+	if *err == nil {
+		*err = j.Close()
+	}
+}
+
+// Summaries returns the summary JSON objects of program found in output
+// (one per line that starts with {"program":"<program>"), in order.
+func Summaries(output, program string) ([]map[string]any, error) {
+	var out []map[string]any
+	prefix := `{"program":"` + program + `"`
+	for _, line := range strings.Split(output, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, prefix) {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			return nil, fmt.Errorf("summary line %q: %w", line, err)
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }
