@@ -1,4 +1,6 @@
-// Package dist adds the distributed kvstore kind dist_sync: synchronous
+// Package dist adds the distributed kvstore kinds dist_sync and
+// dist_device_sync (which differ only in where a process sums its own
+// devices' values; see DeviceKind): synchronous
 // data-parallel training over several processes (on one machine or many),
 // with MPI as the engine. Importing the package registers the kind:
 //
@@ -43,11 +45,19 @@ import (
 	"github.com/goluon/goluon/nd"
 )
 
-// Kind is the name the kind registers under.
-const Kind = "dist_sync"
+// The kinds this package registers: dist_sync sums each process's
+// devices on the host (as kind local does) before the allreduce;
+// dist_device_sync sums them on the first device that pushed (as kind
+// device does), so only the sum crosses to the host — the better choice
+// with GPUs.
+const (
+	Kind       = "dist_sync"
+	DeviceKind = "dist_device_sync"
+)
 
 func init() {
 	kvstore.Register(Kind, func() (kvstore.KVStore, error) { return New(Options{}) })
+	kvstore.Register(DeviceKind, func() (kvstore.KVStore, error) { return New(Options{SumOnDevice: true}) })
 }
 
 // DefaultFusionBytes is the default size cap of one fused allreduce
@@ -63,6 +73,9 @@ type Options struct {
 	// taking part makes the others fail after it. Default: the mpi
 	// package's (5 minutes, or GOLUON_MPI_TIMEOUT).
 	Timeout time.Duration
+	// SumOnDevice sums a key's local values on the first value's device
+	// instead of the host (kind dist_device_sync).
+	SumOnDevice bool
 }
 
 // Stats counts a store's exchanges since it was created.
@@ -122,8 +135,14 @@ func Finalize() error {
 	return nil
 }
 
-// Type returns "dist_sync".
-func (s *Store) Type() string { return Kind }
+// Type returns the kind: "dist_sync", or "dist_device_sync" with
+// SumOnDevice.
+func (s *Store) Type() string {
+	if s.opts.SumOnDevice {
+		return DeviceKind
+	}
+	return Kind
+}
 
 // Rank returns this worker's rank.
 func (s *Store) Rank() int { return s.comm.Rank() }
@@ -327,7 +346,7 @@ func (s *Store) shapesOf(op string, keys []string) ([]keyShape, error) {
 }
 
 func (s *Store) errorf(format string, args ...any) error {
-	prefix := fmt.Sprintf("kvstore %s (rank %d of %d): ", Kind, s.comm.Rank(), s.comm.Size())
+	prefix := fmt.Sprintf("kvstore %s (rank %d of %d): ", s.Type(), s.comm.Rank(), s.comm.Size())
 	return fmt.Errorf(prefix+format, args...)
 }
 

@@ -156,6 +156,26 @@ func TestStoreWorker(t *testing.T) {
 			t.Errorf("push of a wrong shape: %v", err)
 		}
 	})
+	t.Run("dist_device_sync sums on the device", func(t *testing.T) {
+		dkv, err := kvstore.Create(dist.DeviceKind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dkv.Type() != dist.DeviceKind {
+			t.Fatalf("type %q", dkv.Type())
+		}
+		if err := dkv.Init([]string{"w"}, []*nd.NDArray{nd.Zeros(devs[1], 3)}); err != nil {
+			t.Fatal(err)
+		}
+		out := nd.Zeros(devs[0], 3)
+		vals := []*nd.NDArray{nd.Full(devs[1], nd.Float32, float64(rank), 3), nd.Ones(devs[0], 3)}
+		if err := dkv.PushPull("w", vals, []*nd.NDArray{out}); err != nil {
+			t.Fatal(err)
+		}
+		if got := out.Float32s(); got[0] != 6+4 || got[2] != 10 { // Σ rank + 4 × 1
+			t.Errorf("dist_device_sync sum %v, want 10s", got)
+		}
+	})
 	if err := kv.Barrier(); err != nil {
 		t.Fatal(err)
 	}

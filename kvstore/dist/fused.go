@@ -106,7 +106,11 @@ func (s *Store) exchange(keys []string, values [][]*nd.NDArray, dt nd.DType, byt
 			if vs := values[k]; len(vs) == 1 {
 				vs[0].ReadInto(view)
 			} else {
-				sum := kvstore.SumOn(host, vs)
+				dev := host
+				if s.opts.SumOnDevice {
+					dev = vs[0].Context()
+				}
+				sum := kvstore.SumOn(dev, vs)
 				sum.ReadInto(view)
 				sum.Release()
 			}
