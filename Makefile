@@ -2,9 +2,9 @@
 GO ?= go
 RACE_PKGS = ./...
 
-.PHONY: test demo fmt-check vet unit race mpi mpi-deps cover bench
+.PHONY: test demo fmt-check vet unit race mpi mpi-deps cudaemu cuda-check cover bench
 
-test: fmt-check vet unit race mpi
+test: fmt-check vet unit race mpi cudaemu
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -32,6 +32,21 @@ mpi-deps:
 		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q libopenmpi-dev openmpi-bin pkg-config >/dev/null; \
 	fi
+
+# cudaemu runs the CUDA backend's tests (conformance suite, gradient checks,
+# allocator, copies, 2 virtual GPUs) on its host emulator: the kernels'
+# CUDA C compiled as C++ (needs g++, installed from Debian when missing).
+cudaemu:
+	@command -v g++ >/dev/null || { SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q g++ >/dev/null; }
+	GOLUON_VIRTUAL_GPUS=2 $(GO) test -short -count=1 -tags cudaemu ./cuda/
+
+# cuda-check builds the CUDA backend (-tags cuda) against Debian's CUDA
+# headers, checks the committed PTX and runs the backend's tests on the host
+# emulator (-tags cudaemu); it downloads the CUDA toolkit packages (~860 MB)
+# on first use. It does not need a GPU; see cuda/README.md for the GPU runs.
+cuda-check:
+	sh cuda/check.sh
 
 # demo trains LeNet on Fashion-MNIST over two CPU contexts (10 epochs); it
 # installs or downloads the data set first when it is missing.

@@ -1,0 +1,116 @@
+//go:build cuda || cudaemu
+
+package cuda
+
+import (
+	"testing"
+
+	"github.com/goluon/goluon/autograd"
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/initializer"
+	"github.com/goluon/goluon/gluon/loss"
+	"github.com/goluon/goluon/gluon/modelzoo"
+	"github.com/goluon/goluon/gluon/optimizer"
+	"github.com/goluon/goluon/nd"
+)
+
+// These benchmarks are the GPU side of bench/train_test.go: full training
+// steps at batch 128 (forward, backward, trainer step through the device
+// kvstore), timed up to the completion of the last step's GPU work. Run
+// them with -test.bench TrainStep -test.run '^$'; compare with
+// bench/pytorch_bench.py on the same machine.
+
+func gpuStepBench(b *testing.B, net gluon.Block, opt optimizer.Optimizer, shape []int, devs []ctx.Context) {
+	for _, d := range devs {
+		if d.ID >= ctx.NumGPUs() {
+			b.Skipf("needs %d GPU contexts (GOLUON_VIRTUAL_GPUS)", len(devs))
+		}
+	}
+	nd.Seed(1)
+	params := gluon.CollectParams(net)
+	if err := params.Initialize(initializer.Xavier{}, devs, false); err != nil {
+		b.Fatal(err)
+	}
+	tr, err := gluon.NewTrainer(params, opt, "device", gluon.TrainerOpts{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	lossFn := loss.NewSoftmaxCrossEntropy()
+	batch := shape[0]
+	x := nd.RandomUniform(ctx.CPU(0), nd.Float32, 0, 1, shape...)
+	labels := make([]float32, batch)
+	for i := range labels {
+		labels[i] = float32(i % 10)
+	}
+	y := nd.FromSlice(ctx.CPU(0), labels)
+	step := func() {
+		s := nd.NewScope()
+		defer s.Close()
+		xs, _ := gluon.SplitAndLoad(x, devs, false)
+		ys, _ := gluon.SplitAndLoad(y, devs, false)
+		autograd.Record(func() {
+			err = gluon.ForEachDevice(devs, func(i int, _ ctx.Context) error {
+				autograd.Backward(lossFn.Forward(net.Forward(xs[i]), ys[i]))
+				return nil
+			})
+		})
+		if err == nil {
+			err = tr.Step(batch)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	sync := func() {
+		for _, d := range devs {
+			if err := Synchronize(d); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	step() // deferred shapes, pools and cuBLAS warm up outside the timing
+	step()
+	sync()
+	for b.Loop() {
+		step()
+	}
+	sync()
+	b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "samples/s")
+	b.ReportMetric(float64(nd.MemoryStats(devs[0]).Allocated)/(1<<20), "MiB-gpu0")
+}
+
+// BenchmarkTrainStepLeNetGPU is LeNet's training step (SGD, batch 128) on
+// gpu(0) and split over 4 GPU contexts.
+func BenchmarkTrainStepLeNetGPU(b *testing.B) {
+	b.Run("gpu0", func(b *testing.B) {
+		gpuStepBench(b, modelzoo.LeNet(), optimizer.NewSGD(0.04), []int{128, 1, 28, 28}, []ctx.Context{ctx.GPU(0)})
+	})
+	b.Run("4gpu", func(b *testing.B) {
+		gpuStepBench(b, modelzoo.LeNet(), optimizer.NewSGD(0.04), []int{128, 1, 28, 28},
+			[]ctx.Context{ctx.GPU(0), ctx.GPU(1), ctx.GPU(2), ctx.GPU(3)})
+	})
+}
+
+// BenchmarkTrainStepKerasCIFARGPU is the Keras CIFAR-10 CNN's training step
+// (RMSprop, batch 128) on gpu(0).
+func BenchmarkTrainStepKerasCIFARGPU(b *testing.B) {
+	gpuStepBench(b, modelzoo.KerasCIFARCNN(), optimizer.NewRMSProp(1e-4), []int{128, 3, 32, 32}, []ctx.Context{ctx.GPU(0)})
+}
+
+// BenchmarkOpOverhead measures the host cost of one small elementwise op
+// (allocation, launch, release) with the device kept busy: the per-op
+// overhead that dominates small models.
+func BenchmarkOpOverhead(b *testing.B) {
+	needGPUs(b, 1)
+	dev := ctx.GPU(0)
+	x := nd.Ones(dev, 64)
+	defer x.Release()
+	for b.Loop() {
+		nd.Add(x, x).Release()
+	}
+	if err := Synchronize(dev); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+}

@@ -1,0 +1,133 @@
+//go:build cuda || cudaemu
+
+package cuda
+
+import (
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/nd"
+)
+
+func ramp(n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(i%1000) * 0.25
+	}
+	return v
+}
+
+// TestCopyBetweenContexts moves an array host -> gpu(0) -> gpu(1) -> host
+// (gpu(1) when there are two GPUs), with and without dtype changes and
+// with strided views, and checks the values survive.
+func TestCopyBetweenContexts(t *testing.T) {
+	needGPUs(t, 1)
+	s := nd.NewScope()
+	defer s.Close()
+	want := ramp(100003)
+	a := nd.FromSlice(ctx.GPU(0), want, 100003)
+	other := ctx.CPU(0)
+	if ctx.NumGPUs() >= 2 {
+		other = ctx.GPU(1)
+	}
+	b := a.CopyTo(other)
+	if got := b.Float32s(); !slices.Equal(got, want) {
+		t.Fatalf("gpu(0) -> %v: values differ", other)
+	}
+	c := b.CopyTo(ctx.GPU(0))
+	if got := c.Float32s(); !slices.Equal(got, want) {
+		t.Fatalf("%v -> gpu(0): values differ", other)
+	}
+	d := nd.Full(other, nd.Float64, 0, 100003)
+	nd.Assign(d, a) // across contexts and dtypes
+	for i, v := range d.Float64s() {
+		if v != float64(want[i]) {
+			t.Fatalf("Assign float32 gpu(0) -> float64 %v: [%d] = %g, want %g", other, i, v, want[i])
+		}
+	}
+	tr := nd.Transpose(nd.Reshape(nd.SliceAxis(a, 0, 0, 600), 20, 30), 1, 0).CopyTo(other)
+	got := tr.Float32s()
+	for i := 0; i < 30; i++ {
+		for j := 0; j < 20; j++ {
+			if got[i*20+j] != want[j*30+i] {
+				t.Fatalf("transpose copied to %v: [%d,%d] = %g, want %g", other, i, j, got[i*20+j], want[j*30+i])
+			}
+		}
+	}
+}
+
+// TestVirtualGPUsCannotMix checks that an op on arrays of two GPU contexts
+// fails up front with a context error, even when both are virtual GPUs on
+// one physical device.
+func TestVirtualGPUsCannotMix(t *testing.T) {
+	needGPUs(t, 2)
+	s := nd.NewScope()
+	defer s.Close()
+	a := nd.Ones(ctx.GPU(0), 4)
+	b := nd.Ones(ctx.GPU(1), 4)
+	err := nd.Catch(func() { nd.Add(a, b) })
+	if err == nil || !errors.Is(err, &nd.Error{Kind: nd.ErrContext}) {
+		t.Fatalf("Add(gpu(0), gpu(1)) gave %v, want a context mismatch error", err)
+	}
+	if got := nd.Add(a, b.CopyTo(ctx.GPU(0))).Float32s(); !slices.Equal(got, []float32{2, 2, 2, 2}) {
+		t.Errorf("after CopyTo: %v", got)
+	}
+}
+
+// TestStreamOrder queues many dependent in-place ops and reads the result:
+// the read must wait for all of them.
+func TestStreamOrder(t *testing.T) {
+	needGPUs(t, 1)
+	s := nd.NewScope()
+	defer s.Close()
+	x := nd.Zeros(ctx.GPU(0), 1<<20)
+	one := nd.Ones(ctx.GPU(0), 1<<20)
+	for range 500 {
+		nd.AddTo(x, one)
+	}
+	for i, v := range x.Float32s() {
+		if v != 500 {
+			t.Fatalf("[%d] = %g, want 500", i, v)
+		}
+	}
+}
+
+// TestDevicesConcurrently runs independent work on every GPU context from
+// its own goroutine, as a multi-device training step does.
+func TestDevicesConcurrently(t *testing.T) {
+	needGPUs(t, 1)
+	n := min(ctx.NumGPUs(), 4)
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = nd.Catch(func() {
+				dev := ctx.GPU(i)
+				x := nd.Full(dev, nd.Float32, float64(i+1), 256, 256)
+				defer x.Release()
+				var y *nd.NDArray
+				for range 20 {
+					y = nd.MatMul(x, x)
+					y.Release()
+				}
+				y = nd.Sum(nd.MatMul(x, x))
+				defer y.Release()
+				want := float64((i+1)*(i+1)) * 256 * 256 * 256
+				if got := y.Scalar(); got != want {
+					panic(&nd.Error{Op: "test", Kind: nd.ErrArgument, Msg: "wrong sum"})
+				}
+			})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("gpu(%d): %v", i, err)
+		}
+	}
+}

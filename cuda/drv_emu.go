@@ -1,0 +1,250 @@
+//go:build cudaemu
+
+package cuda
+
+/*
+#cgo CXXFLAGS: -O2 -std=c++14 -pthread
+#cgo LDFLAGS: -pthread
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int goluon_emu_launch(const char* name, unsigned int grid, unsigned int block, const char* blob,
+		const int* offs, int n);
+void goluon_emu_gemm(int f64, int ta, int tb, int m, int n, int k, double alpha, uintptr_t a, int lda,
+		long long sa, uintptr_t b, int ldb, long long sb, double beta, uintptr_t c, int ldc, long long sc,
+		int batch);
+
+static uintptr_t emu_alloc(long long n) {
+	void* p = NULL;
+	if (posix_memalign(&p, 256, (size_t)n) != 0) return 0;
+	memset(p, 0xff, (size_t)n); // NaN-filled, as uninitialised device memory may be
+	return (uintptr_t)p;
+}
+static void emu_free(uintptr_t p) { free((void*)p); }
+static void emu_copy(uintptr_t dst, uintptr_t src, long long n) { memmove((void*)dst, (void*)src, (size_t)n); }
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// This file emulates the driver on the host for -tags cudaemu: device
+// memory is host memory, kernels are the CUDA C sources compiled as C++
+// (emu_kernels.cc) and cuBLAS is a naive gemm. Streams are asynchronous
+// like the real ones: each has an executor goroutine running its work in
+// order, with random short delays, so that host code which forgets to wait
+// for a stream reads stale data here too. Copies follow the driver's rules
+// for pageable host memory (host-to-device returns once the source is
+// staged; device-to-host returns when done). It lets the whole backend,
+// from nd's calls down to the kernels' indexing, run the conformance suite
+// on a machine without a GPU. GOLUON_EMU_GPUS sets the number of emulated
+// physical devices (default 1).
+
+// dptr is a device address (a host address in the emulator).
+type dptr uintptr
+
+// stream is an emulated stream. Work is queued only by the owning device's
+// worker, which is also the only caller of streamSync.
+type stream struct{ q *emuQueue }
+
+type emuQueue struct {
+	ch      chan func()
+	pending sync.WaitGroup
+	rng     *rand.Rand // used by the executor only
+}
+
+func (q *emuQueue) run() {
+	for f := range q.ch {
+		if q.rng.IntN(16) == 0 {
+			time.Sleep(time.Duration(q.rng.IntN(100)) * time.Microsecond)
+		}
+		f()
+		q.pending.Done()
+	}
+}
+
+func (s stream) enqueue(f func()) {
+	s.q.pending.Add(1)
+	s.q.ch <- f
+}
+
+// physHandle holds nothing in the emulator.
+type physHandle struct{}
+
+// errOOM is the emulated out-of-memory error.
+var errOOM = errors.New("emulated device: out of memory")
+
+func isOOM(err error) bool { return err != nil && errors.Is(err, errOOM) }
+
+func drvNumDevices() (int, error) {
+	if s := os.Getenv("GOLUON_EMU_GPUS"); s != "" {
+		return strconv.Atoi(s)
+	}
+	return 1, nil
+}
+
+func (p *physical) load() error {
+	p.name = fmt.Sprintf("emulated GPU %d", p.ordinal)
+	p.sms, p.maxTPB, p.maxTPSM = 2, 1024, 2048
+	mods, err := ptxModules()
+	if err != nil {
+		return err
+	}
+	p.fns = map[string]*function{}
+	for _, m := range mods {
+		for name, params := range m.kernels {
+			p.fns[name] = &function{name: name, params: params}
+		}
+	}
+	return nil
+}
+
+func (p *physical) makeCurrent() error { return nil }
+
+var emuSeed atomic.Uint64
+
+func newStream() (stream, error) {
+	q := &emuQueue{ch: make(chan func(), 1<<14), rng: rand.New(rand.NewPCG(emuSeed.Add(1), 99))}
+	go q.run()
+	return stream{q}, nil
+}
+
+func streamSync(s stream) error {
+	s.q.pending.Wait()
+	select {
+	case err := <-emuFailures:
+		return err
+	default:
+		return nil
+	}
+}
+
+var (
+	driverAlloc = func(n int64) (dptr, error) {
+		p := C.emu_alloc(C.longlong(n))
+		if p == 0 {
+			return 0, errOOM
+		}
+		return dptr(p), nil
+	}
+	driverFree = func(p dptr) error {
+		C.emu_free(C.uintptr_t(p))
+		return nil
+	}
+)
+
+func drvMemInfo() (free, total int64, err error) { return 1 << 30, 1 << 30, nil }
+
+// drvHtoD stages the host bytes at once and queues the device write.
+func drvHtoD(dst dptr, src unsafe.Pointer, n int64, s stream) error {
+	staged := C.GoBytes(src, C.int(n))
+	s.enqueue(func() {
+		C.emu_copy(C.uintptr_t(dst), C.uintptr_t(uintptr(unsafe.Pointer(&staged[0]))), C.longlong(n))
+	})
+	return nil
+}
+
+// drvDtoH queues the copy and returns when it (and so everything queued
+// before it) is done.
+func drvDtoH(dst unsafe.Pointer, src dptr, n int64, s stream) error {
+	done := make(chan struct{})
+	s.enqueue(func() {
+		C.emu_copy(C.uintptr_t(uintptr(dst)), C.uintptr_t(src), C.longlong(n))
+		close(done)
+	})
+	<-done
+	return nil
+}
+
+func drvDtoD(dst, src dptr, n int64, s stream) error {
+	s.enqueue(func() { C.emu_copy(C.uintptr_t(dst), C.uintptr_t(src), C.longlong(n)) })
+	return nil
+}
+
+func drvPeer(dst dptr, _ *physical, src dptr, _ *physical, n int64, s stream) error {
+	return drvDtoD(dst, src, n, s)
+}
+
+// emuNullLaunch (GOLUON_EMU_NULL_LAUNCH=1) makes launches do nothing, to
+// measure the host-side cost of an op alone.
+var emuNullLaunch = os.Getenv("GOLUON_EMU_NULL_LAUNCH") == "1"
+
+// emuFailures records kernels that failed on an executor (a bug in the
+// emulator or an unknown kernel); the next launch reports them.
+var emuFailures = make(chan error, 16)
+
+// launchKernel copies the parameters (as cuLaunchKernel does) and queues
+// the kernel.
+func launchKernel(fn *function, grid, block, _ int, s stream, a *args) error {
+	select {
+	case err := <-emuFailures:
+		return err
+	default:
+	}
+	if emuNullLaunch {
+		return nil
+	}
+	if grid < 1 || block < 1 || block > 1024 {
+		return fmt.Errorf("emulated launch of %s: invalid configuration %d x %d", fn.name, grid, block)
+	}
+	blob := append([]byte(nil), a.b...)
+	offs := append([]int32(nil), a.offs...)
+	s.enqueue(func() {
+		name := C.CString(fn.name)
+		defer C.free(unsafe.Pointer(name))
+		var bp *C.char
+		if len(blob) > 0 {
+			bp = (*C.char)(unsafe.Pointer(&blob[0]))
+		}
+		var op *C.int
+		if len(offs) > 0 {
+			op = (*C.int)(unsafe.Pointer(&offs[0]))
+		}
+		if r := C.goluon_emu_launch(name, C.uint(grid), C.uint(block), bp, op, C.int(len(offs))); r != 0 {
+			select {
+			case emuFailures <- fmt.Errorf("emulated launch of %s failed (%d)", fn.name, int(r)):
+			default:
+			}
+		}
+	})
+	return nil
+}
+
+// blasHandle stands for a cuBLAS handle bound to a stream.
+type blasHandle struct{ s stream }
+
+func loadCublas() (string, error) { return "emulated", nil }
+
+// CublasPath returns the cuBLAS library in use ("emulated" here).
+func CublasPath() (string, error) { return loadCublas() }
+
+func newBlasHandle(s stream) (*blasHandle, error) { return &blasHandle{s: s}, nil }
+
+// run queues the product on the handle's stream.
+func (h *blasHandle) run(g gemmCall) error {
+	h.s.enqueue(func() { emuGemm(g) })
+	return nil
+}
+
+func emuGemm(g gemmCall) {
+	b2i := func(b bool) C.int {
+		if b {
+			return 1
+		}
+		return 0
+	}
+	C.goluon_emu_gemm(b2i(g.f64), b2i(g.transA), b2i(g.transB), C.int(g.m), C.int(g.n), C.int(g.k),
+		C.double(g.alpha), C.uintptr_t(g.a), C.int(g.lda), C.longlong(g.strideA),
+		C.uintptr_t(g.b), C.int(g.ldb), C.longlong(g.strideB),
+		C.double(g.beta), C.uintptr_t(g.c), C.int(g.ldc), C.longlong(g.strideC), C.int(g.batch))
+}

@@ -1,0 +1,106 @@
+//go:build cuda || cudaemu
+
+package cuda
+
+import (
+	"fmt"
+
+	"github.com/goluon/goluon/nd/backend"
+)
+
+// unaryCodes maps backend.UnaryOp to the U_* codes of kernels/elementwise.cu.
+var unaryCodes = map[backend.UnaryOp]int{
+	backend.Neg: 0, backend.Exp: 1, backend.Log: 2, backend.Sqrt: 3, backend.Tanh: 4,
+	backend.Sigmoid: 5, backend.Relu: 6, backend.Abs: 7, backend.Sign: 8, backend.Square: 9,
+	backend.Softrelu: 10, backend.AddScalar: 11, backend.MulScalar: 12, backend.RSubScalar: 13,
+	backend.RDivScalar: 14, backend.PowScalar: 15, backend.RPowScalar: 16, backend.Clip: 17,
+	backend.MaxScalar: 18, backend.MinScalar: 19, backend.Step: 20, backend.RSqrt: 21,
+}
+
+// binaryCodes maps backend.BinaryOp to the B_* codes of kernels/elementwise.cu.
+var binaryCodes = map[backend.BinaryOp]int{
+	backend.Add: 0, backend.Sub: 1, backend.Mul: 2, backend.Div: 3, backend.Pow: 4,
+	backend.Maximum: 5, backend.Minimum: 6, backend.Equal: 7, backend.NotEqual: 8,
+	backend.Greater: 9, backend.GreaterEqual: 10, backend.Less: 11, backend.LessEqual: 12,
+	backend.ReluGrad: 13, backend.SigmoidGrad: 14, backend.TanhGrad: 15, backend.SoftreluGrad: 16,
+}
+
+// Fill sets n elements of dst to v.
+func (b *Backend) Fill(dst backend.Arg, n int, v float64) {
+	if n == 0 {
+		return
+	}
+	var a args
+	a.ptr(dst)
+	a.i64(n)
+	a.f64(v)
+	devOf(dst).launch("Fill", "fill"+suffix(buf(dst).dt), n, 0, 0, 0, &a)
+}
+
+// Unary computes dst[i] = op(x[i]; p1, p2) for n contiguous elements.
+func (b *Backend) Unary(op backend.UnaryOp, dst, x backend.Arg, n int, p1, p2 float64) {
+	code, ok := unaryCodes[op]
+	if !ok {
+		panic(fmt.Sprintf("cuda: unknown unary op %d", op))
+	}
+	if n == 0 {
+		return
+	}
+	var a args
+	a.i64(code)
+	a.ptr(dst)
+	a.ptr(x)
+	a.i64(n)
+	a.f64(p1)
+	a.f64(p2)
+	devOf(dst).launch("Unary", "unary"+suffix(buf(dst).dt), n, 0, 0, 0, &a)
+}
+
+// Binary computes dst = op(a, b) over shape; a and b are strided (stride 0
+// broadcasts) and dst is contiguous.
+func (b *Backend) Binary(op backend.BinaryOp, shape []int, dst, x, y backend.Arg) {
+	code, ok := binaryCodes[op]
+	if !ok {
+		panic(fmt.Sprintf("cuda: unknown binary op %d", op))
+	}
+	n := prod(shape)
+	if n == 0 {
+		return
+	}
+	xs, ys := x.Strides, y.Strides
+	if xs == nil {
+		xs = contiguousStrides(shape)
+	}
+	if ys == nil {
+		ys = contiguousStrides(shape)
+	}
+	d := devOf(dst)
+	sfx := suffix(buf(dst).dt)
+	sh, st := coalesce(shape, contiguousStrides(shape), xs, ys)
+	if len(sh) == 1 && st[1][0] == 1 && st[2][0] == 1 {
+		var a args
+		a.i64(code)
+		a.ptr(dst)
+		a.ptr(x)
+		a.ptr(y)
+		a.i64(n)
+		d.launch("Binary", "binary_flat"+sfx, n, 0, 0, 0, &a)
+		return
+	}
+	forSlices(sh, st, func(offs, sh []int, st [][]int) {
+		dd, xa, ya := dst, x, y
+		dd.Off += offs[0]
+		xa.Off += offs[1]
+		ya.Off += offs[2]
+		m := prod(sh)
+		var a args
+		a.i64(code)
+		a.ptr(dd)
+		a.ptr(xa)
+		a.ptr(ya)
+		a.i64(m)
+		p := newDims(sh, st[1], st[2])
+		p.add(&a)
+		d.launch("Binary", "binary_strided"+sfx, m, 0, 0, 0, &a)
+	})
+}

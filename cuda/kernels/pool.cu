@@ -1,0 +1,109 @@
+// pool.cu: 2-D max and average pooling, forward and backward, with the
+// window rules of nd/cpu/pool.go: windows clipped to the input, the
+// average's divisor counting the padding (clipped to the padded input) only
+// with includePad, and max pooling's gradient going to the first maximum of
+// each window in row-major order. The backward pass gathers (one thread per
+// input element, no atomics), adding window contributions in the CPU's
+// order, so it is deterministic.
+#include "common.cuh"
+
+// window gives the input range [lo, hi) covered by output position o and
+// the padded extent used by includePad.
+__device__ __forceinline__ void window(i64 o, i64 stride, i64 pad, i64 k, i64 in, i64& lo, i64& hi, i64& padded) {
+	i64 start = o * stride - pad;
+	i64 end = start + k < in + pad ? start + k : in + pad;
+	padded = end - start;
+	lo = start > 0 ? start : 0;
+	hi = end < in ? end : in;
+}
+
+__device__ __forceinline__ i64 avgDivisor(const PoolDims& p, i64 h, i64 w, i64 ph, i64 pw) {
+	if (p.includePad) return ph * pw;
+	i64 n = h * w;
+	return n > 1 ? n : 1;
+}
+
+// windowArgMax returns the input index (within a plane) of the first
+// maximum of output (oh, ow)'s window, or -1 for an empty window.
+template <typename T> __device__ __forceinline__ i64 windowArgMax(const PoolDims& p, const T* xp, i64 oh, i64 ow) {
+	i64 h0, h1, ph, w0, w1, pw;
+	window(oh, p.sh, p.ph, p.kh, p.inH, h0, h1, ph);
+	window(ow, p.sw, p.pw, p.kw, p.inW, w0, w1, pw);
+	double best = 0;
+	i64 at = -1;
+	for (i64 ih = h0; ih < h1; ih++) {
+		for (i64 iw = w0; iw < w1; iw++) {
+			double v = (double)xp[ih * p.inW + iw];
+			if (v > best || at < 0) {
+				best = v;
+				at = ih * p.inW + iw;
+			}
+		}
+	}
+	return at;
+}
+
+template <typename T> __device__ __forceinline__ void poolForward(const PoolDims& p, T* y, const T* x) {
+	const double inf = __longlong_as_double(0x7ff0000000000000LL);
+	i64 outPlane = p.outH * p.outW;
+	GRID_LOOP(t, p.planes * outPlane) {
+		i64 pl = t / outPlane, oh = (t % outPlane) / p.outW, ow = t % p.outW;
+		const T* xp = x + pl * p.inH * p.inW;
+		i64 h0, h1, ph, w0, w1, pw;
+		window(oh, p.sh, p.ph, p.kh, p.inH, h0, h1, ph);
+		window(ow, p.sw, p.pw, p.kw, p.inW, w0, w1, pw);
+		if (p.type == 0) {
+			double m = -inf;
+			for (i64 ih = h0; ih < h1; ih++)
+				for (i64 iw = w0; iw < w1; iw++) m = gmax(m, (double)xp[ih * p.inW + iw]);
+			y[t] = (T)m;
+			continue;
+		}
+		double s = 0;
+		for (i64 ih = h0; ih < h1; ih++)
+			for (i64 iw = w0; iw < w1; iw++) s += (double)xp[ih * p.inW + iw];
+		y[t] = (T)(s / (double)avgDivisor(p, h1 - h0, w1 - w0, ph, pw));
+	}
+}
+
+template <typename T> __device__ __forceinline__ void poolBackward(const PoolDims& p, T* dx, const T* x, const T* dy) {
+	i64 inPlane = p.inH * p.inW, outPlane = p.outH * p.outW;
+	GRID_LOOP(t, p.planes * inPlane) {
+		i64 pl = t / inPlane, ih = (t % inPlane) / p.inW, iw = t % p.inW;
+		const T* xp = x + pl * inPlane;
+		const T* dyp = dy + pl * outPlane;
+		// Windows containing ih: oh*sh - ph <= ih < oh*sh - ph + kh.
+		i64 oh0 = ceilDiv(ih + p.ph - p.kh + 1, p.sh), oh1 = floorDiv(ih + p.ph, p.sh);
+		i64 ow0 = ceilDiv(iw + p.pw - p.kw + 1, p.sw), ow1 = floorDiv(iw + p.pw, p.sw);
+		if (oh0 < 0) oh0 = 0;
+		if (ow0 < 0) ow0 = 0;
+		if (oh1 > p.outH - 1) oh1 = p.outH - 1;
+		if (ow1 > p.outW - 1) ow1 = p.outW - 1;
+		T acc = 0;
+		for (i64 oh = oh0; oh <= oh1; oh++) {
+			for (i64 ow = ow0; ow <= ow1; ow++) {
+				T g = dyp[oh * p.outW + ow];
+				if (p.type == 0) {
+					if (windowArgMax<T>(p, xp, oh, ow) == ih * p.inW + iw) acc += g;
+					continue;
+				}
+				i64 h0, h1, ph, w0, w1, pw;
+				window(oh, p.sh, p.ph, p.kh, p.inH, h0, h1, ph);
+				window(ow, p.sw, p.pw, p.kw, p.inW, w0, w1, pw);
+				acc += g / (T)avgDivisor(p, h1 - h0, w1 - w0, ph, pw);
+			}
+		}
+		dx[t] = acc;
+	}
+}
+
+#define POOL(SUF, T)                                                                                  \
+	extern "C" __global__ void pool_forward_##SUF(PoolDims p, T* y, const T* x) {                    \
+		poolForward<T>(p, y, x);                                                                  \
+	}                                                                                                 \
+	extern "C" __global__ void pool_backward_##SUF(PoolDims p, T* dx, const T* x, const T* dy) {     \
+		poolBackward<T>(p, dx, x, dy);                                                            \
+	}
+
+POOL(f32, float)
+POOL(f64, double)

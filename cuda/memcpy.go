@@ -1,0 +1,242 @@
+//go:build cuda || cudaemu
+
+package cuda
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"github.com/goluon/goluon/nd/backend"
+)
+
+// Write copies host data ([]float32 or []float64) into dst at element off.
+// It returns once the host slice may be reused: the copy is queued on the
+// device's stream behind earlier work (a copy from pageable memory is
+// staged by the driver before the call returns).
+func (b *Backend) Write(dst backend.Buffer, off int, src any) {
+	db := dst.(*Buffer)
+	d := db.dev
+	var host unsafe.Pointer
+	var n int
+	switch s := src.(type) {
+	case []float32:
+		n = len(s)
+		if db.dt == backend.Float64 {
+			w := make([]float64, n)
+			for i, v := range s {
+				w[i] = float64(v)
+			}
+			src = w
+		}
+	case []float64:
+		n = len(s)
+		if db.dt == backend.Float32 {
+			w := make([]float32, n)
+			for i, v := range s {
+				w[i] = float32(v)
+			}
+			src = w
+		}
+	default:
+		panic(fmt.Sprintf("cuda: Write: unsupported host type %T", src))
+	}
+	if n == 0 {
+		return
+	}
+	if off < 0 || off+n > db.n {
+		panic(fmt.Sprintf("cuda: Write: %d elements at offset %d into a buffer of %d", n, off, db.n))
+	}
+	switch s := src.(type) {
+	case []float32:
+		host = unsafe.Pointer(&s[0])
+	case []float64:
+		host = unsafe.Pointer(&s[0])
+	}
+	size := int64(db.dt.Size())
+	dptr := db.ptr + dptr(int64(off)*size)
+	err := d.call("Write", func() error {
+		err := drvHtoD(dptr, host, int64(n)*size, d.stream)
+		runtime.KeepAlive(src)
+		return err
+	})
+	if err != nil {
+		deviceFail("Write", d.dev, err)
+	}
+}
+
+// Read copies len(dst) elements starting at off into the host slice dst,
+// after the work queued on the buffer's device has finished.
+func (b *Backend) Read(src backend.Buffer, off int, dst any) {
+	sb := src.(*Buffer)
+	d := sb.dev
+	var n int
+	var tmp any
+	switch h := dst.(type) {
+	case []float32:
+		n = len(h)
+		tmp = h
+		if sb.dt == backend.Float64 {
+			tmp = make([]float64, n)
+		}
+	case []float64:
+		n = len(h)
+		tmp = h
+		if sb.dt == backend.Float32 {
+			tmp = make([]float32, n)
+		}
+	default:
+		panic(fmt.Sprintf("cuda: Read: unsupported host type %T", dst))
+	}
+	if n == 0 {
+		return
+	}
+	if off < 0 || off+n > sb.n {
+		panic(fmt.Sprintf("cuda: Read: %d elements at offset %d from a buffer of %d", n, off, sb.n))
+	}
+	var host unsafe.Pointer
+	switch t := tmp.(type) {
+	case []float32:
+		host = unsafe.Pointer(&t[0])
+	case []float64:
+		host = unsafe.Pointer(&t[0])
+	}
+	size := int64(sb.dt.Size())
+	sptr := sb.ptr + dptr(int64(off)*size)
+	err := d.call("Read", func() error {
+		if err := drvDtoH(host, sptr, int64(n)*size, d.stream); err != nil {
+			return err
+		}
+		err := streamSync(d.stream)
+		runtime.KeepAlive(tmp)
+		return err
+	})
+	if err != nil {
+		deviceFail("Read", d.dev, err)
+	}
+	switch h := dst.(type) {
+	case []float32:
+		if t, ok := tmp.([]float64); ok {
+			for i, v := range t {
+				h[i] = float32(v)
+			}
+		}
+	case []float64:
+		if t, ok := tmp.([]float32); ok {
+			for i, v := range t {
+				h[i] = float64(v)
+			}
+		}
+	}
+}
+
+// Copy copies a strided view of src into a strided view of dst. Within a
+// device the copy is queued on its stream (a plain device-to-device copy
+// when both views are contiguous, a kernel otherwise). Between devices it
+// waits for src's device, runs on dst's device and waits for that too.
+func (b *Backend) Copy(shape []int, dst, src backend.Arg) {
+	n := prod(shape)
+	if n == 0 {
+		return
+	}
+	ds, ss := dst.Strides, src.Strides
+	if ds == nil {
+		ds = contiguousStrides(shape)
+	}
+	if ss == nil {
+		ss = contiguousStrides(shape)
+	}
+	dd, sd := devOf(dst), devOf(src)
+	if dd == sd {
+		dd.copyLocal(shape, dst, src, ds, ss)
+		return
+	}
+	b.crossDevice("Copy", dd, sd, src, extent(shape, ss), func(src backend.Arg) {
+		dd.copyLocal(shape, dst, src, ds, ss)
+	})
+}
+
+// copyLocal queues a strided copy between operands the device can address.
+func (d *device) copyLocal(shape []int, dst, src backend.Arg, ds, ss []int) {
+	sh, st := coalesce(shape, ds, ss)
+	dt := buf(dst).dt
+	if len(sh) == 1 && st[0][0] == 1 && st[1][0] == 1 {
+		dp, sp, bytes := devPtr(dst), devPtr(src), int64(sh[0]*dt.Size())
+		d.async("Copy", func() error { return drvDtoD(dp, sp, bytes, d.stream) })
+		return
+	}
+	forSlices(sh, st, func(offs, sh []int, st [][]int) {
+		dd, sa := dst, src
+		dd.Off += offs[0]
+		sa.Off += offs[1]
+		n := prod(sh)
+		var a args
+		a.ptr(dd)
+		a.ptr(sa)
+		a.i64(n)
+		p := newDims(sh, st[0], st[1])
+		p.add(&a)
+		d.launch("Copy", "copy_strided"+suffix(dt), n, 0, 0, 0, &a)
+	})
+}
+
+// Cast converts n contiguous elements of src into dst.
+func (b *Backend) Cast(dst, src backend.Arg, n int) {
+	if n == 0 {
+		return
+	}
+	ddt, sdt := buf(dst).dt, buf(src).dt
+	if ddt == sdt {
+		b.Copy([]int{n}, dst, src)
+		return
+	}
+	dd, sd := devOf(dst), devOf(src)
+	run := func(src backend.Arg) {
+		var a args
+		a.ptr(dst)
+		a.ptr(src)
+		a.i64(n)
+		name := "cast_f32_f64"
+		if ddt == backend.Float32 {
+			name = "cast_f64_f32"
+		}
+		dd.launch("Cast", name, n, 0, 0, 0, &a)
+	}
+	if dd == sd {
+		run(src)
+		return
+	}
+	b.crossDevice("Cast", dd, sd, src, n, run)
+}
+
+// crossDevice runs fn on dd with src readable there. It waits for sd's
+// queued work first, so that src holds its final values, and for dd's
+// work after, so that src's memory may be reused on sd as soon as this
+// returns. Virtual GPUs of one physical device share its context and
+// address space, so fn reads src in place. Between physical devices the
+// span of src is first copied to a temporary block on dd with
+// cuMemcpyPeerAsync (which needs no peer access: the driver stages it).
+func (b *Backend) crossDevice(op string, dd, sd *device, src backend.Arg, span int, fn func(src backend.Arg)) {
+	if err := sd.synchronize(op); err != nil {
+		deviceFail(op, sd.dev, err)
+	}
+	if dd.phys == sd.phys {
+		fn(src)
+	} else {
+		dt := buf(src).dt
+		tb, err := b.Alloc(dd.dev, dt, span)
+		if err != nil {
+			deviceFail(op, dd.dev, err)
+		}
+		tmp := tb.(*Buffer)
+		dp, sp, bytes := tmp.ptr, devPtr(src), int64(span*dt.Size())
+		dd.async(op, func() error { return drvPeer(dp, dd.phys, sp, sd.phys, bytes, dd.stream) })
+		staged := src
+		staged.Buf, staged.Off = tmp, 0
+		fn(staged)
+		b.Free(dd.dev, tmp)
+	}
+	if err := dd.synchronize(op); err != nil {
+		deviceFail(op, dd.dev, err)
+	}
+}

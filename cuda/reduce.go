@@ -1,0 +1,128 @@
+//go:build cuda || cudaemu
+
+package cuda
+
+import (
+	"fmt"
+
+	"github.com/goluon/goluon/nd/backend"
+)
+
+// reduceCodes maps backend.ReduceOp to the R_* codes of kernels/reduce.cu.
+var reduceCodes = map[backend.ReduceOp]int{
+	backend.Sum: 0, backend.Max: 1, backend.Min: 2, backend.ArgMax: 3,
+}
+
+// planReduce describes the reduction of a contiguous source of shape over
+// the marked axes, after dropping size-1 dimensions and merging neighbours
+// with the same flag (as nd/cpu does). Kept dimensions keep their order,
+// which is the output's; the innermost reduced dimension becomes the inner
+// run, the others the outer reduced space, so that reduced elements are
+// visited in row-major order (ArgMax's index order).
+func planReduce(shape []int, axes []bool) (reduceParam, error) {
+	var sh []int
+	var red []bool
+	for d, n := range shape {
+		if n == 1 {
+			continue
+		}
+		if k := len(sh) - 1; k >= 0 && red[k] == axes[d] {
+			sh[k] *= n
+			continue
+		}
+		sh = append(sh, n)
+		red = append(red, axes[d])
+	}
+	st := contiguousStrides(sh)
+	p := reduceParam{inN: 1, inSt: 0, nOut: 1, nRed: 1}
+	inner := -1
+	for d := len(sh) - 1; d >= 0; d-- {
+		if red[d] {
+			inner = d
+			break
+		}
+	}
+	for d := range sh {
+		switch {
+		case !red[d]:
+			p.kshape = append(p.kshape, sh[d])
+			p.kst = append(p.kst, st[d])
+			p.nOut *= sh[d]
+		case d == inner:
+			p.inN, p.inSt = sh[d], st[d]
+			p.nRed *= sh[d]
+		default:
+			p.rshape = append(p.rshape, sh[d])
+			p.rst = append(p.rst, st[d])
+			p.nRed *= sh[d]
+		}
+	}
+	if len(p.kshape) > maxDims || len(p.rshape) > maxDims {
+		return p, fmt.Errorf("reduction of shape %v over %v alternates kept and reduced axes more than %d times", shape, axes, maxDims)
+	}
+	return p, nil
+}
+
+// Reduce reduces the contiguous src over the marked axes into dst. With
+// enough outputs to fill the device one thread computes each; otherwise
+// each output gets a block (or, when outputs are few and long, several
+// blocks and a second pass) whose threads share the reduced elements.
+func (b *Backend) Reduce(op backend.ReduceOp, shape []int, axes []bool, dst, src backend.Arg) {
+	code, ok := reduceCodes[op]
+	if !ok {
+		panic(fmt.Sprintf("cuda: unknown reduce op %d", op))
+	}
+	d := devOf(dst)
+	p, err := planReduce(shape, axes)
+	if err != nil {
+		deviceFail("Reduce", d.dev, err)
+	}
+	if p.nOut == 0 {
+		return
+	}
+	var a args
+	a.i64(code)
+	a.ptr(dst)
+	a.ptr(src)
+	p.add(&a)
+	sfx := suffix(buf(dst).dt)
+	if p.nRed < 32 || p.nOut >= d.phys.sms*d.phys.maxTPSM {
+		d.launch("Reduce", "reduce_thread"+sfx, p.nOut, 0, 0, 0, &a)
+		return
+	}
+	block := 32
+	for block < p.nRed && block < 256 {
+		block *= 2
+	}
+	// With few outputs, split each one over several blocks (a second pass
+	// merges their partials in order) so that the whole device works.
+	parts := 1
+	if p.nOut < 2*d.phys.sms && p.nRed >= 8192 {
+		parts = max(1, min((2*d.phys.sms+p.nOut-1)/p.nOut, p.nRed/4096, 1024))
+	}
+	a.i64(parts)
+	var partial *Buffer
+	if parts > 1 {
+		partial = b.temp("Reduce", d, backend.Float64, 2*p.nOut*parts)
+		pa := backend.Arg{Buf: partial}
+		a.ptr(pa)
+		a.ptr(at(pa, p.nOut*parts))
+	} else {
+		a.i64(0)
+		a.i64(0)
+	}
+	blocks := min(p.nOut*parts, d.phys.sms*max(d.phys.maxTPSM/block, 1)*8)
+	d.launch("Reduce", "reduce_block"+sfx, 0, blocks, block, block*16, &a)
+	if parts > 1 {
+		pa := backend.Arg{Buf: partial}
+		var f args
+		f.i64(code)
+		f.ptr(dst)
+		f.ptr(pa)
+		f.ptr(at(pa, p.nOut*parts))
+		f.i64(p.nOut)
+		f.i64(parts)
+		d.launch("Reduce", "reduce_finish"+sfx, p.nOut, 0, 0, 0, &f)
+		b.Free(d.dev, partial)
+	}
+}
