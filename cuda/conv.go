@@ -193,7 +193,7 @@ func (b *Backend) Conv2DBackwardFilter(p backend.ConvParams, dw, x, dy backend.A
 			src.Strides = []int{s.ocg * s.ohw, s.ohw, s.imgOut, 1}
 			dyg = backend.Arg{Buf: dyT}
 			d.copyLocal([]int{s.Groups, s.ocg, nc, s.ohw}, dyg, src,
-				contiguousStrides([]int{s.Groups, s.ocg, nc, s.ohw}), src.Strides)
+				backend.ContiguousStrides([]int{s.Groups, s.ocg, nc, s.ohw}), src.Strides)
 		}
 		beta := 1.0
 		if n0 == 0 {

@@ -69,14 +69,14 @@ func (b *Backend) Binary(op backend.BinaryOp, shape []int, dst, x, y backend.Arg
 	}
 	xs, ys := x.Strides, y.Strides
 	if xs == nil {
-		xs = contiguousStrides(shape)
+		xs = backend.ContiguousStrides(shape)
 	}
 	if ys == nil {
-		ys = contiguousStrides(shape)
+		ys = backend.ContiguousStrides(shape)
 	}
 	d := devOf(dst)
 	sfx := suffix(buf(dst).dt)
-	sh, st := coalesce(shape, contiguousStrides(shape), xs, ys)
+	sh, st := backend.Coalesce(shape, backend.ContiguousStrides(shape), xs, ys)
 	if len(sh) == 1 && st[1][0] == 1 && st[2][0] == 1 {
 		var a args
 		a.i64(code)

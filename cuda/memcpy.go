@@ -141,10 +141,10 @@ func (b *Backend) Copy(shape []int, dst, src backend.Arg) {
 	}
 	ds, ss := dst.Strides, src.Strides
 	if ds == nil {
-		ds = contiguousStrides(shape)
+		ds = backend.ContiguousStrides(shape)
 	}
 	if ss == nil {
-		ss = contiguousStrides(shape)
+		ss = backend.ContiguousStrides(shape)
 	}
 	dd, sd := devOf(dst), devOf(src)
 	if dd == sd {
@@ -158,7 +158,7 @@ func (b *Backend) Copy(shape []int, dst, src backend.Arg) {
 
 // copyLocal queues a strided copy between operands the device can address.
 func (d *device) copyLocal(shape []int, dst, src backend.Arg, ds, ss []int) {
-	sh, st := coalesce(shape, ds, ss)
+	sh, st := backend.Coalesce(shape, ds, ss)
 	dt := buf(dst).dt
 	if len(sh) == 1 && st[0][0] == 1 && st[1][0] == 1 {
 		dp, sp, bytes := devPtr(dst), devPtr(src), int64(sh[0]*dt.Size())

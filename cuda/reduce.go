@@ -33,7 +33,7 @@ func planReduce(shape []int, axes []bool) (reduceParam, error) {
 		sh = append(sh, n)
 		red = append(red, axes[d])
 	}
-	st := contiguousStrides(sh)
+	st := backend.ContiguousStrides(sh)
 	p := reduceParam{inN: 1, inSt: 0, nOut: 1, nRed: 1}
 	inner := -1
 	for d := len(sh) - 1; d >= 0; d-- {

@@ -63,9 +63,9 @@ func TestCoalesce(t *testing.T) {
 		{[]int{5, 6}, [][]int{{6, 1}, {1, 5}}, "[5 6] [[6 1] [1 5]]"},
 	}
 	for _, c := range cases {
-		sh, st := coalesce(c.shape, c.strides...)
+		sh, st := backend.Coalesce(c.shape, c.strides...)
 		if got := fmt.Sprint(sh, st); got != c.want {
-			t.Errorf("coalesce(%v, %v) = %s, want %s", c.shape, c.strides, got, c.want)
+			t.Errorf("backend.Coalesce(%v, %v) = %s, want %s", c.shape, c.strides, got, c.want)
 		}
 	}
 }

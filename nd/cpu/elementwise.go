@@ -169,12 +169,12 @@ func b2f(b bool) float64 {
 func (*Backend) Binary(op backend.BinaryOp, shape []int, dst, a, b backend.Arg) {
 	as, bs := a.Strides, b.Strides
 	if as == nil {
-		as = contiguousStrides(shape)
+		as = backend.ContiguousStrides(shape)
 	}
 	if bs == nil {
-		bs = contiguousStrides(shape)
+		bs = backend.ContiguousStrides(shape)
 	}
-	sh, st := coalesce(shape, contiguousStrides(shape), as, bs)
+	sh, st := backend.Coalesce(shape, backend.ContiguousStrides(shape), as, bs)
 	if isF64(dst) {
 		binary(op, sh, st, slice[float64](dst), slice[float64](a), slice[float64](b))
 	} else {

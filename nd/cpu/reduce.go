@@ -32,7 +32,7 @@ func planReduce(shape []int, axes []bool) reducePlan {
 		sh = append(sh, n)
 		red = append(red, axes[d])
 	}
-	st := contiguousStrides(sh)
+	st := backend.ContiguousStrides(sh)
 	p := reducePlan{vec: 1, inN: 1, inStride: 0}
 	last := len(sh) - 1
 	if last >= 0 && !red[last] {

@@ -2,58 +2,6 @@ package cpu
 
 import "github.com/goluon/goluon/nd/backend"
 
-// contiguousStrides returns the row-major strides of shape.
-func contiguousStrides(shape []int) []int {
-	st := make([]int, len(shape))
-	s := 1
-	for i := len(shape) - 1; i >= 0; i-- {
-		st[i] = s
-		s *= shape[i]
-	}
-	return st
-}
-
-// coalesce simplifies an iteration space shared by several strided
-// operands: it drops dimensions of size 1 and merges neighbours that are
-// contiguous with each other in every operand. The result has at least one
-// dimension.
-func coalesce(shape []int, strides ...[]int) ([]int, [][]int) {
-	var sh []int
-	st := make([][]int, len(strides))
-	for d, n := range shape {
-		if n == 1 {
-			continue
-		}
-		if k := len(sh) - 1; k >= 0 {
-			merge := true
-			for i, s := range strides {
-				if st[i][k] != s[d]*n {
-					merge = false
-					break
-				}
-			}
-			if merge {
-				sh[k] *= n
-				for i, s := range strides {
-					st[i][k] = s[d]
-				}
-				continue
-			}
-		}
-		sh = append(sh, n)
-		for i, s := range strides {
-			st[i] = append(st[i], s[d])
-		}
-	}
-	if len(sh) == 0 {
-		sh = []int{1}
-		for i := range st {
-			st[i] = []int{0}
-		}
-	}
-	return sh, st
-}
-
 // rowOffsets returns, for row r of an iteration space (all dimensions but
 // the last), each operand's element offset.
 func rowOffsets(shape []int, strides [][]int, r int, offs []int) {
@@ -97,12 +45,12 @@ func forRows(shape []int, strides [][]int, fn func(offs []int, n int, inner []in
 func (*Backend) Copy(shape []int, dst, src backend.Arg) {
 	ds, ss := dst.Strides, src.Strides
 	if ds == nil {
-		ds = contiguousStrides(shape)
+		ds = backend.ContiguousStrides(shape)
 	}
 	if ss == nil {
-		ss = contiguousStrides(shape)
+		ss = backend.ContiguousStrides(shape)
 	}
-	sh, st := coalesce(shape, ds, ss)
+	sh, st := backend.Coalesce(shape, ds, ss)
 	if isF64(dst) {
 		copyStrided(sh, st, slice[float64](dst), slice[float64](src))
 	} else {
