@@ -3,59 +3,17 @@ package bench
 import (
 	"testing"
 
-	"github.com/goluon/goluon/autograd"
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
-	"github.com/goluon/goluon/gluon/initializer"
-	"github.com/goluon/goluon/gluon/loss"
 	"github.com/goluon/goluon/gluon/modelzoo"
 	"github.com/goluon/goluon/gluon/optimizer"
-	"github.com/goluon/goluon/nd"
+	"github.com/goluon/goluon/internal/traintest"
 )
 
-// trainStepBench measures full training steps (forward, backward,
-// trainer step) of net at the given batch on devs, in samples/s.
+// trainStepBench measures full training steps of net at the given batch
+// on devs, in samples/s.
 func trainStepBench(b *testing.B, net gluon.Block, opt optimizer.Optimizer, shape []int, devs []ctx.Context) {
-	nd.Seed(1)
-	params := gluon.CollectParams(net)
-	if err := params.Initialize(initializer.Xavier{}, devs, false); err != nil {
-		b.Fatal(err)
-	}
-	tr, err := gluon.NewTrainer(params, opt, "device", gluon.TrainerOpts{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	lossFn := loss.NewSoftmaxCrossEntropy()
-	batch := shape[0]
-	x := nd.RandomUniform(ctx.CPU(0), nd.Float32, 0, 1, shape...)
-	labels := make([]float32, batch)
-	for i := range labels {
-		labels[i] = float32(i % 10)
-	}
-	y := nd.FromSlice(ctx.CPU(0), labels)
-	step := func() {
-		s := nd.NewScope()
-		defer s.Close()
-		xs, _ := gluon.SplitAndLoad(x, devs, false)
-		ys, _ := gluon.SplitAndLoad(y, devs, false)
-		autograd.Record(func() {
-			err = gluon.ForEachDevice(devs, func(i int, _ ctx.Context) error {
-				autograd.Backward(lossFn.Forward(net.Forward(xs[i]), ys[i]))
-				return nil
-			})
-		})
-		if err == nil {
-			err = tr.Step(batch)
-		}
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	step() // deferred shapes and pools warm up outside the timing
-	for b.Loop() {
-		step()
-	}
-	b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "samples/s")
+	traintest.StepBench(b, net, opt, shape, devs, nil)
 }
 
 // BenchmarkTrainStepKerasCIFAR is the CPU training step of the Keras

@@ -10,14 +10,13 @@ package gluon_test
 import (
 	"testing"
 
-	"github.com/goluon/goluon/autograd"
 	"github.com/goluon/goluon/ctx"
 	_ "github.com/goluon/goluon/cuda"
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/gluon/modelzoo"
 	"github.com/goluon/goluon/gluon/optimizer"
-	"github.com/goluon/goluon/internal/paramtest"
+	"github.com/goluon/goluon/internal/traintest"
 	"github.com/goluon/goluon/nd"
 )
 
@@ -46,19 +45,8 @@ func trainLeNetOn(t *testing.T, devs []ctx.Context, kv string, steps int) map[st
 	allLabels := nd.FromSlice(ctx.CPU(0), labels)
 	for s := range steps {
 		scope := nd.NewScope()
-		xs, err := gluon.SplitAndLoad(nd.SliceAxis(host, 0, s*batch, (s+1)*batch), devs, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ys, _ := gluon.SplitAndLoad(nd.SliceAxis(allLabels, 0, s*batch, (s+1)*batch), devs, true)
-		autograd.Record(func() {
-			err = gluon.ForEachDevice(devs, func(i int, dev ctx.Context) error {
-				out := net.Forward(xs[i])
-				autograd.Backward(nd.Neg(nd.Pick(nd.LogSoftmax(out, -1), ys[i], 1)))
-				return nil
-			})
-		})
-		if err != nil {
+		x, y := nd.SliceAxis(host, 0, s*batch, (s+1)*batch), nd.SliceAxis(allLabels, 0, s*batch, (s+1)*batch)
+		if err := traintest.Backward(net, traintest.SoftmaxCE, x, y, devs, true); err != nil {
 			t.Fatal(err)
 		}
 		if err := tr.Step(batch); err != nil {
@@ -66,7 +54,7 @@ func trainLeNetOn(t *testing.T, devs []ctx.Context, kv string, steps int) map[st
 		}
 		scope.Close()
 	}
-	out, err := paramtest.Snapshot(params)
+	out, err := traintest.Snapshot(params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +74,7 @@ func compareParams(t *testing.T, what string, want, got map[string][]float32, to
 	t.Helper()
 	worst := 0.0
 	for name, w := range want {
-		d := paramtest.RelDiff(w, got[name])
+		d := traintest.RelDiff(w, got[name])
 		worst = max(worst, d)
 		if d > tol {
 			t.Errorf("%s: %s differs by %.3g relative (tolerance %g)", what, name, d, tol)

@@ -11,15 +11,9 @@ import (
 	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/gluon/modelzoo"
 	"github.com/goluon/goluon/gluon/optimizer"
-	"github.com/goluon/goluon/internal/paramtest"
+	"github.com/goluon/goluon/internal/traintest"
 	"github.com/goluon/goluon/nd"
 )
-
-// softmaxCE is the per-sample softmax cross-entropy (kept local so this
-// test does not depend on package loss).
-func softmaxCE(logits, labels *nd.NDArray) *nd.NDArray {
-	return nd.Neg(nd.Pick(nd.LogSoftmax(logits, -1), labels, 1))
-}
 
 type runConfig struct {
 	devices  int
@@ -63,18 +57,7 @@ func trainLeNet(t *testing.T, c runConfig, steps int) map[string][]float32 {
 		scope := nd.NewScope()
 		x := nd.SliceAxis(host, 0, s*batch, (s+1)*batch)
 		y := nd.SliceAxis(allLabels, 0, s*batch, (s+1)*batch)
-		xs, err := gluon.SplitAndLoad(x, devs, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ys, _ := gluon.SplitAndLoad(y, devs, true)
-		autograd.Record(func() {
-			err = gluon.ForEachDevice(devs, func(i int, dev ctx.Context) error {
-				autograd.Backward(softmaxCE(net.Forward(xs[i]), ys[i]))
-				return nil
-			})
-		})
-		if err != nil {
+		if err := traintest.Backward(net, traintest.SoftmaxCE, x, y, devs, true); err != nil {
 			t.Fatal(err)
 		}
 		if err := tr.Step(batch); err != nil {
@@ -82,7 +65,7 @@ func trainLeNet(t *testing.T, c runConfig, steps int) map[string][]float32 {
 		}
 		scope.Close()
 	}
-	out, err := paramtest.Snapshot(params)
+	out, err := traintest.Snapshot(params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +73,7 @@ func trainLeNet(t *testing.T, c runConfig, steps int) map[string][]float32 {
 }
 
 // relDiff is ‖a−b‖ / ‖a‖.
-var relDiff = paramtest.RelDiff
+var relDiff = traintest.RelDiff
 
 // TestEquivalenceAcrossContexts is the equivalence test: LeNet
 // trained 20 steps with the same seed and global batch on 1, 2 and 4 CPU

@@ -15,7 +15,7 @@ import (
 	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/gluon/modelzoo"
 	"github.com/goluon/goluon/gluon/optimizer"
-	"github.com/goluon/goluon/internal/paramtest"
+	"github.com/goluon/goluon/internal/traintest"
 	"github.com/goluon/goluon/kvstore/dist"
 	"github.com/goluon/goluon/nd"
 )
@@ -58,10 +58,6 @@ func stepData(s int) ([]float32, []float32) {
 		y[i] = float32(r.IntN(10))
 	}
 	return x, y
-}
-
-func softmaxCE(logits, labels *nd.NDArray) *nd.NDArray {
-	return nd.Neg(nd.Pick(nd.LogSoftmax(logits, -1), labels, 1))
 }
 
 // trainLeNet runs j and returns the final parameters by name.
@@ -107,18 +103,7 @@ func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
 		xs, ys := stepData(s)
 		x := nd.FromSlice(ctx.CPU(0), xs[lo*28*28:hi*28*28], hi-lo, 1, 28, 28)
 		y := nd.FromSlice(ctx.CPU(0), ys[lo:hi])
-		xd, err := gluon.SplitAndLoad(x, devs, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		yd, _ := gluon.SplitAndLoad(y, devs, true)
-		autograd.Record(func() {
-			err = gluon.ForEachDevice(devs, func(i int, dev ctx.Context) error {
-				autograd.Backward(softmaxCE(net.Forward(xd[i]), yd[i]))
-				return nil
-			})
-		})
-		if err != nil {
+		if err := traintest.Backward(net, traintest.SoftmaxCE, x, y, devs, true); err != nil {
 			t.Fatal(err)
 		}
 		err = tr.Step(hi - lo)
@@ -154,7 +139,7 @@ func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
 			t.Fatal(err)
 		}
 	}
-	out, err := paramtest.Snapshot(params)
+	out, err := traintest.Snapshot(params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +147,7 @@ func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
 }
 
 // relDiff is ‖a−b‖ / ‖a‖.
-var relDiff = paramtest.RelDiff
+var relDiff = traintest.RelDiff
 
 // compare fails t when any parameter of got differs from want by more than
 // tol relative, and returns the largest difference.

@@ -1,4 +1,4 @@
-package paramtest_test
+package traintest_test
 
 import (
 	"math"
@@ -8,7 +8,7 @@ import (
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/gluon/nn"
-	"github.com/goluon/goluon/internal/paramtest"
+	"github.com/goluon/goluon/internal/traintest"
 	"github.com/goluon/goluon/nd"
 )
 
@@ -22,7 +22,7 @@ func TestRelDiff(t *testing.T) {
 		{[]float32{3, 4}, []float32{3, 5}, 0.2},
 	}
 	for _, tc := range tests {
-		if got := paramtest.RelDiff(tc.a, tc.b); math.Abs(got-tc.want) > 1e-12 {
+		if got := traintest.RelDiff(tc.a, tc.b); math.Abs(got-tc.want) > 1e-12 {
 			t.Errorf("RelDiff(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
 		}
 	}
@@ -35,13 +35,13 @@ func TestSnapshotChecksReplicas(t *testing.T) {
 	if err := params.Initialize(initializer.Uniform{Scale: 1}, devs, false); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := paramtest.Snapshot(params)
+	snap, err := traintest.Snapshot(params)
 	if err != nil || len(snap) != 2 {
 		t.Fatalf("Snapshot: %v, %v", snap, err)
 	}
 	w := params.List()[0].ListData()[1]
 	nd.FillInPlace(w, 7)
-	if _, err := paramtest.Snapshot(params); err == nil {
+	if _, err := traintest.Snapshot(params); err == nil {
 		t.Error("Snapshot accepted replicas that differ")
 	}
 }

@@ -1,0 +1,127 @@
+// Package traintest holds what the training tests and benchmarks share: a
+// data-parallel forward and backward pass, a timed training-step
+// benchmark, snapshots of a network's parameters and their relative
+// difference.
+package traintest
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/goluon/goluon/autograd"
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/initializer"
+	"github.com/goluon/goluon/gluon/loss"
+	"github.com/goluon/goluon/gluon/optimizer"
+	"github.com/goluon/goluon/nd"
+)
+
+// SoftmaxCE is the per-sample softmax cross-entropy of logits against
+// class labels, written with nd ops only.
+func SoftmaxCE(logits, labels *nd.NDArray) *nd.NDArray {
+	return nd.Neg(nd.Pick(nd.LogSoftmax(logits, -1), labels, 1))
+}
+
+// Loss is a per-sample loss of predictions against labels.
+type Loss func(pred, label *nd.NDArray) *nd.NDArray
+
+// Backward runs one data-parallel forward and backward pass: x and y are
+// split over devs (evenly, or failing, when even is set), each device's
+// slice goes through net and lossFn inside one recording scope, and each
+// device's loss is back-propagated. The caller then steps a Trainer.
+func Backward(net gluon.Block, lossFn Loss, x, y *nd.NDArray, devs []ctx.Context, even bool) error {
+	xs, err := gluon.SplitAndLoad(x, devs, even)
+	if err != nil {
+		return err
+	}
+	ys, err := gluon.SplitAndLoad(y, devs, even)
+	if err != nil {
+		return err
+	}
+	autograd.Record(func() {
+		err = gluon.ForEachDevice(devs, func(i int, _ ctx.Context) error {
+			autograd.Backward(lossFn(net.Forward(xs[i]), ys[i]))
+			return nil
+		})
+	})
+	return err
+}
+
+// StepBench measures full training steps (forward, softmax
+// cross-entropy, backward, trainer step through the device kvstore) of
+// net on random inputs of shape (the
+// batch first) split over devs, and reports samples/s. wait, when not nil,
+// blocks until the devices' queued work is done (asynchronous backends);
+// it runs after the warm-up steps and after the timed loop.
+func StepBench(b *testing.B, net gluon.Block, opt optimizer.Optimizer, shape []int, devs []ctx.Context, wait func()) {
+	nd.Seed(1)
+	params := gluon.CollectParams(net)
+	if err := params.Initialize(initializer.Xavier{}, devs, false); err != nil {
+		b.Fatal(err)
+	}
+	tr, err := gluon.NewTrainer(params, opt, "device", gluon.TrainerOpts{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	lossFn := loss.NewSoftmaxCrossEntropy().Forward
+	batch := shape[0]
+	x := nd.RandomUniform(ctx.CPU(0), nd.Float32, 0, 1, shape...)
+	labels := make([]float32, batch)
+	for i := range labels {
+		labels[i] = float32(i % 10)
+	}
+	y := nd.FromSlice(ctx.CPU(0), labels)
+	step := func() {
+		s := nd.NewScope()
+		defer s.Close()
+		err := Backward(net, lossFn, x, y, devs, false)
+		if err == nil {
+			err = tr.Step(batch)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if wait == nil {
+		wait = func() {}
+	}
+	step() // deferred shapes and pools warm up outside the timing
+	step()
+	wait()
+	for b.Loop() {
+		step()
+	}
+	wait()
+	b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "samples/s")
+}
+
+// Snapshot returns every parameter's value by name (its first replica),
+// and an error when a replica differs from the first.
+func Snapshot(params *gluon.ParamDict) (map[string][]float32, error) {
+	out := map[string][]float32{}
+	for _, name := range params.Names() {
+		reps := params.Get(name).ListData()
+		first := reps[0].Float32s()
+		for d, r := range reps[1:] {
+			if !slices.Equal(first, r.Float32s()) {
+				return nil, fmt.Errorf("%s: replica %d differs from replica 0", name, d+1)
+			}
+		}
+		out[name] = first
+	}
+	return out, nil
+}
+
+// RelDiff is ‖a−b‖ / ‖a‖ (NaN when a is all zeros and b equals it).
+func RelDiff(a, b []float32) float64 {
+	var num, den float64
+	for i := range a {
+		d := float64(a[i]) - float64(b[i])
+		num += d * d
+		den += float64(a[i]) * float64(a[i])
+	}
+	return math.Sqrt(num / den)
+}
