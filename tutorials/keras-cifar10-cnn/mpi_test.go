@@ -3,8 +3,6 @@
 package main
 
 import (
-	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +11,7 @@ import (
 	"github.com/goluon/goluon/gluon/data/vision"
 	"github.com/goluon/goluon/kvstore/mpi/mpitest"
 	"github.com/goluon/goluon/tutorials/internal/common"
+	"github.com/goluon/goluon/tutorials/internal/disttest"
 )
 
 // TestDistSync runs the program as a 2-process MPI job (-kvstore
@@ -57,40 +56,20 @@ func TestDistSync(t *testing.T) {
 // returns the one summary line of the job.
 func distSyncJob(t *testing.T, env []string, epochs string) map[string]any {
 	t.Helper()
-	r := mpitest.Run(t, 2, "TestDistSyncWorker", &mpitest.Options{Env: append(env, "GOLUON_TEST_EPOCHS="+epochs)})
-	r.Check(t, 2, "TestDistSyncWorker")
-	sums, err := common.Summaries(r.Output, program)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(sums) != 1 {
-		t.Fatalf("%d summary lines, want 1 (rank 0 only)", len(sums))
-	}
-	if n := strings.Count(r.Output, "train samples"); n != 1 {
-		t.Errorf("the data line was printed %d times, want once", n)
-	}
-	return sums[0]
+	sum, output := disttest.Job(t, program, append(env, "GOLUON_TEST_EPOCHS="+epochs))
+	disttest.Once(t, output, "train samples")
+	return sum
 }
 
 func TestDistSyncWorker(t *testing.T) {
-	if !mpitest.Worker() {
-		t.Skip("runs under mpirun, launched by TestDistSync")
-	}
-	var buf bytes.Buffer
 	args := []string{"-data", os.Getenv("GOLUON_TEST_DATA"), "-out", os.Getenv("GOLUON_TEST_OUT"),
 		"-epochs", os.Getenv("GOLUON_TEST_EPOCHS"), "-limit", "64", "-contexts", "cpu:0", "-workers", "2", "-kvstore", "dist_sync"}
 	if os.Getenv("GOLUON_TEST_RESUME") != "" {
 		args = append(args, "-resume")
 	}
-	if err := run(args, &buf); err != nil {
-		t.Fatalf("run: %v\noutput:\n%s", err, buf.String())
-	}
-	if rank := mpitest.Rank(); rank != 0 && buf.Len() != 0 {
-		t.Errorf("rank %d printed:\n%s", rank, buf.String())
-	}
+	out := disttest.Worker(t, run, args)
 	// Each worker trained on its half of the 64 samples: one batch of 32.
-	if mpitest.Rank() == 0 && !strings.Contains(buf.String(), "batch 32 per context (64 in all), 1 steps per epoch") {
-		t.Errorf("rank 0 did not run 1 batch of its 32-sample shard:\n%s", buf.String())
+	if mpitest.Rank() == 0 && !strings.Contains(out, "batch 32 per context (64 in all), 1 steps per epoch") {
+		t.Errorf("rank 0 did not run 1 batch of its 32-sample shard:\n%s", out)
 	}
-	fmt.Print(buf.String())
 }
