@@ -57,8 +57,6 @@ type Options struct {
 	Env []string
 	// Timeout kills the job (default 3 minutes).
 	Timeout time.Duration
-	// Args are extra arguments for the test binary.
-	Args []string
 }
 
 // Run launches np copies of the running test binary under mpirun, each
@@ -84,7 +82,6 @@ func Run(t testing.TB, np int, test string, o *Options) Result {
 		args = append(args, "-x", kv)
 	}
 	args = append(args, os.Args[0], "-test.run", "^"+test+"$", "-test.count=1", "-test.v")
-	args = append(args, o.Args...)
 	c, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(c, mpirun, args...)
