@@ -55,6 +55,9 @@ func (*Backend) Unary(op backend.UnaryOp, dst, x backend.Arg, n int, p1, p2 floa
 func unary[T Float](op backend.UnaryOp, d, x []T, p1, p2 float64) {
 	f := unaryFunc(op, p1, p2)
 	parallelFor(len(d), elemGrain, func(lo, hi int) {
+		if vecUnary(op, d[lo:hi], x[lo:hi], p1) {
+			return
+		}
 		switch op {
 		case backend.Relu:
 			for i := lo; i < hi; i++ {
@@ -185,33 +188,18 @@ func (*Backend) Binary(op backend.BinaryOp, shape []int, dst, a, b backend.Arg) 
 func binary[T Float](op backend.BinaryOp, shape []int, st [][]int, d, a, b []T) {
 	f := binaryFunc(op)
 	forRows(shape, st, func(o []int, n int, in []int) {
+		if n == 0 {
+			return
+		}
 		dd := d[o[0] : o[0]+n]
 		ia, sa, ib, sb := o[1], in[1], o[2], in[2]
-		switch op {
-		case backend.Add:
-			for j := range dd {
-				dd[j] = a[ia+j*sa] + b[ib+j*sb]
-			}
-		case backend.Sub:
-			for j := range dd {
-				dd[j] = a[ia+j*sa] - b[ib+j*sb]
-			}
-		case backend.Mul:
-			for j := range dd {
-				dd[j] = a[ia+j*sa] * b[ib+j*sb]
-			}
-		case backend.Div:
-			for j := range dd {
-				dd[j] = a[ia+j*sa] / b[ib+j*sb]
-			}
-		case backend.ReluGrad:
-			for j := range dd {
-				if a[ia+j*sa] > 0 {
-					dd[j] = b[ib+j*sb]
-				} else {
-					dd[j] = 0
-				}
-			}
+		switch {
+		case sa == 1 && sb == 1:
+			binaryContig(op, f, dd, a[ia:ia+n], b[ib:ib+n])
+		case sa == 1 && sb == 0:
+			binaryRight(op, f, dd, a[ia:ia+n], b[ib])
+		case sa == 0 && sb == 1:
+			binaryLeft(op, f, dd, a[ia], b[ib:ib+n])
 		default:
 			for j := range dd {
 				dd[j] = T(f(float64(a[ia+j*sa]), float64(b[ib+j*sb])))

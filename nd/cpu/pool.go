@@ -27,34 +27,42 @@ func (*Backend) Pool2D(p backend.PoolParams, y, x backend.Arg) {
 
 func pool2D[T Float](p backend.PoolParams, y, x []T) {
 	inPlane, outPlane := p.InH*p.InW, p.OutH*p.OutW
+	plane := poolPlane[T]
+	if fastMaxPool(p) {
+		plane = maxPoolPlane[T]
+	}
 	parallelFor(p.N*p.C, 1, func(lo, hi int) {
 		for pl := lo; pl < hi; pl++ {
-			xp, yp := x[pl*inPlane:][:inPlane], y[pl*outPlane:][:outPlane]
-			for oh := 0; oh < p.OutH; oh++ {
-				h0, h1, ph := window(oh, p.StrideH, p.PadH, p.KH, p.InH)
-				for ow := 0; ow < p.OutW; ow++ {
-					w0, w1, pw := window(ow, p.StrideW, p.PadW, p.KW, p.InW)
-					if p.Type == backend.PoolMax {
-						m := math.Inf(-1)
-						for ih := h0; ih < h1; ih++ {
-							for iw := w0; iw < w1; iw++ {
-								m = max(m, float64(xp[ih*p.InW+iw]))
-							}
-						}
-						yp[oh*p.OutW+ow] = T(m)
-						continue
-					}
-					var s float64
-					for ih := h0; ih < h1; ih++ {
-						for iw := w0; iw < w1; iw++ {
-							s += float64(xp[ih*p.InW+iw])
-						}
-					}
-					yp[oh*p.OutW+ow] = T(s / float64(avgDivisor(p, h1-h0, w1-w0, ph, pw)))
-				}
-			}
+			plane(p, y[pl*outPlane:][:outPlane], x[pl*inPlane:][:inPlane])
 		}
 	})
+}
+
+// poolPlane pools one plane xp into yp, for any window, stride and padding.
+func poolPlane[T Float](p backend.PoolParams, yp, xp []T) {
+	for oh := 0; oh < p.OutH; oh++ {
+		h0, h1, ph := window(oh, p.StrideH, p.PadH, p.KH, p.InH)
+		for ow := 0; ow < p.OutW; ow++ {
+			w0, w1, pw := window(ow, p.StrideW, p.PadW, p.KW, p.InW)
+			if p.Type == backend.PoolMax {
+				m := math.Inf(-1)
+				for ih := h0; ih < h1; ih++ {
+					for iw := w0; iw < w1; iw++ {
+						m = max(m, float64(xp[ih*p.InW+iw]))
+					}
+				}
+				yp[oh*p.OutW+ow] = T(m)
+				continue
+			}
+			var s float64
+			for ih := h0; ih < h1; ih++ {
+				for iw := w0; iw < w1; iw++ {
+					s += float64(xp[ih*p.InW+iw])
+				}
+			}
+			yp[oh*p.OutW+ow] = T(s / float64(avgDivisor(p, h1-h0, w1-w0, ph, pw)))
+		}
+	}
 }
 
 func avgDivisor(p backend.PoolParams, h, w, ph, pw int) int {
@@ -76,37 +84,45 @@ func (*Backend) Pool2DBackward(p backend.PoolParams, dx, x, y, dy backend.Arg) {
 
 func pool2DBackward[T Float](p backend.PoolParams, dx, x, dy []T) {
 	inPlane, outPlane := p.InH*p.InW, p.OutH*p.OutW
+	plane := poolBackwardPlane[T]
+	if fastMaxPool(p) {
+		plane = maxPoolBackwardPlane[T]
+	}
 	parallelFor(p.N*p.C, 1, func(lo, hi int) {
 		for pl := lo; pl < hi; pl++ {
-			xp, dxp, dyp := x[pl*inPlane:][:inPlane], dx[pl*inPlane:][:inPlane], dy[pl*outPlane:][:outPlane]
-			clear(dxp)
-			for oh := 0; oh < p.OutH; oh++ {
-				h0, h1, ph := window(oh, p.StrideH, p.PadH, p.KH, p.InH)
-				for ow := 0; ow < p.OutW; ow++ {
-					w0, w1, pw := window(ow, p.StrideW, p.PadW, p.KW, p.InW)
-					g := dyp[oh*p.OutW+ow]
-					if p.Type == backend.PoolMax {
-						best, at := math.Inf(-1), -1
-						for ih := h0; ih < h1; ih++ {
-							for iw := w0; iw < w1; iw++ {
-								if v := float64(xp[ih*p.InW+iw]); v > best || at < 0 {
-									best, at = v, ih*p.InW+iw
-								}
-							}
-						}
-						if at >= 0 {
-							dxp[at] += g
-						}
-						continue
-					}
-					g /= T(avgDivisor(p, h1-h0, w1-w0, ph, pw))
-					for ih := h0; ih < h1; ih++ {
-						for iw := w0; iw < w1; iw++ {
-							dxp[ih*p.InW+iw] += g
+			plane(p, dx[pl*inPlane:][:inPlane], x[pl*inPlane:][:inPlane], dy[pl*outPlane:][:outPlane])
+		}
+	})
+}
+
+// poolBackwardPlane is the backward pass of poolPlane for one plane.
+func poolBackwardPlane[T Float](p backend.PoolParams, dxp, xp, dyp []T) {
+	clear(dxp)
+	for oh := 0; oh < p.OutH; oh++ {
+		h0, h1, ph := window(oh, p.StrideH, p.PadH, p.KH, p.InH)
+		for ow := 0; ow < p.OutW; ow++ {
+			w0, w1, pw := window(ow, p.StrideW, p.PadW, p.KW, p.InW)
+			g := dyp[oh*p.OutW+ow]
+			if p.Type == backend.PoolMax {
+				best, at := math.Inf(-1), -1
+				for ih := h0; ih < h1; ih++ {
+					for iw := w0; iw < w1; iw++ {
+						if v := float64(xp[ih*p.InW+iw]); v > best || at < 0 {
+							best, at = v, ih*p.InW+iw
 						}
 					}
 				}
+				if at >= 0 {
+					dxp[at] += g
+				}
+				continue
+			}
+			g /= T(avgDivisor(p, h1-h0, w1-w0, ph, pw))
+			for ih := h0; ih < h1; ih++ {
+				for iw := w0; iw < w1; iw++ {
+					dxp[ih*p.InW+iw] += g
+				}
 			}
 		}
-	})
+	}
 }

@@ -1,0 +1,104 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/goluon/goluon/nd/backend"
+)
+
+// poolCase builds the parameters of one plane of max pooling.
+func poolCase(in, k, s [2]int) backend.PoolParams {
+	return backend.PoolParams{
+		Type: backend.PoolMax, N: 1, C: 1, InH: in[0], InW: in[1],
+		OutH: (in[0]-k[0])/s[0] + 1, OutW: (in[1]-k[1])/s[1] + 1,
+		KH: k[0], KW: k[1], StrideH: s[0], StrideW: s[1],
+	}
+}
+
+// TestMaxPoolFastPath checks that the no-padding max-pooling loops give
+// bit-identical results to the generic loops, forward and backward, on
+// inputs with ties (small integers), NaN and ±Inf, for the 2×2 special
+// case, other windows, overlapping windows and inputs the windows do not
+// cover entirely.
+func TestMaxPoolFastPath(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	cases := []struct{ in, k, s [2]int }{
+		{[2]int{24, 24}, [2]int{2, 2}, [2]int{2, 2}},
+		{[2]int{7, 9}, [2]int{2, 2}, [2]int{2, 2}},
+		{[2]int{6, 6}, [2]int{2, 2}, [2]int{1, 2}},
+		{[2]int{9, 8}, [2]int{3, 3}, [2]int{2, 2}},
+		{[2]int{8, 8}, [2]int{3, 2}, [2]int{1, 1}},
+		{[2]int{5, 5}, [2]int{5, 5}, [2]int{1, 1}},
+		{[2]int{10, 10}, [2]int{1, 1}, [2]int{3, 3}},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprint(c.in, c.k, c.s), func(t *testing.T) {
+			p := poolCase(c.in, c.k, c.s)
+			if !fastMaxPool(p) {
+				t.Fatal("the fast path does not apply")
+			}
+			x := make([]float32, p.InH*p.InW)
+			for i := range x {
+				x[i] = float32(r.IntN(4)) // ties
+				switch r.IntN(20) {
+				case 0:
+					x[i] = float32(math.NaN())
+				case 1:
+					x[i] = float32(math.Inf(-1))
+				}
+			}
+			dy := make([]float32, p.OutH*p.OutW)
+			for i := range dy {
+				dy[i] = float32(r.NormFloat64())
+			}
+			y, want := make([]float32, len(dy)), make([]float32, len(dy))
+			maxPoolPlane(p, y, x)
+			poolPlane(p, want, x)
+			if !slices.EqualFunc(y, want, sameBits) {
+				t.Errorf("forward\n got %v\nwant %v", y, want)
+			}
+			dx, dxWant := make([]float32, len(x)), make([]float32, len(x))
+			for i := range dx {
+				dx[i] = 7 // must be overwritten
+			}
+			maxPoolBackwardPlane(p, dx, x, dy)
+			poolBackwardPlane(p, dxWant, x, dy)
+			if !slices.EqualFunc(dx, dxWant, sameBits) {
+				t.Errorf("backward\n got %v\nwant %v", dx, dxWant)
+			}
+		})
+	}
+	padded := poolCase([2]int{6, 6}, [2]int{2, 2}, [2]int{2, 2})
+	padded.PadH = 1
+	if fastMaxPool(padded) {
+		t.Error("the fast path claims a padded pooling")
+	}
+}
+
+// BenchmarkMaxPool times LeNet's first pooling layer (batch 128, 6
+// channels, 24×24, 2×2 stride 2), forward and backward.
+func BenchmarkMaxPool(b *testing.B) {
+	p := poolCase([2]int{24, 24}, [2]int{2, 2}, [2]int{2, 2})
+	p.N, p.C = 128, 6
+	x := make([]float32, p.N*p.C*p.InH*p.InW)
+	r := rand.New(rand.NewPCG(1, 1))
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	y := make([]float32, p.N*p.C*p.OutH*p.OutW)
+	dx := make([]float32, len(x))
+	b.Run("forward", func(b *testing.B) {
+		for b.Loop() {
+			pool2D(p, y, x)
+		}
+	})
+	b.Run("backward", func(b *testing.B) {
+		for b.Loop() {
+			pool2DBackward(p, dx, x, y)
+		}
+	})
+}

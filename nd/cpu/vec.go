@@ -1,0 +1,162 @@
+package cpu
+
+import "github.com/goluon/goluon/nd/backend"
+
+// This file routes contiguous float32 elementwise work to the AVX2 kernels
+// of vec_amd64.s and keeps plain slice loops (no index arithmetic, bounds
+// checks hoisted) for float64 and for CPUs without AVX2. The strided loops
+// in elementwise.go remain for everything else.
+
+// asF32 returns s as []float32 when T is float32.
+func asF32[T Float](s []T) ([]float32, bool) {
+	f, ok := any(s).([]float32)
+	return f, ok
+}
+
+// vecBinary computes d = a op b over equal-length contiguous slices with an
+// AVX2 kernel; it reports false when there is none for op and T.
+func vecBinary[T Float](op backend.BinaryOp, d, a, b []T) bool {
+	df, ok := asF32(d)
+	if !ok || !useAsmKernel || len(d) == 0 {
+		return false
+	}
+	af, _ := asF32(a)
+	bf, _ := asF32(b)
+	af, bf = af[:len(df)], bf[:len(df)]
+	var k func(d, a, b *float32, n int)
+	switch op {
+	case backend.Add:
+		k = addF32
+	case backend.Sub:
+		k = subF32
+	case backend.Mul:
+		k = mulF32
+	case backend.Div:
+		k = divF32
+	case backend.ReluGrad:
+		k = reluGradF32
+	default:
+		return false
+	}
+	k(&df[0], &af[0], &bf[0], len(df))
+	return true
+}
+
+// vecScalar computes d = a op s with an AVX2 kernel, or reports false.
+func vecScalar[T Float](op backend.BinaryOp, d, a []T, s T) bool {
+	df, ok := asF32(d)
+	if !ok || !useAsmKernel || len(d) == 0 {
+		return false
+	}
+	af, _ := asF32(a)
+	af = af[:len(df)]
+	var k func(d, a *float32, s float32, n int)
+	switch op {
+	case backend.Add:
+		k = addScalarF32
+	case backend.Sub:
+		k = subScalarF32
+	case backend.Mul:
+		k = mulScalarF32
+	case backend.Div:
+		k = divScalarF32
+	default:
+		return false
+	}
+	k(&df[0], &af[0], float32(s), len(df))
+	return true
+}
+
+// binaryContig computes d = op(a, b) over equal-length contiguous slices.
+func binaryContig[T Float](op backend.BinaryOp, f func(a, b float64) float64, d, a, b []T) {
+	if vecBinary(op, d, a, b) {
+		return
+	}
+	a, b = a[:len(d)], b[:len(d)]
+	switch op {
+	case backend.Add:
+		for j := range d {
+			d[j] = a[j] + b[j]
+		}
+	case backend.Sub:
+		for j := range d {
+			d[j] = a[j] - b[j]
+		}
+	case backend.Mul:
+		for j := range d {
+			d[j] = a[j] * b[j]
+		}
+	case backend.Div:
+		for j := range d {
+			d[j] = a[j] / b[j]
+		}
+	case backend.ReluGrad:
+		for j := range d {
+			v := b[j]
+			if !(a[j] > 0) {
+				v = 0
+			}
+			d[j] = v
+		}
+	default:
+		for j := range d {
+			d[j] = T(f(float64(a[j]), float64(b[j])))
+		}
+	}
+}
+
+// binaryRight computes d = op(a, s) for a contiguous a and a broadcast s.
+func binaryRight[T Float](op backend.BinaryOp, f func(a, b float64) float64, d, a []T, s T) {
+	if vecScalar(op, d, a, s) {
+		return
+	}
+	a = a[:len(d)]
+	switch op {
+	case backend.Add:
+		for j := range d {
+			d[j] = a[j] + s
+		}
+	case backend.Mul:
+		for j := range d {
+			d[j] = a[j] * s
+		}
+	default:
+		for j := range d {
+			d[j] = T(f(float64(a[j]), float64(s)))
+		}
+	}
+}
+
+// binaryLeft computes d = op(s, b) for a broadcast s and a contiguous b;
+// the commutative ops reuse the right-hand kernels.
+func binaryLeft[T Float](op backend.BinaryOp, f func(a, b float64) float64, d []T, s T, b []T) {
+	if (op == backend.Add || op == backend.Mul) && vecScalar(op, d, b, s) {
+		return
+	}
+	b = b[:len(d)]
+	for j := range d {
+		d[j] = T(f(float64(s), float64(b[j])))
+	}
+}
+
+// vecUnary computes d = op(x) over a contiguous chunk with an AVX2 kernel,
+// or reports false.
+func vecUnary[T Float](op backend.UnaryOp, d, x []T, p1 float64) bool {
+	df, ok := asF32(d)
+	if !ok || !useAsmKernel || len(d) == 0 {
+		return false
+	}
+	xf, _ := asF32(x)
+	xf = xf[:len(df)]
+	switch op {
+	case backend.Relu:
+		reluF32(&df[0], &xf[0], len(df))
+	case backend.MulScalar:
+		mulScalarF32(&df[0], &xf[0], float32(p1), len(df))
+	case backend.AddScalar:
+		addScalarF32(&df[0], &xf[0], float32(p1), len(df))
+	default:
+		return false
+	}
+	return true
+}

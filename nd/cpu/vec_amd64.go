@@ -1,0 +1,36 @@
+//go:build amd64
+
+package cpu
+
+// The AVX2 elementwise kernels of vec_amd64.s. Each handles n contiguous
+// float32 values; d may alias a or b.
+
+//go:noescape
+func addF32(d, a, b *float32, n int)
+
+//go:noescape
+func subF32(d, a, b *float32, n int)
+
+//go:noescape
+func mulF32(d, a, b *float32, n int)
+
+//go:noescape
+func divF32(d, a, b *float32, n int)
+
+//go:noescape
+func addScalarF32(d, a *float32, s float32, n int)
+
+//go:noescape
+func subScalarF32(d, a *float32, s float32, n int)
+
+//go:noescape
+func mulScalarF32(d, a *float32, s float32, n int)
+
+//go:noescape
+func divScalarF32(d, a *float32, s float32, n int)
+
+//go:noescape
+func reluF32(d, a *float32, n int)
+
+//go:noescape
+func reluGradF32(d, a, b *float32, n int)

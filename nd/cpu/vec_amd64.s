@@ -1,0 +1,254 @@
+// AVX2 kernels of the contiguous float32 elementwise ops (see vec.go):
+// d[i] = a[i] op b[i], d[i] = a[i] op s, relu and its gradient. Each loop
+// does 32 values per iteration, then 8, then one at a time, so any n
+// works and nothing past the n-th element is read or written. Written by
+// hand; Go declarations are in vec_amd64.go.
+
+#include "textflag.h"
+
+// Registers: DI d, SI a, DX b, CX n left; Y15 the scalar or zero.
+
+// BINBODY computes d = a OPPS b, with OPSS for the scalar tail.
+#define BINBODY(OPPS, OPSS) \
+	MOVQ d+0(FP), DI;  \
+	MOVQ a+8(FP), SI;  \
+	MOVQ b+16(FP), DX; \
+	MOVQ n+24(FP), CX; \
+loop32:; \
+	CMPQ    CX, $32;       \
+	JLT     loop8;         \
+	VMOVUPS (SI), Y0;      \
+	VMOVUPS 32(SI), Y1;    \
+	VMOVUPS 64(SI), Y2;    \
+	VMOVUPS 96(SI), Y3;    \
+	OPPS    (DX), Y0, Y0;  \
+	OPPS    32(DX), Y1, Y1; \
+	OPPS    64(DX), Y2, Y2; \
+	OPPS    96(DX), Y3, Y3; \
+	VMOVUPS Y0, (DI);      \
+	VMOVUPS Y1, 32(DI);    \
+	VMOVUPS Y2, 64(DI);    \
+	VMOVUPS Y3, 96(DI);    \
+	ADDQ    $128, SI;      \
+	ADDQ    $128, DX;      \
+	ADDQ    $128, DI;      \
+	SUBQ    $32, CX;       \
+	JMP     loop32;        \
+loop8:; \
+	CMPQ    CX, $8;        \
+	JLT     tail;          \
+	VMOVUPS (SI), Y0;      \
+	OPPS    (DX), Y0, Y0;  \
+	VMOVUPS Y0, (DI);      \
+	ADDQ    $32, SI;       \
+	ADDQ    $32, DX;       \
+	ADDQ    $32, DI;       \
+	SUBQ    $8, CX;        \
+	JMP     loop8;         \
+tail:; \
+	TESTQ   CX, CX;        \
+	JEQ     done;          \
+	VMOVSS  (SI), X0;      \
+	VMOVSS  (DX), X1;      \
+	OPSS    X1, X0, X0;    \
+	VMOVSS  X0, (DI);      \
+	ADDQ    $4, SI;        \
+	ADDQ    $4, DX;        \
+	ADDQ    $4, DI;        \
+	DECQ    CX;            \
+	JMP     tail;          \
+done:; \
+	VZEROUPPER; \
+	RET
+
+// SCALBODY computes d = a OPPS s (s broadcast in Y15), with OPSS for the
+// scalar tail.
+#define SCALBODY(OPPS, OPSS) \
+	MOVQ         d+0(FP), DI;  \
+	MOVQ         a+8(FP), SI;  \
+	VBROADCASTSS s+16(FP), Y15; \
+	MOVQ         n+24(FP), CX; \
+loop32:; \
+	CMPQ    CX, $32;        \
+	JLT     loop8;          \
+	VMOVUPS (SI), Y0;       \
+	VMOVUPS 32(SI), Y1;     \
+	VMOVUPS 64(SI), Y2;     \
+	VMOVUPS 96(SI), Y3;     \
+	OPPS    Y15, Y0, Y0;    \
+	OPPS    Y15, Y1, Y1;    \
+	OPPS    Y15, Y2, Y2;    \
+	OPPS    Y15, Y3, Y3;    \
+	VMOVUPS Y0, (DI);       \
+	VMOVUPS Y1, 32(DI);     \
+	VMOVUPS Y2, 64(DI);     \
+	VMOVUPS Y3, 96(DI);     \
+	ADDQ    $128, SI;       \
+	ADDQ    $128, DI;       \
+	SUBQ    $32, CX;        \
+	JMP     loop32;         \
+loop8:; \
+	CMPQ    CX, $8;         \
+	JLT     tail;           \
+	VMOVUPS (SI), Y0;       \
+	OPPS    Y15, Y0, Y0;    \
+	VMOVUPS Y0, (DI);       \
+	ADDQ    $32, SI;        \
+	ADDQ    $32, DI;        \
+	SUBQ    $8, CX;         \
+	JMP     loop8;          \
+tail:; \
+	TESTQ   CX, CX;         \
+	JEQ     done;           \
+	VMOVSS  (SI), X0;       \
+	OPSS    X15, X0, X0;    \
+	VMOVSS  X0, (DI);       \
+	ADDQ    $4, SI;         \
+	ADDQ    $4, DI;         \
+	DECQ    CX;             \
+	JMP     tail;           \
+done:; \
+	VZEROUPPER; \
+	RET
+
+// func addF32(d, a, b *float32, n int)
+TEXT ·addF32(SB), NOSPLIT, $0-32
+	BINBODY(VADDPS, VADDSS)
+
+// func subF32(d, a, b *float32, n int)
+TEXT ·subF32(SB), NOSPLIT, $0-32
+	BINBODY(VSUBPS, VSUBSS)
+
+// func mulF32(d, a, b *float32, n int)
+TEXT ·mulF32(SB), NOSPLIT, $0-32
+	BINBODY(VMULPS, VMULSS)
+
+// func divF32(d, a, b *float32, n int)
+TEXT ·divF32(SB), NOSPLIT, $0-32
+	BINBODY(VDIVPS, VDIVSS)
+
+// func addScalarF32(d, a *float32, s float32, n int)
+TEXT ·addScalarF32(SB), NOSPLIT, $0-32
+	SCALBODY(VADDPS, VADDSS)
+
+// func subScalarF32(d, a *float32, s float32, n int)
+TEXT ·subScalarF32(SB), NOSPLIT, $0-32
+	SCALBODY(VSUBPS, VSUBSS)
+
+// func mulScalarF32(d, a *float32, s float32, n int)
+TEXT ·mulScalarF32(SB), NOSPLIT, $0-32
+	SCALBODY(VMULPS, VMULSS)
+
+// func divScalarF32(d, a *float32, s float32, n int)
+TEXT ·divScalarF32(SB), NOSPLIT, $0-32
+	SCALBODY(VDIVPS, VDIVSS)
+
+// func reluF32(d, a *float32, n int)
+// d = max(a, 0) with a as the second source of VMAXPS, so a NaN in a is
+// passed through (as Go's max does).
+TEXT ·reluF32(SB), NOSPLIT, $0-24
+	MOVQ   d+0(FP), DI
+	MOVQ   a+8(FP), SI
+	MOVQ   n+16(FP), CX
+	VXORPS Y15, Y15, Y15
+
+relu32:
+	CMPQ    CX, $32
+	JLT     relu8
+	VMAXPS  (SI), Y15, Y0
+	VMAXPS  32(SI), Y15, Y1
+	VMAXPS  64(SI), Y15, Y2
+	VMAXPS  96(SI), Y15, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ    $128, SI
+	ADDQ    $128, DI
+	SUBQ    $32, CX
+	JMP     relu32
+
+relu8:
+	CMPQ    CX, $8
+	JLT     relutail
+	VMAXPS  (SI), Y15, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     relu8
+
+relutail:
+	TESTQ  CX, CX
+	JEQ    reludone
+	VMOVSS (SI), X0
+	VMAXSS X0, X15, X0
+	VMOVSS X0, (DI)
+	ADDQ   $4, SI
+	ADDQ   $4, DI
+	DECQ   CX
+	JMP    relutail
+
+reludone:
+	VZEROUPPER
+	RET
+
+// func reluGradF32(d, a, b *float32, n int)
+// d = b where 0 < a, else 0 (an ordered compare: a NaN a gives 0).
+TEXT ·reluGradF32(SB), NOSPLIT, $0-32
+	MOVQ   d+0(FP), DI
+	MOVQ   a+8(FP), SI
+	MOVQ   b+16(FP), DX
+	MOVQ   n+24(FP), CX
+	VXORPS Y15, Y15, Y15
+
+rg32:
+	CMPQ    CX, $32
+	JLT     rg8
+	VCMPPS  $0x11, (SI), Y15, Y0
+	VCMPPS  $0x11, 32(SI), Y15, Y1
+	VCMPPS  $0x11, 64(SI), Y15, Y2
+	VCMPPS  $0x11, 96(SI), Y15, Y3
+	VANDPS  (DX), Y0, Y0
+	VANDPS  32(DX), Y1, Y1
+	VANDPS  64(DX), Y2, Y2
+	VANDPS  96(DX), Y3, Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ    $128, SI
+	ADDQ    $128, DX
+	ADDQ    $128, DI
+	SUBQ    $32, CX
+	JMP     rg32
+
+rg8:
+	CMPQ    CX, $8
+	JLT     rgtail
+	VCMPPS  $0x11, (SI), Y15, Y0
+	VANDPS  (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     rg8
+
+rgtail:
+	TESTQ  CX, CX
+	JEQ    rgdone
+	VMOVSS (SI), X0
+	VMOVSS (DX), X1
+	VCMPSS $0x1e, X15, X0, X0
+	VANDPS X1, X0, X0
+	VMOVSS X0, (DI)
+	ADDQ   $4, SI
+	ADDQ   $4, DX
+	ADDQ   $4, DI
+	DECQ   CX
+	JMP    rgtail
+
+rgdone:
+	VZEROUPPER
+	RET

@@ -1,0 +1,106 @@
+package cpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/goluon/goluon/nd/backend"
+)
+
+// vecInputs returns n values with zeros, negative zeros, NaN and ±Inf
+// sprinkled in, so the kernels' special cases are exercised.
+func vecInputs(r *rand.Rand, n int) []float32 {
+	s := make([]float32, n)
+	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}
+	for i := range s {
+		if r.IntN(8) == 0 {
+			s[i] = special[r.IntN(len(special))]
+		} else {
+			s[i] = float32(r.NormFloat64())
+		}
+	}
+	return s
+}
+
+// sameBits reports whether x and y are the same value (NaNs compare equal).
+func sameBits(x, y float32) bool {
+	if x != x && y != y {
+		return true
+	}
+	return math.Float32bits(x) == math.Float32bits(y)
+}
+
+// TestVecKernels checks every AVX2 elementwise kernel against the scalar
+// Go definition for every length up to 80 (all loop tails) and for an
+// output that aliases an input.
+func TestVecKernels(t *testing.T) {
+	if !useAsmKernel {
+		t.Skip("no AVX2: the kernels are not used on this CPU")
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	bins := []struct {
+		op  backend.BinaryOp
+		ref func(a, b float32) float32
+	}{
+		{backend.Add, func(a, b float32) float32 { return a + b }},
+		{backend.Sub, func(a, b float32) float32 { return a - b }},
+		{backend.Mul, func(a, b float32) float32 { return a * b }},
+		{backend.Div, func(a, b float32) float32 { return a / b }},
+		{backend.ReluGrad, func(a, b float32) float32 {
+			if a > 0 {
+				return b
+			}
+			return 0
+		}},
+	}
+	for n := 0; n <= 80; n++ {
+		a, b := vecInputs(r, n), vecInputs(r, n)
+		s := float32(r.NormFloat64())
+		for _, c := range bins {
+			d := make([]float32, n+1)
+			d[n] = 42 // must stay: nothing past n is written
+			if !vecBinary(c.op, d[:n], a, b) && n > 0 {
+				t.Fatalf("op %d: no kernel", c.op)
+			}
+			for i := range n {
+				if want := c.ref(a[i], b[i]); !sameBits(d[i], want) {
+					t.Fatalf("op %d n=%d [%d]: %v op %v = %v, want %v", c.op, n, i, a[i], b[i], d[i], want)
+				}
+			}
+			if d[n] != 42 {
+				t.Fatalf("op %d n=%d wrote past the end", c.op, n)
+			}
+			if c.op == backend.ReluGrad {
+				continue
+			}
+			vecScalar(c.op, d[:n], a, s)
+			for i := range n {
+				if want := c.ref(a[i], s); !sameBits(d[i], want) {
+					t.Fatalf("scalar op %d n=%d [%d]: got %v, want %v", c.op, n, i, d[i], want)
+				}
+			}
+			alias := append([]float32(nil), a...)
+			vecBinary(c.op, alias, alias, b)
+			for i := range n {
+				if want := c.ref(a[i], b[i]); !sameBits(alias[i], want) {
+					t.Fatalf("aliased op %d n=%d [%d]: got %v, want %v", c.op, n, i, alias[i], want)
+				}
+			}
+		}
+		d := make([]float32, n)
+		vecUnary(backend.Relu, d, a, 0)
+		for i := range n {
+			want := a[i]
+			if !(a[i] >= 0) && a[i] == a[i] { // negative (or -0): 0 keeps -0's sign, as VMAXPS does
+				want = 0
+			}
+			if a[i] == 0 {
+				want = a[i]
+			}
+			if !sameBits(d[i], want) {
+				t.Fatalf("relu n=%d [%d]: relu(%v) = %v, want %v", n, i, a[i], d[i], want)
+			}
+		}
+	}
+}
