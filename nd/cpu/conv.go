@@ -39,6 +39,15 @@ func ceilDiv(a, b int) int {
 // Each output row is split into a zero border and an interior that is a
 // contiguous copy when the stride is 1.
 func im2col[T Float](s convShape, x, col []T) {
+	if s.StrideW == 1 {
+		im2colUnitStride(s, x, col)
+		return
+	}
+	im2colStrided(s, x, col)
+}
+
+// im2colStrided is im2col for any stride, padding and dilation.
+func im2colStrided[T Float](s convShape, x, col []T) {
 	for c := 0; c < s.cg; c++ {
 		for kh := 0; kh < s.KH; kh++ {
 			for kw := 0; kw < s.KW; kw++ {
@@ -69,8 +78,78 @@ func im2col[T Float](s convShape, x, col []T) {
 	}
 }
 
+// im2colUnitStride is im2col for a unit column stride: for each row of
+// the column matrix, the output rows whose input row exists hold one
+// contiguous run of the input each (copied by copyRows in one call), and
+// everything else is zero padding.
+func im2colUnitStride[T Float](s convShape, x, col []T) {
+	ow := s.OutW
+	for c := 0; c < s.cg; c++ {
+		for kh := 0; kh < s.KH; kh++ {
+			for kw := 0; kw < s.KW; kw++ {
+				row := col[((c*s.KH+kh)*s.KW+kw)*s.ohw:][:s.ohw]
+				owLo, owHi := validRange(ow, 1, s.PadW, kw*s.DilateW, s.InW)
+				ohLo, ohHi := validRange(s.OutH, s.StrideH, s.PadH, kh*s.DilateH, s.InH)
+				if owLo >= owHi || ohLo >= ohHi {
+					clear(row)
+					continue
+				}
+				clear(row[:ohLo*ow])
+				clear(row[ohHi*ow:])
+				if owLo > 0 || owHi < ow {
+					for oh := ohLo; oh < ohHi; oh++ {
+						r := row[oh*ow:][:ow]
+						zero(r[:owLo])
+						zero(r[owHi:])
+					}
+				}
+				ih := ohLo*s.StrideH - s.PadH + kh*s.DilateH
+				iw := owLo - s.PadW + kw*s.DilateW
+				copyRows(row[ohLo*ow+owLo:], x[(c*s.InH+ih)*s.InW+iw:], ohHi-ohLo, owHi-owLo, ow, s.StrideH*s.InW)
+			}
+		}
+	}
+}
+
+// zero sets the few values of a padding border to zero.
+func zero[T Float](d []T) {
+	for i := range d {
+		d[i] = 0
+	}
+}
+
 // col2im adds col [Cg*KH*KW, OH*OW] back into dx [Cg, H, W].
 func col2im[T Float](s convShape, col, dx []T) {
+	if s.StrideW == 1 {
+		col2imUnitStride(s, col, dx)
+		return
+	}
+	col2imStrided(s, col, dx)
+}
+
+// col2imUnitStride is col2im for a unit column stride: the mirror of
+// im2colUnitStride, one addRows call per row of the column matrix.
+func col2imUnitStride[T Float](s convShape, col, dx []T) {
+	ow := s.OutW
+	for c := 0; c < s.cg; c++ {
+		for kh := 0; kh < s.KH; kh++ {
+			for kw := 0; kw < s.KW; kw++ {
+				row := col[((c*s.KH+kh)*s.KW+kw)*s.ohw:][:s.ohw]
+				owLo, owHi := validRange(ow, 1, s.PadW, kw*s.DilateW, s.InW)
+				ohLo, ohHi := validRange(s.OutH, s.StrideH, s.PadH, kh*s.DilateH, s.InH)
+				if owLo >= owHi || ohLo >= ohHi {
+					continue
+				}
+				ih := ohLo*s.StrideH - s.PadH + kh*s.DilateH
+				iw := owLo - s.PadW + kw*s.DilateW
+				addRows(dx[(c*s.InH+ih)*s.InW+iw:], row[ohLo*ow+owLo:], ohHi-ohLo, owHi-owLo, s.StrideH*s.InW, ow)
+			}
+		}
+	}
+}
+
+// col2imStrided is col2im for any stride, padding and dilation.
+func col2imStrided[T Float](s convShape, col, dx []T) {
 	for c := 0; c < s.cg; c++ {
 		for kh := 0; kh < s.KH; kh++ {
 			for kw := 0; kw < s.KW; kw++ {

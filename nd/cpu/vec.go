@@ -160,3 +160,41 @@ func vecUnary[T Float](op backend.UnaryOp, d, x []T, p1 float64) bool {
 	}
 	return true
 }
+
+// copyRows copies rows runs of width values from s (rows lds apart) to d
+// (rows ldd apart): with the AVX2 kernel for float32 runs of at least 8,
+// else with copy.
+func copyRows[T Float](d, s []T, rows, width, ldd, lds int) {
+	if rows <= 0 || width <= 0 {
+		return
+	}
+	_, _ = d[(rows-1)*ldd+width-1], s[(rows-1)*lds+width-1]
+	if df, ok := asF32(d); ok && useAsmKernel && width >= 8 {
+		sf, _ := asF32(s)
+		copyRowsF32(&df[0], &sf[0], rows, width, ldd, lds)
+		return
+	}
+	for r := range rows {
+		copy(d[r*ldd:][:width], s[r*lds:][:width])
+	}
+}
+
+// addRows adds rows runs of width values from s (rows lds apart) into d
+// (rows ldd apart), with the AVX2 kernel for float32.
+func addRows[T Float](d, s []T, rows, width, ldd, lds int) {
+	if rows <= 0 || width <= 0 {
+		return
+	}
+	_, _ = d[(rows-1)*ldd+width-1], s[(rows-1)*lds+width-1]
+	if df, ok := asF32(d); ok && useAsmKernel {
+		sf, _ := asF32(s)
+		addRowsF32(&df[0], &sf[0], rows, width, ldd, lds)
+		return
+	}
+	for r := range rows {
+		dr, sr := d[r*ldd:][:width], s[r*lds:][:width]
+		for j, v := range sr {
+			dr[j] += v
+		}
+	}
+}

@@ -34,3 +34,9 @@ func reluF32(d, a *float32, n int)
 
 //go:noescape
 func reluGradF32(d, a, b *float32, n int)
+
+//go:noescape
+func copyRowsF32(d, s *float32, rows, width, ldd, lds int)
+
+//go:noescape
+func addRowsF32(d, s *float32, rows, width, ldd, lds int)

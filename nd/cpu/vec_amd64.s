@@ -252,3 +252,94 @@ rgtail:
 rgdone:
 	VZEROUPPER
 	RET
+
+// func copyRowsF32(d, s *float32, rows, width, ldd, lds int)
+// Copies rows runs of width values (width ≥ 8) from s (rows lds apart) to
+// d (rows ldd apart), 8 values per move; the last move of a run is the
+// run's last 8 values, overlapping the previous move, so nothing outside
+// the runs is read or written.
+TEXT ·copyRowsF32(SB), NOSPLIT, $0-48
+	MOVQ d+0(FP), DI
+	MOVQ s+8(FP), SI
+	MOVQ rows+16(FP), R8
+	MOVQ width+24(FP), R11
+	MOVQ ldd+32(FP), R9
+	MOVQ lds+40(FP), R10
+	SHLQ $2, R11
+	SUBQ $32, R11          // byte offset of a run's last 8 values
+	SHLQ $2, R9
+	SHLQ $2, R10
+
+cprow:
+	TESTQ R8, R8
+	JEQ   cpdone
+	XORQ  AX, AX
+
+cpchunk:
+	CMPQ    AX, R11
+	JGE     cplast
+	VMOVUPS (SI)(AX*1), Y0
+	VMOVUPS Y0, (DI)(AX*1)
+	ADDQ    $32, AX
+	JMP     cpchunk
+
+cplast:
+	VMOVUPS (SI)(R11*1), Y0
+	VMOVUPS Y0, (DI)(R11*1)
+	ADDQ    R9, DI
+	ADDQ    R10, SI
+	DECQ    R8
+	JMP     cprow
+
+cpdone:
+	VZEROUPPER
+	RET
+
+// func addRowsF32(d, s *float32, rows, width, ldd, lds int)
+// Adds rows runs of width values from s (rows lds apart) into d (rows ldd
+// apart): 8 values per step, then one at a time.
+TEXT ·addRowsF32(SB), NOSPLIT, $0-48
+	MOVQ d+0(FP), DI
+	MOVQ s+8(FP), SI
+	MOVQ rows+16(FP), R8
+	MOVQ width+24(FP), R11
+	MOVQ ldd+32(FP), R9
+	MOVQ lds+40(FP), R10
+	SHLQ $2, R9
+	SHLQ $2, R10
+
+adrow:
+	TESTQ R8, R8
+	JEQ   addone
+	XORQ  AX, AX
+	MOVQ  R11, CX
+
+ad8:
+	CMPQ    CX, $8
+	JLT     adtail
+	VMOVUPS (SI)(AX*4), Y0
+	VADDPS  (DI)(AX*4), Y0, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ    $8, AX
+	SUBQ    $8, CX
+	JMP     ad8
+
+adtail:
+	TESTQ  CX, CX
+	JEQ    adnext
+	VMOVSS (SI)(AX*4), X0
+	VADDSS (DI)(AX*4), X0, X0
+	VMOVSS X0, (DI)(AX*4)
+	INCQ   AX
+	DECQ   CX
+	JMP    adtail
+
+adnext:
+	ADDQ R9, DI
+	ADDQ R10, SI
+	DECQ R8
+	JMP  adrow
+
+addone:
+	VZEROUPPER
+	RET

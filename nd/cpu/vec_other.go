@@ -5,13 +5,15 @@ package cpu
 // The vector kernels exist only on amd64; vec.go never calls these
 // because useAsmKernel is false elsewhere.
 
-func addF32(d, a, b *float32, n int)               { panic("unreachable") }
-func subF32(d, a, b *float32, n int)               { panic("unreachable") }
-func mulF32(d, a, b *float32, n int)               { panic("unreachable") }
-func divF32(d, a, b *float32, n int)               { panic("unreachable") }
-func addScalarF32(d, a *float32, s float32, n int) { panic("unreachable") }
-func subScalarF32(d, a *float32, s float32, n int) { panic("unreachable") }
-func mulScalarF32(d, a *float32, s float32, n int) { panic("unreachable") }
-func divScalarF32(d, a *float32, s float32, n int) { panic("unreachable") }
-func reluF32(d, a *float32, n int)                 { panic("unreachable") }
-func reluGradF32(d, a, b *float32, n int)          { panic("unreachable") }
+func addF32(d, a, b *float32, n int)                       { panic("unreachable") }
+func subF32(d, a, b *float32, n int)                       { panic("unreachable") }
+func mulF32(d, a, b *float32, n int)                       { panic("unreachable") }
+func divF32(d, a, b *float32, n int)                       { panic("unreachable") }
+func addScalarF32(d, a *float32, s float32, n int)         { panic("unreachable") }
+func subScalarF32(d, a *float32, s float32, n int)         { panic("unreachable") }
+func mulScalarF32(d, a *float32, s float32, n int)         { panic("unreachable") }
+func divScalarF32(d, a *float32, s float32, n int)         { panic("unreachable") }
+func reluF32(d, a *float32, n int)                         { panic("unreachable") }
+func reluGradF32(d, a, b *float32, n int)                  { panic("unreachable") }
+func copyRowsF32(d, s *float32, rows, width, ldd, lds int) { panic("unreachable") }
+func addRowsF32(d, s *float32, rows, width, ldd, lds int)  { panic("unreachable") }

@@ -1,0 +1,74 @@
+package cpu
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/goluon/goluon/nd/backend"
+)
+
+// convLayers are the convolutions of the tutorials' networks at batch 128
+// (per context): LeNet's two layers and the Keras CIFAR-10 CNN's four.
+var convLayers = []struct {
+	name string
+	p    backend.ConvParams
+}{
+	{"lenet1", convP(128, 1, 28, 6, 5, 0)},
+	{"lenet2", convP(128, 6, 12, 16, 3, 0)},
+	{"cifar1", convP(128, 3, 32, 32, 3, 1)},
+	{"cifar2", convP(128, 32, 32, 32, 3, 0)},
+	{"cifar3", convP(128, 32, 15, 64, 3, 1)},
+	{"cifar4", convP(128, 64, 15, 64, 3, 0)},
+}
+
+// convP returns the parameters of a square stride-1 convolution.
+func convP(n, c, hw, oc, k, pad int) backend.ConvParams {
+	out := hw + 2*pad - k + 1
+	return backend.ConvParams{
+		N: n, InC: c, InH: hw, InW: hw, OutC: oc, KH: k, KW: k, OutH: out, OutW: out,
+		StrideH: 1, StrideW: 1, PadH: pad, PadW: pad, DilateH: 1, DilateW: 1, Groups: 1,
+	}
+}
+
+// BenchmarkConv times each tutorial convolution's forward pass and both
+// backward passes, in GFLOP/s of the underlying GEMMs (2·N·OC·OH·OW·C·KH·KW).
+func BenchmarkConv(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, l := range convLayers {
+		s := newConvShape(l.p)
+		x := randSlice(l.p.N*l.p.InC*l.p.InH*l.p.InW, r)
+		w := randSlice(l.p.OutC*s.kk, r)
+		y := randSlice(l.p.N*l.p.OutC*s.ohw, r)
+		dx, dw := make([]float32, len(x)), make([]float32, len(w))
+		flops := 2 * float64(l.p.N*l.p.OutC*s.ohw*s.kk)
+		for _, pass := range []struct {
+			name string
+			fn   func()
+		}{
+			{"forward", func() { convForward(s, y, x, w) }},
+			{"data", func() { convBackwardData(s, dx, y, w) }},
+			{"filter", func() { convBackwardFilter(s, dw, x, y) }},
+		} {
+			b.Run(fmt.Sprintf("%s/%s", l.name, pass.name), func(b *testing.B) {
+				gflops(b, flops, pass.fn)
+			})
+		}
+	}
+}
+
+// BenchmarkIm2col times unrolling one image of each tutorial convolution.
+func BenchmarkIm2col(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, l := range convLayers {
+		s := newConvShape(l.p)
+		x := randSlice(l.p.InC*l.p.InH*l.p.InW, r)
+		col := make([]float32, s.kk*s.ohw)
+		b.Run(l.name, func(b *testing.B) {
+			for b.Loop() {
+				im2col(s, x, col)
+			}
+			b.ReportMetric(float64(len(col)*4*b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+		})
+	}
+}
