@@ -76,21 +76,24 @@ func avgDivisor(p backend.PoolParams, h, w, ph, pw int) int {
 // window for max pooling, spread evenly for average pooling.
 func (*Backend) Pool2DBackward(p backend.PoolParams, dx, x, y, dy backend.Arg) {
 	if isF64(dx) {
-		pool2DBackward(p, slice[float64](dx), slice[float64](x), slice[float64](dy))
+		pool2DBackward(p, slice[float64](dx), slice[float64](x), slice[float64](y), slice[float64](dy))
 	} else {
-		pool2DBackward(p, slice[float32](dx), slice[float32](x), slice[float32](dy))
+		pool2DBackward(p, slice[float32](dx), slice[float32](x), slice[float32](y), slice[float32](dy))
 	}
 }
 
-func pool2DBackward[T Float](p backend.PoolParams, dx, x, dy []T) {
+func pool2DBackward[T Float](p backend.PoolParams, dx, x, y, dy []T) {
 	inPlane, outPlane := p.InH*p.InW, p.OutH*p.OutW
-	plane := poolBackwardPlane[T]
-	if fastMaxPool(p) {
-		plane = maxPoolBackwardPlane[T]
+	plane := func(p backend.PoolParams, dxp, xp, _, dyp []T) { poolBackwardPlane(p, dxp, xp, dyp) }
+	switch {
+	case pool2x2(p):
+		plane = maxPool2x2BackwardPlane[T]
+	case fastMaxPool(p):
+		plane = func(p backend.PoolParams, dxp, xp, _, dyp []T) { maxPoolBackwardPlane(p, dxp, xp, dyp) }
 	}
 	parallelFor(p.N*p.C, 1, func(lo, hi int) {
 		for pl := lo; pl < hi; pl++ {
-			plane(p, dx[pl*inPlane:][:inPlane], x[pl*inPlane:][:inPlane], dy[pl*outPlane:][:outPlane])
+			plane(p, dx[pl*inPlane:][:inPlane], x[pl*inPlane:][:inPlane], y[pl*outPlane:][:outPlane], dy[pl*outPlane:][:outPlane])
 		}
 	})
 }

@@ -1,6 +1,10 @@
 package cpu
 
-import "github.com/goluon/goluon/nd/backend"
+import (
+	"math"
+
+	"github.com/goluon/goluon/nd/backend"
+)
 
 // Max pooling without padding is what the tutorials' networks use; it gets
 // these loops, which work in the element type, index rows directly instead
@@ -87,4 +91,80 @@ func maxPoolBackwardPlane[T Float](p backend.PoolParams, dxp, xp, dyp []T) {
 			dxp[at] += g
 		}
 	}
+}
+
+// pool2x2 reports whether maxPool2x2BackwardPlane applies: 2×2 max
+// pooling with stride 2 and no padding, the pooling of LeNet and the CIFAR
+// networks, whose windows do not overlap.
+func pool2x2(p backend.PoolParams) bool {
+	return fastMaxPool(p) && p.KH == 2 && p.KW == 2 && p.StrideH == 2 && p.StrideW == 2
+}
+
+// maxPool2x2BackwardPlane is the backward pass of one plane of 2×2,
+// stride-2 max pooling. It uses the forward output yp: each window's
+// gradient goes to the first of its four inputs equal to the window's
+// maximum, which is the first maximum that maxPoolBackwardPlane finds. For
+// float32 the choice is made with bit masks instead of branches, which
+// mispredict on every other window; a window whose maximum is NaN takes
+// the scalar route so that NaN handling stays exactly that of the generic
+// loops. Every input of a window is written (the winner gets the
+// gradient, the others 0), so only inputs outside every window (an odd
+// last row or column) need clearing.
+func maxPool2x2BackwardPlane[T Float](p backend.PoolParams, dxp, xp, yp, dyp []T) {
+	d32, ok := asF32(dxp)
+	if !ok {
+		maxPoolBackwardPlane(p, dxp, xp, dyp)
+		return
+	}
+	x32, _ := asF32(xp)
+	y32, _ := asF32(yp)
+	g32, _ := asF32(dyp)
+	if p.InH != 2*p.OutH || p.InW != 2*p.OutW {
+		clear(d32)
+	}
+	w := 2 * p.OutW
+	for oh := 0; oh < p.OutH; oh++ {
+		i0 := 2 * oh * p.InW
+		r0, r1 := x32[i0:][:w], x32[i0+p.InW:][:w]
+		d0, d1 := d32[i0:][:w], d32[i0+p.InW:][:w]
+		yr, gr := y32[oh*p.OutW:][:p.OutW], g32[oh*p.OutW:][:p.OutW]
+		for ow, yv := range yr {
+			j := 2 * ow
+			a, b, c, d := r0[j], r0[j+1], r1[j], r1[j+1]
+			g := math.Float32bits(gr[ow])
+			if yv != yv {
+				d0[j], d0[j+1], d1[j], d1[j+1] = 0, 0, 0, 0
+				at, best := &d0[j], a
+				if b > best {
+					at, best = &d0[j+1], b
+				}
+				if c > best {
+					at, best = &d1[j], c
+				}
+				if d > best {
+					at = &d1[j+1]
+				}
+				*at = gr[ow]
+				continue
+			}
+			m0 := eqMask(a, yv)
+			m1 := eqMask(b, yv) &^ m0
+			seen := m0 | m1
+			m2 := eqMask(c, yv) &^ seen
+			m3 := ^(seen | m2)
+			d0[j] = math.Float32frombits(g & m0)
+			d0[j+1] = math.Float32frombits(g & m1)
+			d1[j] = math.Float32frombits(g & m2)
+			d1[j+1] = math.Float32frombits(g & m3)
+		}
+	}
+}
+
+// eqMask is all ones when a == b, else zero.
+func eqMask(a, b float32) uint32 {
+	var m uint32
+	if a == b {
+		m = ^uint32(0)
+	}
+	return m
 }

@@ -29,6 +29,8 @@ func TestMaxPoolFastPath(t *testing.T) {
 	cases := []struct{ in, k, s [2]int }{
 		{[2]int{24, 24}, [2]int{2, 2}, [2]int{2, 2}},
 		{[2]int{7, 9}, [2]int{2, 2}, [2]int{2, 2}},
+		{[2]int{10, 10}, [2]int{2, 2}, [2]int{2, 2}},
+		{[2]int{8, 8}, [2]int{2, 2}, [2]int{3, 3}},
 		{[2]int{6, 6}, [2]int{2, 2}, [2]int{1, 2}},
 		{[2]int{9, 8}, [2]int{3, 3}, [2]int{2, 2}},
 		{[2]int{8, 8}, [2]int{3, 2}, [2]int{1, 1}},
@@ -70,6 +72,21 @@ func TestMaxPoolFastPath(t *testing.T) {
 			if !slices.EqualFunc(dx, dxWant, sameBits) {
 				t.Errorf("backward\n got %v\nwant %v", dx, dxWant)
 			}
+			if !pool2x2(p) {
+				return
+			}
+			for i := range dx {
+				dx[i] = 7
+			}
+			maxPool2x2BackwardPlane(p, dx, x, want, dy)
+			if !slices.EqualFunc(dx, dxWant, sameBits) {
+				t.Errorf("2x2 backward from y\n got %v\nwant %v", dx, dxWant)
+			}
+			dx64 := make([]float64, len(x))
+			maxPool2x2BackwardPlane(p, dx64, widen(x), widen(want), widen(dy))
+			if !slices.Equal(dx64, widen(dxWant)) {
+				t.Errorf("2x2 float64 backward\n got %v\nwant %v", dx64, dxWant)
+			}
 		})
 	}
 	padded := poolCase([2]int{6, 6}, [2]int{2, 2}, [2]int{2, 2})
@@ -98,7 +115,7 @@ func BenchmarkMaxPool(b *testing.B) {
 	})
 	b.Run("backward", func(b *testing.B) {
 		for b.Loop() {
-			pool2DBackward(p, dx, x, y)
+			pool2DBackward(p, dx, x, y, y)
 		}
 	})
 }
