@@ -3,6 +3,8 @@ package cpu
 import (
 	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/goluon/goluon/ctx"
@@ -117,4 +119,36 @@ func TestParallelForCoversRange(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestParallelForConcurrentAndNested runs parallelFor from several
+// goroutines at once, with a nested call inside each chunk, and checks that
+// every index is visited exactly once and that nothing deadlocks when the
+// helpers are all busy.
+func TestParallelForConcurrentAndNested(t *testing.T) {
+	var wg sync.WaitGroup
+	for g := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for rep := range 50 {
+				n := 1000 + 37*g + rep
+				seen := make([]int32, n)
+				parallelFor(n, 10, func(lo, hi int) {
+					parallelFor(hi-lo, 5, func(a, b int) {
+						for i := lo + a; i < lo+b; i++ {
+							atomic.AddInt32(&seen[i], 1)
+						}
+					})
+				})
+				for i, s := range seen {
+					if s != 1 {
+						t.Errorf("goroutine %d rep %d: index %d visited %d times", g, rep, i, s)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

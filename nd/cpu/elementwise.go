@@ -6,7 +6,7 @@ import (
 	"github.com/goluon/goluon/nd/backend"
 )
 
-const elemGrain = 1 << 14
+const elemGrain = 1 << 16
 
 // Fill sets n elements of dst to v.
 func (*Backend) Fill(dst backend.Arg, n int, v float64) {

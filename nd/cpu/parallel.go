@@ -2,36 +2,147 @@ package cpu
 
 import (
 	"runtime"
-	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Kernels split their work into at most GOMAXPROCS chunks. The chunks of
+// one call are claimed, one at a time, by the calling goroutine and by a
+// small set of long-lived helper goroutines (GOMAXPROCS-1 of them). A
+// helper that has just finished work keeps polling for the next call for
+// a short while (spinSpan) before it blocks, so the back-to-back kernels of
+// a training step find it awake: starting a goroutine per kernel costs the
+// wake-up of a parked thread each time, which on the 2-core machines we
+// measured left the second core idle for a third of a step. The caller
+// never waits for a helper to arrive: it claims whatever chunks are left
+// itself, so a late or busy helper only costs parallelism, never progress.
+// It then polls, for the same span, for the chunks helpers are running
+// (see job.wait). With both in place the MLP training step went from
+// 61,000 to 86,000 samples/s and LeNet's from 25,000 to 31,000 on 2 cores.
+// Helpers that stay idle for helperIdle exit, and are started again on
+// demand.
+//
+// Chunk boundaries depend only on n, grain and GOMAXPROCS, not on which
+// goroutine runs a chunk, so kernels that combine per-chunk results in
+// chunk order are reproducible.
+
+const (
+	// spinSpan is how long an idle helper polls for work, and a caller
+	// for its helpers' chunks, before blocking. 50µs was too short for
+	// the gaps between the kernels of a step; 200µs to 1ms measured the
+	// same.
+	spinSpan = 200 * time.Microsecond
+	// helperIdle is how long a blocked helper waits before it exits.
+	helperIdle = time.Second
+)
+
+// job is one parallel call: chunks claimed through next, finished ones
+// counted down in left; the goroutine that finishes the last chunk closes
+// done.
+type job struct {
+	fn        func(chunk, lo, hi int)
+	n, chunks int
+	next      atomic.Int64
+	left      atomic.Int64
+	done      chan struct{}
+}
+
+var (
+	// invites carries jobs to the helpers; a full channel just means the
+	// caller does more of the work itself.
+	invites = make(chan *job, 64)
+	// helpers counts the live helper goroutines.
+	helpers atomic.Int64
 )
 
 // workers is the number of goroutines a kernel splits its work into.
 func workers() int { return runtime.GOMAXPROCS(0) }
 
-// parallelFor calls fn over [0, n) split into at most workers() contiguous
-// chunks of at least grain items each. Chunk boundaries depend only on n,
-// grain and GOMAXPROCS, so a kernel that combines per-chunk results in chunk
-// order is reproducible.
-func parallelFor(n, grain int, fn func(lo, hi int)) {
-	chunks := numChunks(n, grain)
-	if chunks <= 1 {
-		if n > 0 {
-			fn(0, n)
+// run claims and runs chunks of j until none are left unclaimed.
+func (j *job) run() {
+	for {
+		c := int(j.next.Add(1) - 1)
+		if c >= j.chunks {
+			return
 		}
-		return
+		lo, hi := chunkBounds(j.n, j.chunks, c)
+		j.fn(c, lo, hi)
+		if j.left.Add(-1) == 0 {
+			close(j.done)
+		}
 	}
-	var wg sync.WaitGroup
-	for c := 1; c < chunks; c++ {
-		lo, hi := chunkBounds(n, chunks, c)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(lo, hi)
-		}()
+}
+
+// wait returns once every chunk of j has finished. The chunks still
+// running were claimed by helpers and are about as long as the caller's
+// own, so it polls for a while before it blocks: a blocked caller would be
+// woken on the helper's core and then migrate back, which costs more
+// than a short kernel.
+func (j *job) wait() {
+	start := time.Now()
+	for i := 1; j.left.Load() > 0; i++ {
+		if i%256 == 0 {
+			if time.Since(start) > spinSpan {
+				<-j.done
+				return
+			}
+			runtime.Gosched()
+		}
 	}
-	lo, hi := chunkBounds(n, chunks, 0)
-	fn(lo, hi)
-	wg.Wait()
+}
+
+// helper runs invited jobs until it has been idle for helperIdle.
+func helper() {
+	defer helpers.Add(-1)
+	idle := time.NewTimer(helperIdle)
+	defer idle.Stop()
+	for {
+		var j *job
+		start := time.Now()
+		for i := 1; j == nil; i++ {
+			if len(invites) > 0 {
+				select {
+				case j = <-invites:
+				default:
+				}
+				continue
+			}
+			if i%256 == 0 {
+				if time.Since(start) > spinSpan {
+					break
+				}
+				runtime.Gosched()
+			}
+		}
+		if j == nil {
+			idle.Reset(helperIdle)
+			select {
+			case j = <-invites:
+			case <-idle.C:
+				return
+			}
+		}
+		j.run()
+	}
+}
+
+// startHelpers makes sure want helpers are running.
+func startHelpers(want int) {
+	for {
+		have := helpers.Load()
+		if have >= int64(want) {
+			return
+		}
+		if helpers.CompareAndSwap(have, have+1) {
+			go helper()
+		}
+	}
+}
+
+// parallelFor calls fn over [0, n) split into at most workers() contiguous
+// chunks of at least grain items each.
+func parallelFor(n, grain int, fn func(lo, hi int)) {
+	parallelChunks(n, grain, func(_, lo, hi int) { fn(lo, hi) })
 }
 
 // numChunks is how many chunks parallelFor uses for n items.
@@ -49,22 +160,26 @@ func chunkBounds(n, chunks, c int) (int, int) {
 }
 
 // parallelChunks is parallelFor that also passes the chunk index, for
-// kernels that keep per-chunk partial results.
+// kernels that keep per-chunk partial results. It returns the number of
+// chunks.
 func parallelChunks(n, grain int, fn func(chunk, lo, hi int)) int {
 	chunks := numChunks(n, grain)
-	var wg sync.WaitGroup
-	for c := 1; c < chunks; c++ {
-		lo, hi := chunkBounds(n, chunks, c)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(c, lo, hi)
-		}()
+	if chunks <= 1 {
+		if n > 0 {
+			fn(0, 0, n)
+		}
+		return chunks
 	}
-	lo, hi := chunkBounds(n, chunks, 0)
-	if n > 0 {
-		fn(0, lo, hi)
+	j := &job{fn: fn, n: n, chunks: chunks, done: make(chan struct{})}
+	j.left.Store(int64(chunks))
+	startHelpers(workers() - 1)
+	for range chunks - 1 {
+		select {
+		case invites <- j:
+		default:
+		}
 	}
-	wg.Wait()
+	j.run()
+	j.wait()
 	return chunks
 }

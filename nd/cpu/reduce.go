@@ -170,6 +170,10 @@ func reduceRun[T Float](op backend.ReduceOp, acc *float64, idx *int, s []T, n, s
 	a := *acc
 	switch op {
 	case backend.Sum:
+		if f, ok := asF32(s); ok && stride == 1 && n >= 16 && useAsmKernel {
+			*acc = a + sumF32(&f[:n][0], n)
+			return
+		}
 		for j := 0; j < n; j++ {
 			a += float64(s[j*stride])
 		}

@@ -31,7 +31,7 @@ func forRows(shape []int, strides [][]int, fn func(offs []int, n int, inner []in
 	for i, s := range strides {
 		inner[i] = s[last]
 	}
-	grain := max(1, 1<<14/max(n, 1))
+	grain := max(1, elemGrain/max(n, 1))
 	parallelFor(rows, grain, func(lo, hi int) {
 		offs := make([]int, len(strides))
 		for r := lo; r < hi; r++ {

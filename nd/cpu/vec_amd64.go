@@ -40,3 +40,6 @@ func copyRowsF32(d, s *float32, rows, width, ldd, lds int)
 
 //go:noescape
 func addRowsF32(d, s *float32, rows, width, ldd, lds int)
+
+//go:noescape
+func sumF32(s *float32, n int) float64

@@ -343,3 +343,52 @@ adnext:
 addone:
 	VZEROUPPER
 	RET
+
+// func sumF32(s *float32, n int) float64
+// Sums n values in float64: 16 per step into four 4-lane accumulators,
+// which are then added pairwise, then the tail one at a time.
+TEXT ·sumF32(SB), NOSPLIT, $0-24
+	MOVQ   s+0(FP), SI
+	MOVQ   n+8(FP), CX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+
+sum16:
+	CMPQ      CX, $16
+	JLT       sumfold
+	VCVTPS2PD (SI), Y4
+	VCVTPS2PD 16(SI), Y5
+	VCVTPS2PD 32(SI), Y6
+	VCVTPS2PD 48(SI), Y7
+	VADDPD    Y4, Y0, Y0
+	VADDPD    Y5, Y1, Y1
+	VADDPD    Y6, Y2, Y2
+	VADDPD    Y7, Y3, Y3
+	ADDQ      $64, SI
+	SUBQ      $16, CX
+	JMP       sum16
+
+sumfold:
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD       X1, X0, X0
+	VHADDPD      X0, X0, X0
+
+sumtail:
+	TESTQ     CX, CX
+	JEQ       sumdone
+	VMOVSS    (SI), X1
+	VCVTSS2SD X1, X1, X1
+	VADDSD    X1, X0, X0
+	ADDQ      $4, SI
+	DECQ      CX
+	JMP       sumtail
+
+sumdone:
+	VMOVSD X0, ret+16(FP)
+	VZEROUPPER
+	RET
