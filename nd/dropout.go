@@ -1,6 +1,11 @@
 package nd
 
-import "math/rand/v2"
+import (
+	"math"
+	"sync"
+
+	"github.com/goluon/goluon/ctx"
+)
 
 // Dropout zeroes each element of x with probability p and scales the rest
 // by 1/(1-p) in training mode (IsTraining); otherwise it passes x through.
@@ -18,13 +23,7 @@ func Dropout(x *NDArray, p float64) *NDArray {
 		})
 		return y
 	}
-	scale := 1 / (1 - p)
-	mask := hostRandom(op, x.st.dev, x.dtype, x.shape, func(r *rand.Rand) float64 {
-		if r.Float64() < p {
-			return 0
-		}
-		return scale
-	})
+	mask := dropoutMask(op, x.st.dev, x.dtype, x.shape, p)
 	y := mulRaw(x, mask)
 	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
 		return []*NDArray{mulRaw(g, mask)}
@@ -33,4 +32,81 @@ func Dropout(x *NDArray, p float64) *NDArray {
 		mask.Release()
 	}
 	return y
+}
+
+// dropoutMask draws Dropout's mask: 0 with probability p, 1/(1-p)
+// otherwise. It takes one value from dev's generator as a seed; the bits
+// of value pair i are splitmix64's output for seed + i (a counter-based
+// generator: no state to carry from value to value), 32 per value, and a
+// value is dropped when its bits fall below p·2³². That costs about a
+// nanosecond per value, and the mask depends only on the seed and the
+// shape.
+func dropoutMask(op string, dev ctx.Context, dt DType, shape []int, p float64) *NDArray {
+	checkShape(op, shape)
+	g := rngFor(dev)
+	g.mu.Lock()
+	seed := g.r.Uint64()
+	g.mu.Unlock()
+	n := numel(shape)
+	thr := uint32(min(p*(1<<32), 1<<32-1))
+	keep := 1 / (1 - p)
+	a := newArray(op, dev, dt, shape)
+	if dt == Float64 {
+		writeMask[float64](a, n, seed, thr, keep)
+	} else {
+		writeMask[float32](a, n, seed, thr, keep)
+	}
+	return a
+}
+
+// maskStaging recycles the host slices masks are drawn into before they
+// are written to their device: a fresh multi-megabyte slice per call cost
+// more in page faults than drawing the mask.
+var maskStaging [2]sync.Pool
+
+// writeMask draws n mask values into a staging slice and writes them to a.
+func writeMask[T float32 | float64](a *NDArray, n int, seed uint64, thr uint32, keep float64) {
+	pool := &maskStaging[0]
+	if _, ok := any(T(0)).(float64); ok {
+		pool = &maskStaging[1]
+	}
+	p, _ := pool.Get().(*[]T)
+	if p == nil || cap(*p) < n {
+		s := make([]T, n)
+		p = &s
+	}
+	a.be().Write(a.st.buf, a.off, fillMask((*p)[:n], seed, thr, keep))
+	pool.Put(p)
+}
+
+// fillMask fills v with the mask values of dropoutMask.
+func fillMask[T float32 | float64](v []T, seed uint64, thr uint32, keep float64) []T {
+	kb := math.Float64bits(keep)
+	i := 0
+	for ; i+1 < len(v); i += 2 {
+		u := splitmix64(seed + uint64(i/2))
+		v[i] = maskValue[T](uint32(u), thr, kb)
+		v[i+1] = maskValue[T](uint32(u>>32), thr, kb)
+	}
+	if i < len(v) {
+		v[i] = maskValue[T](uint32(splitmix64(seed+uint64(i/2))), thr, kb)
+	}
+	return v
+}
+
+// splitmix64 is the output function of the SplitMix64 generator for the
+// state x (Steele, Lea and Flood, 2014).
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// maskValue is the float64 with bits kb when u is at least thr, else 0,
+// chosen with a bit mask: the branch would mispredict on a random half of
+// the values.
+func maskValue[T float32 | float64](u, thr uint32, kb uint64) T {
+	lt := (uint64(u) - uint64(thr)) >> 63 // 1 when u < thr
+	return T(math.Float64frombits(kb & (lt - 1)))
 }
