@@ -44,37 +44,60 @@ func im2colStrided[T Float](s convShape, x, col []T) {
 	}
 }
 
-// im2colUnitStride is im2col for a unit column stride: for each row of
-// the column matrix, the output rows whose input row exists hold one
+// unitStrideRun describes, for one row of the column matrix of a
+// convolution with unit column stride, the block of it that comes from the
+// input: output rows [ohLo, ohHi) and columns [owLo, owHi), whose first
+// value is input element xOff and whose rows are StrideH input rows apart.
+// Everything else in the row is zero padding.
+type unitStrideRun struct {
+	r                      int // row of the column matrix
+	ohLo, ohHi, owLo, owHi int
+	xOff                   int
+}
+
+// empty reports whether the run covers nothing (the row is all padding).
+func (u unitStrideRun) empty() bool { return u.owLo >= u.owHi || u.ohLo >= u.ohHi }
+
+// forUnitStrideRuns calls fn for every row of the column matrix of s.
+func forUnitStrideRuns(s convShape, fn func(u unitStrideRun)) {
+	for c := 0; c < s.cg; c++ {
+		for kh := 0; kh < s.KH; kh++ {
+			for kw := 0; kw < s.KW; kw++ {
+				u := unitStrideRun{r: (c*s.KH+kh)*s.KW + kw}
+				u.owLo, u.owHi = validRange(s.OutW, 1, s.PadW, kw*s.DilateW, s.InW)
+				u.ohLo, u.ohHi = validRange(s.OutH, s.StrideH, s.PadH, kh*s.DilateH, s.InH)
+				ih := u.ohLo*s.StrideH - s.PadH + kh*s.DilateH
+				iw := u.owLo - s.PadW + kw*s.DilateW
+				u.xOff = (c*s.InH+ih)*s.InW + iw
+				fn(u)
+			}
+		}
+	}
+}
+
+// im2colUnitStride is im2col for a unit column stride: in each row of the
+// column matrix, the output rows whose input row exists hold one
 // contiguous run of the input each (copied by copyRows in one call), and
 // everything else is zero padding.
 func im2colUnitStride[T Float](s convShape, x, col []T) {
 	ow := s.OutW
-	for c := 0; c < s.cg; c++ {
-		for kh := 0; kh < s.KH; kh++ {
-			for kw := 0; kw < s.KW; kw++ {
-				row := col[((c*s.KH+kh)*s.KW+kw)*s.ld:][:s.ohw]
-				owLo, owHi := validRange(ow, 1, s.PadW, kw*s.DilateW, s.InW)
-				ohLo, ohHi := validRange(s.OutH, s.StrideH, s.PadH, kh*s.DilateH, s.InH)
-				if owLo >= owHi || ohLo >= ohHi {
-					clear(row)
-					continue
-				}
-				clear(row[:ohLo*ow])
-				clear(row[ohHi*ow:])
-				if owLo > 0 || owHi < ow {
-					for oh := ohLo; oh < ohHi; oh++ {
-						r := row[oh*ow:][:ow]
-						zero(r[:owLo])
-						zero(r[owHi:])
-					}
-				}
-				ih := ohLo*s.StrideH - s.PadH + kh*s.DilateH
-				iw := owLo - s.PadW + kw*s.DilateW
-				copyRows(row[ohLo*ow+owLo:], x[(c*s.InH+ih)*s.InW+iw:], ohHi-ohLo, owHi-owLo, ow, s.StrideH*s.InW)
+	forUnitStrideRuns(s, func(u unitStrideRun) {
+		row := col[u.r*s.ld:][:s.ohw]
+		if u.empty() {
+			clear(row)
+			return
+		}
+		clear(row[:u.ohLo*ow])
+		clear(row[u.ohHi*ow:])
+		if u.owLo > 0 || u.owHi < ow {
+			for oh := u.ohLo; oh < u.ohHi; oh++ {
+				r := row[oh*ow:][:ow]
+				zero(r[:u.owLo])
+				zero(r[u.owHi:])
 			}
 		}
-	}
+		copyRows(row[u.ohLo*ow+u.owLo:], x[u.xOff:], u.ohHi-u.ohLo, u.owHi-u.owLo, ow, s.StrideH*s.InW)
+	})
 }
 
 // zero sets the few values of a padding border to zero.
@@ -96,22 +119,12 @@ func col2im[T Float](s convShape, col, dx []T) {
 // col2imUnitStride is col2im for a unit column stride: the mirror of
 // im2colUnitStride, one addRows call per row of the column matrix.
 func col2imUnitStride[T Float](s convShape, col, dx []T) {
-	ow := s.OutW
-	for c := 0; c < s.cg; c++ {
-		for kh := 0; kh < s.KH; kh++ {
-			for kw := 0; kw < s.KW; kw++ {
-				row := col[((c*s.KH+kh)*s.KW+kw)*s.ld:][:s.ohw]
-				owLo, owHi := validRange(ow, 1, s.PadW, kw*s.DilateW, s.InW)
-				ohLo, ohHi := validRange(s.OutH, s.StrideH, s.PadH, kh*s.DilateH, s.InH)
-				if owLo >= owHi || ohLo >= ohHi {
-					continue
-				}
-				ih := ohLo*s.StrideH - s.PadH + kh*s.DilateH
-				iw := owLo - s.PadW + kw*s.DilateW
-				addRows(dx[(c*s.InH+ih)*s.InW+iw:], row[ohLo*ow+owLo:], ohHi-ohLo, owHi-owLo, s.StrideH*s.InW, ow)
-			}
+	forUnitStrideRuns(s, func(u unitStrideRun) {
+		if !u.empty() {
+			row := col[u.r*s.ld:][:s.ohw]
+			addRows(dx[u.xOff:], row[u.ohLo*s.OutW+u.owLo:], u.ohHi-u.ohLo, u.owHi-u.owLo, s.StrideH*s.InW, s.OutW)
 		}
-	}
+	})
 }
 
 // col2imStrided is col2im for any stride, padding and dilation.
