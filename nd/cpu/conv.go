@@ -149,7 +149,7 @@ func convBackwardFilter[T Float](s convShape, dw, x, dy []T) {
 	chunks := parallelChunks(s.N, 1, func(chunk, lo, hi int) {
 		acc := dw[:wlen]
 		if chunk > 0 {
-			acc = make([]T, wlen)
+			acc = scratch[T](wlen)
 			partials[chunk] = acc
 		}
 		var col []T
@@ -181,5 +181,6 @@ func convBackwardFilter[T Float](s convShape, dw, x, dy []T) {
 		for i, v := range partials[c] {
 			dw[i] += v
 		}
+		release(partials[c])
 	}
 }
