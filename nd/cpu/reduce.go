@@ -139,6 +139,10 @@ func reduce[T Float](op backend.ReduceOp, p reducePlan, d, s []T) {
 func accumulate[T Float](op backend.ReduceOp, acc []float64, idx []int, run []T, r int) {
 	switch op {
 	case backend.Sum:
+		if f, ok := asF32(run); ok && useAsmKernel && len(f) > 0 {
+			accF32(&acc[:len(f)][0], &f[0], len(f))
+			return
+		}
 		for i, v := range run {
 			acc[i] += float64(v)
 		}

@@ -43,3 +43,6 @@ func addRowsF32(d, s *float32, rows, width, ldd, lds int)
 
 //go:noescape
 func sumF32(s *float32, n int) float64
+
+//go:noescape
+func accF32(acc *float64, s *float32, n int)

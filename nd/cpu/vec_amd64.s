@@ -392,3 +392,40 @@ sumdone:
 	VMOVSD X0, ret+16(FP)
 	VZEROUPPER
 	RET
+
+// func accF32(acc *float64, s *float32, n int)
+// acc[i] += float64(s[i]) for i < n: 8 per step, then one at a time.
+TEXT ·accF32(SB), NOSPLIT, $0-24
+	MOVQ acc+0(FP), DI
+	MOVQ s+8(FP), SI
+	MOVQ n+16(FP), CX
+
+acc8:
+	CMPQ      CX, $8
+	JLT       acctail
+	VCVTPS2PD (SI), Y0
+	VCVTPS2PD 16(SI), Y1
+	VADDPD    (DI), Y0, Y0
+	VADDPD    32(DI), Y1, Y1
+	VMOVUPD   Y0, (DI)
+	VMOVUPD   Y1, 32(DI)
+	ADDQ      $32, SI
+	ADDQ      $64, DI
+	SUBQ      $8, CX
+	JMP       acc8
+
+acctail:
+	TESTQ     CX, CX
+	JEQ       accdone
+	VMOVSS    (SI), X0
+	VCVTSS2SD X0, X0, X0
+	VADDSD    (DI), X0, X0
+	VMOVSD    X0, (DI)
+	ADDQ      $4, SI
+	ADDQ      $8, DI
+	DECQ      CX
+	JMP       acctail
+
+accdone:
+	VZEROUPPER
+	RET

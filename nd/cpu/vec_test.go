@@ -130,3 +130,29 @@ func TestSumF32(t *testing.T) {
 		t.Errorf("sum with +Inf = %v", got)
 	}
 }
+
+// TestAccF32 checks the float64 accumulation of float32 values against a
+// plain loop (the same additions, so the results are identical).
+func TestAccF32(t *testing.T) {
+	if !useAsmKernel {
+		t.Skip("no AVX2: the kernel is not used on this CPU")
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	for n := 1; n <= 40; n++ {
+		s := vecInputs(r, n)
+		acc, want := make([]float64, n+1), make([]float64, n+1)
+		for i := range acc {
+			acc[i] = r.NormFloat64()
+			want[i] = acc[i]
+		}
+		for i := range n {
+			want[i] += float64(s[i])
+		}
+		accF32(&acc[0], &s[0], n)
+		for i := range acc {
+			if acc[i] != want[i] && !(acc[i] != acc[i] && want[i] != want[i]) {
+				t.Fatalf("n=%d [%d]: %v, want %v", n, i, acc[i], want[i])
+			}
+		}
+	}
+}
