@@ -2,9 +2,14 @@
 # make bench: Goluon's CPU benchmarks and the same workloads in PyTorch,
 # alternating, REPS repetitions each (default 3); prints a table of medians
 # and the ratio Goluon/PyTorch per workload, then one JSON line of ratios.
+#
+# SCALE (default 1) multiplies every iteration count on both sides (Go
+# -benchtime and pytorch_bench.py --scale), e.g. SCALE=0.05 REPS=1 for a
+# quick check that everything runs; only SCALE=1 gives steady numbers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPS=${REPS:-3}
+SCALE=${SCALE:-1}
 GO=${GO:-go}
 PY=/usr/bin/python3
 
@@ -29,24 +34,46 @@ trap 'rm -rf "$out"' EXIT
 # glibc malloc tuned against mmap/trim churn of large tensors (both sides).
 export MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=4294967296 MALLOC_TOP_PAD_=67108864
 
-gobench() { # pattern, iterations
-	$GO test ./bench/ -run '^$' -bench "$1" -benchtime "$2"x
+iters() { # n scaled by SCALE, at least 1 (as pytorch_bench.py's it())
+	awk -v n="$1" -v s="$SCALE" 'BEGIN { v = int(n * s); print (v < 1 ? 1 : v) }'
 }
+
+gobench() { # pattern, iterations (scaled)
+	$GO test ./bench/ -run '^$' -bench "$1" -benchtime "$(iters "$2")"x
+}
+
+# Peak RSS runs only LeNet's training step, each side in a process of its
+# own, with glibc malloc at its defaults.
+nomalloc=(env -u MALLOC_MMAP_THRESHOLD_ -u MALLOC_TRIM_THRESHOLD_ -u MALLOC_TOP_PAD_)
 
 for r in $(seq 1 "$REPS"); do
 	echo "rep $r/$REPS: goluon" >&2
 	{
 		gobench 'TrainStepKerasCIFAR' 15
-		gobench 'TrainStepLeNet|TrainStepMLP|InferLeNet' 200
-		gobench 'MatMul' 20
+		gobench 'TrainStepLeNet$|TrainStepMLP|InferLeNet' 200
+		# About 1 s per matrix size (same counts in pytorch_bench.py).
+		gobench 'MatMul/n=128$' 20000
+		gobench 'MatMul/n=256$' 4000
+		gobench 'MatMul/n=512$' 500
+		gobench 'MatMul/n=1024$' 80
+		gobench 'MatMul/n=2048$' 12
+		# Per-layer convolutions, forward and fwdbwd: about 3 s for the
+		# LeNet layers and 13 s for the CIFAR CNN's.
+		gobench 'ConvLayer/lenet' 400
+		gobench 'ConvLayer/cifar' 40
+		"${nomalloc[@]}" $GO test ./bench/ -run '^$' -bench 'TrainStepLeNetRSS$' -benchtime "$(iters 200)"x
 	} >"$out/go-$r.txt"
 	# The two best PyTorch configurations on 2 cores (issue 6): intra-op
 	# threads 2 with single-threaded OpenBLAS, and the reverse; the better
 	# one per workload counts.
 	echo "rep $r/$REPS: pytorch (threads 2, OpenBLAS 1)" >&2
-	OPENBLAS_NUM_THREADS=1 $PY bench/pytorch_bench.py --threads 2 >"$out/py-$r-a.json"
+	OPENBLAS_NUM_THREADS=1 $PY bench/pytorch_bench.py --threads 2 --scale "$SCALE" >"$out/py-$r-a.json"
 	echo "rep $r/$REPS: pytorch (threads 1, OpenBLAS 2)" >&2
-	OPENBLAS_NUM_THREADS=2 $PY bench/pytorch_bench.py --threads 1 >"$out/py-$r-b.json"
+	OPENBLAS_NUM_THREADS=2 $PY bench/pytorch_bench.py --threads 1 --scale "$SCALE" >"$out/py-$r-b.json"
+	# Peak RSS in both configurations too; summarize.py keeps the lower.
+	echo "rep $r/$REPS: pytorch peak RSS" >&2
+	OPENBLAS_NUM_THREADS=1 "${nomalloc[@]}" $PY bench/pytorch_bench.py --threads 2 --scale "$SCALE" --rss-only >"$out/py-$r-rss-a.json"
+	OPENBLAS_NUM_THREADS=2 "${nomalloc[@]}" $PY bench/pytorch_bench.py --threads 1 --scale "$SCALE" --rss-only >"$out/py-$r-rss-b.json"
 done
 
 $PY bench/summarize.py "$out"

@@ -4,7 +4,13 @@
 Same models, batch 128, optimizers and synthetic data as the Go
 benchmarks; warm-up, then a fixed number of timed iterations. Prints one
 JSON object {workload: value} with the Go benchmark names (without the
-/Nctx suffix) and units: samples/s, or GFLOP/s for MatMul.
+Benchmark prefix and the /Nctx suffix) and units: samples/s, or GFLOP/s for
+MatMul and ConvLayer.
+
+--rss-only runs nothing but LeNet's training step (2 warm-up steps and
+200 x --scale timed ones, as BenchmarkTrainStepLeNetRSS) and prints
+{"TrainStepLeNetRSS": peak RSS of the process in MiB} (ru_maxrss), so run
+it in a process of its own.
 
 Threading is set by the caller: --threads N calls torch.set_num_threads(N);
 OPENBLAS_NUM_THREADS and the glibc MALLOC_* variables come from the
@@ -13,11 +19,26 @@ better one per workload).
 """
 import argparse
 import json
+import resource
 import sys
 import time
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
+
+B = 128
+
+# The tutorials' convolutions (bench/conv_test.go): name, in channels,
+# input height = width, out channels, kernel size, padding; stride 1.
+CONV_LAYERS = (
+    ("lenet1", 1, 28, 6, 5, 0),
+    ("lenet2", 6, 12, 16, 3, 0),
+    ("cifar1", 3, 32, 32, 3, 1),
+    ("cifar2", 32, 32, 32, 3, 0),
+    ("cifar3", 32, 15, 64, 3, 1),
+    ("cifar4", 64, 15, 64, 3, 0),
+)
 
 
 def lenet():
@@ -96,19 +117,60 @@ def matmul(n, warmup, iters):
     return 2 * n ** 3 * iters / timed(lambda: torch.mm(a, b), warmup, iters) / 1e9
 
 
+def conv_layer(c, hw, oc, k, pad, fwdbwd, warmup, iters):
+    """GFLOP/s of one convolution with bias at batch B: forward under
+    no_grad, or (fwdbwd) forward plus backward from a ones head gradient
+    into the input, weight and bias; 2*N*OC*OH*OW*C*K*K flops forward, 3x
+    that for fwdbwd (same formula as conv_test.go)."""
+    torch.manual_seed(1)
+    o = hw + 2 * pad - k + 1
+    x = torch.rand(B, c, hw, hw)
+    w = torch.rand(oc, c, k, k) * 0.2 - 0.1
+    b = torch.rand(oc) * 0.2 - 0.1
+    flops = 2 * B * oc * o * o * c * k * k
+    if fwdbwd:
+        for t in (x, w, b):
+            t.requires_grad_(True)
+        ones = torch.ones(B, oc, o, o)
+
+        def step():
+            x.grad = w.grad = b.grad = None
+            F.conv2d(x, w, b, padding=pad).backward(ones)
+
+        flops *= 3
+    else:
+        def step():
+            with torch.no_grad():
+                F.conv2d(x, w, b, padding=pad)
+
+    return flops * iters / timed(step, warmup, iters) / 1e9
+
+
+def peak_rss_mib():
+    # ru_maxrss is in KiB on Linux.
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--scale", type=float, default=1.0,
                     help="multiplies the timed iteration counts")
+    ap.add_argument("--rss-only", action="store_true",
+                    help="run only LeNet's training step and print its peak RSS")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
 
     def it(n):
         return max(1, int(n * a.scale))
 
-    B = 128
     lenet_net = lenet()
+    if a.rss_only:
+        train_step(lenet_net, torch.optim.SGD(lenet_net.parameters(), lr=0.04),
+                   [B, 1, 28, 28], 2, it(200))
+        json.dump({"TrainStepLeNetRSS": peak_rss_mib()}, sys.stdout)
+        print()
+        return
     res = {}
     kc = keras_cifar()
     res["TrainStepKerasCIFAR"] = train_step(
@@ -119,8 +181,14 @@ def main():
     res["TrainStepMLP"] = train_step(
         m, torch.optim.SGD(m.parameters(), lr=0.1), [B, 784], 20, it(400))
     res["InferLeNet"] = infer(lenet(), [B, 1, 28, 28], 20, it(400))
-    for n, iters in ((512, 100), (1024, 40), (2048, 10)):
+    # Iteration counts as compare.sh's Go runs: about 1 s per size.
+    for n, iters in ((128, 20000), (256, 4000), (512, 500), (1024, 80), (2048, 12)):
         res["MatMul/n=%d" % n] = matmul(n, 3, it(iters))
+    for name, c, hw, oc, k, pad in CONV_LAYERS:
+        iters = it(400 if name.startswith("lenet") else 40)
+        for pas in ("forward", "fwdbwd"):
+            res["ConvLayer/%s/%s" % (name, pas)] = conv_layer(
+                c, hw, oc, k, pad, pas == "fwdbwd", 2, iters)
     json.dump(res, sys.stdout)
     print()
 

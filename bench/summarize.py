@@ -3,6 +3,12 @@
 PyTorch JSON files written by compare.sh, prints a table of medians and the
 ratio Goluon/PyTorch per workload, then one JSON line of the ratios.
 
+Throughput rows (samples/s, GFLOP/s) are higher-is-better and their ratio
+is Goluon/PyTorch. The peak-RSS row (peak-RSS-MiB) is lower-is-better and
+its ratio is PyTorch/Goluon, so that > 1 means Goluon is better on every
+row. Per repetition the better PyTorch configuration counts: the higher
+throughput, the lower peak RSS.
+
 usage: summarize.py DIR   (DIR holds go-*.txt and py-*-*.json)
 """
 import glob
@@ -12,7 +18,13 @@ import re
 import statistics
 import sys
 
-LINE = re.compile(r"^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+.*?([\d.e+]+) (samples/s|GFLOP/s)\s*$")
+# "BenchmarkName/sub-2   200   123 ns/op   45.6 unit   ..."
+LINE = re.compile(r"^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+(.*)$")
+# Units of the Go metrics that are compared, by preference when a line has
+# several (BenchmarkTrainStepLeNetRSS also reports samples/s).
+UNITS = ("peak-RSS-MiB", "GFLOP/s", "samples/s")
+LOWER_IS_BETTER = {"peak-RSS-MiB"}
+UNIT_LABEL = {"peak-RSS-MiB": "MiB (lower is better)"}
 
 
 def go_results(path):
@@ -20,9 +32,25 @@ def go_results(path):
     with open(path) as f:
         for line in f:
             m = LINE.match(line.strip())
-            if m:
-                out[m.group(1)] = (float(m.group(2)), m.group(3))
+            if not m:
+                continue
+            fields = m.group(2).split()
+            metrics = {}
+            for i in range(0, len(fields) - 1, 2):
+                try:
+                    metrics[fields[i + 1]] = float(fields[i])
+                except ValueError:
+                    pass
+            for u in UNITS:
+                if u in metrics:
+                    out[m.group(1)] = (metrics[u], u)
+                    break
     return out
+
+
+def natural(s):
+    """Sort key that orders the numbers in names by value (n=128 < n=1024)."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s)]
 
 
 def main():
@@ -31,7 +59,8 @@ def main():
     for p in sorted(glob.glob(os.path.join(d, "go-*.txt"))):
         for w, (v, u) in go_results(p).items():
             go.setdefault(w, ([], u))[0].append(v)
-    # py-REP-CONFIG.json: per repetition keep the best configuration per workload.
+    # py-REP-CONFIG.json: every configuration's value per repetition and
+    # workload; the better one is picked below, once the unit is known.
     reps = {}
     for p in sorted(glob.glob(os.path.join(d, "py-*.json"))):
         rep = os.path.basename(p).split("-")[1]
@@ -40,30 +69,34 @@ def main():
                 data = json.loads(f.read().strip().splitlines()[-1])
         except (ValueError, IndexError):
             continue
-        best = reps.setdefault(rep, {})
         for w, v in data.items():
-            best[w] = max(best.get(w, 0.0), v)
-    py = {}
-    for best in reps.values():
-        for w, v in best.items():
-            py.setdefault(w, []).append(v)
+            reps.setdefault(rep, {}).setdefault(w, []).append(v)
 
-    rows, ratios = [], {}
-    for w in sorted(go):
+    rows, ratios, inverted = [], {}, False
+    for w in sorted(go, key=natural):
         vals, unit = go[w]
+        lower = unit in LOWER_IS_BETTER
         base = re.sub(r"/\d+ctx$", "", w)
+        pvals = [(min if lower else max)(r[base]) for r in reps.values() if base in r]
         g = statistics.median(vals)
-        p = statistics.median(py[base]) if base in py else None
-        r = g / p if p else None
-        if r is not None:
+        p = statistics.median(pvals) if pvals else None
+        r = None
+        if p and g:
+            r = p / g if lower else g / p
             ratios[w] = round(r, 3)
-        rows.append((w, unit, "%.1f" % g, "%.1f" % p if p else "n/a", "%.3f" % r if r else "n/a"))
+        rs = "n/a" if r is None else "%.3f" % r
+        if lower:
+            rs += " *"
+            inverted = True
+        rows.append((w, UNIT_LABEL.get(unit, unit), "%.1f" % g, "%.1f" % p if p else "n/a", rs))
     head = ("workload", "unit", "Goluon median", "PyTorch median", "Goluon/PyTorch")
     widths = [max(len(str(x[i])) for x in rows + [head]) for i in range(5)]
     fmt = "  ".join(("%-" if i < 2 else "%") + str(widths[i]) + "s" for i in range(5))
     print(fmt % head)
     for row in rows:
         print(fmt % row)
+    if inverted:
+        print("* lower is better: the ratio is PyTorch/Goluon, so > 1 still means Goluon is better (uses less memory)")
     print(json.dumps(ratios, sort_keys=True))
 
 
