@@ -3,12 +3,15 @@
 //
 // Every cpu(i) context shares the host's cores but keeps its own memory pool
 // and statistics, so that per-device memory accounting works on machines
-// without a GPU. Kernels spread their work over GOMAXPROCS goroutines;
+// without a GPU. Kernels split their work into at most GOMAXPROCS chunks
+// run by the caller and long-lived helper goroutines (parallel.go);
 // float32 matrix multiply is a packed, blocked GEMM with an AVX2/FMA
 // assembly micro-kernel (sgemm.go; gonum's Sgemm on other CPUs), float64
-// uses gonum's Dgemm, and convolution is im2col + GEMM. Reductions that
-// combine per-goroutine partial results do so in a fixed order, so results
-// are bitwise reproducible for a fixed GOMAXPROCS.
+// uses gonum's Dgemm, and convolution is im2col + GEMM. Contiguous float32
+// elementwise ops, row copies and sums have AVX2 kernels (vec_amd64.s),
+// with plain Go loops for float64 and other CPUs. Reductions that combine
+// per-goroutine partial results do so in a fixed order, so results are
+// bitwise reproducible for a fixed GOMAXPROCS.
 package cpu
 
 import (

@@ -156,3 +156,45 @@ func TestAccF32(t *testing.T) {
 		}
 	}
 }
+
+// TestVecFallbackMatches runs the contiguous elementwise paths with the
+// AVX2 kernels switched off (as on other CPUs) and checks that the plain
+// loops give the same bits.
+func TestVecFallbackMatches(t *testing.T) {
+	if !useAsmKernel {
+		t.Skip("no AVX2: only the plain loops exist here")
+	}
+	r := rand.New(rand.NewPCG(13, 14))
+	a, b := vecInputs(r, 77), vecInputs(r, 77)
+	ops := []backend.BinaryOp{backend.Add, backend.Sub, backend.Mul, backend.Div, backend.ReluGrad}
+	run := func() [][]float32 {
+		var out [][]float32
+		for _, op := range ops {
+			f := binaryFunc(op)
+			d := make([]float32, len(a))
+			binaryContig(op, f, d, a, b)
+			out = append(out, d)
+			d = make([]float32, len(a))
+			binaryRight(op, f, d, a, b[3])
+			out = append(out, d)
+			d = make([]float32, len(a))
+			binaryLeft(op, f, d, a[5], b)
+			out = append(out, d)
+		}
+		rows := make([]float32, 3*20)
+		copyRows(rows, a, 3, 17, 20, 25)
+		addRows(rows, b, 3, 17, 20, 25)
+		return append(out, rows)
+	}
+	fast := run()
+	useAsmKernel = false
+	defer func() { useAsmKernel = true }()
+	slow := run()
+	for i := range fast {
+		for j := range fast[i] {
+			if !sameBits(fast[i][j], slow[i][j]) {
+				t.Fatalf("result %d [%d]: kernel %v, plain loop %v", i, j, fast[i][j], slow[i][j])
+			}
+		}
+	}
+}
