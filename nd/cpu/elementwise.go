@@ -60,8 +60,13 @@ func unary[T Float](op backend.UnaryOp, d, x []T, p1, p2 float64) {
 		}
 		switch op {
 		case backend.Relu:
+			// Like the AVX2 kernel: -0 and NaN pass through unchanged.
 			for i := lo; i < hi; i++ {
-				d[i] = max(x[i], 0)
+				v := x[i]
+				if v < 0 {
+					v = 0
+				}
+				d[i] = v
 			}
 		case backend.MulScalar:
 			a := T(p1)
@@ -76,6 +81,10 @@ func unary[T Float](op backend.UnaryOp, d, x []T, p1, p2 float64) {
 		case backend.Neg:
 			for i := lo; i < hi; i++ {
 				d[i] = -x[i]
+			}
+		case backend.Square:
+			for i := lo; i < hi; i++ {
+				d[i] = x[i] * x[i]
 			}
 		default:
 			for i := lo; i < hi; i++ {
@@ -100,7 +109,7 @@ func unaryFunc(op backend.UnaryOp, p1, p2 float64) func(float64) float64 {
 	case backend.Sigmoid:
 		return sigmoid
 	case backend.Relu:
-		return func(x float64) float64 { return max(x, 0) }
+		return relu
 	case backend.Abs:
 		return math.Abs
 	case backend.Sign:
@@ -246,4 +255,13 @@ func binaryFunc(op backend.BinaryOp) func(a, b float64) float64 {
 		return func(a, b float64) float64 { return b * sigmoid(a) }
 	}
 	panic("cpu: unknown binary op")
+}
+
+// relu is max(x, 0) except that -0 and NaN pass through, as in the AVX2
+// kernel, so that every path gives the same bits.
+func relu(x float64) float64 {
+	if x < 0 {
+		return 0
+	}
+	return x
 }

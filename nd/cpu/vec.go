@@ -155,6 +155,8 @@ func vecUnary[T Float](op backend.UnaryOp, d, x []T, p1 float64) bool {
 		mulScalarF32(&df[0], &xf[0], float32(p1), len(df))
 	case backend.AddScalar:
 		addScalarF32(&df[0], &xf[0], float32(p1), len(df))
+	case backend.Square:
+		mulF32(&df[0], &xf[0], &xf[0], len(df))
 	default:
 		return false
 	}

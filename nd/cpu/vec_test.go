@@ -181,6 +181,11 @@ func TestVecFallbackMatches(t *testing.T) {
 			binaryLeft(op, f, d, a[5], b)
 			out = append(out, d)
 		}
+		for _, op := range []backend.UnaryOp{backend.Relu, backend.MulScalar, backend.AddScalar, backend.Square} {
+			d := make([]float32, len(a))
+			unary(op, d, a, 1.5, 0)
+			out = append(out, d)
+		}
 		rows := make([]float32, 3*20)
 		copyRows(rows, a, 3, 17, 20, 25)
 		addRows(rows, b, 3, 17, 20, 25)
