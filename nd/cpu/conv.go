@@ -50,9 +50,15 @@ func ceilDiv(a, b int) int {
 	return (a + b - 1) / b
 }
 
-// Conv2D computes y = conv(x, w) image by image, in parallel over images.
+// Conv2D computes y = conv(x, w) image by image, in parallel over images:
+// as Winograd F(2×2, 3×3) where useWinograd says so (winograd.go), else as
+// im2col and one GEMM per image and group.
 func (*Backend) Conv2D(p backend.ConvParams, y, x, w backend.Arg) {
 	s := newConvShape(p)
+	if useWinograd(p) {
+		winoConv2D(s, slice[float32](y), slice[float32](x), slice[float32](w))
+		return
+	}
 	if isF64(y) {
 		convForward(s, slice[float64](y), slice[float64](x), slice[float64](w))
 	} else {
@@ -96,6 +102,10 @@ func convForward[T Float](s convShape, y, x, w []T) {
 // Conv2DBackwardData computes dx = convᵀ(dy, w).
 func (*Backend) Conv2DBackwardData(p backend.ConvParams, dx, dy, w backend.Arg) {
 	s := newConvShape(p)
+	if useWinograd(p) {
+		winoBackwardData(s, slice[float32](dx), slice[float32](dy), slice[float32](w))
+		return
+	}
 	if isF64(dx) {
 		convBackwardData(s, slice[float64](dx), slice[float64](dy), slice[float64](w))
 	} else {
@@ -134,6 +144,10 @@ func convBackwardData[T Float](s convShape, dx, dy, w []T) {
 // order so the result is reproducible.
 func (*Backend) Conv2DBackwardFilter(p backend.ConvParams, dw, x, dy backend.Arg) {
 	s := newConvShape(p)
+	if useWinograd(p) {
+		winoBackwardFilter(s, slice[float32](dw), slice[float32](x), slice[float32](dy))
+		return
+	}
 	if isF64(dw) {
 		convBackwardFilter(s, slice[float64](dw), slice[float64](x), slice[float64](dy))
 	} else {

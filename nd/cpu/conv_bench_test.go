@@ -32,7 +32,10 @@ func convP(n, c, hw, oc, k, pad int) backend.ConvParams {
 }
 
 // BenchmarkConv times each tutorial convolution's forward pass and both
-// backward passes, in GFLOP/s of the underlying GEMMs (2·N·OC·OH·OW·C·KH·KW).
+// backward passes, in GFLOP/s of the direct computation
+// (2·N·OC·OH·OW·C·KH·KW), as im2col + GEMM and, for the 3×3 stride-1
+// layers, as Winograd F(2×2, 3×3) whatever the channel counts, so that
+// winoMinChannels can be checked against measurements.
 func BenchmarkConv(b *testing.B) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, l := range convLayers {
@@ -42,14 +45,25 @@ func BenchmarkConv(b *testing.B) {
 		y := randSlice(l.p.N*l.p.OutC*s.ohw, r)
 		dx, dw := make([]float32, len(x)), make([]float32, len(w))
 		flops := 2 * float64(l.p.N*l.p.OutC*s.ohw*s.kk)
-		for _, pass := range []struct {
+		passes := []struct {
 			name string
 			fn   func()
 		}{
 			{"forward", func() { convForward(s, y, x, w) }},
 			{"data", func() { convBackwardData(s, dx, y, w) }},
 			{"filter", func() { convBackwardFilter(s, dw, x, y) }},
-		} {
+		}
+		if winoShape(l.p) {
+			passes = append(passes, []struct {
+				name string
+				fn   func()
+			}{
+				{"winograd-forward", func() { winoConv2D(s, y, x, w) }},
+				{"winograd-data", func() { winoBackwardData(s, dx, y, w) }},
+				{"winograd-filter", func() { winoBackwardFilter(s, dw, x, y) }},
+			}...)
+		}
+		for _, pass := range passes {
 			b.Run(fmt.Sprintf("%s/%s", l.name, pass.name), func(b *testing.B) {
 				gflops(b, flops, pass.fn)
 			})

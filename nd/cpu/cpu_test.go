@@ -152,3 +152,28 @@ func TestParallelForConcurrentAndNested(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestScratchReuse checks that scratch buffers of mixed sizes, taken and
+// released in turn as the convolution kernels do, are reused without
+// allocating once the pools are warm.
+func TestScratchReuse(t *testing.T) {
+	sizes := []int{1, 100, 4096, 5000, 300000}
+	cycle := func() {
+		bufs := make([][]float32, 0, len(sizes))
+		for _, n := range sizes {
+			b := scratch[float32](n)
+			if len(b) != n {
+				t.Fatalf("scratch(%d) has length %d", n, len(b))
+			}
+			bufs = append(bufs, b)
+		}
+		for _, b := range bufs {
+			release(b)
+		}
+		release(scratch[float64](777))
+	}
+	cycle()
+	if a := testing.AllocsPerRun(20, cycle); a > 1 { // at most the bufs slice itself
+		t.Errorf("%v allocations per cycle once warm", a)
+	}
+}

@@ -1,0 +1,279 @@
+package cpu
+
+import "github.com/goluon/goluon/nd/backend"
+
+// Winograd F(2×2, 3×3) convolutions for 3×3 kernels with stride 1 and no
+// dilation (Lavin & Gray, "Fast Algorithms for Convolutional Neural
+// Networks", 2015). Each 2×2 block of outputs (a tile) is computed from the
+// 4×4 input window under it as
+//
+//	Y = Aᵀ [ (G g Gᵀ) ⊙ (Bᵀ d B) ] A
+//
+// so that, summed over the input channels, the 16 positions ξ of the 4×4
+// transformed tiles are 16 independent matrix products
+//
+//	M_ξ[oc][t] = Σ_c U_ξ[oc][c] · V_ξ[c][t]      (U = G g Gᵀ, V = Bᵀ d B)
+//
+// with 16 multiplications per tile and channel pair instead of im2col's 36.
+// The transforms are additions only (the filter's has halves), which keeps
+// float32 results as accurate as the direct sum.
+//
+// The three passes of a training step use it:
+//   - forward: the above;
+//   - backward data: dx is the "full" convolution of dy with the filter
+//     rotated by 180° and its channel axes swapped, padded by 2−pad: the
+//     same forward computation on other operands (so pad must be ≤ 2);
+//   - backward filter: the transpose of the forward computation,
+//     dU_ξ = Σ_t (A dY_t Aᵀ)_ξ · V_ξ[t]ᵀ and dg = Gᵀ dU G.
+//
+// Layout. The tiles of an image are numbered row by row, t = th·tilesW + tw,
+// and a group of images is transformed into V [16][C][ldV] (image i's tiles
+// at i·T, T = tilesH·tilesW tiles per image). The row kernels handle 8 tiles
+// at a time and always write whole groups of 8: the extra slots of a tile
+// row spill into the next row's slots, which are written afterwards, and
+// the last row's into ldV's slack. Inputs are read from a plane padded with
+// zeros to whole tiles and whole 8-tile groups, outputs written to a padded
+// plane and copied out, so the row kernels have no edge cases.
+
+// winoProblem is a forward Winograd convolution: x [N, ci, h, w] padded by
+// ph, pw, with a 3×3 filter [co, ci], into y [N, co, h+2ph−2, w+2pw−2].
+type winoProblem struct {
+	n, ci, h, w, ph, pw, co int
+
+	oh, ow         int // output size
+	tilesH, tilesW int // 2×2 output tiles per column and row
+	tw8            int // tilesW rounded up to whole 8-tile groups
+	t              int // tiles per image
+	padH, padW     int // size of the zero-padded input plane
+	group          int // images transformed together
+	ldV            int // row stride of V and M
+}
+
+// winoTargetCols is the number of tiles (GEMM columns) a group of images
+// aims at: fewer make short, inefficient products; more spill the
+// transformed data out of the caches.
+var winoTargetCols = 256
+
+func newWinoProblem(n, ci, h, w, ph, pw, co int) winoProblem {
+	p := winoProblem{n: n, ci: ci, h: h, w: w, ph: ph, pw: pw, co: co}
+	p.oh, p.ow = h+2*ph-2, w+2*pw-2
+	p.tilesH, p.tilesW = ceilDiv(p.oh, 2), ceilDiv(p.ow, 2)
+	p.tw8 = ceilDiv(p.tilesW, 8) * 8
+	p.t = p.tilesH * p.tilesW
+	p.padH, p.padW = 2*p.tilesH+2, 2*p.tw8+2
+	p.group = max(1, min(n, ceilDiv(winoTargetCols, p.t)))
+	// 8 slots of slack for the last row's spill; a stride that is a
+	// multiple of 32 values would make the GEMM's rows of B collide in L1.
+	p.ldV = ceilDiv(p.group*p.t+8, 8) * 8
+	if p.ldV%32 == 0 {
+		p.ldV += 8
+	}
+	return p
+}
+
+// useWinograd reports whether the float32 convolution p runs as Winograd
+// F(2×2, 3×3): 3×3, stride 1, no dilation, one group, padding at most 2
+// (for the backward-data pass), the AVX2 kernels available, and enough
+// channels on both sides for the 16 smaller products to beat one im2col
+// product (measured per layer in bench/ and nd/cpu's BenchmarkConv).
+func useWinograd(p backend.ConvParams) bool {
+	return useAsmKernel && p.DType == backend.Float32 && winoShape(p) &&
+		p.InC >= winoMinChannels && p.OutC >= winoMinChannels
+}
+
+// winoShape reports whether the kernels of winograd.go can compute p.
+func winoShape(p backend.ConvParams) bool {
+	return p.KH == 3 && p.KW == 3 && p.StrideH == 1 && p.StrideW == 1 &&
+		p.DilateH == 1 && p.DilateW == 1 && p.Groups == 1 &&
+		p.PadH <= 2 && p.PadW <= 2
+}
+
+// winoMinChannels is the fewest input and output channels for which
+// useWinograd picks the Winograd kernels.
+var winoMinChannels = 16
+
+// winoFilter computes U [16][co][ci] = G g Gᵀ for every filter g of
+// w [co][ci][3][3] (in float64, rounded once).
+func winoFilter[T Float](u, w []T, co, ci int) {
+	plane := co * ci
+	for k := 0; k < plane; k++ {
+		g := w[9*k : 9*k+9]
+		var h [3][4]float64 // G applied along each row of g
+		for r := 0; r < 3; r++ {
+			a, b, c := float64(g[3*r]), float64(g[3*r+1]), float64(g[3*r+2])
+			h[r] = [4]float64{a, (a + b + c) / 2, (a - b + c) / 2, c}
+		}
+		for j := 0; j < 4; j++ { // then along each column
+			a, b, c := h[0][j], h[1][j], h[2][j]
+			col := [4]float64{a, (a + b + c) / 2, (a - b + c) / 2, c}
+			for i := 0; i < 4; i++ {
+				u[(4*i+j)*plane+k] = T(col[i])
+			}
+		}
+	}
+}
+
+// winoFilterGrad computes dw [co][ci][3][3] = Gᵀ dU G from
+// du [16][co][ci], the adjoint of winoFilter.
+func winoFilterGrad[T Float](dw, du []T, co, ci int) {
+	plane := co * ci
+	gt := func(u0, u1, u2, u3 float64) [3]float64 {
+		return [3]float64{u0 + (u1+u2)/2, (u1 - u2) / 2, (u1+u2)/2 + u3}
+	}
+	for k := 0; k < plane; k++ {
+		var h [4][3]float64 // Gᵀ applied along each row of dU
+		for i := 0; i < 4; i++ {
+			r := func(j int) float64 { return float64(du[(4*i+j)*plane+k]) }
+			h[i] = gt(r(0), r(1), r(2), r(3))
+		}
+		for j := 0; j < 3; j++ {
+			col := gt(h[0][j], h[1][j], h[2][j], h[3][j])
+			for i := 0; i < 3; i++ {
+				dw[9*k+3*i+j] = T(col[i])
+			}
+		}
+	}
+}
+
+// winoForward computes y = conv(x, w) for the problem p, where u holds
+// winoFilter(w). Images are split over the cores; each chunk transforms
+// groups of p.group images, runs the 16 products and transforms back.
+func winoForward[T Float](p winoProblem, y, x, u []T) {
+	inImg, outImg := p.ci*p.h*p.w, p.co*p.oh*p.ow
+	par := innerParallel(p.n)
+	parallelFor(p.n, 1, func(lo, hi int) {
+		plane := scratch[T](p.padH * p.padW)
+		v := scratch[T](16 * p.ci * p.ldV)
+		m := scratch[T](16 * p.co * p.ldV)
+		ldo := 2 * p.tw8
+		out := scratch[T](2 * p.tilesH * ldo)
+		defer release(plane)
+		defer release(v)
+		defer release(m)
+		defer release(out)
+		clear(plane)
+		for g0 := lo; g0 < hi; g0 += p.group {
+			nb := min(p.group, hi-g0)
+			for i := 0; i < nb; i++ {
+				winoInput(p, plane, x[(g0+i)*inImg:], v[i*p.t:])
+			}
+			cols := nb * p.t
+			for xi := 0; xi < 16; xi++ {
+				gemmSlices(false, false, p.co, cols, p.ci, 1, u[xi*p.co*p.ci:], p.ci,
+					v[xi*p.ci*p.ldV:], p.ldV, 0, m[xi*p.co*p.ldV:], p.ldV, par)
+			}
+			for i := 0; i < nb; i++ {
+				yi := y[(g0+i)*outImg:]
+				for oc := 0; oc < p.co; oc++ {
+					for th := 0; th < p.tilesH; th++ {
+						winoOutputRow(m[oc*p.ldV+i*p.t+th*p.tilesW:], p.co*p.ldV, out[2*th*ldo:], ldo, p.tw8/8)
+					}
+					copyRows(yi[oc*p.oh*p.ow:], out, p.oh, p.ow, p.ow, ldo)
+				}
+			}
+		}
+	})
+}
+
+// winoInput transforms the ci channels of one image x into v (channel c's
+// tiles at v[c·ldV:]), through the zero-padded plane, whose border must be
+// zero on entry (only its interior is written).
+func winoInput[T Float](p winoProblem, plane, x, v []T) {
+	hw := p.h * p.w
+	for c := 0; c < p.ci; c++ {
+		copyRows(plane[p.ph*p.padW+p.pw:], x[c*hw:], p.h, p.w, p.padW, p.w)
+		for th := 0; th < p.tilesH; th++ {
+			winoInputRow(plane[2*th*p.padW:], p.padW, v[c*p.ldV+th*p.tilesW:], p.ci*p.ldV, p.tw8/8)
+		}
+	}
+}
+
+// winoBackwardData computes dx = convᵀ(dy, w) as the forward convolution
+// of dy, padded by 2−pad, with w rotated by 180° and its channel axes
+// swapped.
+func winoBackwardData[T Float](s convShape, dx, dy, w []T) {
+	rot := scratch[T](9 * s.OutC * s.InC)
+	defer release(rot)
+	for oc := 0; oc < s.OutC; oc++ {
+		for c := 0; c < s.InC; c++ {
+			src, dst := w[(oc*s.InC+c)*9:][:9], rot[(c*s.OutC+oc)*9:][:9]
+			for k := range 9 {
+				dst[k] = src[8-k]
+			}
+		}
+	}
+	p := newWinoProblem(s.N, s.OutC, s.OutH, s.OutW, 2-s.PadH, 2-s.PadW, s.InC)
+	u := scratch[T](16 * s.OutC * s.InC)
+	defer release(u)
+	winoFilter(u, rot, s.InC, s.OutC)
+	winoForward(p, dx, dy, u)
+}
+
+// winoConv2D is Conv2D through winoForward.
+func winoConv2D[T Float](s convShape, y, x, w []T) {
+	p := newWinoProblem(s.N, s.InC, s.InH, s.InW, s.PadH, s.PadW, s.OutC)
+	u := scratch[T](16 * s.OutC * s.InC)
+	defer release(u)
+	winoFilter(u, w, s.OutC, s.InC)
+	winoForward(p, y, x, u)
+}
+
+// winoBackwardFilter computes dw = Σₙ dy[n] ⋆ x[n]: per chunk of images,
+// dU_ξ = Σ_t dM_ξ[·][t] · V_ξ[·][t]ᵀ with dM = A dY Aᵀ per tile, summed in
+// chunk order (reproducibly), then dw = Gᵀ dU G.
+func winoBackwardFilter[T Float](s convShape, dw, x, dy []T) {
+	p := newWinoProblem(s.N, s.InC, s.InH, s.InW, s.PadH, s.PadW, s.OutC)
+	inImg, outImg := p.ci*p.h*p.w, p.co*p.oh*p.ow
+	ulen := 16 * p.co * p.ci
+	partials := make([][]T, workers())
+	par := innerParallel(p.n)
+	chunks := parallelChunks(p.n, 1, func(chunk, lo, hi int) {
+		du := scratch[T](ulen)
+		partials[chunk] = du
+		plane := scratch[T](p.padH * p.padW)
+		ldq := 2 * p.tw8
+		dplane := scratch[T](2 * p.tilesH * ldq)
+		v := scratch[T](16 * p.ci * p.ldV)
+		dm := scratch[T](16 * p.co * p.ldV)
+		defer release(plane)
+		defer release(dplane)
+		defer release(v)
+		defer release(dm)
+		clear(plane)
+		clear(dplane)
+		for g0 := lo; g0 < hi; g0 += p.group {
+			nb := min(p.group, hi-g0)
+			for i := 0; i < nb; i++ {
+				winoInput(p, plane, x[(g0+i)*inImg:], v[i*p.t:])
+				dyi := dy[(g0+i)*outImg:]
+				for oc := 0; oc < p.co; oc++ {
+					copyRows(dplane, dyi[oc*p.oh*p.ow:], p.oh, p.ow, ldq, p.ow)
+					for th := 0; th < p.tilesH; th++ {
+						winoGradOutRow(dplane[2*th*ldq:], ldq, dm[oc*p.ldV+i*p.t+th*p.tilesW:], p.co*p.ldV, p.tw8/8)
+					}
+				}
+			}
+			beta := T(1)
+			if g0 == lo {
+				beta = 0
+			}
+			for xi := 0; xi < 16; xi++ {
+				gemmSlices(false, true, p.co, p.ci, nb*p.t, 1, dm[xi*p.co*p.ldV:], p.ldV,
+					v[xi*p.ci*p.ldV:], p.ldV, beta, du[xi*p.co*p.ci:], p.ci, par)
+			}
+		}
+	})
+	du := partials[0]
+	if p.n == 0 {
+		du = scratch[T](ulen)
+		clear(du)
+	}
+	for c := 1; c < chunks; c++ {
+		for i, v := range partials[c] {
+			du[i] += v
+		}
+		release(partials[c])
+	}
+	winoFilterGrad(dw, du, p.co, p.ci)
+	release(du)
+}
