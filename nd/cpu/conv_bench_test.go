@@ -9,7 +9,8 @@ import (
 )
 
 // convLayers are the convolutions of the tutorials' networks at batch 128
-// (per context): LeNet's two layers and the Keras CIFAR-10 CNN's four.
+// (per context): LeNet's two layers, the Keras CIFAR-10 CNN's four and the
+// two wide ones of mnist-convnet-bn.
 var convLayers = []struct {
 	name string
 	p    backend.ConvParams
@@ -20,6 +21,8 @@ var convLayers = []struct {
 	{"cifar2", convP(128, 32, 32, 32, 3, 0)},
 	{"cifar3", convP(128, 32, 15, 64, 3, 1)},
 	{"cifar4", convP(128, 64, 15, 64, 3, 0)},
+	{"mnistbn2", convP(128, 32, 26, 256, 3, 0)},
+	{"mnistbn3", convP(128, 256, 24, 128, 3, 0)},
 }
 
 // convP returns the parameters of a square stride-1 convolution.

@@ -23,11 +23,21 @@ func fastMaxPool(p backend.PoolParams) bool {
 // maxPoolPlane pools one plane xp into yp.
 func maxPoolPlane[T Float](p backend.PoolParams, yp, xp []T) {
 	if p.KH == 2 && p.KW == 2 && p.StrideW == 2 {
+		_, vec := asF32(yp)
+		vec = vec && useAsmKernel
 		for oh := 0; oh < p.OutH; oh++ {
 			r0 := xp[oh*p.StrideH*p.InW:][:2*p.OutW]
 			r1 := xp[(oh*p.StrideH+1)*p.InW:][:2*p.OutW]
 			yr := yp[oh*p.OutW:][:p.OutW]
-			for ow := range yr {
+			ow := 0
+			if groups := p.OutW / 8; vec && groups > 0 {
+				y32, _ := asF32(yr)
+				a, _ := asF32(r0)
+				b, _ := asF32(r1)
+				maxPool2x2RowF32(&y32[0], &a[0], &b[0], groups)
+				ow = 8 * groups
+			}
+			for ; ow < len(yr); ow++ {
 				yr[ow] = max(r0[2*ow], r0[2*ow+1], r1[2*ow], r1[2*ow+1])
 			}
 		}
@@ -128,35 +138,54 @@ func maxPool2x2BackwardPlane[T Float](p backend.PoolParams, dxp, xp, yp, dyp []T
 		r0, r1 := x32[i0:][:w], x32[i0+p.InW:][:w]
 		d0, d1 := d32[i0:][:w], d32[i0+p.InW:][:w]
 		yr, gr := y32[oh*p.OutW:][:p.OutW], g32[oh*p.OutW:][:p.OutW]
-		for ow, yv := range yr {
-			j := 2 * ow
-			a, b, c, d := r0[j], r0[j+1], r1[j], r1[j+1]
-			g := math.Float32bits(gr[ow])
-			if yv != yv {
-				d0[j], d0[j+1], d1[j], d1[j+1] = 0, 0, 0, 0
-				at, best := &d0[j], a
-				if b > best {
-					at, best = &d0[j+1], b
-				}
-				if c > best {
-					at, best = &d1[j], c
-				}
-				if d > best {
-					at = &d1[j+1]
-				}
-				*at = gr[ow]
-				continue
+		ow := 0
+		for useAsmKernel && ow+8 <= p.OutW {
+			// The kernel stops at a group of 8 windows with a NaN
+			// maximum, which the loop below takes window by window.
+			groups := (p.OutW - ow) / 8
+			ow += maxPool2x2BackRowF32(&d0[2*ow], &d1[2*ow], &r0[2*ow], &r1[2*ow], &yr[ow], &gr[ow], groups)
+			if ow+8 <= p.OutW {
+				maxPool2x2Windows(d0, d1, r0, r1, yr, gr, ow, ow+8)
+				ow += 8
 			}
-			m0 := eqMask(a, yv)
-			m1 := eqMask(b, yv) &^ m0
-			seen := m0 | m1
-			m2 := eqMask(c, yv) &^ seen
-			m3 := ^(seen | m2)
-			d0[j] = math.Float32frombits(g & m0)
-			d0[j+1] = math.Float32frombits(g & m1)
-			d1[j] = math.Float32frombits(g & m2)
-			d1[j+1] = math.Float32frombits(g & m3)
 		}
+		maxPool2x2Windows(d0, d1, r0, r1, yr, gr, ow, p.OutW)
+	}
+}
+
+// maxPool2x2Windows is maxPool2x2BackwardPlane for windows [lo, hi) of one
+// row: the inputs r0, r1 and gradients d0, d1 of two input rows, the
+// outputs yr and their gradients gr.
+func maxPool2x2Windows(d0, d1, r0, r1, yr, gr []float32, lo, hi int) {
+	for ow := lo; ow < hi; ow++ {
+		yv := yr[ow]
+		j := 2 * ow
+		a, b, c, d := r0[j], r0[j+1], r1[j], r1[j+1]
+		g := math.Float32bits(gr[ow])
+		if yv != yv {
+			d0[j], d0[j+1], d1[j], d1[j+1] = 0, 0, 0, 0
+			at, best := &d0[j], a
+			if b > best {
+				at, best = &d0[j+1], b
+			}
+			if c > best {
+				at, best = &d1[j], c
+			}
+			if d > best {
+				at = &d1[j+1]
+			}
+			*at = gr[ow]
+			continue
+		}
+		m0 := eqMask(a, yv)
+		m1 := eqMask(b, yv) &^ m0
+		seen := m0 | m1
+		m2 := eqMask(c, yv) &^ seen
+		m3 := ^(seen | m2)
+		d0[j] = math.Float32frombits(g & m0)
+		d0[j+1] = math.Float32frombits(g & m1)
+		d1[j] = math.Float32frombits(g & m2)
+		d1[j+1] = math.Float32frombits(g & m3)
 	}
 }
 

@@ -21,9 +21,9 @@ func poolCase(in, k, s [2]int) backend.PoolParams {
 
 // TestMaxPoolFastPath checks that the no-padding max-pooling loops give
 // bit-identical results to the generic loops, forward and backward, on
-// inputs with ties (small integers), NaN and ±Inf, for the 2×2 special
-// case, other windows, overlapping windows and inputs the windows do not
-// cover entirely.
+// inputs with ties (small integers, −0 against +0), NaN and −Inf, for the
+// 2×2 special case, other windows, overlapping windows and inputs the
+// windows do not cover entirely; with the AVX2 kernels and without them.
 func TestMaxPoolFastPath(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	cases := []struct{ in, k, s [2]int }{
@@ -36,58 +36,71 @@ func TestMaxPoolFastPath(t *testing.T) {
 		{[2]int{8, 8}, [2]int{3, 2}, [2]int{1, 1}},
 		{[2]int{5, 5}, [2]int{5, 5}, [2]int{1, 1}},
 		{[2]int{10, 10}, [2]int{1, 1}, [2]int{3, 3}},
+		// Rows of 8·k + r windows for the AVX2 kernels (with NaN in
+		// some groups of 8 and not others), an odd input width.
+		{[2]int{4, 40}, [2]int{2, 2}, [2]int{2, 2}},
+		{[2]int{6, 33}, [2]int{2, 2}, [2]int{2, 2}},
+		{[2]int{8, 70}, [2]int{2, 2}, [2]int{2, 2}},
 	}
+	defer func(v bool) { useAsmKernel = v }(useAsmKernel)
 	for _, c := range cases {
-		t.Run(fmt.Sprint(c.in, c.k, c.s), func(t *testing.T) {
-			p := poolCase(c.in, c.k, c.s)
-			if !fastMaxPool(p) {
-				t.Fatal("the fast path does not apply")
-			}
-			x := make([]float32, p.InH*p.InW)
-			for i := range x {
-				x[i] = float32(r.IntN(4)) // ties
-				switch r.IntN(20) {
-				case 0:
-					x[i] = float32(math.NaN())
-				case 1:
-					x[i] = float32(math.Inf(-1))
+		for _, asm := range []bool{useAsmKernel, false} {
+			useAsmKernel = asm
+			t.Run(fmt.Sprint(c.in, c.k, c.s, asm), func(t *testing.T) {
+				p := poolCase(c.in, c.k, c.s)
+				if !fastMaxPool(p) {
+					t.Fatal("the fast path does not apply")
 				}
-			}
-			dy := make([]float32, p.OutH*p.OutW)
-			for i := range dy {
-				dy[i] = float32(r.NormFloat64())
-			}
-			y, want := make([]float32, len(dy)), make([]float32, len(dy))
-			maxPoolPlane(p, y, x)
-			poolPlane(p, want, x)
-			if !slices.EqualFunc(y, want, sameBits) {
-				t.Errorf("forward\n got %v\nwant %v", y, want)
-			}
-			dx, dxWant := make([]float32, len(x)), make([]float32, len(x))
-			for i := range dx {
-				dx[i] = 7 // must be overwritten
-			}
-			maxPoolBackwardPlane(p, dx, x, dy)
-			poolBackwardPlane(p, dxWant, x, dy)
-			if !slices.EqualFunc(dx, dxWant, sameBits) {
-				t.Errorf("backward\n got %v\nwant %v", dx, dxWant)
-			}
-			if !pool2x2(p) {
-				return
-			}
-			for i := range dx {
-				dx[i] = 7
-			}
-			maxPool2x2BackwardPlane(p, dx, x, want, dy)
-			if !slices.EqualFunc(dx, dxWant, sameBits) {
-				t.Errorf("2x2 backward from y\n got %v\nwant %v", dx, dxWant)
-			}
-			dx64 := make([]float64, len(x))
-			maxPool2x2BackwardPlane(p, dx64, widen(x), widen(want), widen(dy))
-			if !slices.Equal(dx64, widen(dxWant)) {
-				t.Errorf("2x2 float64 backward\n got %v\nwant %v", dx64, dxWant)
-			}
-		})
+				x := make([]float32, p.InH*p.InW)
+				for i := range x {
+					x[i] = float32(r.IntN(4)) // ties
+					switch r.IntN(40) {
+					case 0:
+						x[i] = float32(math.NaN())
+					case 1, 2:
+						x[i] = float32(math.Inf(-1))
+					case 3, 4, 5, 6:
+						x[i] = float32(math.Copysign(0, -1)) // ties with +0
+					case 7, 8:
+						x[i] = -float32(r.IntN(3) + 1)
+					}
+				}
+				dy := make([]float32, p.OutH*p.OutW)
+				for i := range dy {
+					dy[i] = float32(r.NormFloat64())
+				}
+				y, want := make([]float32, len(dy)), make([]float32, len(dy))
+				maxPoolPlane(p, y, x)
+				poolPlane(p, want, x)
+				if !slices.EqualFunc(y, want, sameBits) {
+					t.Errorf("forward\n got %v\nwant %v", y, want)
+				}
+				dx, dxWant := make([]float32, len(x)), make([]float32, len(x))
+				for i := range dx {
+					dx[i] = 7 // must be overwritten
+				}
+				maxPoolBackwardPlane(p, dx, x, dy)
+				poolBackwardPlane(p, dxWant, x, dy)
+				if !slices.EqualFunc(dx, dxWant, sameBits) {
+					t.Errorf("backward\n got %v\nwant %v", dx, dxWant)
+				}
+				if !pool2x2(p) {
+					return
+				}
+				for i := range dx {
+					dx[i] = 7
+				}
+				maxPool2x2BackwardPlane(p, dx, x, want, dy)
+				if !slices.EqualFunc(dx, dxWant, sameBits) {
+					t.Errorf("2x2 backward from y\n got %v\nwant %v", dx, dxWant)
+				}
+				dx64 := make([]float64, len(x))
+				maxPool2x2BackwardPlane(p, dx64, widen(x), widen(want), widen(dy))
+				if !slices.Equal(dx64, widen(dxWant)) {
+					t.Errorf("2x2 float64 backward\n got %v\nwant %v", dx64, dxWant)
+				}
+			})
+		}
 	}
 	padded := poolCase([2]int{6, 6}, [2]int{2, 2}, [2]int{2, 2})
 	padded.PadH = 1

@@ -24,3 +24,9 @@ func accF32(acc *float64, s *float32, n int)               { panic("unreachable"
 func winoInputRowF32(src *float32, lds int, dst *float32, ldd int, groups int)  { panic("unreachable") }
 func winoOutputRowF32(m *float32, ldm int, out *float32, ldo int, groups int)   { panic("unreachable") }
 func winoGradOutRowF32(dy *float32, ldy int, dst *float32, ldd int, groups int) { panic("unreachable") }
+
+// And the pooling kernels (pool_fast.go).
+func maxPool2x2RowF32(y, r0, r1 *float32, groups int) { panic("unreachable") }
+func maxPool2x2BackRowF32(d0, d1, r0, r1, y, dy *float32, groups int) int {
+	panic("unreachable")
+}
