@@ -7,9 +7,11 @@
 // run by the caller and long-lived helper goroutines (parallel.go);
 // float32 matrix multiply is a packed, blocked GEMM with an AVX2/FMA
 // assembly micro-kernel (sgemm.go; gonum's Sgemm on other CPUs), float64
-// uses gonum's Dgemm, and convolution is im2col + GEMM. Contiguous float32
-// elementwise ops, row copies and sums have AVX2 kernels (vec_amd64.s),
-// with plain Go loops for float64 and other CPUs. Reductions that combine
+// uses gonum's Dgemm, and convolution is im2col + GEMM, or Winograd
+// F(2×2, 3×3) for wide float32 3×3 layers (winograd.go). Contiguous float32
+// elementwise ops, row copies, sums and 2×2 max pooling have AVX2 kernels
+// (vec_amd64.s, pool_amd64.s), with plain Go loops for float64 and other
+// CPUs. Reductions that combine
 // per-goroutine partial results do so in a fixed order, so results are
 // bitwise reproducible for a fixed GOMAXPROCS.
 package cpu
