@@ -57,6 +57,13 @@ func BatchNorm(x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts) *NDArr
 			fail(op, ErrShape, "per-channel array of shape %v for input %v with %d channels on axis %d", v.shape, x.shape, c, ax)
 		}
 	}
+	train := IsTraining() && !o.UseGlobalStats
+	if bk, ok := x.be().(backend.BatchNormKernels); ok && fusedBatchNorm {
+		if train && x.Size()/max(c, 1) < 1 {
+			fail(op, ErrShape, "no samples per channel in input %v", x.shape)
+		}
+		return batchNormFused(bk, x, gamma, beta, runMean, runVar, o, ax, c, train)
+	}
 	mask := make([]bool, x.NDim())
 	for i := range mask {
 		mask[i] = i != ax
@@ -66,7 +73,6 @@ func BatchNorm(x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts) *NDArr
 	perChan := func(v *NDArray) backend.Arg { return channelArg(v, x.NDim(), ax) }
 
 	var mean, invstd *NDArray // keepdims [1, C, 1, 1]
-	train := IsTraining() && !o.UseGlobalStats
 	if train {
 		if m < 1 {
 			fail(op, ErrShape, "no samples per channel in input %v", x.shape)

@@ -287,3 +287,32 @@ func For(dev ctx.Context) Backend {
 	defer regMu.RUnlock()
 	return backends[dev.Kind]
 }
+
+// BatchNormParams describes batch normalisation of a contiguous array
+// viewed as [Outer, C, Inner], normalised per channel c of the middle axis
+// over the M = Outer·Inner values of that channel.
+type BatchNormParams struct {
+	Outer, C, Inner int
+	DType           DType
+	Device          ctx.Context
+}
+
+// BatchNormKernels are fused batch-normalisation kernels, each of which
+// reads its large operands once or twice. A backend may implement them;
+// package nd uses them when it does and composes Reduce, Unary and Binary
+// otherwise (the reference the fused kernels are tested against). Arg
+// values with a nil Buf stand for absent operands, as documented per
+// method; per-channel operands hold C contiguous values.
+type BatchNormKernels interface {
+	// BatchNormStats writes each channel's mean and biased variance of x.
+	BatchNormStats(p BatchNormParams, mean, variance, x Arg)
+	// BatchNormApply writes y = (x − mean)·invstd·gamma + beta per
+	// channel; a nil gamma is 1 and a nil beta 0.
+	BatchNormApply(p BatchNormParams, y, x, mean, invstd, gamma, beta Arg)
+	// BatchNormBackward computes, with x̂ = (x − mean)·invstd and g the
+	// output gradient, dbeta = Σ g and dgamma = Σ g·x̂ per channel, and,
+	// unless dx has a nil Buf, dx = gamma·invstd·(g − (dbeta + x̂·dgamma)/M)
+	// when batchStats (mean and invstd came from this batch) or
+	// gamma·invstd·g when they did not. A nil gamma is 1.
+	BatchNormBackward(p BatchNormParams, batchStats bool, dx, dgamma, dbeta, g, x, mean, invstd, gamma Arg)
+}

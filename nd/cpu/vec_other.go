@@ -30,3 +30,8 @@ func maxPool2x2RowF32(y, r0, r1 *float32, groups int) { panic("unreachable") }
 func maxPool2x2BackRowF32(d0, d1, r0, r1, y, dy *float32, groups int) int {
 	panic("unreachable")
 }
+
+// And the batch-normalisation kernels (batchnorm.go).
+func bnSumsF32(x, y *float32, n int) (sx, sxy float64)    { panic("unreachable") }
+func scaleShiftF32(d, x *float32, n int, s, t float32)    { panic("unreachable") }
+func axpbycF32(d, gp, x *float32, n int, a, b, c float32) { panic("unreachable") }

@@ -1,0 +1,75 @@
+package nd
+
+import (
+	"math"
+
+	"github.com/goluon/goluon/nd/backend"
+)
+
+// fusedBatchNorm selects the backend's fused batch-normalisation kernels
+// when it has them; tests switch it off to compare with the composed ops.
+var fusedBatchNorm = true
+
+// optArg is a's argument, or an Arg with a nil Buf for an absent operand.
+func optArg(a *NDArray) backend.Arg {
+	if a == nil {
+		return backend.Arg{}
+	}
+	return a.arg()
+}
+
+// batchNormFused is BatchNorm on a backend with backend.BatchNormKernels:
+// one or two passes over x forward and over x and the output gradient
+// backward, keeping only the per-channel mean and inverse standard
+// deviation for the backward pass (x̂ is recomputed from x).
+func batchNormFused(bk backend.BatchNormKernels, x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts, ax, c int, train bool) *NDArray {
+	const op = "BatchNorm"
+	dev, dt := x.st.dev, x.dtype
+	p := backend.BatchNormParams{Outer: numel(x.shape[:ax]), C: c, Inner: numel(x.shape[ax+1:]), DType: dt, Device: dev}
+	m := p.Outer * p.Inner
+	var mean, invstd *NDArray // [C]
+	if train {
+		mean = newArray(op, dev, dt, []int{c})
+		variance := newArray(op, dev, dt, []int{c})
+		bk.BatchNormStats(p, mean.arg(), variance.arg(), x.arg())
+		invstd = unaryRaw(op, backend.AddScalar, variance, o.Eps, 0)
+		unaryInPlace(invstd, backend.RSqrt, 0, 0)
+		updateRunning(runMean, mean, o.Momentum, 1)
+		updateRunning(runVar, variance, o.Momentum, float64(m)/math.Max(float64(m-1), 1))
+		variance.Release()
+	} else {
+		// Copies: the running statistics may be updated in place before
+		// this output's backward pass runs.
+		mean = unaryRaw(op, backend.MulScalar, runMean, 1, 0)
+		invstd = unaryRaw(op, backend.AddScalar, runVar, o.Eps, 0)
+		unaryInPlace(invstd, backend.RSqrt, 0, 0)
+	}
+	y := newArray(op, dev, dt, x.shape)
+	bk.BatchNormApply(p, y.arg(), x.arg(), mean.arg(), invstd.arg(), optArg(gamma), optArg(beta))
+	if !IsRecording() {
+		release(mean, invstd)
+		return y
+	}
+	Record(op, y, []*NDArray{x, gamma, beta}, func(g *NDArray, need []bool) []*NDArray {
+		dgamma := newArray(op, dev, dt, []int{c})
+		dbeta := newArray(op, dev, dt, []int{c})
+		grads := make([]*NDArray, 3)
+		var dx backend.Arg
+		if need[0] {
+			grads[0] = newArray(op, dev, dt, x.shape)
+			dx = grads[0].arg()
+		}
+		bk.BatchNormBackward(p, train, dx, dgamma.arg(), dbeta.arg(), g.arg(), x.arg(), mean.arg(), invstd.arg(), optArg(gamma))
+		grads[1], grads[2] = dgamma, dbeta
+		if !need[1] {
+			dgamma.Release()
+			grads[1] = nil
+		}
+		if !need[2] {
+			dbeta.Release()
+			grads[2] = nil
+		}
+		return grads
+	})
+	return y
+}
