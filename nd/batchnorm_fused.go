@@ -25,7 +25,7 @@ func optArg(a *NDArray) backend.Arg {
 func batchNormFused(bk backend.BatchNormKernels, x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts, ax, c int, train bool) *NDArray {
 	const op = "BatchNorm"
 	dev, dt := x.st.dev, x.dtype
-	p := backend.BatchNormParams{Outer: numel(x.shape[:ax]), C: c, Inner: numel(x.shape[ax+1:]), DType: dt, Device: dev}
+	p := backend.ChannelParams{Outer: numel(x.shape[:ax]), C: c, Inner: numel(x.shape[ax+1:]), DType: dt, Device: dev}
 	m := p.Outer * p.Inner
 	var mean, invstd *NDArray // [C]
 	if train {

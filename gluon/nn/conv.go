@@ -71,11 +71,13 @@ func (c *Conv2D) Forward(x *nd.NDArray) *nd.NDArray {
 	}
 	c.Weight.InferShape(c.Channels, inC/c.opts.Groups, c.opts.Kernel[0], c.opts.Kernel[1])
 	dev := x.Context()
-	var b *nd.NDArray
-	if c.Bias != nil {
-		b = c.Bias.Data(dev)
+	opts := nd.ConvOpts{Stride: c.opts.Stride, Pad: c.opts.Pad, Dilate: c.opts.Dilate, Groups: c.opts.Groups}
+	if c.Bias == nil {
+		return activate("nn.Conv2D", c.opts.Act, nd.Conv2D(x, c.Weight.Data(dev), nil, opts))
 	}
-	y := nd.Conv2D(x, c.Weight.Data(dev), b, nd.ConvOpts{
-		Stride: c.opts.Stride, Pad: c.opts.Pad, Dilate: c.opts.Dilate, Groups: c.opts.Groups})
-	return activate("nn.Conv2D", c.opts.Act, y)
+	b := c.Bias.Data(dev)
+	if c.opts.Act == "relu" { // bias and ReLU in one pass
+		return nd.BiasRelu(nd.Conv2D(x, c.Weight.Data(dev), nil, opts), b, 1)
+	}
+	return activate("nn.Conv2D", c.opts.Act, nd.Conv2D(x, c.Weight.Data(dev), b, opts))
 }

@@ -57,14 +57,18 @@ func (d *Dense) Forward(x *nd.NDArray) *nd.NDArray {
 	}
 	d.Weight.InferShape(d.Units, in.Shape()[1])
 	dev := x.Context()
-	var b *nd.NDArray
-	if d.Bias != nil {
-		b = d.Bias.Data(dev)
+	var y *nd.NDArray
+	switch {
+	case d.Bias == nil:
+		y = activate("nn.Dense", d.opts.Act, nd.FullyConnected(in, d.Weight.Data(dev), nil))
+	case d.opts.Act == "relu": // bias and ReLU in one pass
+		y = nd.BiasRelu(nd.FullyConnected(in, d.Weight.Data(dev), nil), d.Bias.Data(dev), 1)
+	default:
+		y = activate("nn.Dense", d.opts.Act, nd.FullyConnected(in, d.Weight.Data(dev), d.Bias.Data(dev)))
 	}
-	y := nd.FullyConnected(in, d.Weight.Data(dev), b)
 	if d.opts.NoFlatten && x.NDim() != 2 {
 		shape[len(shape)-1] = d.Units
 		y = nd.Reshape(y, shape...)
 	}
-	return activate("nn.Dense", d.opts.Act, y)
+	return y
 }

@@ -288,10 +288,10 @@ func For(dev ctx.Context) Backend {
 	return backends[dev.Kind]
 }
 
-// BatchNormParams describes batch normalisation of a contiguous array
-// viewed as [Outer, C, Inner], normalised per channel c of the middle axis
-// over the M = Outer·Inner values of that channel.
-type BatchNormParams struct {
+// ChannelParams describes a contiguous array viewed as [Outer, C, Inner]
+// for per-channel kernels: channel c of the middle axis has M = Outer·Inner
+// values, in Outer runs of Inner contiguous values.
+type ChannelParams struct {
 	Outer, C, Inner int
 	DType           DType
 	Device          ctx.Context
@@ -305,14 +305,27 @@ type BatchNormParams struct {
 // method; per-channel operands hold C contiguous values.
 type BatchNormKernels interface {
 	// BatchNormStats writes each channel's mean and biased variance of x.
-	BatchNormStats(p BatchNormParams, mean, variance, x Arg)
+	BatchNormStats(p ChannelParams, mean, variance, x Arg)
 	// BatchNormApply writes y = (x − mean)·invstd·gamma + beta per
 	// channel; a nil gamma is 1 and a nil beta 0.
-	BatchNormApply(p BatchNormParams, y, x, mean, invstd, gamma, beta Arg)
+	BatchNormApply(p ChannelParams, y, x, mean, invstd, gamma, beta Arg)
 	// BatchNormBackward computes, with x̂ = (x − mean)·invstd and g the
 	// output gradient, dbeta = Σ g and dgamma = Σ g·x̂ per channel, and,
 	// unless dx has a nil Buf, dx = gamma·invstd·(g − (dbeta + x̂·dgamma)/M)
 	// when batchStats (mean and invstd came from this batch) or
 	// gamma·invstd·g when they did not. A nil gamma is 1.
-	BatchNormBackward(p BatchNormParams, batchStats bool, dx, dgamma, dbeta, g, x, mean, invstd, gamma Arg)
+	BatchNormBackward(p ChannelParams, batchStats bool, dx, dgamma, dbeta, g, x, mean, invstd, gamma Arg)
+}
+
+// BiasReluKernels fuse a per-channel bias with a ReLU, the end of most
+// convolution and dense layers. A backend may implement them; package nd
+// composes Binary, Unary and Reduce otherwise.
+type BiasReluKernels interface {
+	// BiasRelu writes y = max(x + bias[c], 0), where a NaN or −0 sum passes
+	// through unchanged (as the Relu unary op does). y may equal x.
+	BiasRelu(p ChannelParams, y, x, bias Arg)
+	// BiasReluBackward writes dx = g where y > 0 and 0 elsewhere, and, unless
+	// dbias has a nil Buf, dbias[c] = the sum of dx over channel c. dx may
+	// equal g.
+	BiasReluBackward(p ChannelParams, dx, dbias, g, y Arg)
 }

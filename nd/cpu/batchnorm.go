@@ -13,15 +13,10 @@ import "github.com/goluon/goluon/nd/backend"
 
 var _ backend.BatchNormKernels = (*Backend)(nil)
 
-// bnRun returns the run of channel c in outer slice o.
-func bnRun[T Float](p backend.BatchNormParams, s []T, o, c int) []T {
-	return s[(o*p.C+c)*p.Inner:][:p.Inner]
-}
-
 // bnSums returns Σx and Σx·y over a channel's runs of x and y.
-func bnSums[T Float](p backend.BatchNormParams, x, y []T, c int) (sx, sxy float64) {
+func bnSums[T Float](p backend.ChannelParams, x, y []T, c int) (sx, sxy float64) {
 	for o := 0; o < p.Outer; o++ {
-		a, b := bnRun(p, x, o, c), bnRun(p, y, o, c)
+		a, b := channelRun(p, x, o, c), channelRun(p, y, o, c)
 		s1, s2 := sums(a, b)
 		sx += s1
 		sxy += s2
@@ -44,7 +39,7 @@ func sums[T Float](a, b []T) (sa, sab float64) {
 }
 
 // BatchNormStats implements backend.BatchNormKernels.
-func (*Backend) BatchNormStats(p backend.BatchNormParams, mean, variance, x backend.Arg) {
+func (*Backend) BatchNormStats(p backend.ChannelParams, mean, variance, x backend.Arg) {
 	if isF64(x) {
 		bnStats(p, slice[float64](mean), slice[float64](variance), slice[float64](x))
 	} else {
@@ -52,7 +47,7 @@ func (*Backend) BatchNormStats(p backend.BatchNormParams, mean, variance, x back
 	}
 }
 
-func bnStats[T Float](p backend.BatchNormParams, mean, variance, x []T) {
+func bnStats[T Float](p backend.ChannelParams, mean, variance, x []T) {
 	m := float64(p.Outer * p.Inner)
 	parallelFor(p.C, 1, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
@@ -65,7 +60,7 @@ func bnStats[T Float](p backend.BatchNormParams, mean, variance, x []T) {
 }
 
 // BatchNormApply implements backend.BatchNormKernels.
-func (*Backend) BatchNormApply(p backend.BatchNormParams, y, x, mean, invstd, gamma, beta backend.Arg) {
+func (*Backend) BatchNormApply(p backend.ChannelParams, y, x, mean, invstd, gamma, beta backend.Arg) {
 	if isF64(x) {
 		bnApply(p, slice[float64](y), slice[float64](x), slice[float64](mean), slice[float64](invstd), optSlice[float64](gamma), optSlice[float64](beta))
 	} else {
@@ -89,7 +84,7 @@ func at[T Float](s []T, c int, def float64) float64 {
 	return float64(s[c])
 }
 
-func bnApply[T Float](p backend.BatchNormParams, y, x, mean, invstd, gamma, beta []T) {
+func bnApply[T Float](p backend.ChannelParams, y, x, mean, invstd, gamma, beta []T) {
 	scale, shift := scratch[T](p.C), scratch[T](p.C)
 	defer release(scale)
 	defer release(shift)
@@ -98,18 +93,8 @@ func bnApply[T Float](p backend.BatchNormParams, y, x, mean, invstd, gamma, beta
 		scale[c] = T(s)
 		shift[c] = T(at(beta, c, 0) - float64(mean[c])*s)
 	}
-	bnRuns(p, func(o, c int) {
-		affine(bnRun(p, y, o, c), nil, bnRun(p, x, o, c), 0, scale[c], shift[c])
-	})
-}
-
-// bnRuns calls fn for every (outer, channel) run, in parallel.
-func bnRuns(p backend.BatchNormParams, fn func(o, c int)) {
-	grain := max(1, elemGrain/max(p.Inner, 1))
-	parallelFor(p.Outer*p.C, grain, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			fn(r/p.C, r%p.C)
-		}
+	channelRuns(p, func(o, c int) {
+		affine(channelRun(p, y, o, c), nil, channelRun(p, x, o, c), 0, scale[c], shift[c])
 	})
 }
 
@@ -140,7 +125,7 @@ func affine[T Float](d, g, x []T, a, b, c T) {
 }
 
 // BatchNormBackward implements backend.BatchNormKernels.
-func (*Backend) BatchNormBackward(p backend.BatchNormParams, batchStats bool, dx, dgamma, dbeta, g, x, mean, invstd, gamma backend.Arg) {
+func (*Backend) BatchNormBackward(p backend.ChannelParams, batchStats bool, dx, dgamma, dbeta, g, x, mean, invstd, gamma backend.Arg) {
 	if isF64(x) {
 		bnBackward(p, batchStats, optSlice[float64](dx), slice[float64](dgamma), slice[float64](dbeta), slice[float64](g), slice[float64](x), slice[float64](mean), slice[float64](invstd), optSlice[float64](gamma))
 	} else {
@@ -148,7 +133,7 @@ func (*Backend) BatchNormBackward(p backend.BatchNormParams, batchStats bool, dx
 	}
 }
 
-func bnBackward[T Float](p backend.BatchNormParams, batchStats bool, dx, dgamma, dbeta, g, x, mean, invstd, gamma []T) {
+func bnBackward[T Float](p backend.ChannelParams, batchStats bool, dx, dgamma, dbeta, g, x, mean, invstd, gamma []T) {
 	m := float64(p.Outer * p.Inner)
 	// Per channel: dx = a·g + b·x + c.
 	coef := scratch[T](3 * p.C)
@@ -173,12 +158,12 @@ func bnBackward[T Float](p backend.BatchNormParams, batchStats bool, dx, dgamma,
 	if dx == nil {
 		return
 	}
-	bnRuns(p, func(o, c int) {
-		d, gr := bnRun(p, dx, o, c), bnRun(p, g, o, c)
+	channelRuns(p, func(o, c int) {
+		d, gr := channelRun(p, dx, o, c), channelRun(p, g, o, c)
 		if !batchStats { // dx = k·g: x plays no part (not even as 0·x)
 			affine(d, nil, gr, 0, coef[3*c], 0)
 			return
 		}
-		affine(d, gr, bnRun(p, x, o, c), coef[3*c], coef[3*c+1], coef[3*c+2])
+		affine(d, gr, channelRun(p, x, o, c), coef[3*c], coef[3*c+1], coef[3*c+2])
 	})
 }

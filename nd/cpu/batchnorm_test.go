@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/goluon/goluon/nd/backend"
 )
 
 // TestBatchNormKernels checks the AVX2/FMA batch-norm kernels against the
@@ -40,6 +42,47 @@ func TestBatchNormKernels(t *testing.T) {
 		for i := range n {
 			if !near(float64(got.ss[i]), float64(want.ss[i]), 1e-6) || !near(float64(got.ax[i]), float64(want.ax[i]), 1e-6) {
 				t.Fatalf("n=%d [%d]: affine %v, %v; want %v, %v", n, i, got.ss[i], got.ax[i], want.ss[i], want.ax[i])
+			}
+		}
+	}
+}
+
+// TestBiasReluKernels runs the fused bias + ReLU forward and backward
+// passes with the AVX2 kernels and with the plain loops, on long runs and
+// on [N, C] rows, with NaN, ±0 and ±Inf among the inputs: outputs and input
+// gradients must agree bit for bit, bias gradients (float64 sums in
+// another order, rounded to float32) to 1e-6.
+func TestBiasReluKernels(t *testing.T) {
+	if !useAsmKernel {
+		t.Skip("no AVX2: only the plain loops exist here")
+	}
+	defer func() { useAsmKernel = true }()
+	r := rand.New(rand.NewPCG(41, 42))
+	for _, p := range []backend.ChannelParams{
+		{Outer: 3, C: 4, Inner: 37},
+		{Outer: 9, C: 21, Inner: 1},
+		{Outer: 5, C: 3, Inner: 2},
+	} {
+		n := p.Outer * p.C * p.Inner
+		x, g, b := vecInputs(r, n), vecInputs(r, n), randSlice(p.C, r)
+		run := func(asm bool) (y, dx []float32, db []float32) {
+			useAsmKernel = asm
+			y, dx, db = make([]float32, n), make([]float32, n), make([]float32, p.C)
+			biasRelu(p, y, x, b)
+			biasReluBackward(p, dx, db, g, y)
+			return y, dx, db
+		}
+		y1, dx1, db1 := run(true)
+		y2, dx2, db2 := run(false)
+		for i := range y1 {
+			if !sameBits(y1[i], y2[i]) || !sameBits(dx1[i], dx2[i]) {
+				t.Fatalf("%+v [%d]: kernels y=%v dx=%v, loops y=%v dx=%v", p, i, y1[i], dx1[i], y2[i], dx2[i])
+			}
+		}
+		for c := range db1 {
+			w := float64(db2[c])
+			if d := math.Abs(float64(db1[c]) - w); d > 1e-6*(1+math.Abs(w)) && !(math.IsNaN(w) || math.IsInf(w, 0)) {
+				t.Fatalf("%+v: dbias[%d] kernels %v, loops %v", p, c, db1[c], db2[c])
 			}
 		}
 	}

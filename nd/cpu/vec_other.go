@@ -35,3 +35,8 @@ func maxPool2x2BackRowF32(d0, d1, r0, r1, y, dy *float32, groups int) int {
 func bnSumsF32(x, y *float32, n int) (sx, sxy float64)    { panic("unreachable") }
 func scaleShiftF32(d, x *float32, n int, s, t float32)    { panic("unreachable") }
 func axpbycF32(d, gp, x *float32, n int, a, b, c float32) { panic("unreachable") }
+
+// And the bias + ReLU kernels (biasrelu.go).
+func addReluF32(d, x, b *float32, n int)               { panic("unreachable") }
+func addReluScalarF32(d, x *float32, s float32, n int) { panic("unreachable") }
+func reluGradSumF32(d, y, gr *float32, n int) float64  { panic("unreachable") }

@@ -60,6 +60,7 @@ var confFamilies = []struct {
 	{"conv2d", confConv2D},
 	{"pool2d", confPool2D},
 	{"batchnorm", confBatchNorm},
+	{"biasrelu", confBiasRelu},
 	{"dropout", confDropout},
 	{"copy", confCopy},
 	{"views", confViews},

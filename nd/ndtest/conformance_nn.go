@@ -257,6 +257,33 @@ func confBatchNorm(e confEnv) {
 	}
 }
 
+// confBiasRelu checks BiasRelu = max(x + bias, 0) along an axis, on long
+// runs (NCHW, 9×13 planes), short ones ([N, C]) and the first axis.
+func confBiasRelu(e confEnv) {
+	for i, c := range []struct {
+		name  string
+		shape []int
+		axis  int
+	}{
+		{"nchw", []int{3, 4, 9, 13}, 1},
+		{"dense", []int{5, 19}, 1},
+		{"axis0", []int{6, 2, 21}, 0},
+		{"last_axis", []int{2, 7, 3}, -1},
+	} {
+		e.run(c.name, func(e confEnv) {
+			ax := (c.axis + len(c.shape)) % len(c.shape)
+			x, xv := e.rand(uint64(1500+2*i), -1, 1, c.shape...)
+			b, bv := e.rand(uint64(1501+2*i), -0.5, 0.5, c.shape[ax])
+			inner := refNumel(c.shape[ax+1:])
+			want := make([]float64, len(xv))
+			for j, v := range xv {
+				want[j] = math.Max(v+bv[(j/inner)%c.shape[ax]], 0)
+			}
+			e.check(nd.BiasRelu(x, b, c.axis), c.shape, want, confTolDefault)
+		})
+	}
+}
+
 // confDropout checks that Dropout is the identity outside training, and
 // that in training it drops a fraction p of 100k elements, scales the rest
 // by 1/(1-p), and draws the same mask for the same seed.

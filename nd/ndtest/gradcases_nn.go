@@ -5,8 +5,8 @@ import (
 	"github.com/goluon/goluon/nd"
 )
 
-// gradNNCases checks Softmax, LogSoftmax, Pick, Conv2D and Dropout, and
-// one end-to-end chain of them.
+// gradNNCases checks Softmax, LogSoftmax, Pick, Conv2D, BiasRelu and
+// Dropout, and one end-to-end chain of them.
 func gradNNCases(dev ctx.Context) []gradCase {
 	var cases []gradCase
 	for _, op := range []struct {
@@ -72,6 +72,30 @@ func gradNNCases(dev ctx.Context) []gradCase {
 	})
 
 	cases = append(cases, gradConvCases(dev)...)
+
+	// BiasRelu: inputs at least 0.3 away from the kink once the bias
+	// (within ±0.2) is added; long runs (NCHW), short runs (a dense
+	// layer's [N, C]) and another axis.
+	for i, c := range []struct {
+		name  string
+		shape []int
+		axis  int
+	}{
+		{"4-D/axis-1", []int{2, 3, 3, 4}, 1},
+		{"2-D/axis-1", []int{4, 5}, 1},
+		{"3-D/axis-2", []int{2, 3, 4}, 2},
+		{"3-D/axis-0", []int{3, 2, 9}, 0},
+	} {
+		ch := c.shape[(c.axis+len(c.shape))%len(c.shape)]
+		seed := 80 + 2*uint64(i)
+		cases = append(cases, gradCase{
+			op: "BiasRelu", name: c.name,
+			in: func() []*nd.NDArray {
+				return gradIn(gradNonzero(dev, seed, c.shape...), Rand(dev, seed+1, -0.2, 0.2, ch))
+			},
+			f: func(in []*nd.NDArray) *nd.NDArray { return nd.BiasRelu(in[0], in[1], c.axis) },
+		})
+	}
 
 	dropout := func(p float64) func(in []*nd.NDArray) *nd.NDArray {
 		return func(in []*nd.NDArray) *nd.NDArray { return nd.Dropout(in[0], p) }

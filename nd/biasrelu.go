@@ -1,0 +1,52 @@
+package nd
+
+import "github.com/goluon/goluon/nd/backend"
+
+// fusedBiasRelu selects the backend's fused bias + ReLU kernels when it has
+// them; tests switch it off to compare with the composed ops.
+var fusedBiasRelu = true
+
+// BiasRelu returns max(x + bias, 0), where bias [C] is added along axis
+// (x's size on axis is C): the end of a convolution or dense layer with a
+// ReLU, computed in one pass over x (and one over the gradients backward)
+// where the backend has fused kernels, as Relu(Add(x, bias)) elsewhere.
+// Gradients flow to x and bias. As with Relu, a NaN or −0 sum passes
+// through and its gradient is 0.
+func BiasRelu(x, bias *NDArray, axis int) *NDArray {
+	const op = "BiasRelu"
+	checkInputs(op, x, bias)
+	ax := normAxis(op, axis, x.NDim())
+	c := x.shape[ax]
+	if bias.NDim() != 1 || bias.shape[0] != c {
+		fail(op, ErrShape, "bias of shape %v for input %v with %d channels on axis %d", bias.shape, x.shape, c, ax)
+	}
+	bk, ok := x.be().(backend.BiasReluKernels)
+	if !ok || !fusedBiasRelu {
+		shape := make([]int, x.NDim())
+		for i := range shape {
+			shape[i] = 1
+		}
+		shape[ax] = c
+		return Relu(Add(x, Reshape(bias, shape...)))
+	}
+	dev, dt := x.st.dev, x.dtype
+	p := backend.ChannelParams{Outer: numel(x.shape[:ax]), C: c, Inner: numel(x.shape[ax+1:]), DType: dt, Device: dev}
+	y := newArray(op, dev, dt, x.shape)
+	bk.BiasRelu(p, y.arg(), x.arg(), bias.arg())
+	Record(op, y, []*NDArray{x, bias}, func(g *NDArray, need []bool) []*NDArray {
+		dx := newArray(op, dev, dt, x.shape)
+		var db *NDArray
+		var dbArg backend.Arg
+		if need[1] {
+			db = newArray(op, dev, dt, []int{c})
+			dbArg = db.arg()
+		}
+		bk.BiasReluBackward(p, dx.arg(), dbArg, g.arg(), y.arg())
+		if !need[0] {
+			dx.Release()
+			dx = nil
+		}
+		return []*NDArray{dx, db}
+	})
+	return y
+}
