@@ -41,3 +41,14 @@ func ExampleScope() {
 	fmt.Printf("%.3f %v\n", total.Scalar(), y.Released())
 	// Output: 367.879 true
 }
+
+func ExampleBiasRelu() {
+	dev := ctx.CPU(0)
+	// Two images of two channels of 2 values each, as a convolution
+	// without bias would produce them.
+	y := nd.FromSlice(dev, []float32{-1, 2, 0.5, -3, 4, -5, 1, 1}, 2, 2, 2)
+	bias := nd.FromSlice(dev, []float32{0.5, -1}, 2)
+	fmt.Println(nd.BiasRelu(y, bias, 1)) // max(y + bias[channel], 0)
+	// Output:
+	// NDArray[2 2 2] float32 @cpu(0) [0 2.5 0 0 4.5 0 0 0]
+}
