@@ -306,14 +306,24 @@ func (t *Trainer) freshReplicas(ignoreStale bool) ([][]int, error) {
 // every replica's gradient, or (updating on the kvstore) the new weight
 // into every replica. It returns the global batch: batch itself, or with a
 // distributed kvstore the sum of every worker's batch.
+//
+// A parameter with a single replica skips the exchange when the kvstore is
+// local and the devices update: the sum over one gradient is that gradient,
+// so pushing it and pulling it back would only copy it twice (Gluon, too,
+// creates no kvstore for a single device).
 func (t *Trainer) reduceAll(fresh [][]int, batch int) (int, error) {
 	var keys []string
 	var values, outs [][]*nd.NDArray
+	d, distributed := t.kv.(kvstore.Distributed)
+	skipSingle := !distributed && !t.opts.UpdateOnKVStore
 	for i, p := range t.params {
 		if len(fresh[i]) == 0 {
 			continue
 		}
 		grads := p.ListGrad()
+		if skipSingle && len(grads) == 1 {
+			continue
+		}
 		vs := make([]*nd.NDArray, len(fresh[i]))
 		for k, d := range fresh[i] {
 			vs[k] = grads[d]
@@ -324,7 +334,7 @@ func (t *Trainer) reduceAll(fresh [][]int, batch int) (int, error) {
 		}
 		keys, values, outs = append(keys, p.Name()), append(values, vs), append(outs, out)
 	}
-	if d, ok := t.kv.(kvstore.Distributed); ok {
+	if distributed {
 		global, err := d.BeginStep(keys, batch)
 		if err != nil {
 			return 0, errorf("trainer: %v", err)
@@ -334,6 +344,9 @@ func (t *Trainer) reduceAll(fresh [][]int, batch int) (int, error) {
 	if t.opts.UpdateOnKVStore {
 		// The updater reads the rescale factor during the exchange.
 		t.opt.Hyperparams().RescaleGrad = 1 / float64(batch)
+	}
+	if len(keys) == 0 && !distributed {
+		return batch, nil
 	}
 	if err := t.kv.PushPullList(keys, values, outs); err != nil {
 		return 0, errorf("trainer: %v", err)

@@ -42,6 +42,7 @@ import (
 	"math"
 
 	"github.com/goluon/goluon/nd"
+	"github.com/goluon/goluon/nd/backend"
 )
 
 // State is an optimizer's per-parameter state (momentum buffers, moment
@@ -104,6 +105,22 @@ func (h *Hyper) LearningRate(step int) float64 {
 // Scheduler maps an update number (1-based) to a learning rate.
 type Scheduler interface {
 	LR(step int) float64
+}
+
+// useFused selects the backend's fused update kernels (nd.SGDUpdateFused,
+// nd.RMSPropUpdateFused) where they apply; tests turn it off to compare
+// them with the composed updates below.
+var useFused = true
+
+// fusedParams returns the scalars every fused update needs for this
+// update of p: the scheduled, multiplied learning rate and weight decay,
+// the rescale factor (1 for none) and the gradient clip.
+func (h *Hyper) fusedParams(p Param) backend.OptimizerParams {
+	rescale := h.RescaleGrad
+	if rescale == 0 {
+		rescale = 1
+	}
+	return backend.OptimizerParams{LR: h.lr(p), WD: h.wd(p), RescaleGrad: rescale, ClipGradient: h.ClipGradient}
 }
 
 // temps collects the temporaries of one Update and releases them together.

@@ -97,9 +97,16 @@ func (o *RMSProp) Update(p Param, weight, grad *nd.NDArray, state State) {
 	} else {
 		needState(op, state, 1)
 	}
+	lr := o.lr(p)
+	if useFused && !o.Centered {
+		fp := o.fusedParams(p)
+		fp.Gamma1, fp.Epsilon, fp.KerasEpsilon, fp.ClipWeights = o.Gamma1, o.Epsilon, o.KerasEpsilon, o.ClipWeights
+		if nd.RMSPropUpdateFused(weight, grad, state[0], fp) {
+			return
+		}
+	}
 	var t temps
 	defer t.release()
-	lr := o.lr(p)
 	w := t.add(weight.Detach())
 	g := o.prepareClipLast(&t, p, weight, grad)
 

@@ -65,9 +65,20 @@ func (o *SGD) CreateState(w *nd.NDArray) State {
 
 // Update applies one SGD step in place.
 func (o *SGD) Update(p Param, weight, grad *nd.NDArray, state State) {
+	lr := o.lr(p)
+	if useFused && (o.Momentum == 0 || len(state) == 1) {
+		var m *nd.NDArray
+		if o.Momentum != 0 {
+			m = state[0]
+		}
+		fp := o.fusedParams(p)
+		fp.Momentum, fp.Nesterov = o.Momentum, o.Nesterov
+		if nd.SGDUpdateFused(weight, grad, m, fp) {
+			return
+		}
+	}
 	var t temps
 	defer t.release()
-	lr := o.lr(p)
 	w := t.add(weight.Detach())
 	g := o.prepare(&t, p, weight, grad)
 	if o.Momentum == 0 {

@@ -55,43 +55,49 @@ func (*Backend) Unary(op backend.UnaryOp, dst, x backend.Arg, n int, p1, p2 floa
 func unary[T Float](op backend.UnaryOp, d, x []T, p1, p2 float64) {
 	f := unaryFunc(op, p1, p2)
 	parallelFor(len(d), elemGrain, func(lo, hi int) {
-		if vecUnary(op, d[lo:hi], x[lo:hi], p1) {
-			return
-		}
-		switch op {
-		case backend.Relu:
-			// Like the AVX2 kernel: -0 and NaN pass through unchanged.
-			for i := lo; i < hi; i++ {
-				v := x[i]
-				if v < 0 {
-					v = 0
-				}
-				d[i] = v
-			}
-		case backend.MulScalar:
-			a := T(p1)
-			for i := lo; i < hi; i++ {
-				d[i] = x[i] * a
-			}
-		case backend.AddScalar:
-			a := T(p1)
-			for i := lo; i < hi; i++ {
-				d[i] = x[i] + a
-			}
-		case backend.Neg:
-			for i := lo; i < hi; i++ {
-				d[i] = -x[i]
-			}
-		case backend.Square:
-			for i := lo; i < hi; i++ {
-				d[i] = x[i] * x[i]
-			}
-		default:
-			for i := lo; i < hi; i++ {
-				d[i] = T(f(float64(x[i])))
-			}
-		}
+		unaryRange(op, f, d[lo:hi], x[lo:hi], p1)
 	})
+}
+
+// unaryRange is one chunk of unary: d = op(x) elementwise, where f is
+// unaryFunc(op, p1, p2) and d may be x.
+func unaryRange[T Float](op backend.UnaryOp, f func(float64) float64, d, x []T, p1 float64) {
+	if vecUnary(op, d, x, p1) {
+		return
+	}
+	x = x[:len(d)]
+	switch op {
+	case backend.Relu:
+		// Like the AVX2 kernel: -0 and NaN pass through unchanged.
+		for i, v := range x {
+			if v < 0 {
+				v = 0
+			}
+			d[i] = v
+		}
+	case backend.MulScalar:
+		a := T(p1)
+		for i, v := range x {
+			d[i] = v * a
+		}
+	case backend.AddScalar:
+		a := T(p1)
+		for i, v := range x {
+			d[i] = v + a
+		}
+	case backend.Neg:
+		for i, v := range x {
+			d[i] = -v
+		}
+	case backend.Square:
+		for i, v := range x {
+			d[i] = v * v
+		}
+	default:
+		for i, v := range x {
+			d[i] = T(f(float64(v)))
+		}
+	}
 }
 
 func unaryFunc(op backend.UnaryOp, p1, p2 float64) func(float64) float64 {

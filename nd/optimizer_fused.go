@@ -1,0 +1,58 @@
+package nd
+
+import (
+	"slices"
+
+	"github.com/goluon/goluon/nd/backend"
+)
+
+// SGDUpdateFused applies one SGD step to weight in place with the
+// backend's fused kernel (backend.OptimizerKernels.SGDUpdate, which
+// documents the update; mom is nil without momentum) and reports whether
+// it could. It reports false, changing nothing, when the backend has no
+// such kernel or the operands differ in context, element type or shape;
+// gluon/optimizer then composes the same update from elementwise ops. It is
+// not recorded.
+func SGDUpdateFused(weight, grad, mom *NDArray, p backend.OptimizerParams) bool {
+	k, ok := fusedOptimizerKernels(weight, grad, mom)
+	if !ok {
+		return false
+	}
+	k.SGDUpdate(p, weight.arg(), grad.arg(), optArg(mom), weight.Size())
+	return true
+}
+
+// RMSPropUpdateFused applies one (uncentred) RMSProp step to weight and
+// its mean square state in place with the backend's fused kernel
+// (backend.OptimizerKernels.RMSPropUpdate) and reports whether it could,
+// as SGDUpdateFused does.
+func RMSPropUpdateFused(weight, grad, state *NDArray, p backend.OptimizerParams) bool {
+	if state == nil {
+		return false
+	}
+	k, ok := fusedOptimizerKernels(weight, grad, state)
+	if !ok {
+		return false
+	}
+	k.RMSPropUpdate(p, weight.arg(), grad.arg(), state.arg(), weight.Size())
+	return true
+}
+
+// fusedOptimizerKernels returns weight's backend's optimizer kernels when
+// it has them and weight, grad and state (unless nil) are live and share
+// one context, element type and shape.
+func fusedOptimizerKernels(weight, grad, state *NDArray) (backend.OptimizerKernels, bool) {
+	if weight == nil || grad == nil {
+		return nil, false
+	}
+	for _, a := range []*NDArray{weight, grad, state} {
+		if a == nil {
+			continue
+		}
+		if a.released.Load() || a.st.dev != weight.st.dev || a.dtype != weight.dtype || !slices.Equal(a.shape, weight.shape) {
+			return nil, false
+		}
+	}
+	k, ok := weight.be().(backend.OptimizerKernels)
+	return k, ok
+}
