@@ -11,7 +11,10 @@
 //	go run ./tutorials/mnist-convnet-bn -contexts cpu:0,cpu:1 # two contexts
 //
 // It trains on Fashion-MNIST (same format as MNIST) unless -dataset mnist is
-// given. The last line of output is the tutorials' JSON summary.
+// given. After every epoch it writes a checkpoint into -out/checkpoints;
+// -resume continues an interrupted run from the latest one (the epoch
+// lines and metrics.jsonl go on from there). The last line of output is the
+// tutorials' JSON summary.
 //
 // Several processes (MPI): with -kvstore dist_sync the program is one
 // worker of an MPI job. Each worker trains on its shard of every epoch on
@@ -86,6 +89,7 @@ func train(args []string, w io.Writer) (_ *outcome, err error) {
 		LR: 1e-3, Seed: 42, Out: "out/" + program, Workers: 1,
 	})
 	dataset := fs.String("dataset", dsFashion, "data set: fashion-mnist or mnist (same file format)")
+	resume := fs.Bool("resume", false, "continue from the latest checkpoint in -out/checkpoints")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -147,13 +151,19 @@ func train(args []string, w io.Writer) (_ *outcome, err error) {
 	}
 	handlers := []estimator.Handler{&estimator.Logger{W: w}}
 	if job.Chief() {
-		if err := os.Remove(logPath); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, err // MetricsLog appends; start this run's log afresh
+		if !*resume {
+			if err := os.Remove(logPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, err // MetricsLog appends; start a fresh run's log afresh
+			}
 		}
 		handlers = append(handlers, &estimator.MetricsLog{Path: logPath, Trainer: trainer})
 	}
+	// Checkpoints after every epoch (rank 0 writes them; other workers of
+	// a distributed job resume from them).
+	ckpt := &estimator.Checkpoint{Dir: filepath.Join(f.Out, "checkpoints"), Resume: *resume,
+		Params: gluon.CollectParams(net), Trainer: trainer, Contexts: devs, ReadOnly: !job.Chief()}
 	rec := &epochRecorder{}
-	handlers = append(handlers, rec)
+	handlers = append(handlers, ckpt, rec)
 	where := fmt.Sprintf("contexts %v", common.ContextNames(devs))
 	if job.Size > 1 {
 		where = fmt.Sprintf("%d workers × contexts %v", job.Size, common.ContextNames(devs))
@@ -165,8 +175,14 @@ func train(args []string, w io.Writer) (_ *outcome, err error) {
 	start := time.Now()
 	err = est.Fit(goctx, trainL, valL, f.Epochs, handlers...)
 	seconds := common.Since(start)
+	if errors.Is(err, context.Canceled) {
+		return nil, fmt.Errorf("interrupted; the checkpoints in %s keep the finished epochs, -resume continues: %w", ckpt.Dir, err)
+	}
 	if err != nil {
 		return nil, err
+	}
+	if len(rec.seconds) == 0 {
+		return nil, fmt.Errorf("nothing to train: the checkpoint in %s is at epoch %d of %d", ckpt.Dir, ckpt.ResumedFrom, f.Epochs)
 	}
 
 	// Save the base parameters: one copy of each, loadable on any contexts.
@@ -185,7 +201,7 @@ func train(args []string, w io.Writer) (_ *outcome, err error) {
 
 	sum := common.Summary{
 		Program:       program,
-		Epochs:        len(rec.seconds),
+		Epochs:        rec.last.Epoch,
 		Contexts:      common.ContextNames(devs),
 		TrainAcc:      rec.last.Train["accuracy"],
 		ValAcc:        rec.last.Val["accuracy"],
@@ -200,7 +216,8 @@ func train(args []string, w io.Writer) (_ *outcome, err error) {
 			"batch_per_ctx": f.BatchPerCtx,
 			"workers":       job.Size,
 			"kvstore":       f.KVStore,
-			"epoch_seconds": rec.seconds,
+			"epoch_seconds": rec.seconds, // this run's epochs
+			"resumed_from":  ckpt.ResumedFrom,
 		},
 	}
 	if err := sum.Print(w); err != nil {

@@ -93,6 +93,46 @@ func TestSmoke(t *testing.T) {
 	}
 
 	checkLoadElsewhere(t, res)
+	checkResume(t, dataDir, outDir)
+}
+
+// checkResume continues the one-epoch run of TestSmoke from its checkpoint
+// for a second epoch: only epoch 2 runs, the metrics log keeps both, and a
+// further -resume with nothing left to train is an error.
+func checkResume(t *testing.T, dataDir, outDir string) {
+	t.Helper()
+	args := []string{"-data", dataDir, "-out", outDir, "-epochs", "2", "-limit", smokeLimit,
+		"-contexts", "cpu:0,cpu:1", "-workers", "0", "-resume"}
+	var buf bytes.Buffer
+	if _, err := train(args, &buf); err != nil {
+		t.Fatalf("resume: %v\noutput:\n%s", err, buf.String())
+	}
+	out := buf.String()
+	if strings.Contains(out, "Epoch 1/2 - ") || !strings.Contains(out, "Epoch 2/2 - ") {
+		t.Errorf("resumed run should train epoch 2 only:\n%s", out)
+	}
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	var sum struct {
+		Epochs int `json:"epochs"`
+		Extra  struct {
+			ResumedFrom  int       `json:"resumed_from"`
+			EpochSeconds []float64 `json:"epoch_seconds"`
+		} `json:"extra"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
+		t.Fatalf("last line is not JSON: %v", err)
+	}
+	if sum.Epochs != 2 || sum.Extra.ResumedFrom != 1 || len(sum.Extra.EpochSeconds) != 1 {
+		t.Errorf("resumed summary: epochs %d, resumed_from %d, %d epoch times; want 2, 1, 1",
+			sum.Epochs, sum.Extra.ResumedFrom, len(sum.Extra.EpochSeconds))
+	}
+	if n := countJSONLines(t, filepath.Join(outDir, "metrics.jsonl")); n != 2 {
+		t.Errorf("metrics log has %d lines after the resume, want 2", n)
+	}
+	buf.Reset()
+	if _, err := train(args, &buf); err == nil || !strings.Contains(err.Error(), "nothing to train") {
+		t.Errorf("resume of a finished run: err = %v, want nothing to train", err)
+	}
 }
 
 // checkLoadElsewhere loads the saved parameters into a fresh network on
