@@ -11,7 +11,9 @@
 // F(2×2, 3×3) for wide float32 3×3 layers (winograd.go). Contiguous float32
 // elementwise ops, row copies, sums and 2×2 max pooling have AVX2 kernels
 // (vec_amd64.s, pool_amd64.s), with plain Go loops for float64 and other
-// CPUs. Reductions that combine
+// CPUs. It also implements nd's optional fused kernels: batch
+// normalisation, bias + ReLU, and the SGD and RMSProp updates
+// (batchnorm.go, biasrelu.go, optimizer.go). Reductions that combine
 // per-goroutine partial results do so in a fixed order, so results are
 // bitwise reproducible for a fixed GOMAXPROCS.
 package cpu
