@@ -2,6 +2,7 @@
 # make bench: Goluon's CPU benchmarks and the same workloads in PyTorch,
 # alternating, REPS repetitions each (default 3); prints a table of medians
 # and the ratio Goluon/PyTorch per workload, then one JSON line of ratios.
+# KEEP=dir also keeps the raw output of every repetition.
 #
 # SCALE (default 1) multiplies every iteration count on both sides (Go
 # -benchtime and pytorch_bench.py --scale), e.g. SCALE=0.05 REPS=1 for a
@@ -28,8 +29,15 @@ if [ ${#need[@]} -gt 0 ]; then
 	fi
 fi
 
+# KEEP=dir keeps every repetition's raw output (go test text, PyTorch JSON)
+# in dir, to look behind the medians.
 out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+if [ -n "${KEEP:-}" ]; then
+	mkdir -p "$KEEP"
+	trap 'cp "$out"/* "$KEEP"/ 2>/dev/null; rm -rf "$out"' EXIT
+else
+	trap 'rm -rf "$out"' EXIT
+fi
 
 # glibc malloc tuned against mmap/trim churn of large tensors (both sides).
 export MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=4294967296 MALLOC_TOP_PAD_=67108864
