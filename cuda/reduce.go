@@ -20,19 +20,7 @@ var reduceCodes = map[backend.ReduceOp]int{
 // run, the others the outer reduced space, so that reduced elements are
 // visited in row-major order (ArgMax's index order).
 func planReduce(shape []int, axes []bool) (reduceParam, error) {
-	var sh []int
-	var red []bool
-	for d, n := range shape {
-		if n == 1 {
-			continue
-		}
-		if k := len(sh) - 1; k >= 0 && red[k] == axes[d] {
-			sh[k] *= n
-			continue
-		}
-		sh = append(sh, n)
-		red = append(red, axes[d])
-	}
+	sh, red := backend.MergeReduceAxes(shape, axes)
 	st := backend.ContiguousStrides(sh)
 	p := reduceParam{inN: 1, inSt: 0, nOut: 1, nRed: 1}
 	inner := -1

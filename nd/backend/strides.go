@@ -51,3 +51,23 @@ func Coalesce(shape []int, strides ...[]int) ([]int, [][]int) {
 	}
 	return sh, st
 }
+
+// MergeReduceAxes simplifies the iteration space of a reduction of a
+// contiguous array of the given shape over the axes marked in axes: it
+// drops dimensions of size 1 and merges neighbours that are both reduced or
+// both kept. Kept dimensions keep their order (the output's), so every
+// backend plans its reductions from the same merged shape.
+func MergeReduceAxes(shape []int, axes []bool) (merged []int, reduced []bool) {
+	for d, n := range shape {
+		if n == 1 {
+			continue
+		}
+		if k := len(merged) - 1; k >= 0 && reduced[k] == axes[d] {
+			merged[k] *= n
+			continue
+		}
+		merged = append(merged, n)
+		reduced = append(reduced, axes[d])
+	}
+	return merged, reduced
+}

@@ -35,3 +35,24 @@ func TestCoalesce(t *testing.T) {
 		}
 	}
 }
+
+func TestMergeReduceAxes(t *testing.T) {
+	tests := []struct {
+		name    string
+		shape   []int
+		axes    []bool
+		wantSh  []int
+		wantRed []bool
+	}{
+		{"neighbours with one flag merge", []int{2, 3, 4}, []bool{false, true, true}, []int{2, 12}, []bool{false, true}},
+		{"size-1 dims drop", []int{2, 1, 4}, []bool{false, true, false}, []int{8}, []bool{false}},
+		{"alternating flags stay apart", []int{2, 3, 4}, []bool{true, false, true}, []int{2, 3, 4}, []bool{true, false, true}},
+		{"all ones", []int{1, 1}, []bool{true, true}, nil, nil},
+	}
+	for _, tc := range tests {
+		sh, red := backend.MergeReduceAxes(tc.shape, tc.axes)
+		if !cmp.Equal(sh, tc.wantSh) || !cmp.Equal(red, tc.wantRed) {
+			t.Errorf("%s: MergeReduceAxes = %v %v, want %v %v", tc.name, sh, red, tc.wantSh, tc.wantRed)
+		}
+	}
+}

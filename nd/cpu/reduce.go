@@ -18,20 +18,7 @@ type reducePlan struct {
 }
 
 func planReduce(shape []int, axes []bool) reducePlan {
-	// Merge neighbours with equal flags; size-1 dims vanish.
-	var sh []int
-	var red []bool
-	for d, n := range shape {
-		if n == 1 {
-			continue
-		}
-		if k := len(sh) - 1; k >= 0 && red[k] == axes[d] {
-			sh[k] *= n
-			continue
-		}
-		sh = append(sh, n)
-		red = append(red, axes[d])
-	}
+	sh, red := backend.MergeReduceAxes(shape, axes)
 	st := backend.ContiguousStrides(sh)
 	p := reducePlan{vec: 1, inN: 1, inStride: 0}
 	last := len(sh) - 1
