@@ -324,16 +324,9 @@ func (p *Parameter) ResetContext(devs []ctx.Context) error {
 	src := p.data[0]
 	data := make([]*nd.NDArray, len(devs))
 	for i, d := range devs {
-		data[i] = copyDetached(src, d).Persist()
+		data[i] = src.DetachedCopyTo(d).Persist()
 		data[i].AttachGrad(p.gradReq)
 	}
 	p.devs, p.data = slices.Clone(devs), data
 	return nil
-}
-
-// copyDetached copies a to dev without recording.
-func copyDetached(a *nd.NDArray, dev ctx.Context) *nd.NDArray {
-	d := a.Detach()
-	defer d.Release()
-	return d.CopyTo(dev)
 }

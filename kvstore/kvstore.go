@@ -152,7 +152,7 @@ func (s *store) Init(keys []string, values []*nd.NDArray) error {
 		if _, dup := s.stored[k]; dup {
 			return fmt.Errorf("kvstore %s: key %q initialised twice", s.kind, k)
 		}
-		s.initial[k] = detachedCopy(values[i], values[i].Context()).Persist()
+		s.initial[k] = values[i].DetachedCopyTo(values[i].Context()).Persist()
 		s.order = append(s.order, k)
 	}
 	return nil
@@ -281,7 +281,7 @@ func moveTo(v *nd.NDArray, dev ctx.Context) *nd.NDArray {
 	if v.Context() == dev {
 		return v
 	}
-	c := detachedCopy(v, dev).Persist()
+	c := v.DetachedCopyTo(dev).Persist()
 	v.Release()
 	return c
 }

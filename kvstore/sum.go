@@ -18,23 +18,15 @@ type contextLoad struct {
 // Nothing is recorded on the autograd tape. Every kind sums a key's
 // per-device values this way, so all kinds give identical sums.
 func SumOn(dev ctx.Context, values []*nd.NDArray) *nd.NDArray {
-	acc := detachedCopy(values[0], dev)
+	acc := values[0].DetachedCopyTo(dev)
 	for _, v := range values[1:] {
 		if v.Context() == dev {
 			nd.AddTo(acc, v)
 			continue
 		}
-		moved := detachedCopy(v, dev)
+		moved := v.DetachedCopyTo(dev)
 		nd.AddTo(acc, moved)
 		moved.Release()
 	}
 	return acc
-}
-
-// detachedCopy copies v to dev without recording on the autograd tape
-// (values may be parameters, which require gradients).
-func detachedCopy(v *nd.NDArray, dev ctx.Context) *nd.NDArray {
-	d := v.Detach()
-	defer d.Release()
-	return d.CopyTo(dev)
 }

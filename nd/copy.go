@@ -51,6 +51,18 @@ func (a *NDArray) CopyTo(dev ctx.Context) *NDArray {
 	return out
 }
 
+// DetachedCopyTo returns a copy of a on dev that is not recorded on the
+// autograd tape, even inside a recording scope: the copy has no history and
+// gradients do not flow back to a. Parameter replicas and kvstore buffers
+// are made this way.
+func (a *NDArray) DetachedCopyTo(dev ctx.Context) *NDArray {
+	const op = "DetachedCopyTo"
+	checkLive(op, a)
+	out := newArray(op, dev, a.dtype, a.shape)
+	transfer(out, a)
+	return out
+}
+
 // AsIn returns a itself when it already lives on dev, and a copy there
 // otherwise (Gluon's as_in_context).
 func (a *NDArray) AsIn(dev ctx.Context) *NDArray {
