@@ -46,6 +46,7 @@ func BatchNorm(x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts) *NDArr
 	const op = "BatchNorm"
 	o = o.withDefaults()
 	checkInputs(op, x, runMean, runVar)
+	checkFloat(op, x)
 	ax := normAxis(op, o.Axis, x.NDim())
 	c := x.shape[ax]
 	for _, v := range []*NDArray{gamma, beta, runMean, runVar} {

@@ -15,6 +15,7 @@ var fusedBiasRelu = true
 func BiasRelu(x, bias *NDArray, axis int) *NDArray {
 	const op = "BiasRelu"
 	checkInputs(op, x, bias)
+	checkFloat(op, x)
 	ax := normAxis(op, axis, x.NDim())
 	c := x.shape[ax]
 	if bias.NDim() != 1 || bias.shape[0] != c {

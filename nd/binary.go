@@ -5,9 +5,15 @@ import "github.com/goluon/goluon/nd/backend"
 // binaryRaw validates a and b and computes op(a, b) with broadcasting,
 // without recording.
 func binaryRaw(op string, code backend.BinaryOp, a, b *NDArray) *NDArray {
+	return binaryInto(op, code, a, b, a.dtype)
+}
+
+// binaryInto is binaryRaw with a result of dtype dt (the inputs' or Bool).
+func binaryInto(op string, code backend.BinaryOp, a, b *NDArray, dt DType) *NDArray {
 	checkInputs(op, a, b)
+	checkBinaryDType(op, code, a.dtype)
 	shape := broadcastShape(op, a.shape, b.shape)
-	out := newArray(op, a.st.dev, a.dtype, shape)
+	out := newArray(op, a.st.dev, dt, shape)
 	a.be().Binary(code, shape, out.arg(), bcastArg(a, shape), bcastArg(b, shape))
 	return out
 }
@@ -149,25 +155,58 @@ func release(arrs ...*NDArray) {
 	}
 }
 
-// The comparisons return 1 where the relation holds and 0 elsewhere, with
-// broadcasting. They are not differentiable.
+// The comparisons return a Bool array, true where the relation holds,
+// with broadcasting; their inputs may have any dtype (the same for both).
+// They are not differentiable.
 
 // Equal returns a == b elementwise.
-func Equal(a, b *NDArray) *NDArray { return binaryRaw("Equal", backend.Equal, a, b) }
+func Equal(a, b *NDArray) *NDArray { return binaryInto("Equal", backend.Equal, a, b, Bool) }
 
 // NotEqual returns a != b elementwise.
-func NotEqual(a, b *NDArray) *NDArray { return binaryRaw("NotEqual", backend.NotEqual, a, b) }
+func NotEqual(a, b *NDArray) *NDArray {
+	return binaryInto("NotEqual", backend.NotEqual, a, b, Bool)
+}
 
 // Greater returns a > b elementwise.
-func Greater(a, b *NDArray) *NDArray { return binaryRaw("Greater", backend.Greater, a, b) }
+func Greater(a, b *NDArray) *NDArray { return binaryInto("Greater", backend.Greater, a, b, Bool) }
 
 // GreaterEqual returns a >= b elementwise.
 func GreaterEqual(a, b *NDArray) *NDArray {
-	return binaryRaw("GreaterEqual", backend.GreaterEqual, a, b)
+	return binaryInto("GreaterEqual", backend.GreaterEqual, a, b, Bool)
 }
 
 // Lesser returns a < b elementwise.
-func Lesser(a, b *NDArray) *NDArray { return binaryRaw("Lesser", backend.Less, a, b) }
+func Lesser(a, b *NDArray) *NDArray { return binaryInto("Lesser", backend.Less, a, b, Bool) }
 
 // LesserEqual returns a <= b elementwise.
-func LesserEqual(a, b *NDArray) *NDArray { return binaryRaw("LesserEqual", backend.LessEqual, a, b) }
+func LesserEqual(a, b *NDArray) *NDArray {
+	return binaryInto("LesserEqual", backend.LessEqual, a, b, Bool)
+}
+
+// LogicalAnd returns a Bool array, true where a and b are both non-zero.
+func LogicalAnd(a, b *NDArray) *NDArray {
+	return binaryInto("LogicalAnd", backend.LogicalAnd, a, b, Bool)
+}
+
+// LogicalOr returns a Bool array, true where a or b is non-zero.
+func LogicalOr(a, b *NDArray) *NDArray {
+	return binaryInto("LogicalOr", backend.LogicalOr, a, b, Bool)
+}
+
+// LogicalXor returns a Bool array, true where exactly one of a and b is
+// non-zero.
+func LogicalXor(a, b *NDArray) *NDArray {
+	return binaryInto("LogicalXor", backend.LogicalXor, a, b, Bool)
+}
+
+// LogicalNot returns a Bool array, true where x is zero (false).
+func LogicalNot(x *NDArray) *NDArray {
+	const op = "LogicalNot"
+	checkLive(op, x)
+	if x.dtype == Bool {
+		return unaryRaw(op, backend.LogicalNot, x, 0, 0)
+	}
+	t := x.AsType(Bool)
+	defer t.Release()
+	return unaryRaw(op, backend.LogicalNot, t, 0, 0)
+}

@@ -56,6 +56,7 @@ func Conv2D(x, w, bias *NDArray, o ConvOpts) *NDArray {
 		inputs = append(inputs, bias)
 	}
 	checkInputs(op, inputs...)
+	checkFloat(op, inputs...)
 	p := convParams(op, x, w, o)
 	if bias != nil && (bias.NDim() != 1 || bias.shape[0] != p.OutC) {
 		fail(op, ErrShape, "bias shape %v does not match %d output channels", bias.shape, p.OutC)

@@ -80,15 +80,25 @@ func (a *NDArray) Copy() *NDArray {
 }
 
 // AsType returns a converted to dt (a itself when it already has that
-// dtype). Gradients flow back, converted to a's dtype.
+// dtype), as backend.Kernels.Cast converts: floats become integers by
+// truncation toward zero, saturating, with NaN as 0; anything becomes Bool
+// as "is not zero". Between floating dtypes gradients flow back, converted
+// to a's dtype; a conversion to or from an integer or Bool dtype is not
+// recorded (its result has no gradient, as in PyTorch).
 func (a *NDArray) AsType(dt DType) *NDArray {
 	const op = "AsType"
 	checkLive(op, a)
+	if !dt.Valid() {
+		fail(op, ErrDType, "unknown dtype %v", dt)
+	}
 	if a.dtype == dt {
 		return a
 	}
 	out := newArray(op, a.st.dev, dt, a.shape)
 	a.be().Cast(out.arg(), a.arg(), a.Size())
+	if !dt.IsFloat() || !a.dtype.IsFloat() {
+		return out // no gradient flows through integers and bools
+	}
 	Record(op, out, []*NDArray{a}, func(g *NDArray, _ []bool) []*NDArray {
 		gs := newArray(op, a.st.dev, a.dtype, g.shape)
 		g.be().Cast(gs.arg(), g.arg(), g.Size())

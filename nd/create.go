@@ -13,18 +13,29 @@ func Empty(dev ctx.Context, dt DType, shape ...int) *NDArray {
 	return newArray("Empty", dev, dt, shape)
 }
 
-// Full returns an array of the given dtype and shape filled with v.
+// Full returns an array of the given dtype and shape filled with v,
+// converted to dt as AsType converts (truncated for integers, v != 0 for
+// Bool).
 func Full(dev ctx.Context, dt DType, v float64, shape ...int) *NDArray {
+	if !dt.Valid() {
+		fail("Full", ErrDType, "unknown dtype %v", dt)
+	}
 	a := newArray("Full", dev, dt, shape)
 	a.be().Fill(a.arg(), a.Size(), v)
 	return a
 }
 
-// Zeros returns a float32 array of zeros.
+// Zeros returns a float32 array of zeros (ZerosOf makes other dtypes).
 func Zeros(dev ctx.Context, shape ...int) *NDArray { return Full(dev, Float32, 0, shape...) }
 
-// Ones returns a float32 array of ones.
+// Ones returns a float32 array of ones (OnesOf makes other dtypes).
 func Ones(dev ctx.Context, shape ...int) *NDArray { return Full(dev, Float32, 1, shape...) }
+
+// ZerosOf returns an array of zeros of dtype dt (false for Bool).
+func ZerosOf(dev ctx.Context, dt DType, shape ...int) *NDArray { return Full(dev, dt, 0, shape...) }
+
+// OnesOf returns an array of ones of dtype dt (true for Bool).
+func OnesOf(dev ctx.Context, dt DType, shape ...int) *NDArray { return Full(dev, dt, 1, shape...) }
 
 // ZerosLike returns zeros with a's shape, dtype and context.
 func ZerosLike(a *NDArray) *NDArray { return FullLike(a, 0) }
@@ -38,27 +49,30 @@ func FullLike(a *NDArray, v float64) *NDArray {
 	return Full(a.st.dev, a.dtype, v, a.shape...)
 }
 
-// FromSlice copies a Go slice ([]float32 or []float64, which sets the
-// dtype) into a new array of the given shape on dev. With no shape the
-// array is one-dimensional.
+// FromSlice copies a Go slice into a new array of the given shape on dev.
+// The slice's type sets the dtype: []float32, []float64, []int32, []int64,
+// []uint8 and []bool give the dtype of that name, and []int gives Int64.
+// With no shape the array is one-dimensional.
 func FromSlice(dev ctx.Context, data any, shape ...int) *NDArray {
-	var n int
-	var dt DType
-	switch d := data.(type) {
-	case []float32:
-		n, dt = len(d), Float32
-	case []float64:
-		n, dt = len(d), Float64
-	default:
-		fail("FromSlice", ErrArgument, "data must be []float32 or []float64, got %T", data)
+	const op = "FromSlice"
+	if ints, ok := data.([]int); ok {
+		v := make([]int64, len(ints))
+		for i, x := range ints {
+			v[i] = int64(x)
+		}
+		data = v
+	}
+	dt, n, ok := backend.HostDType(data)
+	if !ok {
+		fail(op, ErrArgument, "data must be []float32, []float64, []int, []int32, []int64, []uint8 or []bool, got %T", data)
 	}
 	if len(shape) == 0 {
 		shape = []int{n}
 	}
 	if numel(shape) != n {
-		fail("FromSlice", ErrShape, "%d values do not fill shape %v (%d elements)", n, shape, numel(shape))
+		fail(op, ErrShape, "%d values do not fill shape %v (%d elements)", n, shape, numel(shape))
 	}
-	a := newArray("FromSlice", dev, dt, shape)
+	a := newArray(op, dev, dt, shape)
 	a.be().Write(a.st.buf, a.off, data)
 	return a
 }

@@ -13,6 +13,7 @@ import (
 func Dropout(x *NDArray, p float64) *NDArray {
 	const op = "Dropout"
 	checkLive(op, x)
+	checkFloat(op, x)
 	if p < 0 || p >= 1 {
 		fail(op, ErrArgument, "probability %g outside [0, 1)", p)
 	}

@@ -6,6 +6,7 @@ import "github.com/goluon/goluon/nd/backend"
 // A 2-D operand next to a 3-D one is shared by every matrix of the batch.
 func gemmRaw(op string, a, b *NDArray, ta, tb bool) *NDArray {
 	checkInputs(op, a, b)
+	checkFloat(op, a, b)
 	if a.NDim() < 2 || a.NDim() > 3 || b.NDim() < 2 || b.NDim() > 3 {
 		fail(op, ErrShape, "operands must be 2-D or 3-D, got %v and %v", a.shape, b.shape)
 	}
@@ -107,6 +108,7 @@ func FullyConnected(x, w, bias *NDArray) *NDArray {
 		inputs = append(inputs, bias)
 	}
 	checkInputs(op, inputs...)
+	checkFloat(op, inputs...)
 	if x.NDim() != 2 || w.NDim() != 2 || x.shape[1] != w.shape[1] {
 		fail(op, ErrShape, "want x [N, in] and w [out, in], got %v and %v", x.shape, w.shape)
 	}

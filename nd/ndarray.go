@@ -10,14 +10,9 @@ import (
 	"github.com/goluon/goluon/nd/backend"
 )
 
-// DType is an element type: Float32 (the default) or Float64.
+// DType is an element type: Float32 (the default), Float64, Int32, Int64,
+// Uint8 or Bool. The rules for mixing them are in the package doc.
 type DType = backend.DType
-
-// The element types.
-const (
-	Float32 = backend.Float32
-	Float64 = backend.Float64
-)
 
 // storage is a device buffer shared by an array and its views. It goes
 // back to the device's pool when the last array using it is released.
@@ -28,7 +23,7 @@ type storage struct {
 	refs atomic.Int32
 }
 
-// NDArray is an n-dimensional array of float32 or float64 on one context.
+// NDArray is an n-dimensional array of one DType on one context.
 // Arrays are row-major and contiguous; Reshape and leading-axis slices are
 // views that share memory with their source.
 //
@@ -213,7 +208,21 @@ func (a *NDArray) String() string {
 	if a.released.Load() {
 		return head + " (released)"
 	}
-	v := a.Float64s()
+	var v []string
+	switch {
+	case a.dtype == Bool:
+		for _, x := range a.Bools() {
+			v = append(v, fmt.Sprint(x))
+		}
+	case a.dtype.IsInt():
+		for _, x := range a.Int64s() {
+			v = append(v, fmt.Sprint(x))
+		}
+	default:
+		for _, x := range a.Float64s() {
+			v = append(v, fmt.Sprintf("%.6g", x))
+		}
+	}
 	var b strings.Builder
 	b.WriteString(head)
 	b.WriteString(" [")
@@ -225,7 +234,7 @@ func (a *NDArray) String() string {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		fmt.Fprintf(&b, "%.6g", x)
+		b.WriteString(x)
 	}
 	b.WriteString("]")
 	return b.String()

@@ -42,7 +42,7 @@ func RMSPropUpdateFused(weight, grad, state *NDArray, p backend.OptimizerParams)
 // it has them and weight, grad and state (unless nil) are live and share
 // one context, element type and shape.
 func fusedOptimizerKernels(weight, grad, state *NDArray) (backend.OptimizerKernels, bool) {
-	if weight == nil || grad == nil {
+	if weight == nil || grad == nil || !weight.dtype.IsFloat() {
 		return nil, false
 	}
 	for _, a := range []*NDArray{weight, grad, state} {

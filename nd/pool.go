@@ -78,6 +78,7 @@ func poolParams(op string, x *NDArray, o PoolOpts) backend.PoolParams {
 func Pool2D(x *NDArray, o PoolOpts) *NDArray {
 	const op = "Pool2D"
 	checkLive(op, x)
+	checkFloat(op, x)
 	p := poolParams(op, x, o)
 	y := newArray(op, x.st.dev, x.dtype, []int{p.N, p.C, p.OutH, p.OutW})
 	x.be().Pool2D(p, y.arg(), x.arg())

@@ -62,6 +62,7 @@ func rngFor(dev ctx.Context) *lockedRand {
 // uploads it as a new array.
 func hostRandom(op string, dev ctx.Context, dt DType, shape []int, draw func(r *rand.Rand) float64) *NDArray {
 	checkShape(op, shape)
+	checkFloatDType(op, dt)
 	n := numel(shape)
 	g := rngFor(dev)
 	g.mu.Lock()

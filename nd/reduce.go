@@ -110,13 +110,21 @@ func broadcastRaw(a *NDArray, shape []int) *NDArray {
 }
 
 // Sum adds the elements over the given axes (all when none are given),
-// removing them from the shape.
+// removing them from the shape. The sum of an integer or Bool array is
+// Int64 (Bool counts the true elements).
 func Sum(x *NDArray, axes ...int) *NDArray { return sum("Sum", x, false, axes) }
 
 // SumKeepDims is Sum that keeps the reduced axes with size 1.
 func SumKeepDims(x *NDArray, axes ...int) *NDArray { return sum("SumKeepDims", x, true, axes) }
 
 func sum(op string, x *NDArray, keep bool, axes []int) *NDArray {
+	checkLive(op, x)
+	if !x.dtype.IsFloat() && x.dtype != Int64 {
+		// Integer and Bool sums are Int64, as in PyTorch.
+		t := x.AsType(Int64)
+		defer t.Release()
+		x = t
+	}
 	return reduceOp(op, backend.Sum, x, keep, axes, func(g, _ *NDArray, _ []bool) *NDArray {
 		return broadcastRaw(g, x.shape)
 	})
@@ -129,6 +137,8 @@ func Mean(x *NDArray, axes ...int) *NDArray { return mean("Mean", x, false, axes
 func MeanKeepDims(x *NDArray, axes ...int) *NDArray { return mean("MeanKeepDims", x, true, axes) }
 
 func mean(op string, x *NDArray, keep bool, axes []int) *NDArray {
+	checkLive(op, x)
+	checkFloat(op, x)
 	s := sum(op, x, keep, axes)
 	n := x.Size() / max(s.Size(), 1)
 	if x.Size() == 0 {
@@ -167,17 +177,26 @@ func extreme(op string, code backend.ReduceOp, x *NDArray, keep bool, axes []int
 	})
 }
 
-// ArgMax returns the index of the first maximum along axis, as floats of
-// x's dtype, with that axis removed. It is not differentiable.
-func ArgMax(x *NDArray, axis int) *NDArray {
-	checkLive("ArgMax", x)
-	ax := normAxis("ArgMax", axis, x.NDim())
+// ArgMax returns the index of the first maximum along axis as an Int64
+// array with that axis removed (a NaN counts as the maximum, as in
+// PyTorch). It is not differentiable.
+func ArgMax(x *NDArray, axis int) *NDArray { return argExtreme("ArgMax", backend.ArgMax, x, axis) }
+
+// ArgMin returns the index of the first minimum along axis as an Int64
+// array with that axis removed (a NaN counts as the minimum). It is not
+// differentiable.
+func ArgMin(x *NDArray, axis int) *NDArray { return argExtreme("ArgMin", backend.ArgMin, x, axis) }
+
+func argExtreme(op string, code backend.ReduceOp, x *NDArray, axis int) *NDArray {
+	checkLive(op, x)
+	ax := normAxis(op, axis, x.NDim())
 	if x.shape[ax] == 0 {
-		fail("ArgMax", ErrShape, "empty axis %d of shape %v", axis, x.shape)
+		fail(op, ErrShape, "empty axis %d of shape %v", axis, x.shape)
 	}
-	mask := axesMask("ArgMax", x.NDim(), []int{ax})
-	r := reduceRaw("ArgMax", backend.ArgMax, x, mask)
-	y := r.view(0, droppedShape(x.shape, mask))
-	r.Release()
-	return y
+	mask := axesMask(op, x.NDim(), []int{ax})
+	out := newArray(op, x.st.dev, Int64, droppedShape(x.shape, mask))
+	if out.Size() > 0 {
+		x.be().Reduce(code, x.shape, mask, out.arg(), x.arg())
+	}
+	return out
 }

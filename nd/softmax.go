@@ -22,6 +22,7 @@ func softmaxRaw(op string, x *NDArray, mask []bool, log bool) *NDArray {
 func Softmax(x *NDArray, axis int) *NDArray {
 	const op = "Softmax"
 	checkLive(op, x)
+	checkFloat(op, x)
 	mask := axesMask(op, x.NDim(), []int{axis})
 	y := softmaxRaw(op, x, mask, false)
 	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
@@ -38,6 +39,7 @@ func Softmax(x *NDArray, axis int) *NDArray {
 func LogSoftmax(x *NDArray, axis int) *NDArray {
 	const op = "LogSoftmax"
 	checkLive(op, x)
+	checkFloat(op, x)
 	mask := axesMask(op, x.NDim(), []int{axis})
 	y := softmaxRaw(op, x, mask, true)
 	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {

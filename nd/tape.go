@@ -123,6 +123,9 @@ func Record(op string, out *NDArray, inputs []*NDArray, backward BackwardFunc) {
 	if !anyNeed {
 		return
 	}
+	if !out.dtype.IsFloat() {
+		fail(op, ErrDType, "recorded a %v result from inputs that need a gradient: gradients flow only through floating-point arrays (Detach the inputs, or compute in Float32)", out.dtype)
+	}
 	out.ag.Store(&agState{node: &node{op: op, inputs: inputs, need: need, backward: backward}})
 }
 
@@ -131,6 +134,9 @@ func Record(op string, out *NDArray, inputs []*NDArray, backward BackwardFunc) {
 // earlier buffer and detaches a from the graph that produced it.
 func (a *NDArray) AttachGrad(req GradReq) {
 	checkLive("AttachGrad", a)
+	if !a.dtype.IsFloat() && req != GradNull {
+		fail("AttachGrad", ErrDType, "a %v array (shape %v) cannot have a gradient: gradients flow only through floating-point arrays", a.dtype, a.shape)
+	}
 	var g *NDArray
 	if req != GradNull {
 		g = ZerosLike(a)

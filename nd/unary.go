@@ -9,6 +9,7 @@ import (
 // unaryRaw computes code(a) into a new array without recording.
 func unaryRaw(op string, code backend.UnaryOp, a *NDArray, p1, p2 float64) *NDArray {
 	checkLive(op, a)
+	checkUnaryDType(op, code, a.dtype, p1, p2)
 	out := newArray(op, a.st.dev, a.dtype, a.shape)
 	a.be().Unary(code, out.arg(), a.arg(), a.Size(), p1, p2)
 	return out

@@ -15,40 +15,10 @@
 package backend
 
 import (
-	"fmt"
 	"sync"
 
 	"github.com/goluon/goluon/ctx"
 )
-
-// DType is an element type.
-type DType uint8
-
-// The element types. Float32 is the default; Float64 exists for gradient
-// checks and numerically delicate work.
-const (
-	Float32 DType = iota
-	Float64
-)
-
-// Size returns the size of one element in bytes.
-func (d DType) Size() int {
-	if d == Float64 {
-		return 8
-	}
-	return 4
-}
-
-// String returns "float32" or "float64".
-func (d DType) String() string {
-	switch d {
-	case Float32:
-		return "float32"
-	case Float64:
-		return "float64"
-	}
-	return fmt.Sprintf("dtype(%d)", uint8(d))
-}
 
 // Buffer is a block of device memory holding Len elements of one DType.
 type Buffer interface {
@@ -89,11 +59,12 @@ type Backend interface {
 	// ReleaseCache gives dev's cached buffers back to the system.
 	ReleaseCache(dev ctx.Context)
 
-	// Write copies host data ([]float32 or []float64 matching the buffer's
-	// dtype) into dst starting at element off.
+	// Write copies host data into dst starting at element off. src is a
+	// []float32, []float64, []int32, []int64, []uint8 or []bool and is
+	// converted to the buffer's dtype as Cast converts.
 	Write(dst Buffer, off int, src any)
 	// Read copies len(dst) elements starting at off into the host slice dst
-	// ([]float32 or []float64 matching the buffer's dtype).
+	// (any type Write accepts), converting as Cast converts.
 	Read(src Buffer, off int, dst any)
 	// Sync waits until all work queued on dev has finished.
 	Sync(dev ctx.Context)
@@ -105,25 +76,36 @@ type Backend interface {
 // in elements. Unless a method says otherwise, dst is contiguous and does
 // not overlap the inputs.
 type Kernels interface {
-	// Fill sets n elements of dst to v.
+	// Fill sets n elements of dst to v converted to dst's dtype (as Cast
+	// converts a float64).
 	Fill(dst Arg, n int, v float64)
-	// Cast converts n contiguous elements of src into dst (dtypes may differ).
+	// Cast converts n contiguous elements of src into dst (dtypes may
+	// differ). Floats become integers by truncation toward zero, saturating
+	// at the integer type's range, with NaN becoming 0; anything becomes
+	// Bool as "is not zero" (NaN is true); Bool becomes 0 or 1.
 	Cast(dst, src Arg, n int)
 	// Copy copies a strided view of src with the given shape into a strided
 	// view of dst (both use Strides). It implements transpose, slicing,
 	// concatenation and broadcasting.
 	Copy(shape []int, dst, src Arg)
 	// Unary computes dst[i] = op(x[i]; p1, p2) for n contiguous elements.
-	// dst may equal x (in place).
+	// dst may equal x (in place). dst and x have one dtype; integer dtypes
+	// support the ops IntUnaryOps lists, Bool only LogicalNot.
 	Unary(op UnaryOp, dst, x Arg, n int, p1, p2 float64)
 	// Binary computes dst = op(a, b) over shape; a and b are strided (a
 	// stride of 0 broadcasts), dst is contiguous. dst may be the same
-	// contiguous memory as a or b (in place).
+	// contiguous memory as a or b (in place). a and b have one dtype; dst has
+	// it too, except that comparisons (Equal ... LessEqual) may write a Bool
+	// dst. Integer dtypes support the ops IntBinaryOps lists (Div truncates
+	// toward zero, and x/0 is 0), Bool the comparisons and the logical ops.
 	Binary(op BinaryOp, shape []int, dst, a, b Arg)
 	// Reduce reduces the contiguous src of the given shape over the axes
 	// marked in axes, writing the contiguous dst whose shape is src's with
-	// those axes removed (or set to 1). ArgMax requires exactly one axis
-	// and writes indices as floats.
+	// those axes removed (or set to 1). dst has src's dtype, except that
+	// ArgMax and ArgMin (which require exactly one axis) write the index of
+	// the first extreme into a dst of any dtype. NaN is the extreme of Max,
+	// Min, ArgMax and ArgMin where it occurs (the first NaN wins). Integer
+	// sums wrap around like Go's integer arithmetic.
 	Reduce(op ReduceOp, shape []int, axes []bool, dst, src Arg)
 	// Gemm computes a batch of row-major products C = alpha*op(A)*op(B) + beta*C.
 	Gemm(p GemmParams)
@@ -138,12 +120,13 @@ type Kernels interface {
 	// Pool2DBackward computes dx (overwriting it) from x, y and dy.
 	Pool2DBackward(p PoolParams, dx, x, y, dy Arg)
 	// Pick gathers dst[o,i] = x[o, idx[o,i], i] for x of shape
-	// [outer, n, inner] and idx of shape [outer, inner]. Indices are
-	// clipped to [0, n).
+	// [outer, n, inner] and idx of shape [outer, inner]. Indices (of any
+	// dtype; floats are truncated) are clipped to [0, n).
 	Pick(outer, n, inner int, dst, x, idx Arg)
 	// PickBackward scatters dy into the zero-filled dx: dx[o, idx[o,i], i] += dy[o,i].
 	PickBackward(outer, n, inner int, dx, dy, idx Arg)
-	// OneHot writes dst[i, j] = on if idx[i] == j else off, for i < n, j < depth.
+	// OneHot writes dst[i, j] = on if idx[i] == j else off, for i < n, j < depth;
+	// idx may have any dtype.
 	OneHot(n, depth int, dst, idx Arg, on, off float64)
 }
 
@@ -174,6 +157,13 @@ const (
 	MinScalar          // min(x, p1)
 	Step               // 1 if x > 0 else 0
 	RSqrt              // 1/√x
+	Erf                // the error function
+	Log1p              // ln(1+x), accurate near 0
+	Expm1              // e^x - 1, accurate near 0
+	Sin                // sin x
+	Cos                // cos x
+	Reciprocal         // 1/x
+	LogicalNot         // 1 where x == 0 else 0 (Bool: not)
 	numUnary
 )
 
@@ -199,6 +189,9 @@ const (
 	SigmoidGrad  // b * a * (1-a) (a: sigmoid output)
 	TanhGrad     // b * (1 - a²) (a: tanh output)
 	SoftreluGrad // b * sigmoid(a) (a: input)
+	LogicalAnd   // 1 where a != 0 and b != 0
+	LogicalOr    // 1 where a != 0 or b != 0
+	LogicalXor   // 1 where exactly one of a, b is non-zero
 	numBinary
 )
 
@@ -211,7 +204,24 @@ const (
 	Max
 	Min
 	ArgMax
+	ArgMin
 )
+
+// IntUnaryOps are the unary ops defined on integer dtypes (computed in the
+// integer type; scalars are truncated to it).
+var IntUnaryOps = []UnaryOp{Neg, Relu, Abs, Sign, Square, AddScalar, MulScalar, RSubScalar,
+	Clip, MaxScalar, MinScalar, Step, LogicalNot}
+
+// IntBinaryOps are the binary ops defined on integer dtypes.
+var IntBinaryOps = []BinaryOp{Add, Sub, Mul, Div, Maximum, Minimum, Equal, NotEqual,
+	Greater, GreaterEqual, Less, LessEqual, LogicalAnd, LogicalOr, LogicalXor}
+
+// IsComparison reports whether op is one of the comparisons (Equal ...
+// LessEqual), whose result may be Bool.
+func (op BinaryOp) IsComparison() bool { return op >= Equal && op <= LessEqual }
+
+// IsLogical reports whether op is LogicalAnd, LogicalOr or LogicalXor.
+func (op BinaryOp) IsLogical() bool { return op >= LogicalAnd && op <= LogicalXor }
 
 // GemmParams describes a batch of row-major matrix products
 // C[i] = Alpha * op(A[i]) * op(B[i]) + Beta * C[i], where op(A) is M×K and

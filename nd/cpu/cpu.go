@@ -27,18 +27,29 @@ import (
 	"github.com/goluon/goluon/nd/backend"
 )
 
-// Buffer is host memory holding float32 or float64 elements. Exactly one of
-// F32 and F64 is non-nil.
+// Buffer is host memory holding the elements of one dtype: exactly one of
+// its slices is non-nil (U8 holds both Uint8 and Bool, whose elements are 0
+// or 1).
 type Buffer struct {
 	F32 []float32
 	F64 []float64
+	I32 []int32
+	I64 []int64
+	U8  []uint8
 	dt  backend.DType
 }
 
 // Len returns the number of elements.
 func (b *Buffer) Len() int {
-	if b.dt == backend.Float64 {
+	switch b.dt {
+	case backend.Float64:
 		return len(b.F64)
+	case backend.Int32:
+		return len(b.I32)
+	case backend.Int64:
+		return len(b.I64)
+	case backend.Uint8, backend.Bool:
+		return len(b.U8)
 	}
 	return len(b.F32)
 }
@@ -47,10 +58,56 @@ func (b *Buffer) Len() int {
 func (b *Buffer) DType() backend.DType { return b.dt }
 
 func (b *Buffer) capacity() int {
-	if b.dt == backend.Float64 {
+	switch b.dt {
+	case backend.Float64:
 		return cap(b.F64)
+	case backend.Int32:
+		return cap(b.I32)
+	case backend.Int64:
+		return cap(b.I64)
+	case backend.Uint8, backend.Bool:
+		return cap(b.U8)
 	}
 	return cap(b.F32)
+}
+
+// resize sets the buffer's length to n (at most its capacity), allocating
+// the slice of its dtype with capacity c when it has none.
+func (b *Buffer) resize(n, c int) {
+	switch b.dt {
+	case backend.Float64:
+		b.F64 = resized(b.F64, n, c)
+	case backend.Int32:
+		b.I32 = resized(b.I32, n, c)
+	case backend.Int64:
+		b.I64 = resized(b.I64, n, c)
+	case backend.Uint8, backend.Bool:
+		b.U8 = resized(b.U8, n, c)
+	default:
+		b.F32 = resized(b.F32, n, c)
+	}
+}
+
+func resized[T Elem](s []T, n, c int) []T {
+	if s == nil {
+		return make([]T, n, c)
+	}
+	return s[:n]
+}
+
+// host returns the buffer's elements as a typed slice (any of Elem).
+func (b *Buffer) host() any {
+	switch b.dt {
+	case backend.Float64:
+		return b.F64
+	case backend.Int32:
+		return b.I32
+	case backend.Int64:
+		return b.I64
+	case backend.Uint8, backend.Bool:
+		return b.U8
+	}
+	return b.F32
 }
 
 // Backend is the CPU backend. The zero value is not usable; use New.
@@ -101,6 +158,9 @@ func (be *Backend) Alloc(dev ctx.Context, dt backend.DType, n int) (backend.Buff
 	if n < 0 {
 		return nil, fmt.Errorf("cpu: negative allocation size %d", n)
 	}
+	if !dt.Valid() {
+		return nil, fmt.Errorf("cpu: unknown dtype %v", dt)
+	}
 	class := sizeClass(n)
 	key := poolKey{dt, class}
 	be.mu.Lock()
@@ -113,11 +173,7 @@ func (be *Backend) Alloc(dev ctx.Context, dt backend.DType, n int) (backend.Buff
 		p.stats.Cached -= bytes
 		p.stats.InUse += bytes
 		be.mu.Unlock()
-		if dt == backend.Float64 {
-			b.F64 = b.F64[:n]
-		} else {
-			b.F32 = b.F32[:n]
-		}
+		b.resize(n, class)
 		return b, nil
 	}
 	p.stats.Misses++
@@ -125,11 +181,7 @@ func (be *Backend) Alloc(dev ctx.Context, dt backend.DType, n int) (backend.Buff
 	p.stats.Allocated += bytes
 	be.mu.Unlock()
 	b := &Buffer{dt: dt}
-	if dt == backend.Float64 {
-		b.F64 = make([]float64, n, class)
-	} else {
-		b.F32 = make([]float32, n, class)
-	}
+	b.resize(n, class)
 	return b, nil
 }
 
@@ -164,72 +216,36 @@ func (be *Backend) ReleaseCache(dev ctx.Context) {
 	p.stats.Cached = 0
 }
 
-// Write copies host data into dst at element off.
+// Write copies host data into dst at element off, converting as Cast does.
 func (*Backend) Write(dst backend.Buffer, off int, src any) {
 	b := dst.(*Buffer)
-	switch s := src.(type) {
-	case []float32:
-		if b.dt == backend.Float32 {
-			copy(b.F32[off:], s)
-			return
-		}
-		for i, v := range s {
-			b.F64[off+i] = float64(v)
-		}
-	case []float64:
-		if b.dt == backend.Float64 {
-			copy(b.F64[off:], s)
-			return
-		}
-		for i, v := range s {
-			b.F32[off+i] = float32(v)
-		}
-	default:
+	_, n, ok := backend.HostDType(src)
+	if !ok {
 		panic(fmt.Sprintf("cpu: Write: unsupported host type %T", src))
 	}
+	castHost(sliceFrom(b, off, n), b.dt == backend.Bool, src)
 }
 
 // Read copies elements starting at off into the host slice dst.
 func (*Backend) Read(src backend.Buffer, off int, dst any) {
 	b := src.(*Buffer)
-	switch d := dst.(type) {
-	case []float32:
-		if b.dt == backend.Float32 {
-			copy(d, b.F32[off:])
-			return
-		}
-		for i := range d {
-			d[i] = float32(b.F64[off+i])
-		}
-	case []float64:
-		if b.dt == backend.Float64 {
-			copy(d, b.F64[off:])
-			return
-		}
-		for i := range d {
-			d[i] = float64(b.F32[off+i])
-		}
-	default:
+	_, n, ok := backend.HostDType(dst)
+	if !ok {
 		panic(fmt.Sprintf("cpu: Read: unsupported host type %T", dst))
 	}
+	castHost(dst, false, sliceFrom(b, off, n))
 }
 
 // Sync returns at once: CPU kernels complete before they return.
 func (*Backend) Sync(ctx.Context) {}
 
-// Float is the set of element types the kernels are generic over.
+// Float is the set of floating element types the float kernels are
+// generic over.
 type Float interface{ float32 | float64 }
 
 // slice returns the typed elements of a backend.Arg starting at its offset.
-func slice[T Float](a backend.Arg) []T {
-	b := a.Buf.(*Buffer)
-	var z T
-	switch any(z).(type) {
-	case float32:
-		return any(b.F32[a.Off:]).([]T)
-	default:
-		return any(b.F64[a.Off:]).([]T)
-	}
+func slice[T Elem](a backend.Arg) []T {
+	return a.Buf.(*Buffer).host().([]T)[a.Off:]
 }
 
 func isF64(a backend.Arg) bool { return a.Buf.DType() == backend.Float64 }

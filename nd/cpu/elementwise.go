@@ -8,47 +8,19 @@ import (
 
 const elemGrain = 1 << 16
 
-// Fill sets n elements of dst to v.
-func (*Backend) Fill(dst backend.Arg, n int, v float64) {
-	if isF64(dst) {
-		fill(slice[float64](dst)[:n], v)
-	} else {
-		fill(slice[float32](dst)[:n], float32(v))
-	}
-}
-
-func fill[T Float](d []T, v T) {
-	parallelFor(len(d), elemGrain, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			d[i] = v
-		}
-	})
-}
-
-// Cast converts n elements of src into dst.
-func (be *Backend) Cast(dst, src backend.Arg, n int) {
-	switch {
-	case isF64(dst) == isF64(src):
-		be.Copy([]int{n}, dst, src)
-	case isF64(dst):
-		d, s := slice[float64](dst)[:n], slice[float32](src)[:n]
-		for i, v := range s {
-			d[i] = float64(v)
-		}
-	default:
-		d, s := slice[float32](dst)[:n], slice[float64](src)[:n]
-		for i, v := range s {
-			d[i] = float32(v)
-		}
-	}
-}
-
 // Unary computes dst[i] = op(x[i]) for n elements.
 func (*Backend) Unary(op backend.UnaryOp, dst, x backend.Arg, n int, p1, p2 float64) {
-	if isF64(dst) {
+	switch dst.Buf.DType() {
+	case backend.Float64:
 		unary(op, slice[float64](dst)[:n], slice[float64](x)[:n], p1, p2)
-	} else {
+	case backend.Float32:
 		unary(op, slice[float32](dst)[:n], slice[float32](x)[:n], p1, p2)
+	case backend.Int32:
+		unaryInt(op, slice[int32](dst)[:n], slice[int32](x)[:n], p1, p2)
+	case backend.Int64:
+		unaryInt(op, slice[int64](dst)[:n], slice[int64](x)[:n], p1, p2)
+	case backend.Uint8, backend.Bool:
+		unaryInt(op, slice[uint8](dst)[:n], slice[uint8](x)[:n], p1, p2)
 	}
 }
 
@@ -144,6 +116,20 @@ func unaryFunc(op backend.UnaryOp, p1, p2 float64) func(float64) float64 {
 		return func(x float64) float64 { return min(x, p1) }
 	case backend.RSqrt:
 		return func(x float64) float64 { return 1 / math.Sqrt(x) }
+	case backend.Erf:
+		return math.Erf
+	case backend.Log1p:
+		return math.Log1p
+	case backend.Expm1:
+		return math.Expm1
+	case backend.Sin:
+		return math.Sin
+	case backend.Cos:
+		return math.Cos
+	case backend.Reciprocal:
+		return func(x float64) float64 { return 1 / x }
+	case backend.LogicalNot:
+		return func(x float64) float64 { return b2f(x == 0) }
 	case backend.Step:
 		return func(x float64) float64 { return b2f(x > 0) }
 	}
@@ -193,10 +179,14 @@ func (*Backend) Binary(op backend.BinaryOp, shape []int, dst, a, b backend.Arg) 
 		bs = backend.ContiguousStrides(shape)
 	}
 	sh, st := backend.Coalesce(shape, backend.ContiguousStrides(shape), as, bs)
-	if isF64(dst) {
+	dt, in := dst.Buf.DType(), a.Buf.DType()
+	switch {
+	case dt == in && in == backend.Float64:
 		binary(op, sh, st, slice[float64](dst), slice[float64](a), slice[float64](b))
-	} else {
+	case dt == in && in == backend.Float32:
 		binary(op, sh, st, slice[float32](dst), slice[float32](a), slice[float32](b))
+	default:
+		binaryOther(op, sh, st, dst, a, b)
 	}
 }
 
@@ -259,6 +249,12 @@ func binaryFunc(op backend.BinaryOp) func(a, b float64) float64 {
 		return func(a, b float64) float64 { return b * (1 - a*a) }
 	case backend.SoftreluGrad:
 		return func(a, b float64) float64 { return b * sigmoid(a) }
+	case backend.LogicalAnd:
+		return func(a, b float64) float64 { return b2f(a != 0 && b != 0) }
+	case backend.LogicalOr:
+		return func(a, b float64) float64 { return b2f(a != 0 || b != 0) }
+	case backend.LogicalXor:
+		return func(a, b float64) float64 { return b2f((a != 0) != (b != 0)) }
 	}
 	panic("cpu: unknown binary op")
 }

@@ -64,14 +64,39 @@ func prod(s []int) int {
 // Reduce reduces src over the marked axes into dst.
 func (*Backend) Reduce(op backend.ReduceOp, shape []int, axes []bool, dst, src backend.Arg) {
 	p := planReduce(shape, axes)
-	if isF64(dst) {
-		reduce(op, p, slice[float64](dst), slice[float64](src))
-	} else {
-		reduce(op, p, slice[float32](dst), slice[float32](src))
+	switch src.Buf.DType() {
+	case backend.Float64:
+		reduceTo[float64](op, p, dst, src)
+	case backend.Float32:
+		reduceTo[float32](op, p, dst, src)
+	case backend.Int32:
+		reduceIntTo[int32](op, p, dst, src)
+	case backend.Int64:
+		reduceIntTo[int64](op, p, dst, src)
+	default:
+		reduceIntTo[uint8](op, p, dst, src)
 	}
 }
 
-func reduce[T Float](op backend.ReduceOp, p reducePlan, d, s []T) {
+// reduceTo picks dst's element type for a float source: the source's, or
+// any for the index reductions.
+func reduceTo[T Float](op backend.ReduceOp, p reducePlan, dst, src backend.Arg) {
+	s := slice[T](src)
+	switch dst.Buf.DType() {
+	case backend.Float32:
+		reduce(op, p, slice[float32](dst), s)
+	case backend.Float64:
+		reduce(op, p, slice[float64](dst), s)
+	case backend.Int32:
+		reduce(op, p, slice[int32](dst), s)
+	case backend.Int64:
+		reduce(op, p, slice[int64](dst), s)
+	default:
+		reduce(op, p, slice[uint8](dst), s)
+	}
+}
+
+func reduce[D Elem, T Float](op backend.ReduceOp, p reducePlan, d []D, s []T) {
 	rows := prod(p.rowShape)
 	outer := prod(p.redShape)
 	// Split the vector run too when there are fewer rows than workers.
@@ -91,7 +116,7 @@ func reduce[T Float](op backend.ReduceOp, p reducePlan, d, s []T) {
 			switch op {
 			case backend.Max, backend.ArgMax:
 				init = math.Inf(-1)
-			case backend.Min:
+			case backend.Min, backend.ArgMin:
 				init = math.Inf(1)
 			}
 			for i := range a {
@@ -111,10 +136,10 @@ func reduce[T Float](op backend.ReduceOp, p reducePlan, d, s []T) {
 			}
 			out := d[row*p.vec+v0 : row*p.vec+v1]
 			for i := range out {
-				if op == backend.ArgMax {
-					out[i] = T(ix[i])
+				if op == backend.ArgMax || op == backend.ArgMin {
+					out[i] = D(ix[i])
 				} else {
-					out[i] = T(a[i])
+					out[i] = D(a[i])
 				}
 			}
 		}
@@ -147,8 +172,15 @@ func accumulate[T Float](op backend.ReduceOp, acc []float64, idx []int, run []T,
 		}
 	case backend.ArgMax:
 		for i, v := range run {
-			if float64(v) > acc[i] {
-				acc[i] = float64(v)
+			if f := float64(v); f > acc[i] || (f != f && acc[i] == acc[i]) {
+				acc[i] = f
+				idx[i] = r
+			}
+		}
+	case backend.ArgMin:
+		for i, v := range run {
+			if f := float64(v); f < acc[i] || (f != f && acc[i] == acc[i]) {
+				acc[i] = f
 				idx[i] = r
 			}
 		}
@@ -182,10 +214,72 @@ func reduceRun[T Float](op backend.ReduceOp, acc *float64, idx *int, s []T, n, s
 		}
 	case backend.ArgMax:
 		for j := 0; j < n; j++ {
-			if v := float64(s[j*stride]); v > a {
+			if v := float64(s[j*stride]); v > a || (v != v && a == a) {
+				a, *idx = v, r0+j
+			}
+		}
+	case backend.ArgMin:
+		for j := 0; j < n; j++ {
+			if v := float64(s[j*stride]); v < a || (v != v && a == a) {
 				a, *idx = v, r0+j
 			}
 		}
 	}
 	*acc = a
+}
+
+// reduceIntTo reduces an integer or Bool source in int64: sums wrap around
+// as Go's integer arithmetic does; the index reductions write into a dst of
+// any dtype, the others into one of the source's.
+func reduceIntTo[T Int](op backend.ReduceOp, p reducePlan, dst, src backend.Arg) {
+	s := slice[T](src)
+	switch dst.Buf.DType() {
+	case backend.Float32:
+		reduceInt(op, p, slice[float32](dst), s)
+	case backend.Float64:
+		reduceInt(op, p, slice[float64](dst), s)
+	case backend.Int32:
+		reduceInt(op, p, slice[int32](dst), s)
+	case backend.Int64:
+		reduceInt(op, p, slice[int64](dst), s)
+	default:
+		reduceInt(op, p, slice[uint8](dst), s)
+	}
+}
+
+func reduceInt[D Elem, T Int](op backend.ReduceOp, p reducePlan, d []D, s []T) {
+	rows, outer := prod(p.rowShape), prod(p.redShape)
+	parallelFor(rows*p.vec, max(1, elemGrain/max(outer*p.inN, 1)), func(lo, hi int) {
+		for task := lo; task < hi; task++ {
+			row, v := task/p.vec, task%p.vec
+			base := offsetOf(row, p.rowShape, p.rowStride) + v
+			var acc int64
+			idx, first := 0, true
+			for ro := 0; ro < outer; ro++ {
+				off := base + offsetOf(ro, p.redShape, p.redStride)
+				for j := 0; j < p.inN; j++ {
+					x := int64(s[off+j*p.inStride])
+					better := false
+					switch op {
+					case backend.Sum:
+						acc += x
+						continue
+					case backend.Max, backend.ArgMax:
+						better = first || x > acc
+					case backend.Min, backend.ArgMin:
+						better = first || x < acc
+					}
+					if better {
+						acc, idx = x, ro*p.inN+j
+					}
+					first = false
+				}
+			}
+			if op == backend.ArgMax || op == backend.ArgMin {
+				d[task] = D(idx)
+			} else {
+				d[task] = D(acc)
+			}
+		}
+	})
 }

@@ -51,14 +51,21 @@ func (*Backend) Copy(shape []int, dst, src backend.Arg) {
 		ss = backend.ContiguousStrides(shape)
 	}
 	sh, st := backend.Coalesce(shape, ds, ss)
-	if isF64(dst) {
+	switch dst.Buf.DType() {
+	case backend.Float64:
 		copyStrided(sh, st, slice[float64](dst), slice[float64](src))
-	} else {
+	case backend.Float32:
 		copyStrided(sh, st, slice[float32](dst), slice[float32](src))
+	case backend.Int32:
+		copyStrided(sh, st, slice[int32](dst), slice[int32](src))
+	case backend.Int64:
+		copyStrided(sh, st, slice[int64](dst), slice[int64](src))
+	default:
+		copyStrided(sh, st, slice[uint8](dst), slice[uint8](src))
 	}
 }
 
-func copyStrided[T Float](shape []int, st [][]int, d, s []T) {
+func copyStrided[T Elem](shape []int, st [][]int, d, s []T) {
 	forRows(shape, st, func(offs []int, n int, in []int) {
 		do, so := offs[0], offs[1]
 		if in[0] == 1 && in[1] == 1 {

@@ -1,0 +1,85 @@
+package backend
+
+import "fmt"
+
+// DType is an element type.
+type DType uint8
+
+// The element types. Float32 is the default; Float64 exists for gradient
+// checks and numerically delicate work. The integer types hold indices,
+// labels and counts; Bool holds the results of comparisons and masks (one
+// byte per element, 0 or 1). Gradients flow only through the floating
+// types.
+const (
+	Float32 DType = iota
+	Float64
+	Int32
+	Int64
+	Uint8
+	Bool
+	numDTypes
+)
+
+// DTypes lists every element type, in the order of their constants.
+var DTypes = []DType{Float32, Float64, Int32, Int64, Uint8, Bool}
+
+// Size returns the size of one element in bytes.
+func (d DType) Size() int {
+	switch d {
+	case Float64, Int64:
+		return 8
+	case Uint8, Bool:
+		return 1
+	}
+	return 4
+}
+
+// IsFloat reports whether d is a floating-point type (Float32 or Float64).
+func (d DType) IsFloat() bool { return d == Float32 || d == Float64 }
+
+// IsInt reports whether d is an integer type (Int32, Int64 or Uint8).
+func (d DType) IsInt() bool { return d == Int32 || d == Int64 || d == Uint8 }
+
+// Valid reports whether d is one of the defined element types.
+func (d DType) Valid() bool { return d < numDTypes }
+
+// String returns the type's name as NumPy and PyTorch spell it: "float32",
+// "float64", "int32", "int64", "uint8" or "bool".
+func (d DType) String() string {
+	switch d {
+	case Float32:
+		return "float32"
+	case Float64:
+		return "float64"
+	case Int32:
+		return "int32"
+	case Int64:
+		return "int64"
+	case Uint8:
+		return "uint8"
+	case Bool:
+		return "bool"
+	}
+	return fmt.Sprintf("dtype(%d)", uint8(d))
+}
+
+// HostDType returns the element type of a Go slice that Write and Read
+// accept ([]float32, []float64, []int32, []int64, []uint8 or []bool) and its
+// length; ok is false for any other value.
+func HostDType(s any) (dt DType, n int, ok bool) {
+	switch v := s.(type) {
+	case []float32:
+		return Float32, len(v), true
+	case []float64:
+		return Float64, len(v), true
+	case []int32:
+		return Int32, len(v), true
+	case []int64:
+		return Int64, len(v), true
+	case []uint8:
+		return Uint8, len(v), true
+	case []bool:
+		return Bool, len(v), true
+	}
+	return 0, 0, false
+}

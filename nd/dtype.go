@@ -1,0 +1,95 @@
+package nd
+
+import (
+	"math"
+	"slices"
+
+	"github.com/goluon/goluon/nd/backend"
+)
+
+// The dtype rule. Every op takes inputs of one dtype: mixing dtypes (a
+// float32 array and an int64 one, or float32 and float64) is an ErrDType
+// error naming both, and AsType converts first. NumPy-style promotion was
+// rejected because it hides copies and makes the dtype of a result depend
+// on the values' history; MXNet's ops likewise require one dtype. Results
+// have the inputs' dtype, except:
+//
+//   - comparisons and logical ops return Bool;
+//   - Sum of an integer or Bool array returns Int64 (as PyTorch's sum);
+//   - ArgMax, ArgMin, ArgSort and TopK's indices are Int64;
+//   - ops that index (Pick, Take, OneHot, ...) take integer index arrays
+//     (or, for old callers, floats holding whole numbers).
+//
+// Integer arrays support arithmetic (Add, Sub, Mul, Div truncating toward
+// zero with x/0 = 0, Maximum, Minimum), the scalar ops with whole-number
+// scalars, Neg, Abs, Sign, Square, Relu, Clip, reductions, comparisons,
+// and every shape and indexing op. Functions of real numbers (Exp, Log,
+// Sqrt, Softmax, MatMul, convolutions, ...) need a floating dtype. Bool
+// arrays support comparisons, logical ops, reductions and shape and
+// indexing ops. Gradients flow only through Float32 and Float64 arrays.
+
+// The element types.
+const (
+	Float32 = backend.Float32
+	Float64 = backend.Float64
+	Int32   = backend.Int32
+	Int64   = backend.Int64
+	Uint8   = backend.Uint8
+	Bool    = backend.Bool
+)
+
+// checkFloat fails unless every array has a floating dtype.
+func checkFloat(op string, arrs ...*NDArray) {
+	for _, a := range arrs {
+		if a != nil && !a.dtype.IsFloat() {
+			fail(op, ErrDType, "needs a floating-point array, got %v (shape %v); convert with AsType(Float32) first", a.dtype, a.shape)
+		}
+	}
+}
+
+// checkFloatDType fails unless dt is a floating dtype.
+func checkFloatDType(op string, dt DType) {
+	if !dt.IsFloat() {
+		fail(op, ErrDType, "needs a floating-point dtype, got %v", dt)
+	}
+}
+
+// scalarUnary lists the unary ops that take the scalar p1 (and Clip p2).
+var scalarUnary = []backend.UnaryOp{backend.AddScalar, backend.MulScalar, backend.RSubScalar,
+	backend.Clip, backend.MaxScalar, backend.MinScalar}
+
+// checkUnaryDType fails when code is not defined on dt, or when an integer
+// array gets a scalar that is not a whole number.
+func checkUnaryDType(op string, code backend.UnaryOp, dt DType, p1, p2 float64) {
+	switch {
+	case dt.IsFloat():
+		return
+	case dt == Bool:
+		if code != backend.LogicalNot {
+			fail(op, ErrDType, "is not defined on bool arrays; convert with AsType first")
+		}
+		return
+	case !slices.Contains(backend.IntUnaryOps, code):
+		fail(op, ErrDType, "needs a floating-point array, got %v; convert with AsType(Float32) first", dt)
+	}
+	if slices.Contains(scalarUnary, code) {
+		for _, p := range []float64{p1, p2} {
+			if p != math.Trunc(p) {
+				fail(op, ErrDType, "scalar %g is not a whole number, which an %v array needs; convert with AsType(Float32) first", p, dt)
+			}
+		}
+	}
+}
+
+// checkBinaryDType fails when code is not defined on inputs of dtype dt.
+func checkBinaryDType(op string, code backend.BinaryOp, dt DType) {
+	switch {
+	case dt.IsFloat():
+	case dt == Bool:
+		if !code.IsComparison() && !code.IsLogical() {
+			fail(op, ErrDType, "is not defined on bool arrays; use the logical ops, or convert with AsType first")
+		}
+	case !slices.Contains(backend.IntBinaryOps, code):
+		fail(op, ErrDType, "needs floating-point arrays, got %v; convert with AsType(Float32) first", dt)
+	}
+}
