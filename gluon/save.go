@@ -10,16 +10,34 @@ import (
 
 // toTensor reads a to the host as a safetensors tensor of its dtype.
 func toTensor(a *nd.NDArray) safetensors.Tensor {
-	if a.DType() == nd.Float64 {
+	switch a.DType() {
+	case nd.Float64:
 		return safetensors.FromFloat64(a.Shape(), a.Float64s())
+	case nd.Int32:
+		return safetensors.FromInt32(a.Shape(), a.Int32s())
+	case nd.Int64:
+		return safetensors.FromInt64(a.Shape(), a.Int64s())
+	case nd.Uint8:
+		return safetensors.FromUint8(a.Shape(), a.Uint8s())
+	case nd.Bool:
+		return safetensors.FromBool(a.Shape(), a.Bools())
 	}
 	return safetensors.FromFloat32(a.Shape(), a.Float32s())
 }
 
-// fromTensor converts a tensor to a host slice of dt.
+// fromTensor converts a tensor to a host slice of dt (FromSlice's input).
 func fromTensor(t safetensors.Tensor, dt nd.DType) (any, error) {
-	if dt == nd.Float64 {
+	switch dt {
+	case nd.Float64:
 		return t.Float64s()
+	case nd.Int32:
+		return t.Int32s()
+	case nd.Int64:
+		return t.Int64s()
+	case nd.Uint8:
+		return t.Uint8s()
+	case nd.Bool:
+		return t.Bools()
 	}
 	return t.Float32s()
 }

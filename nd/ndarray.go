@@ -155,17 +155,23 @@ func checkLive(op string, arrs ...*NDArray) {
 // dtype. It runs before any op does work.
 func checkInputs(op string, arrs ...*NDArray) {
 	checkLive(op, arrs...)
+	checkContexts(op, arrs...)
+	a := arrs[0]
+	for _, b := range arrs[1:] {
+		if b.dtype != a.dtype {
+			fail(op, ErrDType, "%v vs %v (shapes %v and %v); convert with AsType first",
+				a.dtype, b.dtype, a.shape, b.shape)
+		}
+	}
+}
+
+// checkContexts validates that the live arrays all sit on one context.
+func checkContexts(op string, arrs ...*NDArray) {
 	a := arrs[0]
 	for _, b := range arrs[1:] {
 		if b.st.dev != a.st.dev {
 			fail(op, ErrContext, "%v vs %v (shapes %v and %v); copy one input with CopyTo or AsIn first",
 				a.st.dev, b.st.dev, a.shape, b.shape)
-		}
-	}
-	for _, b := range arrs[1:] {
-		if b.dtype != a.dtype {
-			fail(op, ErrDType, "%v vs %v (shapes %v and %v); convert with AsType first",
-				a.dtype, b.dtype, a.shape, b.shape)
 		}
 	}
 }

@@ -4,7 +4,10 @@ import "slices"
 
 // pickDims splits x's shape around axis and checks idx's shape.
 func pickDims(op string, x, idx *NDArray, axis int) (ax, outer, n, inner int) {
-	checkInputs(op, x, idx)
+	checkLive(op, x, idx)
+	checkContexts(op, x, idx)
+	checkFloat(op, x)
+	checkIndex(op, idx)
 	ax = normAxis(op, axis, x.NDim())
 	want := droppedShape(x.shape, axesMask(op, x.NDim(), []int{ax}))
 	if !slices.Equal(idx.shape, want) {
@@ -15,8 +18,9 @@ func pickDims(op string, x, idx *NDArray, axis int) (ax, outer, n, inner int) {
 
 // Pick gathers one element of x along axis for every position of idx:
 // out[i..., j...] = x[i..., idx[i..., j...], j...]. idx has x's shape
-// without that axis and holds integer values (as floats of x's dtype);
-// indices outside [0, n) are clipped, as in MXNet's pick with mode "clip".
+// without that axis and an integer dtype (or, as before integer arrays
+// existed, a floating one holding whole numbers); indices outside [0, n)
+// are clipped, as in MXNet's pick with mode "clip".
 // The gradient flows to x only.
 func Pick(x, idx *NDArray, axis int) *NDArray {
 	const op = "Pick"
@@ -35,14 +39,42 @@ func Pick(x, idx *NDArray, axis int) *NDArray {
 }
 
 // OneHot returns an array of shape idx.Shape()+[depth] with on at each
-// index and off elsewhere. Indices outside [0, depth) give an all-off row.
+// index and off elsewhere. Indices outside [0, depth), and float indices
+// that are not whole numbers, give an all-off row. The result has idx's
+// dtype when idx is floating (as before integer arrays existed) and
+// Float32 when idx is an integer array; OneHotAs chooses.
 func OneHot(idx *NDArray, depth int, on, off float64) *NDArray {
-	const op = "OneHot"
+	checkLive("OneHot", idx)
+	dt := idx.dtype
+	if !dt.IsFloat() {
+		dt = Float32
+	}
+	return oneHot("OneHot", idx, depth, on, off, dt)
+}
+
+// OneHotAs is OneHot with a result of dtype dt.
+func OneHotAs(idx *NDArray, depth int, on, off float64, dt DType) *NDArray {
+	return oneHot("OneHotAs", idx, depth, on, off, dt)
+}
+
+func oneHot(op string, idx *NDArray, depth int, on, off float64, dt DType) *NDArray {
 	checkLive(op, idx)
+	checkIndex(op, idx)
 	if depth <= 0 {
 		fail(op, ErrArgument, "depth %d must be positive", depth)
 	}
-	out := newArray(op, idx.st.dev, idx.dtype, append(idx.Shape(), depth))
+	if !dt.Valid() {
+		fail(op, ErrDType, "unknown dtype %v", dt)
+	}
+	out := newArray(op, idx.st.dev, dt, append(idx.Shape(), depth))
 	idx.be().OneHot(idx.Size(), depth, out.arg(), idx.arg(), on, off)
 	return out
+}
+
+// checkIndex fails unless idx can hold indices: an integer dtype, or a
+// floating one for callers from before integer arrays.
+func checkIndex(op string, idx *NDArray) {
+	if idx.dtype == Bool {
+		fail(op, ErrDType, "indices must be an integer array (Int64 or Int32), got bool (shape %v)", idx.shape)
+	}
 }

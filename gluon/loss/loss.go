@@ -70,7 +70,11 @@ func scale(w float64) float64 {
 
 // check validates the inputs of a loss before any op runs: predictions need
 // a batch axis, and every input must share pred's context and dtype.
-func check(op string, pred, label, sw *nd.NDArray) {
+func check(op string, pred, label, sw *nd.NDArray) { checkLabels(op, pred, label, sw, false) }
+
+// checkLabels is check where, with indices, the labels may be an integer
+// array of class indices (any floating labels still need pred's dtype).
+func checkLabels(op string, pred, label, sw *nd.NDArray, indices bool) {
 	if pred == nil || label == nil {
 		nd.Panicf(op, nd.ErrArgument, "nil predictions or labels")
 	}
@@ -87,6 +91,9 @@ func check(op string, pred, label, sw *nd.NDArray) {
 		if in.a.Context() != pred.Context() {
 			nd.Panicf(op, nd.ErrContext, "predictions on %v, %s on %v (shapes %v and %v); copy one with CopyTo or AsIn first",
 				pred.Context(), in.what, in.a.Context(), pred.Shape(), in.a.Shape())
+		}
+		if indices && in.a == label && (label.DType() == nd.Int64 || label.DType() == nd.Int32 || label.DType() == nd.Uint8) {
+			continue
 		}
 		if in.a.DType() != pred.DType() {
 			nd.Panicf(op, nd.ErrDType, "predictions are %v, %s are %v (shapes %v and %v)",

@@ -14,7 +14,8 @@ import (
 // (Axis −1, Sparse labels, logits in pred); a struct literal gets Go's zero
 // values instead (Axis 0 is rejected, being the batch axis).
 //
-// With Sparse, labels hold class indices as floats, with pred's shape
+// With Sparse, labels hold class indices, as an integer array (Int64,
+// Int32 or Uint8) or as floats of pred's dtype, with pred's shape
 // without Axis ([N] for pred [N, C]; [N, 1] is reshaped), and the loss of a
 // sample is −log softmax(pred)[label]. Indices outside [0, C) are clipped,
 // as MXNet's pick does. Otherwise labels are dense (one-hot or soft)
@@ -55,7 +56,7 @@ func (l SoftmaxCrossEntropy) Forward(pred, label *nd.NDArray) *nd.NDArray {
 // sample weights of shape [N] or [N, 1] weight whole samples.
 func (l SoftmaxCrossEntropy) ForwardWeighted(pred, label, sampleWeight *nd.NDArray) *nd.NDArray {
 	const op = "loss.SoftmaxCrossEntropy"
-	check(op, pred, label, sampleWeight)
+	checkLabels(op, pred, label, sampleWeight, l.Sparse)
 	axis := normAxis(op, l.Axis, pred.NDim())
 	logp := pred
 	if !l.FromLogits {
