@@ -44,7 +44,10 @@ func TestIntErrors(t *testing.T) {
 		{"negative to uint8", func() error { _, err := FromInt32([]int{1}, []int32{-1}).Uint8s(); return err }, "outside"},
 		{"float tensor", func() error { _, err := FromFloat32([]int{1}, []float32{1}).Int64s(); return err }, "not an integer dtype"},
 		{"bad bool byte", func() error { _, err := (Tensor{DType: "BOOL", Shape: []int{1}, Data: []byte{2}}).Bools(); return err }, "byte value 2"},
-		{"short data", func() error { _, err := (Tensor{DType: "I64", Shape: []int{2}, Data: make([]byte, 8)}).Int64s(); return err }, "needs 16 bytes"},
+		{"short data", func() error {
+			_, err := (Tensor{DType: "I64", Shape: []int{2}, Data: make([]byte, 8)}).Int64s()
+			return err
+		}, "needs 16 bytes"},
 		{"not 0 or 1", func() error { _, err := FromInt64([]int{1}, []int64{3}).Bools(); return err }, "outside"},
 	}
 	for _, tc := range tests {
