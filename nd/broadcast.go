@@ -40,21 +40,10 @@ func dimFromRight(s []int, i int) int {
 	return s[len(s)-i]
 }
 
-// stridesOf returns the contiguous row-major strides of shape.
-func stridesOf(shape []int) []int {
-	st := make([]int, len(shape))
-	s := 1
-	for i := len(shape) - 1; i >= 0; i-- {
-		st[i] = s
-		s *= shape[i]
-	}
-	return st
-}
-
 // bcastArg describes a viewed with the (broadcast) shape target: broadcast
 // dimensions get stride 0.
 func bcastArg(a *NDArray, target []int) backend.Arg {
-	own := stridesOf(a.shape)
+	own := backend.ContiguousStrides(a.shape)
 	st := make([]int, len(target))
 	lead := len(target) - len(a.shape)
 	for i := range target {

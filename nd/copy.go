@@ -24,15 +24,27 @@ func transfer(dst, src *NDArray) {
 		}
 		return
 	}
-	var host any
-	if src.dtype == Float64 {
-		host = make([]float64, n)
-	} else {
-		host = make([]float32, n)
-	}
+	host := hostSlice(src.dtype, n)
 	src.be().Sync(src.st.dev)
 	src.be().Read(src.st.buf, src.off, host)
 	dst.be().Write(dst.st.buf, dst.off, host)
+}
+
+// hostSlice returns a Go slice of n elements of dt's host type.
+func hostSlice(dt DType, n int) any {
+	switch dt {
+	case Float64:
+		return make([]float64, n)
+	case Int32:
+		return make([]int32, n)
+	case Int64:
+		return make([]int64, n)
+	case Uint8:
+		return make([]uint8, n)
+	case Bool:
+		return make([]bool, n)
+	}
+	return make([]float32, n)
 }
 
 // CopyTo returns a copy of a on dev (a new array even when a is already

@@ -112,7 +112,7 @@ func Transpose(x *NDArray, axes ...int) *NDArray {
 func permuteRaw(x *NDArray, perm []int) *NDArray {
 	shape := make([]int, len(perm))
 	src := x.arg()
-	own := stridesOf(x.shape)
+	own := backend.ContiguousStrides(x.shape)
 	src.Strides = make([]int, len(perm))
 	for i, p := range perm {
 		shape[i], src.Strides[i] = x.shape[p], own[p]
@@ -125,7 +125,7 @@ func permuteRaw(x *NDArray, perm []int) *NDArray {
 // region describes the part of a (contiguous) array of shape full that
 // starts at index begin along axis, with the given sub-shape.
 func region(a *NDArray, axis, begin int) backend.Arg {
-	st := stridesOf(a.shape)
+	st := backend.ContiguousStrides(a.shape)
 	arg := a.arg()
 	arg.Off += begin * st[axis]
 	arg.Strides = st
@@ -153,7 +153,7 @@ func SliceAxis(x *NDArray, axis, begin, end int) *NDArray {
 	shape[ax] = end - begin
 	var y *NDArray
 	if ax == 0 || numel(x.shape[:ax]) == 1 {
-		y = x.view(begin*stridesOf(x.shape)[ax], shape)
+		y = x.view(begin*backend.ContiguousStrides(x.shape)[ax], shape)
 	} else {
 		y = newArray(op, x.st.dev, x.dtype, shape)
 		x.be().Copy(shape, y.arg(), region(x, ax, begin))

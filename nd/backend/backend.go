@@ -86,7 +86,8 @@ type Kernels interface {
 	Cast(dst, src Arg, n int)
 	// Copy copies a strided view of src with the given shape into a strided
 	// view of dst (both use Strides). It implements transpose, slicing,
-	// concatenation and broadcasting.
+	// concatenation and broadcasting. Strides may be negative (a reversed
+	// view, whose Off is the element at index 0).
 	Copy(shape []int, dst, src Arg)
 	// Unary computes dst[i] = op(x[i]; p1, p2) for n contiguous elements.
 	// dst may equal x (in place). dst and x have one dtype; integer dtypes
@@ -373,4 +374,40 @@ type OptimizerKernels interface {
 	// a / sqrt(s + Epsilon); w += (−LR)·d, then w = clip(w, ±ClipWeights)
 	// when ClipWeights is non-zero.
 	RMSPropUpdate(p OptimizerParams, w, g, s Arg, n int)
+}
+
+// GatherParams describes an indexed gather or scatter along one axis: the
+// data operand viewed as [Outer, N, Inner], the index and gathered operands
+// as [Outer, M, Inner]. An index k selects position k of the N axis;
+// indices outside [0, N) are clipped, or wrapped (k mod N) with Wrap.
+type GatherParams struct {
+	Outer, N, M, Inner int
+	Wrap               bool
+}
+
+// IndexKernels are the kernels of indexing, masking, scans and sorting. A
+// backend may implement them; package nd runs these ops through the CPU
+// backend on host copies of the operands when it does not (correct, and as
+// slow as the copies). Index operands have an integer dtype (or a float
+// one holding whole numbers) and Strides of the [Outer, M, Inner] view (0
+// to broadcast).
+type IndexKernels interface {
+	// Gather writes dst[o,j,i] = x[o, k, i] where k is the index at
+	// (o,j,i); dst is contiguous.
+	Gather(p GatherParams, dst, x, idx Arg)
+	// ScatterAdd adds src[o,j,i] into dst[o, k, i] (k as in Gather),
+	// visiting j in increasing order for each (o, i), so that the sums are
+	// the same on every run; dst and src are contiguous.
+	ScatterAdd(p GatherParams, dst, src, idx Arg)
+	// Where writes dst = a where cond is true and b elsewhere over shape;
+	// cond (Bool), a and b are strided (0 broadcasts), dst is contiguous.
+	Where(shape []int, dst, cond, a, b Arg)
+	// Cumsum writes the inclusive running sum of src along the middle axis
+	// of [outer, n, inner] into dst (both contiguous), in order.
+	Cumsum(outer, n, inner int, dst, src Arg)
+	// Sort sorts src along the middle axis of [outer, n, inner] into vals
+	// (src's dtype) and idx (Int64 positions), stably, ascending or with
+	// desc descending; NaN sorts above every number (last ascending, first
+	// descending).
+	Sort(outer, n, inner int, desc bool, vals, idx, src Arg)
 }

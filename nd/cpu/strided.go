@@ -51,23 +51,40 @@ func (*Backend) Copy(shape []int, dst, src backend.Arg) {
 		ss = backend.ContiguousStrides(shape)
 	}
 	sh, st := backend.Coalesce(shape, ds, ss)
+	// Negative strides (reversed views) reach below the operand's offset:
+	// start the slices at the lowest element and offset the rows instead.
+	dst.Off += lowest(sh, st[0])
+	src.Off += lowest(sh, st[1])
+	base := []int{-lowest(sh, st[0]), -lowest(sh, st[1])}
 	switch dst.Buf.DType() {
 	case backend.Float64:
-		copyStrided(sh, st, slice[float64](dst), slice[float64](src))
+		copyStrided(sh, st, base, slice[float64](dst), slice[float64](src))
 	case backend.Float32:
-		copyStrided(sh, st, slice[float32](dst), slice[float32](src))
+		copyStrided(sh, st, base, slice[float32](dst), slice[float32](src))
 	case backend.Int32:
-		copyStrided(sh, st, slice[int32](dst), slice[int32](src))
+		copyStrided(sh, st, base, slice[int32](dst), slice[int32](src))
 	case backend.Int64:
-		copyStrided(sh, st, slice[int64](dst), slice[int64](src))
+		copyStrided(sh, st, base, slice[int64](dst), slice[int64](src))
 	default:
-		copyStrided(sh, st, slice[uint8](dst), slice[uint8](src))
+		copyStrided(sh, st, base, slice[uint8](dst), slice[uint8](src))
 	}
 }
 
-func copyStrided[T Elem](shape []int, st [][]int, d, s []T) {
+// lowest returns the most negative offset a strided view of shape reaches
+// (0 unless a stride is negative).
+func lowest(shape, strides []int) int {
+	off := 0
+	for d, n := range shape {
+		if strides[d] < 0 && n > 0 {
+			off += (n - 1) * strides[d]
+		}
+	}
+	return off
+}
+
+func copyStrided[T Elem](shape []int, st [][]int, base []int, d, s []T) {
 	forRows(shape, st, func(offs []int, n int, in []int) {
-		do, so := offs[0], offs[1]
+		do, so := offs[0]+base[0], offs[1]+base[1]
 		if in[0] == 1 && in[1] == 1 {
 			copy(d[do:do+n], s[so:so+n])
 			return

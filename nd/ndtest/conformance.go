@@ -64,6 +64,7 @@ var confFamilies = []struct {
 	{"dropout", confDropout},
 	{"copy", confCopy},
 	{"views", confViews},
+	{"dtypes", confDTypes},
 }
 
 // confRecover turns a panic inside a case (an *nd.Error from an op that

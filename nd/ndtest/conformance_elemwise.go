@@ -104,6 +104,8 @@ type confBinaryCase struct {
 	bHi  float64
 	ints bool
 	tol  confTols
+	// boolOut says the op returns a Bool array (the comparisons).
+	boolOut bool
 }
 
 func refBool(c bool) float64 {
@@ -123,12 +125,12 @@ var confBinaryCases = []confBinaryCase{
 	{name: "Pow", op: nd.Pow, ref: math.Pow, aLo: 0.5, aHi: 2, bLo: -2, bHi: 2, tol: confTolDefault},
 	{name: "Maximum", op: nd.Maximum, ref: math.Max, ints: true, aLo: -2, aHi: 2, bLo: -2, bHi: 2, tol: confTolExact},
 	{name: "Minimum", op: nd.Minimum, ref: math.Min, ints: true, aLo: -2, aHi: 2, bLo: -2, bHi: 2, tol: confTolExact},
-	{name: "Equal", op: nd.Equal, ref: func(a, b float64) float64 { return refBool(a == b) }, ints: true, aLo: -1, aHi: 1, bLo: -1, bHi: 1, tol: confTolExact},
-	{name: "NotEqual", op: nd.NotEqual, ref: func(a, b float64) float64 { return refBool(a != b) }, ints: true, aLo: -1, aHi: 1, bLo: -1, bHi: 1, tol: confTolExact},
-	{name: "Greater", op: nd.Greater, ref: func(a, b float64) float64 { return refBool(a > b) }, ints: true, aLo: -1, aHi: 1, bLo: -1, bHi: 1, tol: confTolExact},
-	{name: "GreaterEqual", op: nd.GreaterEqual, ref: func(a, b float64) float64 { return refBool(a >= b) }, ints: true, aLo: -1, aHi: 1, bLo: -1, bHi: 1, tol: confTolExact},
-	{name: "Lesser", op: nd.Lesser, ref: func(a, b float64) float64 { return refBool(a < b) }, ints: true, aLo: -1, aHi: 1, bLo: -1, bHi: 1, tol: confTolExact},
-	{name: "LesserEqual", op: nd.LesserEqual, ref: func(a, b float64) float64 { return refBool(a <= b) }, ints: true, aLo: -1, aHi: 1, bLo: -1, bHi: 1, tol: confTolExact},
+	{name: "Equal", op: nd.Equal, ref: func(a, b float64) float64 { return refBool(a == b) }, ints: true, aLo: -1, aHi: 1, bLo: -1, bHi: 1, tol: confTolExact, boolOut: true},
+	{name: "NotEqual", op: nd.NotEqual, ref: func(a, b float64) float64 { return refBool(a != b) }, ints: true, aLo: -1, aHi: 1, bLo: -1, bHi: 1, tol: confTolExact, boolOut: true},
+	{name: "Greater", op: nd.Greater, ref: func(a, b float64) float64 { return refBool(a > b) }, ints: true, aLo: -1, aHi: 1, bLo: -1, bHi: 1, tol: confTolExact, boolOut: true},
+	{name: "GreaterEqual", op: nd.GreaterEqual, ref: func(a, b float64) float64 { return refBool(a >= b) }, ints: true, aLo: -1, aHi: 1, bLo: -1, bHi: 1, tol: confTolExact, boolOut: true},
+	{name: "Lesser", op: nd.Lesser, ref: func(a, b float64) float64 { return refBool(a < b) }, ints: true, aLo: -1, aHi: 1, bLo: -1, bHi: 1, tol: confTolExact, boolOut: true},
+	{name: "LesserEqual", op: nd.LesserEqual, ref: func(a, b float64) float64 { return refBool(a <= b) }, ints: true, aLo: -1, aHi: 1, bLo: -1, bHi: 1, tol: confTolExact, boolOut: true},
 }
 
 // confBroadcastShapes are the operand shape pairs every binary op runs on.
@@ -202,7 +204,11 @@ func confBinary(e confEnv) {
 					}
 					want, shape := refBroadcast(c.ref, av, sh[0], bv, sh[1])
 					got := c.op(e.arr(av, sh[0]...), e.arr(bv, sh[1]...))
-					e.check(got, shape, want, c.tol)
+					if c.boolOut {
+						e.checkAs(got, nd.Bool, shape, want, c.tol)
+					} else {
+						e.check(got, shape, want, c.tol)
+					}
 				})
 			}
 		})

@@ -212,17 +212,17 @@ func confArgMax(e confEnv) {
 	for _, axis := range []int{0, 1, 2, -1, -3} {
 		e.run(fmt.Sprintf("axis%d", axis), func(e confEnv) {
 			want, drop := refArgMax(xv, shape, axis)
-			e.check(nd.ArgMax(e.arr(xv, shape...), axis), drop, want, confTolExact)
+			e.checkAs(nd.ArgMax(e.arr(xv, shape...), axis), nd.Int64, drop, want, confTolExact)
 		})
 	}
 	e.run("AllEqual", func(e confEnv) {
 		v := []float64{2, 2, 2, 2, -1, 5, 5, 0}
-		e.check(nd.ArgMax(e.arr(v, 2, 4), 1), []int{2}, []float64{0, 1}, confTolExact)
+		e.checkAs(nd.ArgMax(e.arr(v, 2, 4), 1), nd.Int64, []int{2}, []float64{0, 1}, confTolExact)
 	})
 	e.run("Random", func(e confEnv) {
 		x, v := e.rand(401, -1, 1, 6, 33)
 		want, drop := refArgMax(v, []int{6, 33}, 1)
-		e.check(nd.ArgMax(x, 1), drop, want, confTolExact)
+		e.checkAs(nd.ArgMax(x, 1), nd.Int64, drop, want, confTolExact)
 	})
 }
 

@@ -48,7 +48,7 @@ func confViews(e confEnv) {
 		want, _, drop = refReduce(refMax, vv, vs, nil)
 		e.check(nd.Max(v), drop, want, confTolExact)
 		amax, ash := refArgMax(vv, vs, -1)
-		e.check(nd.ArgMax(v, -1), ash, amax, confTolExact)
+		e.checkAs(nd.ArgMax(v, -1), nd.Int64, ash, amax, confTolExact)
 	})
 	e.run("MatMul", func(e confEnv) {
 		w, wv := e.rand(1701, -1, 1, 4, 5)

@@ -42,6 +42,7 @@ func GradChecks(t *testing.T, dev ctx.Context) {
 		gradNNCases(dev),
 		gradPoolCases(dev),
 		gradNormCases(dev),
+		gradIndexCases(dev),
 	} {
 		cases = append(cases, group...)
 	}

@@ -1,0 +1,188 @@
+package nd
+
+import "github.com/goluon/goluon/nd/backend"
+
+// cumsumRaw computes the running sum along axis without recording.
+func cumsumRaw(op string, x *NDArray, ax int) *NDArray {
+	outer, n, inner := axisDims(x.shape, ax)
+	out := newArray(op, x.st.dev, x.dtype, x.shape)
+	if out.Size() == 0 {
+		return out
+	}
+	runIndexed(out, []*NDArray{x}, func(k backend.IndexKernels, out *NDArray, in []*NDArray) {
+		k.Cumsum(outer, n, inner, out.arg(), in[0].arg())
+	})
+	return out
+}
+
+// Cumsum returns the inclusive running sum of x along axis (NumPy's and
+// PyTorch's cumsum), added in order in x's dtype (an integer or Bool array
+// sums into Int64). The gradient is the reversed running sum of the output
+// gradient.
+func Cumsum(x *NDArray, axis int) *NDArray {
+	const op = "Cumsum"
+	checkLive(op, x)
+	ax := normAxis(op, axis, x.NDim())
+	if !x.dtype.IsFloat() && x.dtype != Int64 {
+		t := x.AsType(Int64)
+		defer t.Release()
+		x = t
+	}
+	out := cumsumRaw(op, x, ax)
+	Record(op, out, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+		f := flipRaw(g, ax)
+		c := cumsumRaw(op, f, ax)
+		r := flipRaw(c, ax)
+		release(f, c)
+		return []*NDArray{r}
+	})
+	return out
+}
+
+// sortRaw sorts x along ax into values and Int64 positions.
+func sortRaw(op string, x *NDArray, ax int, desc bool) (vals, idx *NDArray) {
+	outer, n, inner := axisDims(x.shape, ax)
+	vals = newArray(op, x.st.dev, x.dtype, x.shape)
+	idx = newArray(op, x.st.dev, Int64, x.shape)
+	if x.Size() == 0 {
+		return vals, idx
+	}
+	if k, ok := x.be().(backend.IndexKernels); ok {
+		k.Sort(outer, n, inner, desc, vals.arg(), idx.arg(), x.arg())
+		return vals, idx
+	}
+	host := []*NDArray{newArray(op, hostCPU, x.dtype, x.shape), newArray(op, hostCPU, Int64, x.shape), newArray(op, hostCPU, x.dtype, x.shape)}
+	transfer(host[2], x)
+	hostIndex().Sort(outer, n, inner, desc, host[0].arg(), host[1].arg(), host[2].arg())
+	transfer(vals, host[0])
+	transfer(idx, host[1])
+	release(host...)
+	return vals, idx
+}
+
+// Sort returns x sorted along axis, ascending or, with descending,
+// descending, and the Int64 positions the values came from (PyTorch's
+// torch.sort with stable=True). Equal values keep their order; NaN sorts
+// above every number. The gradient of the values flows back to the
+// positions they came from.
+func Sort(x *NDArray, axis int, descending bool) (values, indices *NDArray) {
+	const op = "Sort"
+	checkLive(op, x)
+	ax := normAxis(op, axis, x.NDim())
+	vals, idx := sortRaw(op, x, ax, descending)
+	outer, n, inner := axisDims(x.shape, ax)
+	p := backend.GatherParams{Outer: outer, N: n, M: n, Inner: inner}
+	Record(op, vals, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+		return []*NDArray{scatterGrad(p, g, x, idx, nil)}
+	})
+	return vals, idx
+}
+
+// ArgSort returns the Int64 positions that sort x along axis (stably;
+// NaN last ascending), as NumPy's argsort and PyTorch's argsort.
+func ArgSort(x *NDArray, axis int, descending bool) *NDArray {
+	const op = "ArgSort"
+	checkLive(op, x)
+	vals, idx := sortRaw(op, x, normAxis(op, axis, x.NDim()), descending)
+	vals.Release()
+	return idx
+}
+
+// TopK returns the k largest elements of x along axis (the k smallest
+// with largest false), sorted, and their Int64 positions, as PyTorch's
+// topk with sorted=True; ties keep the lower position first. The values'
+// gradient flows back to the positions they came from.
+func TopK(x *NDArray, k, axis int, largest bool) (values, indices *NDArray) {
+	const op = "TopK"
+	checkLive(op, x)
+	ax := normAxis(op, axis, x.NDim())
+	if k < 0 || k > x.shape[ax] {
+		fail(op, ErrArgument, "k = %d out of range for axis %d of shape %v", k, axis, x.shape)
+	}
+	vals, idx := Sort(x, ax, largest)
+	ranges := make([]Range, x.NDim())
+	ranges[ax] = Span(0, k)
+	values, indices = Slice(vals, ranges...), Slice(idx, ranges...)
+	if !IsRecording() {
+		release(vals, idx)
+	}
+	return values, indices
+}
+
+// Norm returns the L1 (ord 1) or L2 (ord 2) norm of x over the given axes
+// (all when none are given), keeping them with size 1 when keep is set.
+// The L2 norm's gradient is x/‖x‖, and 0 where the norm is 0 (PyTorch's
+// choice of subgradient).
+func Norm(x *NDArray, ord int, keep bool, axes ...int) *NDArray {
+	const op = "Norm"
+	checkLive(op, x)
+	checkFloat(op, x)
+	switch ord {
+	case 1:
+		a := Abs(x)
+		if keep {
+			return SumKeepDims(a, axes...)
+		}
+		return Sum(a, axes...)
+	case 2:
+	default:
+		fail(op, ErrArgument, "ord %d: only 1 and 2 are supported", ord)
+	}
+	mask := axesMask(op, x.NDim(), axes)
+	sq := unaryRaw(op, backend.Square, x, 0, 0)
+	s := reduceRaw(op, backend.Sum, sq, mask)
+	yk := unaryRaw(op, backend.Sqrt, s, 0, 0)
+	release(sq, s)
+	kshape, shape := yk.shape, yk.shape
+	if !keep {
+		shape = droppedShape(x.shape, mask)
+	}
+	y := yk.view(0, shape)
+	yk.Release()
+	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+		gk := g.view(0, kshape)
+		yk := y.view(0, kshape)
+		zero := Full(x.st.dev, x.dtype, 0, 1)
+		pos := binaryInto(op, backend.Greater, yk, zero, Bool)
+		one := Full(x.st.dev, x.dtype, 1, 1)
+		den := whereRaw(op, pos, yk, one) // 1 where the norm is 0 (then x is 0 too)
+		q := binaryRaw(op, bDiv, gk, den)
+		r := mulRaw(x, q)
+		release(gk, yk, zero, pos, one, den, q)
+		return []*NDArray{r}
+	})
+	return y
+}
+
+// Var returns the variance of x over the given axes (all when none are
+// given) with ddof delta degrees of freedom: Σ(x − mean)² / (n − ddof), so
+// ddof 0 is NumPy's default and ddof 1 PyTorch's. keep keeps the reduced
+// axes with size 1.
+func Var(x *NDArray, ddof int, keep bool, axes ...int) *NDArray {
+	const op = "Var"
+	checkLive(op, x)
+	checkFloat(op, x)
+	mask := axesMask(op, x.NDim(), axes)
+	n := x.Size() / max(numel(keptShape(x.shape, mask)), 1)
+	if n-ddof <= 0 {
+		fail(op, ErrArgument, "%d elements per result with ddof %d", n, ddof)
+	}
+	ax := []int{}
+	for d, m := range mask {
+		if m {
+			ax = append(ax, d)
+		}
+	}
+	d := Sub(x, MeanKeepDims(x, ax...))
+	s := SumKeepDims(Square(d), ax...)
+	out := MulScalar(s, 1/float64(n-ddof))
+	if !keep {
+		out = Reshape(out, droppedShape(x.shape, mask)...)
+	}
+	return out
+}
+
+// Std returns the standard deviation of x, √Var(x, ddof, keep, axes...).
+func Std(x *NDArray, ddof int, keep bool, axes ...int) *NDArray {
+	return Sqrt(Var(x, ddof, keep, axes...))
+}
