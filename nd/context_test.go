@@ -57,6 +57,14 @@ var mixCases = []mixCase{
 		cb := nd.Reshape(nd.SliceAxis(b, 1, 0, 1), 4)
 		nd.BatchNorm(a, cb, nil, ca, ca, nd.BatchNormOpts{})
 	}},
+	{"Take", func(a, b *nd.NDArray) { nd.Take(a, b.AsType(nd.Int64), 0, nd.TakeClip) }},
+	{"Gather", func(a, b *nd.NDArray) { nd.Gather(a, 1, b.AsType(nd.Int64)) }},
+	{"ScatterAdd", func(a, b *nd.NDArray) { nd.ScatterAdd(a, 1, a.AsType(nd.Int64), b) }},
+	{"IndexAdd", func(a, b *nd.NDArray) { nd.IndexAdd(a, 0, nd.Reshape(b.AsType(nd.Int64), 16), a) }},
+	{"Where", func(a, b *nd.NDArray) { nd.Where(nd.Greater(b, b), a, a) }},
+	{"Where", func(a, b *nd.NDArray) { nd.Where(nd.Greater(a, a), a, b) }},
+	{"MaskedFill", func(a, b *nd.NDArray) { nd.MaskedFill(a, nd.Greater(b, b), 0) }},
+	{"LogicalAnd", func(a, b *nd.NDArray) { nd.LogicalAnd(a, b) }},
 	{"AddTo", func(a, b *nd.NDArray) { nd.AddTo(a, b) }},
 	{"Backward", func(a, b *nd.NDArray) {
 		a.AttachGrad(nd.GradWrite)

@@ -53,6 +53,10 @@ func Where(cond, a, b *NDArray) *NDArray {
 func MaskedFill(x, mask *NDArray, value float64) *NDArray {
 	const op = "MaskedFill"
 	checkLive(op, x, mask)
+	checkContexts(op, x, mask)
+	if mask.dtype != Bool {
+		fail(op, ErrDType, "mask must be a bool array, got %v (shape %v)", mask.dtype, mask.shape)
+	}
 	if !slices.Equal(broadcastShape(op, mask.shape, x.shape), x.shape) {
 		fail(op, ErrShape, "mask of shape %v does not broadcast to x's shape %v", mask.shape, x.shape)
 	}

@@ -65,6 +65,7 @@ var confFamilies = []struct {
 	{"copy", confCopy},
 	{"views", confViews},
 	{"dtypes", confDTypes},
+	{"index", confIndex},
 }
 
 // confRecover turns a panic inside a case (an *nd.Error from an op that

@@ -1,6 +1,8 @@
 package ndtest
 
 import (
+	"math"
+
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/nd"
 )
@@ -59,6 +61,15 @@ func gradIndexCases(dev ctx.Context) []gradCase {
 	add("Tile", "more-reps", one(2, 3), func(in []*nd.NDArray) *nd.NDArray { return nd.Tile(in[0], 2, 1, 3) })
 	add("Repeat", "axis1", one(2, 3, 2), func(in []*nd.NDArray) *nd.NDArray { return nd.Repeat(in[0], 3, 1) })
 
+	for _, c := range []struct {
+		name string
+		mode nd.PadMode
+	}{{"constant", nd.PadConstant}, {"edge", nd.PadEdge}, {"reflect", nd.PadReflect}} {
+		add("Pad", c.name, one(3, 4), func(in []*nd.NDArray) *nd.NDArray {
+			return nd.Pad(in[0], [][2]int{{1, 2}, {3, 1}}, c.mode, 0.5)
+		})
+	}
+
 	for _, ax := range []int{0, 1, 2} {
 		add("Cumsum", "axis"+string(rune('0'+ax)), one(3, 4, 2), func(in []*nd.NDArray) *nd.NDArray { return nd.Cumsum(in[0], ax) })
 	}
@@ -101,4 +112,46 @@ func gradIndexCases(dev ctx.Context) []gradCase {
 		add(c.op, "3x4", c.in, func(in []*nd.NDArray) *nd.NDArray { return c.f(in[0]) })
 	}
 	return cases
+}
+
+// confIndex checks the forward values of the shape-moving indexing ops
+// against hand-computed results.
+func confIndex(e confEnv) {
+	x := e.arr([]float64{1, 2, 3, 4, 5, 6}, 2, 3)
+	e.run("Pad", func(e confEnv) {
+		w := [][2]int{{0, 1}, {2, 2}}
+		e.check(nd.Pad(x, w, nd.PadConstant, -1), []int{3, 7}, []float64{
+			-1, -1, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, -1, -1, -1, -1, -1, -1, -1, -1, -1}, confTolExact)
+		e.check(nd.Pad(x, w, nd.PadEdge, 0), []int{3, 7}, []float64{
+			1, 1, 1, 2, 3, 3, 3, 4, 4, 4, 5, 6, 6, 6, 4, 4, 4, 5, 6, 6, 6}, confTolExact)
+		e.check(nd.Pad(x, [][2]int{{1, 0}, {2, 1}}, nd.PadReflect, 0), []int{3, 6}, []float64{
+			6, 5, 4, 5, 6, 5, 3, 2, 1, 2, 3, 2, 6, 5, 4, 5, 6, 5}, confTolExact)
+	})
+	e.run("Slice", func(e confEnv) {
+		e.check(nd.Slice(x, nd.Every(-1), nd.SpanStep(2, -4, -2)), []int{2, 2}, []float64{6, 4, 3, 1}, confTolExact)
+		e.check(nd.Slice(x, nd.From(1), nd.Span(-2, 10)), []int{1, 2}, []float64{5, 6}, confTolExact)
+		e.check(nd.Slice(x, nd.Span(1, 1)), []int{0, 3}, []float64{}, confTolExact)
+		e.check(nd.Flip(x), []int{2, 3}, []float64{6, 5, 4, 3, 2, 1}, confTolExact)
+		e.check(nd.SwapAxes(x, 0, 1), []int{3, 2}, []float64{1, 4, 2, 5, 3, 6}, confTolExact)
+		e.check(nd.Tile(x, 2, 1), []int{4, 3}, []float64{1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6}, confTolExact)
+		e.check(nd.Repeat(x, 2, 1), []int{2, 6}, []float64{1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6}, confTolExact)
+	})
+	e.run("Gather", func(e confEnv) {
+		idx := nd.FromSlice(e.dev, []int64{2, 2, 0, 1, 0, 1}, 2, 3)
+		e.check(nd.Gather(x, 1, idx), []int{2, 3}, []float64{3, 3, 1, 5, 4, 5}, confTolExact)
+		e.check(nd.ScatterAdd(x, 1, idx, x), []int{2, 3}, []float64{4, 2, 6, 9, 15, 6}, confTolExact)
+		e.check(nd.Take(x, nd.FromSlice(e.dev, []int64{1, 1, 0}), 0, nd.TakeClip), []int{3, 3},
+			[]float64{4, 5, 6, 4, 5, 6, 1, 2, 3}, confTolExact)
+		e.check(nd.IndexAdd(x, 1, nd.FromSlice(e.dev, []int64{0, 0}), nd.Slice(x, nd.All(), nd.Span(0, 2))),
+			[]int{2, 3}, []float64{4, 2, 3, 13, 5, 6}, confTolExact)
+	})
+	e.run("Scans", func(e confEnv) {
+		e.check(nd.Cumsum(x, 1), []int{2, 3}, []float64{1, 3, 6, 4, 9, 15}, confTolDefault)
+		v, i := nd.TopK(e.arr([]float64{3, 1, 4, 1, 5, 9, 2, 6}, 2, 4), 2, 1, true)
+		e.check(v, []int{2, 2}, []float64{4, 3, 9, 6}, confTolExact)
+		e.checkAs(i, nd.Int64, []int{2, 2}, []float64{2, 0, 1, 3}, confTolExact)
+		e.check(nd.Norm(x, 2, false, 1), []int{2}, []float64{math.Sqrt(14), math.Sqrt(77)}, confTolDefault)
+		e.check(nd.LogSumExp(e.arr([]float64{1000, 1000, math.Inf(-1), math.Inf(-1)}, 2, 2), false, 1), []int{2},
+			[]float64{1000 + math.Ln2, math.Inf(-1)}, confTolDefault)
+	})
 }
