@@ -29,9 +29,19 @@
 //
 // # Element types
 //
-// Float32 and Float64 only. Integer data (class labels, uint8 pixels) is
-// converted to floats when it is loaded, as MXNet stores labels; ops that
-// take indices (Pick, OneHot) read them from float arrays.
+// Float32 (the default), Float64, Int32, Int64, Uint8 and Bool. The ops
+// of one call take one dtype; the exceptions (comparisons return Bool,
+// integer sums Int64, index results Int64, index operands any integer
+// dtype) and the reasons are in dtype.go. Gradients flow only through the
+// floating dtypes.
+//
+// # Indexing
+//
+// Take, Gather, ScatterAdd, IndexAdd, Where, MaskedFill, Pick and OneHot
+// take integer index or Bool mask arrays; Slice takes Python-style ranges
+// (All, Span, SpanStep, From, Every) on every axis. Scatter-adds (and so
+// every gather's gradient) visit repeated indices in a fixed order, so
+// results are the same on every run and with any number of contexts.
 //
 // # Autograd
 //
