@@ -57,6 +57,9 @@ func NewTrainer(params *ParamDict, opt optimizer.Optimizer, kvKind string, o Tra
 	if opt == nil {
 		return nil, errorf("trainer: no optimizer")
 	}
+	if err := optimizer.Validate(opt); err != nil {
+		return nil, errorf("trainer: %v", err)
+	}
 	kv, err := kvstore.Create(kvKind)
 	if err != nil {
 		return nil, errorf("trainer: %v", err)

@@ -163,3 +163,26 @@ func TestTrainerConstructionAndSettings(t *testing.T) {
 		t.Error("batch size 0 accepted")
 	}
 }
+
+// TestNewTrainerValidatesOptimizer checks that hyper-parameters no
+// training could want are errors when the trainer is built.
+func TestNewTrainerValidatesOptimizer(t *testing.T) {
+	_, params := twoLayer(t, []ctx.Context{ctx.CPU(0)})
+	for _, c := range []struct {
+		name string
+		opt  optimizer.Optimizer
+		want string
+	}{
+		{"negative lr", optimizer.NewSGD(-0.1), "learning rate"},
+		{"momentum 1", &optimizer.SGD{Hyper: optimizer.Hyper{LR: 0.1}, Momentum: 1}, "momentum"},
+		{"adam beta2", &optimizer.Adam{Hyper: optimizer.Hyper{LR: 0.1}, Beta1: 0.9, Beta2: 1.5, Epsilon: 1e-8}, "beta2"},
+	} {
+		_, err := gluon.NewTrainer(params, c.opt, "local", gluon.TrainerOpts{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: NewTrainer error %v, want one naming %q", c.name, err, c.want)
+		}
+	}
+	if _, err := gluon.NewTrainer(params, optimizer.NewSGD(0.1), "local", gluon.TrainerOpts{}); err != nil {
+		t.Errorf("valid SGD: %v", err)
+	}
+}

@@ -37,10 +37,8 @@ func Create(name string, lr float64) (Optimizer, error) {
 		return nil, fmt.Errorf("optimizer: unknown optimizer %q; known: %s", name, strings.Join(Names(), ", "))
 	}
 	o := f(lr)
-	if v, ok := o.(interface{ Validate() error }); ok {
-		if err := v.Validate(); err != nil {
-			return nil, err
-		}
+	if err := Validate(o); err != nil {
+		return nil, err
 	}
 	return o, nil
 }
