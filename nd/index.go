@@ -169,17 +169,7 @@ func ScatterAdd(x *NDArray, axis int, idx, src *NDArray) *NDArray {
 	out := newArray(op, x.st.dev, x.dtype, x.shape)
 	transfer(out, x)
 	scatterAddInto(p, out, src, idx, nil)
-	Record(op, out, []*NDArray{x, idx, src}, func(g *NDArray, need []bool) []*NDArray {
-		var gx, gs *NDArray
-		if need[0] {
-			gx = g.view(0, g.shape)
-		}
-		if need[2] {
-			gs = newArray(op, g.st.dev, g.dtype, src.shape)
-			gatherInto(p, gs, g, idx, nil)
-		}
-		return []*NDArray{gx, nil, gs}
-	})
+	recordScatter(op, p, out, x, idx, src, nil)
 	return out
 }
 
@@ -209,16 +199,23 @@ func IndexAdd(x *NDArray, axis int, indices, src *NDArray) *NDArray {
 	out := newArray(op, x.st.dev, x.dtype, x.shape)
 	transfer(out, x)
 	scatterAddInto(p, out, src, indices, st)
-	Record(op, out, []*NDArray{x, indices, src}, func(g *NDArray, need []bool) []*NDArray {
+	recordScatter(op, p, out, x, indices, src, st)
+	return out
+}
+
+// recordScatter records a scatter-add out = x + scatter(src at idx): x's
+// gradient is the output gradient, src's the output gradient gathered at
+// idx.
+func recordScatter(op string, p backend.GatherParams, out, x, idx, src *NDArray, idxStrides []int) {
+	Record(op, out, []*NDArray{x, idx, src}, func(g *NDArray, need []bool) []*NDArray {
 		var gx, gs *NDArray
 		if need[0] {
 			gx = g.view(0, g.shape)
 		}
 		if need[2] {
 			gs = newArray(op, g.st.dev, g.dtype, src.shape)
-			gatherInto(p, gs, g, indices, st)
+			gatherInto(p, gs, g, idx, idxStrides)
 		}
 		return []*NDArray{gx, nil, gs}
 	})
-	return out
 }

@@ -88,16 +88,9 @@ func bfloat16ToFloat64(b uint16) float64 {
 // F8_*, C64 and unknown dtypes give an error, and so does data whose length
 // does not match the shape or a BOOL byte other than 0 or 1.
 func convert[T float32 | float64](t Tensor) ([]T, error) {
-	info, err := lookupDType(t.DType)
+	info, err := t.checkedInfo()
 	if err != nil {
 		return nil, err
-	}
-	n, err := t.byteLen(info)
-	if err != nil {
-		return nil, err
-	}
-	if n != len(t.Data) {
-		return nil, fmt.Errorf("%s tensor of shape %v needs %d bytes, has %d", t.DType, t.Shape, n, len(t.Data))
 	}
 	d := t.Data
 	le := binary.LittleEndian

@@ -6,19 +6,29 @@ import (
 	"math"
 )
 
-// intValues decodes the elements of an integer or BOOL tensor as int64,
-// checking the data's length against the shape.
-func intValues(t Tensor) ([]int64, error) {
+// checkedInfo returns the description of t's dtype after checking that
+// the data's length matches the shape.
+func (t Tensor) checkedInfo() (dtypeInfo, error) {
 	info, err := lookupDType(t.DType)
 	if err != nil {
-		return nil, err
+		return info, err
 	}
 	n, err := t.byteLen(info)
 	if err != nil {
-		return nil, err
+		return info, err
 	}
 	if n != len(t.Data) {
-		return nil, fmt.Errorf("%s tensor of shape %v needs %d bytes, has %d", t.DType, t.Shape, n, len(t.Data))
+		return info, fmt.Errorf("%s tensor of shape %v needs %d bytes, has %d", t.DType, t.Shape, n, len(t.Data))
+	}
+	return info, nil
+}
+
+// intValues decodes the elements of an integer or BOOL tensor as int64,
+// checking the data's length against the shape.
+func intValues(t Tensor) ([]int64, error) {
+	info, err := t.checkedInfo()
+	if err != nil {
+		return nil, err
 	}
 	d, le := t.Data, binary.LittleEndian
 	out := make([]int64, len(d)/info.size)
