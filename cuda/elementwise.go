@@ -15,6 +15,8 @@ var unaryCodes = map[backend.UnaryOp]int{
 	backend.Softrelu: 10, backend.AddScalar: 11, backend.MulScalar: 12, backend.RSubScalar: 13,
 	backend.RDivScalar: 14, backend.PowScalar: 15, backend.RPowScalar: 16, backend.Clip: 17,
 	backend.MaxScalar: 18, backend.MinScalar: 19, backend.Step: 20, backend.RSqrt: 21,
+	backend.Erf: 22, backend.Log1p: 23, backend.Expm1: 24, backend.Sin: 25, backend.Cos: 26,
+	backend.Reciprocal: 27,
 }
 
 // binaryCodes maps backend.BinaryOp to the B_* codes of kernels/elementwise.cu.

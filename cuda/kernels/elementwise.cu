@@ -9,7 +9,8 @@
 enum {
 	U_NEG, U_EXP, U_LOG, U_SQRT, U_TANH, U_SIGMOID, U_RELU, U_ABS, U_SIGN,
 	U_SQUARE, U_SOFTRELU, U_ADDS, U_MULS, U_RSUBS, U_RDIVS, U_POWS, U_RPOWS,
-	U_CLIP, U_MAXS, U_MINS, U_STEP, U_RSQRT
+	U_CLIP, U_MAXS, U_MINS, U_STEP, U_RSQRT, U_ERF, U_LOG1P, U_EXPM1, U_SIN, U_COS,
+	U_RECIP
 };
 
 // Binary op codes; cuda/kernels.go maps backend.BinaryOp onto them.
@@ -51,6 +52,12 @@ template <typename T> __device__ __forceinline__ T unaryOp(int op, T x, double p
 	case U_MINS: r = gmin(v, p1); break;
 	case U_STEP: r = v > 0 ? 1.0 : 0.0; break;
 	case U_RSQRT: r = 1.0 / sqrt(v); break;
+	case U_ERF: r = erf(v); break;
+	case U_LOG1P: r = log1p(v); break;
+	case U_EXPM1: r = expm1(v); break;
+	case U_SIN: r = sin(v); break;
+	case U_COS: r = cos(v); break;
+	case U_RECIP: r = 1.0 / v; break;
 	}
 	return (T)r;
 }

@@ -47,6 +47,9 @@ func confViews(e confEnv) {
 		e.check(nd.Sum(v, 1), drop, want, confTolDefault)
 		want, _, drop = refReduce(refMax, vv, vs, nil)
 		e.check(nd.Max(v), drop, want, confTolExact)
+		if !e.dtypeSupported() {
+			return // ArgMax's Int64 result: see the argmax family
+		}
 		amax, ash := refArgMax(vv, vs, -1)
 		e.checkAs(nd.ArgMax(v, -1), nd.Int64, ash, amax, confTolExact)
 	})
