@@ -45,6 +45,9 @@ func (b *Backend) Unary(op backend.UnaryOp, dst, x backend.Arg, n int, p1, p2 fl
 	if !ok {
 		panic(fmt.Sprintf("cuda: unknown unary op %d", op))
 	}
+	if code >= ptxUnaryCodes {
+		deviceFail("Unary", devOf(dst).dev, fmt.Errorf("unary op %d is not in the committed PTX yet: regenerate it with sh cuda/gen.sh", op))
+	}
 	if n == 0 {
 		return
 	}
