@@ -2,11 +2,6 @@ package cpu
 
 import "github.com/goluon/goluon/nd/backend"
 
-func clampIndex(v float64, n int) int {
-	i := int(v)
-	return min(max(i, 0), n-1)
-}
-
 // indices returns n indices of any dtype as ints (floats truncated toward
 // zero; NaN is 0).
 func indices(idx backend.Arg, n int) []int {
