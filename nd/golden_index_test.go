@@ -1,8 +1,6 @@
 package nd_test
 
 import (
-	"encoding/json"
-	"os"
 	"testing"
 
 	"github.com/goluon/goluon/nd"
@@ -13,16 +11,7 @@ import (
 // scatter-add), TopK, Cumsum, Norm and LogSumExp. Index tensors are stored
 // as floats and converted to Int64 here.
 func TestGoldenIndexOps(t *testing.T) {
-	b, err := os.ReadFile("testdata/golden/goldens_index.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		Cases []goldenCase `json:"cases"`
-	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
+	cases := loadGoldenFile(t, "testdata/golden/goldens_index.json")
 	ix := func(in map[string]*nd.NDArray) *nd.NDArray { return in["idx"].AsType(nd.Int64) }
 	ops := map[string]func(in map[string]*nd.NDArray, out map[string]*nd.NDArray) *nd.NDArray{
 		"gather_axis1":      func(in, _ map[string]*nd.NDArray) *nd.NDArray { return nd.Gather(in["x"], 1, ix(in)) },
@@ -48,10 +37,10 @@ func TestGoldenIndexOps(t *testing.T) {
 		"logsumexp_axis1":     func(in, _ map[string]*nd.NDArray) *nd.NDArray { return nd.LogSumExp(in["x"], false, 1) },
 		"logsumexp_all_keep":  func(in, _ map[string]*nd.NDArray) *nd.NDArray { return nd.LogSumExp(in["x"], true, 0, 1) },
 	}
-	if len(f.Cases) != len(ops) {
-		t.Errorf("%d golden cases, %d ops to replay them", len(f.Cases), len(ops))
+	if len(cases) != len(ops) {
+		t.Errorf("%d golden cases, %d ops to replay them", len(cases), len(ops))
 	}
-	for _, c := range f.Cases {
+	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
 			op, ok := ops[c.Name]
 			if !ok {

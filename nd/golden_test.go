@@ -30,18 +30,8 @@ type goldenCase struct {
 
 func loadGoldens(t *testing.T) map[string]goldenCase {
 	t.Helper()
-	b, err := os.ReadFile("testdata/golden/goldens.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		Cases []goldenCase `json:"cases"`
-	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
 	m := map[string]goldenCase{}
-	for _, c := range f.Cases {
+	for _, c := range loadGoldenFile(t, "testdata/golden/goldens.json") {
 		m[c.Name] = c
 	}
 	return m
@@ -149,4 +139,20 @@ func TestGoldenBatchedMatMul(t *testing.T) {
 		out["y"] = y
 		return nd.Sum(nd.Mul(y, in["r"]))
 	})
+}
+
+// loadGoldenFile reads the cases of one golden JSON file, in file order.
+func loadGoldenFile(t *testing.T, path string) []goldenCase {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Cases []goldenCase `json:"cases"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	return f.Cases
 }
