@@ -17,6 +17,10 @@ import (
 // generation on the host, the comparison with tolerances, and small shape
 // utilities for the references. The references themselves are plain Go
 // loops over []float64 and never call nd.
+//
+// The cases for the ops of nd/X.go (their conformance family and gradient
+// cases) are in ndtest/X.go; the package documentation (doc.go) has the
+// table.
 
 // Conformance runs the backend conformance suite on dev: every op family
 // (creation, elementwise, reductions, matrix products, shape ops, softmax,
@@ -48,24 +52,24 @@ var confFamilies = []struct {
 	name string
 	run  func(e confEnv)
 }{
-	{"creation", confCreation},
-	{"unary", confUnary},
-	{"binary", confBinary},
-	{"reduce", confReduce},
-	{"argmax", confArgMax},
-	{"matmul", confMatMul},
-	{"shape", confShape},
-	{"softmax", confSoftmax},
-	{"pick", confPick},
-	{"conv2d", confConv2D},
-	{"pool2d", confPool2D},
-	{"batchnorm", confBatchNorm},
-	{"biasrelu", confBiasRelu},
-	{"dropout", confDropout},
-	{"copy", confCopy},
-	{"views", confViews},
-	{"dtypes", confDTypes},
-	{"index", confIndex},
+	{"creation", confCreation},   // create.go, random.go
+	{"unary", confUnary},         // unary.go
+	{"binary", confBinary},       // binary.go
+	{"reduce", confReduce},       // reduce.go
+	{"argmax", confArgMax},       // reduce.go
+	{"matmul", confMatMul},       // matmul.go
+	{"shape", confShape},         // shape.go
+	{"softmax", confSoftmax},     // softmax.go
+	{"pick", confPick},           // pick.go
+	{"conv2d", confConv2D},       // conv.go
+	{"pool2d", confPool2D},       // pool.go
+	{"batchnorm", confBatchNorm}, // batchnorm.go
+	{"biasrelu", confBiasRelu},   // biasrelu.go
+	{"dropout", confDropout},     // dropout.go
+	{"copy", confCopy},           // copy.go
+	{"views", confViews},         // ndarray.go
+	{"dtypes", confDTypes},       // dtype.go
+	{"index", confIndex},         // index.go, pad.go, slice.go, sort.go, math.go
 }
 
 // confRecover turns a panic inside a case (an *nd.Error from an op that
@@ -179,6 +183,15 @@ func confInts(seed uint64, n, lo, hi int) []float64 {
 		v[i] = float64(lo + r.IntN(hi-lo+1))
 	}
 	return v
+}
+
+// confConst returns n copies of v.
+func confConst(n int, v float64) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
 }
 
 // check compares got with the reference (shape, values) under tl and also

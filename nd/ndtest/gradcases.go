@@ -29,20 +29,31 @@ type gradCase struct {
 // unary ops, reductions, matrix products, shape ops, neural-network ops and
 // one end-to-end composite. A backend's tests call it with one of the
 // backend's contexts, so every backend is held to the same tables and
-// tolerances.
+// tolerances. The cases of the ops of nd/X.go are in X.go of this package,
+// next to their conformance family.
 func GradChecks(t *testing.T, dev ctx.Context) {
 	var cases []gradCase
 	for _, group := range [][]gradCase{
-		gradBinaryCases(dev),
-		gradUnaryCases(dev),
-		gradReduceCases(dev),
-		gradLinalgCases(dev),
-		gradShapeCases(dev),
-		gradCopyCases(dev),
-		gradNNCases(dev),
-		gradPoolCases(dev),
-		gradNormCases(dev),
-		gradIndexCases(dev),
+		gradBinaryCases(dev),    // binary.go
+		gradUnaryCases(dev),     // unary.go
+		gradReduceCases(dev),    // reduce.go
+		gradMatMulCases(dev),    // matmul.go
+		gradShapeCases(dev),     // shape.go
+		gradCopyCases(dev),      // copy.go
+		gradSoftmaxCases(dev),   // softmax.go
+		gradPickCases(dev),      // pick.go
+		gradConvCases(dev),      // conv.go
+		gradBiasReluCases(dev),  // biasrelu.go
+		gradDropoutCases(dev),   // dropout.go
+		gradCompositeCases(dev), // below
+		gradPoolCases(dev),      // pool.go
+		gradBatchNormCases(dev), // batchnorm.go
+		gradIndexCases(dev),     // index.go
+		gradWhereCases(dev),     // where.go
+		gradSliceCases(dev),     // slice.go
+		gradPadCases(dev),       // pad.go
+		gradSortCases(dev),      // sort.go
+		gradMathCases(dev),      // math.go
 	} {
 		cases = append(cases, group...)
 	}
@@ -112,4 +123,69 @@ func gradDistinct(dev ctx.Context, seed uint64, shape ...int) *nd.NDArray {
 // shape, the form Pick expects.
 func gradLabels(dev ctx.Context, vals []float64, shape ...int) *nd.NDArray {
 	return nd.FromSlice(dev, vals, shape...)
+}
+
+// gradCompositeCases checks one end-to-end chain of ops from several nd
+// files: a small classifier's loss.
+func gradCompositeCases(dev ctx.Context) []gradCase {
+	// Conv2D → Relu → Flatten → FullyConnected → LogSoftmax → Pick → Mean:
+	// a classifier's loss, differentiated with respect to the input and
+	// every parameter.
+	return []gradCase{{
+		op: "Composite", name: "conv-relu-fc-logsoftmax-pick-mean", noGrad: []int{5},
+		in: func() []*nd.NDArray {
+			return gradIn(
+				gradSigned(dev, 71, 2, 1, 5, 5), // x
+				gradSigned(dev, 72, 2, 1, 3, 3), // conv weight
+				gradSigned(dev, 73, 2),          // conv bias
+				gradSigned(dev, 74, 3, 18),      // dense weight
+				gradSigned(dev, 75, 3),          // dense bias
+				gradLabels(dev, []float64{2, 0}, 2),
+			)
+		},
+		f: func(in []*nd.NDArray) *nd.NDArray {
+			h := nd.Relu(nd.Conv2D(in[0], in[1], in[2], nd.ConvOpts{}))
+			z := nd.FullyConnected(nd.Flatten(h), in[3], in[4])
+			return nd.Mean(nd.Pick(nd.LogSoftmax(z, 1), in[5], 1))
+		},
+	}}
+}
+
+// gradBuilder collects the cases of the ops that came with the integer and
+// Bool dtypes (indexing, masks, strided slices, padding, sorting, norms,
+// LogSumExp). Most of them take Int64 indices or Bool masks: add gives
+// each case a skip that fires, loudly, on a device that cannot hold such
+// arrays.
+type gradBuilder struct {
+	dev   ctx.Context
+	cases []gradCase
+}
+
+// ints is the skip of the cases of add.
+func (g *gradBuilder) ints() string {
+	if !(confEnv{dev: g.dev}).dtypeSupported() {
+		return "SKIPPED: " + g.dev.String() + " cannot hold integer or bool arrays yet"
+	}
+	return ""
+}
+
+// add appends a case that skips on a device without integer arrays.
+func (g *gradBuilder) add(op, name string, in func() []*nd.NDArray, f func(in []*nd.NDArray) *nd.NDArray) {
+	g.cases = append(g.cases, gradCase{op: op, name: name, in: in, f: f, skip: g.ints})
+}
+
+// one returns the inputs of a one-input case: signed values (seed 61).
+func (g *gradBuilder) one(shape ...int) func() []*nd.NDArray {
+	return func() []*nd.NDArray { return gradIn(gradSigned(g.dev, 61, shape...)) }
+}
+
+// two returns the inputs of a two-input case: signed values (seeds 62
+// and 63).
+func (g *gradBuilder) two(a, b []int) func() []*nd.NDArray {
+	return func() []*nd.NDArray { return gradIn(gradSigned(g.dev, 62, a...), gradSigned(g.dev, 63, b...)) }
+}
+
+// lazy returns a constructor of the Int64 array v, built when a case runs.
+func (g *gradBuilder) lazy(v []int, shape ...int) func() *nd.NDArray {
+	return func() *nd.NDArray { return nd.FromSlice(g.dev, v, shape...) }
 }

@@ -1,8 +1,3 @@
-// Package ndtest holds test helpers shared by every backend: a numerical
-// gradient checker and the conformance suite. A backend's tests call
-// Conformance and GradChecks with one of its contexts, so the CPU and CUDA
-// backends run exactly the same op tables with the same tolerances (as
-// gonum's blas/testblas does for BLAS implementations).
 package ndtest
 
 import (

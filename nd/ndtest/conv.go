@@ -1,136 +1,11 @@
 package ndtest
 
-import (
-	"fmt"
+// The cases for the ops of nd/conv.go: Conv2D.
 
+import (
+	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/nd"
 )
-
-// refGemm multiplies batches of matrices: for every batch index it computes
-// op(A)·op(B) with A stored [m,k] ([k,m] when ta) and B stored [k,n] ([n,k]
-// when tb). batchA or batchB of 0 means the operand is one matrix shared by
-// every batch entry.
-func refGemm(a, b []float64, batch, batchA, batchB, m, k, n int, ta, tb bool) []float64 {
-	out := make([]float64, max(batch, 1)*m*n)
-	for bi := range max(batch, 1) {
-		ao, bo := 0, 0
-		if batchA > 0 {
-			ao = bi * m * k
-		}
-		if batchB > 0 {
-			bo = bi * k * n
-		}
-		for i := range m {
-			for j := range n {
-				s := 0.0
-				for p := range k {
-					ai := ao + i*k + p
-					if ta {
-						ai = ao + p*m + i
-					}
-					bj := bo + p*n + j
-					if tb {
-						bj = bo + j*k + p
-					}
-					s += a[ai] * b[bj]
-				}
-				out[bi*m*n+i*n+j] = s
-			}
-		}
-	}
-	return out
-}
-
-// confMatMul checks MatMul (2-D, batched 3-D, 3-D×2-D, 2-D×3-D), Dot with
-// every combination of transpose flags, and FullyConnected with and
-// without bias. Inputs lie in [-1, 1]; with K up to 90 the float32
-// results need confTolLongSum.
-func confMatMul(e confEnv) {
-	type mm struct{ batchA, batchB, m, k, n int }
-	cases := []mm{
-		{0, 0, 1, 1, 1},
-		{0, 0, 1, 5, 1},
-		{0, 0, 4, 1, 6},
-		{0, 0, 7, 13, 5},
-		{0, 0, 130, 70, 90},
-		{3, 3, 7, 13, 5}, // batched
-		{2, 2, 1, 4, 1},
-		{3, 0, 7, 13, 5}, // 3-D × 2-D: one right matrix for every batch entry
-		{0, 3, 7, 13, 5}, // 2-D × 3-D: one left matrix for every batch entry
-	}
-	shapeOf := func(batch, r, c int) []int {
-		if batch == 0 {
-			return []int{r, c}
-		}
-		return []int{batch, r, c}
-	}
-	for i, c := range cases {
-		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
-			ta, tb := tr[0], tr[1]
-			name := "MatMul"
-			if ta || tb {
-				name = fmt.Sprintf("Dot_ta%v_tb%v", ta, tb)
-			}
-			as, bs := shapeOf(c.batchA, c.m, c.k), shapeOf(c.batchB, c.k, c.n)
-			if ta {
-				as = shapeOf(c.batchA, c.k, c.m)
-			}
-			if tb {
-				bs = shapeOf(c.batchB, c.n, c.k)
-			}
-			e.run(fmt.Sprintf("%s/%s", name, confShapeName(as, bs)), func(e confEnv) {
-				a, av := e.rand(uint64(700+10*i), -1, 1, as...)
-				b, bv := e.rand(uint64(701+10*i), -1, 1, bs...)
-				batch := max(c.batchA, c.batchB)
-				want := refGemm(av, bv, batch, c.batchA, c.batchB, c.m, c.k, c.n, ta, tb)
-				var got *nd.NDArray
-				if !ta && !tb {
-					got = nd.MatMul(a, b)
-				} else {
-					got = nd.Dot(a, b, ta, tb)
-				}
-				e.check(got, shapeOf(batch, c.m, c.n), want, confTolLongSum)
-			})
-			if !ta && !tb {
-				// Dot without flags is MatMul.
-				e.run(fmt.Sprintf("Dot_plain/%s", confShapeName(as, bs)), func(e confEnv) {
-					a, av := e.rand(uint64(702+10*i), -1, 1, as...)
-					b, bv := e.rand(uint64(703+10*i), -1, 1, bs...)
-					batch := max(c.batchA, c.batchB)
-					want := refGemm(av, bv, batch, c.batchA, c.batchB, c.m, c.k, c.n, false, false)
-					e.check(nd.Dot(a, b, false, false), shapeOf(batch, c.m, c.n), want, confTolLongSum)
-				})
-			}
-		}
-	}
-	for i, c := range []struct {
-		n, in, out int
-		bias       bool
-	}{
-		{4, 13, 5, true},
-		{4, 13, 5, false},
-		{1, 1, 1, true},
-		{130, 70, 90, true},
-		{3, 8, 1, false},
-	} {
-		e.run(fmt.Sprintf("FullyConnected/%dx%d_out%d_bias%v", c.n, c.in, c.out, c.bias), func(e confEnv) {
-			x, xv := e.rand(uint64(800+i), -1, 1, c.n, c.in)
-			w, wv := e.rand(uint64(810+i), -1, 1, c.out, c.in)
-			want := refGemm(xv, wv, 0, 0, 0, c.n, c.in, c.out, false, true)
-			var bias *nd.NDArray
-			if c.bias {
-				var bv []float64
-				bias, bv = e.rand(uint64(820+i), -1, 1, c.out)
-				for r := range c.n {
-					for j := range c.out {
-						want[r*c.out+j] += bv[j]
-					}
-				}
-			}
-			e.check(nd.FullyConnected(x, w, bias), []int{c.n, c.out}, want, confTolLongSum)
-		})
-	}
-}
 
 // confConvCase is one Conv2D configuration: input [n, c, h, w], weight
 // [o, c/groups, kh, kw], options and whether a bias is added.
@@ -232,4 +107,58 @@ func confConv2D(e confEnv) {
 			e.check(nd.Conv2D(x, w, bias, c.opts), shape, want, confTolLongSum)
 		})
 	}
+}
+
+// gradConvCases checks Conv2D with every option: padding, stride,
+// dilation, groups (depthwise included), 1x1 and non-square kernels, with
+// and without bias; gradients for x, w and b.
+func gradConvCases(dev ctx.Context) []gradCase {
+	var cases []gradCase
+	for i, c := range []struct {
+		name    string
+		x, w    []int
+		o       nd.ConvOpts
+		noBias  bool
+		onlyXOf bool // differentiate x only
+	}{
+		{name: "plain", x: []int{2, 2, 4, 4}, w: []int{3, 2, 3, 3}},
+		{name: "plain/no-bias", x: []int{2, 2, 4, 4}, w: []int{3, 2, 3, 3}, noBias: true},
+		{name: "pad-1", x: []int{1, 2, 4, 4}, w: []int{2, 2, 3, 3}, o: nd.ConvOpts{Pad: [2]int{1, 1}}},
+		{name: "stride-2", x: []int{1, 2, 5, 5}, w: []int{2, 2, 3, 3}, o: nd.ConvOpts{Stride: [2]int{2, 2}}},
+		{name: "stride-2/pad-1", x: []int{1, 2, 5, 5}, w: []int{2, 2, 3, 3},
+			o: nd.ConvOpts{Stride: [2]int{2, 2}, Pad: [2]int{1, 1}}},
+		// Stride larger than the kernel: some inputs reach no output and
+		// must get a zero gradient.
+		{name: "stride-3/kernel-2", x: []int{1, 1, 7, 7}, w: []int{2, 1, 2, 2}, o: nd.ConvOpts{Stride: [2]int{3, 3}}},
+		{name: "dilation-2", x: []int{1, 2, 5, 5}, w: []int{2, 2, 2, 2}, o: nd.ConvOpts{Dilate: [2]int{2, 2}}},
+		{name: "dilation-2/pad-2", x: []int{1, 2, 4, 4}, w: []int{2, 2, 3, 3},
+			o: nd.ConvOpts{Dilate: [2]int{2, 2}, Pad: [2]int{2, 2}}},
+		{name: "groups-2", x: []int{1, 4, 4, 4}, w: []int{4, 2, 2, 2}, o: nd.ConvOpts{Groups: 2}},
+		{name: "groups-2/no-bias", x: []int{1, 4, 4, 4}, w: []int{2, 2, 2, 2}, o: nd.ConvOpts{Groups: 2}, noBias: true},
+		{name: "depthwise", x: []int{1, 3, 4, 4}, w: []int{3, 1, 3, 3}, o: nd.ConvOpts{Groups: 3, Pad: [2]int{1, 1}}},
+		{name: "depthwise/multiplier-2", x: []int{1, 3, 4, 4}, w: []int{6, 1, 3, 3}, o: nd.ConvOpts{Groups: 3}},
+		{name: "1x1", x: []int{2, 3, 3, 3}, w: []int{4, 3, 1, 1}},
+		{name: "1x1/no-bias", x: []int{2, 3, 3, 3}, w: []int{4, 3, 1, 1}, noBias: true},
+		{name: "non-square-kernel", x: []int{1, 2, 4, 5}, w: []int{2, 2, 2, 3}},
+		{name: "non-square-everything", x: []int{1, 2, 5, 6}, w: []int{2, 2, 2, 3},
+			o: nd.ConvOpts{Stride: [2]int{1, 2}, Pad: [2]int{1, 0}, Dilate: [2]int{2, 1}}},
+		{name: "plain/x-only", x: []int{2, 2, 4, 4}, w: []int{3, 2, 3, 3}, onlyXOf: true},
+	} {
+		seed := 80 + 3*uint64(i)
+		gc := gradCase{op: "Conv2D", name: c.name}
+		if c.noBias {
+			gc.in = func() []*nd.NDArray { return gradIn(gradSigned(dev, seed, c.x...), gradSigned(dev, seed+1, c.w...)) }
+			gc.f = func(in []*nd.NDArray) *nd.NDArray { return nd.Conv2D(in[0], in[1], nil, c.o) }
+		} else {
+			gc.in = func() []*nd.NDArray {
+				return gradIn(gradSigned(dev, seed, c.x...), gradSigned(dev, seed+1, c.w...), gradSigned(dev, seed+2, c.w[0]))
+			}
+			gc.f = func(in []*nd.NDArray) *nd.NDArray { return nd.Conv2D(in[0], in[1], in[2], c.o) }
+		}
+		if c.onlyXOf {
+			gc.noGrad = []int{1, 2}
+		}
+		cases = append(cases, gc)
+	}
+	return cases
 }

@@ -1,95 +1,15 @@
 package ndtest
 
+// The cases for the ops of nd/binary.go: the broadcasting arithmetic
+// (Add, Sub, Mul, Div, Pow, Maximum, Minimum) and the comparisons. The
+// logical ops and integer operands are in the dtypes family (dtype.go).
+
 import (
 	"math"
 
+	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/nd"
 )
-
-// confUnaryCase is one row of the unary table: the op, its host reference,
-// the input domain [lo, hi), extra inputs that must be covered (zeros,
-// extremes) and the tolerance.
-type confUnaryCase struct {
-	name   string
-	op     func(*nd.NDArray) *nd.NDArray
-	ref    func(float64) float64
-	lo, hi float64
-	extra  []float64
-	tol    confTols
-}
-
-// refSoftrelu is ln(1+e^x) written so that it neither overflows for large x
-// nor loses the tiny values for very negative x.
-func refSoftrelu(x float64) float64 {
-	if x > 0 {
-		return x + math.Log1p(math.Exp(-x))
-	}
-	return math.Log1p(math.Exp(x))
-}
-
-func refSign(x float64) float64 {
-	switch {
-	case x > 0:
-		return 1
-	case x < 0:
-		return -1
-	}
-	return 0
-}
-
-// confUnaryCases is the unary table. The elementary functions (exp, log,
-// tanh, pow, ...) keep the default tolerance: their arguments are kept
-// small enough (|x| <= 5, results below ~150) that the relative error of a
-// correctly rounded or 1-2 ulp device implementation stays far inside rtol.
-var confUnaryCases = []confUnaryCase{
-	{"Neg", nd.Neg, func(x float64) float64 { return -x }, -3, 3, []float64{0}, confTolExact},
-	{"Exp", nd.Exp, math.Exp, -5, 5, []float64{0, -30}, confTolDefault},
-	{"Log", nd.Log, math.Log, 0.01, 10, []float64{1, 1e-3, 1e3}, confTolDefault},
-	{"Sqrt", nd.Sqrt, math.Sqrt, 0, 10, []float64{0, 1, 1e4}, confTolDefault},
-	{"Tanh", nd.Tanh, math.Tanh, -4, 4, []float64{0, -30, 30, 1e-4}, confTolDefault},
-	{"Sigmoid", nd.Sigmoid, func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }, -8, 8, []float64{0, -50, 50}, confTolDefault},
-	{"Relu", nd.Relu, func(x float64) float64 { return math.Max(x, 0) }, -3, 3, []float64{0}, confTolExact},
-	{"Abs", nd.Abs, math.Abs, -3, 3, []float64{0}, confTolExact},
-	{"Sign", nd.Sign, refSign, -3, 3, []float64{0}, confTolExact},
-	{"Square", nd.Square, func(x float64) float64 { return x * x }, -3, 3, []float64{0}, confTolDefault},
-	// Large |x| must neither overflow (ln(1+e^1000)) nor underflow to a
-	// wrong value: softrelu(1000) = 1000, softrelu(-1000) = 0.
-	{"Softrelu", nd.Softrelu, refSoftrelu, -5, 5, []float64{0, 20, -20, 50, -50, 100, -100, 1000, -1000}, confTolDefault},
-	{"AddScalar", func(x *nd.NDArray) *nd.NDArray { return nd.AddScalar(x, 0.75) }, func(x float64) float64 { return x + 0.75 }, -3, 3, nil, confTolDefault},
-	{"SubScalar", func(x *nd.NDArray) *nd.NDArray { return nd.SubScalar(x, 1.25) }, func(x float64) float64 { return x - 1.25 }, -3, 3, nil, confTolDefault},
-	{"MulScalar", func(x *nd.NDArray) *nd.NDArray { return nd.MulScalar(x, -2.5) }, func(x float64) float64 { return x * -2.5 }, -3, 3, []float64{0}, confTolDefault},
-	{"DivScalar", func(x *nd.NDArray) *nd.NDArray { return nd.DivScalar(x, 3) }, func(x float64) float64 { return x / 3 }, -3, 3, []float64{0}, confTolDefault},
-	{"RSubScalar", func(x *nd.NDArray) *nd.NDArray { return nd.RSubScalar(2, x) }, func(x float64) float64 { return 2 - x }, -3, 3, nil, confTolDefault},
-	{"RDivScalar", func(x *nd.NDArray) *nd.NDArray { return nd.RDivScalar(2, x) }, func(x float64) float64 { return 2 / x }, 0.25, 3, []float64{-0.5, -2, -3}, confTolDefault},
-	{"PowScalar", func(x *nd.NDArray) *nd.NDArray { return nd.PowScalar(x, 2.5) }, func(x float64) float64 { return math.Pow(x, 2.5) }, 0, 3, []float64{0, 1}, confTolDefault},
-	// Integer exponents must work for negative bases, as in every framework.
-	{"PowScalarIntNegBase", func(x *nd.NDArray) *nd.NDArray { return nd.PowScalar(x, 3) }, func(x float64) float64 { return math.Pow(x, 3) }, -3, 3, []float64{0, -1, -2}, confTolDefault},
-	{"PowScalarNegExp", func(x *nd.NDArray) *nd.NDArray { return nd.PowScalar(x, -1.5) }, func(x float64) float64 { return math.Pow(x, -1.5) }, 0.25, 3, []float64{1}, confTolDefault},
-	{"RPowScalar", func(x *nd.NDArray) *nd.NDArray { return nd.RPowScalar(2, x) }, func(x float64) float64 { return math.Pow(2, x) }, -4, 4, []float64{0, 1, -1}, confTolDefault},
-	{"Clip", func(x *nd.NDArray) *nd.NDArray { return nd.Clip(x, -0.5, 0.75) }, func(x float64) float64 { return math.Min(math.Max(x, -0.5), 0.75) }, -2, 2, []float64{-0.5, 0.75}, confTolExact},
-	{"MaximumScalar", func(x *nd.NDArray) *nd.NDArray { return nd.MaximumScalar(x, 0.25) }, func(x float64) float64 { return math.Max(x, 0.25) }, -2, 2, []float64{0.25}, confTolExact},
-	{"MinimumScalar", func(x *nd.NDArray) *nd.NDArray { return nd.MinimumScalar(x, -0.25) }, func(x float64) float64 { return math.Min(x, -0.25) }, -2, 2, []float64{-0.25}, confTolExact},
-}
-
-// confUnary runs the unary table on a 3-D input (whose size is not a
-// multiple of common vector widths) with the extra values appended.
-func confUnary(e confEnv) {
-	for i, c := range confUnaryCases {
-		e.run(c.name, func(e confEnv) {
-			v := append(confUniform(uint64(100+i), 3*5*7, c.lo, c.hi), c.extra...)
-			v = e.round(v)
-			shape := []int{len(v)}
-			if len(c.extra) == 0 {
-				shape = []int{3, 5, 7}
-			}
-			want := make([]float64, len(v))
-			for j, x := range v {
-				want[j] = c.ref(x)
-			}
-			e.check(c.op(e.arr(v, shape...)), shape, want, c.tol)
-		})
-	}
-}
 
 // confBinaryCase is one row of the binary table: the op, its reference,
 // the domains of a and b (ints makes small integers so that comparisons
@@ -224,4 +144,69 @@ func confBinary(e confEnv) {
 		want, shape := refBroadcast(func(x, y float64) float64 { return x - y }, bv, []int{2, 1, 4}, av, []int{2, 3, 4})
 		e.check(nd.Sub(b, a), shape, want, confTolDefault)
 	})
+}
+
+// gradBinaryShapes are the broadcasting cases every binary op is checked on.
+var gradBinaryShapes = []struct {
+	name string
+	a, b []int
+}{
+	{"same-shape", []int{3, 4}, []int{3, 4}},
+	{"row-broadcast", []int{3, 4}, []int{4}},
+	{"row-broadcast-first", []int{4}, []int{3, 4}},
+	{"col-broadcast", []int{3, 4}, []int{3, 1}},
+	{"outer-broadcast", []int{2, 1, 4}, []int{1, 3, 1}},
+	{"scalar", []int{3, 4}, []int{1}},
+	{"scalar-first", []int{1}, []int{3, 4}},
+	{"rank-mismatch", []int{2, 3, 4}, []int{4}},
+}
+
+// gradBinaryCases checks Add, Sub, Mul, Div, Pow, Maximum and Minimum on
+// every broadcasting case with both inputs differentiated, with only one
+// of them differentiated, and with one array used as both inputs.
+func gradBinaryCases(dev ctx.Context) []gradCase {
+	type domain func(seed uint64, shape ...int) *nd.NDArray
+	sgn := func(seed uint64, shape ...int) *nd.NDArray { return gradSigned(dev, seed, shape...) }
+	pos := func(seed uint64, shape ...int) *nd.NDArray { return gradPositive(dev, seed, shape...) }
+	nz := func(seed uint64, shape ...int) *nd.NDArray { return gradNonzero(dev, seed, shape...) }
+	expo := func(seed uint64, shape ...int) *nd.NDArray { return Rand(dev, seed, -1.5, 1.5, shape...) }
+	ops := []struct {
+		name string
+		f    func(a, b *nd.NDArray) *nd.NDArray
+		a, b domain
+		self domain // the domain of x in f(x, x)
+	}{
+		{"Add", nd.Add, sgn, sgn, sgn},
+		{"Sub", nd.Sub, sgn, sgn, sgn},
+		{"Mul", nd.Mul, sgn, sgn, sgn},
+		{"Div", nd.Div, sgn, nz, nz},
+		{"Pow", nd.Pow, pos, expo, pos},
+		// Continuous random inputs: a and b tie (within the difference
+		// step) with negligible probability.
+		{"Maximum", nd.Maximum, sgn, sgn, sgn},
+		{"Minimum", nd.Minimum, sgn, sgn, sgn},
+	}
+	var cases []gradCase
+	for _, op := range ops {
+		f := func(in []*nd.NDArray) *nd.NDArray { return op.f(in[0], in[1]) }
+		for _, s := range gradBinaryShapes {
+			cases = append(cases, gradCase{
+				op: op.name, name: s.name, f: f,
+				in: func() []*nd.NDArray { return gradIn(op.a(1, s.a...), op.b(2, s.b...)) },
+			})
+		}
+		for i, which := range []string{"a", "b"} {
+			cases = append(cases, gradCase{
+				op: op.name, name: "row-broadcast/only-" + which, f: f,
+				in:     func() []*nd.NDArray { return gradIn(op.a(3, 3, 4), op.b(4, 4)) },
+				noGrad: []int{1 - i},
+			})
+		}
+		cases = append(cases, gradCase{
+			op: op.name, name: "same-array",
+			f:  func(in []*nd.NDArray) *nd.NDArray { return op.f(in[0], in[0]) },
+			in: func() []*nd.NDArray { return gradIn(op.self(5, 3, 4)) },
+		})
+	}
+	return cases
 }

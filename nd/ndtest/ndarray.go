@@ -1,5 +1,8 @@
 package ndtest
 
+// The cases for the array views of nd/ndarray.go: ops whose operands are
+// leading-axis slices and reshapes sharing their source's memory.
+
 import (
 	"math"
 	"slices"

@@ -1,9 +1,13 @@
 package ndtest
 
+// The cases for the ops of nd/reduce.go: Sum, Mean, Max and Min (with
+// and without kept dims) and ArgMax.
+
 import (
 	"fmt"
 	"math"
 
+	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/nd"
 )
 
@@ -173,15 +177,6 @@ func confReduce(e confEnv) {
 	}
 }
 
-// confConst returns n copies of v.
-func confConst(n int, v float64) []float64 {
-	out := make([]float64, n)
-	for i := range out {
-		out[i] = v
-	}
-	return out
-}
-
 // refArgMax returns the index of the first maximum along axis and the
 // shape without that axis.
 func refArgMax(x []float64, shape []int, axis int) ([]float64, []int) {
@@ -229,143 +224,74 @@ func confArgMax(e confEnv) {
 	})
 }
 
-// refSoftmax computes softmax (or log-softmax) along axis, subtracting the
-// maximum first.
-func refSoftmax(x []float64, shape []int, axis int, log bool) []float64 {
-	ax := refAxis(axis, len(shape))
-	outer, n, inner := refNumel(shape[:ax]), shape[ax], refNumel(shape[ax+1:])
-	out := make([]float64, len(x))
-	for o := range outer {
-		for i := range inner {
-			at := func(k int) int { return (o*n+k)*inner + i }
-			m := math.Inf(-1)
-			for k := range n {
-				m = math.Max(m, x[at(k)])
-			}
-			s := 0.0
-			for k := range n {
-				s += math.Exp(x[at(k)] - m)
-			}
-			for k := range n {
-				if log {
-					out[at(k)] = x[at(k)] - m - math.Log(s)
-				} else {
-					out[at(k)] = math.Exp(x[at(k)]-m) / s
-				}
-			}
-		}
-	}
-	return out
+// gradReduceShapes are the axis cases every reduction is checked on, from 1-D
+// to 4-D.
+var gradReduceShapes = []struct {
+	name  string
+	shape []int
+	axes  []int
+}{
+	{"1-D/all", []int{7}, nil},
+	{"2-D/all", []int{3, 4}, nil},
+	{"2-D/axis-0", []int{3, 4}, []int{0}},
+	{"2-D/axis-1", []int{3, 4}, []int{1}},
+	{"2-D/axes-0-1", []int{3, 4}, []int{0, 1}},
+	{"3-D/axis-1", []int{2, 3, 4}, []int{1}},
+	{"3-D/axes-0-2", []int{2, 3, 4}, []int{0, 2}},
+	{"3-D/axis-neg1", []int{2, 3, 4}, []int{-1}},
+	{"3-D/axes-neg3-neg2", []int{2, 3, 4}, []int{-3, -2}},
+	{"4-D/all", []int{2, 3, 2, 3}, nil},
+	{"4-D/axes-0-2-3", []int{2, 3, 2, 3}, []int{0, 2, 3}},
+	{"4-D/axes-1-3", []int{2, 3, 2, 3}, []int{1, 3}},
 }
 
-// confSoftmax checks Softmax and LogSoftmax along several axes of 2-D and
-// 3-D arrays, with moderate inputs and with inputs around ±1000, where a
-// formula without the maximum subtracted overflows.
-func confSoftmax(e confEnv) {
-	cases := []struct {
-		shape  []int
-		axis   int
-		offset float64
+// gradReduceCases checks Sum, Mean, Max and Min and their KeepDims forms
+// over all axes, one axis, several axes and negative axes. Max and Min get
+// inputs without ties.
+func gradReduceCases(dev ctx.Context) []gradCase {
+	ops := []struct {
+		name string
+		f    func(x *nd.NDArray, axes ...int) *nd.NDArray
+		ties bool // whether the op's gradient is undefined at ties
 	}{
-		{[]int{4, 7}, 1, 0},
-		{[]int{4, 7}, -1, 0},
-		{[]int{4, 7}, 0, 0},
-		{[]int{2, 3, 5}, 1, 0},
-		{[]int{2, 3, 5}, -1, 0},
-		{[]int{2, 3, 5}, 0, 0},
-		{[]int{4, 7}, 1, 1000},
-		{[]int{2, 3, 5}, -1, 1000},
-		{[]int{2, 3, 5}, 1, -1000},
-		{[]int{1, 1}, -1, 0},
+		{"Sum", nd.Sum, false},
+		{"SumKeepDims", nd.SumKeepDims, false},
+		{"Mean", nd.Mean, false},
+		{"MeanKeepDims", nd.MeanKeepDims, false},
+		{"Max", nd.Max, true},
+		{"MaxKeepDims", nd.MaxKeepDims, true},
+		{"Min", nd.Min, true},
+		{"MinKeepDims", nd.MinKeepDims, true},
 	}
-	for _, log := range []bool{false, true} {
-		name, op := "Softmax", nd.Softmax
-		if log {
-			name, op = "LogSoftmax", nd.LogSoftmax
-		}
-		e.run(name, func(e confEnv) {
-			for i, c := range cases {
-				e.run(fmt.Sprintf("%s_axis%d_off%g", confDims(c.shape), c.axis, c.offset), func(e confEnv) {
-					x, xv := e.rand(uint64(500+i), c.offset-3, c.offset+3, c.shape...)
-					e.check(op(x, c.axis), c.shape, refSoftmax(xv, c.shape, c.axis, log), confTolDefault)
-				})
+	var cases []gradCase
+	for _, op := range ops {
+		for i, s := range gradReduceShapes {
+			seed := 100 + uint64(i)
+			in := func() []*nd.NDArray { return gradIn(gradSigned(dev, seed, s.shape...)) }
+			if op.ties {
+				in = func() []*nd.NDArray { return gradIn(gradDistinct(dev, seed, s.shape...)) }
 			}
-			e.run("Extremes", func(e confEnv) {
-				v := []float64{1000, 1000, -1000, 0, 0, 0}
-				e.check(op(e.arr(v, 2, 3), 1), []int{2, 3}, refSoftmax(v, []int{2, 3}, 1, log), confTolDefault)
+			cases = append(cases, gradCase{
+				op: op.name, name: s.name, in: in,
+				f: func(in []*nd.NDArray) *nd.NDArray { return op.f(in[0], s.axes...) },
 			})
-		})
-	}
-}
-
-// refPick gathers x[..., clip(idx), ...] along axis.
-func refPick(x []float64, shape []int, idx []float64, axis int) []float64 {
-	ax := refAxis(axis, len(shape))
-	outer, n, inner := refNumel(shape[:ax]), shape[ax], refNumel(shape[ax+1:])
-	out := make([]float64, outer*inner)
-	for o := range outer {
-		for i := range inner {
-			k := int(idx[o*inner+i])
-			k = min(max(k, 0), n-1)
-			out[o*inner+i] = x[(o*n+k)*inner+i]
 		}
 	}
-	return out
-}
-
-// confPick checks Pick along axis 1, 0 and -1 with in-range and clipped
-// out-of-range indices, and OneHot with out-of-range indices.
-func confPick(e confEnv) {
-	cases := []struct {
-		shape []int
-		axis  int
-		idx   []float64
-	}{
-		{[]int{4, 5}, 1, []float64{0, 4, 2, 3}},
-		{[]int{4, 5}, 1, []float64{-1, 7, 5, -3}}, // clipped to 0 and 4
-		{[]int{4, 5}, 0, []float64{3, 0, 1, 2, 3}},
-		{[]int{4, 5}, 0, []float64{4, -1, 9, 2, 0}},
-		{[]int{4, 5}, -1, []float64{1, 1, 4, 0}},
-		{[]int{2, 3, 4}, 1, []float64{0, 1, 2, 5, 2, 1, 0, -2}},
-		{[]int{2, 3, 4}, 2, []float64{3, 0, 1, 2, 3, 3}},
-	}
-	for i, c := range cases {
-		e.run(fmt.Sprintf("Pick_%s_axis%d_%d", confDims(c.shape), c.axis, i), func(e confEnv) {
-			x, xv := e.rand(uint64(600+i), -2, 2, c.shape...)
-			ax := refAxis(c.axis, len(c.shape))
-			ishape := append(append([]int{}, c.shape[:ax]...), c.shape[ax+1:]...)
-			got := nd.Pick(x, e.arr(c.idx, ishape...), c.axis)
-			e.check(got, ishape, refPick(xv, c.shape, c.idx, c.axis), confTolExact)
-		})
-	}
-	oneHot := []struct {
-		idx     []float64
-		shape   []int
-		depth   int
-		on, off float64
-	}{
-		{[]float64{0, 2, 4, 1}, []int{4}, 5, 1, 0},
-		{[]float64{-1, 5, 2, 7}, []int{4}, 5, 1, 0}, // out of range: all off
-		{[]float64{0, 1, 2, 2, 1, 0}, []int{2, 3}, 3, 2.5, -1},
-		{[]float64{0}, []int{1}, 1, 1, 0},
-	}
-	for i, c := range oneHot {
-		e.run(fmt.Sprintf("OneHot_%d", i), func(e confEnv) {
-			want := make([]float64, 0, len(c.idx)*c.depth)
-			for _, k := range c.idx {
-				for d := range c.depth {
-					want = append(want, refOnOff(int(k) == d, c.on, c.off))
-				}
-			}
-			got := nd.OneHot(e.arr(c.idx, c.shape...), c.depth, c.on, c.off)
-			e.check(got, append(append([]int{}, c.shape...), c.depth), want, confTolExact)
-		})
-	}
-}
-
-func refOnOff(c bool, on, off float64) float64 {
-	if c {
-		return on
-	}
-	return off
+	// A reduction whose result feeds a nonlinear op, so that the incoming
+	// gradient is not uniform across the reduced positions' outputs.
+	cases = append(cases,
+		gradCase{
+			op: "Mean", name: "3-D/axis-1/then-square",
+			in: func() []*nd.NDArray { return gradIn(gradSigned(dev, 120, 2, 3, 4)) },
+			f:  func(in []*nd.NDArray) *nd.NDArray { return nd.Square(nd.Mean(in[0], 1)) },
+		},
+		gradCase{
+			op: "MaxKeepDims", name: "2-D/axis-1/then-sub",
+			in: func() []*nd.NDArray { return gradIn(gradDistinct(dev, 121, 3, 5)) },
+			// The softmax-style shift x - max(x): the gradient flows
+			// through both paths.
+			f: func(in []*nd.NDArray) *nd.NDArray { return nd.Exp(nd.Sub(in[0], nd.MaxKeepDims(in[0], 1))) },
+		},
+	)
+	return cases
 }

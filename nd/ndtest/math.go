@@ -1,0 +1,51 @@
+package ndtest
+
+// The cases for the ops of nd/math.go: LogSumExp and the elementary
+// functions Erf, Log1p, Expm1, Sin, Cos, Rsqrt and Reciprocal.
+
+import (
+	"math"
+
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/nd"
+)
+
+// gradMathCases checks LogSumExp (skipped, like the index ops, on a device
+// without integer arrays) and every elementary function inside its domain.
+func gradMathCases(dev ctx.Context) []gradCase {
+	g := &gradBuilder{dev: dev}
+	g.add("LogSumExp", "axis1", g.one(3, 5), func(in []*nd.NDArray) *nd.NDArray { return nd.LogSumExp(in[0], false, 1) })
+	g.add("LogSumExp", "all-keep", g.one(2, 3), func(in []*nd.NDArray) *nd.NDArray { return nd.LogSumExp(in[0], true) })
+
+	nonzero := func(shape ...int) func() []*nd.NDArray {
+		return func() []*nd.NDArray { return gradIn(gradNonzero(dev, 65, shape...)) }
+	}
+	positive := func(shape ...int) func() []*nd.NDArray {
+		return func() []*nd.NDArray { return gradIn(gradPositive(dev, 66, shape...)) }
+	}
+	for _, c := range []struct {
+		op string
+		in func() []*nd.NDArray
+		f  func(*nd.NDArray) *nd.NDArray
+	}{
+		{"Erf", g.one(3, 4), nd.Erf},
+		{"Log1p", positive(3, 4), nd.Log1p},
+		{"Expm1", g.one(3, 4), nd.Expm1},
+		{"Sin", g.one(3, 4), nd.Sin},
+		{"Cos", g.one(3, 4), nd.Cos},
+		{"Rsqrt", positive(3, 4), nd.Rsqrt},
+		{"Reciprocal", nonzero(3, 4), nd.Reciprocal},
+	} {
+		g.cases = append(g.cases, gradCase{op: c.op, name: "3x4", in: c.in,
+			f: func(in []*nd.NDArray) *nd.NDArray { return c.f(in[0]) }})
+	}
+	return g.cases
+}
+
+// confLogSumExp is part of the Scans sub-test of the index family
+// (index.go): LogSumExp on values where a formula without the maximum
+// subtracted overflows, and on a row of -Inf.
+func confLogSumExp(e confEnv) {
+	e.check(nd.LogSumExp(e.arr([]float64{1000, 1000, math.Inf(-1), math.Inf(-1)}, 2, 2), false, 1), []int{2},
+		[]float64{1000 + math.Ln2, math.Inf(-1)}, confTolDefault)
+}
