@@ -150,18 +150,30 @@ func TestDTypeBinary(t *testing.T) {
 			}
 		}
 	}
-	// Integer edge cases, elementwise: MinInt64 / -1, x / 0, overflow.
-	av := []int64{math.MinInt64, math.MinInt64, 7, -7, 7, -7, math.MaxInt64, 5, 0, math.MinInt64}
-	bv := []int64{-1, 1, 0, 2, -2, -2, 2, math.MinInt64, 0, math.MinInt64}
-	for _, dt := range []backend.DType{backend.Int32, backend.Int64, backend.Uint8} {
-		a, b := r.from(dt, av), r.from(dt, bv)
+	// Integer edge cases, elementwise: Min / -1, x / 0, overflow.
+	edges := map[backend.DType][2]any{
+		backend.Int64: {
+			[]int64{math.MinInt64, math.MinInt64, 7, -7, 7, -7, math.MaxInt64, 5, 0, math.MinInt64, math.MaxInt64},
+			[]int64{-1, 1, 0, 2, -2, -2, 2, math.MinInt64, 0, math.MinInt64, math.MaxInt64},
+		},
+		backend.Int32: {
+			[]int32{math.MinInt32, math.MinInt32, 7, -7, 7, -7, math.MaxInt32, 5, 0, math.MinInt32, math.MaxInt32},
+			[]int32{-1, 1, 0, 2, -2, -2, 2, math.MinInt32, 0, math.MinInt32, math.MaxInt32},
+		},
+		backend.Uint8: {
+			[]uint8{0, 255, 7, 250, 7, 128, 255, 5, 0, 200, 16},
+			[]uint8{255, 1, 0, 2, 254, 3, 2, 200, 0, 100, 16},
+		},
+	}
+	for dt, e := range edges {
+		a, b := r.from(dt, e[0]), r.from(dt, e[1])
 		for _, op := range []backend.BinaryOp{backend.Add, backend.Sub, backend.Mul, backend.Div} {
-			dst := r.alloc(dt, len(av))
+			dst := r.alloc(dt, a.n)
 			dc, dg := dst.args(0, nil)
 			ac, ag := a.args(0, nil)
 			bc, bg := b.args(0, nil)
-			r.cpu.Binary(op, []int{len(av)}, dc, ac, bc)
-			r.gpu.Binary(op, []int{len(av)}, dg, ag, bg)
+			r.cpu.Binary(op, []int{a.n}, dc, ac, bc)
+			r.gpu.Binary(op, []int{a.n}, dg, ag, bg)
 			r.same(fmt.Sprintf("Binary %d on %v edge cases", op, dt), dst)
 		}
 	}

@@ -402,3 +402,35 @@ func TestDTypeNDOps(t *testing.T) {
 		}
 	}
 }
+
+// TestDTypeBetweenContexts assigns arrays of every dtype on gpu(0) to
+// arrays of every dtype on gpu(1) (or the CPU with one GPU), through the
+// backend's cross-context Copy and Cast, and compares with AsType on the
+// CPU.
+func TestDTypeBetweenContexts(t *testing.T) {
+	needGPUs(t, 1)
+	other := ctx.CPU(0)
+	if ctx.NumGPUs() >= 2 {
+		other = ctx.GPU(1)
+	}
+	s := nd.NewScope()
+	defer s.Close()
+	for _, sdt := range backend.DTypes {
+		vals := randomValues(sdt, 1000, uint64(sdt)+50)
+		x := nd.FromSlice(ctx.GPU(0), vals, 10, 100)
+		xt := nd.Transpose(x, 1, 0) // a strided source
+		for _, ddt := range backend.DTypes {
+			for vi, src := range []*nd.NDArray{x, xt} {
+				y := nd.Empty(other, ddt, src.Shape()...)
+				nd.Assign(y, src)
+				want := src.CopyTo(ctx.CPU(0)).AsType(ddt)
+				w, g := storageHost(ddt, 1000), storageHost(ddt, 1000)
+				want.ReadInto(w)
+				y.ReadInto(g)
+				if i, ok := sameValues(w, g, 0); !ok {
+					t.Errorf("Assign %v gpu(0) (view %d) -> %v %v: [%d] = %v, want %v", sdt, vi, ddt, other, i, elemAt(g, i), elemAt(w, i))
+				}
+			}
+		}
+	}
+}
