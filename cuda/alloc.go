@@ -47,11 +47,8 @@ func (b *Backend) Alloc(dev ctx.Context, dt backend.DType, n int) (backend.Buffe
 	if n < 0 {
 		return nil, fmt.Errorf("cuda: negative allocation size %d", n)
 	}
-	if !dt.IsFloat() {
-		// The kernels exist for float32 and float64 only so far; integer
-		// and bool arrays (indices, masks, comparison results) stay on the
-		// CPU until they have CUDA kernels of their own.
-		return nil, fmt.Errorf("cuda: %v arrays are not supported by the CUDA backend yet (float32 and float64 only); keep them on a cpu context", dt)
+	if !dt.Valid() {
+		return nil, fmt.Errorf("cuda: invalid dtype %v", dt)
 	}
 	d, err := b.device(dev)
 	if err != nil {

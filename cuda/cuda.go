@@ -173,10 +173,19 @@ func devPtr(a backend.Arg) dptr {
 	return b.ptr + dptr(a.Off*b.dt.Size())
 }
 
-// suffix returns the kernel name suffix of a dtype.
+// suffix returns the kernel name suffix of a dtype's storage type: "_f32",
+// "_f64", "_i32", "_i64" or "_u8" (Bool is stored as uint8 0 or 1 and uses
+// the uint8 kernels).
 func suffix(dt backend.DType) string {
-	if dt == backend.Float64 {
+	switch dt {
+	case backend.Float64:
 		return "_f64"
+	case backend.Int32:
+		return "_i32"
+	case backend.Int64:
+		return "_i64"
+	case backend.Uint8, backend.Bool:
+		return "_u8"
 	}
 	return "_f32"
 }

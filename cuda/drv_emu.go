@@ -11,6 +11,7 @@ package cuda
 
 int goluon_emu_launch(const char* name, unsigned int grid, unsigned int block, const char* blob,
 		const int* offs, int n);
+int goluon_emu_has_kernel(const char* name);
 void goluon_emu_gemm(int f64, int ta, int tb, int m, int n, int k, double alpha, uintptr_t a, int lda,
 		long long sa, uintptr_t b, int ldb, long long sb, double beta, uintptr_t c, int ldc, long long sc,
 		int batch);
@@ -103,10 +104,20 @@ func (p *physical) load() error {
 	p.fns = map[string]*function{}
 	for _, m := range mods {
 		for name, params := range m.kernels {
+			if !emuHasKernel(name) {
+				return fmt.Errorf("emulated device: kernel %s of %s is not in emu_kernels.cc's table", name, m.name)
+			}
 			p.fns[name] = &function{name: name, params: params}
 		}
 	}
 	return nil
+}
+
+// emuHasKernel reports whether the emulator can run the kernel called name.
+func emuHasKernel(name string) bool {
+	cs := C.CString(name)
+	defer C.free(unsafe.Pointer(cs))
+	return C.goluon_emu_has_kernel(cs) != 0
 }
 
 func (p *physical) makeCurrent() error { return nil }

@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/goluon/goluon/nd/backend"
 )
@@ -16,7 +17,7 @@ var unaryCodes = map[backend.UnaryOp]int{
 	backend.RDivScalar: 14, backend.PowScalar: 15, backend.RPowScalar: 16, backend.Clip: 17,
 	backend.MaxScalar: 18, backend.MinScalar: 19, backend.Step: 20, backend.RSqrt: 21,
 	backend.Erf: 22, backend.Log1p: 23, backend.Expm1: 24, backend.Sin: 25, backend.Cos: 26,
-	backend.Reciprocal: 27,
+	backend.Reciprocal: 27, backend.LogicalNot: 28,
 }
 
 // binaryCodes maps backend.BinaryOp to the B_* codes of kernels/elementwise.cu.
@@ -25,28 +26,46 @@ var binaryCodes = map[backend.BinaryOp]int{
 	backend.Maximum: 5, backend.Minimum: 6, backend.Equal: 7, backend.NotEqual: 8,
 	backend.Greater: 9, backend.GreaterEqual: 10, backend.Less: 11, backend.LessEqual: 12,
 	backend.ReluGrad: 13, backend.SigmoidGrad: 14, backend.TanhGrad: 15, backend.SoftreluGrad: 16,
+	backend.LogicalAnd: 17, backend.LogicalOr: 18, backend.LogicalXor: 19,
 }
 
-// Fill sets n elements of dst to v.
+// Fill sets n elements of dst to v converted to dst's dtype as Cast
+// converts a float64 (a Bool dst gets 1 where v is not zero, NaN included).
 func (b *Backend) Fill(dst backend.Arg, n int, v float64) {
 	if n == 0 {
 		return
+	}
+	dt := buf(dst).dt
+	if dt == backend.Bool {
+		v = truth(v)
 	}
 	var a args
 	a.ptr(dst)
 	a.i64(n)
 	a.f64(v)
-	devOf(dst).launch("Fill", "fill"+suffix(buf(dst).dt), n, 0, 0, 0, &a)
+	devOf(dst).launch("Fill", "fill"+suffix(dt), n, 0, 0, 0, &a)
+}
+
+// truth is 1 where v is not zero (NaN included), else 0: a float64 cast to
+// Bool, passed to the uint8 kernels.
+func truth(v float64) float64 {
+	if v != 0 {
+		return 1
+	}
+	return 0
 }
 
 // Unary computes dst[i] = op(x[i]; p1, p2) for n contiguous elements.
+// Integer dtypes compute in int64 with the scalars truncated to it; Bool
+// uses the uint8 kernel.
 func (b *Backend) Unary(op backend.UnaryOp, dst, x backend.Arg, n int, p1, p2 float64) {
 	code, ok := unaryCodes[op]
 	if !ok {
 		panic(fmt.Sprintf("cuda: unknown unary op %d", op))
 	}
-	if code >= ptxUnaryCodes {
-		deviceFail("Unary", devOf(dst).dev, fmt.Errorf("unary op %d is not in the committed PTX yet: regenerate it with sh cuda/gen.sh", op))
+	dt := buf(dst).dt
+	if !dt.IsFloat() && !slices.Contains(backend.IntUnaryOps, op) {
+		panic(fmt.Sprintf("cuda: unary op %d is not defined on %v", op, dt))
 	}
 	if n == 0 {
 		return
@@ -58,16 +77,35 @@ func (b *Backend) Unary(op backend.UnaryOp, dst, x backend.Arg, n int, p1, p2 fl
 	a.i64(n)
 	a.f64(p1)
 	a.f64(p2)
-	devOf(dst).launch("Unary", "unary"+suffix(buf(dst).dt), n, 0, 0, 0, &a)
+	devOf(dst).launch("Unary", "unary"+suffix(dt), n, 0, 0, 0, &a)
+}
+
+// binaryKernel returns the name suffix of the Binary kernels for inputs of
+// dtype in and a result of dtype out: the inputs' storage type, with "_b"
+// for a Bool result of inputs stored otherwise than as uint8.
+func binaryKernel(op backend.BinaryOp, out, in backend.DType) string {
+	if !in.IsFloat() && !slices.Contains(backend.IntBinaryOps, op) {
+		panic(fmt.Sprintf("cuda: binary op %d is not defined on %v", op, in))
+	}
+	sfx := suffix(in)
+	switch {
+	case suffix(out) == sfx:
+		return sfx
+	case out == backend.Bool:
+		return sfx + "_b"
+	}
+	panic(fmt.Sprintf("cuda: binary op %d from %v into %v", op, in, out))
 }
 
 // Binary computes dst = op(a, b) over shape; a and b are strided (stride 0
-// broadcasts) and dst is contiguous.
+// broadcasts) and dst is contiguous. Comparisons and logical ops may write
+// a Bool dst from inputs of any dtype.
 func (b *Backend) Binary(op backend.BinaryOp, shape []int, dst, x, y backend.Arg) {
 	code, ok := binaryCodes[op]
 	if !ok {
 		panic(fmt.Sprintf("cuda: unknown binary op %d", op))
 	}
+	sfx := binaryKernel(op, buf(dst).dt, buf(x).dt)
 	n := prod(shape)
 	if n == 0 {
 		return
@@ -80,7 +118,6 @@ func (b *Backend) Binary(op backend.BinaryOp, shape []int, dst, x, y backend.Arg
 		ys = backend.ContiguousStrides(shape)
 	}
 	d := devOf(dst)
-	sfx := suffix(buf(dst).dt)
 	sh, st := backend.Coalesce(shape, backend.ContiguousStrides(shape), xs, ys)
 	if len(sh) == 1 && st[1][0] == 1 && st[2][0] == 1 {
 		var a args

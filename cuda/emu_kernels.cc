@@ -2,17 +2,16 @@
 
 // emu_kernels.cc compiles the CUDA C kernels (kernels/*.cu) as ordinary
 // C++ for the host, for the -tags cudaemu build: a launch runs every
-// thread of the grid one after the other on the calling thread. Kernels
-// that cooperate through shared memory (reduce_block) run with one thread
-// per block, which their loops allow. This checks the kernels' indexing
-// and arithmetic and the host code's launches without a GPU; it says
-// nothing about speed or the PTX itself. Kernels that cooperate through
-// shared memory and __syncthreads (reduce_block) run each block with one
-// POSIX thread per CUDA thread (at most 8) and a barrier, one block at a
-// time.
+// thread of the grid one after the other on the calling thread. This
+// checks the kernels' indexing and arithmetic and the host code's launches
+// without a GPU; it says nothing about speed or the PTX itself. Kernels
+// that cooperate through shared memory and __syncthreads (reduce_block_*)
+// run each block with one POSIX thread per CUDA thread (at most 8) and a
+// barrier, one block at a time.
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <pthread.h>
@@ -42,7 +41,9 @@ using std::log1p;
 using std::pow;
 using std::sqrt;
 using std::tanh;
+using std::trunc;
 
+#include "kernels/cast.cu"
 #include "kernels/conv.cu"
 #include "kernels/elementwise.cu"
 #include "kernels/gather.cu"
@@ -51,92 +52,120 @@ using std::tanh;
 
 #define P(i, T) (*(T*)params[i])
 
-// emu_call runs kernel name once for the current (block, thread); params
-// point at the launch's parameter values. It returns 0, or -1 for an
-// unknown kernel.
-static int emu_call(const char* name, void** params) {
-#define K(n) if (!strcmp(name, #n))
-#define TYPED(SUF, T)                                                                                        \
-	K(fill_##SUF) { fill_##SUF(P(0, T*), P(1, i64), P(2, double)); return 0; }                             \
-	K(unary_##SUF) { unary_##SUF(P(0, i64), P(1, T*), P(2, T*), P(3, i64), P(4, double), P(5, double)); return 0; } \
-	K(binary_flat_##SUF) { binary_flat_##SUF(P(0, i64), P(1, T*), P(2, T*), P(3, T*), P(4, i64)); return 0; } \
-	K(binary_strided_##SUF) {                                                                            \
-		binary_strided_##SUF(P(0, i64), P(1, T*), P(2, T*), P(3, T*), P(4, i64), P(5, Dims));       \
-		return 0;                                                                                    \
-	}                                                                                                    \
-	K(copy_strided_##SUF) { copy_strided_##SUF(P(0, T*), P(1, T*), P(2, i64), P(3, Dims)); return 0; }   \
-	K(scale_rows_##SUF) {                                                                                \
-		scale_rows_##SUF(P(0, T*), P(1, i64), P(2, i64), P(3, i64), P(4, i64), P(5, i64), P(6, double)); \
-		return 0;                                                                                    \
-	}                                                                                                    \
-	K(reduce_thread_##SUF) { reduce_thread_##SUF(P(0, i64), P(1, T*), P(2, T*), P(3, ReduceDims)); return 0; } \
-	K(reduce_block_##SUF) {                                                                              \
-		reduce_block_##SUF(P(0, i64), P(1, T*), P(2, T*), P(3, ReduceDims), P(4, i64), P(5, double*), P(6, i64*)); \
-		return 0;                                                                                    \
-	}                                                                                                    \
-	K(reduce_finish_##SUF) {                                                                             \
-		reduce_finish_##SUF(P(0, i64), P(1, T*), P(2, double*), P(3, i64*), P(4, i64), P(5, i64));   \
-		return 0;                                                                                    \
-	}                                                                                                    \
-	K(pick_##SUF) { pick_##SUF(P(0, T*), P(1, T*), P(2, T*), P(3, i64), P(4, i64), P(5, i64)); return 0; } \
-	K(pick_backward_##SUF) {                                                                             \
-		pick_backward_##SUF(P(0, T*), P(1, T*), P(2, T*), P(3, i64), P(4, i64), P(5, i64));         \
-		return 0;                                                                                    \
-	}                                                                                                    \
-	K(one_hot_##SUF) { one_hot_##SUF(P(0, T*), P(1, T*), P(2, i64), P(3, i64), P(4, double), P(5, double)); return 0; } \
-	K(pool_forward_##SUF) { pool_forward_##SUF(P(0, PoolDims), P(1, T*), P(2, T*)); return 0; }          \
-	K(pool_backward_##SUF) { pool_backward_##SUF(P(0, PoolDims), P(1, T*), P(2, T*), P(3, T*)); return 0; } \
-	K(im2col_##SUF) { im2col_##SUF(P(0, ConvDims), P(1, T*), P(2, T*)); return 0; }                      \
-	K(col2im_##SUF) { col2im_##SUF(P(0, ConvDims), P(1, T*), P(2, T*)); return 0; }
-	TYPED(f32, float)
-	TYPED(f64, double)
-	K(cast_f32_f64) { cast_f32_f64(P(0, double*), P(1, float*), P(2, i64)); return 0; }
-	K(cast_f64_f32) { cast_f64_f32(P(0, float*), P(1, double*), P(2, i64)); return 0; }
-#undef TYPED
-#undef K
-	return -1;
-}
-
-struct emuThread {
+// emuKernel is one kernel the emulator can run: fn calls it once for the
+// current (block, thread) with the launch's parameter values.
+struct emuKernel {
 	const char* name;
-	void** params;
-	unsigned int grid, block, b, t;
-	int result;
+	void (*fn)(void** params);
 };
 
+#define K(n, ...) {#n, [](void** params) { n(__VA_ARGS__); }}
+// Kernels of every storage type T (suffix SUF).
+#define ALL_TYPES(SUF, T)                                                                                   \
+	K(fill_##SUF, P(0, T*), P(1, i64), P(2, double)),                                                   \
+	K(unary_##SUF, P(0, i64), P(1, T*), P(2, T*), P(3, i64), P(4, double), P(5, double)),               \
+	K(binary_flat_##SUF, P(0, i64), P(1, T*), P(2, T*), P(3, T*), P(4, i64)),                           \
+	K(binary_strided_##SUF, P(0, i64), P(1, T*), P(2, T*), P(3, T*), P(4, i64), P(5, Dims)),           \
+	K(copy_strided_##SUF, P(0, T*), P(1, T*), P(2, i64), P(3, Dims)),                                   \
+	K(truth_##SUF, P(0, u8*), P(1, T*), P(2, i64)),                                                     \
+	K(one_hot_##SUF, P(0, T*), P(1, void*), P(2, i64), P(3, i64), P(4, i64), P(5, double), P(6, double)), \
+	K(reduce_thread_##SUF, P(0, i64), P(1, void*), P(2, i64), P(3, T*), P(4, ReduceDims)),              \
+	K(reduce_block_##SUF, P(0, i64), P(1, void*), P(2, i64), P(3, T*), P(4, ReduceDims), P(5, i64),     \
+		P(6, AccOf<T>::R::A*), P(7, i64*)),                                                         \
+	K(reduce_finish_##SUF, P(0, i64), P(1, void*), P(2, i64), P(3, AccOf<T>::R::A*), P(4, i64*),        \
+		P(5, i64), P(6, i64))
+// Binary kernels with a Bool (u8) result from T operands.
+#define TO_BOOL(SUF, T)                                                                                     \
+	K(binary_flat_##SUF##_b, P(0, i64), P(1, u8*), P(2, T*), P(3, T*), P(4, i64)),                      \
+	K(binary_strided_##SUF##_b, P(0, i64), P(1, u8*), P(2, T*), P(3, T*), P(4, i64), P(5, Dims))
+// Kernels of the float types only.
+#define FLOATS(SUF, T)                                                                                      \
+	K(scale_rows_##SUF, P(0, T*), P(1, i64), P(2, i64), P(3, i64), P(4, i64), P(5, i64), P(6, double)), \
+	K(pick_##SUF, P(0, T*), P(1, T*), P(2, void*), P(3, i64), P(4, i64), P(5, i64), P(6, i64)),         \
+	K(pick_backward_##SUF, P(0, T*), P(1, T*), P(2, void*), P(3, i64), P(4, i64), P(5, i64), P(6, i64)), \
+	K(pool_forward_##SUF, P(0, PoolDims), P(1, T*), P(2, T*)),                                          \
+	K(pool_backward_##SUF, P(0, PoolDims), P(1, T*), P(2, T*), P(3, T*)),                               \
+	K(im2col_##SUF, P(0, ConvDims), P(1, T*), P(2, T*)),                                                \
+	K(col2im_##SUF, P(0, ConvDims), P(1, T*), P(2, T*))
+// cast_S_D from S to every other storage type.
+#define CASTS(SS, S, D1S, D1, D2S, D2, D3S, D3, D4S, D4)                                                    \
+	K(cast_##SS##_##D1S, P(0, D1*), P(1, S*), P(2, i64)), K(cast_##SS##_##D2S, P(0, D2*), P(1, S*), P(2, i64)), \
+	K(cast_##SS##_##D3S, P(0, D3*), P(1, S*), P(2, i64)), K(cast_##SS##_##D4S, P(0, D4*), P(1, S*), P(2, i64))
+
+static const emuKernel emuKernels[] = {
+	ALL_TYPES(f32, float),
+	ALL_TYPES(f64, double),
+	ALL_TYPES(i32, int),
+	ALL_TYPES(i64, i64),
+	ALL_TYPES(u8, u8),
+	TO_BOOL(f32, float),
+	TO_BOOL(f64, double),
+	TO_BOOL(i32, int),
+	TO_BOOL(i64, i64),
+	FLOATS(f32, float),
+	FLOATS(f64, double),
+	CASTS(f32, float, f64, double, i32, int, i64, i64, u8, u8),
+	CASTS(f64, double, f32, float, i32, int, i64, i64, u8, u8),
+	CASTS(i32, int, f32, float, f64, double, i64, i64, u8, u8),
+	CASTS(i64, i64, f32, float, f64, double, i32, int, u8, u8),
+	CASTS(u8, u8, f32, float, f64, double, i32, int, i64, i64),
+};
+#undef CASTS
+#undef FLOATS
+#undef TO_BOOL
+#undef ALL_TYPES
+#undef K
+
+// emuFind returns the emulated kernel called name, or NULL.
+static const emuKernel* emuFind(const char* name) {
+	for (const emuKernel& k : emuKernels)
+		if (!strcmp(k.name, name)) return &k;
+	return NULL;
+}
+
+extern "C" int goluon_emu_has_kernel(const char* name) { return emuFind(name) != NULL; }
+
+struct emuThread {
+	const emuKernel* k;
+	void** params;
+	unsigned int grid, block, t;
+};
+
+// emuThreadMain runs CUDA thread t of every block in turn, waiting at the
+// barrier after each block so that the next one starts with the shared
+// memory free.
 static void* emuThreadMain(void* arg) {
 	emuThread* e = (emuThread*)arg;
 	gridDim = {e->grid, 1, 1};
 	blockDim = {e->block, 1, 1};
-	blockIdx = {e->b, 0, 0};
 	threadIdx = {e->t, 0, 0};
-	e->result = emu_call(e->name, e->params);
+	for (unsigned int b = 0; b < e->grid; b++) {
+		blockIdx = {b, 0, 0};
+		e->k->fn(e->params);
+		pthread_barrier_wait(&emuBarrier);
+	}
 	return NULL;
 }
 
-// emu_cooperative runs each block of a kernel that uses __syncthreads with
-// one thread per CUDA thread. Blocks are cut to at most 8 threads (the
-// kernels accept any power of two) to keep thread creation cheap.
-static int emu_cooperative(const char* name, unsigned int grid, unsigned int block, void** params) {
+// emu_cooperative runs a kernel that uses __syncthreads with one POSIX
+// thread per CUDA thread of a block, the blocks one after the other.
+// Blocks are cut to at most 8 threads (the kernels accept any power of
+// two) to keep thread creation cheap.
+static int emu_cooperative(const emuKernel* k, unsigned int grid, unsigned int block, void** params) {
 	if (block > 8) block = 8;
-	if (block > 256 || block * 2 > sizeof shm / sizeof shm[0]) return -3;
+	if (block * 2 > sizeof shm / sizeof shm[0]) return -3;
 	std::lock_guard<std::mutex> lock(emuBlockMu);
-	pthread_t th[256];
-	emuThread ts[256];
-	for (unsigned int b = 0; b < grid; b++) {
-		pthread_barrier_init(&emuBarrier, NULL, block);
-		for (unsigned int t = 0; t < block; t++) {
-			ts[t] = emuThread{name, params, grid, block, b, t, 0};
-			if (pthread_create(&th[t], NULL, emuThreadMain, &ts[t]) != 0) return -4;
-		}
-		int r = 0;
-		for (unsigned int t = 0; t < block; t++) {
-			pthread_join(th[t], NULL);
-			if (ts[t].result != 0) r = ts[t].result;
-		}
-		pthread_barrier_destroy(&emuBarrier);
-		if (r != 0) return r;
+	pthread_t th[8];
+	emuThread ts[8];
+	pthread_barrier_init(&emuBarrier, NULL, block);
+	for (unsigned int t = 0; t < block; t++) {
+		ts[t] = emuThread{k, params, grid, block, t};
+		// Threads already started would wait at the barrier forever for
+		// a missing one: fail loudly rather than hang.
+		if (pthread_create(&th[t], NULL, emuThreadMain, &ts[t]) != 0) abort();
 	}
+	for (unsigned int t = 0; t < block; t++) pthread_join(th[t], NULL);
+	pthread_barrier_destroy(&emuBarrier);
 	return 0;
 }
 
@@ -145,16 +174,16 @@ extern "C" int goluon_emu_launch(const char* name, unsigned int grid, unsigned i
 	void* params[64];
 	if (n > 64) return -2;
 	for (int i = 0; i < n; i++) params[i] = (void*)(blob + offs[i]);
-	if (!strcmp(name, "reduce_block_f32") || !strcmp(name, "reduce_block_f64"))
-		return emu_cooperative(name, grid, block, params);
+	const emuKernel* k = emuFind(name);
+	if (k == NULL) return -1;
+	if (!strncmp(name, "reduce_block_", 13)) return emu_cooperative(k, grid, block, params);
 	gridDim = {grid, 1, 1};
 	blockDim = {block, 1, 1};
 	for (unsigned int b = 0; b < grid; b++) {
 		for (unsigned int t = 0; t < block; t++) {
 			blockIdx = {b, 0, 0};
 			threadIdx = {t, 0, 0};
-			int r = emu_call(name, params);
-			if (r != 0) return r;
+			k->fn(params);
 		}
 	}
 	return 0;

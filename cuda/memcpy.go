@@ -5,40 +5,20 @@ package cuda
 import (
 	"fmt"
 	"runtime"
-	"unsafe"
 
 	"github.com/goluon/goluon/nd/backend"
 )
 
-// Write copies host data ([]float32 or []float64) into dst at element off.
-// It returns once the host slice may be reused: the copy is queued on the
-// device's stream behind earlier work (a copy from pageable memory is
-// staged by the driver before the call returns).
+// Write copies host data ([]float32, []float64, []int32, []int64, []uint8
+// or []bool) into dst at element off, converting it on the host to dst's
+// dtype as Cast converts. It returns once the host slice may be reused:
+// the copy is queued on the device's stream behind earlier work (a copy
+// from pageable memory is staged by the driver before the call returns).
 func (b *Backend) Write(dst backend.Buffer, off int, src any) {
 	db := dst.(*Buffer)
 	d := db.dev
-	var host unsafe.Pointer
-	var n int
-	switch s := src.(type) {
-	case []float32:
-		n = len(s)
-		if db.dt == backend.Float64 {
-			w := make([]float64, n)
-			for i, v := range s {
-				w[i] = float64(v)
-			}
-			src = w
-		}
-	case []float64:
-		n = len(s)
-		if db.dt == backend.Float32 {
-			w := make([]float32, n)
-			for i, v := range s {
-				w[i] = float32(v)
-			}
-			src = w
-		}
-	default:
+	hdt, n, ok := backend.HostDType(src)
+	if !ok {
 		panic(fmt.Sprintf("cuda: Write: unsupported host type %T", src))
 	}
 	if n == 0 {
@@ -47,12 +27,12 @@ func (b *Backend) Write(dst backend.Buffer, off int, src any) {
 	if off < 0 || off+n > db.n {
 		panic(fmt.Sprintf("cuda: Write: %d elements at offset %d into a buffer of %d", n, off, db.n))
 	}
-	switch s := src.(type) {
-	case []float32:
-		host = unsafe.Pointer(&s[0])
-	case []float64:
-		host = unsafe.Pointer(&s[0])
+	if !rawCompatible(hdt, db.dt) {
+		conv := storageSlice(db.dt, n)
+		hostConvert(conv, db.dt == backend.Bool, src)
+		src = conv
 	}
+	host := hostPtr(src)
 	size := int64(db.dt.Size())
 	dptr := db.ptr + dptr(int64(off)*size)
 	err := d.call("Write", func() error {
@@ -65,27 +45,14 @@ func (b *Backend) Write(dst backend.Buffer, off int, src any) {
 	}
 }
 
-// Read copies len(dst) elements starting at off into the host slice dst,
-// after the work queued on the buffer's device has finished.
+// Read copies len(dst) elements starting at off into the host slice dst
+// (any type Write accepts), after the work queued on the buffer's device
+// has finished, converting on the host as Cast converts.
 func (b *Backend) Read(src backend.Buffer, off int, dst any) {
 	sb := src.(*Buffer)
 	d := sb.dev
-	var n int
-	var tmp any
-	switch h := dst.(type) {
-	case []float32:
-		n = len(h)
-		tmp = h
-		if sb.dt == backend.Float64 {
-			tmp = make([]float64, n)
-		}
-	case []float64:
-		n = len(h)
-		tmp = h
-		if sb.dt == backend.Float32 {
-			tmp = make([]float32, n)
-		}
-	default:
+	hdt, n, ok := backend.HostDType(dst)
+	if !ok {
 		panic(fmt.Sprintf("cuda: Read: unsupported host type %T", dst))
 	}
 	if n == 0 {
@@ -94,13 +61,12 @@ func (b *Backend) Read(src backend.Buffer, off int, dst any) {
 	if off < 0 || off+n > sb.n {
 		panic(fmt.Sprintf("cuda: Read: %d elements at offset %d from a buffer of %d", n, off, sb.n))
 	}
-	var host unsafe.Pointer
-	switch t := tmp.(type) {
-	case []float32:
-		host = unsafe.Pointer(&t[0])
-	case []float64:
-		host = unsafe.Pointer(&t[0])
+	tmp := dst
+	raw := rawCompatible(sb.dt, hdt)
+	if !raw {
+		tmp = storageSlice(sb.dt, n)
 	}
+	host := hostPtr(tmp)
 	size := int64(sb.dt.Size())
 	sptr := sb.ptr + dptr(int64(off)*size)
 	err := d.call("Read", func() error {
@@ -114,19 +80,8 @@ func (b *Backend) Read(src backend.Buffer, off int, dst any) {
 	if err != nil {
 		deviceFail("Read", d.dev, err)
 	}
-	switch h := dst.(type) {
-	case []float32:
-		if t, ok := tmp.([]float64); ok {
-			for i, v := range t {
-				h[i] = float32(v)
-			}
-		}
-	case []float64:
-		if t, ok := tmp.([]float32); ok {
-			for i, v := range t {
-				h[i] = float64(v)
-			}
-		}
+	if !raw {
+		hostConvert(dst, hdt == backend.Bool, tmp)
 	}
 }
 
@@ -180,15 +135,21 @@ func (d *device) copyLocal(shape []int, dst, src backend.Arg, ds, ss []int) {
 	})
 }
 
-// Cast converts n contiguous elements of src into dst.
+// Cast converts n contiguous elements of src into dst: a copy when their
+// storage agrees (the same dtype, or Bool into Uint8), else cast_S_D, or
+// truth_S into a Bool dst.
 func (b *Backend) Cast(dst, src backend.Arg, n int) {
 	if n == 0 {
 		return
 	}
 	ddt, sdt := buf(dst).dt, buf(src).dt
-	if ddt == sdt {
+	if rawCompatible(sdt, ddt) {
 		b.Copy([]int{n}, dst, src)
 		return
+	}
+	name := "cast" + suffix(sdt) + suffix(ddt)
+	if ddt == backend.Bool {
+		name = "truth" + suffix(sdt)
 	}
 	dd, sd := devOf(dst), devOf(src)
 	run := func(src backend.Arg) {
@@ -196,10 +157,6 @@ func (b *Backend) Cast(dst, src backend.Arg, n int) {
 		a.ptr(dst)
 		a.ptr(src)
 		a.i64(n)
-		name := "cast_f32_f64"
-		if ddt == backend.Float32 {
-			name = "cast_f64_f32"
-		}
 		dd.launch("Cast", name, n, 0, 0, 0, &a)
 	}
 	if dd == sd {

@@ -10,7 +10,7 @@ import (
 
 // reduceCodes maps backend.ReduceOp to the R_* codes of kernels/reduce.cu.
 var reduceCodes = map[backend.ReduceOp]int{
-	backend.Sum: 0, backend.Max: 1, backend.Min: 2, backend.ArgMax: 3,
+	backend.Sum: 0, backend.Max: 1, backend.Min: 2, backend.ArgMax: 3, backend.ArgMin: 4,
 }
 
 // planReduce describes the reduction of a contiguous source of shape over
@@ -18,7 +18,7 @@ var reduceCodes = map[backend.ReduceOp]int{
 // with the same flag (as nd/cpu does). Kept dimensions keep their order,
 // which is the output's; the innermost reduced dimension becomes the inner
 // run, the others the outer reduced space, so that reduced elements are
-// visited in row-major order (ArgMax's index order).
+// visited in row-major order (ArgMax's and ArgMin's index order).
 func planReduce(shape []int, axes []bool) (reduceParam, error) {
 	sh, red := backend.MergeReduceAxes(shape, axes)
 	st := backend.ContiguousStrides(sh)
@@ -55,6 +55,10 @@ func planReduce(shape []int, axes []bool) (reduceParam, error) {
 // enough outputs to fill the device one thread computes each; otherwise
 // each output gets a block (or, when outputs are few and long, several
 // blocks and a second pass) whose threads share the reduced elements.
+// The kernels are those of src's dtype; they write ArgMax's and ArgMin's
+// indices into dst's dtype (passed as its code), the other results in
+// src's. Floats accumulate in float64, integers in int64 (the partials
+// of the second pass too).
 func (b *Backend) Reduce(op backend.ReduceOp, shape []int, axes []bool, dst, src backend.Arg) {
 	code, ok := reduceCodes[op]
 	if !ok {
@@ -68,12 +72,14 @@ func (b *Backend) Reduce(op backend.ReduceOp, shape []int, axes []bool, dst, src
 	if p.nOut == 0 {
 		return
 	}
+	sdt, odt := buf(src).dt, buf(dst).dt
 	var a args
 	a.i64(code)
 	a.ptr(dst)
+	a.i64(int(odt))
 	a.ptr(src)
 	p.add(&a)
-	sfx := suffix(buf(dst).dt)
+	sfx := suffix(sdt)
 	if p.nRed < 32 || p.nOut >= d.phys.sms*d.phys.maxTPSM {
 		d.launch("Reduce", "reduce_thread"+sfx, p.nOut, 0, 0, 0, &a)
 		return
@@ -91,7 +97,11 @@ func (b *Backend) Reduce(op backend.ReduceOp, shape []int, axes []bool, dst, src
 	a.i64(parts)
 	var partial *Buffer
 	if parts > 1 {
-		partial = b.temp("Reduce", d, backend.Float64, 2*p.nOut*parts)
+		acc := backend.Float64
+		if !sdt.IsFloat() {
+			acc = backend.Int64
+		}
+		partial = b.temp("Reduce", d, acc, 2*p.nOut*parts)
 		pa := backend.Arg{Buf: partial}
 		a.ptr(pa)
 		a.ptr(at(pa, p.nOut*parts))
@@ -106,6 +116,7 @@ func (b *Backend) Reduce(op backend.ReduceOp, shape []int, axes []bool, dst, src
 		var f args
 		f.i64(code)
 		f.ptr(dst)
+		f.i64(int(odt))
 		f.ptr(pa)
 		f.ptr(at(pa, p.nOut*parts))
 		f.i64(p.nOut)

@@ -14,8 +14,9 @@ import (
 
 // TestReduceAgainstCPU compares large reductions, which take the
 // block-per-output and split (two-pass) paths, with the CPU backend:
-// sums to a tight relative tolerance, max/min/argmax exactly, with ties
-// (argmax must pick the first) and NaN (max/min must return it).
+// sums to a tight relative tolerance, max/min/argmax/argmin exactly, with
+// ties (argmax and argmin must pick the first) and NaN (max/min must
+// return it, argmax/argmin the index of the first).
 func TestReduceAgainstCPU(t *testing.T) {
 	needGPUs(t, 1)
 	gpu := ctx.GPU(0)
@@ -64,15 +65,20 @@ func TestReduceAgainstCPU(t *testing.T) {
 				check("Min", nd.Min(xc, c.axes...), nd.Min(xg, c.axes...), 0)
 				tc := nd.FromSlice(ctx.CPU(0), ties, c.shape...).AsType(dt)
 				tg := tc.CopyTo(gpu)
-				// nd.ArgMax returns Int64 arrays, which this backend cannot
-				// hold yet (float32 and float64 only): its argmax kernel
-				// waits for integer support to be compared again.
-				_, _ = tc, tg
+				if len(c.axes) == 1 {
+					check("ArgMax", nd.ArgMax(tc, c.axes[0]), nd.ArgMax(tg, c.axes[0]), 0)
+					check("ArgMin", nd.ArgMin(tc, c.axes[0]), nd.ArgMin(tg, c.axes[0]), 0)
+				}
 				vals[n/2] = math.NaN()
+				vals[n/3] = math.NaN()
 				xc = nd.FromSlice(ctx.CPU(0), vals, c.shape...).AsType(dt)
 				xg = xc.CopyTo(gpu)
 				check("MaxNaN", nd.Max(xc, c.axes...), nd.Max(xg, c.axes...), 0)
 				check("MinNaN", nd.Min(xc, c.axes...), nd.Min(xg, c.axes...), 0)
+				if len(c.axes) == 1 {
+					check("ArgMaxNaN", nd.ArgMax(xc, c.axes[0]), nd.ArgMax(xg, c.axes[0]), 0)
+					check("ArgMinNaN", nd.ArgMin(xc, c.axes[0]), nd.ArgMin(xg, c.axes[0]), 0)
+				}
 			})
 		}
 	}

@@ -4,6 +4,12 @@
 #pragma once
 
 typedef long long i64;
+typedef unsigned long long u64;
+typedef unsigned char u8;
+
+// Element type codes, mirroring backend.DType (Float32 ... Bool). Bool is
+// stored as u8 holding 0 or 1.
+enum { DT_F32, DT_F64, DT_I32, DT_I64, DT_U8, DT_BOOL };
 
 // MAXD is the most dimensions a strided kernel handles after the host has
 // dropped size-1 dimensions and merged contiguous ones.
@@ -90,3 +96,88 @@ __device__ __forceinline__ i64 floorDiv(i64 a, i64 b) {
 
 // ceilDiv divides rounding towards plus infinity (b > 0).
 __device__ __forceinline__ i64 ceilDiv(i64 a, i64 b) { return -floorDiv(-a, b); }
+
+// Wrap-around int64 arithmetic, as Go's: computed in u64, since signed
+// overflow is undefined in C++.
+__device__ __forceinline__ i64 wrapAdd(i64 a, i64 b) { return (i64)((u64)a + (u64)b); }
+__device__ __forceinline__ i64 wrapSub(i64 a, i64 b) { return (i64)((u64)a - (u64)b); }
+__device__ __forceinline__ i64 wrapMul(i64 a, i64 b) { return (i64)((u64)a * (u64)b); }
+
+// Limits of the integer element types: the smallest and largest values as
+// doubles (the largest int64 rounds up to 2^63, as in nd/cpu) and the
+// largest value itself.
+template <typename T> struct IntLimits;
+template <> struct IntLimits<int> {
+	static __device__ __forceinline__ double lo() { return -2147483648.0; }
+	static __device__ __forceinline__ double hi() { return 2147483647.0; }
+	static __device__ __forceinline__ int maxv() { return 2147483647; }
+};
+template <> struct IntLimits<i64> {
+	static __device__ __forceinline__ double lo() { return -9223372036854775808.0; }
+	static __device__ __forceinline__ double hi() { return 9223372036854775808.0; }
+	static __device__ __forceinline__ i64 maxv() { return 0x7fffffffffffffffLL; }
+};
+template <> struct IntLimits<u8> {
+	static __device__ __forceinline__ double lo() { return 0.0; }
+	static __device__ __forceinline__ double hi() { return 255.0; }
+	static __device__ __forceinline__ u8 maxv() { return 255; }
+};
+
+// isFloat<T>::value is true for float and double.
+template <typename T> struct isFloat { enum { value = 0 }; };
+template <> struct isFloat<float> { enum { value = 1 }; };
+template <> struct isFloat<double> { enum { value = 1 }; };
+
+// floatToInt converts a double to the integer type T as nd/cpu's Cast
+// does: truncation toward zero, saturating at T's range, NaN becoming 0.
+template <typename T> __device__ __forceinline__ T floatToInt(double v) {
+	double f = trunc(v);
+	if (f != f) return (T)0;
+	if (f >= IntLimits<T>::hi()) return IntLimits<T>::maxv();
+	if (f <= IntLimits<T>::lo()) return (T)(i64)IntLimits<T>::lo();
+	return (T)(i64)f;
+}
+
+// fromDouble converts a double scalar (Fill's value, OneHot's on and off)
+// to the element type T as Cast converts a float64.
+template <typename T> __device__ __forceinline__ T fromDouble(double v) { return floatToInt<T>(v); }
+template <> __device__ __forceinline__ float fromDouble<float>(double v) { return (float)v; }
+template <> __device__ __forceinline__ double fromDouble<double>(double v) { return v; }
+
+// convert converts one element from S to D as Cast does: floats to
+// integers by floatToInt, everything else as C converts (integers narrow
+// with wrap-around, integers to floats round to nearest).
+template <typename D, typename S> __device__ __forceinline__ D convert(S v) {
+	if (isFloat<S>::value && !isFloat<D>::value) return fromDouble<D>((double)v);
+	return (D)v;
+}
+
+// loadIndex reads element i of an index array of dtype code dt as an
+// integer: floats truncated and saturated (NaN is 0), Bool 0 or 1.
+__device__ __forceinline__ i64 loadIndex(const void* p, i64 dt, i64 i) {
+	switch (dt) {
+	case DT_F32: return floatToInt<i64>((double)((const float*)p)[i]);
+	case DT_F64: return floatToInt<i64>(((const double*)p)[i]);
+	case DT_I32: return (i64)((const int*)p)[i];
+	case DT_I64: return ((const i64*)p)[i];
+	}
+	return (i64)((const u8*)p)[i];
+}
+
+// loadFloat reads element i of an array of the floating dtype code dt.
+__device__ __forceinline__ double loadFloat(const void* p, i64 dt, i64 i) {
+	return dt == DT_F64 ? ((const double*)p)[i] : (double)((const float*)p)[i];
+}
+
+// storeAs writes the integer v (an index) into element i of an array of
+// dtype code dt, converting as C converts (Bool, like u8, keeps the low
+// byte, as nd/cpu does).
+__device__ __forceinline__ void storeAs(void* p, i64 dt, i64 i, i64 v) {
+	switch (dt) {
+	case DT_F32: ((float*)p)[i] = (float)v; return;
+	case DT_F64: ((double*)p)[i] = (double)v; return;
+	case DT_I32: ((int*)p)[i] = (int)v; return;
+	case DT_I64: ((i64*)p)[i] = v; return;
+	}
+	((u8*)p)[i] = (u8)v;
+}

@@ -1,27 +1,32 @@
-// elementwise.cu: Fill, Cast, strided Copy, Unary, Binary and the row
-// scaling used by Gemm when K == 0. Each kernel exists for float32 (_f32)
-// and float64 (_f64). Arithmetic follows nd/cpu/elementwise.go: the ops the
-// CPU computes in the element type are computed in it here too, the others
-// in double and rounded once.
+// elementwise.cu: Fill, strided Copy, Unary, Binary and the row scaling
+// used by Gemm when K == 0 (Cast is in cast.cu). Fill, Copy, Unary and
+// Binary exist for every storage type: float32 (_f32), float64 (_f64),
+// int32 (_i32), int64 (_i64) and uint8 (_u8, which Bool shares); Binary
+// also with a u8 result (_f32_b ... _i64_b) for comparisons and logical
+// ops into Bool. Arithmetic follows nd/cpu: on floats (elementwise.go) the
+// ops the CPU computes in the element type are computed in it here too,
+// the others in double and rounded once; on integers (intops.go) every op
+// is computed in int64 with wrap-around and converted back, Div truncating
+// toward zero with x/0 = 0.
 #include "common.cuh"
 
-// Unary op codes; cuda/kernels.go maps backend.UnaryOp onto them.
+// Unary op codes; cuda/elementwise.go maps backend.UnaryOp onto them.
 enum {
 	U_NEG, U_EXP, U_LOG, U_SQRT, U_TANH, U_SIGMOID, U_RELU, U_ABS, U_SIGN,
 	U_SQUARE, U_SOFTRELU, U_ADDS, U_MULS, U_RSUBS, U_RDIVS, U_POWS, U_RPOWS,
 	U_CLIP, U_MAXS, U_MINS, U_STEP, U_RSQRT, U_ERF, U_LOG1P, U_EXPM1, U_SIN, U_COS,
-	U_RECIP
+	U_RECIP, U_LNOT
 };
 
-// Binary op codes; cuda/kernels.go maps backend.BinaryOp onto them.
+// Binary op codes; cuda/elementwise.go maps backend.BinaryOp onto them.
 enum {
 	B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MAXIMUM, B_MINIMUM, B_EQ, B_NE,
 	B_GT, B_GE, B_LT, B_LE, B_RELUGRAD, B_SIGMOIDGRAD, B_TANHGRAD,
-	B_SOFTRELUGRAD
+	B_SOFTRELUGRAD, B_LAND, B_LOR, B_LXOR
 };
 
 template <typename T> __device__ __forceinline__ void fillImpl(T* d, i64 n, double v) {
-	T tv = (T)v;
+	T tv = fromDouble<T>(v);
 	GRID_LOOP(i, n) { d[i] = tv; }
 }
 
@@ -58,6 +63,7 @@ template <typename T> __device__ __forceinline__ T unaryOp(int op, T x, double p
 	case U_SIN: r = sin(v); break;
 	case U_COS: r = cos(v); break;
 	case U_RECIP: r = 1.0 / v; break;
+	case U_LNOT: r = v == 0 ? 1.0 : 0.0; break;
 	}
 	return (T)r;
 }
@@ -84,9 +90,83 @@ template <typename T> __device__ __forceinline__ T binaryOp(int op, T a, T b) {
 	case B_SIGMOIDGRAD: r = y * x * (1.0 - x); break;
 	case B_TANHGRAD: r = y * (1.0 - x * x); break;
 	case B_SOFTRELUGRAD: r = y * stableSigmoid(x); break;
+	case B_LAND: r = (x != 0 && y != 0) ? 1.0 : 0.0; break;
+	case B_LOR: r = (x != 0 || y != 0) ? 1.0 : 0.0; break;
+	case B_LXOR: r = ((x != 0) != (y != 0)) ? 1.0 : 0.0; break;
 	}
 	return (T)r;
 }
+
+// intUnary is a unary op on an integer in int64 (nd/cpu/intops.go); the
+// scalars are already converted to int64.
+__device__ __forceinline__ i64 intUnary(int op, i64 x, i64 p1, i64 p2) {
+	switch (op) {
+	case U_NEG: return wrapSub(0, x);
+	case U_RELU: return x > 0 ? x : 0;
+	case U_ABS: return x < 0 ? wrapSub(0, x) : x;
+	case U_SIGN: return x > 0 ? 1 : (x < 0 ? -1 : 0);
+	case U_SQUARE: return wrapMul(x, x);
+	case U_ADDS: return wrapAdd(x, p1);
+	case U_MULS: return wrapMul(x, p1);
+	case U_RSUBS: return wrapSub(p1, x);
+	case U_CLIP: { i64 v = x > p1 ? x : p1; return v < p2 ? v : p2; }
+	case U_MAXS: return x > p1 ? x : p1;
+	case U_MINS: return x < p1 ? x : p1;
+	case U_STEP: return x > 0 ? 1 : 0;
+	case U_LNOT: return x == 0 ? 1 : 0;
+	}
+	return 0; // not defined on integers (nd refuses it)
+}
+
+// intBinary is a binary op on integers in int64 (nd/cpu/intops.go).
+__device__ __forceinline__ i64 intBinary(int op, i64 a, i64 b) {
+	switch (op) {
+	case B_ADD: return wrapAdd(a, b);
+	case B_SUB: return wrapSub(a, b);
+	case B_MUL: return wrapMul(a, b);
+	case B_DIV:
+		if (b == 0) return 0;
+		if (b == -1) return wrapSub(0, a); // MinInt64 / -1 wraps to MinInt64
+		return a / b;
+	case B_MAXIMUM: return a > b ? a : b;
+	case B_MINIMUM: return a < b ? a : b;
+	case B_EQ: return a == b;
+	case B_NE: return a != b;
+	case B_GT: return a > b;
+	case B_GE: return a >= b;
+	case B_LT: return a < b;
+	case B_LE: return a <= b;
+	case B_LAND: return a != 0 && b != 0;
+	case B_LOR: return a != 0 || b != 0;
+	case B_LXOR: return (a != 0) != (b != 0);
+	}
+	return 0; // not defined on integers (nd refuses it)
+}
+
+// elemUnary, elemBinary and elemBinaryBool pick the float or the integer
+// arithmetic by the element type. elemBinaryBool is a binary op whose
+// result goes to a Bool (u8) array: for floats, whether the op's value in
+// double is non-zero; for integers, its int64 value's low byte (the
+// comparisons and logical ops give 0 or 1 either way), as nd/cpu does.
+#define ELEM_FLOAT(T)                                                                                     \
+	__device__ __forceinline__ T elemUnary(int op, T x, double p1, double p2) {                        \
+		return unaryOp<T>(op, x, p1, p2);                                                          \
+	}                                                                                                   \
+	__device__ __forceinline__ T elemBinary(int op, T a, T b) { return binaryOp<T>(op, a, b); }       \
+	__device__ __forceinline__ u8 elemBinaryBool(int op, T a, T b) {                                   \
+		return binaryOp<double>(op, (double)a, (double)b) != 0 ? 1 : 0;                           \
+	}
+#define ELEM_INT(T)                                                                                       \
+	__device__ __forceinline__ T elemUnary(int op, T x, double p1, double p2) {                        \
+		return (T)intUnary(op, (i64)x, floatToInt<i64>(p1), floatToInt<i64>(p2));                 \
+	}                                                                                                   \
+	__device__ __forceinline__ T elemBinary(int op, T a, T b) { return (T)intBinary(op, (i64)a, (i64)b); } \
+	__device__ __forceinline__ u8 elemBinaryBool(int op, T a, T b) { return (u8)intBinary(op, (i64)a, (i64)b); }
+ELEM_FLOAT(float)
+ELEM_FLOAT(double)
+ELEM_INT(int)
+ELEM_INT(i64)
+ELEM_INT(u8)
 
 // stridedOffsets maps the row-major index i of d's iteration space to the
 // element offsets of the first k operands.
@@ -102,23 +182,29 @@ __device__ __forceinline__ void stridedOffsets(const Dims& d, i64 i, int k, i64*
 	}
 }
 
-#define ELEMENTWISE(SUF, T)                                                                         \
-	extern "C" __global__ void fill_##SUF(T* d, i64 n, double v) { fillImpl<T>(d, n, v); }         \
-	extern "C" __global__ void unary_##SUF(i64 op, T* d, const T* x, i64 n, double p1, double p2) { \
-		GRID_LOOP(i, n) { d[i] = unaryOp<T>((int)op, x[i], p1, p2); }                           \
-	}                                                                                                \
-	extern "C" __global__ void binary_flat_##SUF(i64 op, T* d, const T* a, const T* b, i64 n) {     \
-		GRID_LOOP(i, n) { d[i] = binaryOp<T>((int)op, a[i], b[i]); }                            \
+// BINARY defines the Binary kernels computing a D result with FN from two
+// T operands.
+#define BINARY(SUF, D, T, FN)                                                                        \
+	extern "C" __global__ void binary_flat_##SUF(i64 op, D* d, const T* a, const T* b, i64 n) {     \
+		GRID_LOOP(i, n) { d[i] = FN((int)op, a[i], b[i]); }                                     \
 	}                                                                                                \
 	/* dst is contiguous; st[0] and st[1] are a's and b's strides. */                               \
-	extern "C" __global__ void binary_strided_##SUF(i64 op, T* d, const T* a, const T* b, i64 n,   \
+	extern "C" __global__ void binary_strided_##SUF(i64 op, D* d, const T* a, const T* b, i64 n,   \
 	                                                Dims dims) {                                     \
 		i64 off[3];                                                                              \
 		GRID_LOOP(i, n) {                                                                        \
 			stridedOffsets(dims, i, 2, off);                                                 \
-			d[i] = binaryOp<T>((int)op, a[off[0]], b[off[1]]);                               \
+			d[i] = FN((int)op, a[off[0]], b[off[1]]);                                        \
 		}                                                                                        \
+	}
+
+// ELEMENTWISE defines the kernels every storage type has.
+#define ELEMENTWISE(SUF, T)                                                                         \
+	extern "C" __global__ void fill_##SUF(T* d, i64 n, double v) { fillImpl<T>(d, n, v); }         \
+	extern "C" __global__ void unary_##SUF(i64 op, T* d, const T* x, i64 n, double p1, double p2) { \
+		GRID_LOOP(i, n) { d[i] = elemUnary((int)op, x[i], p1, p2); }                            \
 	}                                                                                                \
+	BINARY(SUF, T, T, elemBinary)                                                                    \
 	/* st[0] is dst's strides, st[1] src's. */                                                      \
 	extern "C" __global__ void copy_strided_##SUF(T* d, const T* s, i64 n, Dims dims) {             \
 		i64 off[3];                                                                              \
@@ -126,7 +212,10 @@ __device__ __forceinline__ void stridedOffsets(const Dims& d, i64 i, int k, i64*
 			stridedOffsets(dims, i, 2, off);                                                 \
 			d[off[0]] = s[off[1]];                                                           \
 		}                                                                                        \
-	}                                                                                                \
+	}
+
+// SCALE_ROWS defines Gemm's beta scaling (floats only).
+#define SCALE_ROWS(SUF, T)                                                                          \
 	/* c[b*strideC + i*ldc + j] *= beta for a batch of m x n matrices (0 when beta is 0). */        \
 	extern "C" __global__ void scale_rows_##SUF(T* c, i64 batch, i64 m, i64 n, i64 ldc,             \
 	                                            i64 strideC, double beta) {                         \
@@ -141,11 +230,12 @@ __device__ __forceinline__ void stridedOffsets(const Dims& d, i64 i, int k, i64*
 
 ELEMENTWISE(f32, float)
 ELEMENTWISE(f64, double)
-
-extern "C" __global__ void cast_f32_f64(double* d, const float* s, i64 n) {
-	GRID_LOOP(i, n) { d[i] = (double)s[i]; }
-}
-
-extern "C" __global__ void cast_f64_f32(float* d, const double* s, i64 n) {
-	GRID_LOOP(i, n) { d[i] = (float)s[i]; }
-}
+ELEMENTWISE(i32, int)
+ELEMENTWISE(i64, i64)
+ELEMENTWISE(u8, u8)
+SCALE_ROWS(f32, float)
+SCALE_ROWS(f64, double)
+BINARY(f32_b, u8, float, elemBinaryBool)
+BINARY(f64_b, u8, double, elemBinaryBool)
+BINARY(i32_b, u8, int, elemBinaryBool)
+BINARY(i64_b, u8, i64, elemBinaryBool)
