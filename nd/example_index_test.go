@@ -84,3 +84,17 @@ func ExampleCategorical() {
 	// Output:
 	// NDArray[2 4] int64 @cpu(0) [2 2 2 2 0 0 0 0]
 }
+
+// Norm, LogSumExp and the elementary functions reduce or map float arrays
+// with their gradients.
+func ExampleNorm() {
+	dev := ctx.CPU(0)
+	x := nd.FromSlice(dev, []float64{3, 4, 0, 0}, 2, 2)
+	fmt.Println(nd.Norm(x, 2, false, 1))
+	fmt.Println(nd.LogSumExp(nd.FromSlice(dev, []float64{1000, 1000}), false))
+	fmt.Println(nd.Erf(nd.FromSlice(dev, []float64{0, 1})))
+	// Output:
+	// NDArray[2] float64 @cpu(0) [5 0]
+	// NDArray[] float64 @cpu(0) [1000.69]
+	// NDArray[2] float64 @cpu(0) [0 0.842701]
+}
