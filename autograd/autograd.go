@@ -12,11 +12,32 @@
 //	})
 //	fmt.Println(w.Grad())
 //
-// The recording and training states are process-wide counters rather than
-// per-goroutine flags (Go has no goroutine-local storage): per-device
-// goroutines started inside one Record scope record too, and each may also
-// open its own Record scope. A Pause scope stops recording for the whole
-// process while it is open, so use it outside concurrent training.
+// # Sessions: concurrent training and inference
+//
+// The recording state, the training/predict mode and the nd.Scope stack
+// belong to a Session. The package-level functions here (Record, Pause,
+// TrainMode, PredictMode, IsRecording, IsTraining) act on the default
+// session, which is process-wide; the per-device goroutines of one loop
+// (gluon.ForEachDevice) share it, and a program with one goroutine tree
+// needs nothing more.
+//
+// Goroutine trees that must not see each other's state — a learner
+// training while an HTTP handler predicts, an evaluator running beside its
+// caller's training loop — each take their own Session. Go has no
+// goroutine-local storage, so a session reaches the ops through the
+// arrays: arrays a session makes (s.FromSlice, s.Zeros, ...) or adopts
+// (s.Adopt) belong to it, every op on them runs in it and its results
+// belong to it, and any goroutine handed those arrays works in that
+// session without further ado. Parameters and other long-lived arrays are
+// neutral and mix with any session:
+//
+//	s := autograd.NewSession("serve")
+//	x := s.FromSlice(dev, pixels, 1, 1, 28, 28)
+//	s.PredictMode(func() { y = net.Forward(x) }) // dropout off here, whatever others do
+//
+// An op that mixes arrays of two sessions panics with an *nd.Error of kind
+// nd.ErrSession naming both. docs/ARCHITECTURE.md explains the design and
+// the alternatives rejected.
 //
 // Programmer mistakes (backward without a graph, a graph already freed)
 // panic with an *nd.Error of kind nd.ErrGraph; nd.Catch turns such a panic
@@ -25,48 +46,48 @@ package autograd
 
 import "github.com/goluon/goluon/nd"
 
-// Record runs f with recording on and training mode set, like Gluon's
-// `with autograd.record():`.
-func Record(f func()) { RecordMode(true, f) }
+// Session is one goroutine tree's autograd state; see the package doc and
+// nd.Session.
+type Session = nd.Session
 
-// RecordMode runs f with recording on; train selects training mode (as
-// Gluon's record(train_mode=...)).
-func RecordMode(train bool, f func()) {
-	exit := nd.EnterRecording(train)
-	defer exit()
-	f()
-}
+// NewSession returns a new session (not recording, predict mode, no open
+// scope). name appears in error messages and seeds the session's random
+// generators.
+func NewSession(name string) *Session { return nd.NewSession(name) }
 
-// Pause runs f with recording off and predict mode, like Gluon's
-// `with autograd.pause():`.
-func Pause(f func()) { PauseMode(false, f) }
+// Default returns the process-wide session the package-level functions
+// use.
+func Default() *Session { return nd.DefaultSession() }
 
-// PauseMode runs f with recording off; train selects training mode.
-func PauseMode(train bool, f func()) {
-	exit := nd.EnterPause(train)
-	defer exit()
-	f()
-}
+// Record runs f with recording on and training mode set in the default
+// session, like Gluon's `with autograd.record():`.
+func Record(f func()) { nd.DefaultSession().Record(f) }
 
-// TrainMode runs f in training mode without changing recording.
-func TrainMode(f func()) {
-	exit := nd.EnterMode(true)
-	defer exit()
-	f()
-}
+// RecordMode runs f with recording on in the default session; train
+// selects training mode (as Gluon's record(train_mode=...)).
+func RecordMode(train bool, f func()) { nd.DefaultSession().RecordMode(train, f) }
 
-// PredictMode runs f in predict mode without changing recording. Predict
-// mode wins over training mode while it is open.
-func PredictMode(f func()) {
-	exit := nd.EnterMode(false)
-	defer exit()
-	f()
-}
+// Pause runs f with recording off and predict mode in the default session,
+// like Gluon's `with autograd.pause():`.
+func Pause(f func()) { nd.DefaultSession().Pause(f) }
 
-// IsRecording reports whether ops are being recorded.
+// PauseMode runs f with recording off in the default session; train
+// selects training mode.
+func PauseMode(train bool, f func()) { nd.DefaultSession().PauseMode(train, f) }
+
+// TrainMode runs f in training mode in the default session without
+// changing recording.
+func TrainMode(f func()) { nd.DefaultSession().TrainMode(f) }
+
+// PredictMode runs f in predict mode in the default session without
+// changing recording. Predict mode wins over training mode while it is
+// open.
+func PredictMode(f func()) { nd.DefaultSession().PredictMode(f) }
+
+// IsRecording reports whether the default session records.
 func IsRecording() bool { return nd.IsRecording() }
 
-// IsTraining reports whether ops run in training mode.
+// IsTraining reports whether the default session is in training mode.
 func IsTraining() bool { return nd.IsTraining() }
 
 // Backward computes the gradient of head (a scalar loss, or any array
@@ -83,7 +104,8 @@ type BackwardOpts struct {
 }
 
 // BackwardHeads backpropagates from several heads at once; their
-// gradients are summed into the leaves.
+// gradients are summed into the leaves. The heads must not belong to two
+// different sessions.
 func BackwardHeads(heads []*nd.NDArray, o BackwardOpts) {
 	nd.Backward(heads, o.HeadGrads, o.RetainGraph)
 }

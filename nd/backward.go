@@ -27,6 +27,7 @@ func Backward(heads, headGrads []*NDArray, retainGraph bool) {
 			fail(op, ErrGraph, "head %d (shape %v) is not part of a recorded graph: attach a gradient to an input with AttachGrad and compute the head inside autograd.Record", i, h.shape)
 		}
 	}
+	sessionOf(op, heads...)
 	order := topoOrder(heads)
 	grads := map[*NDArray]*NDArray{}
 	for i, h := range heads {

@@ -58,7 +58,8 @@ func BatchNorm(x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts) *NDArr
 			fail(op, ErrShape, "per-channel array of shape %v for input %v with %d channels on axis %d", v.shape, x.shape, c, ax)
 		}
 	}
-	train := IsTraining() && !o.UseGlobalStats
+	sess := sessionOf(op, x, gamma, beta, runMean, runVar)
+	train := sess.IsTraining() && !o.UseGlobalStats
 	if bk, ok := x.be().(backend.BatchNormKernels); ok && fusedBatchNorm {
 		if train && x.Size()/max(c, 1) < 1 {
 			fail(op, ErrShape, "no samples per channel in input %v", x.shape)
@@ -91,13 +92,13 @@ func BatchNorm(x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts) *NDArr
 		release(s, xc, sq, vs, variance)
 	} else {
 		mean = runMean.view(0, kshape)
-		invstd = newArray(op, x.st.dev, x.dtype, kshape)
+		invstd = newArray(op, sess, x.st.dev, x.dtype, kshape)
 		x.be().Unary(backend.AddScalar, invstd.arg(), runVar.arg(), c, o.Eps, 0)
 		unaryInPlace(invstd, backend.RSqrt, 0, 0)
 	}
 	xhat := binaryRaw(op, bSub, x, mean)
 	x.be().Binary(bMul, x.shape, xhat.arg(), xhat.arg(), bcastArg(invstd, x.shape))
-	y := newArray(op, x.st.dev, x.dtype, x.shape)
+	y := newArray(op, sess, x.st.dev, x.dtype, x.shape)
 	copyInto(y, xhat)
 	if gamma != nil {
 		y.be().Binary(bMul, y.shape, y.arg(), y.arg(), perChan(gamma))

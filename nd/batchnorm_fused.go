@@ -25,12 +25,13 @@ func optArg(a *NDArray) backend.Arg {
 func batchNormFused(bk backend.BatchNormKernels, x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts, ax, c int, train bool) *NDArray {
 	const op = "BatchNorm"
 	dev, dt := x.st.dev, x.dtype
+	sess := sessionOf(op, x, gamma, beta, runMean, runVar)
 	p := backend.ChannelParams{Outer: numel(x.shape[:ax]), C: c, Inner: numel(x.shape[ax+1:]), DType: dt, Device: dev}
 	m := p.Outer * p.Inner
 	var mean, invstd *NDArray // [C]
 	if train {
-		mean = newArray(op, dev, dt, []int{c})
-		variance := newArray(op, dev, dt, []int{c})
+		mean = newArray(op, sess, dev, dt, []int{c})
+		variance := newArray(op, sess, dev, dt, []int{c})
 		bk.BatchNormStats(p, mean.arg(), variance.arg(), x.arg())
 		invstd = unaryRaw(op, backend.AddScalar, variance, o.Eps, 0)
 		unaryInPlace(invstd, backend.RSqrt, 0, 0)
@@ -44,19 +45,19 @@ func batchNormFused(bk backend.BatchNormKernels, x, gamma, beta, runMean, runVar
 		invstd = unaryRaw(op, backend.AddScalar, runVar, o.Eps, 0)
 		unaryInPlace(invstd, backend.RSqrt, 0, 0)
 	}
-	y := newArray(op, dev, dt, x.shape)
+	y := newArray(op, sess, dev, dt, x.shape)
 	bk.BatchNormApply(p, y.arg(), x.arg(), mean.arg(), invstd.arg(), optArg(gamma), optArg(beta))
-	if !IsRecording() {
+	if !sess.IsRecording() {
 		release(mean, invstd)
 		return y
 	}
-	Record(op, y, []*NDArray{x, gamma, beta}, func(g *NDArray, need []bool) []*NDArray {
-		dgamma := newArray(op, dev, dt, []int{c})
-		dbeta := newArray(op, dev, dt, []int{c})
+	sess.record(op, y, []*NDArray{x, gamma, beta}, func(g *NDArray, need []bool) []*NDArray {
+		dgamma := newArray(op, sess, dev, dt, []int{c})
+		dbeta := newArray(op, sess, dev, dt, []int{c})
 		grads := make([]*NDArray, 3)
 		var dx backend.Arg
 		if need[0] {
-			grads[0] = newArray(op, dev, dt, x.shape)
+			grads[0] = newArray(op, sess, dev, dt, x.shape)
 			dx = grads[0].arg()
 		}
 		bk.BatchNormBackward(p, train, dx, dgamma.arg(), dbeta.arg(), g.arg(), x.arg(), mean.arg(), invstd.arg(), optArg(gamma))

@@ -31,15 +31,16 @@ func BiasRelu(x, bias *NDArray, axis int) *NDArray {
 		return Relu(Add(x, Reshape(bias, shape...)))
 	}
 	dev, dt := x.st.dev, x.dtype
+	sess := sessionOf(op, x, bias)
 	p := backend.ChannelParams{Outer: numel(x.shape[:ax]), C: c, Inner: numel(x.shape[ax+1:]), DType: dt, Device: dev}
-	y := newArray(op, dev, dt, x.shape)
+	y := newArray(op, sess, dev, dt, x.shape)
 	bk.BiasRelu(p, y.arg(), x.arg(), bias.arg())
 	Record(op, y, []*NDArray{x, bias}, func(g *NDArray, need []bool) []*NDArray {
-		dx := newArray(op, dev, dt, x.shape)
+		dx := newArray(op, sess, dev, dt, x.shape)
 		var db *NDArray
 		var dbArg backend.Arg
 		if need[1] {
-			db = newArray(op, dev, dt, []int{c})
+			db = newArray(op, sess, dev, dt, []int{c})
 			dbArg = db.arg()
 		}
 		bk.BiasReluBackward(p, dx.arg(), dbArg, g.arg(), y.arg())

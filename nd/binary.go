@@ -13,7 +13,7 @@ func binaryInto(op string, code backend.BinaryOp, a, b *NDArray, dt DType) *NDAr
 	checkInputs(op, a, b)
 	checkBinaryDType(op, code, a.dtype)
 	shape := broadcastShape(op, a.shape, b.shape)
-	out := newArray(op, a.st.dev, dt, shape)
+	out := newArray(op, sessionOf(op, a, b), a.st.dev, dt, shape)
 	a.be().Binary(code, shape, out.arg(), bcastArg(a, shape), bcastArg(b, shape))
 	return out
 }

@@ -57,11 +57,12 @@ func Conv2D(x, w, bias *NDArray, o ConvOpts) *NDArray {
 	}
 	checkInputs(op, inputs...)
 	checkFloat(op, inputs...)
+	sess := sessionOf(op, inputs...)
 	p := convParams(op, x, w, o)
 	if bias != nil && (bias.NDim() != 1 || bias.shape[0] != p.OutC) {
 		fail(op, ErrShape, "bias shape %v does not match %d output channels", bias.shape, p.OutC)
 	}
-	y := newArray(op, x.st.dev, x.dtype, []int{p.N, p.OutC, p.OutH, p.OutW})
+	y := newArray(op, sess, x.st.dev, x.dtype, []int{p.N, p.OutC, p.OutH, p.OutW})
 	x.be().Conv2D(p, y.arg(), x.arg(), w.arg())
 	var bshape []int
 	if bias != nil {
@@ -71,11 +72,11 @@ func Conv2D(x, w, bias *NDArray, o ConvOpts) *NDArray {
 	Record(op, y, inputs, func(g *NDArray, need []bool) []*NDArray {
 		grads := make([]*NDArray, len(inputs))
 		if need[0] {
-			grads[0] = newArray(op, x.st.dev, x.dtype, x.shape)
+			grads[0] = newArray(op, g.Session(), x.st.dev, x.dtype, x.shape)
 			x.be().Conv2DBackwardData(p, grads[0].arg(), g.arg(), w.arg())
 		}
 		if need[1] {
-			grads[1] = newArray(op, w.st.dev, w.dtype, w.shape)
+			grads[1] = newArray(op, g.Session(), w.st.dev, w.dtype, w.shape)
 			x.be().Conv2DBackwardFilter(p, grads[1].arg(), x.arg(), g.arg())
 		}
 		if bias != nil && need[2] {

@@ -52,11 +52,11 @@ func hostSlice(dt DType, n int) any {
 func (a *NDArray) CopyTo(dev ctx.Context) *NDArray {
 	const op = "CopyTo"
 	checkLive(op, a)
-	out := newArray(op, dev, a.dtype, a.shape)
+	out := newArray(op, a.Session(), dev, a.dtype, a.shape)
 	transfer(out, a)
 	src := a.st.dev
 	Record(op, out, []*NDArray{a}, func(g *NDArray, _ []bool) []*NDArray {
-		gs := newArray(op, src, g.dtype, g.shape)
+		gs := newArray(op, g.Session(), src, g.dtype, g.shape)
 		transfer(gs, g)
 		return []*NDArray{gs}
 	})
@@ -70,7 +70,7 @@ func (a *NDArray) CopyTo(dev ctx.Context) *NDArray {
 func (a *NDArray) DetachedCopyTo(dev ctx.Context) *NDArray {
 	const op = "DetachedCopyTo"
 	checkLive(op, a)
-	out := newArray(op, dev, a.dtype, a.shape)
+	out := newArray(op, a.Session(), dev, a.dtype, a.shape)
 	transfer(out, a)
 	return out
 }
@@ -106,13 +106,13 @@ func (a *NDArray) AsType(dt DType) *NDArray {
 	if a.dtype == dt {
 		return a
 	}
-	out := newArray(op, a.st.dev, dt, a.shape)
+	out := newArray(op, a.Session(), a.st.dev, dt, a.shape)
 	a.be().Cast(out.arg(), a.arg(), a.Size())
 	if !dt.IsFloat() || !a.dtype.IsFloat() {
 		return out // no gradient flows through integers and bools
 	}
 	Record(op, out, []*NDArray{a}, func(g *NDArray, _ []bool) []*NDArray {
-		gs := newArray(op, a.st.dev, a.dtype, g.shape)
+		gs := newArray(op, g.Session(), a.st.dev, a.dtype, g.shape)
 		g.be().Cast(gs.arg(), g.arg(), g.Size())
 		return []*NDArray{gs}
 	})

@@ -10,43 +10,78 @@ func init() { backend.Register(ctx.KindCPU, cpu.New()) }
 
 // Empty returns an array with unspecified contents.
 func Empty(dev ctx.Context, dt DType, shape ...int) *NDArray {
-	return newArray("Empty", dev, dt, shape)
+	return defaultSession.Empty(dev, dt, shape...)
+}
+
+// Empty is the package-level Empty making an array of s.
+func (s *Session) Empty(dev ctx.Context, dt DType, shape ...int) *NDArray {
+	return newArray("Empty", s, dev, dt, shape)
 }
 
 // Full returns an array of the given dtype and shape filled with v,
 // converted to dt as AsType converts (truncated for integers, v != 0 for
 // Bool).
 func Full(dev ctx.Context, dt DType, v float64, shape ...int) *NDArray {
+	return defaultSession.Full(dev, dt, v, shape...)
+}
+
+// Full is the package-level Full making an array of s.
+func (s *Session) Full(dev ctx.Context, dt DType, v float64, shape ...int) *NDArray {
 	if !dt.Valid() {
 		fail("Full", ErrDType, "unknown dtype %v", dt)
 	}
-	a := newArray("Full", dev, dt, shape)
+	a := newArray("Full", s, dev, dt, shape)
 	a.be().Fill(a.arg(), a.Size(), v)
 	return a
 }
 
 // Zeros returns a float32 array of zeros (ZerosOf makes other dtypes).
-func Zeros(dev ctx.Context, shape ...int) *NDArray { return Full(dev, Float32, 0, shape...) }
+func Zeros(dev ctx.Context, shape ...int) *NDArray { return defaultSession.Zeros(dev, shape...) }
+
+// Zeros is the package-level Zeros making an array of s.
+func (s *Session) Zeros(dev ctx.Context, shape ...int) *NDArray {
+	return s.Full(dev, Float32, 0, shape...)
+}
 
 // Ones returns a float32 array of ones (OnesOf makes other dtypes).
-func Ones(dev ctx.Context, shape ...int) *NDArray { return Full(dev, Float32, 1, shape...) }
+func Ones(dev ctx.Context, shape ...int) *NDArray { return defaultSession.Ones(dev, shape...) }
+
+// Ones is the package-level Ones making an array of s.
+func (s *Session) Ones(dev ctx.Context, shape ...int) *NDArray {
+	return s.Full(dev, Float32, 1, shape...)
+}
 
 // ZerosOf returns an array of zeros of dtype dt (false for Bool).
-func ZerosOf(dev ctx.Context, dt DType, shape ...int) *NDArray { return Full(dev, dt, 0, shape...) }
+func ZerosOf(dev ctx.Context, dt DType, shape ...int) *NDArray {
+	return defaultSession.ZerosOf(dev, dt, shape...)
+}
+
+// ZerosOf is the package-level ZerosOf making an array of s.
+func (s *Session) ZerosOf(dev ctx.Context, dt DType, shape ...int) *NDArray {
+	return s.Full(dev, dt, 0, shape...)
+}
 
 // OnesOf returns an array of ones of dtype dt (true for Bool).
-func OnesOf(dev ctx.Context, dt DType, shape ...int) *NDArray { return Full(dev, dt, 1, shape...) }
+func OnesOf(dev ctx.Context, dt DType, shape ...int) *NDArray {
+	return defaultSession.OnesOf(dev, dt, shape...)
+}
 
-// ZerosLike returns zeros with a's shape, dtype and context.
+// OnesOf is the package-level OnesOf making an array of s.
+func (s *Session) OnesOf(dev ctx.Context, dt DType, shape ...int) *NDArray {
+	return s.Full(dev, dt, 1, shape...)
+}
+
+// ZerosLike returns zeros with a's shape, dtype, context and session.
 func ZerosLike(a *NDArray) *NDArray { return FullLike(a, 0) }
 
-// OnesLike returns ones with a's shape, dtype and context.
+// OnesLike returns ones with a's shape, dtype, context and session.
 func OnesLike(a *NDArray) *NDArray { return FullLike(a, 1) }
 
-// FullLike returns an array filled with v with a's shape, dtype and context.
+// FullLike returns an array filled with v with a's shape, dtype, context
+// and session.
 func FullLike(a *NDArray, v float64) *NDArray {
 	checkLive("FullLike", a)
-	return Full(a.st.dev, a.dtype, v, a.shape...)
+	return a.Session().Full(a.st.dev, a.dtype, v, a.shape...)
 }
 
 // FromSlice copies a Go slice into a new array of the given shape on dev.
@@ -54,6 +89,11 @@ func FullLike(a *NDArray, v float64) *NDArray {
 // []uint8 and []bool give the dtype of that name, and []int gives Int64.
 // With no shape the array is one-dimensional.
 func FromSlice(dev ctx.Context, data any, shape ...int) *NDArray {
+	return defaultSession.FromSlice(dev, data, shape...)
+}
+
+// FromSlice is the package-level FromSlice making an array of s.
+func (s *Session) FromSlice(dev ctx.Context, data any, shape ...int) *NDArray {
 	const op = "FromSlice"
 	if ints, ok := data.([]int); ok {
 		v := make([]int64, len(ints))
@@ -72,16 +112,24 @@ func FromSlice(dev ctx.Context, data any, shape ...int) *NDArray {
 	if numel(shape) != n {
 		fail(op, ErrShape, "%d values do not fill shape %v (%d elements)", n, shape, numel(shape))
 	}
-	a := newArray(op, dev, dt, shape)
+	a := newArray(op, s, dev, dt, shape)
 	a.be().Write(a.st.buf, a.off, data)
 	return a
 }
 
 // Scalar returns a one-element array holding v.
-func Scalar(dev ctx.Context, dt DType, v float64) *NDArray { return Full(dev, dt, v, 1) }
+func Scalar(dev ctx.Context, dt DType, v float64) *NDArray { return defaultSession.Scalar(dev, dt, v) }
+
+// Scalar is the package-level Scalar making an array of s.
+func (s *Session) Scalar(dev ctx.Context, dt DType, v float64) *NDArray { return s.Full(dev, dt, v, 1) }
 
 // Arange returns the float32 values start, start+step, ... below stop.
 func Arange(dev ctx.Context, start, stop, step float64) *NDArray {
+	return defaultSession.Arange(dev, start, stop, step)
+}
+
+// Arange is the package-level Arange making an array of s.
+func (s *Session) Arange(dev ctx.Context, start, stop, step float64) *NDArray {
 	if step == 0 || (stop-start)/step < 0 {
 		fail("Arange", ErrArgument, "empty or infinite range start=%g stop=%g step=%g", start, stop, step)
 	}
@@ -89,5 +137,5 @@ func Arange(dev ctx.Context, start, stop, step float64) *NDArray {
 	for x := start; (step > 0 && x < stop) || (step < 0 && x > stop); x = start + step*float64(len(v)) {
 		v = append(v, float32(x)) // x is computed from the count, so errors do not accumulate
 	}
-	return FromSlice(dev, v)
+	return s.FromSlice(dev, v)
 }

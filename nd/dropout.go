@@ -17,19 +17,20 @@ func Dropout(x *NDArray, p float64) *NDArray {
 	if p < 0 || p >= 1 {
 		fail(op, ErrArgument, "probability %g outside [0, 1)", p)
 	}
-	if !IsTraining() || p == 0 {
+	sess := x.Session()
+	if !sess.IsTraining() || p == 0 {
 		y := x.view(0, x.shape)
 		Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
 			return []*NDArray{g.view(0, g.shape)}
 		})
 		return y
 	}
-	mask := dropoutMask(op, x.st.dev, x.dtype, x.shape, p)
+	mask := dropoutMask(op, sess, x.st.dev, x.dtype, x.shape, p)
 	y := mulRaw(x, mask)
 	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
 		return []*NDArray{mulRaw(g, mask)}
 	})
-	if !IsRecording() {
+	if !sess.IsRecording() {
 		mask.Release()
 	}
 	return y
@@ -42,16 +43,16 @@ func Dropout(x *NDArray, p float64) *NDArray {
 // value is dropped when its bits fall below p·2³². That costs about a
 // nanosecond per value, and the mask depends only on the seed and the
 // shape.
-func dropoutMask(op string, dev ctx.Context, dt DType, shape []int, p float64) *NDArray {
+func dropoutMask(op string, sess *Session, dev ctx.Context, dt DType, shape []int, p float64) *NDArray {
 	checkShape(op, shape)
-	g := rngFor(dev)
+	g := sess.rngFor(dev)
 	g.mu.Lock()
 	seed := g.r.Uint64()
 	g.mu.Unlock()
 	n := numel(shape)
 	thr := uint32(min(p*(1<<32), 1<<32-1))
 	keep := 1 / (1 - p)
-	a := newArray(op, dev, dt, shape)
+	a := newArray(op, sess, dev, dt, shape)
 	if dt == Float64 {
 		writeMask[float64](a, n, seed, thr, keep)
 	} else {

@@ -18,12 +18,13 @@ const (
 	ErrReleased                      // use of a released array
 	ErrGraph                         // autograd misuse (no graph, graph freed)
 	ErrDevice                        // the device failed (allocation, driver)
+	ErrSession                       // arrays of two sessions mixed (see Session)
 )
 
 var kindNames = map[ErrorKind]string{
 	ErrContext: "context mismatch", ErrShape: "shape error", ErrDType: "dtype mismatch",
 	ErrArgument: "invalid argument", ErrReleased: "released array", ErrGraph: "autograd error",
-	ErrDevice: "device error",
+	ErrDevice: "device error", ErrSession: "session mismatch",
 }
 
 // String names the kind.

@@ -25,10 +25,10 @@ func runIndexed(out *NDArray, ins []*NDArray, run func(k backend.IndexKernels, o
 	host := hostCPU
 	hins := make([]*NDArray, len(ins))
 	for i, a := range ins {
-		hins[i] = newArray("host copy", host, a.dtype, a.shape)
+		hins[i] = newArray("host copy", out.Session(), host, a.dtype, a.shape)
 		transfer(hins[i], a)
 	}
-	hout := newArray("host copy", host, out.dtype, out.shape)
+	hout := newArray("host copy", out.Session(), host, out.dtype, out.shape)
 	transfer(hout, out)
 	run(hostIndex(), hout, hins)
 	transfer(out, hout)
@@ -77,7 +77,7 @@ func Take(x, indices *NDArray, axis int, mode TakeMode) *NDArray {
 	shape := slices.Concat(x.shape[:ax], indices.shape, x.shape[ax+1:])
 	p := backend.GatherParams{Outer: outer, N: n, M: indices.Size(), Inner: inner, Wrap: mode == TakeWrap}
 	idxStrides := []int{0, 1, 0}
-	out := newArray(op, x.st.dev, x.dtype, shape)
+	out := newArray(op, sessionOf(op, x, indices), x.st.dev, x.dtype, shape)
 	gatherInto(p, out, x, indices, idxStrides)
 	Record(op, out, []*NDArray{x, indices}, func(g *NDArray, need []bool) []*NDArray {
 		return []*NDArray{scatterGrad(p, g, x, indices, idxStrides), nil}
@@ -145,7 +145,7 @@ func Gather(x *NDArray, axis int, idx *NDArray) *NDArray {
 	const op = "Gather"
 	checkIndexArray(op, x, idx)
 	_, p := gatherShapes(op, x, idx, axis)
-	out := newArray(op, x.st.dev, x.dtype, idx.shape)
+	out := newArray(op, sessionOf(op, x, idx), x.st.dev, x.dtype, idx.shape)
 	gatherInto(p, out, x, idx, nil)
 	Record(op, out, []*NDArray{x, idx}, func(g *NDArray, need []bool) []*NDArray {
 		return []*NDArray{scatterGrad(p, g, x, idx, nil), nil}
@@ -166,7 +166,7 @@ func ScatterAdd(x *NDArray, axis int, idx, src *NDArray) *NDArray {
 		fail(op, ErrShape, "index of shape %v and source of shape %v differ", idx.shape, src.shape)
 	}
 	_, p := gatherShapes(op, x, idx, axis)
-	out := newArray(op, x.st.dev, x.dtype, x.shape)
+	out := newArray(op, sessionOf(op, x, idx, src), x.st.dev, x.dtype, x.shape)
 	transfer(out, x)
 	scatterAddInto(p, out, src, idx, nil)
 	recordScatter(op, p, out, x, idx, src, nil)
@@ -196,7 +196,7 @@ func IndexAdd(x *NDArray, axis int, indices, src *NDArray) *NDArray {
 	}
 	p := backend.GatherParams{Outer: outer, N: n, M: indices.Size(), Inner: inner}
 	st := []int{0, 1, 0}
-	out := newArray(op, x.st.dev, x.dtype, x.shape)
+	out := newArray(op, sessionOf(op, x, indices, src), x.st.dev, x.dtype, x.shape)
 	transfer(out, x)
 	scatterAddInto(p, out, src, indices, st)
 	recordScatter(op, p, out, x, indices, src, st)
@@ -213,7 +213,7 @@ func recordScatter(op string, p backend.GatherParams, out, x, idx, src *NDArray,
 			gx = g.view(0, g.shape)
 		}
 		if need[2] {
-			gs = newArray(op, g.st.dev, g.dtype, src.shape)
+			gs = newArray(op, g.Session(), g.st.dev, g.dtype, src.shape)
 			gatherInto(p, gs, g, idx, idxStrides)
 		}
 		return []*NDArray{gx, nil, gs}

@@ -85,9 +85,9 @@ func LogSumExp(x *NDArray, keep bool, axes ...int) *NDArray {
 	// Shift by the maximum where it is finite, by 0 where a slice is all
 	// −∞ (or holds +∞), which would otherwise give ∞ − ∞.
 	abs := unaryRaw(op, backend.Abs, m, 0, 0)
-	inf := Full(x.st.dev, x.dtype, math.Inf(1), 1)
+	inf := x.Session().Full(x.st.dev, x.dtype, math.Inf(1), 1)
 	finite := binaryInto(op, backend.Less, abs, inf, Bool)
-	zero := Full(x.st.dev, x.dtype, 0, 1)
+	zero := x.Session().Full(x.st.dev, x.dtype, 0, 1)
 	safe := whereRaw(op, finite, m, zero)
 	release(abs, inf, finite, zero, m)
 	e := Exp(Sub(x, safe))

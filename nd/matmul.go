@@ -38,7 +38,7 @@ func gemmRaw(op string, a, b *NDArray, ta, tb bool) *NDArray {
 	if a.NDim() == 3 || b.NDim() == 3 {
 		shape = []int{batch, m, n}
 	}
-	out := newArray(op, a.st.dev, a.dtype, shape)
+	out := newArray(op, sessionOf(op, a, b), a.st.dev, a.dtype, shape)
 	p := backend.GemmParams{
 		TransA: ta, TransB: tb, M: m, N: n, K: k, Alpha: 1, Beta: 0,
 		A: a.arg(), B: b.arg(), C: out.arg(), LDA: ac, LDB: bc, LDC: n,

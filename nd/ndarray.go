@@ -38,6 +38,7 @@ type NDArray struct {
 	released atomic.Bool
 	scope    atomic.Pointer[Scope]
 	ag       atomic.Pointer[agState]
+	sess     atomic.Pointer[Session] // nil: neutral (runs in the default session)
 }
 
 // Shape returns a copy of the array's shape.
@@ -93,9 +94,9 @@ func checkShape(op string, shape []int) {
 	}
 }
 
-// newArray allocates an uninitialised array and registers it with the
-// innermost open Scope.
-func newArray(op string, dev ctx.Context, dt DType, shape []int) *NDArray {
+// newArray allocates an uninitialised array of session s and registers it
+// with s's innermost open Scope.
+func newArray(op string, s *Session, dev ctx.Context, dt DType, shape []int) *NDArray {
 	checkShape(op, shape)
 	be := backendFor(op, dev)
 	buf, err := be.Alloc(dev, dt, numel(shape))
@@ -105,18 +106,23 @@ func newArray(op string, dev ctx.Context, dt DType, shape []int) *NDArray {
 	st := &storage{be: be, dev: dev, buf: buf}
 	st.refs.Store(1)
 	a := &NDArray{st: st, shape: slices.Clone(shape), dtype: dt}
-	track(a)
+	a.bind(s)
+	s.track(a)
 	return a
 }
 
-// view returns a new array header sharing a's memory.
-func (a *NDArray) view(off int, shape []int) *NDArray {
+// view returns a new array header sharing a's memory, in a's session.
+func (a *NDArray) view(off int, shape []int) *NDArray { return a.viewIn(a.Session(), off, shape) }
+
+// viewIn is view with the result in session s.
+func (a *NDArray) viewIn(s *Session, off int, shape []int) *NDArray {
 	if a.released.Load() {
 		fail("view", ErrReleased, "array of shape %v on %v was released (is it still needed by a recorded graph?)", a.shape, a.st.dev)
 	}
 	a.st.refs.Add(1)
 	v := &NDArray{st: a.st, off: a.off + off, shape: slices.Clone(shape), dtype: a.dtype}
-	track(v)
+	v.bind(s)
+	s.track(v)
 	return v
 }
 
@@ -165,8 +171,10 @@ func checkInputs(op string, arrs ...*NDArray) {
 	}
 }
 
-// checkContexts validates that the live arrays all sit on one context.
+// checkContexts validates that the live arrays all sit on one context and
+// belong to at most one session.
 func checkContexts(op string, arrs ...*NDArray) {
+	sessionOf(op, arrs...)
 	a := arrs[0]
 	for _, b := range arrs[1:] {
 		if b.st.dev != a.st.dev {

@@ -41,13 +41,13 @@ func Pad(x *NDArray, widths [][2]int, mode PadMode, value float64) *NDArray {
 			if before > 0 {
 				s := out.Shape()
 				s[d] = before
-				parts = append(parts, Full(x.st.dev, x.dtype, value, s...))
+				parts = append(parts, x.Session().Full(x.st.dev, x.dtype, value, s...))
 			}
 			parts = append(parts, out)
 			if after > 0 {
 				s := out.Shape()
 				s[d] = after
-				parts = append(parts, Full(x.st.dev, x.dtype, value, s...))
+				parts = append(parts, x.Session().Full(x.st.dev, x.dtype, value, s...))
 			}
 			out = Concat(d, parts...)
 		case PadEdge, PadReflect:
@@ -71,7 +71,7 @@ func Pad(x *NDArray, widths [][2]int, mode PadMode, value float64) *NDArray {
 				idx = append(idx, min(max(k, 0), n-1))
 			}
 			// The index array stays alive: Take's backward reads it.
-			out = Take(out, FromSlice(x.st.dev, idx), d, TakeClip)
+			out = Take(out, x.Session().FromSlice(x.st.dev, idx), d, TakeClip)
 		default:
 			fail(op, ErrArgument, "unknown pad mode %d", mode)
 		}

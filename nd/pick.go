@@ -25,7 +25,7 @@ func pickDims(op string, x, idx *NDArray, axis int) (ax, outer, n, inner int) {
 func Pick(x, idx *NDArray, axis int) *NDArray {
 	const op = "Pick"
 	_, outer, n, inner := pickDims(op, x, idx, axis)
-	out := newArray(op, x.st.dev, x.dtype, idx.shape)
+	out := newArray(op, sessionOf(op, x, idx), x.st.dev, x.dtype, idx.shape)
 	x.be().Pick(outer, n, inner, out.arg(), x.arg(), idx.arg())
 	Record(op, out, []*NDArray{x, idx}, func(g *NDArray, need []bool) []*NDArray {
 		if !need[0] {
@@ -66,7 +66,7 @@ func oneHot(op string, idx *NDArray, depth int, on, off float64, dt DType) *NDAr
 	if !dt.Valid() {
 		fail(op, ErrDType, "unknown dtype %v", dt)
 	}
-	out := newArray(op, idx.st.dev, dt, append(idx.Shape(), depth))
+	out := newArray(op, idx.Session(), idx.st.dev, dt, append(idx.Shape(), depth))
 	idx.be().OneHot(idx.Size(), depth, out.arg(), idx.arg(), on, off)
 	return out
 }

@@ -80,10 +80,10 @@ func Pool2D(x *NDArray, o PoolOpts) *NDArray {
 	checkLive(op, x)
 	checkFloat(op, x)
 	p := poolParams(op, x, o)
-	y := newArray(op, x.st.dev, x.dtype, []int{p.N, p.C, p.OutH, p.OutW})
+	y := newArray(op, x.Session(), x.st.dev, x.dtype, []int{p.N, p.C, p.OutH, p.OutW})
 	x.be().Pool2D(p, y.arg(), x.arg())
 	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
-		gx := newArray(op, x.st.dev, x.dtype, x.shape)
+		gx := newArray(op, g.Session(), x.st.dev, x.dtype, x.shape)
 		x.be().Pool2DBackward(p, gx.arg(), x.arg(), y.arg(), g.arg())
 		return []*NDArray{gx}
 	})

@@ -14,9 +14,10 @@ import (
 // reproducible when several devices draw concurrently, as dropout does
 // during a multi-device forward pass.
 var rngs struct {
-	mu   sync.Mutex
-	seed uint64
-	gens map[ctx.Context]*lockedRand
+	mu    sync.Mutex
+	seed  uint64
+	epoch uint64 // counts calls to Seed, so sessions know to rederive
+	gens  map[ctx.Context]*lockedRand
 }
 
 type lockedRand struct {
@@ -30,6 +31,7 @@ func Seed(seed uint64) {
 	rngs.mu.Lock()
 	defer rngs.mu.Unlock()
 	rngs.seed = seed
+	rngs.epoch++
 	rngs.gens = nil
 }
 
@@ -42,29 +44,48 @@ func CurrentSeed() uint64 {
 	return rngs.seed
 }
 
-func rngFor(dev ctx.Context) *lockedRand {
-	rngs.mu.Lock()
-	defer rngs.mu.Unlock()
-	if rngs.gens == nil {
-		rngs.gens = map[ctx.Context]*lockedRand{}
+// rngFor returns s's generator for dev. The default session uses the
+// process-wide generators; another session has its own, derived from the
+// seed and its name (and rederived when Seed is called again), so that
+// its draws do not depend on what other sessions draw meanwhile.
+func (s *Session) rngFor(dev ctx.Context) *lockedRand {
+	if s == defaultSession {
+		rngs.mu.Lock()
+		defer rngs.mu.Unlock()
+		return derive(&rngs.gens, dev, rngs.seed, "")
 	}
-	g := rngs.gens[dev]
+	rngs.mu.Lock()
+	seed, epoch := rngs.seed, rngs.epoch
+	rngs.mu.Unlock()
+	s.rngMu.Lock()
+	defer s.rngMu.Unlock()
+	if s.epoch != epoch {
+		s.gens, s.epoch = nil, epoch
+	}
+	return derive(&s.gens, dev, seed, "/"+s.name)
+}
+
+func derive(gens *map[ctx.Context]*lockedRand, dev ctx.Context, seed uint64, suffix string) *lockedRand {
+	if *gens == nil {
+		*gens = map[ctx.Context]*lockedRand{}
+	}
+	g := (*gens)[dev]
 	if g == nil {
 		h := fnv.New64a()
-		h.Write([]byte(dev.String() + "/" + strconv.FormatUint(rngs.seed, 10)))
-		g = &lockedRand{r: rand.New(rand.NewPCG(rngs.seed, h.Sum64()))}
-		rngs.gens[dev] = g
+		h.Write([]byte(dev.String() + "/" + strconv.FormatUint(seed, 10) + suffix))
+		g = &lockedRand{r: rand.New(rand.NewPCG(seed, h.Sum64()))}
+		(*gens)[dev] = g
 	}
 	return g
 }
 
 // hostRandom fills a host slice of n values using dev's generator and
 // uploads it as a new array.
-func hostRandom(op string, dev ctx.Context, dt DType, shape []int, draw func(r *rand.Rand) float64) *NDArray {
+func hostRandom(op string, s *Session, dev ctx.Context, dt DType, shape []int, draw func(r *rand.Rand) float64) *NDArray {
 	checkShape(op, shape)
 	checkFloatDType(op, dt)
 	n := numel(shape)
-	g := rngFor(dev)
+	g := s.rngFor(dev)
 	g.mu.Lock()
 	var data any
 	if dt == Float64 {
@@ -81,39 +102,53 @@ func hostRandom(op string, dev ctx.Context, dt DType, shape []int, draw func(r *
 		data = v
 	}
 	g.mu.Unlock()
-	a := newArray(op, dev, dt, shape)
+	a := newArray(op, s, dev, dt, shape)
 	a.be().Write(a.st.buf, a.off, data)
 	return a
 }
 
 // RandomUniform draws values uniformly from [lo, hi).
 func RandomUniform(dev ctx.Context, dt DType, lo, hi float64, shape ...int) *NDArray {
+	return defaultSession.RandomUniform(dev, dt, lo, hi, shape...)
+}
+
+// RandomUniform is the package-level RandomUniform making an array of s, from s's
+// generators.
+func (s *Session) RandomUniform(dev ctx.Context, dt DType, lo, hi float64, shape ...int) *NDArray {
 	if hi < lo {
 		fail("RandomUniform", ErrArgument, "hi %g < lo %g", hi, lo)
 	}
-	return hostRandom("RandomUniform", dev, dt, shape, func(r *rand.Rand) float64 {
+	return hostRandom("RandomUniform", s, dev, dt, shape, func(r *rand.Rand) float64 {
 		return lo + (hi-lo)*r.Float64()
 	})
 }
 
 // RandomNormal draws values from a normal distribution.
 func RandomNormal(dev ctx.Context, dt DType, mean, std float64, shape ...int) *NDArray {
+	return defaultSession.RandomNormal(dev, dt, mean, std, shape...)
+}
+
+// RandomNormal is the package-level RandomNormal making an array of s, from s's
+// generators.
+func (s *Session) RandomNormal(dev ctx.Context, dt DType, mean, std float64, shape ...int) *NDArray {
 	if std < 0 {
 		fail("RandomNormal", ErrArgument, "negative standard deviation %g", std)
 	}
-	return hostRandom("RandomNormal", dev, dt, shape, func(r *rand.Rand) float64 {
+	return hostRandom("RandomNormal", s, dev, dt, shape, func(r *rand.Rand) float64 {
 		return mean + std*r.NormFloat64()
 	})
 }
 
-// RandomUniformLike draws uniform values with a's shape, dtype and context.
+// RandomUniformLike draws uniform values with a's shape, dtype, context and
+// session.
 func RandomUniformLike(a *NDArray, lo, hi float64) *NDArray {
 	checkLive("RandomUniformLike", a)
-	return RandomUniform(a.st.dev, a.dtype, lo, hi, a.shape...)
+	return a.Session().RandomUniform(a.st.dev, a.dtype, lo, hi, a.shape...)
 }
 
-// RandomNormalLike draws normal values with a's shape, dtype and context.
+// RandomNormalLike draws normal values with a's shape, dtype, context and
+// session.
 func RandomNormalLike(a *NDArray, mean, std float64) *NDArray {
 	checkLive("RandomNormalLike", a)
-	return RandomNormal(a.st.dev, a.dtype, mean, std, a.shape...)
+	return a.Session().RandomNormal(a.st.dev, a.dtype, mean, std, a.shape...)
 }

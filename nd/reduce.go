@@ -58,7 +58,7 @@ func droppedShape(shape []int, axes []bool) []int {
 // reduceRaw reduces x over the marked axes, returning the keepdims shape.
 func reduceRaw(op string, code backend.ReduceOp, x *NDArray, axes []bool) *NDArray {
 	checkLive(op, x)
-	out := newArray(op, x.st.dev, x.dtype, keptShape(x.shape, axes))
+	out := newArray(op, x.Session(), x.st.dev, x.dtype, keptShape(x.shape, axes))
 	if x.Size() == 0 {
 		x.be().Fill(out.arg(), out.Size(), 0)
 		return out
@@ -104,7 +104,7 @@ func reduceOp(op string, code backend.ReduceOp, x *NDArray, keep bool, axes []in
 
 // broadcastRaw materialises a keepdims array at a full shape.
 func broadcastRaw(a *NDArray, shape []int) *NDArray {
-	out := newArray("BroadcastTo", a.st.dev, a.dtype, shape)
+	out := newArray("BroadcastTo", a.Session(), a.st.dev, a.dtype, shape)
 	a.be().Copy(shape, out.arg(), bcastArg(a, shape))
 	return out
 }
@@ -194,7 +194,7 @@ func argExtreme(op string, code backend.ReduceOp, x *NDArray, axis int) *NDArray
 		fail(op, ErrShape, "empty axis %d of shape %v", axis, x.shape)
 	}
 	mask := axesMask(op, x.NDim(), []int{ax})
-	out := newArray(op, x.st.dev, Int64, droppedShape(x.shape, mask))
+	out := newArray(op, x.Session(), x.st.dev, Int64, droppedShape(x.shape, mask))
 	if out.Size() > 0 {
 		x.be().Reduce(code, x.shape, mask, out.arg(), x.arg())
 	}

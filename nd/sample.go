@@ -13,6 +13,12 @@ import (
 // RandomInt draws integers uniformly from [lo, hi) into an array of the
 // integer dtype dt (Int32, Int64 or Uint8), as PyTorch's randint.
 func RandomInt(dev ctx.Context, dt DType, lo, hi int64, shape ...int) *NDArray {
+	return defaultSession.RandomInt(dev, dt, lo, hi, shape...)
+}
+
+// RandomInt is the package-level RandomInt making an array of s, from s's
+// generators.
+func (s *Session) RandomInt(dev ctx.Context, dt DType, lo, hi int64, shape ...int) *NDArray {
 	const op = "RandomInt"
 	checkShape(op, shape)
 	if !dt.IsInt() {
@@ -22,13 +28,13 @@ func RandomInt(dev ctx.Context, dt DType, lo, hi int64, shape ...int) *NDArray {
 		fail(op, ErrArgument, "empty range [%d, %d)", lo, hi)
 	}
 	v := make([]int64, numel(shape))
-	g := rngFor(dev)
+	g := s.rngFor(dev)
 	g.mu.Lock()
 	for i := range v {
 		v[i] = lo + g.r.Int64N(hi-lo)
 	}
 	g.mu.Unlock()
-	a := newArray(op, dev, dt, shape)
+	a := newArray(op, s, dev, dt, shape)
 	a.be().Write(a.st.buf, a.off, v)
 	return a
 }
@@ -48,7 +54,7 @@ func Bernoulli(p *NDArray) *NDArray {
 		}
 	}
 	out := make([]float64, len(probs))
-	g := rngFor(p.st.dev)
+	g := p.Session().rngFor(p.st.dev)
 	g.mu.Lock()
 	for i, q := range probs {
 		if g.r.Float64() < q {
@@ -56,7 +62,7 @@ func Bernoulli(p *NDArray) *NDArray {
 		}
 	}
 	g.mu.Unlock()
-	a := newArray(op, p.st.dev, p.dtype, p.shape)
+	a := newArray(op, p.Session(), p.st.dev, p.dtype, p.shape)
 	a.be().Write(a.st.buf, a.off, out)
 	return a
 }
@@ -120,7 +126,7 @@ func Categorical(weights *NDArray, n int, logits bool) *NDArray {
 		}
 	}
 	out := make([]int64, rows*n)
-	g := rngFor(weights.st.dev)
+	g := weights.Session().rngFor(weights.st.dev)
 	g.mu.Lock()
 	for r := range rows {
 		c := cdf[r*k : (r+1)*k]
@@ -135,7 +141,7 @@ func Categorical(weights *NDArray, n int, logits bool) *NDArray {
 	}
 	g.mu.Unlock()
 	shape := append(weights.Shape()[:weights.NDim()-1], n)
-	a := newArray(op, weights.st.dev, Int64, shape)
+	a := newArray(op, weights.Session(), weights.st.dev, Int64, shape)
 	a.be().Write(a.st.buf, a.off, out)
 	return a
 }
@@ -143,11 +149,17 @@ func Categorical(weights *NDArray, n int, logits bool) *NDArray {
 // Permutation returns a random permutation of 0 … n−1 as an Int64 array
 // (NumPy's permutation, PyTorch's randperm).
 func Permutation(dev ctx.Context, n int) *NDArray {
+	return defaultSession.Permutation(dev, n)
+}
+
+// Permutation is the package-level Permutation making an array of s, from s's
+// generators.
+func (s *Session) Permutation(dev ctx.Context, n int) *NDArray {
 	const op = "Permutation"
 	if n < 0 {
 		fail(op, ErrArgument, "negative length %d", n)
 	}
-	g := rngFor(dev)
+	g := s.rngFor(dev)
 	g.mu.Lock()
 	p := g.r.Perm(n)
 	g.mu.Unlock()
@@ -155,7 +167,7 @@ func Permutation(dev ctx.Context, n int) *NDArray {
 	for i, x := range p {
 		v[i] = int64(x)
 	}
-	a := newArray(op, dev, Int64, []int{n})
+	a := newArray(op, s, dev, Int64, []int{n})
 	a.be().Write(a.st.buf, a.off, v)
 	return a
 }

@@ -9,57 +9,64 @@ import (
 )
 
 // Scope releases the temporaries of a piece of work deterministically.
-// Every array created while a scope is the innermost open one (by any
-// goroutine, on any context) is tracked by it; Close releases all tracked
-// arrays except those handed on with Keep. A typical training step:
+// Every array made while a scope is the innermost open one of its session
+// is tracked by it; Close releases all tracked arrays except those handed
+// on with Keep. A typical training step:
 //
 //	s := nd.NewScope()
 //	loss := step(batch) // activations, gradients of intermediates, ...
 //	s.Keep(loss)        // loss survives Close; everything else goes back to the pool
 //	s.Close()
 //
-// Scopes nest; they are process-wide, so independent loops that open
-// scopes concurrently in different goroutines should not rely on them
-// (release explicitly instead). Gradient buffers attached with AttachGrad
-// are never tracked.
+// Scopes nest within a Session. The arrays of a session (see Session) are
+// tracked by that session's scopes only, so goroutine trees with their own
+// sessions open and close scopes independently. NewScope opens a scope of
+// the default session, which tracks every neutral array made anywhere in
+// the process while it is innermost. Gradient buffers attached with
+// AttachGrad are never tracked.
 type Scope struct {
 	mu        sync.Mutex
 	arrays    []*NDArray
 	compactAt int // list length at which released and handed-on arrays are dropped
 	parent    *Scope
 	closed    bool
+	sess      *Session
 }
 
-var scopes struct {
-	mu  sync.Mutex
-	top *Scope
+// NewScope opens a scope of the default session, nested in its innermost
+// one.
+func NewScope() *Scope { return defaultSession.NewScope() }
+
+// WithScope runs f inside a new scope of the default session and closes it
+// afterwards, keeping the arrays f returns.
+func WithScope(f func() []*NDArray) []*NDArray { return defaultSession.WithScope(f) }
+
+// NewScope opens a scope of s nested in s's innermost one.
+func (s *Session) NewScope() *Scope {
+	s.scopeMu.Lock()
+	defer s.scopeMu.Unlock()
+	sc := &Scope{parent: s.top, sess: s}
+	s.top = sc
+	return sc
 }
 
-// NewScope opens a scope nested in the current innermost one.
-func NewScope() *Scope {
-	scopes.mu.Lock()
-	defer scopes.mu.Unlock()
-	s := &Scope{parent: scopes.top}
-	scopes.top = s
-	return s
-}
-
-// WithScope runs f inside a new scope and closes it afterwards, keeping the
-// arrays f returns.
-func WithScope(f func() []*NDArray) []*NDArray {
-	s := NewScope()
-	defer s.Close()
+// WithScope runs f inside a new scope of s and closes it afterwards,
+// keeping the arrays f returns.
+func (s *Session) WithScope(f func() []*NDArray) []*NDArray {
+	sc := s.NewScope()
+	defer sc.Close()
 	keep := f()
-	s.Keep(keep...)
+	sc.Keep(keep...)
 	return keep
 }
 
-func track(a *NDArray) {
-	scopes.mu.Lock()
-	s := scopes.top
-	scopes.mu.Unlock()
-	if s != nil {
-		s.add(a)
+// track registers a with the innermost open scope of s.
+func (s *Session) track(a *NDArray) {
+	s.scopeMu.Lock()
+	sc := s.top
+	s.scopeMu.Unlock()
+	if sc != nil {
+		sc.add(a)
 	}
 }
 
@@ -83,12 +90,15 @@ func (s *Scope) add(a *NDArray) {
 func untrack(a *NDArray) { a.scope.Store(nil) }
 
 // Persist removes a from whatever scope tracks it, so that it lives until
-// it is released explicitly (or collected). Long-lived state created during
-// a step — parameters initialised at the first forward pass, optimizer
-// state, kvstore buffers — calls it. It returns a.
+// it is released explicitly (or collected), and makes it neutral (it
+// belongs to no Session), so that any goroutine tree may use it.
+// Long-lived state created during a step — parameters initialised at the
+// first forward pass, optimizer state, kvstore buffers — calls it. It
+// returns a.
 func (a *NDArray) Persist() *NDArray {
 	if a != nil {
 		untrack(a)
+		a.sess.Store(nil)
 	}
 	return a
 }
@@ -96,12 +106,12 @@ func (a *NDArray) Persist() *NDArray {
 // Keep exempts arrays from this scope's Close. They move to the enclosing
 // scope, if any, so an inner step can hand results to an outer one.
 func (s *Scope) Keep(arrs ...*NDArray) {
-	scopes.mu.Lock()
+	s.sess.scopeMu.Lock()
 	parent := s.parent
 	if parent != nil && parent.closed {
 		parent = nil
 	}
-	scopes.mu.Unlock()
+	s.sess.scopeMu.Unlock()
 	for _, a := range arrs {
 		if a == nil || a.scope.Load() != s {
 			continue
@@ -114,27 +124,28 @@ func (s *Scope) Keep(arrs ...*NDArray) {
 	}
 }
 
-// Close releases every array still tracked by s and removes s from the
-// scope stack. Closing twice is harmless.
+// Close releases every array still tracked by s and removes s from its
+// session's scope stack. Closing twice is harmless.
 func (s *Scope) Close() {
-	scopes.mu.Lock()
+	ss := s.sess
+	ss.scopeMu.Lock()
 	if s.closed {
-		scopes.mu.Unlock()
+		ss.scopeMu.Unlock()
 		return
 	}
 	s.closed = true
 	// Remove s wherever it is in the chain (normally the top).
-	if scopes.top == s {
-		scopes.top = s.parent
+	if ss.top == s {
+		ss.top = s.parent
 	} else {
-		for c := scopes.top; c != nil; c = c.parent {
+		for c := ss.top; c != nil; c = c.parent {
 			if c.parent == s {
 				c.parent = s.parent
 				break
 			}
 		}
 	}
-	scopes.mu.Unlock()
+	ss.scopeMu.Unlock()
 
 	s.mu.Lock()
 	arrs := s.arrays

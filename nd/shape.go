@@ -117,7 +117,7 @@ func permuteRaw(x *NDArray, perm []int) *NDArray {
 	for i, p := range perm {
 		shape[i], src.Strides[i] = x.shape[p], own[p]
 	}
-	out := newArray("Transpose", x.st.dev, x.dtype, shape)
+	out := newArray("Transpose", x.Session(), x.st.dev, x.dtype, shape)
 	x.be().Copy(shape, out.arg(), src)
 	return out
 }
@@ -155,7 +155,7 @@ func SliceAxis(x *NDArray, axis, begin, end int) *NDArray {
 	if ax == 0 || numel(x.shape[:ax]) == 1 {
 		y = x.view(begin*backend.ContiguousStrides(x.shape)[ax], shape)
 	} else {
-		y = newArray(op, x.st.dev, x.dtype, shape)
+		y = newArray(op, x.Session(), x.st.dev, x.dtype, shape)
 		x.be().Copy(shape, y.arg(), region(x, ax, begin))
 	}
 	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
@@ -188,7 +188,7 @@ func Concat(axis int, arrs ...*NDArray) *NDArray {
 		}
 		shape[ax] += a.shape[ax]
 	}
-	out := newArray(op, first.st.dev, first.dtype, shape)
+	out := newArray(op, sessionOf(op, arrs...), first.st.dev, first.dtype, shape)
 	begins := make([]int, len(arrs))
 	at := 0
 	for i, a := range arrs {
@@ -200,7 +200,7 @@ func Concat(axis int, arrs ...*NDArray) *NDArray {
 		grads := make([]*NDArray, len(arrs))
 		for i, a := range arrs {
 			if need[i] {
-				grads[i] = newArray(op, g.st.dev, g.dtype, a.shape)
+				grads[i] = newArray(op, g.Session(), g.st.dev, g.dtype, a.shape)
 				g.be().Copy(a.shape, grads[i].arg(), region(g, ax, begins[i]))
 			}
 		}

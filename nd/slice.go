@@ -117,7 +117,7 @@ func sliceRaw(op string, x *NDArray, ranges []Range) (*NDArray, backend.Arg, []i
 	src := x.arg()
 	src.Off += off
 	src.Strides = st
-	out := newArray(op, x.st.dev, x.dtype, shape)
+	out := newArray(op, x.Session(), x.st.dev, x.dtype, shape)
 	if out.Size() > 0 {
 		x.be().Copy(shape, out.arg(), src)
 	}

@@ -5,7 +5,7 @@ import "github.com/goluon/goluon/nd/backend"
 // cumsumRaw computes the running sum along axis without recording.
 func cumsumRaw(op string, x *NDArray, ax int) *NDArray {
 	outer, n, inner := axisDims(x.shape, ax)
-	out := newArray(op, x.st.dev, x.dtype, x.shape)
+	out := newArray(op, x.Session(), x.st.dev, x.dtype, x.shape)
 	if out.Size() == 0 {
 		return out
 	}
@@ -42,8 +42,8 @@ func Cumsum(x *NDArray, axis int) *NDArray {
 // sortRaw sorts x along ax into values and Int64 positions.
 func sortRaw(op string, x *NDArray, ax int, desc bool) (vals, idx *NDArray) {
 	outer, n, inner := axisDims(x.shape, ax)
-	vals = newArray(op, x.st.dev, x.dtype, x.shape)
-	idx = newArray(op, x.st.dev, Int64, x.shape)
+	vals = newArray(op, x.Session(), x.st.dev, x.dtype, x.shape)
+	idx = newArray(op, x.Session(), x.st.dev, Int64, x.shape)
 	if x.Size() == 0 {
 		return vals, idx
 	}
@@ -51,7 +51,7 @@ func sortRaw(op string, x *NDArray, ax int, desc bool) (vals, idx *NDArray) {
 		k.Sort(outer, n, inner, desc, vals.arg(), idx.arg(), x.arg())
 		return vals, idx
 	}
-	host := []*NDArray{newArray(op, hostCPU, x.dtype, x.shape), newArray(op, hostCPU, Int64, x.shape), newArray(op, hostCPU, x.dtype, x.shape)}
+	host := []*NDArray{newArray(op, x.Session(), hostCPU, x.dtype, x.shape), newArray(op, x.Session(), hostCPU, Int64, x.shape), newArray(op, x.Session(), hostCPU, x.dtype, x.shape)}
 	transfer(host[2], x)
 	hostIndex().Sort(outer, n, inner, desc, host[0].arg(), host[1].arg(), host[2].arg())
 	transfer(vals, host[0])
@@ -103,7 +103,7 @@ func TopK(x *NDArray, k, axis int, largest bool) (values, indices *NDArray) {
 	ranges := make([]Range, x.NDim())
 	ranges[ax] = Span(0, k)
 	values, indices = Slice(vals, ranges...), Slice(idx, ranges...)
-	if !IsRecording() {
+	if !x.Session().IsRecording() {
 		release(vals, idx)
 	}
 	return values, indices
@@ -142,9 +142,9 @@ func Norm(x *NDArray, ord int, keep bool, axes ...int) *NDArray {
 	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
 		gk := g.view(0, kshape)
 		yk := y.view(0, kshape)
-		zero := Full(x.st.dev, x.dtype, 0, 1)
+		zero := x.Session().Full(x.st.dev, x.dtype, 0, 1)
 		pos := binaryInto(op, backend.Greater, yk, zero, Bool)
-		one := Full(x.st.dev, x.dtype, 1, 1)
+		one := x.Session().Full(x.st.dev, x.dtype, 1, 1)
 		den := whereRaw(op, pos, yk, one) // 1 where the norm is 0 (then x is 0 too)
 		q := binaryRaw(op, bDiv, gk, den)
 		r := mulRaw(x, q)

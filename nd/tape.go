@@ -2,7 +2,6 @@ package nd
 
 import (
 	"sync"
-	"sync/atomic"
 )
 
 // GradReq says what Backward does with an array's gradient buffer.
@@ -47,56 +46,6 @@ type agState struct {
 	retired bool // node's graph was freed by a Backward without retainGraph
 }
 
-// Recording and training state. Counters, not flags, so that per-device
-// goroutines may each enter and leave a recording scope concurrently.
-var (
-	recordDepth  atomic.Int32
-	pauseDepth   atomic.Int32
-	trainDepth   atomic.Int32
-	predictDepth atomic.Int32
-)
-
-// IsRecording reports whether ops are being recorded for autograd.
-func IsRecording() bool { return recordDepth.Load() > 0 && pauseDepth.Load() == 0 }
-
-// IsTraining reports whether ops run in training mode (dropout active,
-// batch norm using batch statistics).
-func IsTraining() bool { return predictDepth.Load() == 0 && trainDepth.Load() > 0 }
-
-// EnterRecording starts recording (and training mode when train is set)
-// and returns the function that ends it. Package autograd wraps it.
-func EnterRecording(train bool) (exit func()) {
-	recordDepth.Add(1)
-	mode := enterMode(train)
-	return once(func() { mode(); recordDepth.Add(-1) })
-}
-
-// EnterPause stops recording (and sets the mode given by train) until the
-// returned function is called.
-func EnterPause(train bool) (exit func()) {
-	pauseDepth.Add(1)
-	mode := enterMode(train)
-	return once(func() { mode(); pauseDepth.Add(-1) })
-}
-
-// EnterMode sets training (train) or predict mode until the returned
-// function is called; predict mode wins while any predict scope is open.
-func EnterMode(train bool) (exit func()) { return once(enterMode(train)) }
-
-func enterMode(train bool) func() {
-	c := &predictDepth
-	if train {
-		c = &trainDepth
-	}
-	c.Add(1)
-	return func() { c.Add(-1) }
-}
-
-func once(f func()) func() {
-	var o sync.Once
-	return func() { o.Do(f) }
-}
-
 func (a *NDArray) state() *agState { return a.ag.Load() }
 
 // requiresGrad reports whether a gradient flows to a: it has a gradient
@@ -106,11 +55,17 @@ func (a *NDArray) requiresGrad() bool {
 	return s != nil && (s.node != nil || (s.grad != nil && s.req != GradNull))
 }
 
-// Record attaches a tape node to out when recording is on and some input
-// requires a gradient. Ops call it after computing out; custom functions
-// (package autograd) call it with their own backward.
+// Record attaches a tape node to out when the session of the inputs (see
+// Session) records and some input requires a gradient. Ops call it after
+// computing out; custom functions (package autograd) call it with their
+// own backward.
 func Record(op string, out *NDArray, inputs []*NDArray, backward BackwardFunc) {
-	if !IsRecording() {
+	sessionOf(op, inputs...).record(op, out, inputs, backward)
+}
+
+// record is Record in a known session.
+func (s *Session) record(op string, out *NDArray, inputs []*NDArray, backward BackwardFunc) {
+	if !s.IsRecording() {
 		return
 	}
 	need := make([]bool, len(inputs))
@@ -139,8 +94,7 @@ func (a *NDArray) AttachGrad(req GradReq) {
 	}
 	var g *NDArray
 	if req != GradNull {
-		g = ZerosLike(a)
-		untrack(g)
+		g = ZerosLike(a).Persist() // neutral and untracked, whatever a's session
 	}
 	a.ag.Store(&agState{grad: g, req: req})
 }

@@ -10,7 +10,7 @@ import (
 func unaryRaw(op string, code backend.UnaryOp, a *NDArray, p1, p2 float64) *NDArray {
 	checkLive(op, a)
 	checkUnaryDType(op, code, a.dtype, p1, p2)
-	out := newArray(op, a.st.dev, a.dtype, a.shape)
+	out := newArray(op, a.Session(), a.st.dev, a.dtype, a.shape)
 	a.be().Unary(code, out.arg(), a.arg(), a.Size(), p1, p2)
 	return out
 }

@@ -15,7 +15,7 @@ func whereRaw(op string, cond, a, b *NDArray) *NDArray {
 		fail(op, ErrDType, "condition must be a bool array, got %v (shape %v); compare, or convert with AsType(Bool)", cond.dtype, cond.shape)
 	}
 	shape := broadcastShape(op, broadcastShape(op, cond.shape, a.shape), b.shape)
-	out := newArray(op, a.st.dev, a.dtype, shape)
+	out := newArray(op, sessionOf(op, cond, a, b), a.st.dev, a.dtype, shape)
 	if out.Size() == 0 {
 		return out
 	}
@@ -34,7 +34,7 @@ func Where(cond, a, b *NDArray) *NDArray {
 	out := whereRaw(op, cond, a, b)
 	Record(op, out, []*NDArray{cond, a, b}, func(g *NDArray, need []bool) []*NDArray {
 		var ga, gb *NDArray
-		zero := Full(g.st.dev, g.dtype, 0, 1)
+		zero := g.Session().Full(g.st.dev, g.dtype, 0, 1)
 		defer zero.Release()
 		if need[1] {
 			ga = reduceGrad(whereRaw(op, cond, g, zero), a.shape)
@@ -60,7 +60,7 @@ func MaskedFill(x, mask *NDArray, value float64) *NDArray {
 	if !slices.Equal(broadcastShape(op, mask.shape, x.shape), x.shape) {
 		fail(op, ErrShape, "mask of shape %v does not broadcast to x's shape %v", mask.shape, x.shape)
 	}
-	v := Full(x.st.dev, x.dtype, value, 1)
+	v := x.Session().Full(x.st.dev, x.dtype, value, 1)
 	defer v.Release()
 	return Where(mask, v, x)
 }

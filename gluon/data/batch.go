@@ -72,17 +72,21 @@ type hostBatch struct {
 	indices []int
 }
 
-// toND copies the batch to dev. It is called by the goroutine that calls
-// Iterator.Next, so the arrays belong to the nd.Scope open there.
-func (h *hostBatch) toND(dev ctx.Context) (b Batch, err error) {
+// toND copies the batch to dev as arrays of sess (the default session when
+// nil). It is called by the goroutine that calls Iterator.Next, so the
+// arrays belong to the session's nd.Scope open there.
+func (h *hostBatch) toND(sess *nd.Session, dev ctx.Context) (b Batch, err error) {
+	if sess == nil {
+		sess = nd.DefaultSession()
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			b.Data.Release()
 			err = fmt.Errorf("data: copying batch to %v: %w", dev, &PanicError{Value: r, Stack: debug.Stack()})
 		}
 	}()
-	b.Data = nd.FromSlice(dev, h.data, h.shape...)
-	b.Label = nd.FromSlice(dev, h.labels, len(h.labels))
+	b.Data = sess.FromSlice(dev, h.data, h.shape...)
+	b.Label = sess.FromSlice(dev, h.labels, len(h.labels))
 	b.Indices = h.indices
 	return b, nil
 }

@@ -79,7 +79,7 @@ func (it *Iterator) Next() bool {
 		it.finish()
 		return false
 	}
-	b, err := h.toND(it.l.o.Context)
+	b, err := h.toND(it.l.o.Session, it.l.o.Context)
 	it.l.pool.Put(h)
 	if err != nil {
 		it.p.fail(err)

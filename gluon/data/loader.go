@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/nd"
 )
 
 // LoaderOpts configures a DataLoader. The zero value of every field but
@@ -33,6 +34,10 @@ type LoaderOpts struct {
 	// Context is where batch arrays are created (default cpu(0), the zero
 	// value).
 	Context ctx.Context
+	// Session, when set, makes the batch arrays with that session's
+	// creation methods, so that they belong to it and its scopes track
+	// them (see autograd.Session); nil makes them in the default session.
+	Session *nd.Session
 	// Sampler, when set, replaces the sequential or shuffled order (Gluon's
 	// sampler argument); Shuffle must then be false.
 	Sampler Sampler

@@ -1,0 +1,283 @@
+package nd
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/goluon/goluon/ctx"
+)
+
+// Session is the autograd state of one goroutine tree: whether ops are
+// recorded, training or predict mode, the stack of open Scopes and the
+// random generators. Go has no goroutine-local storage, so the state
+// travels with the arrays instead:
+//
+//   - an array made by a Session's creation methods (s.FromSlice,
+//     s.Zeros, ...) or handed to s.Adopt belongs to s;
+//   - an op whose inputs belong to s runs in s — it is recorded when s
+//     records, Dropout and BatchNorm follow s's mode, and its results
+//     belong to s and are tracked by s's innermost Scope;
+//   - arrays that belong to no session (parameters, gradient buffers,
+//     arrays made by the package-level functions) are neutral: they mix
+//     with arrays of any one session, and an op whose inputs are all
+//     neutral runs in the default session.
+//
+// The package-level functions (Zeros, NewScope, EnterRecording, and
+// autograd.Record, Pause, TrainMode, PredictMode) act on the default
+// session, which is process-wide: a program with one goroutine tree needs
+// nothing else. A program in which independent goroutine trees train,
+// evaluate or serve at the same time gives each tree but one its own
+// Session (NewSession) and makes its inputs with it; goroutines spawned
+// inside a tree (gluon.ForEachDevice, or any goroutine given the tree's
+// arrays) inherit its session through the arrays they work on. An op that
+// mixes arrays of two sessions is an error naming both (ErrSession).
+//
+// A Session is safe for concurrent use by the goroutines of its tree.
+type Session struct {
+	name string
+
+	recordDepth, pauseDepth, trainDepth, predictDepth atomic.Int32
+
+	scopeMu sync.Mutex
+	top     *Scope // innermost open scope
+
+	rngMu sync.Mutex
+	gens  map[ctx.Context]*lockedRand
+	epoch uint64 // the call to Seed the generators were derived after
+}
+
+// defaultSession holds the process-wide state of the package-level
+// functions. Arrays never point at it: neutral arrays (nil session) run in
+// it.
+var defaultSession = &Session{name: "default"}
+
+var sessionCount atomic.Int64
+
+// NewSession returns a new session, not recording and in predict mode,
+// with no open scope. name appears in error messages; an empty name is
+// replaced by "session<N>". Its random generators are derived from the
+// current Seed and the name, so a session draws the same numbers however
+// other sessions interleave with it.
+func NewSession(name string) *Session {
+	n := sessionCount.Add(1)
+	if name == "" {
+		name = fmt.Sprintf("session%d", n)
+	}
+	return &Session{name: name}
+}
+
+// DefaultSession returns the process-wide session that the package-level
+// functions use.
+func DefaultSession() *Session { return defaultSession }
+
+// Name returns the session's name.
+func (s *Session) Name() string { return s.name }
+
+// String returns the session's name, quoted.
+func (s *Session) String() string { return fmt.Sprintf("session %q", s.name) }
+
+// IsRecording reports whether ops of s are being recorded for autograd.
+func (s *Session) IsRecording() bool {
+	return s.recordDepth.Load() > 0 && s.pauseDepth.Load() == 0
+}
+
+// IsTraining reports whether ops of s run in training mode (dropout
+// active, batch norm using batch statistics).
+func (s *Session) IsTraining() bool {
+	return s.predictDepth.Load() == 0 && s.trainDepth.Load() > 0
+}
+
+// EnterRecording starts recording in s (and training mode when train is
+// set) and returns the function that ends it. The state is a set of
+// counters, not flags, so the goroutines of one tree (per-device workers)
+// may each enter and leave recording concurrently.
+func (s *Session) EnterRecording(train bool) (exit func()) {
+	s.recordDepth.Add(1)
+	mode := s.enterMode(train)
+	return once(func() { mode(); s.recordDepth.Add(-1) })
+}
+
+// EnterPause stops recording in s (and sets the mode given by train) until
+// the returned function is called.
+func (s *Session) EnterPause(train bool) (exit func()) {
+	s.pauseDepth.Add(1)
+	mode := s.enterMode(train)
+	return once(func() { mode(); s.pauseDepth.Add(-1) })
+}
+
+// EnterMode sets training (train) or predict mode in s until the returned
+// function is called; predict mode wins while any predict scope is open.
+func (s *Session) EnterMode(train bool) (exit func()) { return once(s.enterMode(train)) }
+
+func (s *Session) enterMode(train bool) func() {
+	c := &s.predictDepth
+	if train {
+		c = &s.trainDepth
+	}
+	c.Add(1)
+	return func() { c.Add(-1) }
+}
+
+func once(f func()) func() {
+	var o sync.Once
+	return func() { o.Do(f) }
+}
+
+// Record runs f with s recording and in training mode, like Gluon's
+// `with autograd.record():` for the arrays of s.
+func (s *Session) Record(f func()) { s.RecordMode(true, f) }
+
+// RecordMode runs f with s recording; train selects training mode.
+func (s *Session) RecordMode(train bool, f func()) {
+	exit := s.EnterRecording(train)
+	defer exit()
+	f()
+}
+
+// Pause runs f with s not recording and in predict mode, like Gluon's
+// `with autograd.pause():`.
+func (s *Session) Pause(f func()) { s.PauseMode(false, f) }
+
+// PauseMode runs f with s not recording; train selects training mode.
+func (s *Session) PauseMode(train bool, f func()) {
+	exit := s.EnterPause(train)
+	defer exit()
+	f()
+}
+
+// TrainMode runs f with s in training mode, recording unchanged.
+func (s *Session) TrainMode(f func()) {
+	exit := s.EnterMode(true)
+	defer exit()
+	f()
+}
+
+// PredictMode runs f with s in predict mode, recording unchanged. Predict
+// mode wins over training mode while it is open.
+func (s *Session) PredictMode(f func()) {
+	exit := s.EnterMode(false)
+	defer exit()
+	f()
+}
+
+// IsRecording reports whether the default session records.
+func IsRecording() bool { return defaultSession.IsRecording() }
+
+// IsTraining reports whether the default session is in training mode.
+func IsTraining() bool { return defaultSession.IsTraining() }
+
+// EnterRecording starts recording in the default session; see
+// Session.EnterRecording. Package autograd wraps it.
+func EnterRecording(train bool) (exit func()) { return defaultSession.EnterRecording(train) }
+
+// EnterPause stops recording in the default session; see
+// Session.EnterPause.
+func EnterPause(train bool) (exit func()) { return defaultSession.EnterPause(train) }
+
+// EnterMode sets the default session's mode; see Session.EnterMode.
+func EnterMode(train bool) (exit func()) { return defaultSession.EnterMode(train) }
+
+// Session returns the session a belongs to: the one that made it, adopted
+// it or ran the op that computed it, or the default session for a neutral
+// array. Goroutines that work on a's tree make their own arrays with it.
+func (a *NDArray) Session() *Session {
+	if s := a.sess.Load(); s != nil {
+		return s
+	}
+	return defaultSession
+}
+
+// Bound reports whether a belongs to a session other than the default one.
+func (a *NDArray) Bound() bool { return a.sess.Load() != nil }
+
+// sessionOf returns the session an op on arrs runs in: the one session
+// their bound arrays share, or the default session when all are neutral.
+// Arrays of two different sessions are an ErrSession error naming both.
+// Nil arrays are skipped (callers check liveness first).
+func sessionOf(op string, arrs ...*NDArray) *Session {
+	var s *Session
+	for _, a := range arrs {
+		if a == nil {
+			continue
+		}
+		b := a.sess.Load()
+		if b == nil || b == s {
+			continue
+		}
+		if s != nil {
+			fail(op, ErrSession, "arrays of %v and %v mixed (shapes %v and %v): each goroutine tree keeps to its own session; make an array that trees share neutral with Persist", s, b, firstOf(s, arrs).shape, a.shape)
+		}
+		s = b
+	}
+	if s == nil {
+		return defaultSession
+	}
+	return s
+}
+
+func firstOf(s *Session, arrs []*NDArray) *NDArray {
+	for _, a := range arrs {
+		if a != nil && a.sess.Load() == s {
+			return a
+		}
+	}
+	return arrs[0]
+}
+
+// bind makes a belong to s (nothing for the default session).
+func (a *NDArray) bind(s *Session) {
+	if s != defaultSession {
+		a.sess.Store(s)
+	}
+}
+
+// Adopt makes arrays made elsewhere (by the package-level functions, a data
+// loader, another session's work handed over with Detach) belong to s, and
+// tracks each one not already tracked by a Scope in s's innermost Scope.
+// It is an ErrSession error to adopt an array of another session, and an
+// array tracked by a scope of another session (the default session's
+// scopes track every neutral array made while they are open, in any
+// goroutine: make arrays with s's creation methods instead). Adopting into
+// the default session is a no-op. Adopt returns its first argument, for
+// chaining. Arrays shared with other trees (parameters) stay neutral:
+// use Use for an op on them alone.
+func (s *Session) Adopt(arrs ...*NDArray) *NDArray {
+	for _, a := range arrs {
+		checkLive("Adopt", a)
+		if s == defaultSession {
+			continue
+		}
+		if b := a.sess.Load(); b != nil && b != s {
+			fail("Adopt", ErrSession, "array of shape %v belongs to %v, not %v (make it neutral with Persist first)", a.shape, b, s)
+		}
+		if sc := a.scope.Load(); sc != nil && sc.sess != s {
+			fail("Adopt", ErrSession, "array of shape %v is tracked by a scope of %v: it was made while that scope was open; make it with %v's creation methods", a.shape, sc.sess, s)
+		}
+		a.sess.Store(s)
+		if a.scope.Load() == nil {
+			s.track(a)
+		}
+	}
+	if len(arrs) == 0 {
+		return nil
+	}
+	return arrs[0]
+}
+
+// Use returns a view of a that belongs to s, for ops of s whose inputs are
+// otherwise neutral — a weight penalty computed from parameters alone
+// inside s's Record, say. The view is recorded like an identity op, so
+// gradients flow through it to a. a must be neutral or already s's.
+func (s *Session) Use(a *NDArray) *NDArray {
+	const op = "Use"
+	checkLive(op, a)
+	if b := a.sess.Load(); b != nil && b != s {
+		fail(op, ErrSession, "array of shape %v belongs to %v, not %v", a.shape, b, s)
+	}
+	v := a.viewIn(s, 0, a.shape)
+	s.record(op, v, []*NDArray{a}, func(g *NDArray, _ []bool) []*NDArray {
+		return []*NDArray{g.view(0, g.shape)}
+	})
+	return v
+}
