@@ -65,6 +65,14 @@ func TestGradChecksGPU0(t *testing.T) {
 	ndtest.GradChecks(t, ctx.GPU(0))
 }
 
+// TestSessionChecksGPU0 runs every gradient case in a session of its own
+// on gpu(0): the backend's host fallbacks (indexing, sorting) keep the
+// session too.
+func TestSessionChecksGPU0(t *testing.T) {
+	needGPUs(t, 1)
+	ndtest.SessionChecks(t, ctx.GPU(0))
+}
+
 // TestGradChecksGPU1 runs the gradient checks on gpu(1).
 func TestGradChecksGPU1(t *testing.T) {
 	needGPUs(t, 2)

@@ -32,6 +32,13 @@ type gradCase struct {
 // tolerances. The cases of the ops of nd/X.go are in X.go of this package,
 // next to their conformance family.
 func GradChecks(t *testing.T, dev ctx.Context) {
+	forEachGradCase(t, dev, func(t *testing.T, c gradCase) {
+		CheckGrad(t, c.f, c.in(), c.tol, c.noGrad...)
+	})
+}
+
+// gradCases returns every gradient case on dev, in table order.
+func gradCases(dev ctx.Context) []gradCase {
 	var cases []gradCase
 	for _, group := range [][]gradCase{
 		gradBinaryCases(dev),    // binary.go
@@ -57,6 +64,13 @@ func GradChecks(t *testing.T, dev ctx.Context) {
 	} {
 		cases = append(cases, group...)
 	}
+	return cases
+}
+
+// forEachGradCase runs check on every gradient case on dev as sub-tests
+// "<Op>/<case>", skipping the cases whose skip says so.
+func forEachGradCase(t *testing.T, dev ctx.Context, check func(t *testing.T, c gradCase)) {
+	cases := gradCases(dev)
 	// Group the cases by op, keeping the order of first appearance, so that
 	// each op is one sub-test with one sub-test per case.
 	var ops []string
@@ -76,7 +90,7 @@ func GradChecks(t *testing.T, dev ctx.Context) {
 							t.Skip(why)
 						}
 					}
-					CheckGrad(t, c.f, c.in(), c.tol, c.noGrad...)
+					check(t, c)
 				})
 			}
 		})
@@ -185,7 +199,8 @@ func (g *gradBuilder) two(a, b []int) func() []*nd.NDArray {
 	return func() []*nd.NDArray { return gradIn(gradSigned(g.dev, 62, a...), gradSigned(g.dev, 63, b...)) }
 }
 
-// lazy returns a constructor of the Int64 array v, built when a case runs.
-func (g *gradBuilder) lazy(v []int, shape ...int) func() *nd.NDArray {
-	return func() *nd.NDArray { return nd.FromSlice(g.dev, v, shape...) }
+// lazy returns a constructor of the Int64 array v, built when a case runs
+// in the session of like.
+func (g *gradBuilder) lazy(v []int, shape ...int) func(like *nd.NDArray) *nd.NDArray {
+	return func(like *nd.NDArray) *nd.NDArray { return like.Session().FromSlice(g.dev, v, shape...) }
 }
