@@ -162,7 +162,7 @@ func (p *Parameter) materialise() {
 	}
 	p.data = make([]*nd.NDArray, len(p.devs))
 	for i, d := range p.devs {
-		a := nd.FromSlice(d, host, p.shape...).Persist()
+		a := nd.Persistent().FromSlice(d, host, p.shape...)
 		a.AttachGrad(p.gradReq)
 		p.data[i] = a
 	}
@@ -324,7 +324,7 @@ func (p *Parameter) ResetContext(devs []ctx.Context) error {
 	src := p.data[0]
 	data := make([]*nd.NDArray, len(devs))
 	for i, d := range devs {
-		data[i] = src.DetachedCopyTo(d).Persist()
+		data[i] = nd.Persistent().CopyOf(src, d)
 		data[i].AttachGrad(p.gradReq)
 	}
 	p.devs, p.data = slices.Clone(devs), data

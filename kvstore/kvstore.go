@@ -152,7 +152,7 @@ func (s *store) Init(keys []string, values []*nd.NDArray) error {
 		if _, dup := s.stored[k]; dup {
 			return fmt.Errorf("kvstore %s: key %q initialised twice", s.kind, k)
 		}
-		s.initial[k] = values[i].DetachedCopyTo(values[i].Context()).Persist()
+		s.initial[k] = nd.Persistent().CopyOf(values[i], values[i].Context())
 		s.order = append(s.order, k)
 	}
 	return nil
@@ -281,7 +281,7 @@ func moveTo(v *nd.NDArray, dev ctx.Context) *nd.NDArray {
 	if v.Context() == dev {
 		return v
 	}
-	c := v.DetachedCopyTo(dev).Persist()
+	c := nd.Persistent().CopyOf(v, dev)
 	v.Release()
 	return c
 }

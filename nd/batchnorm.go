@@ -59,6 +59,12 @@ func BatchNorm(x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts) *NDArr
 		}
 	}
 	sess := sessionOf(op, x, gamma, beta, runMean, runVar)
+	if sess != defaultSession {
+		// Copies of the running statistics, the composed path's ops on gamma
+		// and beta: everything BatchNorm makes must be sess's.
+		l := sess.lift(op, gamma, beta, runMean, runVar)
+		gamma, beta, runMean, runVar = l[0], l[1], l[2], l[3]
+	}
 	train := sess.IsTraining() && !o.UseGlobalStats
 	if bk, ok := x.be().(backend.BatchNormKernels); ok && fusedBatchNorm {
 		if train && x.Size()/max(c, 1) < 1 {

@@ -63,16 +63,14 @@ func (a *NDArray) CopyTo(dev ctx.Context) *NDArray {
 	return out
 }
 
-// DetachedCopyTo returns a copy of a on dev that is not recorded on the
-// autograd tape, even inside a recording scope: the copy has no history and
-// gradients do not flow back to a. Parameter replicas and kvstore buffers
-// are made this way.
+// DetachedCopyTo returns a copy of a on dev, in a's session, that is not
+// recorded on the autograd tape, even inside a recording scope: the copy
+// has no history and gradients do not flow back to a. Long-lived copies
+// (parameter replicas, kvstore buffers) are made with
+// nd.Persistent().CopyOf instead.
 func (a *NDArray) DetachedCopyTo(dev ctx.Context) *NDArray {
-	const op = "DetachedCopyTo"
-	checkLive(op, a)
-	out := newArray(op, a.Session(), dev, a.dtype, a.shape)
-	transfer(out, a)
-	return out
+	checkLive("DetachedCopyTo", a)
+	return a.Session().CopyOf(a, dev)
 }
 
 // AsIn returns a itself when it already lives on dev, and a copy there

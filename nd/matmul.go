@@ -115,6 +115,13 @@ func FullyConnected(x, w, bias *NDArray) *NDArray {
 	if bias != nil && (bias.NDim() != 1 || bias.shape[0] != w.shape[0]) {
 		fail(op, ErrShape, "bias shape %v does not match weight %v (want [%d])", bias.shape, w.shape, w.shape[0])
 	}
+	if s := sessionOf(op, inputs...); s != defaultSession {
+		inputs = s.lift(op, inputs...) // the product of neutral x and w must be s's
+		x, w = inputs[0], inputs[1]
+		if bias != nil {
+			bias = inputs[2]
+		}
+	}
 	out := gemmRaw(op, x, w, false, true)
 	if bias != nil {
 		out.be().Binary(bAdd, out.shape, out.arg(), out.arg(), bcastArg(bias, out.shape))

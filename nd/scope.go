@@ -41,8 +41,12 @@ func NewScope() *Scope { return defaultSession.NewScope() }
 // afterwards, keeping the arrays f returns.
 func WithScope(f func() []*NDArray) []*NDArray { return defaultSession.WithScope(f) }
 
-// NewScope opens a scope of s nested in s's innermost one.
+// NewScope opens a scope of s nested in s's innermost one. The Persistent
+// session has no scopes: calling it there panics with ErrArgument.
 func (s *Session) NewScope() *Scope {
+	if s.persistent {
+		fail("NewScope", ErrArgument, "the persistent session has no scopes: its arrays outlive them all")
+	}
 	s.scopeMu.Lock()
 	defer s.scopeMu.Unlock()
 	sc := &Scope{parent: s.top, sess: s}
@@ -62,6 +66,9 @@ func (s *Session) WithScope(f func() []*NDArray) []*NDArray {
 
 // track registers a with the innermost open scope of s.
 func (s *Session) track(a *NDArray) {
+	if s.persistent {
+		return
+	}
 	s.scopeMu.Lock()
 	sc := s.top
 	s.scopeMu.Unlock()

@@ -2,6 +2,7 @@ package nd
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -35,7 +36,8 @@ import (
 //
 // A Session is safe for concurrent use by the goroutines of its tree.
 type Session struct {
-	name string
+	name       string
+	persistent bool // Persistent(): arrays neutral and never tracked
 
 	recordDepth, pauseDepth, trainDepth, predictDepth atomic.Int32
 
@@ -51,6 +53,9 @@ type Session struct {
 // functions. Arrays never point at it: neutral arrays (nil session) run in
 // it.
 var defaultSession = &Session{name: "default"}
+
+// persistentSession makes arrays that outlive every scope.
+var persistentSession = &Session{name: "persistent", persistent: true}
 
 var sessionCount atomic.Int64
 
@@ -70,6 +75,17 @@ func NewSession(name string) *Session {
 // DefaultSession returns the process-wide session that the package-level
 // functions use.
 func DefaultSession() *Session { return defaultSession }
+
+// Persistent returns the session for arrays that outlive every scope —
+// parameters, optimizer state, kvstore buffers, models built by a
+// goroutine tree of its own. Its creation methods (and CopyOf) make
+// neutral arrays that no Scope ever tracks, so another goroutine's closing
+// scope cannot release them between their creation and a call to Persist,
+// as it could release an array made with the package-level functions
+// while a default-session scope is open elsewhere. Its arrays are
+// neutral, so ops on them run in the default session (or the session of
+// the other inputs); it has no scopes of its own (NewScope panics).
+func Persistent() *Session { return persistentSession }
 
 // Name returns the session's name.
 func (s *Session) Name() string { return s.name }
@@ -225,9 +241,10 @@ func firstOf(s *Session, arrs []*NDArray) *NDArray {
 	return arrs[0]
 }
 
-// bind makes a belong to s (nothing for the default session).
+// bind makes a belong to s (nothing for the default and persistent
+// sessions, whose arrays are neutral).
 func (a *NDArray) bind(s *Session) {
-	if s != defaultSession {
+	if s != defaultSession && !s.persistent {
 		a.sess.Store(s)
 	}
 }
@@ -239,13 +256,18 @@ func (a *NDArray) bind(s *Session) {
 // array tracked by a scope of another session (the default session's
 // scopes track every neutral array made while they are open, in any
 // goroutine: make arrays with s's creation methods instead). Adopting into
-// the default session is a no-op. Adopt returns its first argument, for
+// the default session is a no-op; adopting into Persistent() is Persist.
+// Adopt returns its first argument, for
 // chaining. Arrays shared with other trees (parameters) stay neutral:
 // use Use for an op on them alone.
 func (s *Session) Adopt(arrs ...*NDArray) *NDArray {
 	for _, a := range arrs {
 		checkLive("Adopt", a)
 		if s == defaultSession {
+			continue
+		}
+		if s.persistent {
+			a.Persist()
 			continue
 		}
 		if b := a.sess.Load(); b != nil && b != s {
@@ -265,6 +287,31 @@ func (s *Session) Adopt(arrs ...*NDArray) *NDArray {
 	return arrs[0]
 }
 
+// lift returns arrs with each neutral array replaced by a view of it in s,
+// recorded as an identity so that gradients flow back. A composite op
+// whose steps would otherwise run on neutral inputs alone (a matrix
+// product with the parameters before the bound bias is added, a copy of
+// the running statistics) lifts its inputs first, so that every array it
+// makes belongs to its session. Nil entries stay nil; in the default
+// session arrs is returned as it is.
+func (s *Session) lift(op string, arrs ...*NDArray) []*NDArray {
+	if s == defaultSession || s.persistent {
+		return arrs
+	}
+	out := slices.Clone(arrs)
+	for i, a := range out {
+		if a == nil || a.sess.Load() != nil {
+			continue
+		}
+		v := a.viewIn(s, 0, a.shape)
+		s.record(op, v, []*NDArray{a}, func(g *NDArray, _ []bool) []*NDArray {
+			return []*NDArray{g.view(0, g.shape)}
+		})
+		out[i] = v
+	}
+	return out
+}
+
 // Use returns a view of a that belongs to s, for ops of s whose inputs are
 // otherwise neutral — a weight penalty computed from parameters alone
 // inside s's Record, say. The view is recorded like an identity op, so
@@ -280,4 +327,15 @@ func (s *Session) Use(a *NDArray) *NDArray {
 		return []*NDArray{g.view(0, g.shape)}
 	})
 	return v
+}
+
+// CopyOf returns a copy of a on dev made in s, not recorded: the copy has
+// no history and gradients do not flow back to a (DetachedCopyTo in s).
+// nd.Persistent().CopyOf makes parameter replicas and kvstore buffers.
+func (s *Session) CopyOf(a *NDArray, dev ctx.Context) *NDArray {
+	const op = "CopyOf"
+	checkLive(op, a)
+	out := newArray(op, s, dev, a.dtype, a.shape)
+	transfer(out, a)
+	return out
 }

@@ -235,6 +235,7 @@ func Stack(axis int, arrs ...*NDArray) *NDArray {
 			fail("Stack", ErrShape, "shapes %v and %v differ", arrs[0].shape, a.shape)
 		}
 	}
+	arrs = sessionOf("Stack", arrs...).lift("Stack", arrs...)
 	ex := make([]*NDArray, len(arrs))
 	for i, a := range arrs {
 		ex[i] = ExpandDims(a, axis)

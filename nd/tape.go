@@ -94,7 +94,7 @@ func (a *NDArray) AttachGrad(req GradReq) {
 	}
 	var g *NDArray
 	if req != GradNull {
-		g = ZerosLike(a).Persist() // neutral and untracked, whatever a's session
+		g = persistentSession.ZerosOf(a.st.dev, a.dtype, a.shape...) // neutral, never tracked
 	}
 	a.ag.Store(&agState{grad: g, req: req})
 }

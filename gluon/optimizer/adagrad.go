@@ -53,7 +53,7 @@ func (o *AdaGrad) Hyperparams() *Hyper { return &o.Hyper }
 
 // CreateState returns the history h of squared gradients.
 func (o *AdaGrad) CreateState(w *nd.NDArray) State {
-	return State{nd.ZerosLike(w)}
+	return State{zerosLike(w)}
 }
 
 // Update applies one AdaGrad step in place.

@@ -58,7 +58,7 @@ func (o *Adam) Hyperparams() *Hyper { return &o.Hyper }
 
 // CreateState returns the first and second moment estimates m and v.
 func (o *Adam) CreateState(w *nd.NDArray) State {
-	return State{nd.ZerosLike(w), nd.ZerosLike(w)}
+	return State{zerosLike(w), zerosLike(w)}
 }
 
 // Update applies one Adam step in place. It panics with an *nd.Error when

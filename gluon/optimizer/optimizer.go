@@ -63,9 +63,9 @@ type Optimizer interface {
 	// Name names the rule ("sgd", "adam", ...).
 	Name() string
 	// CreateState returns zero-initialised state for weight, on weight's
-	// context and of its dtype (nil when the rule keeps none). Call it
-	// outside any nd.Scope that closes before training ends, or Keep the
-	// arrays: like every new array they are tracked by the innermost scope.
+	// context and of its dtype (nil when the rule keeps none). The rules
+	// here make it with nd.Persistent, so no nd.Scope tracks it; an
+	// Optimizer written elsewhere should do the same.
 	CreateState(weight *nd.NDArray) State
 	// Update applies one step to weight in place. grad is the summed
 	// gradient, not yet rescaled; weight, grad and state share a context.
@@ -232,3 +232,9 @@ func checkEps(name string, eps float64) error {
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// zerosLike returns optimizer state for w: zeros of w's shape, dtype and
+// context that no scope tracks and any session may use (nd.Persistent).
+func zerosLike(w *nd.NDArray) *nd.NDArray {
+	return nd.Persistent().ZerosOf(w.Context(), w.DType(), w.Shape()...)
+}

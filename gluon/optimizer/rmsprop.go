@@ -84,9 +84,9 @@ func (o *RMSProp) Hyperparams() *Hyper { return &o.Hyper }
 // order).
 func (o *RMSProp) CreateState(w *nd.NDArray) State {
 	if o.Centered {
-		return State{nd.ZerosLike(w), nd.ZerosLike(w), nd.ZerosLike(w)}
+		return State{zerosLike(w), zerosLike(w), zerosLike(w)}
 	}
-	return State{nd.ZerosLike(w)}
+	return State{zerosLike(w)}
 }
 
 // Update applies one RMSProp step in place.

@@ -60,7 +60,7 @@ func (o *SGD) CreateState(w *nd.NDArray) State {
 	if o.Momentum == 0 {
 		return nil
 	}
-	return State{nd.ZerosLike(w)}
+	return State{zerosLike(w)}
 }
 
 // Update applies one SGD step in place.

@@ -21,6 +21,9 @@ type gradCase struct {
 	// skip, when set and returning a non-empty reason, skips the case
 	// (for example when a second device of dev's kind is missing).
 	skip func() string
+	// chain marks a case whose f chains several ops, some of them on
+	// inputs alone: SessionChecks adopts all its inputs or none.
+	chain bool
 }
 
 // GradChecks runs the numerical gradient check of every differentiable op
@@ -146,7 +149,7 @@ func gradCompositeCases(dev ctx.Context) []gradCase {
 	// a classifier's loss, differentiated with respect to the input and
 	// every parameter.
 	return []gradCase{{
-		op: "Composite", name: "conv-relu-fc-logsoftmax-pick-mean", noGrad: []int{5},
+		op: "Composite", name: "conv-relu-fc-logsoftmax-pick-mean", noGrad: []int{5}, chain: true,
 		in: func() []*nd.NDArray {
 			return gradIn(
 				gradSigned(dev, 71, 2, 1, 5, 5), // x
@@ -200,7 +203,19 @@ func (g *gradBuilder) two(a, b []int) func() []*nd.NDArray {
 }
 
 // lazy returns a constructor of the Int64 array v, built when a case runs
-// in the session of like.
-func (g *gradBuilder) lazy(v []int, shape ...int) func(like *nd.NDArray) *nd.NDArray {
-	return func(like *nd.NDArray) *nd.NDArray { return like.Session().FromSlice(g.dev, v, shape...) }
+// in the session of its inputs.
+func (g *gradBuilder) lazy(v []int, shape ...int) func(in []*nd.NDArray) *nd.NDArray {
+	return func(in []*nd.NDArray) *nd.NDArray { return sessionIn(in).FromSlice(g.dev, v, shape...) }
+}
+
+// sessionIn returns the session of the first input that belongs to one
+// (the default session when none does): a case makes its constant arrays
+// with it, as a goroutine working on a session's arrays should.
+func sessionIn(in []*nd.NDArray) *nd.Session {
+	for _, a := range in {
+		if a.Bound() {
+			return a.Session()
+		}
+	}
+	return nd.DefaultSession()
 }

@@ -16,20 +16,20 @@ import (
 func gradIndexCases(dev ctx.Context) []gradCase {
 	g := &gradBuilder{dev: dev}
 	idx := g.lazy([]int{2, 0, 2, 3, 5, -1}, 2, 3)
-	g.add("Take", "axis0-clip", g.one(4, 3), func(in []*nd.NDArray) *nd.NDArray { return nd.Take(in[0], idx(in[0]), 0, nd.TakeClip) })
-	g.add("Take", "axis1-wrap", g.one(2, 4, 3), func(in []*nd.NDArray) *nd.NDArray { return nd.Take(in[0], idx(in[0]), 1, nd.TakeWrap) })
-	g.add("Take", "last-axis", g.one(3, 5), func(in []*nd.NDArray) *nd.NDArray { return nd.Take(in[0], idx(in[0]), -1, nd.TakeClip) })
+	g.add("Take", "axis0-clip", g.one(4, 3), func(in []*nd.NDArray) *nd.NDArray { return nd.Take(in[0], idx(in), 0, nd.TakeClip) })
+	g.add("Take", "axis1-wrap", g.one(2, 4, 3), func(in []*nd.NDArray) *nd.NDArray { return nd.Take(in[0], idx(in), 1, nd.TakeWrap) })
+	g.add("Take", "last-axis", g.one(3, 5), func(in []*nd.NDArray) *nd.NDArray { return nd.Take(in[0], idx(in), -1, nd.TakeClip) })
 
 	gidx := g.lazy([]int{0, 2, 2, 1, 1, 1, 3, 0}, 2, 4)
-	g.add("Gather", "axis1-repeats", g.one(2, 4), func(in []*nd.NDArray) *nd.NDArray { return nd.Gather(in[0], 1, gidx(in[0])) })
+	g.add("Gather", "axis1-repeats", g.one(2, 4), func(in []*nd.NDArray) *nd.NDArray { return nd.Gather(in[0], 1, gidx(in)) })
 	gidx0 := g.lazy([]int{1, 0, 2, 2, 0, 1}, 2, 3)
-	g.add("Gather", "axis0", g.one(3, 3), func(in []*nd.NDArray) *nd.NDArray { return nd.Gather(in[0], 0, gidx0(in[0])) })
+	g.add("Gather", "axis0", g.one(3, 3), func(in []*nd.NDArray) *nd.NDArray { return nd.Gather(in[0], 0, gidx0(in)) })
 	g.add("ScatterAdd", "axis1", g.two([]int{2, 4}, []int{2, 4}), func(in []*nd.NDArray) *nd.NDArray {
-		return nd.ScatterAdd(in[0], 1, gidx(in[0]), in[1])
+		return nd.ScatterAdd(in[0], 1, gidx(in), in[1])
 	})
 	iidx := g.lazy([]int{3, 0, 3})
 	g.add("IndexAdd", "axis1-repeats", g.two([]int{2, 4, 2}, []int{2, 3, 2}), func(in []*nd.NDArray) *nd.NDArray {
-		return nd.IndexAdd(in[0], 1, iidx(in[0]), in[1])
+		return nd.IndexAdd(in[0], 1, iidx(in), in[1])
 	})
 	return g.cases
 }

@@ -109,7 +109,7 @@ func gradPickCases(dev ctx.Context) []gradCase {
 	}
 	// Pick after LogSoftmax: the cross-entropy pattern.
 	cases = append(cases, gradCase{
-		op: "Pick", name: "after-log-softmax", noGrad: []int{1},
+		op: "Pick", name: "after-log-softmax", noGrad: []int{1}, chain: true,
 		in: func() []*nd.NDArray {
 			return gradIn(gradSigned(dev, 64, 4, 5), gradLabels(dev, []float64{1, 0, 4, 3}, 4))
 		},

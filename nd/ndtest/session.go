@@ -25,14 +25,28 @@ import (
 //     for ops that draw no random numbers, those of the default-session
 //     run.
 func SessionChecks(t *testing.T, dev ctx.Context) {
-	def := nd.DefaultSession()
 	forEachGradCase(t, dev, func(t *testing.T, c gradCase) {
+		for _, adopt := range []string{"all", "first", "last"} {
+			if adopt != "all" && c.chain {
+				continue // its ops on neutral inputs alone run in the default session, by design
+			}
+			t.Run(adopt, func(t *testing.T) { sessionCheck(t, c, adopt) })
+		}
+	})
+}
+
+// sessionCheck is SessionChecks for one case; adopt says which inputs the
+// session adopts ("all", or only the "first" or "last" one, the others
+// staying neutral as parameters do).
+func sessionCheck(t *testing.T, c gradCase, adopt string) {
+	def := nd.DefaultSession()
+	{
 		defer confRecover(t)
-		defOut, defGrads := runCase(c, def, c.in(), nil)
+		defOut, defGrads := runCase(c, def, c.in(), "all", nil)
 		var refOut []float64
 		var refGrads [][]float64
 		def.RecordMode(c.tol.Train, func() { // the default session in the case's own state
-			refOut, refGrads = runCase(c, nd.NewSession("check"), c.in(), nil)
+			refOut, refGrads = runCase(c, nd.NewSession("check"), c.in(), adopt, nil)
 		})
 
 		sess := nd.NewSession("check")
@@ -42,7 +56,7 @@ func SessionChecks(t *testing.T, dev ctx.Context) {
 		var out []float64
 		var grads [][]float64
 		run := func() {
-			out, grads = runCase(c, sess, in, func(o *nd.NDArray) {
+			out, grads = runCase(c, sess, in, adopt, func(o *nd.NDArray) {
 				if o.Session() != sess {
 					t.Errorf("output belongs to %v, want %v", o.Session(), sess)
 				}
@@ -75,14 +89,14 @@ func SessionChecks(t *testing.T, dev ctx.Context) {
 				}
 			}
 		}
-	})
+	}
 }
 
-// runCase adopts c's inputs into s, runs c.f recording in s and
-// backpropagates Σ out, returning the output and the gradients of the
-// inputs that take one (nil for the others). check, when set, sees the
-// output.
-func runCase(c gradCase, s *nd.Session, in []*nd.NDArray, check func(*nd.NDArray)) (out []float64, grads [][]float64) {
+// runCase adopts c's inputs (all, or only the first or last one) into s,
+// runs c.f recording in s and backpropagates Σ out, returning the output
+// and the gradients of the inputs that take one (nil for the others).
+// check, when set, sees the output.
+func runCase(c gradCase, s *nd.Session, in []*nd.NDArray, adopt string, check func(*nd.NDArray)) (out []float64, grads [][]float64) {
 	scope := s.NewScope()
 	defer scope.Close()
 	skip := map[int]bool{}
@@ -90,7 +104,9 @@ func runCase(c gradCase, s *nd.Session, in []*nd.NDArray, check func(*nd.NDArray
 		skip[i] = true
 	}
 	for i, a := range in {
-		s.Adopt(a)
+		if adopt == "all" || (adopt == "first" && i == 0) || (adopt == "last" && i == len(in)-1) {
+			s.Adopt(a)
+		}
 		if !skip[i] {
 			a.AttachGrad(nd.GradWrite)
 		}

@@ -1,0 +1,279 @@
+package autograd_test
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/goluon/goluon/autograd"
+	"github.com/goluon/goluon/nd"
+)
+
+// These tests run two goroutine trees at once — one training (recording,
+// dropout and batch norm in training mode, a scope per step), one serving
+// (predict mode or paused, a scope per request) — and compare each with
+// the results it gives alone. Run them with -race (make test does).
+
+// model is a tiny network with every piece of mode-dependent state:
+// x·w → Dropout(0.5) → BatchNorm (batch statistics in training, running
+// statistics in predict mode).
+type model struct{ w, gamma, beta, runMean, runVar *nd.NDArray }
+
+func newModel() *model {
+	w := make([]float64, 4*3)
+	for i := range w {
+		w[i] = math.Sin(float64(i+1)) / 2
+	}
+	p := nd.Persistent() // long-lived arrays: no scope of any goroutine may take them
+	m := &model{
+		w:       p.FromSlice(dev, w, 4, 3),
+		gamma:   p.FromSlice(dev, []float64{1, 0.5, 2}),
+		beta:    p.FromSlice(dev, []float64{0, 0.1, -0.1}),
+		runMean: p.FromSlice(dev, []float64{0.2, -0.1, 0}),
+		runVar:  p.FromSlice(dev, []float64{1, 2, 0.5}),
+	}
+	m.w.AttachGrad(nd.GradWrite)
+	m.gamma.AttachGrad(nd.GradWrite)
+	return m
+}
+
+func (m *model) forward(x *nd.NDArray) *nd.NDArray {
+	h := nd.Dropout(nd.MatMul(x, m.w), 0.5)
+	return nd.BatchNorm(h, m.gamma, m.beta, m.runMean, m.runVar, nd.BatchNormOpts{})
+}
+
+// input returns request or batch number i (8 samples of 4 features).
+func input(s *nd.Session, i int) *nd.NDArray {
+	v := make([]float64, 8*4)
+	for j := range v {
+		v[j] = math.Cos(float64(i*31 + j))
+	}
+	return s.FromSlice(dev, v, 8, 4)
+}
+
+// train runs steps training steps in s on a fresh model and returns every
+// loss and gradient it saw, in order.
+func train(s *nd.Session, steps int) []float64 {
+	m := newModel()
+	var out []float64
+	for i := range steps {
+		sc := s.NewScope()
+		x := input(s, i)
+		s.Record(func() {
+			loss := nd.Sum(nd.Square(m.forward(x)))
+			out = append(out, loss.Scalar())
+			nd.Backward([]*nd.NDArray{loss}, nil, false)
+		})
+		out = append(out, m.w.Grad().Float64s()...)
+		out = append(out, m.gamma.Grad().Float64s()...)
+		sc.Close()
+		if x.Released() == false {
+			panic("the step's scope did not release its input")
+		}
+	}
+	return out
+}
+
+// serve answers request i in s with pause (recording off, predict mode)
+// or PredictMode, on its own model.
+func serve(s *nd.Session, m *model, i int, pause bool) []float64 {
+	sc := s.NewScope()
+	defer sc.Close()
+	x := input(s, i)
+	var y []float64
+	f := func() { y = m.forward(x).Float64s() }
+	if pause {
+		s.Pause(f)
+	} else {
+		s.PredictMode(f)
+	}
+	return y
+}
+
+func identical(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestConcurrentTrainAndServe trains in one goroutine tree while another
+// serves predictions, in every pairing where at most one of them uses the
+// default session, and checks that both get exactly what they get alone.
+func TestConcurrentTrainAndServe(t *testing.T) {
+	const steps, requests = 60, 16
+	for _, tc := range []struct {
+		name               string
+		trainOwn, serveOwn bool // use an own session (else the default one)
+		pause              bool // serve inside Pause rather than PredictMode
+	}{
+		{"train-default/serve-session", false, true, false},
+		{"train-default/serve-session-paused", false, true, true},
+		{"train-session/serve-default", true, false, false},
+		{"train-session/serve-default-paused", true, false, true},
+		{"train-session/serve-session", true, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sessions := func() (tr, sv *nd.Session) {
+				tr, sv = autograd.Default(), autograd.Default()
+				if tc.trainOwn {
+					tr = autograd.NewSession("learner")
+				}
+				if tc.serveOwn {
+					sv = autograd.NewSession("server")
+				}
+				return tr, sv
+			}
+			// Alone: train, then serve every request once.
+			nd.Seed(7)
+			tr, sv := sessions()
+			wantTrain := train(tr, steps)
+			sm := newModel()
+			wantServe := make([][]float64, requests)
+			for i := range wantServe {
+				wantServe[i] = serve(sv, sm, i, tc.pause)
+			}
+
+			// Together: the server answers requests until training ends.
+			nd.Seed(7)
+			tr, sv = sessions()
+			var done atomic.Bool
+			var served, wrong atomic.Int64
+			var gotTrain []float64
+			var wg sync.WaitGroup
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				defer done.Store(true)
+				gotTrain = train(tr, steps)
+			}()
+			go func() {
+				defer wg.Done()
+				m := newModel()
+				for i := 0; !done.Load() || i < requests; i++ {
+					if !identical(serve(sv, m, i%requests, tc.pause), wantServe[i%requests]) {
+						wrong.Add(1)
+					}
+					served.Add(1)
+				}
+			}()
+			wg.Wait()
+			if !identical(gotTrain, wantTrain) {
+				t.Errorf("training beside a server differs from training alone")
+			}
+			if wrong.Load() != 0 {
+				t.Errorf("%d of %d predictions made beside training differ from predictions made alone", wrong.Load(), served.Load())
+			}
+		})
+	}
+}
+
+// TestConcurrentScopes opens and closes scopes of two sessions and of the
+// default session in three goroutines at once: each scope releases exactly
+// its own arrays.
+func TestConcurrentScopes(t *testing.T) {
+	sessions := []*nd.Session{autograd.Default(), autograd.NewSession("a"), autograd.NewSession("b")}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(sessions))
+	for _, s := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			kept := s.FromSlice(dev, []float32{1, 2, 3}) // made outside any scope of s: lives on
+			for i := range 300 {
+				outer := s.NewScope()
+				a := s.Zeros(dev, 4)
+				inner := s.NewScope()
+				b := nd.AddScalar(a, 1)
+				c := nd.Mul(b, nd.Reshape(kept, 3, 1)) // broadcast [3 1]×[4]
+				inner.Keep(c)
+				inner.Close()
+				if !b.Released() || c.Released() || a.Released() {
+					errs <- fmt.Errorf("%v, step %d: inner scope released the wrong arrays (b %v, c %v, a %v)", s, i, b.Released(), c.Released(), a.Released())
+					return
+				}
+				if got := c.Float32s(); got[0] != 1 || got[11] != 3 {
+					errs <- fmt.Errorf("%v, step %d: values %v", s, i, got)
+					return
+				}
+				outer.Close()
+				if !a.Released() || !c.Released() || kept.Released() {
+					errs <- fmt.Errorf("%v, step %d: outer scope released the wrong arrays", s, i)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// TestSessionMixError checks that an op on arrays of two sessions, and the
+// other conflicts the design cannot resolve, fail up front with an error
+// naming both sessions.
+func TestSessionMixError(t *testing.T) {
+	a, b := autograd.NewSession("learner"), autograd.NewSession("server")
+	x, y := a.Ones(dev, 2), b.Ones(dev, 2)
+	neutral := nd.Ones(dev, 2)
+	for _, tc := range []struct {
+		name string
+		f    func()
+		want string
+	}{
+		{"Add", func() { nd.Add(x, y) }, `nd.Add: session mismatch: arrays of session "learner" and session "server" mixed`},
+		{"Concat", func() { nd.Concat(0, neutral, x, y) }, `nd.Concat: session mismatch: arrays of session "learner" and session "server"`},
+		{"Adopt", func() { b.Adopt(x) }, `nd.Adopt: session mismatch: array of shape [2] belongs to session "learner", not session "server"`},
+		{"Use", func() { b.Use(x) }, `nd.Use: session mismatch`},
+		{"Backward", func() {
+			w := nd.Ones(dev, 2)
+			w.AttachGrad(nd.GradWrite)
+			var l1, l2 *nd.NDArray
+			a.Record(func() { l1 = nd.Sum(nd.Mul(w, x)) })
+			b.Record(func() { l2 = nd.Sum(nd.Mul(w, y)) })
+			autograd.BackwardHeads([]*nd.NDArray{l1, l2}, autograd.BackwardOpts{})
+		}, `nd.Backward: session mismatch`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := nd.Catch(tc.f)
+			var ne *nd.Error
+			if !errors.As(err, &ne) || ne.Kind != nd.ErrSession {
+				t.Fatalf("got %v, want an ErrSession", err)
+			}
+			if msg := err.Error(); len(msg) < len(tc.want) || msg[:len(tc.want)] != tc.want {
+				t.Errorf("error %q does not start with %q", msg, tc.want)
+			}
+		})
+	}
+	// Neutral arrays mix with either session, and the result is that
+	// session's.
+	if got := nd.Add(neutral, x).Session(); got != a {
+		t.Errorf("neutral + learner's array belongs to %v", got)
+	}
+}
+
+// TestSessionUse records an op on parameters alone in a session through a
+// Use view, so the weight penalty's gradient reaches the parameter while
+// the default session is not recording.
+func TestSessionUse(t *testing.T) {
+	s := autograd.NewSession("")
+	w := nd.FromSlice(dev, []float64{1, -2, 3})
+	w.AttachGrad(nd.GradWrite)
+	s.Record(func() { autograd.Backward(nd.Sum(nd.Square(s.Use(w)))) }) // d/dw Σw² = 2w
+	if got := w.Grad().Float64s(); !identical(got, []float64{2, -4, 6}) {
+		t.Errorf("gradient %v, want [2 -4 6]", got)
+	}
+	if autograd.IsRecording() {
+		t.Error("the default session records")
+	}
+}
