@@ -62,8 +62,8 @@ func (o *AdaGrad) Update(p Param, weight, grad *nd.NDArray, state State) {
 	var t temps
 	defer t.release()
 	lr := o.lr(p)
-	w := t.add(weight.Detach())
-	h := state[0]
+	w := t.view(weight)
+	h := t.view(state[0])
 	var g *nd.NDArray
 	if o.TorchForm {
 		g = o.prepare(&t, p, weight, grad)

@@ -73,9 +73,9 @@ func (o *Adam) Update(p Param, weight, grad *nd.NDArray, state State) {
 	defer t.release()
 	step := float64(p.Step)
 	lrT := o.lr(p) * math.Sqrt(1-math.Pow(o.Beta2, step)) / (1 - math.Pow(o.Beta1, step))
-	w := t.add(weight.Detach())
+	w := t.view(weight)
 	g := o.prepareClipLast(&t, p, weight, grad)
-	m, v := state[0], state[1]
+	m, v := t.view(state[0]), t.view(state[1])
 
 	nd.ScaleInPlace(m, o.Beta1)
 	nd.AddTo(m, t.add(nd.MulScalar(g, 1-o.Beta1)))

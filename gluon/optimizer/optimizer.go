@@ -30,11 +30,12 @@
 //
 // # Memory and autograd
 //
-// Update works on detached views of the weight and gradient, so it is never
-// recorded on the autograd tape, even inside autograd.Record. It releases
-// its temporaries itself before returning instead of opening an nd.Scope
-// (scopes are process-wide, and a Trainer may update the replicas of
-// different devices from concurrent goroutines).
+// Update works on views of the weight and gradient in a session of its own
+// that never records and opens no scope (see autograd.Session), so it is
+// never recorded on the autograd tape, even inside autograd.Record, and no
+// goroutine's scope tracks its temporaries: it releases them itself before
+// returning (a Trainer may update the replicas of different devices from
+// concurrent goroutines, beside other goroutine trees).
 package optimizer
 
 import (
@@ -123,9 +124,17 @@ func (h *Hyper) fusedParams(p Param) backend.OptimizerParams {
 	return backend.OptimizerParams{LR: h.lr(p), WD: h.wd(p), RescaleGrad: rescale, ClipGradient: h.ClipGradient}
 }
 
+// updates is the session Update computes in: it never records and has no
+// scopes, so its arrays are tracked by nothing and released by temps.
+var updates = nd.NewSession("optimizer")
+
 // temps collects the temporaries of one Update and releases them together.
 // It is goroutine-local, unlike an nd.Scope.
 type temps []*nd.NDArray
+
+// view returns a view of a in the updates session, owned by t: every op
+// on it runs there and is not recorded.
+func (t *temps) view(a *nd.NDArray) *nd.NDArray { return t.add(updates.Use(a)) }
 
 // add remembers a for release and returns it.
 func (t *temps) add(a *nd.NDArray) *nd.NDArray {
@@ -148,7 +157,7 @@ func (h *Hyper) rescaled(t *temps, grad *nd.NDArray) *nd.NDArray {
 	if rescale == 0 {
 		rescale = 1
 	}
-	g := t.add(nd.MulScalar(t.add(grad.Detach()), rescale))
+	g := t.add(nd.MulScalar(t.view(grad), rescale))
 	if h.ClipGradient > 0 {
 		g = t.add(nd.Clip(g, -h.ClipGradient, h.ClipGradient))
 	}
@@ -160,7 +169,7 @@ func (h *Hyper) rescaled(t *temps, grad *nd.NDArray) *nd.NDArray {
 func (h *Hyper) prepare(t *temps, p Param, weight, grad *nd.NDArray) *nd.NDArray {
 	g := h.rescaled(t, grad)
 	if wd := h.wd(p); wd != 0 {
-		nd.AddTo(g, t.add(nd.MulScalar(t.add(weight.Detach()), wd)))
+		nd.AddTo(g, t.add(nd.MulScalar(t.view(weight), wd)))
 	}
 	return g
 }
@@ -172,9 +181,9 @@ func (h *Hyper) prepareClipLast(t *temps, p Param, weight, grad *nd.NDArray) *nd
 	if rescale == 0 {
 		rescale = 1
 	}
-	g := t.add(nd.MulScalar(t.add(grad.Detach()), rescale))
+	g := t.add(nd.MulScalar(t.view(grad), rescale))
 	if wd := h.wd(p); wd != 0 {
-		nd.AddTo(g, t.add(nd.MulScalar(t.add(weight.Detach()), wd)))
+		nd.AddTo(g, t.add(nd.MulScalar(t.view(weight), wd)))
 	}
 	if h.ClipGradient > 0 {
 		g = t.add(nd.Clip(g, -h.ClipGradient, h.ClipGradient))

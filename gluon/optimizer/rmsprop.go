@@ -107,10 +107,10 @@ func (o *RMSProp) Update(p Param, weight, grad *nd.NDArray, state State) {
 	}
 	var t temps
 	defer t.release()
-	w := t.add(weight.Detach())
+	w := t.view(weight)
 	g := o.prepareClipLast(&t, p, weight, grad)
 
-	n := state[0]
+	n := t.view(state[0])
 	g2 := t.add(nd.Square(g))
 	nd.ScaleInPlace(g2, 1-o.Gamma1)
 	nd.ScaleInPlace(n, o.Gamma1)
@@ -118,7 +118,7 @@ func (o *RMSProp) Update(p Param, weight, grad *nd.NDArray, state State) {
 
 	ms := n // the mean square the denominator uses
 	if o.Centered {
-		gbar := state[1]
+		gbar := t.view(state[1])
 		nd.ScaleInPlace(gbar, o.Gamma1)
 		nd.AddTo(gbar, t.add(nd.MulScalar(g, 1-o.Gamma1)))
 		ms = t.add(nd.Sub(n, t.add(nd.Square(gbar))))
@@ -132,7 +132,7 @@ func (o *RMSProp) Update(p Param, weight, grad *nd.NDArray, state State) {
 	d := t.add(nd.Div(g, den))
 	nd.ScaleInPlace(d, -lr)
 	if o.Centered {
-		delta := state[2]
+		delta := t.view(state[2])
 		nd.ScaleInPlace(delta, o.Gamma2)
 		nd.AddTo(delta, d)
 		d = delta

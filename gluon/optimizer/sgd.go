@@ -79,7 +79,7 @@ func (o *SGD) Update(p Param, weight, grad *nd.NDArray, state State) {
 	}
 	var t temps
 	defer t.release()
-	w := t.add(weight.Detach())
+	w := t.view(weight)
 	g := o.prepare(&t, p, weight, grad)
 	if o.Momentum == 0 {
 		nd.ScaleInPlace(g, -lr)
@@ -87,7 +87,7 @@ func (o *SGD) Update(p Param, weight, grad *nd.NDArray, state State) {
 		return
 	}
 	needState("optimizer."+o.Name()+".Update", state, 1)
-	m := state[0]
+	m := t.view(state[0])
 	nd.ScaleInPlace(m, o.Momentum)
 	if o.Nesterov {
 		nd.AddTo(m, g)
