@@ -55,7 +55,8 @@
 // # Memory
 //
 // Each context has a pool. Release returns an array's memory at once; a
-// Scope releases every array created while it is open except those kept.
+// Scope releases every array its session made while it was open except
+// those kept; arrays made with Persistent() are never tracked.
 // Views (Reshape, Detach, first-axis SliceAxis) share memory through a
 // reference count, so releasing one view never frees memory another still
 // uses. Without explicit release the garbage collector reclaims memory.
@@ -64,6 +65,9 @@
 //
 // Ops on different arrays may run concurrently; the CPU kernels themselves
 // spread work over GOMAXPROCS goroutines and give bitwise identical results
-// from run to run. Recording state is process-wide, so per-device forward
-// and backward passes may run in goroutines inside one recording scope.
+// from run to run. Recording, training mode, scopes and random generators
+// belong to a Session, which travels with the arrays: per-device forward
+// and backward passes run in goroutines inside one recording scope, and
+// independent goroutine trees (a learner and a server) each use a Session
+// of their own. The Session type documents the rules.
 package nd
