@@ -31,6 +31,20 @@ type Estimator struct {
 	// outputs) and, with fresh state, on the validation data. Fit adds
 	// the mean loss as "loss".
 	Metrics []func() metric.Metric
+	// Session is the autograd session Fit and Evaluate record, set the
+	// mode and open their scopes in (nil: the default session). An
+	// estimator that runs beside other goroutine trees — evaluating while
+	// its caller trains — takes its own, and its loaders make their
+	// batches with it (data.LoaderOpts.Session).
+	Session *nd.Session
+}
+
+// session returns the session the estimator works in.
+func (e *Estimator) session() *nd.Session {
+	if e.Session != nil {
+		return e.Session
+	}
+	return nd.DefaultSession()
 }
 
 // New returns an Estimator; metrics are given as constructors so that
@@ -93,7 +107,7 @@ func (e *Estimator) step(b data.Batch, tr *tracker) (float64, error) {
 	devs := e.Contexts[:len(xs)]
 	outs := make([]*nd.NDArray, len(xs))
 	losses := make([]*nd.NDArray, len(xs))
-	autograd.Record(func() {
+	e.session().Record(func() {
 		err = gluon.ForEachDevice(devs, func(i int, _ ctx.Context) error {
 			outs[i] = e.Net.Forward(xs[i])
 			losses[i] = e.Loss.Forward(outs[i], ys[i])
@@ -123,7 +137,7 @@ func (e *Estimator) Evaluate(goctx context.Context, val *data.DataLoader) (map[s
 	it := val.Iter(goctx)
 	defer it.Close()
 	for it.Next() {
-		s := nd.NewScope()
+		s := e.session().NewScope()
 		b := it.Batch()
 		xs, err := gluon.SplitAndLoad(b.Data, e.Contexts, false)
 		if err != nil {
@@ -134,7 +148,7 @@ func (e *Estimator) Evaluate(goctx context.Context, val *data.DataLoader) (map[s
 		ys, _ := gluon.SplitAndLoad(b.Label, e.Contexts, false)
 		outs := make([]*nd.NDArray, len(xs))
 		losses := make([]*nd.NDArray, len(xs))
-		autograd.PredictMode(func() {
+		e.session().PredictMode(func() {
 			err = gluon.ForEachDevice(e.Contexts[:len(xs)], func(i int, _ ctx.Context) error {
 				outs[i] = e.Net.Forward(xs[i])
 				losses[i] = e.Loss.Forward(outs[i], ys[i])
@@ -209,7 +223,7 @@ func (e *Estimator) runEpoch(goctx context.Context, train *data.DataLoader, tr *
 	it := train.Iter(goctx)
 	defer it.Close()
 	for it.Next() {
-		scope := nd.NewScope()
+		scope := e.session().NewScope()
 		b := it.Batch()
 		l, err := e.step(b, tr)
 		scope.Close()

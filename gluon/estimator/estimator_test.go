@@ -1,10 +1,13 @@
 package estimator_test
 
 import (
+	"sync"
+
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/goluon/goluon/autograd"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -59,6 +62,13 @@ type setup struct {
 
 func newSetup(t *testing.T, devs []ctx.Context) *setup {
 	t.Helper()
+	return newSetupIn(t, devs, nil)
+}
+
+// newSetupIn is newSetup with the estimator and its loaders in session
+// sess (nil: the default session).
+func newSetupIn(t *testing.T, devs []ctx.Context, sess *nd.Session) *setup {
+	t.Helper()
 	nd.Seed(9)
 	net := nn.NewSequential(nn.NewDense(16, nn.DenseOpts{InUnits: 4, Act: "relu"}), nn.NewDense(3, nn.DenseOpts{InUnits: 16}))
 	params := gluon.CollectParams(net)
@@ -75,8 +85,9 @@ func newSetup(t *testing.T, devs []ctx.Context) *setup {
 	if err != nil {
 		t.Fatal(err)
 	}
-	train, _ := data.NewDataLoader(blobs(300, 1), data.LoaderOpts{BatchSize: 32, Shuffle: true, Seed: 3, Workers: 2})
-	val, _ := data.NewDataLoader(blobs(90, 2), data.LoaderOpts{BatchSize: 32})
+	est.Session = sess
+	train, _ := data.NewDataLoader(blobs(300, 1), data.LoaderOpts{BatchSize: 32, Shuffle: true, Seed: 3, Workers: 2, Session: sess})
+	val, _ := data.NewDataLoader(blobs(90, 2), data.LoaderOpts{BatchSize: 32, Session: sess})
 	return &setup{est, params, tr, train, val, devs}
 }
 
@@ -276,3 +287,36 @@ func (p *lrProbe) EpochBegin(*estimator.State) error {
 type failing struct{ err error }
 
 func (f failing) EpochEnd(*estimator.State) error { return f.err }
+
+// TestFitInSessions fits two estimators at once, one in the default
+// session and one in a session of its own (loaders included), and checks
+// that each learns exactly the parameters it learns alone.
+func TestFitInSessions(t *testing.T) {
+	devs := []ctx.Context{ctx.CPU(0), ctx.CPU(1)}
+	fit := func(s *setup) map[string][]float32 {
+		if err := s.est.Fit(context.Background(), s.train, s.val, 2); err != nil {
+			t.Error(err)
+		}
+		return snapshot(s.params)
+	}
+	wantDef := fit(newSetupIn(t, devs, nil))
+	wantOwn := fit(newSetupIn(t, devs, autograd.NewSession("evaluator")))
+
+	a, b := newSetupIn(t, devs, nil), newSetupIn(t, devs, autograd.NewSession("evaluator"))
+	var gotDef, gotOwn map[string][]float32
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); gotDef = fit(a) }()
+	go func() { defer wg.Done(); gotOwn = fit(b) }()
+	wg.Wait()
+	for _, c := range []struct {
+		name      string
+		got, want map[string][]float32
+	}{{"default session", gotDef, wantDef}, {"own session", gotOwn, wantOwn}} {
+		for n, w := range c.want {
+			if !slices.Equal(c.got[n], w) {
+				t.Errorf("%s: %s differs from the parameters learnt alone", c.name, n)
+			}
+		}
+	}
+}
