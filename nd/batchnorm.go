@@ -62,8 +62,8 @@ func BatchNorm(x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts) *NDArr
 	if sess != defaultSession {
 		// Copies of the running statistics, the composed path's ops on gamma
 		// and beta: everything BatchNorm makes must be sess's.
-		l := sess.lift(op, gamma, beta, runMean, runVar)
-		gamma, beta, runMean, runVar = l[0], l[1], l[2], l[3]
+		l := sess.lift(op, x, gamma, beta, runMean, runVar)
+		x, gamma, beta, runMean, runVar = l[0], l[1], l[2], l[3], l[4]
 	}
 	train := sess.IsTraining() && !o.UseGlobalStats
 	if bk, ok := x.be().(backend.BatchNormKernels); ok && fusedBatchNorm {

@@ -23,6 +23,10 @@ func BiasRelu(x, bias *NDArray, axis int) *NDArray {
 	}
 	bk, ok := x.be().(backend.BiasReluKernels)
 	if !ok || !fusedBiasRelu {
+		if s := sessionOf(op, x, bias); s != defaultSession {
+			l := s.lift(op, x, bias) // Reshape(bias) must be s's
+			x, bias = l[0], l[1]
+		}
 		shape := make([]int, x.NDim())
 		for i := range shape {
 			shape[i] = 1
