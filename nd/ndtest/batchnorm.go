@@ -6,7 +6,6 @@ package ndtest
 import (
 	"math"
 
-	"github.com/goluon/goluon/autograd"
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/nd"
 )
@@ -111,7 +110,7 @@ func confBatchNorm(e confEnv) {
 			want, wm, wv := refBatchNorm(xv, c.shape, opts.Axis, gv, bv, rmv, rvv, useBatch, opts)
 			var y *nd.NDArray
 			if c.train {
-				autograd.TrainMode(func() { y = nd.BatchNorm(x, gamma, beta, rm, rv, c.opts) })
+				nd.DefaultSession().TrainMode(func() { y = nd.BatchNorm(x, gamma, beta, rm, rv, c.opts) })
 			} else {
 				y = nd.BatchNorm(x, gamma, beta, rm, rv, c.opts)
 			}

@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/goluon/goluon/autograd"
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/nd"
 )
@@ -20,17 +19,17 @@ func confDropout(e confEnv) {
 	x, xv := e.rand(1400, 1, 2, n) // no zeros: a zero output means dropped
 	e.run("predict_identity", func(e confEnv) {
 		e.check(nd.Dropout(x, 0.5), []int{n}, xv, confTolExact)
-		autograd.PredictMode(func() { e.check(nd.Dropout(x, 0.3), []int{n}, xv, confTolExact) })
+		nd.DefaultSession().PredictMode(func() { e.check(nd.Dropout(x, 0.3), []int{n}, xv, confTolExact) })
 	})
 	e.run("train_p0_identity", func(e confEnv) {
 		var y *nd.NDArray
-		autograd.TrainMode(func() { y = nd.Dropout(x, 0) })
+		nd.DefaultSession().TrainMode(func() { y = nd.Dropout(x, 0) })
 		e.check(y, []int{n}, xv, confTolExact)
 	})
 	train := func(p float64, seed uint64) *nd.NDArray {
 		var y *nd.NDArray
 		nd.Seed(seed)
-		autograd.TrainMode(func() { y = nd.Dropout(x, p) })
+		nd.DefaultSession().TrainMode(func() { y = nd.Dropout(x, p) })
 		return y
 	}
 	for _, p := range []float64{0.1, 0.5, 0.8} {

@@ -5,7 +5,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/goluon/goluon/autograd"
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/nd"
 )
@@ -65,7 +64,7 @@ func CheckGrad(t testing.TB, f func(in []*nd.NDArray) *nd.NDArray, inputs []*nd.
 			loss = nd.Sum(nd.Mul(out, weights)).Scalar()
 		}
 		if tol.Train {
-			autograd.TrainMode(run)
+			nd.DefaultSession().TrainMode(run)
 		} else {
 			run()
 		}
@@ -81,10 +80,10 @@ func CheckGrad(t testing.TB, f func(in []*nd.NDArray) *nd.NDArray, inputs []*nd.
 			in.AttachGrad(nd.GradWrite)
 		}
 	}
-	autograd.RecordMode(tol.Train, func() {
+	nd.DefaultSession().RecordMode(tol.Train, func() {
 		nd.Seed(gradSeed)
 		out := f(inputs)
-		autograd.Backward(nd.Sum(nd.Mul(out, weights)))
+		nd.Backward([]*nd.NDArray{nd.Sum(nd.Mul(out, weights))}, nil, false)
 	})
 
 	for i, in := range inputs {
