@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/goluon/goluon/ctx"
-	"github.com/goluon/goluon/nd"
 	"github.com/goluon/goluon/nd/backend"
 )
 
@@ -136,11 +135,12 @@ func (b *Backend) mustDevice(op string, dev ctx.Context) *device {
 }
 
 // deviceFail reports a device failure the way nd reports errors: a panic
-// with an *nd.Error of kind ErrDevice, which nd.Catch turns into an error.
+// with a *backend.Error (nd.Error) of kind ErrDevice, which nd.Catch turns
+// into an error.
 // The backend interface's kernels return nothing, so this is how a failed
 // launch or copy reaches the caller.
 func deviceFail(op string, dev ctx.Context, err error) {
-	nd.Panicf("cuda."+op, nd.ErrDevice, "%v: %v", dev, err)
+	panic(&backend.Error{Op: "cuda." + op, Kind: backend.ErrDevice, Msg: fmt.Sprintf("%v: %v", dev, err)})
 }
 
 // Buffer is device memory holding Len elements of one DType.

@@ -6,6 +6,11 @@ import (
 	"github.com/goluon/goluon/nd/backend"
 )
 
+// OptimizerParams are the scalars of a fused optimizer update (learning
+// rate, weight decay, gradient rescale and clip, momentum); the backend's
+// OptimizerKernels document each.
+type OptimizerParams = backend.OptimizerParams
+
 // SGDUpdateFused applies one SGD step to weight in place with the
 // backend's fused kernel (backend.OptimizerKernels.SGDUpdate, which
 // documents the update; mom is nil without momentum) and reports whether
@@ -13,7 +18,7 @@ import (
 // such kernel or the operands differ in context, element type or shape;
 // gluon/optimizer then composes the same update from elementwise ops. It is
 // not recorded.
-func SGDUpdateFused(weight, grad, mom *NDArray, p backend.OptimizerParams) bool {
+func SGDUpdateFused(weight, grad, mom *NDArray, p OptimizerParams) bool {
 	k, ok := fusedOptimizerKernels(weight, grad, mom)
 	if !ok {
 		return false
@@ -26,7 +31,7 @@ func SGDUpdateFused(weight, grad, mom *NDArray, p backend.OptimizerParams) bool 
 // its mean square state in place with the backend's fused kernel
 // (backend.OptimizerKernels.RMSPropUpdate) and reports whether it could,
 // as SGDUpdateFused does.
-func RMSPropUpdateFused(weight, grad, state *NDArray, p backend.OptimizerParams) bool {
+func RMSPropUpdateFused(weight, grad, state *NDArray, p OptimizerParams) bool {
 	if state == nil {
 		return false
 	}

@@ -43,7 +43,6 @@ import (
 	"math"
 
 	"github.com/goluon/goluon/nd"
-	"github.com/goluon/goluon/nd/backend"
 )
 
 // State is an optimizer's per-parameter state (momentum buffers, moment
@@ -116,12 +115,12 @@ var useFused = true
 // fusedParams returns the scalars every fused update needs for this
 // update of p: the scheduled, multiplied learning rate and weight decay,
 // the rescale factor (1 for none) and the gradient clip.
-func (h *Hyper) fusedParams(p Param) backend.OptimizerParams {
+func (h *Hyper) fusedParams(p Param) nd.OptimizerParams {
 	rescale := h.RescaleGrad
 	if rescale == 0 {
 		rescale = 1
 	}
-	return backend.OptimizerParams{LR: h.lr(p), WD: h.wd(p), RescaleGrad: rescale, ClipGradient: h.ClipGradient}
+	return nd.OptimizerParams{LR: h.lr(p), WD: h.wd(p), RescaleGrad: rescale, ClipGradient: h.ClipGradient}
 }
 
 // updates is the session Update computes in: it never records and has no
