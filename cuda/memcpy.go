@@ -29,7 +29,7 @@ func (b *Backend) Write(dst backend.Buffer, off int, src any) {
 	}
 	if !rawCompatible(hdt, db.dt) {
 		conv := storageSlice(db.dt, n)
-		hostConvert(conv, db.dt == backend.Bool, src)
+		backend.ConvertHost(conv, db.dt == backend.Bool, src)
 		src = conv
 	}
 	host := hostPtr(src)
@@ -81,7 +81,7 @@ func (b *Backend) Read(src backend.Buffer, off int, dst any) {
 		deviceFail("Read", d.dev, err)
 	}
 	if !raw {
-		hostConvert(dst, hdt == backend.Bool, tmp)
+		backend.ConvertHost(dst, hdt == backend.Bool, tmp)
 	}
 }
 

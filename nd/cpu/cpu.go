@@ -223,7 +223,7 @@ func (*Backend) Write(dst backend.Buffer, off int, src any) {
 	if !ok {
 		panic(fmt.Sprintf("cpu: Write: unsupported host type %T", src))
 	}
-	castHost(sliceFrom(b, off, n), b.dt == backend.Bool, src)
+	backend.ConvertHost(sliceFrom(b, off, n), b.dt == backend.Bool, src)
 }
 
 // Read copies elements starting at off into the host slice dst.
@@ -233,7 +233,7 @@ func (*Backend) Read(src backend.Buffer, off int, dst any) {
 	if !ok {
 		panic(fmt.Sprintf("cpu: Read: unsupported host type %T", dst))
 	}
-	castHost(dst, false, sliceFrom(b, off, n))
+	backend.ConvertHost(dst, false, sliceFrom(b, off, n))
 }
 
 // Sync returns at once: CPU kernels complete before they return.

@@ -17,7 +17,7 @@ func indices(idx backend.Arg, n int) []int {
 		}
 	default:
 		tmp := make([]int64, n)
-		castHost(tmp, false, sliceFrom(idx.Buf.(*Buffer), idx.Off, n))
+		backend.ConvertHost(tmp, false, sliceFrom(idx.Buf.(*Buffer), idx.Off, n))
 		for i, v := range tmp {
 			out[i] = int(v)
 		}
@@ -70,7 +70,7 @@ func (*Backend) OneHot(n, depth int, dst, idx backend.Arg, on, off float64) {
 	if idx.Buf.DType().IsFloat() {
 		// A float index must be a whole number to select a column.
 		v := make([]float64, n)
-		castHost(v, false, sliceFrom(idx.Buf.(*Buffer), idx.Off, n))
+		backend.ConvertHost(v, false, sliceFrom(idx.Buf.(*Buffer), idx.Off, n))
 		for i, f := range v {
 			ix[i], valid[i] = int(f), f == float64(int(f))
 		}
