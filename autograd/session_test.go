@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -275,5 +276,63 @@ func TestSessionUse(t *testing.T) {
 	}
 	if autograd.IsRecording() {
 		t.Error("the default session records")
+	}
+}
+
+// TestSharedSessionConflict reproduces the mistake sessions exist for —
+// a learner's Record and a server's PredictMode in the default session at
+// once — with a fixed interleaving, and checks that it fails with an error
+// naming both scopes instead of training silently in the wrong mode.
+// Scopes of one kind (per-device workers' Records) may interleave.
+func TestSharedSessionConflict(t *testing.T) {
+	inServer, release, serverDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	err := nd.Catch(func() {
+		autograd.Record(func() {
+			go func() {
+				defer close(serverDone)
+				autograd.PredictMode(func() { close(inServer); <-release })
+			}()
+			<-inServer
+		}) // ends while the server's PredictMode is open
+	})
+	close(release)
+	<-serverDone
+	var ne *nd.Error
+	if !errors.As(err, &ne) || ne.Kind != nd.ErrSession {
+		t.Fatalf("got %v, want an ErrSession", err)
+	}
+	for _, want := range []string{`session "default"`, "Record(train)", "PredictMode", "autograd.NewSession"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	if autograd.IsRecording() || autograd.IsTraining() {
+		t.Error("the default session's state was not restored")
+	}
+
+	// Two workers of one tree: the same kind of scope, the first opened
+	// ending first.
+	in1, end1, done1 := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	in2, end2 := make(chan struct{}), make(chan struct{})
+	var errs [2]error
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		defer close(done1)
+		errs[0] = nd.Catch(func() { autograd.Record(func() { close(in1); <-end1 }) })
+	}()
+	go func() {
+		defer wg.Done()
+		<-in1
+		errs[1] = nd.Catch(func() { autograd.Record(func() { close(in2); <-end2 }) })
+	}()
+	<-in2
+	close(end1) // the first worker's Record ends while the second's is open
+	<-done1
+	close(end2)
+	wg.Wait()
+	if errs[0] != nil || errs[1] != nil {
+		t.Errorf("same-kind scopes of one tree: %v, %v", errs[0], errs[1])
 	}
 }

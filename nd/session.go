@@ -41,6 +41,9 @@ type Session struct {
 
 	recordDepth, pauseDepth, trainDepth, predictDepth atomic.Int32
 
+	frameMu sync.Mutex
+	frames  []*frame // open Record/Pause/TrainMode/PredictMode scopes, oldest first
+
 	scopeMu sync.Mutex
 	top     *Scope // innermost open scope
 
@@ -109,22 +112,28 @@ func (s *Session) IsTraining() bool {
 // counters, not flags, so the goroutines of one tree (per-device workers)
 // may each enter and leave recording concurrently.
 func (s *Session) EnterRecording(train bool) (exit func()) {
+	f := s.push("Record", train)
 	s.recordDepth.Add(1)
 	mode := s.enterMode(train)
-	return once(func() { mode(); s.recordDepth.Add(-1) })
+	return once(func() { mode(); s.recordDepth.Add(-1); s.pop(f) })
 }
 
 // EnterPause stops recording in s (and sets the mode given by train) until
 // the returned function is called.
 func (s *Session) EnterPause(train bool) (exit func()) {
+	f := s.push("Pause", train)
 	s.pauseDepth.Add(1)
 	mode := s.enterMode(train)
-	return once(func() { mode(); s.pauseDepth.Add(-1) })
+	return once(func() { mode(); s.pauseDepth.Add(-1); s.pop(f) })
 }
 
 // EnterMode sets training (train) or predict mode in s until the returned
 // function is called; predict mode wins while any predict scope is open.
-func (s *Session) EnterMode(train bool) (exit func()) { return once(s.enterMode(train)) }
+func (s *Session) EnterMode(train bool) (exit func()) {
+	f := s.push("Mode", train)
+	mode := s.enterMode(train)
+	return once(func() { mode(); s.pop(f) })
+}
 
 func (s *Session) enterMode(train bool) func() {
 	c := &s.predictDepth
@@ -133,6 +142,56 @@ func (s *Session) enterMode(train bool) func() {
 	}
 	c.Add(1)
 	return func() { c.Add(-1) }
+}
+
+// frame is an open Record, Pause or mode scope of a session.
+type frame struct {
+	kind  string // "Record", "Pause" or "Mode"
+	train bool
+}
+
+func (f *frame) String() string {
+	switch {
+	case f.kind == "Mode" && f.train:
+		return "TrainMode"
+	case f.kind == "Mode":
+		return "PredictMode"
+	case f.train:
+		return f.kind + "(train)"
+	}
+	return f.kind + "(predict)"
+}
+
+func (s *Session) push(kind string, train bool) *frame {
+	f := &frame{kind: kind, train: train}
+	s.frameMu.Lock()
+	s.frames = append(s.frames, f)
+	s.frameMu.Unlock()
+	return f
+}
+
+// pop removes f, normally the newest open scope. Scopes of one goroutine
+// nest, so a scope that ends while a scope of another kind opened after it
+// is still open proves that two goroutine trees share s: each has been
+// running under the other's recording and mode. That is an ErrSession
+// error (raised after the counters are restored). Scopes of the same kind
+// may end in any order: per-device goroutines of one tree enter and leave
+// Record concurrently.
+func (s *Session) pop(f *frame) {
+	s.frameMu.Lock()
+	i := slices.Index(s.frames, f)
+	var other *frame
+	for _, g := range s.frames[i+1:] {
+		if g.kind != f.kind || g.train != f.train {
+			other = g
+			break
+		}
+	}
+	s.frames = slices.Delete(s.frames, i, i+1)
+	s.frameMu.Unlock()
+	if other != nil {
+		fail("Session", ErrSession, "%v: a %v scope ended while a %v scope opened after it was still open: two goroutine trees use %v at once and each ran under the other's recording and mode; give each tree its own Session (autograd.NewSession) and make its arrays with it", s, f, other, s)
+	}
 }
 
 func once(f func()) func() {
