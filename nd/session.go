@@ -32,7 +32,10 @@ import (
 // Session (NewSession) and makes its inputs with it; goroutines spawned
 // inside a tree (gluon.ForEachDevice, or any goroutine given the tree's
 // arrays) inherit its session through the arrays they work on. An op that
-// mixes arrays of two sessions is an error naming both (ErrSession).
+// mixes arrays of two sessions is an error naming both (ErrSession), and
+// so is a Record, Pause or mode scope that ends while a scope of another
+// kind, opened after it, is still open: the scopes of one goroutine nest,
+// so that proves two trees share one session.
 //
 // A Session is safe for concurrent use by the goroutines of its tree.
 type Session struct {
