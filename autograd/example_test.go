@@ -34,3 +34,34 @@ func ExamplePause() {
 	fmt.Println(x.Grad().Scalar())
 	// Output: 9
 }
+
+// Two goroutine trees with their own state: the learner records with
+// dropout active while the server, in its own session, predicts with
+// dropout off — at the same time, without seeing each other's mode.
+func ExampleNewSession() {
+	dev := ctx.CPU(0)
+	w := nd.Persistent().FromSlice(dev, []float32{1, 1, 1, 1}) // shared and neutral
+	w.AttachGrad(nd.GradWrite)
+
+	learner := autograd.NewSession("learner")
+	server := autograd.NewSession("server")
+	done := make(chan []float32)
+	go func() {
+		x := server.Ones(dev, 4)
+		var y []float32
+		server.PredictMode(func() { y = nd.Dropout(nd.Mul(x, w), 0.5).Float32s() })
+		done <- y
+	}()
+	x := learner.Ones(dev, 4)
+	learner.Record(func() {
+		y := nd.Dropout(nd.Mul(x, w), 0.5) // training mode: about half zeroed, the rest doubled
+		fmt.Println(y.Session().Name(), "recorded:", y.Size() == 4)
+		autograd.Backward(nd.Sum(y))
+	})
+	fmt.Println("server:", <-done)
+	fmt.Println("mixing:", nd.Catch(func() { nd.Add(learner.Ones(dev, 4), server.Ones(dev, 4)) }) != nil)
+	// Output:
+	// learner recorded: true
+	// server: [1 1 1 1]
+	// mixing: true
+}
