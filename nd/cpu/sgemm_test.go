@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/goluon/goluon/ctx"
@@ -351,6 +355,33 @@ func TestSgemmReproducible(t *testing.T) {
 
 func TestCPUFeatures(t *testing.T) {
 	t.Logf("AVX2+FMA sgemm kernel: %v", useAsmKernel)
+	if runtime.GOARCH != "amd64" {
+		if useAsmKernel {
+			t.Errorf("the AVX2 kernel is selected on %s", runtime.GOARCH)
+		}
+		return
+	}
+	// The kernel's own CPUID/XGETBV detection must agree with what the
+	// kernel reports to /proc/cpuinfo (which lists a flag only when the
+	// OS also enables the state it needs).
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		t.Skipf("no /proc/cpuinfo to compare with: %v", err)
+	}
+	var flags []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "flags" {
+			flags = strings.Fields(v)
+			break
+		}
+	}
+	if flags == nil {
+		t.Skip("/proc/cpuinfo lists no flags")
+	}
+	want := slices.Contains(flags, "avx2") && slices.Contains(flags, "fma")
+	if useAsmKernel != want {
+		t.Errorf("AVX2+FMA detected %v, but /proc/cpuinfo says avx2 and fma: %v", useAsmKernel, want)
+	}
 }
 
 // TestSgemmPortable runs the fallback that CPUs without AVX2/FMA (and
