@@ -22,6 +22,7 @@ import (
 // replaced atomically: a crash at any moment leaves the previous complete
 // checkpoint in force. Only the newest Keep checkpoints are kept (default 2).
 type Checkpoint struct {
+	NopHandler
 	Dir      string
 	Every    int // default 1
 	Keep     int // default 2

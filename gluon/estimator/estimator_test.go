@@ -100,7 +100,10 @@ func snapshot(p *gluon.ParamDict) map[string][]float32 {
 }
 
 // recorder logs the events it sees.
-type recorder struct{ events []string }
+type recorder struct {
+	estimator.NopHandler
+	events []string
+}
 
 func (r *recorder) TrainBegin(*estimator.State) error {
 	r.events = append(r.events, "train-begin")
@@ -242,7 +245,10 @@ func TestCheckpointReadOnly(t *testing.T) {
 	}
 }
 
-type epochCounter struct{ epochs []int }
+type epochCounter struct {
+	estimator.NopHandler
+	epochs []int
+}
 
 func (c *epochCounter) EpochBegin(s *estimator.State) error {
 	c.epochs = append(c.epochs, s.Epoch)
@@ -264,7 +270,7 @@ func TestEpochLRAndErrors(t *testing.T) {
 		}
 	}
 	boom := errors.New("boom")
-	if err := s.est.Fit(context.Background(), s.train, nil, 3, failing{boom}); !errors.Is(err, boom) {
+	if err := s.est.Fit(context.Background(), s.train, nil, 3, failing{err: boom}); !errors.Is(err, boom) {
 		t.Errorf("handler error: %v", err)
 	}
 	goctx, cancel := context.WithCancel(context.Background())
@@ -275,6 +281,7 @@ func TestEpochLRAndErrors(t *testing.T) {
 }
 
 type lrProbe struct {
+	estimator.NopHandler
 	tr   *gluon.Trainer
 	seen *[]float64
 }
@@ -284,7 +291,10 @@ func (p *lrProbe) EpochBegin(*estimator.State) error {
 	return nil
 }
 
-type failing struct{ err error }
+type failing struct {
+	estimator.NopHandler
+	err error
+}
 
 func (f failing) EpochEnd(*estimator.State) error { return f.err }
 

@@ -25,80 +25,76 @@ type State struct {
 	SamplesRate float64            // training samples per second over the epoch so far
 }
 
-// The events a handler may listen to: implement any of these interfaces.
-// Handlers run in the order given to Fit, in the training goroutine. An
-// error from a handler stops Fit and is returned.
-type (
-	// TrainBeginner is called once before the first epoch.
-	TrainBeginner interface{ TrainBegin(s *State) error }
-	// EpochBeginner is called before each epoch.
-	EpochBeginner interface{ EpochBegin(s *State) error }
-	// BatchEnder is called after each training step.
-	BatchEnder interface{ BatchEnd(s *State) error }
-	// EpochEnder is called after each epoch, with validation results.
-	EpochEnder interface{ EpochEnd(s *State) error }
-	// TrainEnder is called once when training ends, also after an error
+// Handler receives Fit's events. Handlers run in the order given to Fit,
+// in the training goroutine; an error from a handler stops Fit and is
+// returned. A handler that needs only some events embeds NopHandler and
+// overrides those: a value that is not a Handler does not compile, instead
+// of being passed and silently ignored.
+type Handler interface {
+	// TrainBegin is called once before the first epoch.
+	TrainBegin(s *State) error
+	// EpochBegin is called before each epoch.
+	EpochBegin(s *State) error
+	// BatchEnd is called after each training step.
+	BatchEnd(s *State) error
+	// EpochEnd is called after each epoch, with validation results.
+	EpochEnd(s *State) error
+	// TrainEnd is called once when training ends, also after an error
 	// (with the error), so that handlers can flush and close files.
-	TrainEnder interface {
-		TrainEnd(s *State, err error) error
-	}
-)
+	TrainEnd(s *State, err error) error
+}
 
-// Handler is any value implementing one or more of the event interfaces.
-type Handler any
+// NopHandler implements every Handler method as doing nothing; embed it
+// and override the events a handler needs.
+type NopHandler struct{}
 
-func trainBegin(hs []Handler, s *State) error {
+// TrainBegin does nothing.
+func (NopHandler) TrainBegin(*State) error { return nil }
+
+// EpochBegin does nothing.
+func (NopHandler) EpochBegin(*State) error { return nil }
+
+// BatchEnd does nothing.
+func (NopHandler) BatchEnd(*State) error { return nil }
+
+// EpochEnd does nothing.
+func (NopHandler) EpochEnd(*State) error { return nil }
+
+// TrainEnd does nothing.
+func (NopHandler) TrainEnd(*State, error) error { return nil }
+
+// each calls f on every handler in order and returns the first error.
+func each(hs []Handler, f func(h Handler) error) error {
 	for _, h := range hs {
-		if x, ok := h.(TrainBeginner); ok {
-			if err := x.TrainBegin(s); err != nil {
-				return err
-			}
+		if err := f(h); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+func trainBegin(hs []Handler, s *State) error {
+	return each(hs, func(h Handler) error { return h.TrainBegin(s) })
 }
 
 func epochBegin(hs []Handler, s *State) error {
-	for _, h := range hs {
-		if x, ok := h.(EpochBeginner); ok {
-			if err := x.EpochBegin(s); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return each(hs, func(h Handler) error { return h.EpochBegin(s) })
 }
 
 func batchEnd(hs []Handler, s *State) error {
-	for _, h := range hs {
-		if x, ok := h.(BatchEnder); ok {
-			if err := x.BatchEnd(s); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return each(hs, func(h Handler) error { return h.BatchEnd(s) })
 }
 
 func epochEnd(hs []Handler, s *State) error {
-	for _, h := range hs {
-		if x, ok := h.(EpochEnder); ok {
-			if err := x.EpochEnd(s); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return each(hs, func(h Handler) error { return h.EpochEnd(s) })
 }
 
 // trainEnd calls every TrainEnd handler, returning the first error.
 func trainEnd(hs []Handler, s *State, cause error) error {
 	var first error
 	for _, h := range hs {
-		if x, ok := h.(TrainEnder); ok {
-			if err := x.TrainEnd(s, cause); err != nil && first == nil {
-				first = err
-			}
+		if err := h.TrainEnd(s, cause); err != nil && first == nil {
+			first = err
 		}
 	}
 	return first

@@ -18,6 +18,7 @@ import (
 // a key of the validation metrics ("val_loss", "val_accuracy") or, with a
 // "train_" prefix, of the training metrics.
 type EarlyStopping struct {
+	NopHandler
 	Monitor  string
 	Mode     string // "min" or "max"; default: max for accuracy-like names, else min
 	Patience int
@@ -89,6 +90,7 @@ func keys(s *State) []string {
 // function of the 0-based epoch, as Keras' LearningRateScheduler callback
 // does (the MiniGoogLeNet tutorial's poly_decay).
 type EpochLR struct {
+	NopHandler
 	Trainer  *gluon.Trainer
 	Schedule func(epoch int) float64
 }
@@ -102,6 +104,7 @@ func (h *EpochLR) EpochBegin(s *State) error {
 // epoch, seconds, learning rate and every training and validation metric
 // (validation ones prefixed "val_").
 type MetricsLog struct {
+	NopHandler
 	Path    string
 	Trainer *gluon.Trainer // optional: logs the learning rate
 	f       *os.File

@@ -18,6 +18,7 @@ import (
 // degrades to an occasional plain line. Set NoBar to print only the epoch
 // lines.
 type Logger struct {
+	NopHandler
 	W     io.Writer
 	NoBar bool
 	Mode  progress.Mode // progress.Auto by default

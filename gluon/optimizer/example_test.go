@@ -30,7 +30,7 @@ func ExampleSGD() {
 // The poly_decay of the MiniGoogLeNet tutorial, base·(1 − epoch/maxEpochs),
 // is a Poly schedule of power 1 asked with the 0-based epoch.
 func ExampleNewPoly() {
-	sched, err := optimizer.NewPoly(70, 5e-3, 1, 0)
+	sched, err := optimizer.NewPoly(optimizer.PolyOpts{MaxUpdate: 70, BaseLR: 5e-3, Pwr: 1, FinalLR: 0})
 	if err != nil {
 		panic(err)
 	}
@@ -48,7 +48,7 @@ func ExampleNewPoly() {
 // A cosine schedule over 100 updates after 10 updates of linear warm-up,
 // attached to Adam: the Trainer passes each update's number as Param.Step.
 func ExampleNewCosine() {
-	sched, err := optimizer.NewCosine(100, 0.1, 0, optimizer.WithWarmup(10, 0, optimizer.WarmupLinear))
+	sched, err := optimizer.NewCosine(optimizer.CosineOpts{MaxUpdate: 100, BaseLR: 0.1, FinalLR: 0, Warmup: optimizer.Warmup{Steps: 10, BeginLR: 0, Mode: optimizer.WarmupLinear}})
 	if err != nil {
 		panic(err)
 	}

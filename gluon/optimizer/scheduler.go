@@ -39,8 +39,9 @@ func (m WarmupMode) String() string {
 	return fmt.Sprintf("WarmupMode(%d)", int(m))
 }
 
-// Warmup is the warm-up every schedule but InverseTime may start with,
-// with MXNet's meaning: for steps < Steps the learning rate is
+// Warmup is the warm-up every schedule but InverseTime may start with
+// (the Warmup field of its options: MXNet's warmup_steps, warmup_begin_lr
+// and warmup_mode), with MXNet's meaning: for steps < Steps the learning rate is
 //
 //	linear:   BeginLR + (baseLR − BeginLR)·step/Steps
 //	constant: BeginLR
@@ -54,21 +55,8 @@ type Warmup struct {
 	Mode    WarmupMode // WarmupLinear (the zero value) or WarmupConstant
 }
 
-// SchedulerOption configures a schedule in its constructor.
-type SchedulerOption func(*Warmup)
-
-// WithWarmup starts the schedule with a warm-up of steps updates from
-// beginLR (MXNet's warmup_steps, warmup_begin_lr and warmup_mode).
-func WithWarmup(steps int, beginLR float64, mode WarmupMode) SchedulerOption {
-	return func(w *Warmup) { *w = Warmup{Steps: steps, BeginLR: beginLR, Mode: mode} }
-}
-
-// newWarmup applies opts and checks the result against the base rate.
-func newWarmup(name string, baseLR float64, opts []SchedulerOption) (Warmup, error) {
-	var w Warmup
-	for _, o := range opts {
-		o(&w)
-	}
+// checkWarmup checks a schedule's warm-up against its base rate.
+func checkWarmup(name string, baseLR float64, w Warmup) (Warmup, error) {
 	switch {
 	case w.Steps < 0:
 		return w, fmt.Errorf("optimizer.%s: warmup steps %d must be >= 0", name, w.Steps)

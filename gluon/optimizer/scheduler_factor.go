@@ -24,11 +24,21 @@ type Factor struct {
 
 var _ Scheduler = (*Factor)(nil)
 
-// NewFactor returns a Factor schedule; arguments follow MXNet's
-// FactorScheduler(step, factor, stop_factor_lr, base_lr). step must be
-// >= 1, factor in (0, 1], stopFactorLR and baseLR finite and >= 0.
-func NewFactor(step int, factor, stopFactorLR, baseLR float64, opts ...SchedulerOption) (*Factor, error) {
+// FactorOpts configures NewFactor; the fields are the arguments of MXNet's
+// FactorScheduler(step, factor, stop_factor_lr, base_lr, warmup_...).
+type FactorOpts struct {
+	Step         int     // decay every Step updates (>= 1)
+	Factor       float64 // the multiplier, in (0, 1]
+	StopFactorLR float64 // the rate never decays below this (finite, >= 0)
+	BaseLR       float64 // the rate before the first decay (finite, >= 0)
+	Warmup       Warmup  // none when zero
+}
+
+// NewFactor returns a Factor schedule, or an error naming the first
+// invalid option.
+func NewFactor(o FactorOpts) (*Factor, error) {
 	const name = "Factor"
+	step, factor, stopFactorLR, baseLR := o.Step, o.Factor, o.StopFactorLR, o.BaseLR
 	if step < 1 {
 		return nil, fmt.Errorf("optimizer.%s: step %d must be >= 1", name, step)
 	}
@@ -41,7 +51,7 @@ func NewFactor(step int, factor, stopFactorLR, baseLR float64, opts ...Scheduler
 	if err := checkRate(name, "base lr", baseLR); err != nil {
 		return nil, err
 	}
-	w, err := newWarmup(name, baseLR, opts)
+	w, err := checkWarmup(name, baseLR, o.Warmup)
 	if err != nil {
 		return nil, err
 	}
@@ -80,11 +90,20 @@ type MultiFactor struct {
 
 var _ Scheduler = (*MultiFactor)(nil)
 
-// NewMultiFactor returns a MultiFactor schedule; arguments follow MXNet's
-// MultiFactorScheduler(step, factor, base_lr). steps must be a non-empty,
-// strictly increasing list of numbers >= 1, factor in (0, 1].
-func NewMultiFactor(steps []int, factor, baseLR float64, opts ...SchedulerOption) (*MultiFactor, error) {
+// MultiFactorOpts configures NewMultiFactor; the fields are the arguments
+// of MXNet's MultiFactorScheduler(step, factor, base_lr, warmup_...).
+type MultiFactorOpts struct {
+	Steps  []int   // non-empty, strictly increasing, each >= 1
+	Factor float64 // the multiplier, in (0, 1]
+	BaseLR float64 // finite, >= 0
+	Warmup Warmup  // none when zero
+}
+
+// NewMultiFactor returns a MultiFactor schedule, or an error naming the
+// first invalid option.
+func NewMultiFactor(o MultiFactorOpts) (*MultiFactor, error) {
 	const name = "MultiFactor"
+	steps, factor, baseLR := o.Steps, o.Factor, o.BaseLR
 	if len(steps) == 0 {
 		return nil, fmt.Errorf("optimizer.%s: needs at least one step", name)
 	}
@@ -102,7 +121,7 @@ func NewMultiFactor(steps []int, factor, baseLR float64, opts ...SchedulerOption
 	if err := checkRate(name, "base lr", baseLR); err != nil {
 		return nil, err
 	}
-	w, err := newWarmup(name, baseLR, opts)
+	w, err := checkWarmup(name, baseLR, o.Warmup)
 	if err != nil {
 		return nil, err
 	}

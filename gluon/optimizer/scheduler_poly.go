@@ -26,12 +26,25 @@ type Poly struct {
 
 var _ Scheduler = (*Poly)(nil)
 
-// NewPoly returns a Poly schedule; arguments follow MXNet's
-// PolyScheduler(max_update, base_lr, pwr, final_lr). maxUpdate must
-// exceed the warm-up steps, pwr be > 0, the rates finite and >= 0.
-func NewPoly(maxUpdate int, baseLR, pwr, finalLR float64, opts ...SchedulerOption) (*Poly, error) {
+// PolyOpts configures NewPoly; the fields are the arguments of MXNet's
+// PolyScheduler(max_update, base_lr, pwr, final_lr, warmup_...).
+type PolyOpts struct {
+	MaxUpdate int     // the update at which FinalLR is reached (> Warmup.Steps)
+	BaseLR    float64 // finite, >= 0
+	Pwr       float64 // the power, > 0 (0: MXNet's default 2)
+	FinalLR   float64 // finite, >= 0
+	Warmup    Warmup  // none when zero
+}
+
+// NewPoly returns a Poly schedule, or an error naming the first invalid
+// option.
+func NewPoly(o PolyOpts) (*Poly, error) {
 	const name = "Poly"
-	w, err := checkDecay(name, maxUpdate, baseLR, finalLR, opts)
+	maxUpdate, baseLR, pwr, finalLR := o.MaxUpdate, o.BaseLR, o.Pwr, o.FinalLR
+	if pwr == 0 {
+		pwr = 2
+	}
+	w, err := checkDecay(name, maxUpdate, baseLR, finalLR, o.Warmup)
 	if err != nil {
 		return nil, err
 	}
@@ -68,11 +81,20 @@ type Cosine struct {
 
 var _ Scheduler = (*Cosine)(nil)
 
-// NewCosine returns a Cosine schedule; arguments follow MXNet's
-// CosineScheduler(max_update, base_lr, final_lr). maxUpdate must exceed
-// the warm-up steps and the rates be finite and >= 0.
-func NewCosine(maxUpdate int, baseLR, finalLR float64, opts ...SchedulerOption) (*Cosine, error) {
-	w, err := checkDecay("Cosine", maxUpdate, baseLR, finalLR, opts)
+// CosineOpts configures NewCosine; the fields are the arguments of MXNet's
+// CosineScheduler(max_update, base_lr, final_lr, warmup_...).
+type CosineOpts struct {
+	MaxUpdate int     // the update at which FinalLR is reached (> Warmup.Steps)
+	BaseLR    float64 // finite, >= 0
+	FinalLR   float64 // finite, >= 0
+	Warmup    Warmup  // none when zero
+}
+
+// NewCosine returns a Cosine schedule, or an error naming the first
+// invalid option.
+func NewCosine(o CosineOpts) (*Cosine, error) {
+	maxUpdate, baseLR, finalLR := o.MaxUpdate, o.BaseLR, o.FinalLR
+	w, err := checkDecay("Cosine", maxUpdate, baseLR, finalLR, o.Warmup)
 	if err != nil {
 		return nil, err
 	}
@@ -93,7 +115,7 @@ func (s *Cosine) LR(step int) float64 {
 }
 
 // checkDecay checks what Poly and Cosine share and builds their warm-up.
-func checkDecay(name string, maxUpdate int, baseLR, finalLR float64, opts []SchedulerOption) (Warmup, error) {
+func checkDecay(name string, maxUpdate int, baseLR, finalLR float64, warm Warmup) (Warmup, error) {
 	if maxUpdate < 1 {
 		return Warmup{}, fmt.Errorf("optimizer.%s: max_update %d must be >= 1", name, maxUpdate)
 	}
@@ -103,7 +125,7 @@ func checkDecay(name string, maxUpdate int, baseLR, finalLR float64, opts []Sche
 	if err := checkRate(name, "final lr", finalLR); err != nil {
 		return Warmup{}, err
 	}
-	w, err := newWarmup(name, baseLR, opts)
+	w, err := checkWarmup(name, baseLR, warm)
 	if err != nil {
 		return w, err
 	}

@@ -69,21 +69,21 @@ func TestSchedulersMatchMXNet(t *testing.T) {
 		got  Scheduler
 		ref  *mxSched
 	}{
-		{"factor", must(NewFactor(3, 0.5, 0.01, 1)),
+		{"factor", must(NewFactor(FactorOpts{Step: 3, Factor: 0.5, StopFactorLR: 0.01, BaseLR: 1})),
 			&mxSched{kind: "factor", step: 3, factor: 0.5, stop: 0.01, baseLR: 1, origLR: 1}},
-		{"factor_warmup_linear", must(NewFactor(4, 0.9, 1e-8, 0.1, WithWarmup(5, 0.01, WarmupLinear))),
+		{"factor_warmup_linear", must(NewFactor(FactorOpts{Step: 4, Factor: 0.9, StopFactorLR: 1e-8, BaseLR: 0.1, Warmup: Warmup{Steps: 5, BeginLR: 0.01, Mode: WarmupLinear}})),
 			&mxSched{kind: "factor", step: 4, factor: 0.9, stop: 1e-8, baseLR: 0.1, origLR: 0.1, warmSteps: 5, warmBegin: 0.01}},
-		{"multifactor", must(NewMultiFactor([]int{5, 12, 13}, 0.1, 1)),
+		{"multifactor", must(NewMultiFactor(MultiFactorOpts{Steps: []int{5, 12, 13}, Factor: 0.1, BaseLR: 1})),
 			&mxSched{kind: "multifactor", steps: []int{5, 12, 13}, factor: 0.1, baseLR: 1, origLR: 1}},
-		{"multifactor_warmup_constant", must(NewMultiFactor([]int{8, 20}, 0.5, 0.4, WithWarmup(6, 0.04, WarmupConstant))),
+		{"multifactor_warmup_constant", must(NewMultiFactor(MultiFactorOpts{Steps: []int{8, 20}, Factor: 0.5, BaseLR: 0.4, Warmup: Warmup{Steps: 6, BeginLR: 0.04, Mode: WarmupConstant}})),
 			&mxSched{kind: "multifactor", steps: []int{8, 20}, factor: 0.5, baseLR: 0.4, origLR: 0.4, warmSteps: 6, warmBegin: 0.04, warmConst: true}},
-		{"poly", must(NewPoly(30, 0.1, 2, 0.001)),
+		{"poly", must(NewPoly(PolyOpts{MaxUpdate: 30, BaseLR: 0.1, Pwr: 2, FinalLR: 0.001})),
 			&mxSched{kind: "poly", maxUpdate: 30, pwr: 2, finalLR: 0.001, baseLR: 0.1, origLR: 0.1}},
-		{"poly_warmup", must(NewPoly(30, 0.1, 0.5, 0, WithWarmup(10, 0, WarmupLinear))),
+		{"poly_warmup", must(NewPoly(PolyOpts{MaxUpdate: 30, BaseLR: 0.1, Pwr: 0.5, FinalLR: 0, Warmup: Warmup{Steps: 10, BeginLR: 0, Mode: WarmupLinear}})),
 			&mxSched{kind: "poly", maxUpdate: 30, pwr: 0.5, baseLR: 0.1, origLR: 0.1, warmSteps: 10}},
-		{"cosine", must(NewCosine(25, 0.5, 0.05)),
+		{"cosine", must(NewCosine(CosineOpts{MaxUpdate: 25, BaseLR: 0.5, FinalLR: 0.05})),
 			&mxSched{kind: "cosine", maxUpdate: 25, finalLR: 0.05, baseLR: 0.5, origLR: 0.5}},
-		{"cosine_warmup", must(NewCosine(25, 0.5, 0, WithWarmup(5, 0.1, WarmupLinear))),
+		{"cosine_warmup", must(NewCosine(CosineOpts{MaxUpdate: 25, BaseLR: 0.5, FinalLR: 0, Warmup: Warmup{Steps: 5, BeginLR: 0.1, Mode: WarmupLinear}})),
 			&mxSched{kind: "cosine", maxUpdate: 25, baseLR: 0.5, origLR: 0.5, warmSteps: 5, warmBegin: 0.1}},
 	}
 	for _, c := range cases {
@@ -109,13 +109,13 @@ func TestSchedulerValues(t *testing.T) {
 		}
 		return s
 	}
-	factor := mk(NewFactor(2, 0.5, 0.01, 1))
-	multi := mk(NewMultiFactor([]int{3, 5}, 0.1, 1))
-	poly := mk(NewPoly(10, 0.1, 2, 0.001))
-	polyLinear := mk(NewPoly(70, 5e-3, 1, 0)) // MiniGoogLeNet's poly_decay, 70 epochs
-	polyWarm := mk(NewPoly(10, 0.1, 1, 0, WithWarmup(2, 0, WarmupLinear)))
-	cosine := mk(NewCosine(10, 1, 0))
-	cosineConst := mk(NewCosine(10, 1, 0, WithWarmup(3, 0.01, WarmupConstant)))
+	factor := mk(NewFactor(FactorOpts{Step: 2, Factor: 0.5, StopFactorLR: 0.01, BaseLR: 1}))
+	multi := mk(NewMultiFactor(MultiFactorOpts{Steps: []int{3, 5}, Factor: 0.1, BaseLR: 1}))
+	poly := mk(NewPoly(PolyOpts{MaxUpdate: 10, BaseLR: 0.1, Pwr: 2, FinalLR: 0.001}))
+	polyLinear := mk(NewPoly(PolyOpts{MaxUpdate: 70, BaseLR: 5e-3, Pwr: 1, FinalLR: 0})) // MiniGoogLeNet's poly_decay, 70 epochs
+	polyWarm := mk(NewPoly(PolyOpts{MaxUpdate: 10, BaseLR: 0.1, Pwr: 1, FinalLR: 0, Warmup: Warmup{Steps: 2, BeginLR: 0, Mode: WarmupLinear}}))
+	cosine := mk(NewCosine(CosineOpts{MaxUpdate: 10, BaseLR: 1, FinalLR: 0}))
+	cosineConst := mk(NewCosine(CosineOpts{MaxUpdate: 10, BaseLR: 1, FinalLR: 0, Warmup: Warmup{Steps: 3, BeginLR: 0.01, Mode: WarmupConstant}}))
 	keras := mk(NewInverseTime(1e-4, 1e-6))
 	for _, c := range []struct {
 		name string
@@ -148,31 +148,31 @@ func TestSchedulerValues(t *testing.T) {
 }
 
 func TestSchedulerErrors(t *testing.T) {
-	lin := WithWarmup(5, 0, WarmupLinear)
+	lin := Warmup{Steps: 5, Mode: WarmupLinear}
 	for _, c := range []struct {
 		name string
 		err  error
 	}{
-		{"factor step 0", second(NewFactor(0, 0.5, 0, 1))},
-		{"factor above 1", second(NewFactor(10, 1.5, 0, 1))},
-		{"factor 0", second(NewFactor(10, 0, 0, 1))},
-		{"factor negative stop", second(NewFactor(10, 0.5, -1, 1))},
-		{"factor negative base", second(NewFactor(10, 0.5, 0, -1))},
-		{"factor NaN base", second(NewFactor(10, 0.5, 0, math.NaN()))},
-		{"multifactor empty", second(NewMultiFactor(nil, 0.5, 1))},
-		{"multifactor not increasing", second(NewMultiFactor([]int{5, 5}, 0.5, 1))},
-		{"multifactor step 0", second(NewMultiFactor([]int{0, 5}, 0.5, 1))},
-		{"multifactor factor", second(NewMultiFactor([]int{5}, 2, 1))},
-		{"poly max 0", second(NewPoly(0, 0.1, 1, 0))},
-		{"poly pwr 0", second(NewPoly(10, 0.1, 0, 0))},
-		{"poly negative final", second(NewPoly(10, 0.1, 1, -0.1))},
-		{"poly warmup = max", second(NewPoly(5, 0.1, 1, 0, lin))},
-		{"cosine max negative", second(NewCosine(-1, 0.1, 0))},
-		{"cosine warmup past max", second(NewCosine(3, 0.1, 0, lin))},
-		{"warmup begin above base", second(NewCosine(100, 0.1, 0, WithWarmup(5, 0.2, WarmupLinear)))},
-		{"warmup negative steps", second(NewFactor(10, 0.5, 0, 1, WithWarmup(-1, 0, WarmupLinear)))},
-		{"warmup negative begin", second(NewMultiFactor([]int{5}, 0.5, 1, WithWarmup(3, -0.1, WarmupLinear)))},
-		{"warmup bad mode", second(NewPoly(100, 0.1, 1, 0, WithWarmup(5, 0, WarmupMode(7))))},
+		{"factor step 0", second(NewFactor(FactorOpts{Step: 0, Factor: 0.5, StopFactorLR: 0, BaseLR: 1}))},
+		{"factor above 1", second(NewFactor(FactorOpts{Step: 10, Factor: 1.5, StopFactorLR: 0, BaseLR: 1}))},
+		{"factor 0", second(NewFactor(FactorOpts{Step: 10, Factor: 0, StopFactorLR: 0, BaseLR: 1}))},
+		{"factor negative stop", second(NewFactor(FactorOpts{Step: 10, Factor: 0.5, StopFactorLR: -1, BaseLR: 1}))},
+		{"factor negative base", second(NewFactor(FactorOpts{Step: 10, Factor: 0.5, StopFactorLR: 0, BaseLR: -1}))},
+		{"factor NaN base", second(NewFactor(FactorOpts{Step: 10, Factor: 0.5, StopFactorLR: 0, BaseLR: math.NaN()}))},
+		{"multifactor empty", second(NewMultiFactor(MultiFactorOpts{Steps: nil, Factor: 0.5, BaseLR: 1}))},
+		{"multifactor not increasing", second(NewMultiFactor(MultiFactorOpts{Steps: []int{5, 5}, Factor: 0.5, BaseLR: 1}))},
+		{"multifactor step 0", second(NewMultiFactor(MultiFactorOpts{Steps: []int{0, 5}, Factor: 0.5, BaseLR: 1}))},
+		{"multifactor factor", second(NewMultiFactor(MultiFactorOpts{Steps: []int{5}, Factor: 2, BaseLR: 1}))},
+		{"poly max 0", second(NewPoly(PolyOpts{MaxUpdate: 0, BaseLR: 0.1, Pwr: 1, FinalLR: 0}))},
+		{"poly pwr negative", second(NewPoly(PolyOpts{MaxUpdate: 10, BaseLR: 0.1, Pwr: -1, FinalLR: 0}))},
+		{"poly negative final", second(NewPoly(PolyOpts{MaxUpdate: 10, BaseLR: 0.1, Pwr: 1, FinalLR: -0.1}))},
+		{"poly warmup = max", second(NewPoly(PolyOpts{MaxUpdate: 5, BaseLR: 0.1, Pwr: 1, FinalLR: 0, Warmup: lin}))},
+		{"cosine max negative", second(NewCosine(CosineOpts{MaxUpdate: -1, BaseLR: 0.1, FinalLR: 0}))},
+		{"cosine warmup past max", second(NewCosine(CosineOpts{MaxUpdate: 3, BaseLR: 0.1, FinalLR: 0, Warmup: lin}))},
+		{"warmup begin above base", second(NewCosine(CosineOpts{MaxUpdate: 100, BaseLR: 0.1, FinalLR: 0, Warmup: Warmup{Steps: 5, BeginLR: 0.2, Mode: WarmupLinear}}))},
+		{"warmup negative steps", second(NewFactor(FactorOpts{Step: 10, Factor: 0.5, StopFactorLR: 0, BaseLR: 1, Warmup: Warmup{Steps: -1, BeginLR: 0, Mode: WarmupLinear}}))},
+		{"warmup negative begin", second(NewMultiFactor(MultiFactorOpts{Steps: []int{5}, Factor: 0.5, BaseLR: 1, Warmup: Warmup{Steps: 3, BeginLR: -0.1, Mode: WarmupLinear}}))},
+		{"warmup bad mode", second(NewPoly(PolyOpts{MaxUpdate: 100, BaseLR: 0.1, Pwr: 1, FinalLR: 0, Warmup: Warmup{Steps: 5, BeginLR: 0, Mode: WarmupMode(7)}}))},
 		{"inverse negative decay", second(NewInverseTime(0.1, -1))},
 		{"inverse infinite base", second(NewInverseTime(math.Inf(1), 0))},
 	} {
@@ -188,6 +188,17 @@ func TestWarmupModeString(t *testing.T) {
 	for m, want := range map[WarmupMode]string{WarmupLinear: "linear", WarmupConstant: "constant", 9: "WarmupMode(9)"} {
 		if got := fmt.Sprint(m); got != want {
 			t.Errorf("%d: %q, want %q", int(m), got, want)
+		}
+	}
+}
+
+// TestPolyDefaultPower checks that a zero Pwr takes MXNet's default, 2.
+func TestPolyDefaultPower(t *testing.T) {
+	a, _ := NewPoly(PolyOpts{MaxUpdate: 10, BaseLR: 1})
+	b, _ := NewPoly(PolyOpts{MaxUpdate: 10, BaseLR: 1, Pwr: 2})
+	for step := range 12 {
+		if a.LR(step) != b.LR(step) {
+			t.Fatalf("step %d: %g with the default power, %g with 2", step, a.LR(step), b.LR(step))
 		}
 	}
 }

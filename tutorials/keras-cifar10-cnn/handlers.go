@@ -17,6 +17,7 @@ import (
 // over the first batches of its first epoch. The Keras example trains for
 // hours on a CPU, so this is worth knowing early.
 type estimate struct {
+	estimator.NopHandler
 	W       io.Writer
 	After   int // batches to measure before estimating
 	Samples int // training samples per epoch
@@ -44,6 +45,7 @@ func (e *estimate) BatchEnd(s *estimator.State) error {
 // history keeps what the summary line needs: the last epoch's metrics and
 // the training throughput over every epoch this run trained.
 type history struct {
+	estimator.NopHandler
 	epochs  int // epochs trained in this run
 	last    int // number of the last epoch finished
 	train   map[string]float64
@@ -75,6 +77,7 @@ func (h *history) rate() float64 {
 // resumeNote says, before the first epoch, which checkpoint a -resume run
 // continues from; it must come after the Checkpoint handler.
 type resumeNote struct {
+	estimator.NopHandler
 	W    io.Writer
 	Ckpt *estimator.Checkpoint
 }

@@ -259,7 +259,7 @@ func loaders(job common.Job, train, test data.Dataset, f *common.Flags, batch in
 // optimizer.Poly (MXNet's PolyScheduler) evaluated at the epoch index
 // instead of the update number.
 func polyDecay(maxEpochs int, baseLR, power float64) func(epoch int) float64 {
-	s, err := optimizer.NewPoly(maxEpochs, baseLR, power, 0)
+	s, err := optimizer.NewPoly(optimizer.PolyOpts{MaxUpdate: maxEpochs, BaseLR: baseLR, Pwr: power, FinalLR: 0})
 	if err != nil { // only for arguments run has already checked
 		panic(err)
 	}
@@ -268,6 +268,7 @@ func polyDecay(maxEpochs int, baseLR, power float64) func(epoch int) float64 {
 
 // tally adds up the epochs this run trained, for the summary's throughput.
 type tally struct {
+	estimator.NopHandler
 	epochs  int
 	samples int
 	train   time.Duration

@@ -229,6 +229,7 @@ func train(args []string, w io.Writer) (_ *outcome, err error) {
 // epochRecorder is an estimator handler that keeps every epoch's training
 // time (validation excluded) and sample count, and the last epoch's metrics.
 type epochRecorder struct {
+	estimator.NopHandler
 	seconds  []float64
 	training float64 // sum of the epochs' training times, unrounded
 	samples  int
