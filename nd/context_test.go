@@ -65,6 +65,9 @@ var mixCases = []mixCase{
 	{"Where", func(a, b *nd.NDArray) { nd.Where(nd.Greater(a, a), a, b) }},
 	{"MaskedFill", func(a, b *nd.NDArray) { nd.MaskedFill(a, nd.Greater(b, b), 0) }},
 	{"LogicalAnd", func(a, b *nd.NDArray) { nd.LogicalAnd(a, b) }},
+	{"PReLU", func(a, b *nd.NDArray) { nd.PReLU(a, nd.Reshape(nd.SliceAxis(b, 1, 0, 1), 4), 0) }},
+	{"LayerNorm", func(a, b *nd.NDArray) { nd.LayerNorm(a, nd.Reshape(nd.SliceAxis(b, 0, 0, 1), 4), nil, -1, 1e-5) }},
+	{"GroupNorm", func(a, b *nd.NDArray) { nd.GroupNorm(a, nil, nd.Reshape(nd.SliceAxis(b, 1, 0, 1), 4), 2, 1e-5) }},
 	{"AddTo", func(a, b *nd.NDArray) { nd.AddTo(a, b) }},
 	{"Backward", func(a, b *nd.NDArray) {
 		a.AttachGrad(nd.GradWrite)

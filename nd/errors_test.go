@@ -65,6 +65,12 @@ func TestErrors(t *testing.T) {
 		{"topk k", nd.ErrArgument, []string{"nd.TopK:", "k = 4"}, func() { nd.TopK(m23, 4, 1, true) }},
 		{"norm ord", nd.ErrArgument, []string{"nd.Norm:", "ord 3"}, func() { nd.Norm(m23, 3, false) }},
 		{"var ddof", nd.ErrArgument, []string{"nd.Var:", "ddof 3"}, func() { nd.Var(m23, 3, false, 1) }},
+		{"prelu alpha", nd.ErrShape, []string{"nd.PReLU:", "[2]", "[3]"}, func() { nd.PReLU(m23, nd.Ones(dev, 2), 1) }},
+		{"layer norm gamma", nd.ErrShape, []string{"nd.LayerNorm:", "[2]", "want [3]"}, func() { nd.LayerNorm(m23, nd.Ones(dev, 2), nil, -1, 1e-5) }},
+		{"layer norm eps", nd.ErrArgument, []string{"nd.LayerNorm:", "negative eps"}, func() { nd.LayerNorm(m23, nil, nil, -1, -1) }},
+		{"group norm groups", nd.ErrArgument, []string{"nd.GroupNorm:", "2 groups", "3 channels"}, func() { nd.GroupNorm(m23, nil, nil, 2, 1e-5) }},
+		{"instance norm rank", nd.ErrShape, []string{"nd.InstanceNorm:", "[N, C, ...]"}, func() { nd.InstanceNorm(nd.Ones(dev, 3), nil, nil, 1e-5) }},
+		{"int gelu", nd.ErrDType, []string{"nd.GELU:", "int64"}, func() { nd.GELU(nd.ZerosOf(dev, nd.Int64, 2), false) }},
 		{"unknown host type", nd.ErrArgument, []string{"nd.FromSlice:", "[]int16"}, func() { nd.FromSlice(dev, []int16{1}) }},
 		{"scalar of many", nd.ErrShape, []string{"nd.Scalar:", "[2 3]"}, func() { m23.Scalar() }},
 	}

@@ -18,20 +18,27 @@ func activate(op, name string, x *nd.NDArray) *nd.NDArray {
 		return nd.Tanh(x)
 	case "softrelu":
 		return nd.Softrelu(x)
+	case "gelu":
+		return nd.GELU(x, false)
+	case "silu", "swish":
+		return nd.SiLU(x)
 	}
-	nd.Panicf(op, nd.ErrArgument, "unknown activation %q (want relu, sigmoid, tanh or softrelu)", name)
+	nd.Panicf(op, nd.ErrArgument, "unknown activation %q (want %s)", name, activationNames)
 	return nil
 }
 
+const activationNames = "relu, sigmoid, tanh, softrelu, gelu or silu"
+
 func checkActivation(op, name string) {
 	switch name {
-	case "", "relu", "sigmoid", "tanh", "softrelu":
+	case "", "relu", "sigmoid", "tanh", "softrelu", "gelu", "silu", "swish":
 		return
 	}
-	nd.Panicf(op, nd.ErrArgument, "unknown activation %q (want relu, sigmoid, tanh or softrelu)", name)
+	nd.Panicf(op, nd.ErrArgument, "unknown activation %q (want %s)", name, activationNames)
 }
 
-// Activation applies relu, sigmoid, tanh or softrelu.
+// Activation applies relu, sigmoid, tanh, softrelu, gelu (the erf form) or
+// silu (also called swish).
 type Activation struct {
 	gluon.BlockMeta
 	Name string

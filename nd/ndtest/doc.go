@@ -13,6 +13,8 @@
 //	nd/binary.go     binary.go     Add, Sub, Mul, Div, Pow, Maximum, Minimum, comparisons
 //	nd/unary.go      unary.go      Neg, Exp, Log, ..., the scalar ops, Clip
 //	nd/math.go       math.go       Erf, Log1p, Expm1, Sin, Cos, Rsqrt, Reciprocal, LogSumExp
+//	nd/activation.go activation.go LeakyReLU, PReLU, ELU, GELU, SiLU
+//	nd/layernorm.go  layernorm.go  LayerNorm, GroupNorm, InstanceNorm
 //	nd/reduce.go     reduce.go     Sum, Mean, Max, Min (KeepDims forms), ArgMax
 //	nd/sort.go       sort.go       Cumsum, Sort, TopK, Norm, Var, Std
 //	nd/matmul.go     matmul.go     MatMul, Dot, FullyConnected

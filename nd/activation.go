@@ -1,0 +1,94 @@
+package nd
+
+import "math"
+
+// The activations of sequence and transformer models, composed from
+// elementwise ops (so every backend has them and their gradients come from
+// the tape). Where an activation has a kink, the gradient at the kink is
+// PyTorch's.
+
+// lifted validates the inputs of a composite op and returns them lifted
+// into the op's session (see Session.lift), so that every array the op
+// makes belongs to it. Nil inputs stay nil.
+func lifted(op string, arrs ...*NDArray) []*NDArray {
+	var live []*NDArray
+	for _, a := range arrs {
+		if a != nil {
+			live = append(live, a)
+		}
+	}
+	checkLive(op, live...)
+	checkContexts(op, live...)
+	checkFloat(op, live...)
+	return sessionOf(op, live...).lift(op, arrs...)
+}
+
+// positive returns the Bool mask x > 0.
+func positive(x *NDArray) *NDArray {
+	zero := x.Session().Full(x.st.dev, x.dtype, 0, 1)
+	defer zero.Release()
+	return Greater(x, zero)
+}
+
+// LeakyReLU returns x where x > 0 and slope·x elsewhere (PyTorch's
+// leaky_relu, Gluon's LeakyReLU). The gradient at 0 is slope.
+func LeakyReLU(x *NDArray, slope float64) *NDArray {
+	x = lifted("LeakyReLU", x)[0]
+	return Where(positive(x), x, MulScalar(x, slope))
+}
+
+// PReLU is LeakyReLU with a learnable slope per channel: alpha holds one
+// slope per index of x's axis (or a single slope, shape [1]), PyTorch's
+// PReLU with num_parameters = channels. The gradient reaches alpha.
+func PReLU(x, alpha *NDArray, axis int) *NDArray {
+	const op = "PReLU"
+	in := lifted(op, x, alpha)
+	x, alpha = in[0], in[1]
+	ax := normAxis(op, axis, x.NDim())
+	if alpha.NDim() != 1 || (alpha.shape[0] != 1 && alpha.shape[0] != x.shape[ax]) {
+		fail(op, ErrShape, "alpha of shape %v for input %v: want [1] or [%d] (axis %d)", alpha.shape, x.shape, x.shape[ax], ax)
+	}
+	return Where(positive(x), x, Mul(x, Reshape(alpha, channelShape(x.NDim(), ax, alpha.shape[0])...)))
+}
+
+// channelShape is the shape that broadcasts a per-channel vector of
+// length c along axis ax of an n-dimensional array.
+func channelShape(n, ax, c int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = 1
+	}
+	s[ax] = c
+	return s
+}
+
+// ELU returns x where x > 0 and alpha·(eˣ − 1) elsewhere (PyTorch's elu).
+// The gradient at 0 is alpha.
+func ELU(x *NDArray, alpha float64) *NDArray {
+	const op = "ELU"
+	x = lifted(op, x)[0]
+	zero := x.Session().Full(x.st.dev, x.dtype, 0, 1) // Minimum's backward reads it
+	neg := MulScalar(Expm1(Minimum(x, zero)), alpha)  // no overflow where x is large
+	return Where(positive(x), x, neg)
+}
+
+// GELU returns x·Φ(x), Φ the standard normal CDF: 0.5·x·(1 + erf(x/√2)),
+// or with tanhApprox PyTorch's approximate="tanh" form
+// 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+func GELU(x *NDArray, tanhApprox bool) *NDArray {
+	x = lifted("GELU", x)[0]
+	var phi *NDArray
+	if tanhApprox {
+		inner := MulScalar(Add(x, MulScalar(PowScalar(x, 3), 0.044715)), math.Sqrt(2/math.Pi))
+		phi = AddScalar(Tanh(inner), 1)
+	} else {
+		phi = AddScalar(Erf(MulScalar(x, 1/math.Sqrt2)), 1)
+	}
+	return MulScalar(Mul(x, phi), 0.5)
+}
+
+// SiLU returns x·σ(x) (the swish activation, PyTorch's silu).
+func SiLU(x *NDArray) *NDArray {
+	x = lifted("SiLU", x)[0]
+	return Mul(x, Sigmoid(x))
+}
