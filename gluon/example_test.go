@@ -65,3 +65,37 @@ func ExampleTrainer() {
 	fmt.Printf("%.2f\n", params.Get("dense0.weight").Data(ctx.CPU(1)).Float32s())
 	// Output: [1.00 2.00]
 }
+
+// Gradient accumulation: two half-batches add their gradients (GradAdd),
+// the accumulated gradients of every replica are clipped to a global norm,
+// then one AdamW step covers the whole batch and the gradients are zeroed
+// for the next.
+func ExampleClipGlobalNorm() {
+	devs := []ctx.Context{ctx.CPU(0), ctx.CPU(1)}
+	net := nn.NewSequential(nn.NewDense(1, nn.DenseOpts{InUnits: 2, NoBias: true}))
+	params := gluon.CollectParams(net)
+	_ = params.Initialize(initializer.Zero(), devs, false)
+	params.SetGradReq(nd.GradAdd)
+	trainer, _ := gluon.NewTrainer(params, optimizer.NewAdamW(0.1, 0.01), "device", gluon.TrainerOpts{})
+
+	x := nd.FromSlice(ctx.CPU(0), []float32{1, 0, 0, 1, 1, 1, 2, 0}, 4, 2)
+	y := nd.FromSlice(ctx.CPU(0), []float32{1, 2, 3, 2}, 4, 1) // y = x₁ + 2x₂
+	var norm float64
+	for range 300 {
+		for half := range 2 { // two micro-batches of 2 samples
+			xs, _ := gluon.SplitAndLoad(nd.SliceAxis(x, 0, 2*half, 2*half+2), devs, true)
+			ys, _ := gluon.SplitAndLoad(nd.SliceAxis(y, 0, 2*half, 2*half+2), devs, true)
+			autograd.Record(func() {
+				_ = gluon.ForEachDevice(devs, func(i int, _ ctx.Context) error {
+					autograd.Backward(nd.Square(nd.Sub(net.Forward(xs[i]), ys[i])))
+					return nil
+				})
+			})
+		}
+		norm, _ = gluon.ClipGlobalNorm(params.Grads(), 1)
+		_ = trainer.Step(4) // the whole accumulated batch
+		params.ZeroGrad()
+	}
+	fmt.Printf("weight %.1f, last gradient norm < 0.1: %v\n", params.Get("dense0.weight").Data(ctx.CPU(1)).Float32s(), norm < 0.1)
+	// Output: weight [1.0 2.0], last gradient norm < 0.1: true
+}

@@ -88,6 +88,10 @@ func buildGolden(t *testing.T, c goldenCase) Optimizer {
 		a := NewAdam(p.LR)
 		a.Beta1, a.Beta2, a.Epsilon = p.Beta1, p.Beta2, p.Eps
 		o = a
+	case "adamw":
+		a := NewAdamW(p.LR, p.WD)
+		a.Beta1, a.Beta2, a.Epsilon = p.Beta1, p.Beta2, p.Eps
+		o = a
 	case "rmsprop":
 		r := NewRMSProp(p.LR)
 		r.Gamma1, r.Epsilon, r.Centered, r.KerasEpsilon = p.Gamma1, p.Eps, p.Centered, p.KerasEps

@@ -18,13 +18,14 @@ var registry = struct {
 	"sgd":     func(lr float64) Optimizer { return NewSGD(lr) },
 	"nag":     func(lr float64) Optimizer { return NewNAG(lr, 0) },
 	"adam":    func(lr float64) Optimizer { return NewAdam(lr) },
+	"adamw":   func(lr float64) Optimizer { return NewAdamW(lr, 0.01) },
 	"rmsprop": func(lr float64) Optimizer { return NewRMSProp(lr) },
 	"adagrad": func(lr float64) Optimizer { return NewAdaGrad(lr) },
 }}
 
 // Create returns the optimizer registered under name (case-insensitive,
 // as MXNet's mx.optimizer.create) with learning rate lr and its defaults:
-// "sgd", "nag", "adam", "rmsprop", "adagrad", or a name added with
+// "sgd", "nag", "adam", "adamw", "rmsprop", "adagrad", or a name added with
 // Register. Like MXNet, "sgd" and "nag" start without momentum; set the
 // Momentum field of the returned *SGD to add it. An unknown name or an
 // invalid learning rate gives an error.

@@ -158,6 +158,16 @@ case("adam_eps0_wd", "torch", "adam",
 case("adam_eps0_betas", "torch", "adam",
      {"lr": 0.05, "beta1": 0.5, "beta2": 0.9, "eps": 0.0},
      run_torch(lambda ps: O.Adam(ps, lr=0.05, betas=(0.5, 0.9), eps=0.0)))
+case("adamw_default", "torch", "adamw",
+     {"lr": 0.01, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "wd": 0.01},
+     run_torch(lambda ps: O.AdamW(ps, lr=0.01)))
+case("adamw_wd_betas_eps", "torch", "adamw",
+     {"lr": 0.05, "beta1": 0.8, "beta2": 0.95, "eps": 1e-3, "wd": 0.3},
+     run_torch(lambda ps: O.AdamW(ps, lr=0.05, betas=(0.8, 0.95), eps=1e-3, weight_decay=0.3)))
+case("adamw_lr_changing", "torch", "adamw",
+     {"beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "wd": 0.1},
+     run_torch(lambda ps: O.AdamW(ps, lr=0.1, weight_decay=0.1), SCHED), lrs=SCHED,
+     note="the decay uses the step's learning rate, as torch's")
 case("rmsprop_keras_eps", "torch", "rmsprop",
      {"lr": 0.01, "gamma1": 0.9, "eps": 1e-3, "keras_eps": True, "wd": 0.05},
      run_torch(lambda ps: O.RMSprop(ps, lr=0.01, alpha=0.9, eps=1e-3, weight_decay=0.05)))

@@ -1,0 +1,69 @@
+package gluon
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/goluon/goluon/nd"
+)
+
+// Grads returns the gradient buffers of every replica of every parameter
+// that takes a gradient (GradReq not null), in the dictionary's order:
+// what ClipGlobalNorm clips.
+func (d *ParamDict) Grads() []*nd.NDArray {
+	var out []*nd.NDArray
+	for _, p := range d.List() {
+		if p.GradReq() == nd.GradNull {
+			continue
+		}
+		for _, g := range p.ListGrad() {
+			if g != nil {
+				out = append(out, g)
+			}
+		}
+	}
+	return out
+}
+
+// ClipGlobalNorm rescales arrays in place so that their joint L2 norm,
+// √(Σ‖a‖²) over all of them, is at most maxNorm, and returns the norm
+// before clipping (Gluon's gluon.utils.clip_global_norm; PyTorch's
+// clip_grad_norm_). The arrays may live on different contexts: each
+// squared norm is computed on its context and the sum is taken on the host
+// in the order given, so the result does not depend on timing. When the
+// norm exceeds maxNorm every array is multiplied by maxNorm/(norm + 1e-8),
+// as in Gluon. A NaN or infinite norm is an error and leaves the arrays
+// unchanged. Call it between Backward and Trainer.Step, on the gradients
+// of every replica (ParamDict.Grads): their joint norm is what the
+// per-device gradients contribute together.
+func ClipGlobalNorm(arrays []*nd.NDArray, maxNorm float64) (float64, error) {
+	if !(maxNorm > 0) || math.IsInf(maxNorm, 1) {
+		return 0, fmt.Errorf("gluon: ClipGlobalNorm: max norm %g must be positive and finite", maxNorm)
+	}
+	var sq float64
+	err := nd.Catch(func() {
+		for _, a := range arrays {
+			d := a.Detach()
+			sqr := nd.Square(d)
+			s := nd.Sum(sqr)
+			v := s.AsType(nd.Float64)
+			sq += v.Scalar()
+			for _, t := range []*nd.NDArray{d, sqr, s, v} {
+				t.Release()
+			}
+		}
+	})
+	if err != nil {
+		return 0, fmt.Errorf("gluon: ClipGlobalNorm: %w", err)
+	}
+	norm := math.Sqrt(sq)
+	if math.IsNaN(norm) || math.IsInf(norm, 0) {
+		return norm, fmt.Errorf("gluon: ClipGlobalNorm: the global norm is %g (a gradient holds NaN or infinity); nothing was clipped", norm)
+	}
+	if scale := maxNorm / (norm + 1e-8); scale < 1 {
+		for _, a := range arrays {
+			nd.ScaleInPlace(a, scale)
+		}
+	}
+	return norm, nil
+}

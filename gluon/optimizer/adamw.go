@@ -1,0 +1,93 @@
+package optimizer
+
+import (
+	"math"
+
+	"github.com/goluon/goluon/nd"
+)
+
+// AdamW is Adam with decoupled weight decay (Loshchilov and Hutter), as
+// PyTorch's torch.optim.AdamW applies it at update number t = Param.Step:
+//
+//	g  = clip(rescale·grad)
+//	w *= 1 − lr·wd                       (the decay, apart from the gradient)
+//	m  = β1·m + (1−β1)·g
+//	v  = β2·v + (1−β2)·g²
+//	w -= lr/(1−β1^t) · m/(sqrt(v)/sqrt(1−β2^t) + ε)
+//
+// With wd = 0 it is PyTorch's Adam (note the ε: MXNet's Adam, above, puts
+// it outside the bias correction).
+type AdamW struct {
+	Hyper
+	// Beta1 is the decay rate of the first moment (default 0.9).
+	Beta1 float64
+	// Beta2 is the decay rate of the second moment (default 0.999).
+	Beta2 float64
+	// Epsilon keeps the division finite (default 1e-8).
+	Epsilon float64
+}
+
+var _ Optimizer = (*AdamW)(nil)
+
+// NewAdamW returns AdamW with the given learning rate and weight decay and
+// PyTorch's defaults β1 = 0.9, β2 = 0.999, ε = 1e-8 (PyTorch's default
+// weight decay is 0.01).
+func NewAdamW(lr, wd float64) *AdamW {
+	return &AdamW{Hyper: Hyper{LR: lr, WD: wd}, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-8}
+}
+
+// Validate reports invalid hyper-parameters.
+func (o *AdamW) Validate() error {
+	if err := checkUnit("adamw", "beta1", o.Beta1); err != nil {
+		return err
+	}
+	if err := checkUnit("adamw", "beta2", o.Beta2); err != nil {
+		return err
+	}
+	if err := checkEps("adamw", o.Epsilon); err != nil {
+		return err
+	}
+	return checkHyper("adamw", o.Hyper)
+}
+
+// Name returns "adamw".
+func (o *AdamW) Name() string { return "adamw" }
+
+// Hyperparams returns the shared hyper-parameters.
+func (o *AdamW) Hyperparams() *Hyper { return &o.Hyper }
+
+// CreateState returns the first and second moment estimates m and v.
+func (o *AdamW) CreateState(w *nd.NDArray) State {
+	return State{zerosLike(w), zerosLike(w)}
+}
+
+// Update applies one AdamW step in place. It panics with an *nd.Error when
+// p.Step < 1, since the bias correction is undefined there.
+func (o *AdamW) Update(p Param, weight, grad *nd.NDArray, state State) {
+	const op = "optimizer.adamw.Update"
+	needState(op, state, 2)
+	if p.Step < 1 {
+		nd.Panicf(op, nd.ErrArgument, "parameter %q: step %d, but Param.Step is 1-based", p.Name, p.Step)
+	}
+	var t temps
+	defer t.release()
+	step := float64(p.Step)
+	lr := o.lr(p)
+	w := t.view(weight)
+	g := o.rescaled(&t, grad)
+	if wd := o.wd(p); wd != 0 {
+		nd.ScaleInPlace(w, 1-lr*wd)
+	}
+	m, v := t.view(state[0]), t.view(state[1])
+	nd.ScaleInPlace(m, o.Beta1)
+	nd.AddTo(m, t.add(nd.MulScalar(g, 1-o.Beta1)))
+	g2 := t.add(nd.Square(g))
+	nd.ScaleInPlace(g2, 1-o.Beta2)
+	nd.ScaleInPlace(v, o.Beta2)
+	nd.AddTo(v, g2)
+
+	den := t.add(nd.AddScalar(t.add(nd.MulScalar(t.add(nd.Sqrt(v)), 1/math.Sqrt(1-math.Pow(o.Beta2, step)))), o.Epsilon))
+	d := t.add(nd.Div(m, den))
+	nd.ScaleInPlace(d, -lr/(1-math.Pow(o.Beta1, step)))
+	nd.AddTo(w, d)
+}
