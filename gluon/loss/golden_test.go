@@ -27,6 +27,10 @@ type config struct {
 	Sparse      bool    `json:"sparse"`
 	FromLogits  bool    `json:"from_logits"`
 	FromSigmoid bool    `json:"from_sigmoid"`
+	UseIgnore   bool    `json:"use_ignore"`
+	IgnoreLabel int     `json:"ignore_label"`
+	Smoothing   float64 `json:"label_smoothing"`
+	Rho         float64 `json:"rho"`
 }
 
 type golden struct {
@@ -71,6 +75,13 @@ func (g golden) build(t *testing.T) loss.Weighted {
 		return loss.SigmoidBCE{FromSigmoid: c.FromSigmoid, Weight: c.Weight}
 	case "softmax_ce":
 		return loss.SoftmaxCrossEntropy{Axis: c.Axis, Sparse: c.Sparse, FromLogits: c.FromLogits, Weight: c.Weight}
+	case "softmax_ce_ignore":
+		return loss.SoftmaxCrossEntropy{Axis: c.Axis, Sparse: true, Weight: c.Weight,
+			UseIgnore: c.UseIgnore, IgnoreLabel: c.IgnoreLabel, LabelSmoothing: c.Smoothing}
+	case "kl_div":
+		return loss.KLDiv{FromLogits: c.FromLogits, Axis: c.Axis, Weight: c.Weight}
+	case "huber":
+		return loss.Huber{Rho: c.Rho, Weight: c.Weight}
 	}
 	t.Fatalf("unknown kind %q", g.Kind)
 	return nil

@@ -39,3 +39,17 @@ func TestSoftmaxCEIntegerLabels(t *testing.T) {
 		}
 	}
 }
+
+// TestIgnoreIntLabels checks that UseIgnore and label smoothing give the
+// same losses with Int64 labels as with float labels.
+func TestIgnoreIntLabels(t *testing.T) {
+	pred := nd.FromSlice(ctx.CPU(0), []float64{0.1, 2, -1, 0.5, 0.3, 0.2, -0.4, 1, 0, 0.7, -2, 1.5}, 2, 2, 3)
+	l := loss.SoftmaxCrossEntropy{Axis: -1, Sparse: true, UseIgnore: true, IgnoreLabel: -100, LabelSmoothing: 0.1}
+	f := l.Forward(pred, nd.FromSlice(ctx.CPU(0), []float64{1, -100, 0, 2}, 2, 2)).Float64s()
+	i := l.Forward(pred, nd.FromSlice(ctx.CPU(0), []int64{1, -100, 0, 2}, 2, 2)).Float64s()
+	for k := range f {
+		if f[k] != i[k] {
+			t.Fatalf("float labels give %v, int labels %v", f, i)
+		}
+	}
+}

@@ -1,5 +1,6 @@
 // Package loss holds the loss functions of Gluon (mxnet.gluon.loss) for
-// Goluon: softmax cross-entropy, L2, L1 and sigmoid binary cross-entropy.
+// Goluon: softmax cross-entropy (with ignored labels and label smoothing),
+// L2, L1, Huber, KL divergence and sigmoid binary cross-entropy.
 //
 // Every loss takes predictions and labels (arrays on one context, of one
 // dtype) and returns the loss of each sample, shape [N]: the batch axis is
@@ -185,4 +186,15 @@ func numel(shape []int) int {
 		n *= d
 	}
 	return n
+}
+
+// sessionOf returns the session of the first array that belongs to one
+// (the default session when none does): a loss makes its constants there.
+func sessionOf(arrs ...*nd.NDArray) *nd.Session {
+	for _, a := range arrs {
+		if a != nil && a.Bound() {
+			return a.Session()
+		}
+	}
+	return nd.DefaultSession()
 }

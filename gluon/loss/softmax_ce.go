@@ -21,6 +21,14 @@ import (
 // as MXNet's pick does. Otherwise labels are dense (one-hot or soft)
 // distributions of pred's shape and the loss is −Σ label·log softmax(pred).
 //
+// With Sparse labels, UseIgnore skips the positions whose label is
+// IgnoreLabel (padding in a batch of sequences; MXNet's use_ignore and
+// ignore_label, PyTorch's ignore_index): they add nothing to the loss or
+// the gradient, and a sample's loss is the mean over its other positions
+// (0 when it has none). LabelSmoothing ε mixes the one-hot target with the
+// uniform distribution, (1−ε)·onehot + ε/C, as PyTorch's label_smoothing:
+// the loss is (1−ε)·(−log p[label]) + ε·mean over classes of −log p.
+//
 // FromLogits says pred already holds log-probabilities (the output of
 // nd.LogSoftmax), so the softmax is skipped. This is Gluon's naming: in
 // PyTorch terms the loss is then nll_loss, while the default (logits in,
@@ -34,6 +42,13 @@ type SoftmaxCrossEntropy struct {
 	FromLogits bool
 	// Weight scales the loss; 0 means 1.
 	Weight float64
+	// UseIgnore skips positions whose sparse label is IgnoreLabel.
+	UseIgnore bool
+	// IgnoreLabel is the label UseIgnore skips (PyTorch's default is −100).
+	IgnoreLabel int
+	// LabelSmoothing is ε in [0, 1): the share of the target spread
+	// uniformly over the classes (sparse labels only).
+	LabelSmoothing float64
 }
 
 // NewSoftmaxCrossEntropy returns a softmax cross-entropy loss with Gluon's
@@ -63,13 +78,47 @@ func (l SoftmaxCrossEntropy) ForwardWeighted(pred, label, sampleWeight *nd.NDArr
 		logp = nd.LogSoftmax(pred, axis)
 	}
 	var loss *nd.NDArray
+	if (l.UseIgnore || l.LabelSmoothing != 0) && !l.Sparse {
+		nd.Panicf(op, nd.ErrArgument, "UseIgnore and LabelSmoothing need sparse labels")
+	}
+	if !(l.LabelSmoothing >= 0 && l.LabelSmoothing < 1) {
+		nd.Panicf(op, nd.ErrArgument, "label smoothing %g outside [0, 1)", l.LabelSmoothing)
+	}
 	if l.Sparse {
 		shape := slices.Delete(pred.Shape(), axis, axis+1)
 		idx := reshapeLike(op, "sparse labels", label, shape, pred.Shape())
-		loss = nd.ExpandDims(nd.Neg(nd.Pick(logp, idx, axis)), axis)
+		nll := nd.Neg(nd.Pick(logp, idx, axis))
+		if e := l.LabelSmoothing; e > 0 {
+			nll = nd.Add(nd.MulScalar(nll, 1-e), nd.MulScalar(nd.Neg(nd.Mean(logp, axis)), e))
+		}
+		if l.UseIgnore {
+			nll = l.ignore(idx, nll)
+		}
+		loss = nd.ExpandDims(nll, axis)
 	} else {
 		z := reshapeLike(op, "dense labels", label, pred.Shape(), pred.Shape())
 		loss = nd.Neg(nd.SumKeepDims(nd.Mul(logp, z), axis))
 	}
 	return finish(op, loss, sampleWeight, scale(l.Weight))
+}
+
+// ignore zeroes nll where idx is IgnoreLabel and rescales each sample's
+// other positions so that the mean over the sample (taken by finish) is
+// the mean over its counted positions.
+func (l SoftmaxCrossEntropy) ignore(idx, nll *nd.NDArray) *nd.NDArray {
+	s := sessionOf(nll, idx)
+	ign := s.Full(idx.Context(), idx.DType(), float64(l.IgnoreLabel), 1)
+	keep := nd.NotEqual(idx, ign).AsType(nll.DType())
+	nll = nd.Mul(nll, keep)
+	if nll.NDim() < 2 {
+		return nll
+	}
+	axes := make([]int, nll.NDim()-1)
+	for i := range axes {
+		axes[i] = i + 1
+	}
+	per := float64(nll.Size() / nll.Shape()[0]) // positions per sample
+	count := nd.SumKeepDims(keep, axes...)      // counted positions per sample
+	one := s.Full(idx.Context(), nll.DType(), 1, 1)
+	return nd.Mul(nll, nd.Div(s.Full(idx.Context(), nll.DType(), per, 1), nd.Maximum(count, one)))
 }

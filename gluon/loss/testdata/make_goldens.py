@@ -119,12 +119,39 @@ def reference(kind, cfg, pred, label, sw):
                 l = F.cross_entropy(x, tgt, reduction="none")
         l = l.unsqueeze(axis)  # Gluon keeps the class axis (keepdims=True)
         return batch_mean(weigh(l, sw, w))
+    if kind == "softmax_ce_ignore":
+        # Sparse labels with ignore_index and label_smoothing; a sample's
+        # loss is the mean over its counted positions (Goluon's rule).
+        axis = cfg["axis"] % pred.dim()
+        x = pred.movedim(axis, 1)
+        shape = list(pred.shape)
+        del shape[axis]
+        tgt = label.reshape(shape).long()
+        kw = {"label_smoothing": cfg["label_smoothing"]}
+        if cfg["use_ignore"]:
+            kw["ignore_index"] = cfg["ignore_label"]
+        l = F.cross_entropy(x, tgt, reduction="none", **kw)
+        if cfg["use_ignore"] and l.dim() > 1:
+            keep = (tgt != cfg["ignore_label"]).to(l.dtype)
+            dims = tuple(range(1, l.dim()))
+            l = l * (keep[0].numel() / keep.sum(dim=dims, keepdim=True).clamp(min=1))
+        l = weigh(l.unsqueeze(axis), sw, w)
+        return batch_mean(l)
+    if kind == "kl_div":
+        label = label.reshape(pred.shape)
+        logp = pred if cfg["from_logits"] else torch.log_softmax(pred, dim=cfg["axis"])
+        return batch_mean(weigh(F.kl_div(logp, label, reduction="none"), sw, w))
+    if kind == "huber":
+        label = label.reshape(pred.shape)
+        l = F.smooth_l1_loss(pred, label, reduction="none", beta=cfg["rho"])
+        return batch_mean(weigh(l, sw, w))
     raise ValueError(kind)
 
 
 def case(name, kind, cfg, pred, label, sw=None):
     full = {"weight": 0.0, "axis": -1, "sparse": True, "from_logits": False,
-            "from_sigmoid": False}
+            "from_sigmoid": False, "use_ignore": False, "ignore_label": 0,
+            "label_smoothing": 0.0, "rho": 1.0}
     full.update(cfg)
     pred = pred.clone().requires_grad_(True)
     loss = reference(kind, full, pred, label, sw)
@@ -183,6 +210,31 @@ def main():
                       rand(2, 3, 5), classes(5, 2, 3), rand(2, lo=0.1, hi=2.0)))
     cases.append(case("softmax_ce_dense_axis1", "softmax_ce", {"axis": 1, "sparse": False},
                       rand(2, 4, 3), probs(2, 4, 3, axis=1)))
+
+    # Sequence-model additions (generated after the cases above, so their
+    # values do not move): padding labels, label smoothing, KL, Huber.
+    padded = classes(5, 2, 4)
+    padded[0, 3] = -100
+    padded[1, 1] = -100
+    padded[1, 2] = -100
+    cases.append(case("softmax_ce_ignore_padding", "softmax_ce_ignore",
+                      {"use_ignore": True, "ignore_label": -100}, rand(2, 4, 5), padded))
+    cases.append(case("softmax_ce_label_smoothing", "softmax_ce_ignore",
+                      {"label_smoothing": 0.1}, rand(4, 5), classes(5, 4)))
+    allpad = classes(5, 2, 3)
+    allpad[1, :] = 2
+    cases.append(case("softmax_ce_ignore_smoothing_weighted", "softmax_ce_ignore",
+                      {"use_ignore": True, "ignore_label": 2, "label_smoothing": 0.2, "weight": 1.5},
+                      rand(2, 3, 5), allpad, rand(2, lo=0.1, hi=2.0)))
+    cases.append(case("kl_div_log_probs", "kl_div", {"from_logits": True},
+                      torch.log_softmax(rand(4, 5), dim=-1), probs(4, 5)))
+    zlabel = probs(3, 4)
+    zlabel[0, 1] = 0.0
+    cases.append(case("kl_div_scores_zero_label", "kl_div", {"from_logits": False, "weight": 2.0},
+                      rand(3, 4), zlabel))
+    cases.append(case("huber_rho1", "huber", {}, rand(4, 3, lo=-3, hi=3), rand(4, 3, lo=-3, hi=3)))
+    cases.append(case("huber_rho_half_weighted", "huber", {"rho": 0.5, "weight": 2.0},
+                      rand(3, 4), rand(3, 4), rand(3, lo=0.1, hi=2.0)))
 
     out = {"generator": "make_goldens.py, torch " + torch.__version__, "cases": cases}
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "goldens.json")
