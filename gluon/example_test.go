@@ -2,6 +2,7 @@ package gluon_test
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/goluon/goluon/autograd"
 	"github.com/goluon/goluon/ctx"
@@ -98,4 +99,27 @@ func ExampleClipGlobalNorm() {
 	}
 	fmt.Printf("weight %.1f, last gradient norm < 0.1: %v\n", params.Get("dense0.weight").Data(ctx.CPU(1)).Float32s(), norm < 0.1)
 	// Output: weight [1.0 2.0], last gradient norm < 0.1: true
+}
+
+// A model summary, as Keras' model.summary: each layer's output shape and
+// parameter count for a batch of two 1×8×8 images.
+func ExampleSummary() {
+	net := nn.NewSequential(
+		nn.NewConv2D(4, 3, nn.Conv2DOpts{Act: "relu"}),
+		nn.NewBatchNorm(nn.BatchNormOpts{}),
+		nn.NewMaxPool2D(2, nn.PoolOpts{}),
+		nn.NewDense(10, nn.DenseOpts{}),
+	)
+	_ = gluon.CollectParams(net).Initialize(initializer.Xavier{}, []ctx.Context{ctx.CPU(0)}, false)
+	_, err := gluon.Summary(os.Stdout, net, nd.Zeros(ctx.CPU(0), 2, 1, 8, 8))
+	fmt.Println(err)
+	// Output:
+	// Layer (type)            Output shape  Params
+	// input                   [2 1 8 8]     -
+	// conv0 (Conv2D)          [2 4 6 6]     40
+	// batchnorm0 (BatchNorm)  [2 4 6 6]     16
+	// pool0 (Pool2D)          [2 4 3 3]     0
+	// dense0 (Dense)          [2 10]        370
+	// Total params: 426 (trainable 418, fixed 8)
+	// <nil>
 }

@@ -33,6 +33,10 @@ func (s *Sequential) Add(blocks ...gluon.Block) {
 	}
 }
 
+// Chained reports that Sequential applies its children in order, so that
+// gluon.Summary lists them one by one.
+func (s *Sequential) Chained() bool { return true }
+
 // Forward runs the children in order.
 func (s *Sequential) Forward(x *nd.NDArray) *nd.NDArray {
 	for _, c := range s.Children() {
