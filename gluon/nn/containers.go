@@ -1,6 +1,8 @@
 // Package nn holds Gluon's neural-network layers: containers (Sequential,
-// Concurrent), Dense, Conv2D, pooling, Flatten, Dropout, BatchNorm and
-// Activation. Each layer is a gluon.Block; input sizes (Dense's in_units,
+// Concurrent), Dense, Conv2D, pooling, Flatten, Dropout, BatchNorm, the
+// normalisations of sequence models (LayerNorm, GroupNorm, InstanceNorm),
+// Embedding, and the activations (Activation by name, LeakyReLU, PReLU,
+// ELU, GELU, SiLU). Each layer is a gluon.Block; input sizes (Dense's in_units,
 // Conv2D's and BatchNorm's in_channels) may be left 0 and are inferred at
 // the first forward pass, as in Gluon.
 //
