@@ -76,5 +76,5 @@ func ExampleCreate() {
 	fmt.Println(err)
 	// Output:
 	// rmsprop 0.001
-	// optimizer: unknown optimizer "adamax"; known: adagrad, adam, nag, rmsprop, sgd
+	// optimizer: unknown optimizer "adamax"; known: adagrad, adam, adamw, nag, rmsprop, sgd
 }

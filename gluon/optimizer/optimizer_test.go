@@ -298,11 +298,14 @@ func TestCreate(t *testing.T) {
 	if a, _ := Create("adam", 1e-3); a.(*Adam).Beta2 != 0.999 {
 		t.Error("Create(adam) lost the defaults")
 	}
-	_, err := Create("adamw", 0.01)
-	if err == nil {
-		t.Fatal("Create(adamw) succeeded")
+	if a, err := Create("adamw", 1e-3); err != nil || a.(*AdamW).WD != 0.01 {
+		t.Errorf("Create(adamw) = %v, %v; want AdamW with PyTorch's weight decay 0.01", a, err)
 	}
-	for _, n := range []string{"adamw", "sgd", "nag", "adam", "rmsprop", "adagrad"} {
+	_, err := Create("adamax", 0.01)
+	if err == nil {
+		t.Fatal("Create(adamax) succeeded")
+	}
+	for _, n := range []string{"adamax", "adamw", "sgd", "nag", "adam", "rmsprop", "adagrad"} {
 		if !strings.Contains(err.Error(), n) {
 			t.Errorf("error %q does not mention %q", err, n)
 		}
