@@ -37,17 +37,41 @@ func NewAdam(lr float64) *Adam {
 }
 
 // Validate reports invalid hyper-parameters.
-func (o *Adam) Validate() error {
-	if err := checkUnit("adam", "beta1", o.Beta1); err != nil {
+func (o *Adam) Validate() error { return validateMoments("adam", o.Beta1, o.Beta2, o.Epsilon, o.Hyper) }
+
+// validateMoments checks the hyper-parameters Adam and AdamW share.
+func validateMoments(name string, beta1, beta2, eps float64, h Hyper) error {
+	if err := checkUnit(name, "beta1", beta1); err != nil {
 		return err
 	}
-	if err := checkUnit("adam", "beta2", o.Beta2); err != nil {
+	if err := checkUnit(name, "beta2", beta2); err != nil {
 		return err
 	}
-	if err := checkEps("adam", o.Epsilon); err != nil {
+	if err := checkEps(name, eps); err != nil {
 		return err
 	}
-	return checkHyper("adam", o.Hyper)
+	return checkHyper(name, h)
+}
+
+// checkStep panics unless state holds m and v and p.Step is 1-based.
+func checkStep(op string, p Param, state State) {
+	needState(op, state, 2)
+	if p.Step < 1 {
+		nd.Panicf(op, nd.ErrArgument, "parameter %q: step %d, but Param.Step is 1-based", p.Name, p.Step)
+	}
+}
+
+// updateMoments applies m = β1·m + (1−β1)·g and v = β2·v + (1−β2)·g² in
+// place and returns t's views of m and v.
+func updateMoments(t *temps, state State, g *nd.NDArray, beta1, beta2 float64) (m, v *nd.NDArray) {
+	m, v = t.view(state[0]), t.view(state[1])
+	nd.ScaleInPlace(m, beta1)
+	nd.AddTo(m, t.add(nd.MulScalar(g, 1-beta1)))
+	g2 := t.add(nd.Square(g))
+	nd.ScaleInPlace(g2, 1-beta2)
+	nd.ScaleInPlace(v, beta2)
+	nd.AddTo(v, g2)
+	return m, v
 }
 
 // Name returns "adam".
@@ -64,26 +88,14 @@ func (o *Adam) CreateState(w *nd.NDArray) State {
 // Update applies one Adam step in place. It panics with an *nd.Error when
 // p.Step < 1, since the bias correction is undefined there.
 func (o *Adam) Update(p Param, weight, grad *nd.NDArray, state State) {
-	const op = "optimizer.adam.Update"
-	needState(op, state, 2)
-	if p.Step < 1 {
-		nd.Panicf(op, nd.ErrArgument, "parameter %q: step %d, but Param.Step is 1-based", p.Name, p.Step)
-	}
+	checkStep("optimizer.adam.Update", p, state)
 	var t temps
 	defer t.release()
 	step := float64(p.Step)
 	lrT := o.lr(p) * math.Sqrt(1-math.Pow(o.Beta2, step)) / (1 - math.Pow(o.Beta1, step))
 	w := t.view(weight)
 	g := o.prepareClipLast(&t, p, weight, grad)
-	m, v := t.view(state[0]), t.view(state[1])
-
-	nd.ScaleInPlace(m, o.Beta1)
-	nd.AddTo(m, t.add(nd.MulScalar(g, 1-o.Beta1)))
-
-	g2 := t.add(nd.Square(g))
-	nd.ScaleInPlace(g2, 1-o.Beta2)
-	nd.ScaleInPlace(v, o.Beta2)
-	nd.AddTo(v, g2)
+	m, v := updateMoments(&t, state, g, o.Beta1, o.Beta2)
 
 	den := t.add(nd.AddScalar(t.add(nd.Sqrt(v)), o.Epsilon))
 	d := t.add(nd.Div(m, den))

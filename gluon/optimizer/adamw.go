@@ -38,16 +38,7 @@ func NewAdamW(lr, wd float64) *AdamW {
 
 // Validate reports invalid hyper-parameters.
 func (o *AdamW) Validate() error {
-	if err := checkUnit("adamw", "beta1", o.Beta1); err != nil {
-		return err
-	}
-	if err := checkUnit("adamw", "beta2", o.Beta2); err != nil {
-		return err
-	}
-	if err := checkEps("adamw", o.Epsilon); err != nil {
-		return err
-	}
-	return checkHyper("adamw", o.Hyper)
+	return validateMoments("adamw", o.Beta1, o.Beta2, o.Epsilon, o.Hyper)
 }
 
 // Name returns "adamw".
@@ -64,11 +55,7 @@ func (o *AdamW) CreateState(w *nd.NDArray) State {
 // Update applies one AdamW step in place. It panics with an *nd.Error when
 // p.Step < 1, since the bias correction is undefined there.
 func (o *AdamW) Update(p Param, weight, grad *nd.NDArray, state State) {
-	const op = "optimizer.adamw.Update"
-	needState(op, state, 2)
-	if p.Step < 1 {
-		nd.Panicf(op, nd.ErrArgument, "parameter %q: step %d, but Param.Step is 1-based", p.Name, p.Step)
-	}
+	checkStep("optimizer.adamw.Update", p, state)
 	var t temps
 	defer t.release()
 	step := float64(p.Step)
@@ -78,13 +65,7 @@ func (o *AdamW) Update(p Param, weight, grad *nd.NDArray, state State) {
 	if wd := o.wd(p); wd != 0 {
 		nd.ScaleInPlace(w, 1-lr*wd)
 	}
-	m, v := t.view(state[0]), t.view(state[1])
-	nd.ScaleInPlace(m, o.Beta1)
-	nd.AddTo(m, t.add(nd.MulScalar(g, 1-o.Beta1)))
-	g2 := t.add(nd.Square(g))
-	nd.ScaleInPlace(g2, 1-o.Beta2)
-	nd.ScaleInPlace(v, o.Beta2)
-	nd.AddTo(v, g2)
+	m, v := updateMoments(&t, state, g, o.Beta1, o.Beta2)
 
 	den := t.add(nd.AddScalar(t.add(nd.MulScalar(t.add(nd.Sqrt(v)), 1/math.Sqrt(1-math.Pow(o.Beta2, step)))), o.Epsilon))
 	d := t.add(nd.Div(m, den))
