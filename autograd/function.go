@@ -32,3 +32,60 @@ func Apply(name string, f Function, inputs ...*nd.NDArray) *nd.NDArray {
 	})
 	return out
 }
+
+// FunctionN is a user-defined differentiable operation with several
+// outputs (a fused recurrent cell returning its output and new state, an
+// op returning a value and an auxiliary). Forward returns the outputs,
+// which must share a dtype and a context; Backward receives one gradient
+// per output (zeros for an output the loss does not use) and returns one
+// gradient per input (nil for an input that gets none).
+type FunctionN interface {
+	Forward(inputs ...*nd.NDArray) []*nd.NDArray
+	Backward(grads ...*nd.NDArray) []*nd.NDArray
+}
+
+// ApplyN runs f.Forward on the inputs and, while recording, records the
+// outputs so that backpropagation calls f.Backward once with the
+// gradients of all of them, however many of them the loss uses. The
+// outputs are views of one packed copy, so that the tape gathers their
+// gradients before calling Backward.
+func ApplyN(name string, f FunctionN, inputs ...*nd.NDArray) []*nd.NDArray {
+	outs := f.Forward(inputs...)
+	if len(outs) == 0 {
+		panic(&nd.Error{Op: name, Kind: nd.ErrArgument, Msg: "custom Forward returned no outputs"})
+	}
+	flat := make([]*nd.NDArray, len(outs))
+	shapes := make([][]int, len(outs))
+	sizes := make([]int, len(outs))
+	for i, o := range outs {
+		shapes[i], sizes[i] = o.Shape(), o.Size()
+		flat[i] = nd.Reshape(o.Detach(), -1)
+	}
+	packed := nd.Concat(0, flat...).Detach()
+	nd.Record(name, packed, inputs, func(g *nd.NDArray, need []bool) []*nd.NDArray {
+		grads := make([]*nd.NDArray, len(outs))
+		off := 0
+		for i, s := range shapes {
+			grads[i] = nd.Reshape(nd.SliceAxis(g.Detach(), 0, off, off+sizes[i]), s...)
+			off += sizes[i]
+		}
+		in := f.Backward(grads...)
+		if len(in) != len(inputs) {
+			panic(&nd.Error{Op: name, Kind: nd.ErrGraph, Msg: "custom Backward returned the wrong number of gradients"})
+		}
+		out := make([]*nd.NDArray, len(in))
+		for i, gr := range in {
+			if need[i] && gr != nil {
+				out[i] = gr.Detach()
+			}
+		}
+		return out
+	})
+	res := make([]*nd.NDArray, len(outs))
+	off := 0
+	for i, s := range shapes {
+		res[i] = nd.Reshape(nd.SliceAxis(packed, 0, off, off+sizes[i]), s...)
+		off += sizes[i]
+	}
+	return res
+}

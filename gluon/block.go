@@ -26,11 +26,48 @@ import (
 
 func errorf(format string, args ...any) error { return fmt.Errorf("gluon: "+format, args...) }
 
+// Component is what every layer has: a Meta holding its name, its
+// parameters and its children. CollectParams, AddChild and the save and
+// load functions work on Components, so they take Blocks and MultiBlocks
+// alike.
+type Component interface {
+	Meta() *BlockMeta
+}
+
 // Block is a piece of a network: it maps an input to an output on the
 // input's context and owns parameters and child blocks through its Meta.
 type Block interface {
+	Component
 	Forward(x *nd.NDArray) *nd.NDArray
-	Meta() *BlockMeta
+}
+
+// MultiBlock is a layer with several inputs and outputs, the way Gluon's
+// forward takes *args: a recurrent layer takes its input and begin state
+// and returns its output and final state, attention takes queries, keys,
+// values and a mask. A nil input stands for an optional one left out (no
+// mask); each layer documents its inputs and outputs. A MultiBlock may
+// also implement Block for its common single-array use. Call runs either
+// kind.
+type MultiBlock interface {
+	Component
+	ForwardMulti(inputs ...*nd.NDArray) []*nd.NDArray
+}
+
+// Call runs c on inputs: a MultiBlock's ForwardMulti, or a Block's Forward
+// on its one input. Any other combination panics with an *nd.Error of kind
+// ErrArgument naming the component.
+func Call(c Component, inputs ...*nd.NDArray) []*nd.NDArray {
+	if m, ok := c.(MultiBlock); ok {
+		return m.ForwardMulti(inputs...)
+	}
+	b, ok := c.(Block)
+	if !ok {
+		nd.Panicf("gluon.Call", nd.ErrArgument, "%s (%T) has no Forward or ForwardMulti", c.Meta().Name(), c)
+	}
+	if len(inputs) != 1 {
+		nd.Panicf("gluon.Call", nd.ErrArgument, "%s is a single-input Block; got %d inputs", c.Meta().Name(), len(inputs))
+	}
+	return []*nd.NDArray{b.Forward(inputs[0])}
 }
 
 // BlockMeta holds what every block has: a name, a kind (used to name
@@ -41,7 +78,7 @@ type BlockMeta struct {
 	name     string
 	kind     string
 	params   []*Parameter
-	children []Block
+	children []Component
 }
 
 // NewBlockMeta returns the metadata for a block of the given kind.
@@ -69,9 +106,10 @@ func (m *BlockMeta) AddParam(p *Parameter) *Parameter {
 // Params returns the block's own parameters (not its children's).
 func (m *BlockMeta) Params() []*Parameter { return m.params }
 
-// AddChild registers a child block. A child without a name gets its kind
-// and the first free number: conv0, conv1, dense0. It returns the child.
-func (m *BlockMeta) AddChild(b Block) Block {
+// AddChild registers a child (a Block or a MultiBlock). A child without a
+// name gets its kind and the first free number: conv0, conv1, dense0. It
+// returns the child.
+func (m *BlockMeta) AddChild(b Component) Component {
 	cm := b.Meta()
 	taken := map[string]bool{}
 	for _, c := range m.children {
@@ -93,8 +131,8 @@ func (m *BlockMeta) AddChild(b Block) Block {
 	return b
 }
 
-// Children returns the child blocks in order.
-func (m *BlockMeta) Children() []Block { return m.children }
+// Children returns the children in order.
+func (m *BlockMeta) Children() []Component { return m.children }
 
 // ParamDict is an ordered set of parameters keyed by full name.
 type ParamDict struct {
@@ -105,10 +143,10 @@ type ParamDict struct {
 // CollectParams returns every parameter of b and its descendants, named by
 // their path: "conv0.weight", "stage1.conv0.bias". It also gives each
 // parameter that full name.
-func CollectParams(b Block) *ParamDict {
+func CollectParams(b Component) *ParamDict {
 	d := &ParamDict{params: map[string]*Parameter{}}
-	var walk func(b Block, prefix string)
-	walk = func(b Block, prefix string) {
+	var walk func(b Component, prefix string)
+	walk = func(b Component, prefix string) {
 		m := b.Meta()
 		for _, p := range m.params {
 			full := prefix + p.local

@@ -161,10 +161,10 @@ func shapeFits(param, file []int) bool {
 
 // SaveParameters saves every parameter of b to path (Gluon's
 // save_parameters).
-func SaveParameters(b Block, path string) error { return CollectParams(b).Save(path) }
+func SaveParameters(b Component, path string) error { return CollectParams(b).Save(path) }
 
 // LoadParameters loads b's parameters from path onto devs (Gluon's
 // load_parameters with ctx).
-func LoadParameters(b Block, path string, devs ...ctx.Context) error {
+func LoadParameters(b Component, path string, devs ...ctx.Context) error {
 	return CollectParams(b).Load(path, devs, LoadOpts{})
 }

@@ -50,7 +50,11 @@ func Summary(w io.Writer, b Block, x *nd.NDArray) (total int, err error) {
 func summarize(w io.Writer, b Block, x *nd.NDArray, total, trainable *int) *nd.NDArray {
 	if c, ok := b.(Chain); ok && c.Chained() {
 		for _, child := range b.Meta().Children() {
-			x = summarize(w, child, x, total, trainable)
+			cb, ok := child.(Block)
+			if !ok {
+				nd.Panicf("gluon.Summary", nd.ErrArgument, "%s in a chain is not a single-input Block", child.Meta().Name())
+			}
+			x = summarize(w, cb, x, total, trainable)
 		}
 		return x
 	}

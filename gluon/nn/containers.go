@@ -42,9 +42,19 @@ func (s *Sequential) Chained() bool { return true }
 // Forward runs the children in order.
 func (s *Sequential) Forward(x *nd.NDArray) *nd.NDArray {
 	for _, c := range s.Children() {
-		x = c.Forward(x)
+		x = asBlock("nn.Sequential", c).Forward(x)
 	}
 	return x
+}
+
+// asBlock returns c as a single-input Block; a MultiBlock added with
+// AddChild panics with an *nd.Error naming it.
+func asBlock(op string, c gluon.Component) gluon.Block {
+	b, ok := c.(gluon.Block)
+	if !ok {
+		nd.Panicf(op, nd.ErrArgument, "child %s (%T) is not a single-input Block", c.Meta().Name(), c)
+	}
+	return b
 }
 
 // Concurrent runs its children on the same input and concatenates their
@@ -75,7 +85,7 @@ func (c *Concurrent) Add(blocks ...gluon.Block) {
 func (c *Concurrent) Forward(x *nd.NDArray) *nd.NDArray {
 	outs := make([]*nd.NDArray, len(c.Children()))
 	for i, b := range c.Children() {
-		outs[i] = b.Forward(x)
+		outs[i] = asBlock("nn.Concurrent", b).Forward(x)
 	}
 	return nd.Concat(c.Axis, outs...)
 }
