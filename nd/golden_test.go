@@ -47,7 +47,9 @@ func closeTo(t *testing.T, what string, got []float64, want goldenTensor) {
 		t.Fatalf("%s: %d values, want %d", what, len(got), len(want.Data))
 	}
 	for i := range got {
-		if d := math.Abs(got[i] - want.Data[i]); d > goldenTol*(1+math.Abs(want.Data[i])) {
+		// A NaN fails the comparison below as written, not by accident:
+		// !(d <= tol) is true for NaN.
+		if d := math.Abs(got[i] - want.Data[i]); !(d <= goldenTol*(1+math.Abs(want.Data[i]))) {
 			t.Errorf("%s[%d] = %.15g, PyTorch %.15g", what, i, got[i], want.Data[i])
 			return
 		}
