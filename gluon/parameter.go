@@ -23,6 +23,11 @@ type Parameter struct {
 	// Init, when set, initialises this parameter instead of the
 	// initializer passed to Initialize (layers set it for biases).
 	Init initializer.Initializer
+	// Alias is another local name the parameter goes by in other
+	// frameworks' files: a norm layer's gamma and beta are PyTorch's
+	// weight and bias. Load falls back to it when a file lacks the
+	// parameter's own name, so a torch state_dict loads as it is.
+	Alias string
 
 	mu       sync.Mutex
 	local    string // name within its block ("weight")

@@ -85,14 +85,18 @@ func (d *ParamDict) Load(path string, devs []ctx.Context, o LoadOpts) error {
 	if err != nil {
 		return errorf("load: %v", err)
 	}
+	key := fileKeys(d, f)
 	var missing, extra []string
+	used := map[string]bool{}
 	for _, name := range d.names {
-		if _, ok := f.Tensors[name]; !ok {
+		if k, ok := key[name]; ok {
+			used[k] = true
+		} else {
 			missing = append(missing, name)
 		}
 	}
 	for _, name := range f.Names() {
-		if d.params[name] == nil {
+		if !used[name] {
 			extra = append(extra, name)
 		}
 	}
@@ -109,10 +113,11 @@ func (d *ParamDict) Load(path string, devs []ctx.Context, o LoadOpts) error {
 	}
 	var items []item
 	for _, name := range d.names {
-		t, ok := f.Tensors[name]
+		k, ok := key[name]
 		if !ok {
 			continue
 		}
+		t := f.Tensors[k]
 		p := d.params[name]
 		if !shapeFits(p.Shape(), t.Shape) {
 			return errorf("load %s: parameter %s has shape %v but the file holds %v", path, name, p.Shape(), t.Shape)
@@ -143,6 +148,28 @@ func (d *ParamDict) Load(path string, devs []ctx.Context, o LoadOpts) error {
 		src.Release()
 	}
 	return nil
+}
+
+// fileKeys maps each parameter of d to the file's tensor that holds it:
+// its full name, or else its name with the local part replaced by its
+// Alias (PyTorch's "norm1.weight" for "norm1.gamma").
+func fileKeys(d *ParamDict, f *safetensors.File) map[string]string {
+	key := map[string]string{}
+	for _, name := range d.names {
+		if _, ok := f.Tensors[name]; ok {
+			key[name] = name
+			continue
+		}
+		p := d.params[name]
+		if p.Alias == "" {
+			continue
+		}
+		alias := strings.TrimSuffix(name, p.local) + p.Alias
+		if _, ok := f.Tensors[alias]; ok && d.params[alias] == nil {
+			key[name] = alias
+		}
+	}
+	return key
 }
 
 // shapeFits reports whether a loaded shape matches a parameter's shape,

@@ -42,9 +42,11 @@ func NewBatchNorm(o BatchNormOpts) *BatchNorm {
 	c := o.InChannels
 	if !o.NoScale {
 		b.Gamma = b.AddParam(gluon.NewParameter("gamma", c))
+		b.Gamma.Alias = "weight" // PyTorch\'s name
 	}
 	if !o.NoCenter {
 		b.Beta = b.AddParam(gluon.NewParameter("beta", c))
+		b.Beta.Alias = "bias"
 	}
 	b.RunningMean = b.AddParam(gluon.NewParameter("running_mean", c))
 	b.RunningVar = b.AddParam(gluon.NewParameter("running_var", c))
