@@ -42,7 +42,7 @@ func NewBatchNorm(o BatchNormOpts) *BatchNorm {
 	c := o.InChannels
 	if !o.NoScale {
 		b.Gamma = b.AddParam(gluon.NewParameter("gamma", c))
-		b.Gamma.Alias = "weight" // PyTorch\'s name
+		b.Gamma.Alias = "weight" // PyTorch's name
 	}
 	if !o.NoCenter {
 		b.Beta = b.AddParam(gluon.NewParameter("beta", c))

@@ -30,7 +30,7 @@ type affineParams struct {
 func (a *affineParams) add(m *gluon.BlockMeta, o NormOpts) {
 	if !o.NoScale {
 		a.Gamma = m.AddParam(gluon.NewParameter("gamma", o.InChannels))
-		a.Gamma.Alias = "weight" // PyTorch\'s name
+		a.Gamma.Alias = "weight" // PyTorch's name
 	}
 	if !o.NoCenter {
 		a.Beta = m.AddParam(gluon.NewParameter("beta", o.InChannels))
