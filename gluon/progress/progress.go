@@ -148,6 +148,31 @@ func (b *Bar) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// Println prints a message on a line of its own (an evaluation's result,
+// say) without breaking the bar: on a terminal the bar's line is blanked,
+// the message printed and the bar redrawn below it; elsewhere the message
+// is one more line. It counts nothing. After Finish it just prints.
+func (b *Bar) Println(msg string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.failed || b.w == nil {
+		return
+	}
+	out := msg + "\n"
+	redraw := b.term && b.drawn && !b.done
+	if redraw {
+		out = "\r" + strings.Repeat(" ", b.lastLen) + "\r" + out
+		b.lastLen = 0
+	}
+	if _, err := io.WriteString(b.w, out); err != nil {
+		b.failed = true
+		return
+	}
+	if redraw {
+		b.draw(b.o.Now(), false)
+	}
+}
+
 // SetTotal changes the total (for instance once a download's length is
 // known); a total <= 0 means unknown.
 func (b *Bar) SetTotal(total int64) {

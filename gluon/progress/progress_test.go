@@ -254,3 +254,33 @@ func TestWriterErrorStopsDrawing(t *testing.T) {
 		t.Fatalf("writer called %d times after failing, want 1", w.n)
 	}
 }
+
+func TestPrintln(t *testing.T) {
+	t.Run("terminal", func(t *testing.T) {
+		var buf bytes.Buffer
+		b := New(&buf, 10, Opts{Prefix: "p", Mode: Terminal, Width: 4, Now: newClock().Now})
+		b.Add(5)
+		before := buf.Len()
+		b.Println("step 5: loss 1.0")
+		got := buf.String()[before:]
+		// Blank the bar's line, print the message, redraw the bar below.
+		blank := "\r" + strings.Repeat(" ", before-1) + "\r"
+		if !strings.HasPrefix(got, blank+"step 5: loss 1.0\n\rp [==> ]  50% 5/10") {
+			t.Errorf("got %q", got)
+		}
+		if b.Current() != 5 {
+			t.Errorf("Println counted: current %d", b.Current())
+		}
+	})
+	t.Run("lines", func(t *testing.T) {
+		var buf bytes.Buffer
+		b := New(&buf, 10, Opts{Prefix: "p", Mode: Lines, Now: newClock().Now})
+		b.Println("hello")
+		b.Finish()
+		b.Println("after")
+		l := lines(buf.String())
+		if len(l) != 3 || l[0] != "hello" || l[2] != "after" {
+			t.Errorf("lines %q", l)
+		}
+	})
+}
