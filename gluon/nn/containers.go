@@ -1,10 +1,17 @@
 // Package nn holds Gluon's neural-network layers: containers (Sequential,
 // Concurrent), Dense, Conv2D, pooling, Flatten, Dropout, BatchNorm, the
 // normalisations of sequence models (LayerNorm, GroupNorm, InstanceNorm),
-// Embedding, and the activations (Activation by name, LeakyReLU, PReLU,
-// ELU, GELU, SiLU). Each layer is a gluon.Block; input sizes (Dense's in_units,
-// Conv2D's and BatchNorm's in_channels) may be left 0 and are inferred at
-// the first forward pass, as in Gluon.
+// Embedding, the activations (Activation by name, LeakyReLU, PReLU, ELU,
+// GELU, SiLU), and attention: MultiHeadAttention (causal and padding
+// masks) and the transformer's TransformerEncoderLayer and
+// TransformerDecoderLayer, with PyTorch's parameter names so that a torch
+// state_dict loads. Recurrent layers (RNN, LSTM, GRU) are in gluon/rnn.
+//
+// Most layers are gluon.Blocks; attention and the decoder layer, which take
+// several inputs (keys, values, masks, memory), are gluon.MultiBlocks run
+// with gluon.Call. Input sizes (Dense's in_units, Conv2D's and
+// BatchNorm's in_channels) may be left 0 and are inferred at the first
+// forward pass, as in Gluon.
 //
 // A layer runs on whatever context its input lives on, using its
 // parameters' replica there; an input on a context the parameters were not
