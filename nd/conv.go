@@ -23,16 +23,22 @@ func convParams(op string, x, w *NDArray, o ConvOpts) backend.ConvParams {
 	if x.NDim() != 4 || w.NDim() != 4 {
 		fail(op, ErrShape, "want NCHW input and [out, in/groups, kh, kw] weight, got %v and %v", x.shape, w.shape)
 	}
+	return convShapes(op, x, w, x.shape, w.shape, o)
+}
+
+// convShapes is convParams for x and w taken as NCHW and OIHW arrays of the
+// given shapes (Conv1D passes its 3-D arrays with a height of one).
+func convShapes(op string, x, w *NDArray, xs, ws []int, o ConvOpts) backend.ConvParams {
 	g := orOne(o.Groups)
 	p := backend.ConvParams{
-		N: x.shape[0], InC: x.shape[1], InH: x.shape[2], InW: x.shape[3],
-		OutC: w.shape[0], KH: w.shape[2], KW: w.shape[3],
+		N: xs[0], InC: xs[1], InH: xs[2], InW: xs[3],
+		OutC: ws[0], KH: ws[2], KW: ws[3],
 		StrideH: orOne(o.Stride[0]), StrideW: orOne(o.Stride[1]),
 		PadH: o.Pad[0], PadW: o.Pad[1],
 		DilateH: orOne(o.Dilate[0]), DilateW: orOne(o.Dilate[1]),
 		Groups: g, DType: x.dtype, Device: x.st.dev,
 	}
-	if g < 1 || p.InC%g != 0 || p.OutC%g != 0 || w.shape[1]*g != p.InC {
+	if g < 1 || p.InC%g != 0 || p.OutC%g != 0 || ws[1]*g != p.InC {
 		fail(op, ErrShape, "input %v and weight %v do not fit %d group(s) (weight must be [out, in/groups, kh, kw])", x.shape, w.shape, g)
 	}
 	if p.StrideH < 1 || p.StrideW < 1 || p.PadH < 0 || p.PadW < 0 || p.DilateH < 1 || p.DilateW < 1 {
@@ -51,22 +57,44 @@ func convParams(op string, x, w *NDArray, o ConvOpts) backend.ConvParams {
 // if bias is not nil.
 func Conv2D(x, w, bias *NDArray, o ConvOpts) *NDArray {
 	const op = "Conv2D"
+	inputs := convInputs(op, x, w, bias)
+	p := convParams(op, x, w, o)
+	return conv(op, inputs, p, []int{p.N, p.OutC, p.OutH, p.OutW})
+}
+
+// convInputs checks a convolution's operands and lists them.
+func convInputs(op string, x, w, bias *NDArray) []*NDArray {
 	inputs := []*NDArray{x, w}
 	if bias != nil {
 		inputs = append(inputs, bias)
 	}
 	checkInputs(op, inputs...)
 	checkFloat(op, inputs...)
+	return inputs
+}
+
+// conv runs and records the convolution p of inputs (x, w and perhaps a
+// bias) into a result of shape yShape: p's output laid out as the op's
+// callers want it (Conv1D drops the height of one).
+func conv(op string, inputs []*NDArray, p backend.ConvParams, yShape []int) *NDArray {
+	x, w := inputs[0], inputs[1]
 	sess := sessionOf(op, inputs...)
-	p := convParams(op, x, w, o)
-	if bias != nil && (bias.NDim() != 1 || bias.shape[0] != p.OutC) {
-		fail(op, ErrShape, "bias shape %v does not match %d output channels", bias.shape, p.OutC)
+	var bias *NDArray
+	if len(inputs) == 3 {
+		bias = inputs[2]
+		if bias.NDim() != 1 || bias.shape[0] != p.OutC {
+			fail(op, ErrShape, "bias shape %v does not match %d output channels", bias.shape, p.OutC)
+		}
 	}
-	y := newArray(op, sess, x.st.dev, x.dtype, []int{p.N, p.OutC, p.OutH, p.OutW})
+	y := newArray(op, sess, x.st.dev, x.dtype, yShape)
 	x.be().Conv2D(p, y.arg(), x.arg(), w.arg())
 	var bshape []int
 	if bias != nil {
-		bshape = []int{1, p.OutC, 1, 1}
+		bshape = make([]int, len(yShape))
+		for i := range bshape {
+			bshape[i] = 1
+		}
+		bshape[1] = p.OutC
 		y.be().Binary(bAdd, y.shape, y.arg(), y.arg(), channelArg(bias, y.NDim(), 1))
 	}
 	Record(op, y, inputs, func(g *NDArray, need []bool) []*NDArray {

@@ -2,6 +2,7 @@ package nd
 
 import (
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/goluon/goluon/ctx"
@@ -10,12 +11,26 @@ import (
 // Dropout zeroes each element of x with probability p and scales the rest
 // by 1/(1-p) in training mode (IsTraining); otherwise it passes x through.
 // The mask is drawn from x's context generator (see Seed).
-func Dropout(x *NDArray, p float64) *NDArray {
-	const op = "Dropout"
+func Dropout(x *NDArray, p float64) *NDArray { return dropout("Dropout", x, p, nil) }
+
+// DropoutAxes is Dropout with one mask value shared along each of axes
+// (MXNet's Dropout(axes=...)): with axes (0) on a [T, N, C] sequence every
+// time step drops the same features (variational dropout); with axes
+// (2, 3) on NCHW images whole channels drop (spatial dropout). With no
+// axes it is Dropout.
+func DropoutAxes(x *NDArray, p float64, axes ...int) *NDArray {
+	return dropout("DropoutAxes", x, p, axes)
+}
+
+func dropout(op string, x *NDArray, p float64, axes []int) *NDArray {
 	checkLive(op, x)
 	checkFloat(op, x)
 	if p < 0 || p >= 1 {
 		fail(op, ErrArgument, "probability %g outside [0, 1)", p)
+	}
+	shape := slices.Clone(x.shape)
+	for _, a := range axes {
+		shape[normAxis(op, a, x.NDim())] = 1
 	}
 	sess := x.Session()
 	if !sess.IsTraining() || p == 0 {
@@ -25,7 +40,7 @@ func Dropout(x *NDArray, p float64) *NDArray {
 		})
 		return y
 	}
-	mask := dropoutMask(op, sess, x.st.dev, x.dtype, x.shape, p)
+	mask := dropoutMask(op, sess, x.st.dev, x.dtype, shape, p)
 	y := mulRaw(x, mask)
 	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
 		return []*NDArray{mulRaw(g, mask)}

@@ -14,7 +14,7 @@ import (
 )
 
 // The goldens for the activations and normalisations of sequence models
-// come from testdata/golden/make_goldens_seq.py (PyTorch 1.13, float64).
+// and for Conv1D and Conv2DTranspose come from testdata/golden/make_goldens_seq.py (PyTorch 1.13, float64).
 // Every case holds the inputs, a random head gradient h of the output's
 // shape, the output y and, after y.backward(h), the gradient of every
 // input (x, and alpha, gamma, beta where the case has them). This test
@@ -28,6 +28,17 @@ type seqParams struct {
 	Axis   int     `json:"axis"`
 	Eps    float64 `json:"eps"`
 	Groups int     `json:"groups"`
+	Stride []int   `json:"stride"`
+	Pad    []int   `json:"pad"`
+	OutPad []int   `json:"outpad"`
+	Dilate []int   `json:"dilate"`
+}
+
+// pair returns v as a [2]int (zeros when absent).
+func pair(v []int) [2]int {
+	var p [2]int
+	copy(p[:], v)
+	return p
 }
 
 type seqCase struct {
@@ -69,6 +80,13 @@ var seqGoldenOps = map[string]seqOp{
 	},
 	"instance_norm": func(p seqParams, in map[string]*nd.NDArray) *nd.NDArray {
 		return nd.InstanceNorm(in["x"], in["gamma"], in["beta"], p.Eps)
+	},
+	"conv1d": func(p seqParams, in map[string]*nd.NDArray) *nd.NDArray {
+		return nd.Conv1D(in["x"], in["w"], in["b"], nd.Conv1DOpts{Stride: p.Stride[0], Pad: p.Pad[0], Dilate: p.Dilate[0], Groups: p.Groups})
+	},
+	"conv_transpose2d": func(p seqParams, in map[string]*nd.NDArray) *nd.NDArray {
+		return nd.Conv2DTranspose(in["x"], in["w"], in["b"], nd.ConvTransposeOpts{Stride: pair(p.Stride), Pad: pair(p.Pad),
+			OutputPad: pair(p.OutPad), Dilate: pair(p.Dilate), Groups: p.Groups})
 	},
 }
 

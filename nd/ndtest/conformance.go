@@ -62,6 +62,8 @@ var confFamilies = []struct {
 	{"softmax", confSoftmax},       // softmax.go
 	{"pick", confPick},             // pick.go
 	{"conv2d", confConv2D},         // conv.go
+	{"conv1d", confConv1D},         // conv1d.go
+	{"deconv", confDeconv},         // deconv.go
 	{"pool2d", confPool2D},         // pool.go
 	{"batchnorm", confBatchNorm},   // batchnorm.go
 	{"biasrelu", confBiasRelu},     // biasrelu.go

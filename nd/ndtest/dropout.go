@@ -1,6 +1,6 @@
 package ndtest
 
-// The cases for the ops of nd/dropout.go: Dropout.
+// The cases for the ops of nd/dropout.go: Dropout, DropoutAxes.
 
 import (
 	"fmt"
@@ -57,6 +57,34 @@ func confDropout(e confEnv) {
 			}
 		})
 	}
+	e.run("axes_share_the_mask", func(e confEnv) {
+		// [T=50, N=4, C=100]: with axes (0) every time step keeps the same
+		// features; the kept fraction is still about 1-p.
+		xs, xsv := e.rand(1401, 1, 2, 50, 4, 100)
+		var y *nd.NDArray
+		nd.Seed(3)
+		nd.DefaultSession().TrainMode(func() { y = nd.DropoutAxes(xs, 0.5, 0) })
+		yv := y.Float64s()
+		kept := 0
+		for i, v := range yv {
+			first := i % 400 // the same (n, c) at time 0
+			if (v == 0) != (yv[first] == 0) {
+				e.Fatalf("element %d dropped %v but its time-0 twin %v", i, v == 0, yv[first] == 0)
+			}
+			if v != 0 {
+				kept++
+				if w := xsv[i] * 2; !confClose(v, w, e.tol(confTolDefault)) {
+					e.Fatalf("element %d kept as %g, want %g", i, v, w)
+				}
+			}
+		}
+		if frac := float64(kept) / float64(len(yv)); frac < 0.4 || frac > 0.6 {
+			e.Errorf("kept fraction %.3f, want about 0.5", frac)
+		}
+		if nd.DefaultSession().PredictMode(func() { y = nd.DropoutAxes(xs, 0.5, 0) }); !slices.Equal(y.Float64s(), xsv) {
+			e.Error("DropoutAxes is not the identity in predict mode")
+		}
+	})
 	e.run("same_seed_same_mask", func(e confEnv) {
 		a, b := train(0.5, 11).Float64s(), train(0.5, 11).Float64s()
 		e.checkVals(a, b, confTol{})
@@ -90,6 +118,12 @@ func gradDropoutCases(dev ctx.Context) []gradCase {
 		gradCase{op: "Dropout", name: "predict/p-0.5", in: x, f: dropout(0.5)},
 		gradCase{op: "Dropout", name: "train/then-tanh", in: x, tol: GradTol{Train: true},
 			f: func(in []*nd.NDArray) *nd.NDArray { return nd.Tanh(nd.Dropout(in[0], 0.5)) }},
+		gradCase{op: "DropoutAxes", name: "train/axes-0", tol: GradTol{Train: true},
+			in: func() []*nd.NDArray { return gradIn(gradSigned(dev, 66, 3, 2, 4)) },
+			f:  func(in []*nd.NDArray) *nd.NDArray { return nd.DropoutAxes(in[0], 0.5, 0) }},
+		gradCase{op: "DropoutAxes", name: "train/axes-2-3", tol: GradTol{Train: true},
+			in: func() []*nd.NDArray { return gradIn(gradSigned(dev, 67, 2, 3, 2, 2)) },
+			f:  func(in []*nd.NDArray) *nd.NDArray { return nd.DropoutAxes(in[0], 0.4, 2, -1) }},
 	)
 	return cases
 }

@@ -53,6 +53,8 @@ func gradCases(dev ctx.Context) []gradCase {
 		gradSoftmaxCases(dev),    // softmax.go
 		gradPickCases(dev),       // pick.go
 		gradConvCases(dev),       // conv.go
+		gradConv1DCases(dev),     // conv1d.go
+		gradDeconvCases(dev),     // deconv.go
 		gradBiasReluCases(dev),   // biasrelu.go
 		gradDropoutCases(dev),    // dropout.go
 		gradCompositeCases(dev),  // below

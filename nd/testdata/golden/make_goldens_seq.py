@@ -2,7 +2,7 @@
 """Generate PyTorch golden values, outputs and gradients, for Goluon's
 activations and normalisations of sequence models (nd/golden_seq_test.go):
 LeakyReLU, PReLU, ELU, GELU (erf and tanh), SiLU, LayerNorm, GroupNorm and
-InstanceNorm.
+InstanceNorm; and Conv1D and Conv2DTranspose.
 
 Run:  /usr/bin/python3 make_goldens_seq.py   (writes goldens_seq.json next to this file)
 
@@ -230,10 +230,51 @@ def cases_instance_norm():
 
 
 # ----------------------------------------------------------------------------
+# convolutions of sequence and generative models
+# ----------------------------------------------------------------------------
+
+def cases_conv1d():
+    # nd.Conv1D(x, w, b, Conv1DOpts{stride, pad, dilate, groups})
+    specs = [("conv1d_k3_bias", (2, 3, 9), (4, 3, 3), True, 1, 0, 1, 1),
+             ("conv1d_stride2_pad1", (2, 3, 9), (2, 3, 3), False, 2, 1, 1, 1),
+             ("conv1d_dilate2_pad2_bias", (1, 2, 10), (3, 2, 3), True, 1, 2, 2, 1),
+             ("conv1d_groups2_bias", (2, 4, 7), (6, 2, 2), True, 1, 0, 1, 2)]
+    for name, xs, ws, bias, st, pd, dl, gr in specs:
+        ins = {"x": normal(*xs), "w": normal(*ws, scale=0.5)}
+        if bias:
+            ins["b"] = normal(ws[0], scale=0.5)
+        case(name, "conv1d",
+             "y = F.conv1d(x%s, w%s, %s, stride=%d, padding=%d, dilation=%d, groups=%d)"
+             % (list(xs), list(ws), "b" if bias else "None", st, pd, dl, gr),
+             {"stride": [st], "pad": [pd], "dilate": [dl], "groups": gr}, ins,
+             lambda x, w, b=None, st=st, pd=pd, dl=dl, gr=gr: F.conv1d(x, w, b, st, pd, dl, gr))
+
+
+def cases_conv_transpose2d():
+    # nd.Conv2DTranspose(x, w, b, ConvTransposeOpts{stride, pad, outpad, dilate, groups})
+    specs = [("conv_transpose2d_k3_bias", (2, 3, 4, 4), (3, 2, 3, 3), True, (1, 1), (0, 0), (0, 0), (1, 1), 1),
+             ("conv_transpose2d_stride2_pad1_outpad1", (2, 2, 3, 3), (2, 3, 3, 3), True, (2, 2), (1, 1), (1, 1), (1, 1), 1),
+             ("conv_transpose2d_k4_stride2_pad1", (1, 3, 4, 4), (3, 2, 4, 4), False, (2, 2), (1, 1), (0, 0), (1, 1), 1),
+             ("conv_transpose2d_dilate2_nonsquare", (1, 2, 3, 4), (2, 2, 2, 3), True, (1, 2), (0, 1), (0, 1), (2, 1), 1),
+             ("conv_transpose2d_groups2", (2, 4, 3, 3), (4, 3, 2, 2), True, (2, 1), (0, 0), (0, 0), (1, 1), 2)]
+    for name, xs, ws, bias, st, pd, op, dl, gr in specs:
+        ins = {"x": normal(*xs), "w": normal(*ws, scale=0.5)}
+        if bias:
+            ins["b"] = normal(ws[1] * gr, scale=0.5)
+        case(name, "conv_transpose2d",
+             "y = F.conv_transpose2d(x%s, w%s, %s, stride=%s, padding=%s, output_padding=%s, groups=%d, dilation=%s)"
+             % (list(xs), list(ws), "b" if bias else "None", st, pd, op, gr, dl),
+             {"stride": list(st), "pad": list(pd), "outpad": list(op), "dilate": list(dl), "groups": gr}, ins,
+             lambda x, w, b=None, st=st, pd=pd, op=op, gr=gr, dl=dl:
+                 F.conv_transpose2d(x, w, b, st, pd, op, gr, dl))
+
+
+# ----------------------------------------------------------------------------
 
 def main():
     for f in [cases_leaky_relu, cases_prelu, cases_elu, cases_gelu, cases_silu,
-              cases_layer_norm, cases_group_norm, cases_instance_norm]:
+              cases_layer_norm, cases_group_norm, cases_instance_norm,
+              cases_conv1d, cases_conv_transpose2d]:
         f()
     doc = {"generator": "make_goldens_seq.py, torch " + torch.__version__,
            "torch": torch.__version__, "cases": CASES}
