@@ -63,19 +63,23 @@ func NewFlatten() *Flatten { return &Flatten{gluon.NewBlockMeta("flatten")} }
 func (f *Flatten) Forward(x *nd.NDArray) *nd.NDArray { return nd.Flatten(x) }
 
 // Dropout zeroes inputs with probability Rate in training mode and passes
-// them through in predict mode.
+// them through in predict mode. Along Axes, if any, one mask value is
+// shared (Gluon's Dropout(rate, axes)): axes (0) on TNC sequences drops the
+// same features at every step, axes (2, 3) on NCHW images whole channels.
 type Dropout struct {
 	gluon.BlockMeta
 	Rate float64
+	Axes []int
 }
 
-// NewDropout returns a Dropout layer; a rate outside [0, 1) panics.
-func NewDropout(rate float64) *Dropout {
+// NewDropout returns a Dropout layer sharing its mask along axes (none:
+// plain dropout); a rate outside [0, 1) panics.
+func NewDropout(rate float64, axes ...int) *Dropout {
 	if rate < 0 || rate >= 1 {
 		nd.Panicf("nn.NewDropout", nd.ErrArgument, "rate %g outside [0, 1)", rate)
 	}
-	return &Dropout{BlockMeta: gluon.NewBlockMeta("dropout"), Rate: rate}
+	return &Dropout{BlockMeta: gluon.NewBlockMeta("dropout"), Rate: rate, Axes: axes}
 }
 
 // Forward applies dropout.
-func (d *Dropout) Forward(x *nd.NDArray) *nd.NDArray { return nd.Dropout(x, d.Rate) }
+func (d *Dropout) Forward(x *nd.NDArray) *nd.NDArray { return nd.DropoutAxes(x, d.Rate, d.Axes...) }

@@ -70,6 +70,20 @@ func layerGradCases() []layerGradCase {
 			[]int{3, 4}, ndtest.GradTol{}, 0},
 		{"Dropout/train", func() gluon.Block { return nn.NewDropout(0.4) },
 			[]int{4, 5}, ndtest.GradTol{Train: true}, 0},
+		{"Dropout/train-axes", func() gluon.Block { return nn.NewDropout(0.4, 0) },
+			[]int{3, 2, 4}, ndtest.GradTol{Train: true}, 0},
+		{"Conv1D/pad-stride-tanh", func() gluon.Block {
+			return nn.NewConv1D(3, 3, nn.Conv1DOpts{Pad: 1, Stride: 2, Act: "tanh"})
+		}, []int{2, 2, 7}, ndtest.GradTol{}, 2},
+		{"Conv1D/groups-dilate-no-bias", func() gluon.Block {
+			return nn.NewConv1D(4, 2, nn.Conv1DOpts{Groups: 2, Dilate: 2, NoBias: true})
+		}, []int{2, 4, 6}, ndtest.GradTol{}, 1},
+		{"Conv2DTranspose/stride2-pad1-outpad1", func() gluon.Block {
+			return nn.NewConv2DTranspose(2, 3, nn.Conv2DTransposeOpts{Stride: [2]int{2, 2}, Pad: pad1, OutputPad: [2]int{1, 1}})
+		}, []int{2, 3, 3, 3}, ndtest.GradTol{}, 2},
+		{"Conv2DTranspose/groups-sigmoid", func() gluon.Block {
+			return nn.NewConv2DTranspose(4, 2, nn.Conv2DTransposeOpts{Groups: 2, Act: "sigmoid"})
+		}, []int{1, 4, 3, 2}, ndtest.GradTol{}, 2},
 		{"LeakyReLU", func() gluon.Block { return nn.NewLeakyReLU(0.1) }, []int{3, 4}, ndtest.GradTol{}, 0},
 		{"PReLU/per-channel", func() gluon.Block { return nn.NewPReLU(3) }, []int{2, 3, 4}, ndtest.GradTol{}, 1},
 		{"PReLU/shared", func() gluon.Block { return nn.NewPReLU(1) }, []int{4, 3}, ndtest.GradTol{}, 1},

@@ -32,6 +32,10 @@ func TestSeqLayersMultiContext(t *testing.T) {
 		{"LayerNorm", func() gluon.Block { return nn.NewLayerNorm(-1, nn.NormOpts{}) }, []int{2, 3, 5}},
 		{"GroupNorm", func() gluon.Block { return nn.NewGroupNorm(2, nn.NormOpts{}) }, []int{2, 4, 3}},
 		{"InstanceNorm", func() gluon.Block { return nn.NewInstanceNorm(nn.NormOpts{}) }, []int{2, 3, 2, 2}},
+		{"Conv1D", func() gluon.Block { return nn.NewConv1D(4, 3, nn.Conv1DOpts{Pad: 1}) }, []int{2, 3, 6}},
+		{"Conv2DTranspose", func() gluon.Block {
+			return nn.NewConv2DTranspose(2, 3, nn.Conv2DTransposeOpts{Stride: [2]int{2, 2}})
+		}, []int{2, 3, 3, 3}},
 		{"Dense-LayerNorm-GELU", func() gluon.Block {
 			return nn.NewSequential(nn.NewDense(6, nn.DenseOpts{}), nn.NewLayerNorm(-1, nn.NormOpts{}), nn.NewGELU(true))
 		}, []int{4, 5}},
