@@ -1,5 +1,6 @@
 // Package nn holds Gluon's neural-network layers: containers (Sequential,
-// Concurrent), Dense, Conv2D, pooling, Flatten, Dropout, BatchNorm, the
+// Concurrent), Dense, Conv1D, Conv2D, Conv2DTranspose, pooling, Flatten,
+// Dropout (with optional shared-mask axes), BatchNorm, the
 // normalisations of sequence models (LayerNorm, GroupNorm, InstanceNorm),
 // Embedding, the activations (Activation by name, LeakyReLU, PReLU, ELU,
 // GELU, SiLU), and attention: MultiHeadAttention (causal and padding
