@@ -44,6 +44,7 @@ type Trainer struct {
 	states  [][]optimizer.State // per parameter, per replica (or one on the kvstore)
 	kvState []optimizer.State   // per parameter, when updating on the kvstore
 	kvIndex map[string]int
+	rescale float64 // 1/global batch of the current step, passed to every update
 }
 
 // NewTrainer returns a Trainer over params using opt and a kvstore of the
@@ -166,7 +167,7 @@ func (t *Trainer) initAt(lazy bool) error {
 			}
 		}
 		t.ready = true
-		if d, ok := t.kv.(kvstore.Distributed); ok && d.InitDiffered() && lazy {
+		if kvstore.InitDiffered(t.kv) && lazy {
 			return errorf("trainer: the workers' initial parameters differed and this step's gradients were computed before the kvstore gave every worker rank 0's values; " +
 				"call Trainer.Init after the parameters are initialised (after one forward pass for deferred shapes) and before the first backward pass, or seed every worker alike")
 		}
@@ -178,7 +179,7 @@ func (t *Trainer) initAt(lazy bool) error {
 				t.kvState[i] = t.newState(stored)
 			}
 			p := t.params[i]
-			t.opt.Update(optimizer.Param{Name: key, Step: t.steps[i] + 1, LRMult: p.LRMult, WDMult: p.WDMult},
+			t.opt.Update(optimizer.Param{Name: key, Step: t.steps[i] + 1, LRMult: p.LRMult, WDMult: p.WDMult, Rescale: t.rescale},
 				stored, merged, t.kvState[i])
 		})
 	}
@@ -220,7 +221,7 @@ func (t *Trainer) step(batchSize int, ignoreStale bool) error {
 	if err != nil {
 		return err
 	}
-	t.opt.Hyperparams().RescaleGrad = 1 / float64(global)
+	t.rescale = 1 / float64(global)
 	for i, p := range t.params {
 		if len(fresh[i]) == 0 {
 			continue
@@ -264,14 +265,11 @@ func (t *Trainer) Update(batchSize int) error {
 	if err := t.init(); err != nil {
 		return err
 	}
-	if d, ok := t.kv.(kvstore.Distributed); ok {
-		global, err := d.BeginStep(nil, batchSize)
-		if err != nil {
-			return errorf("trainer: %v", err)
-		}
-		batchSize = global
+	global, err := t.kv.BeginStep(nil, batchSize)
+	if err != nil {
+		return errorf("trainer: %v", err)
 	}
-	t.opt.Hyperparams().RescaleGrad = 1 / float64(batchSize)
+	t.rescale = 1 / float64(global)
 	for i, p := range t.params {
 		t.updateReplicas(i, p)
 		t.steps[i]++
@@ -317,8 +315,8 @@ func (t *Trainer) freshReplicas(ignoreStale bool) ([][]int, error) {
 func (t *Trainer) reduceAll(fresh [][]int, batch int) (int, error) {
 	var keys []string
 	var values, outs [][]*nd.NDArray
-	d, distributed := t.kv.(kvstore.Distributed)
-	skipSingle := !distributed && !t.opts.UpdateOnKVStore
+	multi := t.kv.NumWorkers() > 1
+	skipSingle := !multi && !t.opts.UpdateOnKVStore
 	for i, p := range t.params {
 		if len(fresh[i]) == 0 {
 			continue
@@ -337,18 +335,16 @@ func (t *Trainer) reduceAll(fresh [][]int, batch int) (int, error) {
 		}
 		keys, values, outs = append(keys, p.Name()), append(values, vs), append(outs, out)
 	}
-	if distributed {
-		global, err := d.BeginStep(keys, batch)
-		if err != nil {
-			return 0, errorf("trainer: %v", err)
-		}
-		batch = global
+	global, err := t.kv.BeginStep(keys, batch)
+	if err != nil {
+		return 0, errorf("trainer: %v", err)
 	}
+	batch = global
 	if t.opts.UpdateOnKVStore {
 		// The updater reads the rescale factor during the exchange.
-		t.opt.Hyperparams().RescaleGrad = 1 / float64(batch)
+		t.rescale = 1 / float64(batch)
 	}
-	if len(keys) == 0 && !distributed {
+	if len(keys) == 0 && !multi {
 		return batch, nil
 	}
 	if err := t.kv.PushPullList(keys, values, outs); err != nil {
@@ -358,7 +354,7 @@ func (t *Trainer) reduceAll(fresh [][]int, batch int) (int, error) {
 }
 
 func (t *Trainer) updateReplicas(i int, p *Parameter) {
-	info := optimizer.Param{Name: p.Name(), Step: t.steps[i] + 1, LRMult: p.LRMult, WDMult: p.WDMult}
+	info := optimizer.Param{Name: p.Name(), Step: t.steps[i] + 1, LRMult: p.LRMult, WDMult: p.WDMult, Rescale: t.rescale}
 	for d, w := range p.ListData() {
 		t.opt.Update(info, w, w.Grad(), t.states[i][d])
 	}

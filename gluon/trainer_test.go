@@ -186,3 +186,36 @@ func TestNewTrainerValidatesOptimizer(t *testing.T) {
 		t.Errorf("valid SGD: %v", err)
 	}
 }
+
+// TestTrainerRescalePerUpdate: the trainer passes 1/batch with each update
+// and leaves the optimizer's hyper-parameters as the user set them, so a
+// user's RescaleGrad multiplies on top (Step(4) with RescaleGrad 2 is
+// Step(2)), on the devices and on the kvstore alike.
+func TestTrainerRescalePerUpdate(t *testing.T) {
+	for _, onKV := range []bool{false, true} {
+		run := func(batch int, rescale float64) []float64 {
+			devs := cpus(2)
+			net, params := twoLayer(t, devs)
+			opt := optimizer.NewSGD(0.1)
+			opt.RescaleGrad = rescale
+			tr, err := gluon.NewTrainer(params, opt, "device", gluon.TrainerOpts{UpdateOnKVStore: onKV})
+			if err != nil {
+				t.Fatal(err)
+			}
+			backwardOn(t, net, nd.Ones(ctx.CPU(0), 4, 3), devs)
+			if err := tr.Step(batch); err != nil {
+				t.Fatal(err)
+			}
+			if opt.RescaleGrad != rescale {
+				t.Errorf("Step changed RescaleGrad from %g to %g", rescale, opt.RescaleGrad)
+			}
+			return params.Get(params.Names()[0]).Data(ctx.CPU(1)).Float64s()
+		}
+		want, got := run(2, 0), run(4, 2)
+		for i := range want {
+			if d := got[i] - want[i]; d > 1e-7 || d < -1e-7 {
+				t.Fatalf("update on kvstore %v: weight[%d] %g, want %g", onKV, i, got[i], want[i])
+			}
+		}
+	}
+}

@@ -53,6 +53,14 @@ type KVStore interface {
 	// (0 and 1 for single-process kinds).
 	Rank() int
 	NumWorkers() int
+	// BeginStep starts a synchronous step, before the step's
+	// PushPullList of keys, and returns the step's global batch: batch
+	// itself in one process; for kinds that span processes the sum of
+	// every worker's batch, after checking that every worker is about to
+	// exchange the same keys (names, shapes and dtypes, in order), failing
+	// on every worker when they differ. The Trainer calls it once per step
+	// whatever the kind.
+	BeginStep(keys []string, batch int) (globalBatch int, err error)
 }
 
 // Distributed is implemented by kinds whose workers are separate
@@ -60,11 +68,6 @@ type KVStore interface {
 // must be called by every worker, in the same order.
 type Distributed interface {
 	KVStore
-	// BeginStep starts a synchronous step: it checks that every worker is
-	// about to exchange the same keys (names, shapes and dtypes, in order)
-	// with PushPullList, failing on every worker when they differ, and
-	// returns the sum of batch over all workers: the global batch.
-	BeginStep(keys []string, batch int) (globalBatch int, err error)
 	// Barrier returns when every worker has entered it.
 	Barrier() error
 	// InitDiffered reports whether, at the last Init, some worker's
@@ -137,6 +140,16 @@ func newStore(kind string) *store {
 func (s *store) Type() string         { return s.kind }
 func (s *store) Rank() int            { return 0 }
 func (s *store) NumWorkers() int      { return 1 }
+
+// BeginStep returns batch: one process is the whole job.
+func (s *store) BeginStep(_ []string, batch int) (int, error) { return batch, nil }
+
+// InitDiffered reports whether kv is a distributed kind whose workers'
+// values differed from rank 0's at the last Init (see Distributed).
+func InitDiffered(kv KVStore) bool {
+	d, ok := kv.(Distributed)
+	return ok && d.InitDiffered()
+}
 func (s *store) SetUpdater(u Updater) { s.mu.Lock(); s.updater = u; s.mu.Unlock() }
 
 func (s *store) Init(keys []string, values []*nd.NDArray) error {

@@ -199,3 +199,20 @@ func TestUnknownDistKindSaysWhatToImport(t *testing.T) {
 		t.Fatalf("Create(dist_async): %v", err)
 	}
 }
+
+// TestBeginStepSingleProcess: the single-process kinds take part in the
+// step handshake and return the batch as the global batch.
+func TestBeginStepSingleProcess(t *testing.T) {
+	for _, kind := range []string{"local", "device"} {
+		kv, err := kvstore.Create(kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, err := kv.BeginStep([]string{"w"}, 32); err != nil || g != 32 {
+			t.Errorf("%s: BeginStep(32) = %d, %v; want 32", kind, g, err)
+		}
+		if kvstore.InitDiffered(kv) {
+			t.Errorf("%s: InitDiffered on a single-process kind", kind)
+		}
+	}
+}

@@ -6,10 +6,6 @@ import (
 	"github.com/goluon/goluon/nd/backend"
 )
 
-// fusedBatchNorm selects the backend's fused batch-normalisation kernels
-// when it has them; tests switch it off to compare with the composed ops.
-var fusedBatchNorm = true
-
 // optArg is a's argument, or an Arg with a nil Buf for an absent operand.
 func optArg(a *NDArray) backend.Arg {
 	if a == nil {

@@ -16,7 +16,7 @@ import (
 // updated running statistics and the gradients of x, gamma and beta for a
 // random head gradient: to 1e-10 in float64 and 2e-5 in float32.
 func TestBatchNormFusedMatchesComposed(t *testing.T) {
-	defer func() { fusedBatchNorm = true }()
+	defer SetFusedKernels(true)
 	dev := ctx.CPU(0)
 	for _, c := range []struct {
 		shape       []int
@@ -49,7 +49,7 @@ func TestBatchNormFusedMatchesComposed(t *testing.T) {
 					g, b := vals(ch, 0.5, 2), vals(ch, -1, 1)
 					rm, rv := vals(ch, -1, 1), vals(ch, 0.5, 2)
 					run := func(fused bool) [][]float64 {
-						fusedBatchNorm = fused
+						SetFusedKernels(fused)
 						mk := func(v []float64, shape ...int) *NDArray {
 							a := FromSlice(dev, v, shape...)
 							if dt == Float32 {
@@ -105,7 +105,7 @@ func TestBatchNormFusedMatchesComposed(t *testing.T) {
 // batch normalisation over mnist-convnet-bn's 256 channels of 24×24 (32
 // images), with the fused kernels and with the composed ops.
 func BenchmarkBatchNorm(b *testing.B) {
-	defer func() { fusedBatchNorm = true }()
+	defer SetFusedKernels(true)
 	dev := ctx.CPU(0)
 	shape := []int{32, 256, 24, 24}
 	r := rand.New(rand.NewPCG(1, 2))
@@ -118,7 +118,7 @@ func BenchmarkBatchNorm(b *testing.B) {
 	rm, rv := Zeros(dev, 256), Ones(dev, 256)
 	for _, fused := range []bool{true, false} {
 		b.Run(map[bool]string{true: "fused", false: "composed"}[fused], func(b *testing.B) {
-			fusedBatchNorm = fused
+			SetFusedKernels(fused)
 			x.AttachGrad(GradWrite)
 			gamma.AttachGrad(GradWrite)
 			beta.AttachGrad(GradWrite)

@@ -2,10 +2,6 @@ package nd
 
 import "github.com/goluon/goluon/nd/backend"
 
-// fusedBiasRelu selects the backend's fused bias + ReLU kernels when it has
-// them; tests switch it off to compare with the composed ops.
-var fusedBiasRelu = true
-
 // BiasRelu returns max(x + bias, 0), where bias [C] is added along axis
 // (x's size on axis is C): the end of a convolution or dense layer with a
 // ReLU, computed in one pass over x (and one over the gradients backward)
@@ -22,7 +18,7 @@ func BiasRelu(x, bias *NDArray, axis int) *NDArray {
 		fail(op, ErrShape, "bias of shape %v for input %v with %d channels on axis %d", bias.shape, x.shape, c, ax)
 	}
 	bk, ok := x.be().(backend.BiasReluKernels)
-	if !ok || !fusedBiasRelu {
+	if !ok || !fusedKernels() {
 		if s := sessionOf(op, x, bias); s != defaultSession {
 			l := s.lift(op, x, bias) // Reshape(bias) must be s's
 			x, bias = l[0], l[1]

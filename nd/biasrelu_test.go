@@ -16,7 +16,7 @@ import (
 // operations on the same values), the bias gradient (sums in another
 // order) to 1e-12 in float64 and 1e-5 in float32.
 func TestBiasReluFusedMatchesComposed(t *testing.T) {
-	defer func() { fusedBiasRelu = true }()
+	defer SetFusedKernels(true)
 	dev := ctx.CPU(0)
 	for _, c := range []struct {
 		shape []int
@@ -51,7 +51,7 @@ func TestBiasReluFusedMatchesComposed(t *testing.T) {
 					hg[i] = r.NormFloat64()
 				}
 				run := func(fused bool) [][]float64 {
-					fusedBiasRelu = fused
+					SetFusedKernels(fused)
 					mk := func(v []float64, shape ...int) *NDArray {
 						a := FromSlice(dev, v, shape...)
 						if dt == Float32 {

@@ -15,7 +15,8 @@ type OptimizerParams = backend.OptimizerParams
 // backend's fused kernel (backend.OptimizerKernels.SGDUpdate, which
 // documents the update; mom is nil without momentum) and reports whether
 // it could. It reports false, changing nothing, when the backend has no
-// such kernel or the operands differ in context, element type or shape;
+// such kernel, fused kernels are off (SetFusedKernels) or the operands
+// differ in context, element type or shape;
 // gluon/optimizer then composes the same update from elementwise ops. It is
 // not recorded.
 func SGDUpdateFused(weight, grad, mom *NDArray, p OptimizerParams) bool {
@@ -47,7 +48,7 @@ func RMSPropUpdateFused(weight, grad, state *NDArray, p OptimizerParams) bool {
 // it has them and weight, grad and state (unless nil) are live and share
 // one context, element type and shape.
 func fusedOptimizerKernels(weight, grad, state *NDArray) (backend.OptimizerKernels, bool) {
-	if weight == nil || grad == nil || !weight.dtype.IsFloat() {
+	if weight == nil || grad == nil || !weight.dtype.IsFloat() || !fusedKernels() {
 		return nil, false
 	}
 	for _, a := range []*NDArray{weight, grad, state} {

@@ -68,7 +68,7 @@ func (o *AdaGrad) Update(p Param, weight, grad *nd.NDArray, state State) {
 	if o.TorchForm {
 		g = o.prepare(&t, p, weight, grad)
 	} else {
-		g = o.rescaled(&t, grad)
+		g = o.rescaled(&t, p, grad)
 	}
 	nd.AddTo(h, t.add(nd.Square(g)))
 

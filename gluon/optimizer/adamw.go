@@ -61,7 +61,7 @@ func (o *AdamW) Update(p Param, weight, grad *nd.NDArray, state State) {
 	step := float64(p.Step)
 	lr := o.lr(p)
 	w := t.view(weight)
-	g := o.rescaled(&t, grad)
+	g := o.rescaled(&t, p, grad)
 	if wd := o.wd(p); wd != 0 {
 		nd.ScaleInPlace(w, 1-lr*wd)
 	}

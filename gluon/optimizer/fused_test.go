@@ -15,8 +15,8 @@ import (
 // in both element types, with weight decay, rescaling and clipping on and
 // off, and requires the same weights and states bit for bit.
 func TestFusedMatchesComposed(t *testing.T) {
-	if !useFused {
-		t.Fatal("useFused is off at the start of the test")
+	if prev := nd.SetFusedKernels(true); !prev {
+		t.Fatal("fused kernels are off at the start of the test")
 	}
 	hypers := []struct {
 		name string
@@ -58,12 +58,12 @@ func TestFusedMatchesComposed(t *testing.T) {
 	}
 }
 
-// fusedRun applies three updates with useFused set as given and returns
-// the weight followed by the optimizer states.
+// fusedRun applies three updates with the fused kernels on or off (each
+// update rescaled by 1/64 through Param.Rescale, as the Trainer does) and
+// returns the weight followed by the optimizer states.
 func fusedRun(t *testing.T, mk func() Optimizer, set func(Optimizer), dt nd.DType, n int, fused bool) [][]float64 {
 	t.Helper()
-	defer func(v bool) { useFused = v }(useFused)
-	useFused = fused
+	defer nd.SetFusedKernels(nd.SetFusedKernels(fused))
 	dev := ctx.CPU(0)
 	nd.Seed(7)
 	w := nd.RandomUniform(dev, dt, -1, 1, n)
@@ -72,7 +72,7 @@ func fusedRun(t *testing.T, mk func() Optimizer, set func(Optimizer), dt nd.DTyp
 	st := o.CreateState(w)
 	for s := 1; s <= 3; s++ {
 		g := nd.RandomUniform(dev, dt, -2, 2, n)
-		o.Update(Param{Name: "w", Step: s, LRMult: 1, WDMult: 1}, w, g, st)
+		o.Update(Param{Name: "w", Step: s, LRMult: 1, WDMult: 1, Rescale: 1.0 / 64}, w, g, st)
 		g.Release()
 	}
 	out := [][]float64{w.Float64s()}

@@ -56,6 +56,10 @@ type Param struct {
 	Step   int     // 1 for the first update of this parameter, 2 for the second, ...
 	LRMult float64 // the parameter's learning-rate multiplier, taken literally (0 freezes it); see NewParam
 	WDMult float64 // the parameter's weight-decay multiplier, taken literally (0: no decay)
+	// Rescale multiplies this update's gradient (0 is taken as 1): the
+	// Trainer passes 1/global batch here, so the summed gradient becomes
+	// a mean, without writing into the optimizer's hyper-parameters.
+	Rescale float64
 }
 
 // Optimizer is one update rule.
@@ -83,8 +87,9 @@ type Hyper struct {
 	// WD is the L2 weight decay coefficient (times Param.WDMult); where
 	// each rule applies it is given in the package documentation.
 	WD float64
-	// RescaleGrad multiplies the gradient first (0 is taken as 1); the
-	// Trainer sets it to 1/batchSize at each step.
+	// RescaleGrad multiplies every gradient first (0 is taken as 1), on
+	// top of each update's Param.Rescale; the Trainer leaves it alone
+	// (MXNet's rescale_grad as a user-set constant).
 	RescaleGrad float64
 	// ClipGradient, when > 0, clips each gradient element to
 	// [-ClipGradient, ClipGradient] (see the package documentation for
@@ -107,20 +112,27 @@ type Scheduler interface {
 	LR(step int) float64
 }
 
-// useFused selects the backend's fused update kernels (nd.SGDUpdateFused,
-// nd.RMSPropUpdateFused) where they apply; tests turn it off to compare
-// them with the composed updates below.
-var useFused = true
-
 // fusedParams returns the scalars every fused update needs for this
 // update of p: the scheduled, multiplied learning rate and weight decay,
-// the rescale factor (1 for none) and the gradient clip.
+// the rescale factor and the gradient clip. The fused kernels
+// (nd.SGDUpdateFused, nd.RMSPropUpdateFused) decline when the backend has
+// none or nd.SetFusedKernels turned them off; the updates then compose the
+// same rule from elementwise ops.
 func (h *Hyper) fusedParams(p Param) nd.OptimizerParams {
-	rescale := h.RescaleGrad
-	if rescale == 0 {
-		rescale = 1
+	return nd.OptimizerParams{LR: h.lr(p), WD: h.wd(p), RescaleGrad: h.rescale(p), ClipGradient: h.ClipGradient}
+}
+
+// rescale is the factor of this update's gradient: Param.Rescale times
+// RescaleGrad, either taken as 1 when 0.
+func (h *Hyper) rescale(p Param) float64 {
+	r, pr := h.RescaleGrad, p.Rescale
+	if r == 0 {
+		r = 1
 	}
-	return nd.OptimizerParams{LR: h.lr(p), WD: h.wd(p), RescaleGrad: rescale, ClipGradient: h.ClipGradient}
+	if pr == 0 {
+		pr = 1
+	}
+	return r * pr
 }
 
 // updates is the session Update computes in: it never records and has no
@@ -151,12 +163,8 @@ func (t *temps) release() {
 
 // rescaled returns clip(rescale·grad), a new array owned by t. grad is
 // read through a detached view, so nothing is recorded.
-func (h *Hyper) rescaled(t *temps, grad *nd.NDArray) *nd.NDArray {
-	rescale := h.RescaleGrad
-	if rescale == 0 {
-		rescale = 1
-	}
-	g := t.add(nd.MulScalar(t.view(grad), rescale))
+func (h *Hyper) rescaled(t *temps, p Param, grad *nd.NDArray) *nd.NDArray {
+	g := t.add(nd.MulScalar(t.view(grad), h.rescale(p)))
 	if h.ClipGradient > 0 {
 		g = t.add(nd.Clip(g, -h.ClipGradient, h.ClipGradient))
 	}
@@ -166,7 +174,7 @@ func (h *Hyper) rescaled(t *temps, grad *nd.NDArray) *nd.NDArray {
 // prepare returns the gradient SGD, NAG and AdaGrad's TorchForm see:
 // clip(rescale·grad) + wd·weight, a new array owned by t.
 func (h *Hyper) prepare(t *temps, p Param, weight, grad *nd.NDArray) *nd.NDArray {
-	g := h.rescaled(t, grad)
+	g := h.rescaled(t, p, grad)
 	if wd := h.wd(p); wd != 0 {
 		nd.AddTo(g, t.add(nd.MulScalar(t.view(weight), wd)))
 	}
@@ -176,11 +184,7 @@ func (h *Hyper) prepare(t *temps, p Param, weight, grad *nd.NDArray) *nd.NDArray
 // prepareClipLast returns the gradient Adam and RMSProp see:
 // clip(rescale·grad + wd·weight), a new array owned by t.
 func (h *Hyper) prepareClipLast(t *temps, p Param, weight, grad *nd.NDArray) *nd.NDArray {
-	rescale := h.RescaleGrad
-	if rescale == 0 {
-		rescale = 1
-	}
-	g := t.add(nd.MulScalar(t.view(grad), rescale))
+	g := t.add(nd.MulScalar(t.view(grad), h.rescale(p)))
 	if wd := h.wd(p); wd != 0 {
 		nd.AddTo(g, t.add(nd.MulScalar(t.view(weight), wd)))
 	}

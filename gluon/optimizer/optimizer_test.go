@@ -78,7 +78,7 @@ func near(t *testing.T, what string, got, want []float64, tol float64) {
 	}
 }
 
-// TestHyperEquivalences checks how RescaleGrad, LRMult, WDMult and a
+// TestHyperEquivalences checks how RescaleGrad, Param.Rescale, LRMult, WDMult and a
 // clip that never bites enter every rule: each must equal the plain rule
 // with the change made by hand.
 func TestHyperEquivalences(t *testing.T) {
@@ -95,6 +95,10 @@ func TestHyperEquivalences(t *testing.T) {
 			o := base(0.05, 0.01)
 			o.Hyperparams().RescaleGrad = 0.25
 			near(t, "RescaleGrad", run(o, Param{LRMult: 1, WDMult: 1}, testG, 4), want, tol)
+			near(t, "Param.Rescale", run(base(0.05, 0.01), Param{LRMult: 1, WDMult: 1, Rescale: 0.25}, testG, 4), want, tol)
+			o = base(0.05, 0.01)
+			o.Hyperparams().RescaleGrad = 0.5
+			near(t, "RescaleGrad × Param.Rescale", run(o, Param{LRMult: 1, WDMult: 1, Rescale: 0.5}, testG, 4), want, tol)
 
 			o = base(0.05, 0.01)
 			o.Hyperparams().ClipGradient = 100

@@ -98,7 +98,7 @@ func (o *RMSProp) Update(p Param, weight, grad *nd.NDArray, state State) {
 		needState(op, state, 1)
 	}
 	lr := o.lr(p)
-	if useFused && !o.Centered {
+	if !o.Centered {
 		fp := o.fusedParams(p)
 		fp.Gamma1, fp.Epsilon, fp.KerasEpsilon, fp.ClipWeights = o.Gamma1, o.Epsilon, o.KerasEpsilon, o.ClipWeights
 		if nd.RMSPropUpdateFused(weight, grad, state[0], fp) {

@@ -66,7 +66,7 @@ func (o *SGD) CreateState(w *nd.NDArray) State {
 // Update applies one SGD step in place.
 func (o *SGD) Update(p Param, weight, grad *nd.NDArray, state State) {
 	lr := o.lr(p)
-	if useFused && (o.Momentum == 0 || len(state) == 1) {
+	if o.Momentum == 0 || len(state) == 1 {
 		var m *nd.NDArray
 		if o.Momentum != 0 {
 			m = state[0]
