@@ -137,9 +137,9 @@ func newStore(kind string) *store {
 	return &store{kind: kind, initial: map[string]*nd.NDArray{}, stored: map[string]*nd.NDArray{}}
 }
 
-func (s *store) Type() string         { return s.kind }
-func (s *store) Rank() int            { return 0 }
-func (s *store) NumWorkers() int      { return 1 }
+func (s *store) Type() string    { return s.kind }
+func (s *store) Rank() int       { return 0 }
+func (s *store) NumWorkers() int { return 1 }
 
 // BeginStep returns batch: one process is the whole job.
 func (s *store) BeginStep(_ []string, batch int) (int, error) { return batch, nil }
