@@ -3,6 +3,7 @@
 
     go run ./tutorials/char-lm                      # writes out/char-lm
     /usr/bin/python3 tutorials/char-lm/pytorch_char_lm.py out/char-lm
+    /usr/bin/python3 tutorials/char-lm/pytorch_char_lm.py --bench gpt 40   # step time only
 
 It reads what the Go program wrote into its output directory: the text
 (input.txt), the settings (run.json) and Goluon's initial parameters
@@ -12,7 +13,12 @@ initial values, draws the same batches with the same splitmix64 sampler,
 and trains with AdamW, the same warm-up and cosine schedule, the same
 weight-decay groups and gradient clipping. It prints the evaluations and
 a JSON line with val_loss and tokens_per_sec, like the Go program.
-Debian's python3-torch is enough (safetensors is read by hand).
+Debian's python3-torch is enough (safetensors is read by hand), but its
+BLAS is whatever libblas.so.3 points at: with Debian's reference BLAS the
+run is ~20x slower than with OpenBLAS (apt-get install libopenblas0-pthread,
+as bench/compare.sh does); the script warns when no optimised BLAS is
+loaded. For the timings in README.md it ran with THREADS=1
+OPENBLAS_NUM_THREADS=2 (the faster of the two splits on 2 cores).
 """
 import json
 import math
@@ -121,9 +127,53 @@ def cosine_lr(step, c):
     return final + (base - final) * (1 + math.cos(math.pi * frac)) / 2
 
 
+def warn_reference_blas():
+    torch.ones(64, 64) @ torch.ones(64, 64)
+    try:
+        with open("/proc/self/maps") as f:
+            maps = f.read()
+    except OSError:
+        return
+    if not any(k in maps for k in ("openblas", "libmkl", "libblis")):
+        print("warning: PyTorch is using the reference BLAS (slow); "
+              "apt-get install libopenblas0-pthread", file=sys.stderr)
+
+
+def bench(model_kind, steps):
+    """Times training steps of a model at the tutorial's default sizes on
+    synthetic tokens (as BenchmarkStep does in Go) and prints tokens/s."""
+    c = {"model": model_kind, "embed": 128, "context": 64, "layers": 4 if model_kind == "gpt" else 2,
+         "heads": 4, "hidden": 256, "dropout": 0.0}
+    V, B, T = 117, 12, 64
+    model = (GPT if model_kind == "gpt" else LSTMLM)(c, V)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, betas=(0.9, 0.99), weight_decay=0.1)
+    data = torch.tensor([(i * 7919) % V for i in range(100_000)], dtype=torch.long)
+    rng = SplitMix64(1)
+
+    def step():
+        x, y = batch(rng, data, B, T)
+        loss = torch.nn.functional.cross_entropy(model(x).reshape(-1, V), y.reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+    for _ in range(3):
+        step()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        step()
+    dt = (time.perf_counter() - t0) / steps
+    print(json.dumps({"model": model_kind, "ms_per_step": dt * 1e3, "tokens_per_sec": B * T / dt,
+                      "threads": torch.get_num_threads()}))
+
+
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else "out/char-lm"
+    warn_reference_blas()
     torch.set_num_threads(int(os.environ.get("THREADS", os.cpu_count())))
+    if len(sys.argv) > 1 and sys.argv[1] == "--bench":
+        bench(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 40)
+        return
+    out = sys.argv[1] if len(sys.argv) > 1 else "out/char-lm"
     with open(os.path.join(out, "run.json")) as f:
         c = json.load(f)
     with open(os.path.join(out, "input.txt"), "rb") as f:
