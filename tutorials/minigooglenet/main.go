@@ -74,6 +74,7 @@ func run(args []string, stdout io.Writer) (err error) {
 	fs := flag.NewFlagSet(program, flag.ContinueOnError)
 	f := common.Register(fs, defaults)
 	resume := fs.Bool("resume", false, "continue from the latest checkpoint in -out")
+	dataset := fs.String("dataset", "cifar10", "cifar10, or fashion-mnist (28×28 grey images padded to 32×32; installed from Debian with -download)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -100,14 +101,28 @@ func run(args []string, stdout io.Writer) (err error) {
 	stdout = job.Out(stdout)
 	nd.Seed(f.Seed)
 
-	fmt.Fprintln(stdout, "[INFO] loading CIFAR-10 data...")
-	train, test, err := common.CIFAR10(f, stdout)
+	var train, test data.Dataset
+	channels, title, pad := 3, "MiniGoogLeNet on CIFAR-10", 0
+	switch *dataset {
+	case "cifar10":
+		fmt.Fprintln(stdout, "[INFO] loading CIFAR-10 data...")
+		train, test, err = common.CIFAR10(f, stdout)
+	case "fashion-mnist":
+		fmt.Fprintln(stdout, "[INFO] loading Fashion-MNIST data (padded to 32×32)...")
+		train, test, err = common.FashionMNIST(f, stdout)
+		channels, title, pad = 1, "MiniGoogLeNet on Fashion-MNIST (padded to 32×32)", 2
+	default:
+		return fmt.Errorf("-dataset %q: want cifar10 or fashion-mnist", *dataset)
+	}
 	if err != nil {
 		return err
 	}
+	if f.Limit > 0 {
+		title += fmt.Sprintf(", first %d training images", train.Len())
+	}
 	batch := f.BatchPerCtx * len(devs) // this process's batch
 	global := batch * job.Size         // over all workers
-	trainLoader, valLoader, err := loaders(job, train, test, f, batch)
+	trainLoader, valLoader, err := loaders(job, train, test, f, batch, pad)
 	if err != nil {
 		return err
 	}
@@ -117,7 +132,7 @@ func run(args []string, stdout io.Writer) (err error) {
 	} else {
 		fmt.Fprintf(stdout, "[INFO] training with %d contexts %v...\n", len(devs), common.ContextNames(devs))
 	}
-	net := MiniGoogLeNet(10)
+	net := MiniGoogLeNetFor(channels, 10)
 	params := gluon.CollectParams(net)
 	// Keras' defaults: glorot_uniform kernels (Xavier, uniform, factor avg,
 	// magnitude 3), zero biases, BatchNorm gamma 1, beta 0, statistics 0/1.
@@ -188,7 +203,7 @@ func run(args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := savePlot(hist, "MiniGoogLeNet on CIFAR-10", plotPath); err != nil {
+	if err := savePlot(hist, title, plotPath); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "[INFO] wrote %s, %s and %s\n", paramsPath, logPath, plotPath)
@@ -209,7 +224,8 @@ func run(args []string, stdout io.Writer) (err error) {
 	}.Print(stdout)
 }
 
-// loaders builds the tutorial's input pipeline. Every image is cast to
+// loaders builds the tutorial's input pipeline. Every image is padded by
+// pad pixels of zeros on each side (Fashion-MNIST's 28×28 to 32×32), cast to
 // float32 (values 0–255, no scaling) and has the per-pixel mean image of
 // the training set subtracted; training images are then shifted by up to
 // 10% of their width and height (edges repeated, Keras' fill_mode
@@ -220,16 +236,17 @@ func run(args []string, stdout io.Writer) (err error) {
 // batch images, this process's share (-batch-size × contexts); in a
 // distributed job the training loader gives this worker only its shard of
 // every epoch, and every worker validates on the whole test set.
-func loaders(job common.Job, train, test data.Dataset, f *common.Flags, batch int) (tr, val *data.DataLoader, err error) {
+func loaders(job common.Job, train, test data.Dataset, f *common.Flags, batch, pad int) (tr, val *data.DataLoader, err error) {
 	if shard := (train.Len() + job.Size - 1) / job.Size; shard < batch {
 		return nil, nil, fmt.Errorf("%d training images do not fill one batch of %d per worker (%d workers, -batch-size %d per context); lower -batch-size or raise -limit",
 			train.Len(), batch, job.Size, f.BatchPerCtx)
 	}
-	mean, err := transforms.MeanImage(train, transforms.ToFloat())
+	toFloat := data.Compose(transforms.Pad(pad, transforms.Constant, 0), transforms.ToFloat())
+	mean, err := transforms.MeanImage(train, toFloat)
 	if err != nil {
 		return nil, nil, err
 	}
-	centre := data.Compose(transforms.ToFloat(), transforms.SubtractMean(mean))
+	centre := data.Compose(toFloat, transforms.SubtractMean(mean))
 	augment := data.Compose(centre,
 		transforms.RandomShift(0.1, 0.1, transforms.Nearest, 0),
 		transforms.RandomFlipLeftRight(0.5))

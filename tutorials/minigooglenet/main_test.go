@@ -245,3 +245,24 @@ func TestMissingDataSaysHow(t *testing.T) {
 		t.Fatalf("run without data: %v", err)
 	}
 }
+
+// TestFashionMNIST trains one epoch on a tiny Fashion-MNIST-format set:
+// the grey 28×28 images are padded to 32×32 and the network takes one
+// input channel; the plot is titled after the data.
+func TestFashionMNIST(t *testing.T) {
+	root := t.TempDir()
+	if err := common.WriteFakeMNIST(root, 64, 16, 3); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	args := []string{"-dataset", "fashion-mnist", "-data", root, "-out", t.TempDir(), "-limit", "64", "-batch-size", "16", "-epochs", "1"}
+	if err := run(args, &buf); err != nil {
+		t.Fatalf("run: %v\n%s", err, buf.String())
+	}
+	if !strings.Contains(buf.String(), "Fashion-MNIST") || !strings.Contains(buf.String(), `"epochs":1`) {
+		t.Errorf("output:\n%s", buf.String())
+	}
+	if err := run([]string{"-dataset", "imagenet", "-out", t.TempDir()}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "imagenet") {
+		t.Errorf("unknown data set: %v", err)
+	}
+}

@@ -90,8 +90,12 @@ func (b *builder) downsample(k int) {
 // and the given number of classes. It ends in the class scores (logits):
 // the Keras model's final softmax is folded into the softmax cross-entropy
 // loss, and argmax, hence accuracy, is the same either way.
-func MiniGoogLeNet(classes int) *nn.Sequential {
-	b := &builder{net: nn.NewSequential(), ch: 3, count: map[string]int{}}
+func MiniGoogLeNet(classes int) *nn.Sequential { return MiniGoogLeNetFor(3, classes) }
+
+// MiniGoogLeNetFor is MiniGoogLeNet for 32×32 images of the given number
+// of channels (1 for Fashion-MNIST padded to 32×32).
+func MiniGoogLeNetFor(channels, classes int) *nn.Sequential {
+	b := &builder{net: nn.NewSequential(), ch: channels, count: map[string]int{}}
 	b.conv(96, 3)
 	// two Inception modules followed by a downsample module: 32×32 → 15×15
 	b.inception(32, 32)

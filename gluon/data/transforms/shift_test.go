@@ -334,3 +334,32 @@ func equalFloats(a, b []float32) bool {
 	}
 	return true
 }
+
+func TestPad(t *testing.T) {
+	x := data.Tensor{Shape: []int{2, 2, 1}, U8: []uint8{1, 2, 3, 4}} // HWC
+	for _, c := range []struct {
+		name string
+		fill FillMode
+		cval float32
+		want []uint8
+	}{
+		{"constant", Constant, 7, []uint8{7, 7, 7, 7, 7, 1, 2, 7, 7, 3, 4, 7, 7, 7, 7, 7}},
+		{"nearest", Nearest, 0, []uint8{1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4}},
+	} {
+		y, err := Pad(1, c.fill, c.cval)(x, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(y.Shape) != 3 || y.Shape[0] != 4 || y.Shape[1] != 4 || y.Shape[2] != 1 {
+			t.Fatalf("%s: shape %v, want [4 4 1]", c.name, y.Shape)
+		}
+		for i, v := range c.want {
+			if y.U8[i] != v {
+				t.Fatalf("%s: %v, want %v", c.name, y.U8, c.want)
+			}
+		}
+	}
+	if _, err := Pad(-1, Constant, 0)(x, nil); err == nil {
+		t.Error("a negative pad gave no error")
+	}
+}
