@@ -78,7 +78,8 @@ var relDiff = traintest.RelDiff
 // TestEquivalenceAcrossContexts is the equivalence test: LeNet
 // trained 20 steps with the same seed and global batch on 1, 2 and 4 CPU
 // contexts, with both kvstore kinds (and with the update on the kvstore),
-// ends with the same parameters to within 1e-5 relative.
+// ends with the same parameters to within 1e-6 relative (measured: at most
+// 3.2e-7; README.md quotes both numbers).
 func TestEquivalenceAcrossContexts(t *testing.T) {
 	steps := 20
 	if testing.Short() {
@@ -103,7 +104,7 @@ func TestEquivalenceAcrossContexts(t *testing.T) {
 				for name, want := range ref {
 					d := relDiff(want, got[name])
 					worst = max(worst, d)
-					if d > 1e-5 {
+					if d > 1e-6 {
 						t.Errorf("%s differs from the 1-context run by %.3g relative", name, d)
 					}
 				}
