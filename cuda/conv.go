@@ -26,9 +26,12 @@ func newConvGeom(p backend.ConvParams) convGeom {
 }
 
 // direct reports whether the column matrix equals the input (1x1 kernel,
-// stride 1, no padding), so that the products read x itself.
+// stride 1, no padding, planes of one size: a transposed convolution with
+// output padding at stride 1 passes a larger input), so that the products
+// read x itself.
 func (s convGeom) direct() bool {
-	return s.KH == 1 && s.KW == 1 && s.StrideH == 1 && s.StrideW == 1 && s.PadH == 0 && s.PadW == 0
+	return s.KH == 1 && s.KW == 1 && s.StrideH == 1 && s.StrideW == 1 && s.PadH == 0 && s.PadW == 0 &&
+		s.InH == s.OutH && s.InW == s.OutW
 }
 
 // chunk returns how many images share one column matrix of perImage

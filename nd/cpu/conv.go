@@ -29,9 +29,12 @@ func newConvShape(p backend.ConvParams) convShape {
 func (s convShape) padded() bool { return s.ld != s.ohw }
 
 // direct reports whether the im2col matrix equals the input (1x1, stride 1,
-// no padding), so the copy can be skipped.
+// no padding), so the copy can be skipped. The planes must also be the same
+// size: a transposed convolution with output padding at stride 1 (nd's
+// Conv2DTranspose) passes an input larger than the output.
 func (s convShape) direct() bool {
-	return s.KH == 1 && s.KW == 1 && s.StrideH == 1 && s.StrideW == 1 && s.PadH == 0 && s.PadW == 0
+	return s.KH == 1 && s.KW == 1 && s.StrideH == 1 && s.StrideW == 1 && s.PadH == 0 && s.PadW == 0 &&
+		s.InH == s.OutH && s.InW == s.OutW
 }
 
 // validRange returns the output positions [lo, hi) whose input index

@@ -27,6 +27,14 @@ var deconvCases = []deconvCase{
 	{name: "dilate2", n: 1, c: 2, h: 3, w: 3, o: 2, kh: 2, kw: 3, opts: nd.ConvTransposeOpts{Dilate: [2]int{2, 2}}},
 	{name: "groups2", n: 2, c: 4, h: 3, w: 3, o: 6, kh: 2, kw: 2, opts: nd.ConvTransposeOpts{Groups: 2, Stride: [2]int{2, 1}}, bias: true},
 	{name: "nonsquare", n: 1, c: 2, h: 2, w: 5, o: 3, kh: 1, kw: 3, opts: nd.ConvTransposeOpts{Stride: [2]int{3, 1}, Pad: [2]int{0, 1}, OutputPad: [2]int{2, 0}}},
+	// Stride 1 with output padding (allowed below the dilation): the
+	// convolution it transposes does not cover the output's last rows and
+	// columns, so the kernels must not take the 1x1 shortcut that treats
+	// the two planes as one.
+	{name: "k1_dilate2_outpad1", n: 2, c: 3, h: 3, w: 4, o: 2, kh: 1, kw: 1,
+		opts: nd.ConvTransposeOpts{Dilate: [2]int{2, 3}, OutputPad: [2]int{1, 2}}, bias: true},
+	{name: "k3_dilate2_pad1_outpad1", n: 1, c: 2, h: 3, w: 3, o: 2, kh: 3, kw: 3,
+		opts: nd.ConvTransposeOpts{Dilate: [2]int{2, 2}, Pad: [2]int{1, 1}, OutputPad: [2]int{1, 0}}},
 }
 
 // refDeconv is the direct definition: every input element scatters its
