@@ -2,9 +2,9 @@
 GO ?= go
 RACE_PKGS = ./...
 
-.PHONY: test demo fmt-check vet unit race mpi mpi-deps cudaemu cuda-check cover bench
+.PHONY: test demo fmt-check vet unit race mpi mpi-deps cudaemu interop cuda-check cover bench
 
-test: fmt-check vet unit race mpi cudaemu
+test: fmt-check vet unit race mpi cudaemu interop
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -32,6 +32,20 @@ mpi-deps:
 		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q libopenmpi-dev openmpi-bin pkg-config >/dev/null; \
 	fi
+
+# interop checks LeNet both ways against Debian's PyTorch (python3-torch,
+# installed when missing): torch writes parameters and logits that Goluon
+# must reproduce, and Goluon writes parameters and logits that torch must
+# reproduce, all in a fresh directory (gluon/testdata/lenet_interop.py).
+interop:
+	@/usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "installing python3-torch from Debian"; \
+		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q python3-torch >/dev/null; }
+	@d=$$(mktemp -d) && \
+	/usr/bin/python3 gluon/testdata/lenet_interop.py write $$d && \
+	GOLUON_INTEROP_DIR=$$d $(GO) test -count=1 -run 'LoadLeNetFromTorch|WriteLeNetForTorch' ./gluon/ && \
+	/usr/bin/python3 gluon/testdata/lenet_interop.py check $$d/lenet_from_goluon.safetensors $$d/lenet_from_goluon.json; \
+	rc=$$?; rm -rf $$d; exit $$rc
 
 # cudaemu runs the CUDA backend's tests (conformance suite, gradient checks,
 # allocator, copies, 2 virtual GPUs) on its host emulator: the kernels'

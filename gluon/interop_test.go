@@ -23,11 +23,25 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/lenet_from_goluon.safetensors and lenet_from_goluon.json")
 
-const (
-	fromTorchParams  = "testdata/lenet_from_torch.safetensors"
-	fromTorchJSON    = "testdata/lenet_from_torch.json"
-	fromGoluonParams = "testdata/lenet_from_goluon.safetensors"
-	fromGoluonJSON   = "testdata/lenet_from_goluon.json"
+// interopDir, from $GOLUON_INTEROP_DIR, is where make interop has
+// lenet_interop.py write fresh torch files for TestLoadLeNetFromTorch to
+// read, and where TestWriteLeNetForTorch then writes Goluon's files for
+// lenet_interop.py check: a round trip against the installed PyTorch
+// rather than the committed fixtures.
+var interopDir = os.Getenv("GOLUON_INTEROP_DIR")
+
+func interopPath(name string) string {
+	if interopDir != "" {
+		return filepath.Join(interopDir, name)
+	}
+	return filepath.Join("testdata", name)
+}
+
+var (
+	fromTorchParams  = interopPath("lenet_from_torch.safetensors")
+	fromTorchJSON    = interopPath("lenet_from_torch.json")
+	fromGoluonParams = interopPath("lenet_from_goluon.safetensors")
+	fromGoluonJSON   = interopPath("lenet_from_goluon.json")
 )
 
 // interopArray is a float32 array in the JSON files shared with
@@ -157,7 +171,7 @@ func TestWriteLeNetForTorch(t *testing.T) {
 		Input:  interopArray{Shape: x.Shape(), Values: x.Float32s()},
 		Logits: interopArray{Shape: out.Shape(), Values: out.Float32s()},
 	}
-	if *update {
+	if *update || interopDir != "" {
 		js, err := json.Marshal(c)
 		if err != nil {
 			t.Fatal(err)
