@@ -48,6 +48,16 @@ var mixCases = []mixCase{
 		x := nd.Reshape(a, 1, 1, 4, 4)
 		nd.Conv2D(x, x, nd.Reshape(nd.SliceAxis(b, 1, 0, 1), 4), nd.ConvOpts{})
 	}},
+	{"Conv1D", func(a, b *nd.NDArray) {
+		nd.Conv1D(nd.Reshape(a, 1, 1, 16), nd.Reshape(b, 1, 1, 16), nil, nd.Conv1DOpts{})
+	}},
+	{"Conv1D", func(a, b *nd.NDArray) {
+		x := nd.Reshape(a, 1, 1, 16)
+		nd.Conv1D(x, nd.Reshape(nd.SliceAxis(a, 1, 0, 1), 1, 1, 4), nd.Reshape(nd.SliceAxis(b, 1, 0, 1), 4), nd.Conv1DOpts{})
+	}},
+	{"Conv2DTranspose", func(a, b *nd.NDArray) {
+		nd.Conv2DTranspose(nd.Reshape(a, 1, 1, 4, 4), nd.Reshape(b, 1, 1, 4, 4), nil, nd.ConvTransposeOpts{})
+	}},
 	{"BatchNorm", func(a, b *nd.NDArray) {
 		c := nd.Reshape(nd.SliceAxis(b, 1, 0, 1), 4)
 		nd.BatchNorm(a, nil, nil, c, c, nd.BatchNormOpts{})

@@ -84,7 +84,8 @@ func deconvParams(op string, x, w *NDArray, o ConvTransposeOpts) backend.ConvPar
 	if p.StrideH < 1 || p.StrideW < 1 || p.PadH < 0 || p.PadW < 0 || p.DilateH < 1 || p.DilateW < 1 ||
 		o.OutputPad[0] < 0 || o.OutputPad[1] < 0 ||
 		o.OutputPad[0] >= max(p.StrideH, p.DilateH) || o.OutputPad[1] >= max(p.StrideW, p.DilateW) {
-		fail(op, ErrArgument, "invalid stride %v, padding %v, output padding %v or dilation %v (output padding must be below the stride or the dilation)", o.Stride, o.Pad, o.OutputPad, o.Dilate)
+		fail(op, ErrArgument, "invalid stride [%d %d], padding %v, output padding %v or dilation [%d %d] (output padding must be below the stride or the dilation)",
+			p.StrideH, p.StrideW, o.Pad, o.OutputPad, p.DilateH, p.DilateW)
 	}
 	p.InH = (p.OutH-1)*p.StrideH - 2*p.PadH + p.DilateH*(p.KH-1) + o.OutputPad[0] + 1
 	p.InW = (p.OutW-1)*p.StrideW - 2*p.PadW + p.DilateW*(p.KW-1) + o.OutputPad[1] + 1

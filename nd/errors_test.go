@@ -33,6 +33,22 @@ func TestErrors(t *testing.T) {
 		{"conv kernel too big", nd.ErrShape, []string{"nd.Conv2D:"}, func() {
 			nd.Conv2D(img, nd.Ones(dev, 1, 2, 7, 7), nil, nd.ConvOpts{})
 		}},
+		{"conv1d rank", nd.ErrShape, []string{"nd.Conv1D:", "NCW", "[1 2 5 5]"}, func() {
+			nd.Conv1D(img, nd.Ones(dev, 1, 2, 3), nil, nd.Conv1DOpts{})
+		}},
+		{"conv1d channels", nd.ErrShape, []string{"nd.Conv1D:"}, func() {
+			nd.Conv1D(nd.Ones(dev, 1, 2, 9), nd.Ones(dev, 4, 3, 3), nil, nd.Conv1DOpts{})
+		}},
+		{"deconv channels", nd.ErrShape, []string{"nd.Conv2DTranspose:", "[1 2 5 5]"}, func() {
+			nd.Conv2DTranspose(img, nd.Ones(dev, 3, 2, 3, 3), nil, nd.ConvTransposeOpts{})
+		}},
+		{"deconv output padding", nd.ErrArgument, []string{"nd.Conv2DTranspose:", "output padding"}, func() {
+			nd.Conv2DTranspose(img, nd.Ones(dev, 2, 2, 3, 3), nil, nd.ConvTransposeOpts{Stride: [2]int{2, 2}, OutputPad: [2]int{2, 0}})
+		}},
+		{"deconv bias", nd.ErrShape, []string{"nd.Conv2DTranspose:", "bias"}, func() {
+			nd.Conv2DTranspose(img, nd.Ones(dev, 2, 3, 3, 3), nd.Ones(dev, 2), nd.ConvTransposeOpts{})
+		}},
+		{"dropout axes", nd.ErrArgument, []string{"nd.DropoutAxes:"}, func() { nd.DropoutAxes(m23, 0.5, 2) }},
 		{"pool rank", nd.ErrShape, []string{"nd.Pool2D:", "[2 3]"}, func() { nd.MaxPool2D(m23, [2]int{2, 2}, [2]int{}, [2]int{}) }},
 		{"pick index shape", nd.ErrShape, []string{"nd.Pick:", "[4]", "[2 3]"}, func() { nd.Pick(m23, nd.Zeros(dev, 4), 1) }},
 		{"batchnorm channels", nd.ErrShape, []string{"nd.BatchNorm:", "[3]"}, func() {
