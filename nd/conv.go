@@ -59,7 +59,7 @@ func Conv2D(x, w, bias *NDArray, o ConvOpts) *NDArray {
 	const op = "Conv2D"
 	inputs := convInputs(op, x, w, bias)
 	p := convParams(op, x, w, o)
-	return conv(op, inputs, p, []int{p.N, p.OutC, p.OutH, p.OutW})
+	return conv(op, inputs, p, false, []int{p.N, p.OutC, p.OutH, p.OutW})
 }
 
 // convInputs checks a convolution's operands and lists them.
@@ -75,37 +75,58 @@ func convInputs(op string, x, w, bias *NDArray) []*NDArray {
 
 // conv runs and records the convolution p of inputs (x, w and perhaps a
 // bias) into a result of shape yShape: p's output laid out as the op's
-// callers want it (Conv1D drops the height of one).
-func conv(op string, inputs []*NDArray, p backend.ConvParams, yShape []int) *NDArray {
+// callers want it (Conv1D drops the height of one). Transposed runs the
+// transposed convolution instead: p is then the convolution whose input is
+// the result and whose output is x, so the forward pass is p's
+// backward-data kernel, x's gradient p's forward kernel, and the filter
+// gradient p's with the roles of x and the output gradient swapped.
+func conv(op string, inputs []*NDArray, p backend.ConvParams, transposed bool, yShape []int) *NDArray {
 	x, w := inputs[0], inputs[1]
 	sess := sessionOf(op, inputs...)
+	outC := p.OutC
+	if transposed {
+		outC = p.InC
+	}
 	var bias *NDArray
 	if len(inputs) == 3 {
 		bias = inputs[2]
-		if bias.NDim() != 1 || bias.shape[0] != p.OutC {
-			fail(op, ErrShape, "bias shape %v does not match %d output channels", bias.shape, p.OutC)
+		if bias.NDim() != 1 || bias.shape[0] != outC {
+			fail(op, ErrShape, "bias shape %v does not match %d output channels", bias.shape, outC)
 		}
 	}
+	be := x.be()
 	y := newArray(op, sess, x.st.dev, x.dtype, yShape)
-	x.be().Conv2D(p, y.arg(), x.arg(), w.arg())
+	if transposed {
+		be.Conv2DBackwardData(p, y.arg(), x.arg(), w.arg())
+	} else {
+		be.Conv2D(p, y.arg(), x.arg(), w.arg())
+	}
 	var bshape []int
 	if bias != nil {
 		bshape = make([]int, len(yShape))
 		for i := range bshape {
 			bshape[i] = 1
 		}
-		bshape[1] = p.OutC
-		y.be().Binary(bAdd, y.shape, y.arg(), y.arg(), channelArg(bias, y.NDim(), 1))
+		bshape[1] = outC
+		be.Binary(bAdd, y.shape, y.arg(), y.arg(), channelArg(bias, y.NDim(), 1))
 	}
 	Record(op, y, inputs, func(g *NDArray, need []bool) []*NDArray {
 		grads := make([]*NDArray, len(inputs))
 		if need[0] {
 			grads[0] = newArray(op, g.Session(), x.st.dev, x.dtype, x.shape)
-			x.be().Conv2DBackwardData(p, grads[0].arg(), g.arg(), w.arg())
+			if transposed {
+				be.Conv2D(p, grads[0].arg(), g.arg(), w.arg())
+			} else {
+				be.Conv2DBackwardData(p, grads[0].arg(), g.arg(), w.arg())
+			}
 		}
 		if need[1] {
 			grads[1] = newArray(op, g.Session(), w.st.dev, w.dtype, w.shape)
-			x.be().Conv2DBackwardFilter(p, grads[1].arg(), x.arg(), g.arg())
+			if transposed {
+				be.Conv2DBackwardFilter(p, grads[1].arg(), g.arg(), x.arg())
+			} else {
+				be.Conv2DBackwardFilter(p, grads[1].arg(), x.arg(), g.arg())
+			}
 		}
 		if bias != nil && need[2] {
 			s := sumTo(g, bshape)

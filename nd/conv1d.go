@@ -19,5 +19,5 @@ func Conv1D(x, w, bias *NDArray, o Conv1DOpts) *NDArray {
 	}
 	p := convShapes(op, x, w, []int{x.shape[0], x.shape[1], 1, x.shape[2]}, []int{w.shape[0], w.shape[1], 1, w.shape[2]},
 		ConvOpts{Stride: [2]int{1, orOne(o.Stride)}, Pad: [2]int{0, o.Pad}, Dilate: [2]int{1, orOne(o.Dilate)}, Groups: o.Groups})
-	return conv(op, inputs, p, []int{p.N, p.OutC, p.OutW})
+	return conv(op, inputs, p, false, []int{p.N, p.OutC, p.OutW})
 }

@@ -24,42 +24,9 @@ type ConvTransposeOpts struct {
 // Conv2DBackwardFilter, with the roles of input and output swapped.
 func Conv2DTranspose(x, w, bias *NDArray, o ConvTransposeOpts) *NDArray {
 	const op = "Conv2DTranspose"
-	inputs := []*NDArray{x, w}
-	if bias != nil {
-		inputs = append(inputs, bias)
-	}
-	checkInputs(op, inputs...)
-	checkFloat(op, inputs...)
-	sess := sessionOf(op, inputs...)
+	inputs := convInputs(op, x, w, bias)
 	p := deconvParams(op, x, w, o)
-	if bias != nil && (bias.NDim() != 1 || bias.shape[0] != p.InC) {
-		fail(op, ErrShape, "bias shape %v does not match %d output channels", bias.shape, p.InC)
-	}
-	y := newArray(op, sess, x.st.dev, x.dtype, []int{p.N, p.InC, p.InH, p.InW})
-	x.be().Conv2DBackwardData(p, y.arg(), x.arg(), w.arg())
-	var bshape []int
-	if bias != nil {
-		bshape = []int{1, p.InC, 1, 1}
-		y.be().Binary(bAdd, y.shape, y.arg(), y.arg(), channelArg(bias, y.NDim(), 1))
-	}
-	Record(op, y, inputs, func(g *NDArray, need []bool) []*NDArray {
-		grads := make([]*NDArray, len(inputs))
-		if need[0] {
-			grads[0] = newArray(op, g.Session(), x.st.dev, x.dtype, x.shape)
-			x.be().Conv2D(p, grads[0].arg(), g.arg(), w.arg())
-		}
-		if need[1] {
-			grads[1] = newArray(op, g.Session(), w.st.dev, w.dtype, w.shape)
-			x.be().Conv2DBackwardFilter(p, grads[1].arg(), g.arg(), x.arg())
-		}
-		if bias != nil && need[2] {
-			s := sumTo(g, bshape)
-			grads[2] = s.view(0, bias.shape)
-			s.Release()
-		}
-		return grads
-	})
-	return y
+	return conv(op, inputs, p, true, []int{p.N, p.InC, p.InH, p.InW})
 }
 
 // deconvParams validates Conv2DTranspose's operands and returns the

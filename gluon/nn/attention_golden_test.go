@@ -3,7 +3,6 @@ package nn_test
 import (
 	"encoding/json"
 	"maps"
-	"math"
 	"os"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/nn"
+	"github.com/goluon/goluon/internal/goldentest"
 	"github.com/goluon/goluon/nd"
 )
 
@@ -21,22 +21,7 @@ import (
 // state_dicts, inputs, masks, head gradients, outputs and the gradients of
 // the inputs and of every parameter.
 
-type attTensor struct {
-	Shape []int     `json:"shape"`
-	Data  []float64 `json:"data"`
-	Bool  bool      `json:"bool"`
-}
-
-func (a attTensor) array() *nd.NDArray {
-	if !a.Bool {
-		return nd.FromSlice(cpu0, a.Data, a.Shape...)
-	}
-	b := make([]bool, len(a.Data))
-	for i, v := range a.Data {
-		b[i] = v != 0
-	}
-	return nd.FromSlice(cpu0, b, a.Shape...)
-}
+type attTensor = goldentest.Tensor
 
 type attCase struct {
 	Name   string `json:"name"`
@@ -144,11 +129,11 @@ func runAttentionGolden(t *testing.T, c attCase) float64 {
 	b := buildAttention(t, c)
 	in := map[string]*nd.NDArray{}
 	for name, v := range c.Inputs {
-		in[name] = v.array()
+		in[name] = v.Array(cpu0)
 		in[name].AttachGrad(nd.GradWrite)
 	}
 	for name, v := range c.Masks {
-		in[name] = v.array()
+		in[name] = v.Array(cpu0)
 	}
 	var args []*nd.NDArray
 	for _, name := range inputOrder[c.Kind] {
@@ -161,12 +146,12 @@ func runAttentionGolden(t *testing.T, c attCase) float64 {
 	}
 	heads := make([]*nd.NDArray, len(outs))
 	for i, h := range c.Heads {
-		heads[i] = h.array()
+		heads[i] = h.Array(cpu0)
 	}
 	autograd.BackwardHeads(outs, autograd.BackwardOpts{HeadGrads: heads})
 	worst := 0.0
 	for i, o := range outs {
-		worst = max(worst, compareGolden(t, "output "+string(rune('0'+i)), o, c.Outputs[i]))
+		worst = max(worst, goldentest.Compare(t, "output "+string(rune('0'+i)), o, c.Outputs[i], 1e-10))
 	}
 	params := gluon.CollectParams(b)
 	byKey := map[string]*gluon.Parameter{}
@@ -182,28 +167,7 @@ func runAttentionGolden(t *testing.T, c attCase) float64 {
 		} else {
 			t.Fatalf("gradient of unknown %q", name)
 		}
-		worst = max(worst, compareGolden(t, "grad "+name, g, c.Grads[name]))
-	}
-	return worst
-}
-
-// compareGolden fails t unless got has want's shape and values within
-// 1e-10 (relative to 1+|want|; NaN fails) and returns the largest
-// difference.
-func compareGolden(t *testing.T, what string, got *nd.NDArray, want attTensor) float64 {
-	t.Helper()
-	if !slices.Equal(got.Shape(), want.Shape) {
-		t.Errorf("%s: shape %v, PyTorch %v", what, got.Shape(), want.Shape)
-		return math.Inf(1)
-	}
-	worst := 0.0
-	for i, g := range got.Float64s() {
-		d := math.Abs(g-want.Data[i]) / (1 + math.Abs(want.Data[i]))
-		if !(d <= 1e-10) {
-			t.Errorf("%s[%d] = %.15g, PyTorch %.15g", what, i, g, want.Data[i])
-			return math.Inf(1)
-		}
-		worst = max(worst, d)
+		worst = max(worst, goldentest.Compare(t, "grad "+name, g, c.Grads[name], 1e-10))
 	}
 	return worst
 }
@@ -247,6 +211,6 @@ func TestTransformerLoadsTorchStateDict(t *testing.T) {
 	if err := gluon.LoadParameters(m, "testdata/transformer_state_dict.safetensors", cpu0); err != nil {
 		t.Fatal(err)
 	}
-	got := gluon.Call(m, f.Src.array().AsType(nd.Float32), f.Tgt.array().AsType(nd.Float32))[0]
-	allClose(t, "output vs torch", got.AsType(nd.Float64), f.Out.array(), 1e-5, 1e-5)
+	got := gluon.Call(m, f.Src.Array(cpu0).AsType(nd.Float32), f.Tgt.Array(cpu0).AsType(nd.Float32))[0]
+	allClose(t, "output vs torch", got.AsType(nd.Float64), f.Out.Array(cpu0), 1e-5, 1e-5)
 }

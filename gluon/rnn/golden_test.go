@@ -3,7 +3,6 @@ package rnn_test
 import (
 	"encoding/json"
 	"maps"
-	"math"
 	"os"
 	"slices"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/rnn"
+	"github.com/goluon/goluon/internal/goldentest"
 	"github.com/goluon/goluon/nd"
 )
 
@@ -20,10 +20,7 @@ import (
 // every output, the outputs, and the gradients of the inputs and of every
 // parameter.
 
-type tensor struct {
-	Shape []int     `json:"shape"`
-	Data  []float64 `json:"data"`
-}
+type tensor = goldentest.Tensor
 
 type goldenCase struct {
 	Name   string `json:"name"`
@@ -146,7 +143,7 @@ func runGolden(t *testing.T, c goldenCase) float64 {
 	autograd.BackwardHeads(outs, autograd.BackwardOpts{HeadGrads: heads})
 	worst := 0.0
 	for i, o := range outs {
-		worst = max(worst, compare(t, "output "+string(rune('0'+i)), o, c.Outputs[i]))
+		worst = max(worst, goldentest.Compare(t, "output "+string(rune('0'+i)), o, c.Outputs[i], goldenTol))
 	}
 	params := gluon.CollectParams(b)
 	for _, name := range slices.Sorted(maps.Keys(c.Grads)) {
@@ -158,28 +155,7 @@ func runGolden(t *testing.T, c goldenCase) float64 {
 		} else {
 			t.Fatalf("gradient of unknown %q", name)
 		}
-		worst = max(worst, compare(t, "grad "+name, g, c.Grads[name]))
-	}
-	return worst
-}
-
-// compare fails t unless got has want's shape and values within goldenTol
-// (absolute plus relative; NaN fails) and returns the largest difference
-// |got − want|/(1 + |want|).
-func compare(t *testing.T, what string, got *nd.NDArray, want tensor) float64 {
-	t.Helper()
-	if !slices.Equal(got.Shape(), want.Shape) {
-		t.Errorf("%s: shape %v, PyTorch %v", what, got.Shape(), want.Shape)
-		return math.Inf(1)
-	}
-	worst := 0.0
-	for i, g := range got.Float64s() {
-		d := math.Abs(g-want.Data[i]) / (1 + math.Abs(want.Data[i]))
-		if !(d <= goldenTol) {
-			t.Errorf("%s[%d] = %.15g, PyTorch %.15g", what, i, g, want.Data[i])
-			return math.Inf(1)
-		}
-		worst = max(worst, d)
+		worst = max(worst, goldentest.Compare(t, "grad "+name, g, c.Grads[name], goldenTol))
 	}
 	return worst
 }
