@@ -2,9 +2,9 @@
 GO ?= go
 RACE_PKGS = ./...
 
-.PHONY: test demo fmt-check vet unit race mpi mpi-deps cudaemu interop cuda-check cover bench
+.PHONY: test demo fmt-check vet unit race kernels mpi mpi-deps cudaemu interop cuda-check cover bench
 
-test: fmt-check vet unit race mpi cudaemu interop
+test: fmt-check vet unit race kernels mpi cudaemu interop
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -32,6 +32,17 @@ mpi-deps:
 		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q libopenmpi-dev openmpi-bin pkg-config >/dev/null; \
 	fi
+
+# kernels runs the CPU kernel and conformance tests once per instruction
+# level (GOLUON_CPU=generic, avx2, avx512; nd/cpu/isa.go) and says loudly
+# which levels this CPU cannot run.
+kernels:
+	@for l in generic avx2 avx512; do \
+		got=$$(GOLUON_CPU=$$l $(GO) test -count=1 -run '^TestCPUFeatures$$' -v ./nd/cpu/ | sed -n 's/.*cpu kernels: \([a-z0-9]*\).*/\1/p'); \
+		if [ "$$got" != "$$l" ]; then echo "*** SKIPPED: the kernel tests at GOLUON_CPU=$$l (this CPU runs $$got at most) ***"; continue; fi; \
+		echo "kernel tests at GOLUON_CPU=$$l"; \
+		GOLUON_CPU=$$l $(GO) test -count=1 ./nd/cpu/ ./nd/ || exit 1; \
+	done
 
 # interop checks LeNet both ways against Debian's PyTorch (python3-torch,
 # installed when missing): torch writes parameters and logits that Goluon

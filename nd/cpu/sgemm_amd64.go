@@ -47,12 +47,13 @@ func cpuid(leaf, subleaf uint32) (eax, ebx, ecx, edx uint32)
 // operating system saves). Only call it when CPUID reports OSXSAVE.
 func xgetbv0() (eax, edx uint32)
 
-// hasAVX2FMA reports whether the CPU has AVX2 and FMA and the operating
-// system saves the YMM registers across context switches.
-func hasAVX2FMA() bool {
+// detectISA returns the best level the CPU has and the operating system
+// enables: AVX2 and FMA with the YMM state saved across context switches;
+// beyond that AVX-512 F, BW and VL with the opmask and ZMM states saved.
+func detectISA() ISA {
 	maxLeaf, _, _, _ := cpuid(0, 0)
 	if maxLeaf < 7 {
-		return false
+		return ISAGeneric
 	}
 	_, _, ecx1, _ := cpuid(1, 0)
 	const (
@@ -61,14 +62,23 @@ func hasAVX2FMA() bool {
 		avx     = 1 << 28
 	)
 	if ecx1&(fma|osxsave|avx) != fma|osxsave|avx {
-		return false
+		return ISAGeneric
 	}
-	if xcr0, _ := xgetbv0(); xcr0&6 != 6 { // XMM and YMM state enabled
-		return false
+	xcr0, _ := xgetbv0()
+	if xcr0&6 != 6 { // XMM and YMM state enabled
+		return ISAGeneric
 	}
 	_, ebx7, _, _ := cpuid(7, 0)
-	return ebx7&(1<<5) != 0 // AVX2
+	if ebx7&(1<<5) == 0 { // AVX2
+		return ISAGeneric
+	}
+	const avx512 = 1<<16 | 1<<30 | 1<<31            // F, BW, VL
+	if ebx7&avx512 == avx512 && xcr0&0xe0 == 0xe0 { // opmask, ZMM_Hi256, Hi16_ZMM
+		return ISAAVX512
+	}
+	return ISAAVX2
 }
 
-// useAsmKernel selects the packed assembly path of sgemm.
-var useAsmKernel = hasAVX2FMA()
+// useAsmKernel selects the assembly kernels (sgemm and the others that
+// test it): the active level is AVX2 or better.
+var useAsmKernel = active >= ISAAVX2

@@ -5,6 +5,9 @@ package cpu
 // useAsmKernel is false off amd64: sgemm uses gonum's portable Sgemm.
 var useAsmKernel = false
 
+// detectISA: off amd64 only the generic level exists.
+func detectISA() ISA { return ISAGeneric }
+
 // sgemmPanel exists only so that the portable build compiles; it is never
 // called because useAsmKernel is false.
 func sgemmPanel(k int, a *float32, m int, b *float32, ldb int, c *float32, ldc int, accum int) {

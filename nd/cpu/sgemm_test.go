@@ -354,7 +354,10 @@ func TestSgemmReproducible(t *testing.T) {
 }
 
 func TestCPUFeatures(t *testing.T) {
-	t.Logf("AVX2+FMA sgemm kernel: %v", useAsmKernel)
+	t.Log(ISAReport())
+	if useAsmKernel != (ActiveISA() >= ISAAVX2) {
+		t.Errorf("assembly kernels %v with the active level %v", useAsmKernel, ActiveISA())
+	}
 	if runtime.GOARCH != "amd64" {
 		if useAsmKernel {
 			t.Errorf("the AVX2 kernel is selected on %s", runtime.GOARCH)
@@ -378,9 +381,38 @@ func TestCPUFeatures(t *testing.T) {
 	if flags == nil {
 		t.Skip("/proc/cpuinfo lists no flags")
 	}
-	want := slices.Contains(flags, "avx2") && slices.Contains(flags, "fma")
-	if useAsmKernel != want {
-		t.Errorf("AVX2+FMA detected %v, but /proc/cpuinfo says avx2 and fma: %v", useAsmKernel, want)
+	want := ISAGeneric
+	if slices.Contains(flags, "avx2") && slices.Contains(flags, "fma") {
+		want = ISAAVX2
+		if slices.Contains(flags, "avx512f") && slices.Contains(flags, "avx512bw") && slices.Contains(flags, "avx512vl") {
+			want = ISAAVX512
+		}
+	}
+	if DetectedISA() != want {
+		t.Errorf("detected %v, but /proc/cpuinfo's flags say %v", DetectedISA(), want)
+	}
+}
+
+func TestChooseISA(t *testing.T) {
+	for _, c := range []struct {
+		env  string
+		det  ISA
+		want ISA
+		note string
+	}{
+		{"", ISAAVX512, ISAAVX512, ""},
+		{"avx2", ISAAVX512, ISAAVX2, "GOLUON_CPU=avx2"},
+		{" Generic ", ISAAVX2, ISAGeneric, "GOLUON_CPU=generic"},
+		{"avx512", ISAAVX2, ISAAVX2, "beyond this CPU"},
+		{"sse2", ISAAVX2, ISAAVX2, "not one of generic, avx2, avx512"},
+	} {
+		got, note := chooseISA(c.env, c.det)
+		if got != c.want || !strings.Contains(note, c.note) {
+			t.Errorf("chooseISA(%q, %v) = %v, %q; want %v and a note with %q", c.env, c.det, got, note, c.want, c.note)
+		}
+	}
+	if ISA(7).String() != "ISA(7)" || ISAAVX2.String() != "avx2" {
+		t.Error("ISA.String")
 	}
 }
 
