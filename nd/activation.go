@@ -1,10 +1,14 @@
 package nd
 
-import "math"
+import (
+	"math"
+
+	"github.com/goluon/goluon/nd/backend"
+)
 
 // The activations of sequence and transformer models, composed from
 // elementwise ops (so every backend has them and their gradients come from
-// the tape). Where an activation has a kink, the gradient at the kink is
+// the tape; GELU takes the backend's fused kernels where it has them). Where an activation has a kink, the gradient at the kink is
 // PyTorch's.
 
 // lifted validates the inputs of a composite op and returns them lifted
@@ -75,8 +79,31 @@ func ELU(x *NDArray, alpha float64) *NDArray {
 // GELU returns x·Φ(x), Φ the standard normal CDF: 0.5·x·(1 + erf(x/√2)),
 // or with tanhApprox PyTorch's approximate="tanh" form
 // 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+//
+// Where the backend has fused kernels (backend.GELUKernels; the CPU does)
+// and they are on (SetFusedKernels), forward and backward are one pass each,
+// computed in float64 per value; otherwise the formula is composed from
+// elementwise ops.
 func GELU(x *NDArray, tanhApprox bool) *NDArray {
-	x = lifted("GELU", x)[0]
+	const op = "GELU"
+	checkLive(op, x)
+	checkFloat(op, x)
+	if k, ok := x.be().(backend.GELUKernels); ok && fusedKernels() {
+		sess := sessionOf(op, x)
+		y := newArray(op, sess, x.st.dev, x.dtype, x.shape)
+		gate := newArray(op, sess, x.st.dev, x.dtype, x.shape)
+		k.GELU(x.dtype, tanhApprox, y.arg(), gate.arg(), x.arg(), x.Size())
+		Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+			dx := newArray(op, g.Session(), x.st.dev, x.dtype, x.shape)
+			k.GELUBackward(x.dtype, tanhApprox, dx.arg(), g.arg(), x.arg(), gate.arg(), x.Size())
+			return []*NDArray{dx}
+		})
+		if !sess.IsRecording() {
+			gate.Release()
+		}
+		return y
+	}
+	x = lifted(op, x)[0]
 	var phi *NDArray
 	if tanhApprox {
 		inner := MulScalar(Add(x, MulScalar(PowScalar(x, 3), 0.044715)), math.Sqrt(2/math.Pi))

@@ -341,6 +341,22 @@ type BiasReluKernels interface {
 	BiasReluBackward(p ChannelParams, dx, dbias, g, y Arg)
 }
 
+// GELUKernels compute the GELU activation and its gradient in one pass
+// each (the composed form takes five elementwise passes forward and about
+// eight backward). A backend may implement them; package nd composes
+// elementwise ops otherwise. With tanh the approximation
+// 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) is used, else x·Φ(x) with
+// Φ(x) = (1 + erf(x/√2))/2.
+type GELUKernels interface {
+	// GELU writes y = GELU(x) for n values of dtype dt, and into s the
+	// gate the backward pass reuses: Φ(x), or (1 + tanh(u))/2.
+	GELU(dt DType, tanh bool, y, s, x Arg, n int)
+	// GELUBackward writes dx = g·GELU'(x) for n values from x and the gate
+	// s that GELU wrote (a kernel may recompute what s holds where s's
+	// precision would not do); dx may equal g.
+	GELUBackward(dt DType, tanh bool, dx, g, x, s Arg, n int)
+}
+
 // OptimizerParams are the scalars of a fused optimizer update, already
 // resolved for this update of this parameter: LR and WD include the
 // parameter's multipliers and the schedule, RescaleGrad is never 0 (1 for
