@@ -48,24 +48,6 @@ var inputOrder = map[string][]string{
 	"decoder": {"tgt", "memory", "tgt_mask", "memory_mask", "tgt_key_padding_mask", "memory_key_padding_mask"},
 }
 
-func loadAttentionGoldens(t *testing.T) []attCase {
-	t.Helper()
-	raw, err := os.ReadFile("testdata/attention_goldens.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		Cases []attCase `json:"cases"`
-	}
-	if err := json.Unmarshal(raw, &f); err != nil {
-		t.Fatal(err)
-	}
-	if len(f.Cases) == 0 {
-		t.Fatal("no cases")
-	}
-	return f.Cases
-}
-
 func buildAttention(t *testing.T, c attCase) gluon.Component {
 	t.Helper()
 	cf := c.Config
@@ -119,7 +101,7 @@ func torchKey(name string, p *gluon.Parameter, have map[string]attTensor) string
 
 func TestAttentionGoldens(t *testing.T) {
 	worst := 0.0
-	for _, c := range loadAttentionGoldens(t) {
+	for _, c := range goldentest.Cases[attCase](t, "testdata/attention_goldens.json") {
 		t.Run(c.Name, func(t *testing.T) { worst = max(worst, runAttentionGolden(t, c)) })
 	}
 	t.Logf("largest difference from PyTorch %.3g (relative to 1+|PyTorch|)", worst)

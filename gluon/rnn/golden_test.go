@@ -1,9 +1,7 @@
 package rnn_test
 
 import (
-	"encoding/json"
 	"maps"
-	"os"
 	"slices"
 	"testing"
 
@@ -41,24 +39,6 @@ type goldenCase struct {
 const goldenTol = 1e-10
 
 var modes = map[string]rnn.Mode{"rnn_tanh": rnn.RNNTanh, "rnn_relu": rnn.RNNReLU, "lstm": rnn.LSTM, "gru": rnn.GRU}
-
-func loadGoldens(t *testing.T) []goldenCase {
-	t.Helper()
-	raw, err := os.ReadFile("testdata/goldens.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f struct {
-		Cases []goldenCase `json:"cases"`
-	}
-	if err := json.Unmarshal(raw, &f); err != nil {
-		t.Fatal(err)
-	}
-	if len(f.Cases) == 0 {
-		t.Fatal("no cases")
-	}
-	return f.Cases
-}
 
 // build returns the case's layer or cell with float64 parameters on cpu(0)
 // holding the case's values, and the names of the state inputs in order.
@@ -110,7 +90,7 @@ func sameSet(a, b []string) bool {
 
 func TestGoldens(t *testing.T) {
 	worst := 0.0
-	for _, c := range loadGoldens(t) {
+	for _, c := range goldentest.Cases[goldenCase](t, "testdata/goldens.json") {
 		t.Run(c.Name, func(t *testing.T) {
 			worst = max(worst, runGolden(t, c))
 		})

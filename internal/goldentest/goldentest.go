@@ -4,7 +4,9 @@
 package goldentest
 
 import (
+	"encoding/json"
 	"math"
+	"os"
 	"slices"
 	"testing"
 
@@ -51,4 +53,24 @@ func Compare(t testing.TB, what string, got *nd.NDArray, want Tensor, tol float6
 		worst = max(worst, d)
 	}
 	return worst
+}
+
+// Cases reads a golden file of the form {"cases": [...]} into cases of
+// type C, failing t when the file is missing, malformed or has no case.
+func Cases[C any](t testing.TB, path string) []C {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Cases []C `json:"cases"`
+	}
+	if err := json.Unmarshal(raw, &f); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if len(f.Cases) == 0 {
+		t.Fatalf("%s: no cases", path)
+	}
+	return f.Cases
 }
