@@ -37,9 +37,9 @@ func newTagger() *tagger {
 
 func (m *tagger) Forward(x *nd.NDArray) *nd.NDArray { return m.proj.Forward(m.lstm.Forward(x)) }
 
-// TestLoadsTorchStateDict loads a torch state_dict saved as safetensors by
-// name and reproduces torch's float32 output.
-func TestLoadsTorchStateDict(t *testing.T) {
+// torchOutput reads testdata's input and torch's output for it.
+func torchOutput(t *testing.T) (in, out tensor) {
+	t.Helper()
 	raw, err := os.ReadFile("testdata/lstm_state_dict.json")
 	if err != nil {
 		t.Fatal(err)
@@ -48,31 +48,84 @@ func TestLoadsTorchStateDict(t *testing.T) {
 	if err := json.Unmarshal(raw, &f); err != nil {
 		t.Fatal(err)
 	}
-	m := newTagger()
-	if err := gluon.LoadParameters(m, "testdata/lstm_state_dict.safetensors", ctx.CPU(0)); err != nil {
-		t.Fatal(err)
+	return f.Input, f.Output
+}
+
+// matchesTorch runs m on dev and compares with torch's float32 output.
+func matchesTorch(t *testing.T, m *tagger, dev ctx.Context) {
+	t.Helper()
+	in, want := torchOutput(t)
+	got := m.Forward(nd.FromSlice(dev, in.Data, in.Shape...).AsType(nd.Float32))
+	if got.Context() != dev {
+		t.Fatalf("output on %v, want %v", got.Context(), dev)
 	}
-	got := m.Forward(nd.FromSlice(ctx.CPU(0), f.Input.Data, f.Input.Shape...).AsType(nd.Float32))
-	if !slices.Equal(got.Shape(), f.Output.Shape) {
-		t.Fatalf("output %v, torch %v", got.Shape(), f.Output.Shape)
+	if !slices.Equal(got.Shape(), want.Shape) {
+		t.Fatalf("output %v, torch %v", got.Shape(), want.Shape)
 	}
 	for i, g := range got.Float32s() {
-		if d := float64(g) - f.Output.Data[i]; d > 1e-5 || d < -1e-5 {
-			t.Fatalf("output[%d] = %g, torch %g", i, g, f.Output.Data[i])
+		if d := float64(g) - want.Data[i]; d > 1e-5 || d < -1e-5 {
+			t.Fatalf("%v: output[%d] = %g, torch %g", dev, i, g, want.Data[i])
 		}
 	}
 }
 
-// TestLoadRejectsWrongShape changes one tensor's shape in the file: the
-// load fails naming it, and the parameters keep their values.
+// TestLoadsTorchStateDict loads a torch state_dict saved as safetensors by
+// name and reproduces torch's float32 output. The model's parameter names
+// are exactly the state_dict's keys.
+func TestLoadsTorchStateDict(t *testing.T) {
+	f, err := safetensors.ReadFile("testdata/lstm_state_dict.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newTagger()
+	params := gluon.CollectParams(m)
+	if got, want := slices.Sorted(slices.Values(params.Names())), f.Names(); !slices.Equal(got, want) {
+		t.Fatalf("parameter names %v, torch's state_dict %v", got, want)
+	}
+	if err := gluon.LoadParameters(m, "testdata/lstm_state_dict.safetensors", ctx.CPU(0)); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range params.List() {
+		if d := p.Data(ctx.CPU(0)); d.DType() != nd.Float32 || !slices.Equal(d.Shape(), f.Tensors[p.Name()].Shape) {
+			t.Errorf("%s: %v %v, the file %v", p.Name(), d.DType(), d.Shape(), f.Tensors[p.Name()].Shape)
+		}
+	}
+	matchesTorch(t, m, ctx.CPU(0))
+}
+
+// TestLoadsTorchStateDictOnTwoContexts loads onto cpu(0) and cpu(1): each
+// replica holds torch's values and reproduces its output.
+func TestLoadsTorchStateDictOnTwoContexts(t *testing.T) {
+	m := newTagger()
+	if err := gluon.LoadParameters(m, "testdata/lstm_state_dict.safetensors", ctx.CPU(0), ctx.CPU(1)); err != nil {
+		t.Fatal(err)
+	}
+	matchesTorch(t, m, ctx.CPU(0))
+	matchesTorch(t, m, ctx.CPU(1))
+}
+
+// TestLoadRejectsWrongShape changes one tensor's shape in the file and
+// zeroes every other tensor: the load fails naming the tensor and both
+// shapes, and no parameter changes (a load that wrote the others before
+// finding the bad one would leave zeros).
 func TestLoadRejectsWrongShape(t *testing.T) {
 	f, err := safetensors.ReadFile("testdata/lstm_state_dict.safetensors")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tt := f.Tensors["lstm.weight_hh_l1"]
-	tt.Shape = []int{14, 14} // 28×7 elements, reshaped
-	f.Tensors["lstm.weight_hh_l1"] = tt
+	const bad = "lstm.weight_hh_l1"
+	for name, tt := range f.Tensors {
+		if name == bad {
+			tt.Shape = []int{14, 14} // 28×7 elements, reshaped
+		} else {
+			n := 1
+			for _, s := range tt.Shape {
+				n *= s
+			}
+			tt = safetensors.FromFloat32(tt.Shape, make([]float32, n))
+		}
+		f.Tensors[name] = tt
+	}
 	path := filepath.Join(t.TempDir(), "bad.safetensors")
 	if err := safetensors.WriteFile(path, f); err != nil {
 		t.Fatal(err)
@@ -81,13 +134,24 @@ func TestLoadRejectsWrongShape(t *testing.T) {
 	if err := gluon.LoadParameters(m, "testdata/lstm_state_dict.safetensors", ctx.CPU(0)); err != nil {
 		t.Fatal(err)
 	}
-	before := gluon.CollectParams(m).Get("lstm.weight_hh_l1").Data(ctx.CPU(0)).Float32s()
+	params := gluon.CollectParams(m)
+	before := map[string][]float32{}
+	for _, p := range params.List() {
+		before[p.Name()] = p.Data(ctx.CPU(0)).Float32s()
+	}
 	err = gluon.LoadParameters(m, path, ctx.CPU(0))
-	if err == nil || !strings.Contains(err.Error(), "weight_hh_l1") {
-		t.Fatalf("load of a wrong-shaped tensor: %v, want an error naming it", err)
+	if err == nil {
+		t.Fatal("a wrong-shaped tensor loaded")
 	}
-	after := gluon.CollectParams(m).Get("lstm.weight_hh_l1").Data(ctx.CPU(0)).Float32s()
-	if !slices.Equal(before, after) {
-		t.Error("a failed load changed the parameter")
+	for _, w := range []string{bad, "[28 7]", "[14 14]"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not mention %s", err, w)
+		}
 	}
+	for _, p := range params.List() {
+		if !slices.Equal(before[p.Name()], p.Data(ctx.CPU(0)).Float32s()) {
+			t.Errorf("the failed load changed %s", p.Name())
+		}
+	}
+	matchesTorch(t, m, ctx.CPU(0))
 }
