@@ -71,7 +71,7 @@ func TestInputSizeInferred(t *testing.T) {
 }
 
 // TestLayoutsAgree: the NTC result is the TNC result transposed, with the
-// same weights and begin states.
+// same weights and begin states; the final states are equal.
 func TestLayoutsAgree(t *testing.T) {
 	for _, m := range allModes {
 		tnc := rnn.NewLayer(m, 4, rnn.Opts{NumLayers: 2, Bidirectional: true, InputSize: 3})
@@ -79,11 +79,19 @@ func TestLayoutsAgree(t *testing.T) {
 		randomParams(t, tnc, cpu0)
 		randomParams(t, ntc, cpu0) // the same seeds give the same values
 		x := ndtest.Rand(cpu0, 9, -1, 1, 5, 2, 3)
-		h0 := ndtest.Rand(cpu0, 10, -1, 1, 4, 2, 4)
-		a := gluon.Call(tnc, x, h0)
-		b := gluon.Call(ntc, nd.SwapAxes(x, 0, 1), h0)
+		begin := []*nd.NDArray{ndtest.Rand(cpu0, 10, -1, 1, 4, 2, 4)}
+		if m == rnn.LSTM {
+			begin = append(begin, ndtest.Rand(cpu0, 11, -1, 1, 4, 2, 4))
+		}
+		a := gluon.Call(tnc, append([]*nd.NDArray{x}, begin...)...)
+		b := gluon.Call(ntc, append([]*nd.NDArray{nd.SwapAxes(x, 0, 1)}, begin...)...)
+		if len(a) != 1+len(begin) || len(b) != len(a) {
+			t.Fatalf("%v: %d and %d outputs, want %d", m, len(a), len(b), 1+len(begin))
+		}
 		same(t, m.String()+" output", nd.SwapAxes(b[0], 0, 1), a[0], 1e-14)
-		same(t, m.String()+" final h", b[1], a[1], 1e-14)
+		for i := 1; i < len(a); i++ {
+			same(t, fmt.Sprintf("%v final state %d", m, i-1), b[i], a[i], 1e-14)
+		}
 	}
 }
 
@@ -101,7 +109,8 @@ func same(t *testing.T, what string, got, want *nd.NDArray, tol float64) {
 }
 
 // TestCellMatchesLayer steps a cell by hand over a sequence and compares
-// with a one-layer layer holding the same weights.
+// with a one-layer layer holding the same weights, from zero and from
+// given begin states.
 func TestCellMatchesLayer(t *testing.T) {
 	for _, m := range allModes {
 		cell := rnn.NewCell(m, 3, 5)
@@ -113,16 +122,26 @@ func TestCellMatchesLayer(t *testing.T) {
 			lp.Get(name + "_l0").SetData(cp.Get(name).Data(cpu0))
 		}
 		x := ndtest.Rand(cpu0, 3, -1, 1, 4, 2, 3)
-		st := cell.BeginState(x, 2)
-		var hs []*nd.NDArray
-		for i := range 4 {
-			st = gluon.Call(cell, append([]*nd.NDArray{nd.Reshape(nd.SliceAxis(x, 0, i, i+1), 2, 3)}, st...)...)
-			hs = append(hs, st[0])
-		}
-		outs := gluon.Call(layer, x)
-		same(t, m.String()+" outputs", nd.Stack(0, hs...), outs[0], 1e-14)
-		for i, s := range st {
-			same(t, fmt.Sprintf("%v state %d", m, i), nd.Reshape(s, 1, 2, 5), outs[1+i], 1e-14)
+		for _, zero := range []bool{true, false} {
+			st := cell.BeginState(x, 2)
+			args := []*nd.NDArray{x}
+			if !zero {
+				for i := range st {
+					st[i] = ndtest.Rand(cpu0, uint64(20+i), -1, 1, 2, 5)
+					args = append(args, nd.Reshape(st[i], 1, 2, 5))
+				}
+			}
+			var hs []*nd.NDArray
+			for i := range 4 {
+				st = gluon.Call(cell, append([]*nd.NDArray{nd.Reshape(nd.SliceAxis(x, 0, i, i+1), 2, 3)}, st...)...)
+				hs = append(hs, st[0])
+			}
+			outs := gluon.Call(layer, args...)
+			what := fmt.Sprintf("%v (zero begin %v)", m, zero)
+			same(t, what+" outputs", nd.Stack(0, hs...), outs[0], 1e-14)
+			for i, s := range st {
+				same(t, fmt.Sprintf("%s state %d", what, i), nd.Reshape(s, 1, 2, 5), outs[1+i], 1e-14)
+			}
 		}
 	}
 }
@@ -156,10 +175,37 @@ func TestDropoutBetweenLayers(t *testing.T) {
 	}
 }
 
+// TestDropoutOnlyBetweenLayers: in training mode with dropout, the final
+// states of the first layer (both directions) are those of inference —
+// nothing is dropped on the way in — while the second layer's, which reads
+// the dropped output of the first, differ.
+func TestDropoutOnlyBetweenLayers(t *testing.T) {
+	for _, m := range allModes {
+		l := rnn.NewLayer(m, 5, rnn.Opts{NumLayers: 2, Bidirectional: true, Dropout: 0.5, Layout: "NTC", InputSize: 4})
+		randomParams(t, l, cpu0)
+		x := ndtest.Rand(cpu0, 4, -1, 1, 3, 6, 4)
+		var train, infer []*nd.NDArray
+		autograd.RecordMode(true, func() { train = gluon.Call(l, x) })
+		autograd.RecordMode(false, func() { infer = gluon.Call(l, x) })
+		for i := 1; i < len(train); i++ {
+			first := func(a []*nd.NDArray) []float64 { return nd.SliceAxis(a[i], 0, 0, 2).Float64s() }
+			second := func(a []*nd.NDArray) []float64 { return nd.SliceAxis(a[i], 0, 2, 4).Float64s() }
+			if !slices.Equal(first(train), first(infer)) {
+				t.Errorf("%v state %d: the first layer's final state changed in training", m, i-1)
+			}
+			if slices.Equal(second(train), second(infer)) {
+				t.Errorf("%v state %d: the second layer's final state ignored the dropout before it", m, i-1)
+			}
+		}
+	}
+}
+
+// TestErrors: misuse panics with an *nd.Error of the right kind (caught
+// with nd.Catch) whose message names what is wrong.
 func TestErrors(t *testing.T) {
 	l := rnn.NewLSTM(4, rnn.Opts{NumLayers: 2, InputSize: 3})
 	randomParams(t, l, cpu0, cpu1)
-	cell := rnn.NewGRUCell(3, 4)
+	cell := rnn.NewGRUCell(3, 4) // on cpu(0) only
 	randomParams(t, cell, cpu0)
 	x := ndtest.Rand(cpu0, 1, -1, 1, 5, 2, 3)
 	for _, tc := range []struct {
@@ -169,15 +215,26 @@ func TestErrors(t *testing.T) {
 		want []string
 	}{
 		{"mode", nd.ErrArgument, func() { rnn.NewLayer(rnn.Mode(9), 4, rnn.Opts{}) }, []string{"mode"}},
+		{"cell-mode", nd.ErrArgument, func() { rnn.NewCell(rnn.Mode(-1), 3, 4) }, []string{"mode"}},
 		{"hidden", nd.ErrArgument, func() { rnn.NewLSTM(0, rnn.Opts{}) }, []string{"hidden"}},
+		{"cell-sizes", nd.ErrArgument, func() { rnn.NewCell(rnn.LSTM, -1, 3) }, []string{"in -1"}},
 		{"dropout", nd.ErrArgument, func() { rnn.NewGRU(4, rnn.Opts{Dropout: 1}) }, []string{"dropout"}},
 		{"layout", nd.ErrArgument, func() { rnn.NewGRU(4, rnn.Opts{Layout: "CNT"}) }, []string{"CNT"}},
 		{"rank", nd.ErrShape, func() { l.Forward(ndtest.Rand(cpu0, 1, -1, 1, 5, 3)) }, []string{"[5 3]", "3-D"}},
-		{"input-size", nd.ErrShape, func() { l.Forward(ndtest.Rand(cpu0, 1, -1, 1, 5, 2, 4)) }, nil},
-		{"state-shape", nd.ErrShape, func() { gluon.Call(l, x, ndtest.Rand(cpu0, 1, -1, 1, 1, 2, 4)) }, []string{"h0"}},
+		{"empty", nd.ErrShape, func() { l.Forward(ndtest.Rand(cpu0, 1, -1, 1, 0, 2, 3)) }, []string{"[0 2 3]", "empty"}},
+		{"input-size", nd.ErrShape, func() { l.Forward(ndtest.Rand(cpu0, 1, -1, 1, 5, 2, 4)) }, []string{"weight_ih_l0", "[16 3]", "[16 4]"}},
+		{"state-shape", nd.ErrShape, func() { gluon.Call(l, x, ndtest.Rand(cpu0, 1, -1, 1, 1, 2, 4)) }, []string{"h0", "[1 2 4]", "[2 2 4]"}},
+		{"c0-shape", nd.ErrShape, func() { gluon.Call(l, x, nil, ndtest.Rand(cpu0, 1, -1, 1, 2, 3, 4)) }, []string{"c0", "[2 3 4]", "[2 2 4]"}},
 		{"too-many", nd.ErrArgument, func() { gluon.Call(l, x, nil, nil, nil) }, []string{"4 inputs"}},
-		{"state-context", nd.ErrContext, func() { gluon.Call(l, x, ndtest.Rand(cpu1, 1, -1, 1, 2, 2, 4)) }, []string{"cpu(0)", "cpu(1)"}},
-		{"cell-state", nd.ErrShape, func() { gluon.Call(cell, ndtest.Rand(cpu0, 1, -1, 1, 2, 3), ndtest.Rand(cpu0, 1, -1, 1, 3, 4)) }, nil},
+		{"nil-input", nd.ErrArgument, func() { gluon.Call(l, nil) }, nil},
+		{"state-context", nd.ErrContext, func() { gluon.Call(l, x, ndtest.Rand(cpu1, 1, -1, 1, 2, 2, 4)) }, []string{"h0", "cpu(0)", "cpu(1)"}},
+		{"c0-context", nd.ErrContext, func() { gluon.Call(l, x, nil, ndtest.Rand(cpu1, 1, -1, 1, 2, 2, 4)) }, []string{"c0", "cpu(0)", "cpu(1)"}},
+		{"param-context", nd.ErrContext, func() { gluon.Call(cell, ndtest.Rand(cpu1, 1, -1, 1, 2, 3)) }, []string{"weight_ih", "cpu(0)", "cpu(1)"}},
+		{"cell-rank", nd.ErrShape, func() { gluon.Call(cell, ndtest.Rand(cpu0, 1, -1, 1, 2, 3, 3)) }, []string{"[2 3 3]"}},
+		{"cell-input-size", nd.ErrShape, func() { gluon.Call(cell, ndtest.Rand(cpu0, 1, -1, 1, 2, 5)) }, []string{"weight_ih", "[12 3]", "[12 5]"}},
+		{"cell-state", nd.ErrShape, func() { gluon.Call(cell, ndtest.Rand(cpu0, 1, -1, 1, 2, 3), ndtest.Rand(cpu0, 1, -1, 1, 3, 4)) }, []string{"h", "[3 4]", "[2 4]"}},
+		{"cell-state-context", nd.ErrContext, func() { gluon.Call(cell, ndtest.Rand(cpu0, 1, -1, 1, 2, 3), ndtest.Rand(cpu1, 1, -1, 1, 2, 4)) }, []string{"cpu(0)", "cpu(1)"}},
+		{"cell-too-many", nd.ErrArgument, func() { gluon.Call(cell, ndtest.Rand(cpu0, 1, -1, 1, 2, 3), nil, nil) }, []string{"3 inputs"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := nd.Catch(tc.f)
