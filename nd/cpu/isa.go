@@ -16,9 +16,9 @@ const (
 	// ISAAVX2 is AVX2 with FMA on 256-bit registers: the assembly GEMM,
 	// Winograd, pooling, batch-norm, bias+ReLU and elementwise kernels.
 	ISAAVX2
-	// ISAAVX512 is AVX-512 F, BW and VL with the OS saving the ZMM state.
-	// It is detected and reported; the kernels it selects are still the
-	// AVX2 ones (512-bit kernels are the CPU performance issue's work).
+	// ISAAVX512 is AVX-512 F, BW and VL with the OS saving the ZMM state:
+	// sgemm's 6×32 ZMM micro-kernel (sgemm512_amd64.s); the other kernels
+	// are still the AVX2 ones.
 	ISAAVX512
 )
 

@@ -234,6 +234,11 @@ func sgemmSerial(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, 
 // of B into C.
 func macroKernel(mb, nb, kb int, ap, bp []float32, buf *sgemmBuf, c []float32, ldc int, accum bool) {
 	for jr := 0; jr < nb; jr += sgemmNR {
+		if useZMMKernel && jr+2*sgemmNR <= nb {
+			panel2(mb, kb, ap, &bp[jr*kb], &bp[(jr+sgemmNR)*kb], sgemmNR, c[jr:], ldc, accum)
+			jr += sgemmNR
+			continue
+		}
 		panel(mb, min(sgemmNR, nb-jr), kb, ap, &bp[jr*kb], sgemmNR, buf, c[jr:], ldc, accum)
 	}
 }
@@ -249,9 +254,26 @@ func macroDirect(mb, nb, kb int, ap, b []float32, ldb int, buf *sgemmBuf, c []fl
 			panel(mb, nn, kb, ap, &bp[0], sgemmNR, buf, c[jr:], ldc, accum)
 			continue
 		}
+		if useZMMKernel && jr+2*sgemmNR <= nb {
+			_ = b[(kb-1)*ldb+jr+2*sgemmNR-1]
+			panel2(mb, kb, ap, &b[jr], &b[jr+sgemmNR], ldb, c[jr:], ldc, accum)
+			jr += sgemmNR
+			continue
+		}
 		_ = b[(kb-1)*ldb+jr+sgemmNR-1]
 		panel(mb, nn, kb, ap, &b[jr], ldb, buf, c[jr:], ldc, accum)
 	}
+}
+
+// panel2 computes the mb×32 block of C for two full column panels of B
+// (b1, b2) with the AVX-512 kernel.
+func panel2(mb, kb int, ap []float32, b1, b2 *float32, ldb int, c []float32, ldc int, accum bool) {
+	acc := 0
+	if accum {
+		acc = 1
+	}
+	_ = c[(mb-1)*ldc+2*sgemmNR-1]
+	sgemmPanel2(kb, &ap[0], mb, b1, b2, ldb, &c[0], ldc, acc)
 }
 
 // panel computes the mb×nn block of C (nn ≤ nr) for one column panel of

@@ -13,6 +13,14 @@ package cpu
 //go:noescape
 func sgemmPanel(k int, a *float32, m int, b *float32, ldb int, c *float32, ldc int, accum int)
 
+// sgemmPanel2 is sgemmPanel for two adjacent 16-column panels of B at
+// once (b1 and b2, each k rows ldb elements apart) writing the m×32 result
+// to C: a 6×32 tile in 12 ZMM registers. Every element gets the same FMAs
+// in the same order as with sgemmPanel. It needs AVX-512 F.
+//
+//go:noescape
+func sgemmPanel2(k int, a *float32, m int, b1, b2 *float32, ldb int, c *float32, ldc int, accum int)
+
 // packB16 copies k rows of 16 values, ld elements apart, from src to dst
 // (16 values per row).
 //
@@ -82,3 +90,7 @@ func detectISA() ISA {
 // useAsmKernel selects the assembly kernels (sgemm and the others that
 // test it): the active level is AVX2 or better.
 var useAsmKernel = active >= ISAAVX2
+
+// useZMMKernel selects sgemmPanel2 for pairs of full column panels: the
+// active level is AVX-512.
+var useZMMKernel = active >= ISAAVX512

@@ -5,6 +5,9 @@ package cpu
 // useAsmKernel is false off amd64: sgemm uses gonum's portable Sgemm.
 var useAsmKernel = false
 
+// useZMMKernel is false off amd64.
+var useZMMKernel = false
+
 // detectISA: off amd64 only the generic level exists.
 func detectISA() ISA { return ISAGeneric }
 
@@ -12,6 +15,10 @@ func detectISA() ISA { return ISAGeneric }
 // called because useAsmKernel is false.
 func sgemmPanel(k int, a *float32, m int, b *float32, ldb int, c *float32, ldc int, accum int) {
 	panic("cpu: sgemmPanel called without the assembly kernel")
+}
+
+func sgemmPanel2(k int, a *float32, m int, b1, b2 *float32, ldb int, c *float32, ldc int, accum int) {
+	panic("unreachable")
 }
 
 // The packing kernels are likewise never called off amd64.
