@@ -22,9 +22,9 @@ import sys
 LINE = re.compile(r"^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+(.*)$")
 # Units of the Go metrics that are compared, by preference when a line has
 # several (BenchmarkTrainStepLeNetRSS also reports samples/s).
-UNITS = ("peak-RSS-MiB", "GFLOP/s", "samples/s")
-LOWER_IS_BETTER = {"peak-RSS-MiB"}
-UNIT_LABEL = {"peak-RSS-MiB": "MiB (lower is better)"}
+UNITS = ("peak-RSS-MiB", "us/op", "GFLOP/s", "samples/s")
+LOWER_IS_BETTER = {"peak-RSS-MiB", "us/op"}
+UNIT_LABEL = {"peak-RSS-MiB": "MiB (lower is better)", "us/op": "µs/op (lower is better)"}
 
 
 def go_results(path):
@@ -96,7 +96,7 @@ def main():
     for row in rows:
         print(fmt % row)
     if inverted:
-        print("* lower is better: the ratio is PyTorch/Goluon, so > 1 still means Goluon is better (uses less memory)")
+        print("* lower is better: the ratio is PyTorch/Goluon, so > 1 still means Goluon is better (less memory or time)")
     print(json.dumps(ratios, sort_keys=True))
 
 

@@ -5,6 +5,8 @@ package cuda
 import (
 	"testing"
 
+	"github.com/goluon/goluon/autograd"
+	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/modelzoo"
@@ -53,6 +55,55 @@ func BenchmarkTrainStepKerasCIFARGPU(b *testing.B) {
 	gpuStepBench(b, modelzoo.KerasCIFARCNN(), optimizer.NewRMSProp(1e-4), []int{128, 3, 32, 32}, []ctx.Context{ctx.GPU(0)})
 }
 
+// BenchmarkTrainStepMLPGPU is the MLP's training step (SGD, batch 128) on
+// gpu(0).
+func BenchmarkTrainStepMLPGPU(b *testing.B) {
+	gpuStepBench(b, modelzoo.MLP(10, 256, 256), optimizer.NewSGD(0.1), []int{128, 784}, []ctx.Context{ctx.GPU(0)})
+}
+
+// BenchmarkInferLeNetGPU is LeNet's forward pass in predict mode at batch
+// 128 on gpu(0): the batch is copied from host memory and the scores back
+// to it every step, as an inference server would.
+func BenchmarkInferLeNetGPU(b *testing.B) {
+	needGPUs(b, 1)
+	nd.Seed(1)
+	net := modelzoo.LeNet()
+	dev := ctx.GPU(0)
+	if err := gluon.CollectParams(net).Initialize(initializer.Xavier{}, []ctx.Context{dev}, false); err != nil {
+		b.Fatal(err)
+	}
+	const batch = 128
+	x := nd.RandomUniform(ctx.CPU(0), nd.Float32, 0, 1, batch, 1, 28, 28)
+	step := func() {
+		s := nd.NewScope()
+		defer s.Close()
+		autograd.PredictMode(func() {
+			_ = net.Forward(x.CopyTo(dev)).Float32s()
+		})
+	}
+	step() // deferred shapes and pools warm up outside the timing
+	step()
+	for b.Loop() {
+		step()
+	}
+	b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "samples/s")
+}
+
+// BenchmarkOpLatency is one small elementwise op from launch to its result
+// in host memory: nd.Add of two 64-element arrays on gpu(0), read back.
+func BenchmarkOpLatency(b *testing.B) {
+	needGPUs(b, 1)
+	dev := ctx.GPU(0)
+	x := nd.Ones(dev, 64)
+	defer x.Release()
+	for b.Loop() {
+		y := nd.Add(x, x)
+		_ = y.Float32s()
+		y.Release()
+	}
+	b.ReportMetric(b.Elapsed().Seconds()*1e6/float64(b.N), "us/op")
+}
+
 // BenchmarkOpOverhead measures the host cost of one small elementwise op
 // (allocation, launch, release) with the device kept busy: the per-op
 // overhead that dominates small models.
@@ -68,4 +119,5 @@ func BenchmarkOpOverhead(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+	b.ReportMetric(b.Elapsed().Seconds()*1e6/float64(b.N), "us/op")
 }

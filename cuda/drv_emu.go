@@ -18,6 +18,7 @@ void goluon_emu_gemm(int f64, int ta, int tb, int m, int n, int k, double alpha,
 
 static uintptr_t emu_alloc(long long n) {
 	void* p = NULL;
+	if (n > (1LL << 36)) return 0; // the emulated device holds 64 GiB
 	if (posix_memalign(&p, 256, (size_t)n) != 0) return 0;
 	memset(p, 0xff, (size_t)n); // NaN-filled, as uninitialised device memory may be
 	return (uintptr_t)p;

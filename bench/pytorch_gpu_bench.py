@@ -1,0 +1,110 @@
+#!/usr/bin/python3
+"""PyTorch side of bench/gpu_compare.sh: the workloads of cuda/bench_test.go
+in PyTorch eager on cuda:0.
+
+Same models (from pytorch_bench.py), batch 128, optimizers and synthetic
+data as the Go GPU benchmarks. As there, every training step copies its
+batch and labels from host memory to the GPU, inference copies the scores
+back, and the clock stops once the GPU's work is done. Prints one JSON
+object {workload: value} keyed by the Go benchmark names (without the
+Benchmark prefix): samples/s, or us/op for the per-op costs.
+
+  OpOverhead: x + x on 64 float32 elements, queued back to back with the
+              GPU busy, synchronised once at the end (the host cost of an op)
+  OpLatency:  the same op with its result copied to host memory each time
+              (launch to result)
+"""
+import argparse
+import json
+import sys
+import time
+
+import torch
+import torch.nn as nn
+
+from pytorch_bench import keras_cifar, lenet, mlp
+
+B = 128
+
+
+def timed(fn, warmup, iters):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(iters):
+        fn()
+    torch.cuda.synchronize()
+    return time.perf_counter() - t0
+
+
+def train_step(net, opt, shape, warmup, iters):
+    torch.manual_seed(1)
+    net.train()
+    x = torch.rand(*shape)
+    y = torch.arange(shape[0]) % 10
+    lossfn = nn.CrossEntropyLoss()
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        lossfn(net(x.cuda()), y.cuda()).backward()
+        opt.step()
+
+    return shape[0] * iters / timed(step, warmup, iters)
+
+
+def infer(net, shape, warmup, iters):
+    torch.manual_seed(1)
+    net.eval()
+    x = torch.rand(*shape)
+
+    def step():
+        with torch.no_grad():
+            net(x.cuda()).cpu()
+
+    return shape[0] * iters / timed(step, warmup, iters)
+
+
+def op_us(latency, warmup, iters):
+    x = torch.ones(64, device="cuda")
+    if latency:
+        def step():
+            (x + x).cpu()
+    else:
+        def step():
+            x + x
+    return timed(step, warmup, iters) * 1e6 / iters
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--scale", type=float, default=1.0,
+                    help="multiplies the timed iteration counts")
+    a = ap.parse_args()
+
+    def it(n):
+        return max(1, int(n * a.scale))
+
+    dev = torch.device("cuda:0")
+    res = {}
+    net = lenet().to(dev)
+    res["TrainStepLeNetGPU/gpu0"] = train_step(
+        net, torch.optim.SGD(net.parameters(), lr=0.04), [B, 1, 28, 28], 20, it(500))
+    net = mlp().to(dev)
+    res["TrainStepMLPGPU"] = train_step(
+        net, torch.optim.SGD(net.parameters(), lr=0.1), [B, 784], 20, it(1000))
+    net = keras_cifar().to(dev)
+    res["TrainStepKerasCIFARGPU"] = train_step(
+        net, torch.optim.RMSprop(net.parameters(), lr=1e-4, alpha=0.9), [B, 3, 32, 32], 10, it(300))
+    res["InferLeNetGPU"] = infer(lenet().to(dev), [B, 1, 28, 28], 20, it(1000))
+    res["OpOverhead"] = op_us(False, 100, it(20000))
+    res["OpLatency"] = op_us(True, 100, it(5000))
+    json.dump(res, sys.stdout)
+    print()
+    print(json.dumps({"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
+                      "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version()}),
+          file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# device_run.sh: the GPU runs of issue 15 on a device machine, phase by
+# phase, each under a time limit, each logged to <phase>.log in $LOGS
+# (default /tmp/devout) and summarised on stdout; at the end $LOGS, the
+# tutorials' outputs included, is packed into $OUT/devout.tgz (the device
+# tool brings $OUT back, at most 8 files).
+#
+# usage (on the device, from the repository root, the binaries of
+# `sh cuda/check.sh bin/cuda` gzipped into bin/dev and Fashion-MNIST's four
+# .gz files in bin/fashion):
+#   bash cuda/device_run.sh info smoke tests equiv bench mnist ...
+# phases: info smoke conformance tests equiv memory bench mnist mnist4
+#         cifar minigooglenet mnistbn
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/out}
+LOGS=${LOGS:-/tmp/devout}
+mkdir -p "$OUT" "$LOGS" bin/run
+pack() { tar czf "$OUT/devout.tgz" -C "$LOGS" . ; }
+trap pack EXIT
+for f in bin/dev/*.gz; do
+	[ -e "$f" ] || continue
+	b=bin/run/$(basename "$f" .gz)
+	[ -x "$b" ] || { gunzip -c "$f" >"$b" && chmod +x "$b"; }
+done
+R=bin/run
+export PATH=$PATH:/usr/local/cuda/bin
+
+phase() { # name, seconds, command...
+	local name=$1 secs=$2
+	shift 2
+	local t0=$SECONDS
+	echo "== $name (limit ${secs}s): $*" | tee -a "$LOGS/$name.log"
+	timeout -k 10 "$secs" "$@" >>"$LOGS/$name.log" 2>&1
+	local rc=$?
+	echo "== $name: rc $rc in $((SECONDS - t0))s" | tee -a "$LOGS/$name.log"
+	return $rc
+}
+tailf() { grep -v -e '--- PASS' -e '^=== RUN' -e '^=== PAUSE' -e '^=== CONT' "$LOGS/$1.log" | tail -n "$2"; }
+
+for p in "$@"; do
+	case $p in
+	info)
+		{
+			nvidia-smi
+			nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
+			nvcc --version | tail -2
+			python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())'
+			ldconfig -p | grep -E 'libcudnn|libcublas' | head
+			find / -name 'libcudnn.so*' -o -name 'libcublas.so*' 2>/dev/null | grep -v proc | head -20
+			nproc; free -g
+		} >"$LOGS/info.log" 2>&1
+		head -30 "$LOGS/info.log" | grep -E 'H100|H200|Driver|torch|libcudnn|release' | head
+		;;
+	smoke) phase smoke 120 $R/cuda.test -test.run 'Smoke' -test.v; tailf smoke 15 ;;
+	conformance) phase conformance 240 $R/cuda.test -test.run 'ConformanceGPU0|GradChecksGPU0' -test.v; tailf conformance 30 ;;
+	tests) GOLUON_VIRTUAL_GPUS=2 phase tests 300 $R/cuda.test -test.run . -test.v; tailf tests 40 ;;
+	equiv) GOLUON_VIRTUAL_GPUS=4 phase equiv 120 $R/gluon.test -test.run TestEquivalenceGPU -test.v; tailf equiv 10 ;;
+	memory) phase memory 200 $R/cuda.test -test.run 'MemoryFlat|AllocLargerThanDevice|OutOfMemory' -test.v; tailf memory 12 ;;
+	bench) phase bench 300 env BIN=$R/cuda.test KEEP="$LOGS/bench-raw" REPS=${REPS:-3} SCALE=${SCALE:-1} bash bench/gpu_compare.sh; tail -15 "$LOGS/bench.log" ;;
+	mnist) phase mnist 300 $R/gluon-mnist -contexts gpu:0 -epochs ${EPOCHS:-10} -data bin/fashion -out "$LOGS/gm1"; tail -6 "$LOGS/mnist.log" ;;
+	mnist4) GOLUON_VIRTUAL_GPUS=4 phase mnist4 300 $R/gluon-mnist -contexts gpu:0,gpu:1,gpu:2,gpu:3 -epochs ${EPOCHS:-10} -data bin/fashion -out "$LOGS/gm4"; tail -6 "$LOGS/mnist4.log" ;;
+	cifar | minigooglenet)
+		[ -d /tmp/cifarf ] || python3 cuda/cifar_from_fashion.py bin/fashion /tmp/cifarf
+		prog=keras-cifar10-cnn
+		[ $p = minigooglenet ] && prog=minigooglenet
+		phase $p 300 $R/$prog -contexts gpu:0 -epochs 1 -data /tmp/cifarf -out "$LOGS/$p"
+		tail -6 "$LOGS/$p.log"
+		;;
+	mnistbn) phase mnistbn 300 $R/mnist-convnet-bn -contexts gpu:0 -epochs 1 -data bin/fashion -out "$LOGS/mnistbn"; tail -6 "$LOGS/mnistbn.log" ;;
+	*) echo "device_run.sh: unknown phase $p" >&2 ;;
+	esac
+done
