@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/goluon/goluon/autograd"
-	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/gluon/modelzoo"
 	"github.com/goluon/goluon/gluon/optimizer"
 	"github.com/goluon/goluon/internal/traintest"
