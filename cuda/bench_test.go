@@ -3,6 +3,8 @@
 package cuda
 
 import (
+	"fmt"
+	"os"
 	"testing"
 
 	"github.com/goluon/goluon/autograd"
@@ -13,6 +15,7 @@ import (
 	"github.com/goluon/goluon/gluon/optimizer"
 	"github.com/goluon/goluon/internal/traintest"
 	"github.com/goluon/goluon/nd"
+	"github.com/goluon/goluon/nd/backend"
 )
 
 // These benchmarks are the GPU side of bench/train_test.go: full training
@@ -27,11 +30,21 @@ func gpuStepBench(b *testing.B, net gluon.Block, opt optimizer.Optimizer, shape 
 			b.Skipf("needs %d GPU contexts (GOLUON_VIRTUAL_GPUS)", len(devs))
 		}
 	}
+	warm := true
 	traintest.StepBench(b, net, opt, shape, devs, func() {
 		for _, d := range devs {
 			if err := Synchronize(d); err != nil {
 				b.Fatal(err)
 			}
+		}
+		if profiling { // after the warm-up: reset; after the timed loop: print
+			if warm {
+				ResetProfile()
+			} else {
+				fmt.Fprintf(os.Stderr, "%s: GPU time per step (%s=1)\n", b.Name(), ProfileEnv)
+				WriteProfile(os.Stderr, b.N)
+			}
+			warm = false
 		}
 	})
 	b.ReportMetric(float64(nd.MemoryStats(devs[0]).Allocated)/(1<<20), "MiB-gpu0")
@@ -120,4 +133,45 @@ func BenchmarkOpOverhead(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 	b.ReportMetric(b.Elapsed().Seconds()*1e6/float64(b.N), "us/op")
+}
+
+// BenchmarkRoundTrip takes apart an op's latency on gpu(0): a no-op task
+// on the device's worker and back, a stream synchronisation, a read of 64
+// elements, and an add followed by that read.
+func BenchmarkRoundTrip(b *testing.B) {
+	needGPUs(b, 1)
+	dev := ctx.GPU(0)
+	d := Default().started(dev)
+	if d == nil {
+		b.Fatal("gpu(0) not started")
+	}
+	x := nd.Ones(dev, 64)
+	defer x.Release()
+	host := make([]float32, 64)
+	buf, err := Default().Alloc(dev, backend.Float32, 64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer Default().Free(dev, buf)
+	for _, c := range []struct {
+		name string
+		fn   func()
+	}{
+		{"call", func() { _ = d.call("nop", func() error { return nil }) }},
+		{"sync", func() { _ = Synchronize(dev) }},
+		{"read", func() { Default().Read(buf, 0, host) }},
+		{"write", func() { Default().Write(buf, 0, host) }},
+		{"add+read", func() {
+			y := nd.Add(x, x)
+			_ = y.Float32s()
+			y.Release()
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				c.fn()
+			}
+			b.ReportMetric(b.Elapsed().Seconds()*1e6/float64(b.N), "us/op")
+		})
+	}
 }

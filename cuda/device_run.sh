@@ -9,14 +9,14 @@
 # `sh cuda/check.sh bin/cuda` gzipped into bin/dev and Fashion-MNIST's four
 # .gz files in bin/fashion):
 #   bash cuda/device_run.sh info smoke tests equiv bench mnist ...
-# phases: info smoke conformance tests equiv memory bench mnist mnist4
-#         cifar minigooglenet mnistbn
+# phases: info smoke conformance tests equiv memory bench profile mnist
+#         mnist4 cifar minigooglenet mnistbn
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
 LOGS=${LOGS:-/tmp/devout}
 mkdir -p "$OUT" "$LOGS" bin/run
-pack() { tar czf "$OUT/devout.tgz" -C "$LOGS" . ; }
+pack() { tar czf "$OUT/devout.tgz" --exclude "*.safetensors" --exclude "*.ckpt*" -C "$LOGS" . ; }
 trap pack EXIT
 for f in bin/dev/*.gz; do
 	[ -e "$f" ] || continue
@@ -66,6 +66,10 @@ for p in "$@"; do
 		[ $p = minigooglenet ] && prog=minigooglenet
 		phase $p 300 $R/$prog -contexts gpu:0 -epochs 1 -data /tmp/cifarf -out "$LOGS/$p"
 		tail -6 "$LOGS/$p.log"
+		;;
+	profile)
+		GOLUON_VIRTUAL_GPUS=4 GOLUON_CUDA_PROFILE=1 phase profile 200 $R/cuda.test -test.run '^$' -test.bench 'TrainStep' -test.benchtime 30x
+		grep -A25 'GPU time per step' "$LOGS/profile.log" | head -120
 		;;
 	mnistbn) phase mnistbn 300 $R/mnist-convnet-bn -contexts gpu:0 -epochs 1 -data bin/fashion -out "$LOGS/mnistbn"; tail -6 "$LOGS/mnistbn.log" ;;
 	*) echo "device_run.sh: unknown phase $p" >&2 ;;

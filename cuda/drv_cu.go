@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"time"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -121,6 +122,27 @@ func (p *physical) makeCurrent() error {
 func newStream() (stream, error) { return cu.MakeStream(cu.NonBlocking) }
 
 func streamSync(s stream) error { return s.Synchronize() }
+
+// defaultSpin is how long a device worker and a caller waiting for it poll
+// before they park (see spinFor).
+const defaultSpin = time.Millisecond
+
+// event is a driver event (created without timing, the cheaper kind).
+type event = *cu.Event
+
+func newEvent() (event, error) {
+	e, err := cu.MakeEvent(cu.DisableTiming)
+	if err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+func eventRecord(e event, s stream) error { return e.Record(s) }
+
+// streamWaitEvent makes work queued on s after this call wait for the
+// work before e's latest record.
+func streamWaitEvent(s stream, e event) error { return s.Wait(*e, 0) }
 
 // streamHandle returns the CUstream behind a stream.
 func streamHandle(s stream) unsafe.Pointer { return unsafe.Pointer(s.C()) }

@@ -131,6 +131,44 @@ func newStream() (stream, error) {
 	return stream{q}, nil
 }
 
+// defaultSpin is short on the emulator, whose tests share a few cores
+// with the emulated streams.
+const defaultSpin = 50 * time.Microsecond
+
+// event is an emulated event: each record replaces its channel with a new
+// one that the recording stream closes when it reaches the record.
+type event = *emuEvent
+
+type emuEvent struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func newEvent() (event, error) {
+	ch := make(chan struct{})
+	close(ch)
+	return &emuEvent{ch: ch}, nil
+}
+
+func eventRecord(e event, s stream) error {
+	ch := make(chan struct{})
+	e.mu.Lock()
+	e.ch = ch
+	e.mu.Unlock()
+	s.enqueue(func() { close(ch) })
+	return nil
+}
+
+// streamWaitEvent makes s's executor wait, at this point of its queue, for
+// the record of e current now (as cuStreamWaitEvent).
+func streamWaitEvent(s stream, e event) error {
+	e.mu.Lock()
+	ch := e.ch
+	e.mu.Unlock()
+	s.enqueue(func() { <-ch })
+	return nil
+}
+
 func streamSync(s stream) error {
 	s.q.pending.Wait()
 	select {

@@ -88,7 +88,8 @@ func (b *Backend) Read(src backend.Buffer, off int, dst any) {
 // Copy copies a strided view of src into a strided view of dst. Within a
 // device the copy is queued on its stream (a plain device-to-device copy
 // when both views are contiguous, a kernel otherwise). Between devices it
-// waits for src's device, runs on dst's device and waits for that too.
+// is queued on dst's device, ordered after src's queued work by events
+// (crossDevice); neither the host nor either GPU waits for more.
 func (b *Backend) Copy(shape []int, dst, src backend.Arg) {
 	n := prod(shape)
 	if n == 0 {
@@ -166,17 +167,17 @@ func (b *Backend) Cast(dst, src backend.Arg, n int) {
 	b.crossDevice("Cast", dd, sd, src, n, run)
 }
 
-// crossDevice runs fn on dd with src readable there. It waits for sd's
-// queued work first, so that src holds its final values, and for dd's
-// work after, so that src's memory may be reused on sd as soon as this
-// returns. Virtual GPUs of one physical device share its context and
-// address space, so fn reads src in place. Between physical devices the
-// span of src is first copied to a temporary block on dd with
-// cuMemcpyPeerAsync (which needs no peer access: the driver stages it).
+// crossDevice runs fn on dd with src readable there, without the host
+// waiting for either GPU: dd's stream first waits (on an event) for the
+// work queued so far on sd's, so that src holds its final values, and after
+// fn sd's stream waits for dd's, so that later work on sd (a new array in
+// src's block, once src is freed) cannot overwrite src before fn has read
+// it. Virtual GPUs of one physical device share its context and address
+// space, so fn reads src in place. Between physical devices the span of src
+// is first copied to a temporary block on dd with cuMemcpyPeerAsync (which
+// needs no peer access: the driver stages it).
 func (b *Backend) crossDevice(op string, dd, sd *device, src backend.Arg, span int, fn func(src backend.Arg)) {
-	if err := sd.synchronize(op); err != nil {
-		deviceFail(op, sd.dev, err)
-	}
+	handoff(op, sd, dd)
 	if dd.phys == sd.phys {
 		fn(src)
 	} else {
@@ -193,7 +194,41 @@ func (b *Backend) crossDevice(op string, dd, sd *device, src backend.Arg, span i
 		fn(staged)
 		b.Free(dd.dev, tmp)
 	}
-	if err := dd.synchronize(op); err != nil {
-		deviceFail(op, dd.dev, err)
+	handoff(op, dd, sd)
+}
+
+// handoff makes the work queued on to's stream from now on wait for the
+// work queued so far on from's stream: an event recorded on from's stream
+// (on its worker, which returns once it is recorded: the host does not
+// wait for the GPU) and waited for by to's stream. The event goes back to
+// from's physical device's free list once the wait is queued.
+func handoff(op string, from, to *device) {
+	var ev event
+	err := from.call(op, func() error {
+		p := from.phys
+		p.evMu.Lock()
+		if n := len(p.events); n > 0 {
+			ev = p.events[n-1]
+			p.events = p.events[:n-1]
+		}
+		p.evMu.Unlock()
+		if ev == nil {
+			var err error
+			if ev, err = newEvent(); err != nil {
+				return err
+			}
+		}
+		return eventRecord(ev, from.stream)
+	})
+	if err != nil {
+		deviceFail(op, from.dev, err)
 	}
+	to.async(op, func() error {
+		err := streamWaitEvent(to.stream, ev)
+		p := from.phys
+		p.evMu.Lock()
+		p.events = append(p.events, ev)
+		p.evMu.Unlock()
+		return err
+	})
 }

@@ -1,0 +1,76 @@
+//go:build cuda || cudaemu
+
+package cuda
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sync"
+	"time"
+)
+
+// ProfileEnv names the environment variable that turns on the per-operation
+// profile: with GOLUON_CUDA_PROFILE=1 every device task (kernel launch,
+// product, copy) is followed by a synchronisation of its stream and its
+// time, launch to completion, is added to its operation's total (kernels
+// are named "op kernel"). The synchronisations slow everything down; the
+// profile says where the GPU's time goes, not how fast a step is.
+const ProfileEnv = "GOLUON_CUDA_PROFILE"
+
+var profiling = os.Getenv(ProfileEnv) == "1"
+
+type profEntry struct {
+	n     int
+	total time.Duration
+}
+
+var (
+	profMu sync.Mutex
+	prof   = map[string]*profEntry{}
+)
+
+func profRecord(op string, d time.Duration) {
+	profMu.Lock()
+	e := prof[op]
+	if e == nil {
+		e = &profEntry{}
+		prof[op] = e
+	}
+	e.n++
+	e.total += d
+	profMu.Unlock()
+}
+
+// ResetProfile clears the per-operation profile.
+func ResetProfile() {
+	profMu.Lock()
+	clear(prof)
+	profMu.Unlock()
+}
+
+// WriteProfile writes the per-operation profile gathered since the last
+// ResetProfile (nothing unless GOLUON_CUDA_PROFILE=1), the largest total
+// first, each row divided by per (e.g. the number of steps; 1 for totals).
+func WriteProfile(w io.Writer, per int) {
+	profMu.Lock()
+	defer profMu.Unlock()
+	if len(prof) == 0 {
+		return
+	}
+	names := make([]string, 0, len(prof))
+	var all time.Duration
+	for k, e := range prof {
+		names = append(names, k)
+		all += e.total
+	}
+	slices.SortFunc(names, func(a, b string) int { return int(prof[b].total - prof[a].total) })
+	fmt.Fprintf(w, "%-48s %8s %12s %6s\n", "operation", "calls", "µs", "share")
+	for _, k := range names {
+		e := prof[k]
+		fmt.Fprintf(w, "%-48s %8.1f %12.1f %5.1f%%\n", k, float64(e.n)/float64(per),
+			float64(e.total.Microseconds())/float64(per), 100*float64(e.total)/float64(all))
+	}
+	fmt.Fprintf(w, "%-48s %8s %12.1f\n", "total", "", float64(all.Microseconds())/float64(per))
+}
