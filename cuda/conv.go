@@ -90,6 +90,9 @@ func (b *Backend) Conv2D(p backend.ConvParams, y, x, w backend.Arg) {
 		b.Fill(y, s.N*s.imgOut, 0)
 		return
 	}
+	if dnnUsable(p) && b.dnnConv(0, p, y, x, w) {
+		return
+	}
 	gemm := func(g, n0, nc int, col backend.Arg, colStride int) {
 		d.rowGemm(backend.GemmParams{M: s.ocg, N: s.ohw, K: s.kk, Alpha: 1,
 			A: at(w, g*s.ocg*s.kk), LDA: s.kk,
@@ -127,6 +130,9 @@ func (b *Backend) Conv2DBackwardData(p backend.ConvParams, dx, dy, w backend.Arg
 	}
 	if s.ohw == 0 || s.ocg == 0 {
 		b.Fill(dx, s.N*s.imgIn, 0)
+		return
+	}
+	if s.kk > 0 && dnnUsable(p) && b.dnnConv(1, p, dx, w, dy) {
 		return
 	}
 	gemm := func(g, n0, nc int, c backend.Arg, ldc, strideC int) {
@@ -174,6 +180,9 @@ func (b *Backend) Conv2DBackwardFilter(p backend.ConvParams, dw, x, dy backend.A
 	}
 	if s.N == 0 || s.ohw == 0 {
 		b.Fill(dw, wlen, 0)
+		return
+	}
+	if dnnUsable(p) && b.dnnConv(2, p, dw, x, dy) {
 		return
 	}
 	per := s.Groups * s.kk * s.ohw

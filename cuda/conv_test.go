@@ -12,61 +12,79 @@ import (
 	"github.com/goluon/goluon/nd"
 )
 
-// TestConvChunksAgainstCPU runs convolutions forward and backward with the
-// column-matrix budget lowered so that images are processed in several
-// chunks (and the filter gradient accumulates over them), and compares
-// output and both gradients with the CPU backend.
+type convCase struct {
+	x, w []int
+	o    nd.ConvOpts
+}
+
+var convCases = []convCase{
+	{[]int{5, 4, 7, 6}, []int{6, 2, 3, 2}, nd.ConvOpts{Stride: [2]int{2, 1}, Pad: [2]int{1, 2}, Dilate: [2]int{1, 2}, Groups: 2}},
+	{[]int{5, 3, 6, 6}, []int{4, 3, 1, 1}, nd.ConvOpts{}},
+	{[]int{3, 3, 5, 5}, []int{3, 1, 3, 3}, nd.ConvOpts{Pad: [2]int{1, 1}, Groups: 3}},
+}
+
+// TestConvChunksAgainstCPU runs convolutions through im2col forward and
+// backward with the column-matrix budget lowered so that images are
+// processed in several chunks (and the filter gradient accumulates over
+// them), and compares output and both gradients with the CPU backend.
 func TestConvChunksAgainstCPU(t *testing.T) {
 	needGPUs(t, 1)
 	saved := colBudget
-	defer func() { colBudget = saved }()
-	cases := []struct {
-		x, w []int
-		o    nd.ConvOpts
-	}{
-		{[]int{5, 4, 7, 6}, []int{6, 2, 3, 2}, nd.ConvOpts{Stride: [2]int{2, 1}, Pad: [2]int{1, 2}, Dilate: [2]int{1, 2}, Groups: 2}},
-		{[]int{5, 3, 6, 6}, []int{4, 3, 1, 1}, nd.ConvOpts{}},
-		{[]int{3, 3, 5, 5}, []int{3, 1, 3, 3}, nd.ConvOpts{Pad: [2]int{1, 1}, Groups: 3}},
-	}
+	defer func() { colBudget, dnnOff = saved, false }()
+	dnnOff = true
 	for _, budget := range []int{1, 3000, 10000, saved} {
-		for ci, c := range cases {
-			for _, dt := range []nd.DType{nd.Float32, nd.Float64} {
-				t.Run(fmt.Sprintf("budget%d/case%d/%v", budget, ci, dt), func(t *testing.T) {
-					colBudget = budget
-					s := nd.NewScope()
-					defer s.Close()
-					nd.Seed(uint64(ci))
-					xc := nd.RandomUniform(ctx.CPU(0), dt, -1, 1, c.x...)
-					wc := nd.RandomUniform(ctx.CPU(0), dt, -1, 1, c.w...)
-					run := func(dev ctx.Context) (y, gx, gw []float64) {
-						x, w := xc.CopyTo(dev), wc.CopyTo(dev)
-						x.AttachGrad(nd.GradWrite)
-						w.AttachGrad(nd.GradWrite)
-						var out *nd.NDArray
-						autograd.Record(func() {
-							out = nd.Conv2D(x, w, nil, c.o)
-							autograd.Backward(nd.Sum(nd.Mul(out, out)))
-						})
-						return out.Float64s(), x.Grad().Float64s(), w.Grad().Float64s()
+		colBudget = budget
+		compareConvWithCPU(t, fmt.Sprintf("budget%d/", budget), convCases, 1e-4)
+	}
+}
+
+// compareConvWithCPU runs each case forward and backward on gpu(0) and
+// cpu(0) in float32 and float64 and compares y, dx and dw: each element to
+// within tol (1e-12 for float64, tol32 for float32) times 1 plus the
+// largest magnitude of its tensor, since a sum that cancels to a small
+// value keeps the rounding error of its large terms.
+func compareConvWithCPU(t *testing.T, prefix string, cases []convCase, tol32 float64) {
+	t.Helper()
+	for ci, c := range cases {
+		for _, dt := range []nd.DType{nd.Float32, nd.Float64} {
+			t.Run(fmt.Sprintf("%scase%d/%v", prefix, ci, dt), func(t *testing.T) {
+				s := nd.NewScope()
+				defer s.Close()
+				nd.Seed(uint64(ci))
+				xc := nd.RandomUniform(ctx.CPU(0), dt, -1, 1, c.x...)
+				wc := nd.RandomUniform(ctx.CPU(0), dt, -1, 1, c.w...)
+				run := func(dev ctx.Context) (y, gx, gw []float64) {
+					x, w := xc.CopyTo(dev), wc.CopyTo(dev)
+					x.AttachGrad(nd.GradWrite)
+					w.AttachGrad(nd.GradWrite)
+					var out *nd.NDArray
+					autograd.Record(func() {
+						out = nd.Conv2D(x, w, nil, c.o)
+						autograd.Backward(nd.Sum(nd.Mul(out, out)))
+					})
+					return out.Float64s(), x.Grad().Float64s(), w.Grad().Float64s()
+				}
+				y0, gx0, gw0 := run(ctx.CPU(0))
+				y1, gx1, gw1 := run(ctx.GPU(0))
+				tol := 1e-12
+				if dt == nd.Float32 {
+					tol = tol32
+				}
+				for _, p := range []struct {
+					name      string
+					want, got []float64
+				}{{"y", y0, y1}, {"dx", gx0, gx1}, {"dw", gw0, gw1}} {
+					scale := 0.0
+					for _, v := range p.want {
+						scale = max(scale, math.Abs(v))
 					}
-					y0, gx0, gw0 := run(ctx.CPU(0))
-					y1, gx1, gw1 := run(ctx.GPU(0))
-					tol := 1e-12
-					if dt == nd.Float32 {
-						tol = 1e-4
-					}
-					for _, p := range []struct {
-						name      string
-						want, got []float64
-					}{{"y", y0, y1}, {"dx", gx0, gx1}, {"dw", gw0, gw1}} {
-						for i := range p.want {
-							if math.Abs(p.want[i]-p.got[i]) > tol*(1+math.Abs(p.want[i])) {
-								t.Fatalf("%s[%d] = %v on gpu(0), %v on cpu(0)", p.name, i, p.got[i], p.want[i])
-							}
+					for i := range p.want {
+						if math.Abs(p.want[i]-p.got[i]) > tol*(1+scale) {
+							t.Fatalf("%s[%d] = %v on gpu(0), %v on cpu(0)", p.name, i, p.got[i], p.want[i])
 						}
 					}
-				})
-			}
+				}
+			})
 		}
 	}
 }

@@ -131,3 +131,43 @@ func TestDevicesConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteStaging writes several large arrays back to back (through the
+// two page-locked staging buffers, each reused before the GPU may have
+// read it) and a small one between, then reads them all back.
+func TestWriteStaging(t *testing.T) {
+	needGPUs(t, 1)
+	dev := ctx.GPU(0)
+	s := nd.NewScope()
+	defer s.Close()
+	const n = 100_000 // 400 KB: above pinnedMin
+	var arrays []*nd.NDArray
+	host := make([]float32, n)
+	for i := range 8 {
+		for j := range host {
+			host[j] = float32(i*n + j)
+		}
+		arrays = append(arrays, nd.FromSlice(dev, host, n)) // host is reused at once
+		if i == 3 {
+			arrays = append(arrays, nd.FromSlice(dev, []float32{-1, -2}, 2))
+		}
+	}
+	for i, a := range arrays {
+		got := a.Float32s()
+		if len(got) == 2 {
+			if got[0] != -1 || got[1] != -2 {
+				t.Errorf("small array = %v", got)
+			}
+			continue
+		}
+		k := i
+		if i > 3 {
+			k = i - 1
+		}
+		for j, v := range got {
+			if v != float32(k*n+j) {
+				t.Fatalf("array %d [%d] = %v, want %v", k, j, v, float32(k*n+j))
+			}
+		}
+	}
+}

@@ -39,8 +39,14 @@ func TestMain(m *testing.M) {
 			lib = berr.Error()
 		}
 		free, total, _ := MemInfo(ctx.GPU(0))
-		fmt.Fprintf(os.Stderr, "cuda: gpu(0) is %s (%d of %d MiB free); %d GPU context(s); cuBLAS: %s\n",
-			name, free>>20, total>>20, ctx.NumGPUs(), lib)
+		dnn, version, err := CudnnPath()
+		if err != nil {
+			dnn = err.Error()
+		} else {
+			dnn = fmt.Sprintf("%s (%d)", dnn, version)
+		}
+		fmt.Fprintf(os.Stderr, "cuda: gpu(0) is %s (%d of %d MiB free); %d GPU context(s); cuBLAS: %s; cuDNN: %s\n",
+			name, free>>20, total>>20, ctx.NumGPUs(), lib, dnn)
 	}
 	os.Exit(m.Run())
 }

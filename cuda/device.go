@@ -65,6 +65,8 @@ type device struct {
 	stream   stream
 	syncEach bool // GOLUON_CUDA_SYNC: wait for and check every operation
 	blas     *blasHandle
+	dnn      dnnState // cuDNN handle and convolution plans
+	stage    staging  // page-locked buffers of Write
 
 	errMu sync.Mutex
 	err   error // first failure of an asynchronous task, not yet reported

@@ -20,6 +20,9 @@ static CUresult goluon_launch(void* f, unsigned int gx, unsigned int bx, unsigne
 	for (int i = 0; i < n; i++) params[i] = (void*)(blob + offs[i]);
 	return cuLaunchKernel((CUfunction)f, gx, 1, 1, bx, 1, 1, shmem, (CUstream)stream, params, NULL);
 }
+
+static CUresult goluon_host_alloc(void** p, size_t n) { return cuMemAllocHost(p, n); }
+static CUresult goluon_host_free(void* p) { return cuMemFreeHost(p); }
 */
 import "C"
 
@@ -188,6 +191,22 @@ func launchKernel(fn *function, grid, block, shmem int, s stream, a *args) error
 		blob, offs, C.int(len(a.offs)))
 	return resultError(int(r))
 }
+
+// drvHostAlloc allocates n bytes of page-locked host memory, which the
+// GPU reads by DMA: a copy from it is asynchronous. Call it on a worker.
+func drvHostAlloc(n int64) (unsafe.Pointer, error) {
+	var p unsafe.Pointer
+	if err := resultError(int(C.goluon_host_alloc(&p, C.size_t(n)))); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// drvHostFree frees memory from drvHostAlloc. Call it on a worker.
+func drvHostFree(p unsafe.Pointer) error { return resultError(int(C.goluon_host_free(p))) }
+
+// eventSync waits until the work before e's latest record has finished.
+func eventSync(e event) error { return e.Synchronize() }
 
 // resultError turns a CUresult into the same error value gorgonia.org/cu
 // returns for it (comparable with cu.OutOfMemory and friends), or nil.

@@ -24,6 +24,7 @@ static uintptr_t emu_alloc(long long n) {
 	return (uintptr_t)p;
 }
 static void emu_free(uintptr_t p) { free((void*)p); }
+static void* emu_host_alloc(long long n) { return malloc((size_t)n); }
 static void emu_copy(uintptr_t dst, uintptr_t src, long long n) { memmove((void*)dst, (void*)src, (size_t)n); }
 */
 import "C"
@@ -159,6 +160,57 @@ func eventRecord(e event, s stream) error {
 	return nil
 }
 
+// pinned records the emulated page-locked blocks: a copy from one is read
+// when the stream reaches it, as the GPU's DMA reads it, not staged when it
+// is queued as a copy from pageable memory is.
+var pinned struct {
+	mu sync.Mutex
+	m  map[uintptr]int64
+}
+
+// drvHostAlloc stands for page-locked host memory.
+func drvHostAlloc(n int64) (unsafe.Pointer, error) {
+	p := C.emu_host_alloc(C.longlong(n))
+	if p == nil {
+		return nil, errOOM
+	}
+	pinned.mu.Lock()
+	if pinned.m == nil {
+		pinned.m = map[uintptr]int64{}
+	}
+	pinned.m[uintptr(p)] = n
+	pinned.mu.Unlock()
+	return p, nil
+}
+
+func drvHostFree(p unsafe.Pointer) error {
+	pinned.mu.Lock()
+	delete(pinned.m, uintptr(p))
+	pinned.mu.Unlock()
+	C.free(p)
+	return nil
+}
+
+func isPinned(p unsafe.Pointer) bool {
+	pinned.mu.Lock()
+	defer pinned.mu.Unlock()
+	for base, n := range pinned.m {
+		if uintptr(p) >= base && uintptr(p) < base+uintptr(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// eventSync waits until the emulated stream has reached e's latest record.
+func eventSync(e event) error {
+	e.mu.Lock()
+	ch := e.ch
+	e.mu.Unlock()
+	<-ch
+	return nil
+}
+
 // streamWaitEvent makes s's executor wait, at this point of its queue, for
 // the record of e current now (as cuStreamWaitEvent).
 func streamWaitEvent(s stream, e event) error {
@@ -197,6 +249,13 @@ func drvMemInfo() (free, total int64, err error) { return 1 << 30, 1 << 30, nil 
 
 // drvHtoD stages the host bytes at once and queues the device write.
 func drvHtoD(dst dptr, src unsafe.Pointer, n int64, s stream) error {
+	if isPinned(src) { // read late, as a DMA engine behind other work would
+		s.enqueue(func() {
+			time.Sleep(200 * time.Microsecond)
+			C.emu_copy(C.uintptr_t(dst), C.uintptr_t(uintptr(src)), C.longlong(n))
+		})
+		return nil
+	}
 	staged := C.GoBytes(src, C.int(n))
 	s.enqueue(func() {
 		C.emu_copy(C.uintptr_t(dst), C.uintptr_t(uintptr(unsafe.Pointer(&staged[0]))), C.longlong(n))
