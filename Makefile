@@ -64,7 +64,7 @@ interop:
 cudaemu:
 	@command -v g++ >/dev/null || { SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q g++ >/dev/null; }
-	GOLUON_VIRTUAL_GPUS=2 $(GO) test -short -count=1 -tags cudaemu ./cuda/
+	GOLUON_VIRTUAL_GPUS=2 $(GO) test -short -count=1 -tags cudaemu ./cuda/ ./gluon/optimizer/
 
 # cuda-check builds the CUDA backend (-tags cuda) against Debian's CUDA
 # headers, checks the committed PTX and runs the backend's tests on the host

@@ -80,7 +80,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--scale", type=float, default=1.0,
                     help="multiplies the timed iteration counts")
+    ap.add_argument("--no-tf32", action="store_true",
+                    help="turn TF32 off for convolutions too (PyTorch allows it there by default; "
+                         "Goluon's cuDNN convolutions use full float32 unless GOLUON_CUDNN_TF32=1)")
     a = ap.parse_args()
+    if a.no_tf32:
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
 
     def it(n):
         return max(1, int(n * a.scale))
@@ -102,7 +108,9 @@ def main():
     json.dump(res, sys.stdout)
     print()
     print(json.dumps({"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
-                      "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version()}),
+                      "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(),
+                      "cudnn_tf32": torch.backends.cudnn.allow_tf32,
+                      "matmul_tf32": torch.backends.cuda.matmul.allow_tf32}),
           file=sys.stderr)
 
 

@@ -96,10 +96,15 @@ func BenchmarkInferLeNetGPU(b *testing.B) {
 	}
 	step() // deferred shapes and pools warm up outside the timing
 	step()
+	ResetProfile()
 	for b.Loop() {
 		step()
 	}
 	b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "samples/s")
+	if profiling {
+		fmt.Fprintf(os.Stderr, "%s: GPU time per step (%s=1)\n", b.Name(), ProfileEnv)
+		WriteProfile(os.Stderr, b.N)
+	}
 }
 
 // BenchmarkOpLatency is one small elementwise op from launch to its result

@@ -65,6 +65,7 @@ mkdir -p "$bins"
 ldflags="-s -w"
 go test -c -tags cuda -ldflags="$ldflags" -o "$bins/cuda.test" ./cuda/
 go test -c -tags cuda -ldflags="$ldflags" -o "$bins/gluon.test" ./gluon/
+go test -c -tags cuda -ldflags="$ldflags" -o "$bins/optimizer.test" ./gluon/optimizer/
 for d in tutorials/*/; do
 	name=$(basename "$d")
 	[ "$name" = internal ] && continue
@@ -83,7 +84,7 @@ echo "binaries need only libcuda.so.1 and libc (cuBLAS is dlopened at run time)"
 
 if [ "${CHECK_NO_EMU:-0}" != 1 ]; then
 	step "f. backend tests on the host emulator (-tags cudaemu)"
-	GOLUON_VIRTUAL_GPUS=2 go test -short -count=1 -tags cudaemu ./cuda/
+	GOLUON_VIRTUAL_GPUS=2 go test -short -count=1 -tags cudaemu ./cuda/ ./gluon/optimizer/
 	GOLUON_EMU_GPUS=2 go test -short -count=1 -tags cudaemu -run 'Copy|Concurrent|Conformance' ./cuda/
 	GOLUON_VIRTUAL_GPUS=4 go test -short -count=1 -tags cudaemu -run 'TestEquivalenceGPU' ./gluon/
 fi

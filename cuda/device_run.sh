@@ -9,7 +9,7 @@
 # `sh cuda/check.sh bin/cuda` gzipped into bin/dev and Fashion-MNIST's four
 # .gz files in bin/fashion):
 #   bash cuda/device_run.sh info smoke tests equiv bench mnist ...
-# phases: info smoke conformance tests equiv memory bench profile mnist
+# phases: info smoke conformance tests optimizer equiv memory bench profile mnist
 #         mnist4 cifar minigooglenet mnistbn
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -55,6 +55,7 @@ for p in "$@"; do
 	smoke) phase smoke 120 $R/cuda.test -test.run 'Smoke' -test.v; tailf smoke 15 ;;
 	conformance) phase conformance 240 $R/cuda.test -test.run 'ConformanceGPU0|GradChecksGPU0' -test.v; tailf conformance 30 ;;
 	tests) GOLUON_VIRTUAL_GPUS=2 phase tests 300 $R/cuda.test -test.run . -test.v; tailf tests 40 ;;
+	optimizer) phase optimizer 120 $R/optimizer.test -test.run 'FusedGPU' -test.v; tailf optimizer 5 ;;
 	equiv) GOLUON_VIRTUAL_GPUS=4 phase equiv 120 $R/gluon.test -test.run TestEquivalenceGPU -test.v; tailf equiv 10 ;;
 	memory) phase memory 200 $R/cuda.test -test.run 'MemoryFlat|AllocLargerThanDevice|OutOfMemory' -test.v; tailf memory 12 ;;
 	bench) phase bench 300 env BIN=$R/cuda.test KEEP="$LOGS/bench-raw" REPS=${REPS:-3} SCALE=${SCALE:-1} bash bench/gpu_compare.sh; tail -15 "$LOGS/bench.log" ;;
@@ -68,7 +69,7 @@ for p in "$@"; do
 		tail -6 "$LOGS/$p.log"
 		;;
 	profile)
-		GOLUON_VIRTUAL_GPUS=4 GOLUON_CUDA_PROFILE=1 phase profile 200 $R/cuda.test -test.run '^$' -test.bench 'TrainStep' -test.benchtime 30x
+		GOLUON_VIRTUAL_GPUS=4 GOLUON_CUDA_PROFILE=1 phase profile 200 $R/cuda.test -test.run '^$' -test.bench 'TrainStep|InferLeNet' -test.benchtime 30x
 		grep -A25 'GPU time per step' "$LOGS/profile.log" | head -120
 		;;
 	mnistbn) phase mnistbn 300 $R/mnist-convnet-bn -contexts gpu:0 -epochs 1 -data bin/fashion -out "$LOGS/mnistbn"; tail -6 "$LOGS/mnistbn.log" ;;

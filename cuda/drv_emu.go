@@ -30,6 +30,7 @@ static void emu_copy(uintptr_t dst, uintptr_t src, long long n) { memmove((void*
 import "C"
 
 import (
+	"embed"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -52,6 +53,14 @@ import (
 // from nd's calls down to the kernels' indexing, run the conformance suite
 // on a machine without a GPU. GOLUON_EMU_GPUS sets the number of emulated
 // physical devices (default 1).
+
+// kernelSources makes the package's build depend on the kernels' sources:
+// emu_kernels.cc #includes them from kernels/, which the go command does not
+// track, so without this an edited kernel would leave the emulator running
+// the cached old one.
+//
+//go:embed kernels/*.cu kernels/*.cuh
+var kernelSources embed.FS
 
 // dptr is a device address (a host address in the emulator).
 type dptr uintptr

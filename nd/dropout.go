@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/nd/backend"
 )
 
 // Dropout zeroes each element of x with probability p and scales the rest
@@ -57,7 +58,8 @@ func dropout(op string, x *NDArray, p float64, axes []int) *NDArray {
 // generator: no state to carry from value to value), 32 per value, and a
 // value is dropped when its bits fall below p·2³². That costs about a
 // nanosecond per value, and the mask depends only on the seed and the
-// shape.
+// shape. A backend with DropoutKernels draws it on its device, the same
+// values.
 func dropoutMask(op string, sess *Session, dev ctx.Context, dt DType, shape []int, p float64) *NDArray {
 	checkShape(op, shape)
 	g := sess.rngFor(dev)
@@ -68,6 +70,10 @@ func dropoutMask(op string, sess *Session, dev ctx.Context, dt DType, shape []in
 	thr := uint32(min(p*(1<<32), 1<<32-1))
 	keep := 1 / (1 - p)
 	a := newArray(op, sess, dev, dt, shape)
+	if k, ok := a.be().(backend.DropoutKernels); ok {
+		k.DropoutMask(a.arg(), n, seed, thr, keep)
+		return a
+	}
 	if dt == Float64 {
 		writeMask[float64](a, n, seed, thr, keep)
 	} else {

@@ -239,3 +239,79 @@ BINARY(f32_b, u8, float, elemBinaryBool)
 BINARY(f64_b, u8, double, elemBinaryBool)
 BINARY(i32_b, u8, int, elemBinaryBool)
 BINARY(i64_b, u8, i64, elemBinaryBool)
+
+// Fused optimizer updates (backend.OptimizerKernels): per element, the
+// composed update's steps in its order, each with the op it composes
+// (unaryOp, binaryOp) rounded to T, so that the result equals the composed
+// ops' and nd/cpu's bit for bit. flags: 1 momentum, 2 Nesterov (SGD); 1
+// Keras's epsilon (RMSProp). A zero clip or wd skips its step.
+template <typename T>
+__device__ __forceinline__ T optGrad(T g, T w, double rescale, double wd, double clip, bool clipFirst) {
+	T a = unaryOp<T>(U_MULS, g, rescale, 0);
+	if (clipFirst && clip > 0) a = unaryOp<T>(U_CLIP, a, -clip, clip);
+	if (wd != 0) a = binaryOp<T>(B_ADD, a, unaryOp<T>(U_MULS, w, wd, 0));
+	if (!clipFirst && clip > 0) a = unaryOp<T>(U_CLIP, a, -clip, clip);
+	return a;
+}
+
+#define OPTIMIZERS(SUF, T)                                                                          \
+	extern "C" __global__ void sgd_update_##SUF(T* w, const T* g, T* m, i64 n, double lr, double wd, \
+			double rescale, double clip, double mom, i64 flags) {                              \
+		GRID_LOOP(i, n) {                                                                        \
+			T a = optGrad<T>(g[i], w[i], rescale, wd, clip, true);                           \
+			if (!(flags & 1)) {                                                              \
+				w[i] = binaryOp<T>(B_ADD, w[i], unaryOp<T>(U_MULS, a, -lr, 0));          \
+				continue;                                                                \
+			}                                                                                \
+			T mm = unaryOp<T>(U_MULS, m[i], mom, 0);                                         \
+			if (flags & 2) {                                                                 \
+				mm = binaryOp<T>(B_ADD, mm, a);                                          \
+				T c = binaryOp<T>(B_ADD, unaryOp<T>(U_MULS, mm, mom, 0), a);             \
+				w[i] = binaryOp<T>(B_ADD, w[i], unaryOp<T>(U_MULS, c, -lr, 0));          \
+			} else {                                                                         \
+				mm = binaryOp<T>(B_ADD, mm, unaryOp<T>(U_MULS, a, -lr, 0));              \
+				w[i] = binaryOp<T>(B_ADD, w[i], mm);                                     \
+			}                                                                                \
+			m[i] = mm;                                                                       \
+		}                                                                                        \
+	}                                                                                                \
+	extern "C" __global__ void rmsprop_update_##SUF(T* w, const T* g, T* s, i64 n, double lr,       \
+			double wd, double rescale, double clip, double gamma1, double eps, double clipW,   \
+			i64 flags) {                                                                       \
+		GRID_LOOP(i, n) {                                                                        \
+			T a = optGrad<T>(g[i], w[i], rescale, wd, clip, false);                          \
+			T c = unaryOp<T>(U_MULS, unaryOp<T>(U_SQUARE, a, 0, 0), 1 - gamma1, 0);          \
+			T ss = binaryOp<T>(B_ADD, unaryOp<T>(U_MULS, s[i], gamma1, 0), c);               \
+			s[i] = ss;                                                                       \
+			if (flags & 1)                                                                   \
+				c = unaryOp<T>(U_ADDS, unaryOp<T>(U_SQRT, ss, 0, 0), eps, 0);            \
+			else                                                                             \
+				c = unaryOp<T>(U_SQRT, unaryOp<T>(U_ADDS, ss, eps, 0), 0, 0);            \
+			a = unaryOp<T>(U_MULS, binaryOp<T>(B_DIV, a, c), -lr, 0);                        \
+			T ww = binaryOp<T>(B_ADD, w[i], a);                                              \
+			if (clipW > 0) ww = unaryOp<T>(U_CLIP, ww, -clipW, clipW);                       \
+			w[i] = ww;                                                                       \
+		}                                                                                        \
+	}
+OPTIMIZERS(f32, float)
+OPTIMIZERS(f64, double)
+
+// dropout_mask (backend.DropoutKernels): keep where the value's 32 bits of
+// splitmix64(seed + i/2) (low half for even i, high for odd) are at least
+// thr, else 0, as nd's host mask.
+__device__ __forceinline__ unsigned long long splitmix64(unsigned long long x) {
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+#define DROPOUT(SUF, T)                                                                             \
+	extern "C" __global__ void dropout_mask_##SUF(T* d, i64 n, i64 seed, i64 thr, double keep) {    \
+		GRID_LOOP(i, n) {                                                                        \
+			unsigned long long u = splitmix64((unsigned long long)seed + (unsigned long long)(i / 2)); \
+			unsigned int bits = (i & 1) ? (unsigned int)(u >> 32) : (unsigned int)u;        \
+			d[i] = bits >= (unsigned int)thr ? (T)keep : (T)0;                                \
+		}                                                                                        \
+	}
+DROPOUT(f32, float)
+DROPOUT(f64, double)

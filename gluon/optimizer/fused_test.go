@@ -41,8 +41,8 @@ func TestFusedMatchesComposed(t *testing.T) {
 				for _, n := range []int{6, 1001, 3*2048 + 5, 1<<17 + 3} {
 					name := fmt.Sprintf("%s/%s/%v/n=%d", r.name, h.name, dt, n)
 					t.Run(name, func(t *testing.T) {
-						fused := fusedRun(t, r.make, h.set, dt, n, true)
-						composed := fusedRun(t, r.make, h.set, dt, n, false)
+						fused := fusedRun(t, ctx.CPU(0), r.make, h.set, dt, n, true)
+						composed := fusedRun(t, ctx.CPU(0), r.make, h.set, dt, n, false)
 						for k := range composed {
 							for i := range composed[k] {
 								a, b := fused[k][i], composed[k][i]
@@ -60,18 +60,18 @@ func TestFusedMatchesComposed(t *testing.T) {
 
 // fusedRun applies three updates with the fused kernels on or off (each
 // update rescaled by 1/64 through Param.Rescale, as the Trainer does) and
-// returns the weight followed by the optimizer states.
-func fusedRun(t *testing.T, mk func() Optimizer, set func(Optimizer), dt nd.DType, n int, fused bool) [][]float64 {
+// returns the weight followed by the optimizer states. The random values
+// are drawn on cpu(0) and copied to dev.
+func fusedRun(t *testing.T, dev ctx.Context, mk func() Optimizer, set func(Optimizer), dt nd.DType, n int, fused bool) [][]float64 {
 	t.Helper()
 	defer nd.SetFusedKernels(nd.SetFusedKernels(fused))
-	dev := ctx.CPU(0)
 	nd.Seed(7)
-	w := nd.RandomUniform(dev, dt, -1, 1, n)
+	w := nd.RandomUniform(ctx.CPU(0), dt, -1, 1, n).CopyTo(dev)
 	o := mk()
 	set(o)
 	st := o.CreateState(w)
 	for s := 1; s <= 3; s++ {
-		g := nd.RandomUniform(dev, dt, -2, 2, n)
+		g := nd.RandomUniform(ctx.CPU(0), dt, -2, 2, n).CopyTo(dev)
 		o.Update(Param{Name: "w", Step: s, LRMult: 1, WDMult: 1, Rescale: 1.0 / 64}, w, g, st)
 		g.Release()
 	}

@@ -357,6 +357,17 @@ type GELUKernels interface {
 	GELUBackward(dt DType, tanh bool, dx, g, x, s Arg, n int)
 }
 
+// DropoutKernels draw dropout masks on the device instead of on the host
+// (where a mask is drawn and then copied, megabytes per layer and step). A
+// backend may implement them; package nd draws on the host otherwise. The
+// values must equal the host's bit for bit.
+type DropoutKernels interface {
+	// DropoutMask writes n values of dst's float dtype: keep where the
+	// value's 32 random bits are at least thr, else 0. The bits of values
+	// 2k and 2k+1 are the low and high halves of splitmix64(seed + k).
+	DropoutMask(dst Arg, n int, seed uint64, thr uint32, keep float64)
+}
+
 // OptimizerParams are the scalars of a fused optimizer update, already
 // resolved for this update of this parameter: LR and WD include the
 // parameter's multipliers and the schedule, RescaleGrad is never 0 (1 for

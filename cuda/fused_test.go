@@ -1,0 +1,66 @@
+//go:build cuda || cudaemu
+
+package cuda
+
+import (
+	"math"
+	"testing"
+
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/nd/backend"
+)
+
+// TestDropoutMaskMatchesHost draws masks with the GPU kernel and checks
+// them value for value against the host formula nd documents (splitmix64
+// of seed + i/2, low half for even i): odd and even lengths, both float
+// types, several drop probabilities.
+func TestDropoutMaskMatchesHost(t *testing.T) {
+	needGPUs(t, 1)
+	dev := ctx.GPU(0)
+	mix := func(x uint64) uint64 {
+		x += 0x9e3779b97f4a7c15
+		x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+		x = (x ^ x>>27) * 0x94d049bb133111eb
+		return x ^ x>>31
+	}
+	for _, dt := range []backend.DType{backend.Float32, backend.Float64} {
+		for _, n := range []int{1, 7, 1000, 100001} {
+			for _, p := range []float64{0.1, 0.5, 0.9} {
+				seed := uint64(n)*7919 + uint64(p*100)
+				thr := uint32(p * (1 << 32))
+				keep := 1 / (1 - p)
+				buf, err := Default().Alloc(dev, dt, n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				Default().DropoutMask(backend.Arg{Buf: buf}, n, seed, thr, keep)
+				got := make([]float64, n)
+				Default().Read(buf, 0, got)
+				Default().Free(dev, buf)
+				dropped := 0
+				for i, v := range got {
+					u := mix(seed + uint64(i/2))
+					bits := uint32(u)
+					if i%2 == 1 {
+						bits = uint32(u >> 32)
+					}
+					want := 0.0
+					if bits >= thr {
+						want = keep
+						if dt == backend.Float32 {
+							want = float64(float32(keep))
+						}
+					} else {
+						dropped++
+					}
+					if math.Float64bits(v) != math.Float64bits(want) {
+						t.Fatalf("%v n=%d p=%g: mask[%d] = %v, want %v", dt, n, p, i, v, want)
+					}
+				}
+				if n == 100001 && math.Abs(float64(dropped)/float64(n)-p) > 0.01 {
+					t.Errorf("%v p=%g: dropped %d of %d", dt, p, dropped, n)
+				}
+			}
+		}
+	}
+}
