@@ -91,7 +91,8 @@ struct emuKernel {
 		P(6, double), P(7, double), P(8, double), P(9, i64)),                                         \
 	K(rmsprop_update_##SUF, P(0, T*), P(1, T*), P(2, T*), P(3, i64), P(4, double), P(5, double),       \
 		P(6, double), P(7, double), P(8, double), P(9, double), P(10, double), P(11, i64)),                \
-	K(dropout_mask_##SUF, P(0, T*), P(1, i64), P(2, i64), P(3, i64), P(4, double))
+	K(dropout_mask_##SUF, P(0, T*), P(1, i64), P(2, i64), P(3, i64), P(4, double)),                   \
+	K(bias_relu_##SUF, P(0, T*), P(1, T*), P(2, T*), P(3, i64), P(4, i64), P(5, i64))
 // cast_S_D from S to every other storage type.
 #define CASTS(SS, S, D1S, D1, D2S, D2, D3S, D3, D4S, D4)                                                    \
 	K(cast_##SS##_##D1S, P(0, D1*), P(1, S*), P(2, i64)), K(cast_##SS##_##D2S, P(0, D2*), P(1, S*), P(2, i64)), \

@@ -82,3 +82,35 @@ func (b *Backend) DropoutMask(dst backend.Arg, n int, seed uint64, thr uint32, k
 	a.f64(keep)
 	devOf(dst).launch("Dropout", "dropout_mask"+suffix(buf(dst).dt), n, 0, 0, 0, &a)
 }
+
+var _ backend.BiasReluKernels = (*Backend)(nil)
+
+// BiasRelu implements backend.BiasReluKernels: one pass, y = relu(x + b[c]).
+func (b *Backend) BiasRelu(p backend.ChannelParams, y, x, bias backend.Arg) {
+	n := p.Outer * p.C * p.Inner
+	if n == 0 {
+		return
+	}
+	var a args
+	a.ptr(y)
+	a.ptr(x)
+	a.ptr(bias)
+	a.i64(n)
+	a.i64(p.C)
+	a.i64(p.Inner)
+	devOf(y).launch("BiasRelu", "bias_relu"+suffix(buf(y).dt), n, 0, 0, 0, &a)
+}
+
+// BiasReluBackward implements backend.BiasReluKernels: dx = g where y > 0
+// (the ReLU gradient kernel), then dbias as the channel sums of dx (the
+// reduction kernels) — the composed path's passes, without its
+// broadcasting bookkeeping.
+func (b *Backend) BiasReluBackward(p backend.ChannelParams, dx, dbias, g, y backend.Arg) {
+	n := p.Outer * p.C * p.Inner
+	if n > 0 {
+		b.Binary(backend.ReluGrad, []int{n}, dx, y, g)
+	}
+	if dbias.Buf != nil {
+		b.Reduce(backend.Sum, []int{p.Outer, p.C, p.Inner}, []bool{true, false, true}, dbias, dx)
+	}
+}

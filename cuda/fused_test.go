@@ -6,7 +6,9 @@ import (
 	"math"
 	"testing"
 
+	"github.com/goluon/goluon/autograd"
 	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/nd"
 	"github.com/goluon/goluon/nd/backend"
 )
 
@@ -61,6 +63,47 @@ func TestDropoutMaskMatchesHost(t *testing.T) {
 					t.Errorf("%v p=%g: dropped %d of %d", dt, p, dropped, n)
 				}
 			}
+		}
+	}
+}
+
+// TestBiasReluMatchesCPU runs nd.BiasRelu forward and backward on gpu(0)
+// (the fused kernels) and on cpu(0) (nd/cpu's): the same outputs and input
+// gradients bit for bit, the bias gradients to rounding (sums in another
+// order); dense (inner 1) and convolution shapes, both float types.
+func TestBiasReluMatchesCPU(t *testing.T) {
+	needGPUs(t, 1)
+	for _, dt := range []nd.DType{nd.Float32, nd.Float64} {
+		for _, shape := range [][]int{{7, 13}, {4, 6, 5, 9}, {2, 3, 1, 1}} {
+			s := nd.NewScope()
+			nd.Seed(11)
+			xc := nd.RandomUniform(ctx.CPU(0), dt, -1, 1, shape...)
+			bc := nd.RandomUniform(ctx.CPU(0), dt, -0.5, 0.5, shape[1])
+			gc := nd.RandomUniform(ctx.CPU(0), dt, -1, 1, shape...)
+			run := func(dev ctx.Context) (y, dx, db []float64) {
+				x, b := xc.CopyTo(dev), bc.CopyTo(dev)
+				x.AttachGrad(nd.GradWrite)
+				b.AttachGrad(nd.GradWrite)
+				var out *nd.NDArray
+				autograd.Record(func() {
+					out = nd.BiasRelu(x, b, 1)
+					autograd.Backward(nd.Sum(nd.Mul(out, gc.CopyTo(dev))))
+				})
+				return out.Float64s(), x.Grad().Float64s(), b.Grad().Float64s()
+			}
+			y0, dx0, db0 := run(ctx.CPU(0))
+			y1, dx1, db1 := run(ctx.GPU(0))
+			for i := range y0 {
+				if math.Float64bits(y0[i]) != math.Float64bits(y1[i]) || math.Float64bits(dx0[i]) != math.Float64bits(dx1[i]) {
+					t.Fatalf("%v %v [%d]: y %v / %v, dx %v / %v (cpu / gpu)", dt, shape, i, y0[i], y1[i], dx0[i], dx1[i])
+				}
+			}
+			for c := range db0 {
+				if math.Abs(db0[c]-db1[c]) > 1e-5*(1+math.Abs(db0[c])) {
+					t.Errorf("%v %v: dbias[%d] %v on cpu, %v on gpu", dt, shape, c, db0[c], db1[c])
+				}
+			}
+			s.Close()
 		}
 	}
 }

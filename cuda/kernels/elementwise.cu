@@ -315,3 +315,16 @@ __device__ __forceinline__ unsigned long long splitmix64(unsigned long long x) {
 	}
 DROPOUT(f32, float)
 DROPOUT(f64, double)
+
+// bias_relu (backend.BiasReluKernels): y = relu(x + b[c]) over [outer, C,
+// inner], the sum rounded to T and a negative one made 0 (−0 and NaN pass
+// through), as nd/cpu's fused kernel.
+#define BIASRELU(SUF, T)                                                                            \
+	extern "C" __global__ void bias_relu_##SUF(T* y, const T* x, const T* b, i64 n, i64 c, i64 inner) { \
+		GRID_LOOP(i, n) {                                                                        \
+			T v = x[i] + b[(i / inner) % c];                                                 \
+			y[i] = v < (T)0 ? (T)0 : v;                                                      \
+		}                                                                                        \
+	}
+BIASRELU(f32, float)
+BIASRELU(f64, double)
