@@ -54,6 +54,12 @@ gobench() { # pattern, iterations (scaled)
 # own, with glibc malloc at its defaults.
 nomalloc=(env -u MALLOC_MMAP_THRESHOLD_ -u MALLOC_TRIM_THRESHOLD_ -u MALLOC_TOP_PAD_)
 
+# The machine's float32 FMA peak (bench/fmapeak: register-only FMA loops,
+# 256- and 512-bit, 1 thread and every core), against which summarize.py
+# puts the matrix products.
+echo "FMA peak (bench/fmapeak)" >&2
+$GO run ./bench/fmapeak >"$out/fmapeak.txt"
+
 for r in $(seq 1 "$REPS"); do
 	echo "rep $r/$REPS: goluon" >&2
 	{

@@ -98,6 +98,41 @@ def main():
     if inverted:
         print("* lower is better: the ratio is PyTorch/Goluon, so > 1 still means Goluon is better (less memory or time)")
     print(json.dumps(ratios, sort_keys=True))
+    peak_lines(d, go)
+
+
+def fma_peak(d):
+    """The best all-core GFLOP/s of bench/fmapeak's JSON line in d/fmapeak.txt
+    and its vector width, or None."""
+    try:
+        with open(os.path.join(d, "fmapeak.txt")) as f:
+            data = json.loads(f.read().strip().splitlines()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
+    rows = data.get("results") or []
+    if not rows:
+        return None
+    most = max(r["threads"] for r in rows)
+    best = max((r for r in rows if r["threads"] == most), key=lambda r: r["gflops"])
+    return best["gflops"], best["width"], most
+
+
+def peak_lines(d, go):
+    """Prints Goluon's matrix products as a share of the machine's measured
+    FMA peak, and a JSON line of the same."""
+    peak = fma_peak(d)
+    if not peak:
+        return
+    gflops, width, threads = peak
+    shares = {}
+    for w in sorted(go, key=natural):
+        vals, unit = go[w]
+        if w.startswith("MatMul/") and unit == "GFLOP/s":
+            shares[w] = round(statistics.median(vals) / gflops, 3)
+    print("MatMul as a share of the measured FMA peak (%s, %d threads: %.1f GFLOP/s): %s" % (
+        width, threads, gflops, ", ".join("%s %.0f%%" % (w.split("/", 1)[1], 100 * v) for w, v in shares.items())))
+    print(json.dumps({"fma_peak_gflops": round(gflops, 1), "fma_peak_width": width,
+                      "matmul_peak_share": shares}, sort_keys=True))
 
 
 if __name__ == "__main__":
