@@ -73,9 +73,11 @@ func (l SoftmaxCrossEntropy) ForwardWeighted(pred, label, sampleWeight *nd.NDArr
 	const op = "loss.SoftmaxCrossEntropy"
 	checkLabels(op, pred, label, sampleWeight, l.Sparse)
 	axis := normAxis(op, l.Axis, pred.NDim())
-	logp := pred
-	if !l.FromLogits {
-		logp = nd.LogSoftmax(pred, axis)
+	logSoftmax := func() *nd.NDArray {
+		if l.FromLogits {
+			return pred
+		}
+		return nd.LogSoftmax(pred, axis)
 	}
 	var loss *nd.NDArray
 	if (l.UseIgnore || l.LabelSmoothing != 0) && !l.Sparse {
@@ -87,9 +89,15 @@ func (l SoftmaxCrossEntropy) ForwardWeighted(pred, label, sampleWeight *nd.NDArr
 	if l.Sparse {
 		shape := slices.Delete(pred.Shape(), axis, axis+1)
 		idx := reshapeLike(op, "sparse labels", label, shape, pred.Shape())
-		nll := nd.Neg(nd.Pick(logp, idx, axis))
-		if e := l.LabelSmoothing; e > 0 {
-			nll = nd.Add(nd.MulScalar(nll, 1-e), nd.MulScalar(nd.Neg(nd.Mean(logp, axis)), e))
+		var nll *nd.NDArray
+		if !l.FromLogits && l.LabelSmoothing == 0 {
+			nll = nd.SoftmaxCrossEntropy(pred, idx, axis) // one pass each way where fused
+		} else {
+			logp := logSoftmax()
+			nll = nd.Neg(nd.Pick(logp, idx, axis))
+			if e := l.LabelSmoothing; e > 0 {
+				nll = nd.Add(nd.MulScalar(nll, 1-e), nd.MulScalar(nd.Neg(nd.Mean(logp, axis)), e))
+			}
 		}
 		if l.UseIgnore {
 			nll = l.ignore(idx, nll)
@@ -97,7 +105,7 @@ func (l SoftmaxCrossEntropy) ForwardWeighted(pred, label, sampleWeight *nd.NDArr
 		loss = nd.ExpandDims(nll, axis)
 	} else {
 		z := reshapeLike(op, "dense labels", label, pred.Shape(), pred.Shape())
-		loss = nd.Neg(nd.SumKeepDims(nd.Mul(logp, z), axis))
+		loss = nd.Neg(nd.SumKeepDims(nd.Mul(logSoftmax(), z), axis))
 	}
 	return finish(op, loss, sampleWeight, scale(l.Weight))
 }

@@ -357,6 +357,23 @@ type GELUKernels interface {
 	GELUBackward(dt DType, tanh bool, dx, g, x, s Arg, n int)
 }
 
+// SoftmaxCEKernels compute the softmax cross-entropy of logits against
+// class indices in one pass over the logits forward and one backward (the
+// composed LogSoftmax, Pick and Neg take about eight passes forward and as
+// many backward, with logit-sized temporaries). A backend may implement
+// them; package nd composes those ops otherwise. x is viewed as
+// [Outer, C, Inner] with the classes on the middle axis; labels hold
+// Outer·Inner class indices of an integer dtype, or whole numbers of a
+// float one, clipped to [0, C) as Pick clips them.
+type SoftmaxCEKernels interface {
+	// SoftmaxCE writes, per position, lse = log Σ exp(x) over the classes
+	// (float64, computed stably) and loss = lse − x[label] in x's dtype.
+	SoftmaxCE(p ChannelParams, loss, lse, x, labels Arg)
+	// SoftmaxCEBackward writes dx = g·(exp(x − lse) − [class = label]),
+	// with g one value per position.
+	SoftmaxCEBackward(p ChannelParams, dx, g, x, lse, labels Arg)
+}
+
 // DropoutKernels draw dropout masks on the device instead of on the host
 // (where a mask is drawn and then copied, megabytes per layer and step). A
 // backend may implement them; package nd draws on the host otherwise. The

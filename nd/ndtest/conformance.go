@@ -61,6 +61,7 @@ var confFamilies = []struct {
 	{"shape", confShape},           // shape.go
 	{"softmax", confSoftmax},       // softmax.go
 	{"pick", confPick},             // pick.go
+	{"softmaxce", confSoftmaxCE},   // softmaxce.go
 	{"conv2d", confConv2D},         // conv.go
 	{"conv1d", confConv1D},         // conv1d.go
 	{"deconv", confDeconv},         // deconv.go

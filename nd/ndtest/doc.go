@@ -25,6 +25,7 @@
 //	nd/where.go      where.go      Where, MaskedFill
 //	nd/softmax.go    softmax.go    Softmax, LogSoftmax
 //	nd/pick.go       pick.go       Pick, OneHot
+//	nd/softmaxce.go  softmaxce.go  SoftmaxCrossEntropy
 //	nd/conv.go       conv.go       Conv2D
 //	nd/pool.go       pool.go       Pool2D and its wrappers
 //	nd/batchnorm.go  batchnorm.go  BatchNorm

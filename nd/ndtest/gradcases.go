@@ -52,6 +52,7 @@ func gradCases(dev ctx.Context) []gradCase {
 		gradCopyCases(dev),       // copy.go
 		gradSoftmaxCases(dev),    // softmax.go
 		gradPickCases(dev),       // pick.go
+		gradSoftmaxCECases(dev),  // softmaxce.go
 		gradConvCases(dev),       // conv.go
 		gradConv1DCases(dev),     // conv1d.go
 		gradDeconvCases(dev),     // deconv.go

@@ -1,0 +1,39 @@
+package nd
+
+import "github.com/goluon/goluon/nd/backend"
+
+// SoftmaxCrossEntropy returns −log softmax(x)[label] along axis for every
+// position of labels: the cross-entropy of logits x against class
+// indices, labels having x's shape without axis and an integer dtype (or a
+// float one holding whole numbers), indices outside [0, C) clipped as Pick
+// clips them. It equals Neg(Pick(LogSoftmax(x, axis), labels, axis)),
+// which it computes where the backend has no fused kernels
+// (backend.SoftmaxCEKernels) or they are off (SetFusedKernels); with them
+// it makes one pass over x forward and one backward. The gradient flows to
+// x only.
+func SoftmaxCrossEntropy(x, labels *NDArray, axis int) *NDArray {
+	const op = "SoftmaxCrossEntropy"
+	ax, outer, n, inner := pickDims(op, x, labels, axis)
+	k, ok := x.be().(backend.SoftmaxCEKernels)
+	if !ok || !fusedKernels() || n == 0 {
+		return Neg(Pick(LogSoftmax(x, ax), labels, ax))
+	}
+	sess := sessionOf(op, x, labels)
+	dev, dt := x.st.dev, x.dtype
+	p := backend.ChannelParams{Outer: outer, C: n, Inner: inner, DType: dt, Device: dev}
+	loss := newArray(op, sess, dev, dt, labels.shape)
+	lse := newArray(op, sess, dev, Float64, labels.shape)
+	k.SoftmaxCE(p, loss.arg(), lse.arg(), x.arg(), labels.arg())
+	Record(op, loss, []*NDArray{x, labels}, func(g *NDArray, need []bool) []*NDArray {
+		if !need[0] {
+			return nil
+		}
+		dx := newArray(op, g.Session(), dev, dt, x.shape)
+		k.SoftmaxCEBackward(p, dx.arg(), g.arg(), x.arg(), lse.arg(), labels.arg())
+		return []*NDArray{dx, nil}
+	})
+	if !sess.IsRecording() {
+		lse.Release()
+	}
+	return loss
+}
