@@ -65,6 +65,7 @@ for r in $(seq 1 "$REPS"); do
 	{
 		gobench 'TrainStepKerasCIFAR' 15
 		gobench 'TrainStepLeNet$|TrainStepMLP|InferLeNet' 200
+		gobench 'TrainStepLeNetB32$' 400
 		# About 1 s per matrix size (same counts in pytorch_bench.py).
 		gobench 'MatMul/n=128$' 20000
 		gobench 'MatMul/n=256$' 4000

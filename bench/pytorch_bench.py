@@ -177,6 +177,9 @@ def main():
         kc, torch.optim.RMSprop(kc.parameters(), lr=1e-4, alpha=0.9), [B, 3, 32, 32], 3, it(15))
     res["TrainStepLeNet"] = train_step(
         lenet_net, torch.optim.SGD(lenet_net.parameters(), lr=0.04), [B, 1, 28, 28], 10, it(200))
+    net32 = lenet()
+    res["TrainStepLeNetB32"] = train_step(
+        net32, torch.optim.SGD(net32.parameters(), lr=0.04), [32, 1, 28, 28], 10, it(400))
     m = mlp()
     res["TrainStepMLP"] = train_step(
         m, torch.optim.SGD(m.parameters(), lr=0.1), [B, 784], 20, it(400))

@@ -33,3 +33,10 @@ func BenchmarkTrainStepLeNet(b *testing.B) {
 		trainStepBench(b, modelzoo.LeNet(), optimizer.NewSGD(0.04), []int{128, 1, 28, 28}, []ctx.Context{ctx.CPU(0), ctx.CPU(1)})
 	})
 }
+
+// BenchmarkTrainStepLeNetB32 is LeNet's training step at batch 32 on one
+// context: small-batch latency, where per-op costs weigh more than
+// arithmetic.
+func BenchmarkTrainStepLeNetB32(b *testing.B) {
+	trainStepBench(b, modelzoo.LeNet(), optimizer.NewSGD(0.04), []int{32, 1, 28, 28}, []ctx.Context{ctx.CPU(0)})
+}
