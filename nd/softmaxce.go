@@ -16,6 +16,10 @@ func SoftmaxCrossEntropy(x, labels *NDArray, axis int) *NDArray {
 	ax, outer, n, inner := pickDims(op, x, labels, axis)
 	k, ok := x.be().(backend.SoftmaxCEKernels)
 	if !ok || !fusedKernels() || n == 0 {
+		if s := sessionOf(op, x, labels); s != defaultSession {
+			l := s.lift(op, x, labels) // LogSoftmax(x) must be s's
+			x, labels = l[0], l[1]
+		}
 		return Neg(Pick(LogSoftmax(x, ax), labels, ax))
 	}
 	sess := sessionOf(op, x, labels)
