@@ -69,3 +69,20 @@ func ExampleSGDUpdateFused() {
 	// NDArray[4] float32 @cpu(0) [0.5 1 1.5 2]
 	// NDArray[4] float32 @cpu(0) [-0.5 -1 -1.5 -2]
 }
+
+// SoftmaxCrossEntropy is the classifier's loss per sample, −log of the
+// softmax probability of the label; its gradient is softmax − one-hot.
+func ExampleSoftmaxCrossEntropy() {
+	logits := nd.FromSlice(ctx.CPU(0), []float64{2, 0, 0, 0, 0, 0}, 2, 3)
+	labels := nd.FromSlice(ctx.CPU(0), []int64{0, 2}, 2)
+	logits.AttachGrad(nd.GradWrite)
+	exit := nd.EnterRecording(true)
+	loss := nd.SoftmaxCrossEntropy(logits, labels, -1)
+	exit()
+	nd.Backward([]*nd.NDArray{loss}, nil, false)
+	fmt.Printf("%.4f\n", loss.Float64s())
+	fmt.Printf("%.4f\n", logits.Grad().Float64s())
+	// Output:
+	// [0.2395 1.0986]
+	// [-0.2130 0.1065 0.1065 0.3333 0.3333 -0.6667]
+}
