@@ -74,16 +74,24 @@ def keras_cifar():
     )
 
 
-def timed(fn, warmup, iters):
+def timed(fn, warmup, iters, sync=None):
+    """Seconds for iters calls of fn after warmup ones; sync, when given,
+    waits for queued device work before each clock reading."""
     for _ in range(warmup):
         fn()
+    if sync:
+        sync()
     t0 = time.perf_counter()
     for _ in range(iters):
         fn()
+    if sync:
+        sync()
     return time.perf_counter() - t0
 
 
-def train_step(net, opt, shape, warmup, iters):
+def train_step(net, opt, shape, warmup, iters, device=None):
+    """Samples/s of training steps on synthetic data; with a device, each
+    step copies the batch and labels there from host memory."""
     torch.manual_seed(1)
     net.train()
     x = torch.rand(*shape)
@@ -92,22 +100,37 @@ def train_step(net, opt, shape, warmup, iters):
 
     def step():
         opt.zero_grad(set_to_none=True)
-        lossfn(net(x), y).backward()
+        if device is None:
+            lossfn(net(x), y).backward()
+        else:
+            lossfn(net(x.to(device)), y.to(device)).backward()
         opt.step()
 
-    return shape[0] * iters / timed(step, warmup, iters)
+    return shape[0] * iters / timed(step, warmup, iters, sync_for(device))
 
 
-def infer(net, shape, warmup, iters):
+def infer(net, shape, warmup, iters, device=None):
+    """Samples/s of forward passes in eval mode; with a device, each pass
+    copies the batch there and the scores back."""
     torch.manual_seed(1)
     net.eval()
     x = torch.rand(*shape)
 
     def step():
         with torch.no_grad():
-            net(x)
+            if device is None:
+                net(x)
+            else:
+                net(x.to(device)).cpu()
 
-    return shape[0] * iters / timed(step, warmup, iters)
+    return shape[0] * iters / timed(step, warmup, iters, sync_for(device))
+
+
+def sync_for(device):
+    """The synchronisation timed needs for device (None on the CPU)."""
+    if device is None or torch.device(device).type != "cuda":
+        return None
+    return torch.cuda.synchronize
 
 
 def matmul(n, warmup, iters):

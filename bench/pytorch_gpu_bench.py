@@ -17,52 +17,12 @@ Benchmark prefix): samples/s, or us/op for the per-op costs.
 import argparse
 import json
 import sys
-import time
 
 import torch
-import torch.nn as nn
 
-from pytorch_bench import keras_cifar, lenet, mlp
+from pytorch_bench import infer, keras_cifar, lenet, mlp, timed, train_step
 
 B = 128
-
-
-def timed(fn, warmup, iters):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(iters):
-        fn()
-    torch.cuda.synchronize()
-    return time.perf_counter() - t0
-
-
-def train_step(net, opt, shape, warmup, iters):
-    torch.manual_seed(1)
-    net.train()
-    x = torch.rand(*shape)
-    y = torch.arange(shape[0]) % 10
-    lossfn = nn.CrossEntropyLoss()
-
-    def step():
-        opt.zero_grad(set_to_none=True)
-        lossfn(net(x.cuda()), y.cuda()).backward()
-        opt.step()
-
-    return shape[0] * iters / timed(step, warmup, iters)
-
-
-def infer(net, shape, warmup, iters):
-    torch.manual_seed(1)
-    net.eval()
-    x = torch.rand(*shape)
-
-    def step():
-        with torch.no_grad():
-            net(x.cuda()).cpu()
-
-    return shape[0] * iters / timed(step, warmup, iters)
 
 
 def op_us(latency, warmup, iters):
@@ -73,7 +33,7 @@ def op_us(latency, warmup, iters):
     else:
         def step():
             x + x
-    return timed(step, warmup, iters) * 1e6 / iters
+    return timed(step, warmup, iters, torch.cuda.synchronize) * 1e6 / iters
 
 
 def main():
@@ -95,14 +55,14 @@ def main():
     res = {}
     net = lenet().to(dev)
     res["TrainStepLeNetGPU/gpu0"] = train_step(
-        net, torch.optim.SGD(net.parameters(), lr=0.04), [B, 1, 28, 28], 20, it(500))
+        net, torch.optim.SGD(net.parameters(), lr=0.04), [B, 1, 28, 28], 20, it(500), dev)
     net = mlp().to(dev)
     res["TrainStepMLPGPU"] = train_step(
-        net, torch.optim.SGD(net.parameters(), lr=0.1), [B, 784], 20, it(1000))
+        net, torch.optim.SGD(net.parameters(), lr=0.1), [B, 784], 20, it(1000), dev)
     net = keras_cifar().to(dev)
     res["TrainStepKerasCIFARGPU"] = train_step(
-        net, torch.optim.RMSprop(net.parameters(), lr=1e-4, alpha=0.9), [B, 3, 32, 32], 10, it(300))
-    res["InferLeNetGPU"] = infer(lenet().to(dev), [B, 1, 28, 28], 20, it(1000))
+        net, torch.optim.RMSprop(net.parameters(), lr=1e-4, alpha=0.9), [B, 3, 32, 32], 10, it(300), dev)
+    res["InferLeNetGPU"] = infer(lenet().to(dev), [B, 1, 28, 28], 20, it(1000), dev)
     res["OpOverhead"] = op_us(False, 100, it(20000))
     res["OpLatency"] = op_us(True, 100, it(5000))
     json.dump(res, sys.stdout)

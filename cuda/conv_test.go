@@ -53,38 +53,49 @@ func compareConvWithCPU(t *testing.T, prefix string, cases []convCase, tol32 flo
 				nd.Seed(uint64(ci))
 				xc := nd.RandomUniform(ctx.CPU(0), dt, -1, 1, c.x...)
 				wc := nd.RandomUniform(ctx.CPU(0), dt, -1, 1, c.w...)
-				run := func(dev ctx.Context) (y, gx, gw []float64) {
-					x, w := xc.CopyTo(dev), wc.CopyTo(dev)
-					x.AttachGrad(nd.GradWrite)
-					w.AttachGrad(nd.GradWrite)
-					var out *nd.NDArray
-					autograd.Record(func() {
-						out = nd.Conv2D(x, w, nil, c.o)
-						autograd.Backward(nd.Sum(nd.Mul(out, out)))
-					})
-					return out.Float64s(), x.Grad().Float64s(), w.Grad().Float64s()
-				}
-				y0, gx0, gw0 := run(ctx.CPU(0))
-				y1, gx1, gw1 := run(ctx.GPU(0))
+				conv := func(x, w *nd.NDArray) *nd.NDArray { return nd.Conv2D(x, w, nil, c.o) }
+				want, got := fwdBwd(ctx.CPU(0), xc, wc, nil, conv), fwdBwd(ctx.GPU(0), xc, wc, nil, conv)
 				tol := 1e-12
 				if dt == nd.Float32 {
 					tol = tol32
 				}
-				for _, p := range []struct {
-					name      string
-					want, got []float64
-				}{{"y", y0, y1}, {"dx", gx0, gx1}, {"dw", gw0, gw1}} {
-					scale := 0.0
-					for _, v := range p.want {
-						scale = max(scale, math.Abs(v))
-					}
-					for i := range p.want {
-						if math.Abs(p.want[i]-p.got[i]) > tol*(1+scale) {
-							t.Fatalf("%s[%d] = %v on gpu(0), %v on cpu(0)", p.name, i, p.got[i], p.want[i])
+				for k, name := range []string{"y", "dx", "dw"} {
+					scale := maxAbs(want[k])
+					for i := range want[k] {
+						if math.Abs(want[k][i]-got[k][i]) > tol*(1+scale) {
+							t.Fatalf("%s[%d] = %v on gpu(0), %v on cpu(0)", name, i, got[k][i], want[k][i])
 						}
 					}
 				}
 			})
 		}
 	}
+}
+
+// fwdBwd copies a and b to dev, computes out = f(a, b) while recording and
+// back-propagates Σ out·head (Σ out² when head is nil), and returns out and
+// the gradients of a and b, as float64.
+func fwdBwd(dev ctx.Context, a, b, head *nd.NDArray, f func(a, b *nd.NDArray) *nd.NDArray) [3][]float64 {
+	x, y := a.CopyTo(dev), b.CopyTo(dev)
+	x.AttachGrad(nd.GradWrite)
+	y.AttachGrad(nd.GradWrite)
+	var out *nd.NDArray
+	autograd.Record(func() {
+		out = f(x, y)
+		h := out
+		if head != nil {
+			h = head.CopyTo(dev)
+		}
+		autograd.Backward(nd.Sum(nd.Mul(out, h)))
+	})
+	return [3][]float64{out.Float64s(), x.Grad().Float64s(), y.Grad().Float64s()}
+}
+
+// maxAbs returns the largest magnitude in v (0 for none).
+func maxAbs(v []float64) float64 {
+	m := 0.0
+	for _, x := range v {
+		m = max(m, math.Abs(x))
+	}
+	return m
 }

@@ -130,36 +130,49 @@ func (d *device) loop(ready chan<- error) {
 // handoff. Measured on an H100 virtual machine (cuda/results/): an op's
 // launch to its result in host memory took 160µs with 50µs of polling on
 // either side, 24–26µs with 1ms on both.
-var spinFor = defaultSpin
+var spinFor = spinEnv("GOLUON_CUDA_SPIN_US", defaultSpin)
 
-func init() {
-	if v, err := strconv.Atoi(os.Getenv("GOLUON_CUDA_SPIN_US")); err == nil && v >= 0 {
-		spinFor = time.Duration(v) * time.Microsecond
+// waitSpin is how long a caller waiting for the worker polls for the
+// answer before it parks (GOLUON_CUDA_WAIT_SPIN_US, default defaultSpin).
+// Parking hands the wake-up to the scheduler and the kernel, which on a
+// virtual machine costs tens of microseconds per round trip.
+var waitSpin = spinEnv("GOLUON_CUDA_WAIT_SPIN_US", defaultSpin)
+
+// spinEnv returns the microseconds the environment variable name gives
+// (0 or more), else def.
+func spinEnv(name string, def time.Duration) time.Duration {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v >= 0 {
+		return time.Duration(v) * time.Microsecond
 	}
+	return def
 }
 
-// next returns the next task, polling for spinFor before blocking.
-func (d *device) next() task {
+// receive returns the next value from ch, polling it for spin before it
+// blocks.
+func receive[T any](ch chan T, spin time.Duration) T {
 	select {
-	case t := <-d.q:
-		return t
+	case v := <-ch:
+		return v
 	default:
 	}
-	if spinFor > 0 {
+	if spin > 0 {
 		start := time.Now()
 		for i := 0; ; i++ {
 			select {
-			case t := <-d.q:
-				return t
+			case v := <-ch:
+				return v
 			default:
 			}
-			if i%64 == 63 && time.Since(start) > spinFor {
+			if i%64 == 63 && time.Since(start) > spin {
 				break
 			}
 		}
 	}
-	return <-d.q
+	return <-ch
 }
+
+// next returns the worker's next task.
+func (d *device) next() task { return receive(d.q, spinFor) }
 
 func (d *device) setup() error {
 	if err := d.phys.init(); err != nil {
@@ -226,46 +239,11 @@ func (d *device) async(op string, fn func() error) {
 func (d *device) call(op string, fn func() error) error {
 	done := make(chan error, 1)
 	d.q <- task{op: op, fn: fn, done: done}
-	err := wait(done)
+	err := receive(done, waitSpin)
 	if early := d.takeErr(); early != nil {
 		return fmt.Errorf("an earlier asynchronous operation failed: %w", early)
 	}
 	return err
-}
-
-// waitSpin is how long a caller waiting for the worker polls for the
-// answer before it parks (GOLUON_CUDA_WAIT_SPIN_US, default defaultSpin).
-// Parking hands the wake-up to the scheduler and the kernel, which on a
-// virtual machine costs tens of microseconds per round trip.
-var waitSpin = defaultSpin
-
-func init() {
-	if v, err := strconv.Atoi(os.Getenv("GOLUON_CUDA_WAIT_SPIN_US")); err == nil && v >= 0 {
-		waitSpin = time.Duration(v) * time.Microsecond
-	}
-}
-
-// wait receives from done, polling for waitSpin before blocking.
-func wait(done chan error) error {
-	select {
-	case err := <-done:
-		return err
-	default:
-	}
-	if waitSpin > 0 {
-		start := time.Now()
-		for i := 0; ; i++ {
-			select {
-			case err := <-done:
-				return err
-			default:
-			}
-			if i%64 == 63 && time.Since(start) > waitSpin {
-				break
-			}
-		}
-	}
-	return <-done
 }
 
 // synchronize waits until all work queued on the device has finished.

@@ -6,7 +6,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/goluon/goluon/autograd"
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/nd"
 	"github.com/goluon/goluon/nd/backend"
@@ -80,19 +79,10 @@ func TestBiasReluMatchesCPU(t *testing.T) {
 			xc := nd.RandomUniform(ctx.CPU(0), dt, -1, 1, shape...)
 			bc := nd.RandomUniform(ctx.CPU(0), dt, -0.5, 0.5, shape[1])
 			gc := nd.RandomUniform(ctx.CPU(0), dt, -1, 1, shape...)
-			run := func(dev ctx.Context) (y, dx, db []float64) {
-				x, b := xc.CopyTo(dev), bc.CopyTo(dev)
-				x.AttachGrad(nd.GradWrite)
-				b.AttachGrad(nd.GradWrite)
-				var out *nd.NDArray
-				autograd.Record(func() {
-					out = nd.BiasRelu(x, b, 1)
-					autograd.Backward(nd.Sum(nd.Mul(out, gc.CopyTo(dev))))
-				})
-				return out.Float64s(), x.Grad().Float64s(), b.Grad().Float64s()
-			}
-			y0, dx0, db0 := run(ctx.CPU(0))
-			y1, dx1, db1 := run(ctx.GPU(0))
+			biasRelu := func(x, b *nd.NDArray) *nd.NDArray { return nd.BiasRelu(x, b, 1) }
+			want, got := fwdBwd(ctx.CPU(0), xc, bc, gc, biasRelu), fwdBwd(ctx.GPU(0), xc, bc, gc, biasRelu)
+			y0, dx0, db0 := want[0], want[1], want[2]
+			y1, dx1, db1 := got[0], got[1], got[2]
 			for i := range y0 {
 				if math.Float64bits(y0[i]) != math.Float64bits(y1[i]) || math.Float64bits(dx0[i]) != math.Float64bits(dx1[i]) {
 					t.Fatalf("%v %v [%d]: y %v / %v, dx %v / %v (cpu / gpu)", dt, shape, i, y0[i], y1[i], dx0[i], dx1[i])

@@ -8,9 +8,6 @@ import (
 	"testing"
 
 	"github.com/goluon/goluon/ctx"
-	"github.com/goluon/goluon/gluon"
-	"github.com/goluon/goluon/gluon/initializer"
-	"github.com/goluon/goluon/gluon/loss"
 	"github.com/goluon/goluon/gluon/modelzoo"
 	"github.com/goluon/goluon/gluon/optimizer"
 	"github.com/goluon/goluon/internal/traintest"
@@ -24,31 +21,12 @@ import (
 func TestMemoryFlatLeNet(t *testing.T) {
 	needGPUs(t, 1)
 	dev := ctx.GPU(0)
-	nd.Seed(1)
-	net := modelzoo.LeNet()
-	params := gluon.CollectParams(net)
-	if err := params.Initialize(initializer.Xavier{}, []ctx.Context{dev}, false); err != nil {
-		t.Fatal(err)
-	}
-	tr, err := gluon.NewTrainer(params, optimizer.NewSGD(0.05), "device", gluon.TrainerOpts{})
+	run, err := traintest.NewStep(modelzoo.LeNet(), optimizer.NewSGD(0.05), []int{32, 1, 28, 28}, []ctx.Context{dev})
 	if err != nil {
 		t.Fatal(err)
 	}
-	const batch = 32
-	x := nd.RandomUniform(ctx.CPU(0), nd.Float32, 0, 1, batch, 1, 28, 28)
-	labels := make([]float32, batch)
-	for i := range labels {
-		labels[i] = float32(i % 10)
-	}
-	y := nd.FromSlice(ctx.CPU(0), labels)
-	lossFn := loss.NewSoftmaxCrossEntropy().Forward
 	step := func() {
-		s := nd.NewScope()
-		defer s.Close()
-		if err := traintest.Backward(net, lossFn, x, y, []ctx.Context{dev}, false); err != nil {
-			t.Fatal(err)
-		}
-		if err := tr.Step(batch); err != nil {
+		if err := run(); err != nil {
 			t.Fatal(err)
 		}
 	}

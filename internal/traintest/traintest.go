@@ -50,21 +50,20 @@ func Backward(net gluon.Block, lossFn Loss, x, y *nd.NDArray, devs []ctx.Context
 	return err
 }
 
-// StepBench measures full training steps (forward, softmax
-// cross-entropy, backward, trainer step through the device kvstore) of
-// net on random inputs of shape (the
-// batch first) split over devs, and reports samples/s. wait, when not nil,
-// blocks until the devices' queued work is done (asynchronous backends);
-// it runs after the warm-up steps and after the timed loop.
-func StepBench(b *testing.B, net gluon.Block, opt optimizer.Optimizer, shape []int, devs []ctx.Context, wait func()) {
+// NewStep prepares full training steps (forward, softmax cross-entropy,
+// backward, trainer step through the device kvstore) of net on one batch
+// of random inputs of shape (the batch first, labels i mod 10) split over
+// devs: it seeds nd with 1, initialises net's parameters on devs and
+// returns the step, each run in a scope of its own.
+func NewStep(net gluon.Block, opt optimizer.Optimizer, shape []int, devs []ctx.Context) (func() error, error) {
 	nd.Seed(1)
 	params := gluon.CollectParams(net)
 	if err := params.Initialize(initializer.Xavier{}, devs, false); err != nil {
-		b.Fatal(err)
+		return nil, err
 	}
 	tr, err := gluon.NewTrainer(params, opt, "device", gluon.TrainerOpts{})
 	if err != nil {
-		b.Fatal(err)
+		return nil, err
 	}
 	lossFn := loss.NewSoftmaxCrossEntropy().Forward
 	batch := shape[0]
@@ -74,14 +73,28 @@ func StepBench(b *testing.B, net gluon.Block, opt optimizer.Optimizer, shape []i
 		labels[i] = float32(i % 10)
 	}
 	y := nd.FromSlice(ctx.CPU(0), labels)
-	step := func() {
+	return func() error {
 		s := nd.NewScope()
 		defer s.Close()
-		err := Backward(net, lossFn, x, y, devs, false)
-		if err == nil {
-			err = tr.Step(batch)
+		if err := Backward(net, lossFn, x, y, devs, false); err != nil {
+			return err
 		}
-		if err != nil {
+		return tr.Step(batch)
+	}, nil
+}
+
+// StepBench measures NewStep's training steps and reports samples/s.
+// wait, when not nil, blocks until the devices' queued work is done
+// (asynchronous backends); it runs after the warm-up steps and after the
+// timed loop.
+func StepBench(b *testing.B, net gluon.Block, opt optimizer.Optimizer, shape []int, devs []ctx.Context, wait func()) {
+	run, err := NewStep(net, opt, shape, devs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	batch := shape[0]
+	step := func() {
+		if err := run(); err != nil {
 			b.Fatal(err)
 		}
 	}
