@@ -54,10 +54,15 @@ func ceilDiv(a, b int) int {
 }
 
 // Conv2D computes y = conv(x, w) image by image, in parallel over images:
-// as Winograd F(2×2, 3×3) where useWinograd says so (winograd.go), else as
-// im2col and one GEMM per image and group.
+// directly where useDirectConv says so (few input channels,
+// convdirect.go), as Winograd F(2×2, 3×3) where useWinograd does
+// (winograd.go), else as im2col and one GEMM per image and group.
 func (*Backend) Conv2D(p backend.ConvParams, y, x, w backend.Arg) {
 	s := newConvShape(p)
+	if useDirectConv(p) {
+		directConv2D(s, slice[float32](y), slice[float32](x), slice[float32](w))
+		return
+	}
 	if useWinograd(p) {
 		winoConv2D(s, slice[float32](y), slice[float32](x), slice[float32](w))
 		return

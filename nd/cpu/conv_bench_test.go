@@ -36,7 +36,8 @@ func convP(n, c, hw, oc, k, pad int) backend.ConvParams {
 
 // BenchmarkConv times each tutorial convolution's forward pass and both
 // backward passes, in GFLOP/s of the direct computation
-// (2·N·OC·OH·OW·C·KH·KW), as im2col + GEMM and, for the 3×3 stride-1
+// (2·N·OC·OH·OW·C·KH·KW), as im2col + GEMM, directly where useDirectConv
+// allows (the forward pass) and, for the 3×3 stride-1
 // layers, as Winograd F(2×2, 3×3) whatever the channel counts, so that
 // winoMinChannels can be checked against measurements.
 func BenchmarkConv(b *testing.B) {
@@ -55,6 +56,12 @@ func BenchmarkConv(b *testing.B) {
 			{"forward", func() { convForward(s, y, x, w) }},
 			{"data", func() { convBackwardData(s, dx, y, w) }},
 			{"filter", func() { convBackwardFilter(s, dw, x, y) }},
+		}
+		if useDirectConv(l.p) {
+			passes = append(passes, struct {
+				name string
+				fn   func()
+			}{"direct-forward", func() { directConv2D(s, y, x, w) }})
 		}
 		if winoShape(l.p) {
 			passes = append(passes, []struct {

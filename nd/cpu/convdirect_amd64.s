@@ -1,0 +1,196 @@
+// Direct-convolution tiles for convolutions with few input channels
+// (convdirect.go): 4 output channels by 24 (AVX2) or 8 by 48 (AVX-512) output
+// positions of the wide grid, accumulated over the k = (c, kh, kw) taps
+// in order. Written by hand.
+//
+// Tap k adds w[k][i] · x[offs[k] + j] to row i, column j of the tile: the
+// input of consecutive wide positions is consecutive in memory, so each
+// tap costs three vector loads of x, one broadcast of a packed weight per
+// row and three FMAs per row (12 YMM or 24 ZMM accumulators).
+
+#include "textflag.h"
+
+// func convTile4x24(y *float32, ldy int, x *float32, w *float32, ws int, offs *int, k int)
+//
+// DI the tile's first row, DX its row stride in bytes, SI x, BX the packed
+// weights (4 per tap, taps ws floats apart), R9 ws in bytes, R8 the byte
+// offsets, CX taps left.
+TEXT ·convTile4x24(SB), NOSPLIT, $0-56
+	MOVQ y+0(FP), DI
+	MOVQ ldy+8(FP), DX
+	SHLQ $2, DX
+	MOVQ x+16(FP), SI
+	MOVQ w+24(FP), BX
+	MOVQ ws+32(FP), R9
+	SHLQ $2, R9
+	MOVQ offs+40(FP), R8
+	MOVQ k+48(FP), CX
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+	VXORPS Y15, Y15, Y15
+
+tap24:
+	MOVQ         (R8), AX
+	VMOVUPS      (SI)(AX*1), Y0
+	VMOVUPS      32(SI)(AX*1), Y1
+	VMOVUPS      64(SI)(AX*1), Y2
+	VBROADCASTSS (BX), Y3
+	VFMADD231PS  Y0, Y3, Y4
+	VFMADD231PS  Y1, Y3, Y5
+	VFMADD231PS  Y2, Y3, Y6
+	VBROADCASTSS 4(BX), Y3
+	VFMADD231PS  Y0, Y3, Y7
+	VFMADD231PS  Y1, Y3, Y8
+	VFMADD231PS  Y2, Y3, Y9
+	VBROADCASTSS 8(BX), Y3
+	VFMADD231PS  Y0, Y3, Y10
+	VFMADD231PS  Y1, Y3, Y11
+	VFMADD231PS  Y2, Y3, Y12
+	VBROADCASTSS 12(BX), Y3
+	VFMADD231PS  Y0, Y3, Y13
+	VFMADD231PS  Y1, Y3, Y14
+	VFMADD231PS  Y2, Y3, Y15
+	ADDQ         $8, R8
+	ADDQ         R9, BX
+	DECQ         CX
+	JNZ          tap24
+
+	VMOVUPS Y4, (DI)
+	VMOVUPS Y5, 32(DI)
+	VMOVUPS Y6, 64(DI)
+	ADDQ    DX, DI
+	VMOVUPS Y7, (DI)
+	VMOVUPS Y8, 32(DI)
+	VMOVUPS Y9, 64(DI)
+	ADDQ    DX, DI
+	VMOVUPS Y10, (DI)
+	VMOVUPS Y11, 32(DI)
+	VMOVUPS Y12, 64(DI)
+	ADDQ    DX, DI
+	VMOVUPS Y13, (DI)
+	VMOVUPS Y14, 32(DI)
+	VMOVUPS Y15, 64(DI)
+	VZEROUPPER
+	RET
+
+// func convTile8x48(y *float32, ldy int, x *float32, w *float32, offs *int, k int)
+//
+// convTile4x24 on ZMM registers, for 8 rows (taps 8 floats apart) of 48
+// positions: Z8..Z31 accumulate, row i in Z(8+3i)..Z(10+3i).
+TEXT ·convTile8x48(SB), NOSPLIT, $0-48
+	MOVQ y+0(FP), DI
+	MOVQ ldy+8(FP), DX
+	SHLQ $2, DX
+	MOVQ x+16(FP), SI
+	MOVQ w+24(FP), BX
+	MOVQ offs+32(FP), R8
+	MOVQ k+40(FP), CX
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	VPXORD Z29, Z29, Z29
+	VPXORD Z30, Z30, Z30
+	VPXORD Z31, Z31, Z31
+
+tap48:
+	MOVQ    (R8), AX
+	VMOVUPS (SI)(AX*1), Z0
+	VMOVUPS 64(SI)(AX*1), Z1
+	VMOVUPS 128(SI)(AX*1), Z2
+	VBROADCASTSS (BX), Z3
+	VFMADD231PS  Z0, Z3, Z8
+	VFMADD231PS  Z1, Z3, Z9
+	VFMADD231PS  Z2, Z3, Z10
+	VBROADCASTSS 4(BX), Z3
+	VFMADD231PS  Z0, Z3, Z11
+	VFMADD231PS  Z1, Z3, Z12
+	VFMADD231PS  Z2, Z3, Z13
+	VBROADCASTSS 8(BX), Z3
+	VFMADD231PS  Z0, Z3, Z14
+	VFMADD231PS  Z1, Z3, Z15
+	VFMADD231PS  Z2, Z3, Z16
+	VBROADCASTSS 12(BX), Z3
+	VFMADD231PS  Z0, Z3, Z17
+	VFMADD231PS  Z1, Z3, Z18
+	VFMADD231PS  Z2, Z3, Z19
+	VBROADCASTSS 16(BX), Z3
+	VFMADD231PS  Z0, Z3, Z20
+	VFMADD231PS  Z1, Z3, Z21
+	VFMADD231PS  Z2, Z3, Z22
+	VBROADCASTSS 20(BX), Z3
+	VFMADD231PS  Z0, Z3, Z23
+	VFMADD231PS  Z1, Z3, Z24
+	VFMADD231PS  Z2, Z3, Z25
+	VBROADCASTSS 24(BX), Z3
+	VFMADD231PS  Z0, Z3, Z26
+	VFMADD231PS  Z1, Z3, Z27
+	VFMADD231PS  Z2, Z3, Z28
+	VBROADCASTSS 28(BX), Z3
+	VFMADD231PS  Z0, Z3, Z29
+	VFMADD231PS  Z1, Z3, Z30
+	VFMADD231PS  Z2, Z3, Z31
+	ADDQ         $8, R8
+	ADDQ         $32, BX
+	DECQ         CX
+	JNZ          tap48
+
+	VMOVUPS Z8, (DI)
+	VMOVUPS Z9, 64(DI)
+	VMOVUPS Z10, 128(DI)
+	ADDQ    DX, DI
+	VMOVUPS Z11, (DI)
+	VMOVUPS Z12, 64(DI)
+	VMOVUPS Z13, 128(DI)
+	ADDQ    DX, DI
+	VMOVUPS Z14, (DI)
+	VMOVUPS Z15, 64(DI)
+	VMOVUPS Z16, 128(DI)
+	ADDQ    DX, DI
+	VMOVUPS Z17, (DI)
+	VMOVUPS Z18, 64(DI)
+	VMOVUPS Z19, 128(DI)
+	ADDQ    DX, DI
+	VMOVUPS Z20, (DI)
+	VMOVUPS Z21, 64(DI)
+	VMOVUPS Z22, 128(DI)
+	ADDQ    DX, DI
+	VMOVUPS Z23, (DI)
+	VMOVUPS Z24, 64(DI)
+	VMOVUPS Z25, 128(DI)
+	ADDQ    DX, DI
+	VMOVUPS Z26, (DI)
+	VMOVUPS Z27, 64(DI)
+	VMOVUPS Z28, 128(DI)
+	ADDQ    DX, DI
+	VMOVUPS Z29, (DI)
+	VMOVUPS Z30, 64(DI)
+	VMOVUPS Z31, 128(DI)
+	VZEROUPPER
+	RET

@@ -1,0 +1,13 @@
+//go:build !amd64
+
+package cpu
+
+// The direct-convolution tiles exist only on amd64; useDirectConv is false
+// elsewhere because useAsmKernel is.
+
+func convTile4x24(y *float32, ldy int, x *float32, w *float32, ws int, offs *int, k int) {
+	panic("unreachable")
+}
+func convTile8x48(y *float32, ldy int, x *float32, w *float32, offs *int, k int) {
+	panic("unreachable")
+}

@@ -1,0 +1,102 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/goluon/goluon/nd/backend"
+)
+
+// TestDirectConv checks the direct convolution against im2col + GEMM in
+// float64 over channel counts, output channels that are and are not
+// multiples of the tile's 4, padding, dilation, rectangular planes, and
+// wide grids that end inside, at and past a tile, with both tile widths
+// where the CPU has AVX-512.
+func TestDirectConv(t *testing.T) {
+	if !useAsmKernel {
+		t.Skipf("the direct kernel needs AVX2 (%s)", ISAReport())
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	cases := []struct {
+		n, c, h, w, oc, k, pad, dilate int
+	}{
+		{3, 1, 28, 28, 6, 5, 0, 1},  // lenet1: OC 6 pads to 8
+		{3, 6, 12, 12, 16, 3, 0, 1}, // lenet2: 120 wide positions, 48+48+24
+		{2, 3, 32, 32, 32, 3, 1, 1}, // cifar1
+		{2, 15, 7, 9, 4, 3, 1, 1},
+		{1, 2, 5, 5, 5, 5, 2, 1},
+		{2, 4, 11, 6, 12, 3, 0, 2},
+		{1, 1, 3, 3, 4, 3, 0, 1}, // one output position
+		{1, 3, 9, 13, 8, 2, 1, 1},
+		{4, 5, 10, 10, 7, 1, 1, 1}, // 1×1 with padding
+	}
+	widths := []bool{false}
+	if useZMMKernel {
+		widths = append(widths, true)
+	}
+	for _, c := range cases {
+		p := convP(c.n, c.c, 0, c.oc, c.k, c.pad)
+		p.InH, p.InW, p.DilateH, p.DilateW = c.h, c.w, c.dilate, c.dilate
+		p.OutH = c.h + 2*c.pad - c.dilate*(c.k-1)
+		p.OutW = c.w + 2*c.pad - c.dilate*(c.k-1)
+		if !useDirectConv(p) {
+			t.Fatalf("%+v: useDirectConv is false", c)
+		}
+		s := newConvShape(p)
+		x := randSlice(c.n*c.c*c.h*c.w, r)
+		w := randSlice(c.oc*s.kk, r)
+		want := make([]float64, c.n*c.oc*s.ohw)
+		convForward(s, want, widen(x), widen(w))
+		var scale float64
+		for _, v := range want {
+			scale = max(scale, math.Abs(v))
+		}
+		for _, zmm := range widths {
+			t.Run(fmt.Sprintf("%v/zmm=%v", c, zmm), func(t *testing.T) {
+				defer func(old bool) { useZMMKernel = old }(useZMMKernel)
+				useZMMKernel = zmm
+				got := randSlice(len(want), r) // every value must be written
+				directConv2D(s, got, x, w)
+				for i, v := range got {
+					if d := math.Abs(float64(v) - want[i]); !(d <= 1e-6*scale*float64(s.kk)) {
+						t.Fatalf("y[%d] = %g, want %g (scale %g)", i, v, want[i], scale)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestDirectConvChoice checks which convolutions take the direct kernel:
+// few input channels, stride 1, one group, at least 4 output channels.
+func TestDirectConvChoice(t *testing.T) {
+	if !useAsmKernel {
+		t.Skipf("the direct kernel needs AVX2 (%s)", ISAReport())
+	}
+	strided := convP(1, 3, 32, 32, 3, 1)
+	strided.StrideH, strided.StrideW, strided.OutH, strided.OutW = 2, 2, 16, 16
+	grouped := convP(1, 4, 8, 8, 3, 1)
+	grouped.Groups = 2
+	f64 := convP(1, 3, 8, 8, 3, 1)
+	f64.DType = backend.Float64
+	for _, c := range []struct {
+		name string
+		p    backend.ConvParams
+		want bool
+	}{
+		{"lenet2", convP(128, 6, 12, 16, 3, 0), true},
+		{"cifar1", convP(128, 3, 32, 32, 3, 1), true},
+		{"16 channels", convP(1, 16, 8, 16, 3, 1), false},
+		{"3 filters", convP(1, 3, 8, 3, 3, 1), false},
+		{"1x1", convP(1, 3, 8, 8, 1, 0), false},
+		{"stride 2", strided, false},
+		{"groups", grouped, false},
+		{"float64", f64, false},
+	} {
+		if got := useDirectConv(c.p); got != c.want {
+			t.Errorf("%s: useDirectConv = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
