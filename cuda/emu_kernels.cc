@@ -87,10 +87,7 @@ struct emuKernel {
 	K(pool_backward_##SUF, P(0, PoolDims), P(1, T*), P(2, T*), P(3, T*)),                               \
 	K(im2col_##SUF, P(0, ConvDims), P(1, T*), P(2, T*)),                                                \
 	K(col2im_##SUF, P(0, ConvDims), P(1, T*), P(2, T*)),                                                \
-	K(sgd_update_##SUF, P(0, T*), P(1, T*), P(2, T*), P(3, i64), P(4, double), P(5, double),           \
-		P(6, double), P(7, double), P(8, double), P(9, i64)),                                         \
-	K(rmsprop_update_##SUF, P(0, T*), P(1, T*), P(2, T*), P(3, i64), P(4, double), P(5, double),       \
-		P(6, double), P(7, double), P(8, double), P(9, double), P(10, double), P(11, i64)),                \
+	K(opt_update_##SUF, P(0, T*), P(1, T*), P(2, T*), P(3, i64), P(4, OptProgram)),                    \
 	K(dropout_mask_##SUF, P(0, T*), P(1, i64), P(2, i64), P(3, i64), P(4, double)),                   \
 	K(bias_relu_##SUF, P(0, T*), P(1, T*), P(2, T*), P(3, i64), P(4, i64), P(5, i64))
 // cast_S_D from S to every other storage type.

@@ -2,67 +2,64 @@
 
 package cuda
 
-import "github.com/goluon/goluon/nd/backend"
+import (
+	"fmt"
+	"math"
 
-// Fused kernels. Optimizer updates (backend.OptimizerKernels): one kernel per
-// update instead of one per elementwise step (SGD with momentum composes
-// six, RMSProp eleven), each element going through the composed ops' steps
-// in their order and types (kernels/elementwise.cu), so the results equal
-// the composed ops' and the CPU's bit for bit.
+	"github.com/goluon/goluon/nd/backend"
+)
+
+// Fused kernels. Optimizer updates (backend.OptimizerKernels): one kernel
+// per update instead of one per step of the update's program (SGD with
+// momentum has six, RMSProp up to fourteen); the kernel runs the program
+// on each element with the composed ops' element functions
+// (kernels/elementwise.cu: opt_update), so the results equal the composed
+// ops' and the CPU's bit for bit.
 
 var _ backend.OptimizerKernels = (*Backend)(nil)
 
-// SGDUpdate implements backend.OptimizerKernels.
-func (b *Backend) SGDUpdate(p backend.OptimizerParams, w, g, mom backend.Arg, n int) {
+// OptimizerUpdate implements backend.OptimizerKernels.
+func (b *Backend) OptimizerUpdate(prog backend.OptProgram, w, g, s backend.Arg, n int) {
 	if n == 0 {
 		return
 	}
-	flags := 0
+	if len(prog.Steps) > backend.MaxOptSteps {
+		panic(fmt.Sprintf("cuda: OptimizerUpdate: %d steps, at most %d", len(prog.Steps), backend.MaxOptSteps))
+	}
 	var a args
 	a.ptr(w)
 	a.ptr(g)
-	if mom.Buf != nil {
-		flags |= 1
-		if p.Nesterov {
-			flags |= 2
-		}
-		a.ptr(mom)
+	if s.Buf != nil {
+		a.ptr(s)
 	} else {
-		a.ptr(w) // unused
+		a.words(0) // null: no state
 	}
 	a.i64(n)
-	a.f64(p.LR)
-	a.f64(p.WD)
-	a.f64(p.RescaleGrad)
-	a.f64(p.ClipGradient)
-	a.f64(p.Momentum)
-	a.i64(flags)
-	devOf(w).launch("SGDUpdate", "sgd_update"+suffix(buf(w).dt), n, 0, 0, 0, &a)
-}
-
-// RMSPropUpdate implements backend.OptimizerKernels.
-func (b *Backend) RMSPropUpdate(p backend.OptimizerParams, w, g, s backend.Arg, n int) {
-	if n == 0 {
-		return
+	// struct OptProgram: the step count, then MaxOptSteps steps of a code
+	// word and two scalars.
+	var prm [1 + 3*backend.MaxOptSteps]int64
+	prm[0] = int64(len(prog.Steps))
+	for k, st := range prog.Steps {
+		var kind, op int64
+		var ok bool
+		if st.IsBinary {
+			var c int
+			c, ok = binaryCodes[st.Binary]
+			kind, op = 1, int64(c)
+		} else {
+			var c int
+			c, ok = unaryCodes[st.Unary]
+			op = int64(c)
+		}
+		if !ok {
+			panic(fmt.Sprintf("cuda: OptimizerUpdate: step %d: no kernel code for its op", k))
+		}
+		prm[1+3*k] = kind | op<<8 | int64(st.D)<<16 | int64(st.A)<<24 | int64(st.B)<<32
+		prm[2+3*k] = int64(math.Float64bits(st.S1))
+		prm[3+3*k] = int64(math.Float64bits(st.S2))
 	}
-	flags := 0
-	if p.KerasEpsilon {
-		flags = 1
-	}
-	var a args
-	a.ptr(w)
-	a.ptr(g)
-	a.ptr(s)
-	a.i64(n)
-	a.f64(p.LR)
-	a.f64(p.WD)
-	a.f64(p.RescaleGrad)
-	a.f64(p.ClipGradient)
-	a.f64(p.Gamma1)
-	a.f64(p.Epsilon)
-	a.f64(p.ClipWeights)
-	a.i64(flags)
-	devOf(w).launch("RMSPropUpdate", "rmsprop_update"+suffix(buf(w).dt), n, 0, 0, 0, &a)
+	a.words(prm[:]...)
+	devOf(w).launch("OptimizerUpdate", "opt_update"+suffix(buf(w).dt), n, 0, 0, 0, &a)
 }
 
 var _ backend.DropoutKernels = (*Backend)(nil)

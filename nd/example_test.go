@@ -5,7 +5,6 @@ import (
 
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/nd"
-	"github.com/goluon/goluon/nd/backend"
 )
 
 func Example() {
@@ -54,17 +53,16 @@ func ExampleBiasRelu() {
 	// NDArray[2 2 2] float32 @cpu(0) [0 2.5 0 0 4.5 0 0 0]
 }
 
-func ExampleSGDUpdateFused() {
+func ExampleOptimizerUpdate() {
 	dev := ctx.CPU(0)
 	w := nd.FromSlice(dev, []float32{1, 2, 3, 4}, 4)
 	g := nd.FromSlice(dev, []float32{10, 20, 30, 40}, 4) // summed over a batch of 10
 	mom := nd.ZerosLike(w)
 	// One SGD step with momentum on the mean gradient: m = 0.9·m − 0.5·g/10; w += m.
-	p := backend.OptimizerParams{LR: 0.5, RescaleGrad: 0.1, Momentum: 0.9}
-	if nd.SGDUpdateFused(w, g, mom, p) {
-		fmt.Println(w)
-		fmt.Println(mom)
-	}
+	p := nd.OptimizerParams{LR: 0.5, RescaleGrad: 0.1, Momentum: 0.9}
+	nd.OptimizerUpdate(nd.SGDProgram(p, true), w, g, mom)
+	fmt.Println(w)
+	fmt.Println(mom)
 	// Output:
 	// NDArray[4] float32 @cpu(0) [0.5 1 1.5 2]
 	// NDArray[4] float32 @cpu(0) [-0.5 -1 -1.5 -2]

@@ -3,7 +3,7 @@ package nd
 import "sync/atomic"
 
 // fusedOff is the one switch between the backends' fused kernels (batch
-// norm, bias + ReLU, the SGD and RMSProp updates) and the same computations
+// norm, bias + ReLU, optimizer updates) and the same computations
 // composed from elementwise ops. Every fused path asks fusedKernels.
 var fusedOff atomic.Bool
 
@@ -11,7 +11,7 @@ var fusedOff atomic.Bool
 func fusedKernels() bool { return !fusedOff.Load() }
 
 // SetFusedKernels turns the backends' fused kernels (BatchNorm, BiasRelu,
-// SGDUpdateFused, RMSPropUpdateFused) on or off for the whole process and
+// OptimizerUpdate, ...) on or off for the whole process and
 // returns the previous setting. They are on by default; off, every op
 // takes its composed path (the one backends without the kernels run),
 // which tests use to compare the two. Results agree to rounding, not bit

@@ -240,61 +240,40 @@ BINARY(f64_b, u8, double, elemBinaryBool)
 BINARY(i32_b, u8, int, elemBinaryBool)
 BINARY(i64_b, u8, i64, elemBinaryBool)
 
-// Fused optimizer updates (backend.OptimizerKernels): per element, the
-// composed update's steps in its order, each with the op it composes
-// (unaryOp, binaryOp) rounded to T, so that the result equals the composed
-// ops' and nd/cpu's bit for bit. flags: 1 momentum, 2 Nesterov (SGD); 1
-// Keras's epsilon (RMSProp). A zero clip or wd skips its step.
-template <typename T>
-__device__ __forceinline__ T optGrad(T g, T w, double rescale, double wd, double clip, bool clipFirst) {
-	T a = unaryOp<T>(U_MULS, g, rescale, 0);
-	if (clipFirst && clip > 0) a = unaryOp<T>(U_CLIP, a, -clip, clip);
-	if (wd != 0) a = binaryOp<T>(B_ADD, a, unaryOp<T>(U_MULS, w, wd, 0));
-	if (!clipFirst && clip > 0) a = unaryOp<T>(U_CLIP, a, -clip, clip);
-	return a;
-}
-
-#define OPTIMIZERS(SUF, T)                                                                          \
-	extern "C" __global__ void sgd_update_##SUF(T* w, const T* g, T* m, i64 n, double lr, double wd, \
-			double rescale, double clip, double mom, i64 flags) {                              \
+// Fused optimizer updates (backend.OptimizerKernels): the update rule is a
+// program (nd/backend/optprog.go), each step one of the elementwise ops
+// (unaryOp, binaryOp) on five registers — weight, gradient, state and two
+// temporaries — so every element goes through the composed steps in their
+// order and types and the result equals the composed ops' and the CPU's
+// bit for bit. A step's code holds its kind (0 unary, 1 binary) in bits
+// 0–7, the U_ or B_ op in 8–15 and the registers D, A, B in 16–23, 24–31
+// and 32–39. s is null when the program keeps no state.
+#define OPT_MAX_STEPS 16
+struct OptStep {
+	i64 code;
+	double s1, s2;
+};
+struct OptProgram {
+	i64 n;
+	OptStep step[OPT_MAX_STEPS];
+};
+#define OPT_UPDATE(SUF, T)                                                                          \
+	extern "C" __global__ void opt_update_##SUF(T* w, const T* g, T* s, i64 n, OptProgram p) {     \
 		GRID_LOOP(i, n) {                                                                        \
-			T a = optGrad<T>(g[i], w[i], rescale, wd, clip, true);                           \
-			if (!(flags & 1)) {                                                              \
-				w[i] = binaryOp<T>(B_ADD, w[i], unaryOp<T>(U_MULS, a, -lr, 0));          \
-				continue;                                                                \
+			T r[5] = {w[i], g[i], s ? s[i] : (T)0, (T)0, (T)0};                              \
+			for (int k = 0; k < p.n; k++) {                                                  \
+				const i64 c = p.step[k].code;                                            \
+				const int op = (c >> 8) & 255, d = (c >> 16) & 255;                      \
+				const int a = (c >> 24) & 255, b = (c >> 32) & 255;                      \
+				r[d] = (c & 255) ? binaryOp<T>(op, r[a], r[b])                           \
+						 : unaryOp<T>(op, r[a], p.step[k].s1, p.step[k].s2);     \
 			}                                                                                \
-			T mm = unaryOp<T>(U_MULS, m[i], mom, 0);                                         \
-			if (flags & 2) {                                                                 \
-				mm = binaryOp<T>(B_ADD, mm, a);                                          \
-				T c = binaryOp<T>(B_ADD, unaryOp<T>(U_MULS, mm, mom, 0), a);             \
-				w[i] = binaryOp<T>(B_ADD, w[i], unaryOp<T>(U_MULS, c, -lr, 0));          \
-			} else {                                                                         \
-				mm = binaryOp<T>(B_ADD, mm, unaryOp<T>(U_MULS, a, -lr, 0));              \
-				w[i] = binaryOp<T>(B_ADD, w[i], mm);                                     \
-			}                                                                                \
-			m[i] = mm;                                                                       \
-		}                                                                                        \
-	}                                                                                                \
-	extern "C" __global__ void rmsprop_update_##SUF(T* w, const T* g, T* s, i64 n, double lr,       \
-			double wd, double rescale, double clip, double gamma1, double eps, double clipW,   \
-			i64 flags) {                                                                       \
-		GRID_LOOP(i, n) {                                                                        \
-			T a = optGrad<T>(g[i], w[i], rescale, wd, clip, false);                          \
-			T c = unaryOp<T>(U_MULS, unaryOp<T>(U_SQUARE, a, 0, 0), 1 - gamma1, 0);          \
-			T ss = binaryOp<T>(B_ADD, unaryOp<T>(U_MULS, s[i], gamma1, 0), c);               \
-			s[i] = ss;                                                                       \
-			if (flags & 1)                                                                   \
-				c = unaryOp<T>(U_ADDS, unaryOp<T>(U_SQRT, ss, 0, 0), eps, 0);            \
-			else                                                                             \
-				c = unaryOp<T>(U_SQRT, unaryOp<T>(U_ADDS, ss, eps, 0), 0, 0);            \
-			a = unaryOp<T>(U_MULS, binaryOp<T>(B_DIV, a, c), -lr, 0);                        \
-			T ww = binaryOp<T>(B_ADD, w[i], a);                                              \
-			if (clipW > 0) ww = unaryOp<T>(U_CLIP, ww, -clipW, clipW);                       \
-			w[i] = ww;                                                                       \
+			w[i] = r[0];                                                                     \
+			if (s) s[i] = r[2];                                                              \
 		}                                                                                        \
 	}
-OPTIMIZERS(f32, float)
-OPTIMIZERS(f64, double)
+OPT_UPDATE(f32, float)
+OPT_UPDATE(f64, double)
 
 // dropout_mask (backend.DropoutKernels): keep where the value's 32 bits of
 // splitmix64(seed + i/2) (low half for even i, high for odd) are at least

@@ -112,13 +112,11 @@ type Scheduler interface {
 	LR(step int) float64
 }
 
-// fusedParams returns the scalars every fused update needs for this
-// update of p: the scheduled, multiplied learning rate and weight decay,
-// the rescale factor and the gradient clip. The fused kernels
-// (nd.SGDUpdateFused, nd.RMSPropUpdateFused) decline when the backend has
-// none or nd.SetFusedKernels turned them off; the updates then compose the
-// same rule from elementwise ops.
-func (h *Hyper) fusedParams(p Param) nd.OptimizerParams {
+// updateParams returns the scalars every update program needs for this
+// update of p (nd.SGDProgram, nd.RMSPropProgram): the scheduled,
+// multiplied learning rate and weight decay, the rescale factor and the
+// gradient clip.
+func (h *Hyper) updateParams(p Param) nd.OptimizerParams {
 	return nd.OptimizerParams{LR: h.lr(p), WD: h.wd(p), RescaleGrad: h.rescale(p), ClipGradient: h.ClipGradient}
 }
 

@@ -97,14 +97,14 @@ func (o *RMSProp) Update(p Param, weight, grad *nd.NDArray, state State) {
 	} else {
 		needState(op, state, 1)
 	}
-	lr := o.lr(p)
 	if !o.Centered {
-		fp := o.fusedParams(p)
-		fp.Gamma1, fp.Epsilon, fp.KerasEpsilon, fp.ClipWeights = o.Gamma1, o.Epsilon, o.KerasEpsilon, o.ClipWeights
-		if nd.RMSPropUpdateFused(weight, grad, state[0], fp) {
-			return
-		}
+		up := o.updateParams(p)
+		up.Gamma1, up.Epsilon, up.KerasEpsilon, up.ClipWeights = o.Gamma1, o.Epsilon, o.KerasEpsilon, o.ClipWeights
+		nd.OptimizerUpdate(nd.RMSPropProgram(up), weight, grad, state[0])
+		return
 	}
+	// The centred form (not a program: it keeps three states).
+	lr := o.lr(p)
 	var t temps
 	defer t.release()
 	w := t.view(weight)

@@ -63,41 +63,15 @@ func (o *SGD) CreateState(w *nd.NDArray) State {
 	return State{zerosLike(w)}
 }
 
-// Update applies one SGD step in place.
+// Update applies one SGD step in place: the rule is nd.SGDProgram,
+// run by nd.OptimizerUpdate (fused where the backend can).
 func (o *SGD) Update(p Param, weight, grad *nd.NDArray, state State) {
-	lr := o.lr(p)
-	if o.Momentum == 0 || len(state) == 1 {
-		var m *nd.NDArray
-		if o.Momentum != 0 {
-			m = state[0]
-		}
-		fp := o.fusedParams(p)
-		fp.Momentum, fp.Nesterov = o.Momentum, o.Nesterov
-		if nd.SGDUpdateFused(weight, grad, m, fp) {
-			return
-		}
+	var m *nd.NDArray
+	if o.Momentum != 0 {
+		needState("optimizer."+o.Name()+".Update", state, 1)
+		m = state[0]
 	}
-	var t temps
-	defer t.release()
-	w := t.view(weight)
-	g := o.prepare(&t, p, weight, grad)
-	if o.Momentum == 0 {
-		nd.ScaleInPlace(g, -lr)
-		nd.AddTo(w, g)
-		return
-	}
-	needState("optimizer."+o.Name()+".Update", state, 1)
-	m := t.view(state[0])
-	nd.ScaleInPlace(m, o.Momentum)
-	if o.Nesterov {
-		nd.AddTo(m, g)
-		step := t.add(nd.MulScalar(m, o.Momentum))
-		nd.AddTo(step, g)
-		nd.ScaleInPlace(step, -lr)
-		nd.AddTo(w, step)
-		return
-	}
-	nd.ScaleInPlace(g, -lr)
-	nd.AddTo(m, g)
-	nd.AddTo(w, m)
+	up := o.updateParams(p)
+	up.Momentum, up.Nesterov = o.Momentum, o.Nesterov
+	nd.OptimizerUpdate(nd.SGDProgram(up, o.Momentum != 0), weight, grad, m)
 }

@@ -385,39 +385,33 @@ type DropoutKernels interface {
 	DropoutMask(dst Arg, n int, seed uint64, thr uint32, keep float64)
 }
 
-// OptimizerParams are the scalars of a fused optimizer update, already
+// OptimizerParams are the scalars of an optimizer update, already
 // resolved for this update of this parameter: LR and WD include the
 // parameter's multipliers and the schedule, RescaleGrad is never 0 (1 for
-// none), and ClipGradient and ClipWeights are 0 for none.
+// none), and ClipGradient and ClipWeights are 0 for none. SGDProgram and
+// RMSPropProgram (optprog.go) turn them into the update's program.
 type OptimizerParams struct {
 	LR, WD, RescaleGrad, ClipGradient float64
-	// Momentum and Nesterov select SGD's form (SGDUpdate).
+	// Momentum and Nesterov select SGD's form.
 	Momentum float64
 	Nesterov bool
-	// Gamma1, Epsilon, KerasEpsilon and ClipWeights are RMSProp's
-	// (RMSPropUpdate, the uncentred form).
+	// Gamma1, Epsilon, KerasEpsilon and ClipWeights are RMSProp's (the
+	// uncentred form).
 	Gamma1, Epsilon, ClipWeights float64
 	KerasEpsilon                 bool
 }
 
 // OptimizerKernels update a weight in place in one pass over the weight,
-// its gradient and its state, instead of one pass per elementwise step. A
-// backend may implement them; package gluon/optimizer composes Unary and
-// Binary otherwise, and each method documents the sequence of those ops it
-// must match (each step rounded to the element type, as the composed ops
-// round). All operands hold n contiguous values.
+// its gradient and its state, instead of one pass per step of the
+// update's program. A backend may implement them; package nd runs the
+// program's steps with Unary and Binary otherwise.
 type OptimizerKernels interface {
-	// SGDUpdate: a = clip(RescaleGrad·g, ±ClipGradient) + WD·w (the clip
-	// and the decay only when non-zero). Without momentum (mom has a nil
-	// Buf) w += (−LR)·a. With momentum m: m = Momentum·m, then either
-	// m += (−LR)·a, w += m; or, Nesterov, m += a, w += (−LR)·(Momentum·m + a).
-	SGDUpdate(p OptimizerParams, w, g, mom Arg, n int)
-	// RMSPropUpdate: a = RescaleGrad·g + WD·w, clipped when ClipGradient
-	// is non-zero; s = Gamma1·s + (1−Gamma1)·a² (as (1−Gamma1)·(a·a) added
-	// to Gamma1·s); d = a / (sqrt(s) + Epsilon) with KerasEpsilon, else
-	// a / sqrt(s + Epsilon); w += (−LR)·d, then w = clip(w, ±ClipWeights)
-	// when ClipWeights is non-zero.
-	RMSPropUpdate(p OptimizerParams, w, g, s Arg, n int)
+	// OptimizerUpdate runs prog (optprog.go) on each of n contiguous
+	// elements of w, g and s, each step rounded to the element type as
+	// Unary and Binary round, so that the result equals the composed
+	// steps' bit for bit. s has a nil Buf when prog does not use the
+	// state.
+	OptimizerUpdate(prog OptProgram, w, g, s Arg, n int)
 }
 
 // GatherParams describes an indexed gather or scatter along one axis: the
