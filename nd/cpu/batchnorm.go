@@ -28,7 +28,7 @@ func bnSums[T Float](p backend.ChannelParams, x, y []T, c int) (sx, sxy float64)
 func sums[T Float](a, b []T) (sa, sab float64) {
 	if af, ok := asF32(a); ok && useAsmKernel && len(a) > 0 {
 		bf, _ := asF32(b)
-		return bnSumsF32(&af[0], &bf[:len(af)][0], len(af))
+		return bnSumsF32k(&af[0], &bf[:len(af)][0], len(af))
 	}
 	b = b[:len(a)]
 	for i, v := range a {
@@ -104,11 +104,11 @@ func affine[T Float](d, g, x []T, a, b, c T) {
 	if df, ok := asF32(d); ok && useAsmKernel && len(d) > 0 {
 		xf, _ := asF32(x)
 		if g == nil {
-			scaleShiftF32(&df[0], &xf[:len(df)][0], len(df), float32(b), float32(c))
+			scaleShiftF32k(&df[0], &xf[:len(df)][0], len(df), float32(b), float32(c))
 			return
 		}
 		gf, _ := asF32(g)
-		axpbycF32(&df[0], &gf[:len(df)][0], &xf[:len(df)][0], len(df), float32(a), float32(b), float32(c))
+		axpbycF32k(&df[0], &gf[:len(df)][0], &xf[:len(df)][0], len(df), float32(a), float32(b), float32(c))
 		return
 	}
 	x = x[:len(d)]

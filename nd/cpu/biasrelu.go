@@ -29,7 +29,7 @@ func biasRelu[T Float](p backend.ChannelParams, y, x, b []T) {
 			yr, xr := channelRun(p, y, o, c), channelRun(p, x, o, c)
 			if yf, ok := asF32(yr); ok && useAsmKernel {
 				xf, _ := asF32(xr)
-				addReluScalarF32(&yf[0], &xf[:len(yf)][0], float32(b[c]), len(yf))
+				addReluScalarF32k(&yf[0], &xf[:len(yf)][0], float32(b[c]), len(yf))
 				return
 			}
 			for i, v := range xr {
@@ -44,7 +44,7 @@ func biasRelu[T Float](p backend.ChannelParams, y, x, b []T) {
 		if yf, ok := asF32(yr); ok && useAsmKernel && p.Inner == 1 && row > 0 {
 			xf, _ := asF32(xr)
 			bf, _ := asF32(b)
-			addReluF32(&yf[0], &xf[0], &bf[:row][0], row)
+			addReluF32k(&yf[0], &xf[0], &bf[:row][0], row)
 			return
 		}
 		for i, v := range xr {
@@ -75,7 +75,7 @@ func reluGradSum[T Float](d, y, g []T) float64 {
 	if df, ok := asF32(d); ok && useAsmKernel && len(d) > 0 {
 		yf, _ := asF32(y)
 		gf, _ := asF32(g)
-		return reluGradSumF32(&df[0], &yf[:len(df)][0], &gf[:len(df)][0], len(df))
+		return reluGradSumF32k(&df[0], &yf[:len(df)][0], &gf[:len(df)][0], len(df))
 	}
 	y, g = y[:len(d)], g[:len(d)]
 	var s float64
@@ -122,7 +122,7 @@ func biasReluBackward[T Float](p backend.ChannelParams, dx, db, g, y []T) {
 			d := dx[o*row:][:row]
 			reluGradRow(d, y[o*row:][:row], g[o*row:][:row])
 			if df, ok := asF32(d); ok && useAsmKernel && p.Inner == 1 && row > 0 {
-				accF32(&acc[0], &df[0], row)
+				accF32k(&acc[0], &df[0], row)
 				continue
 			}
 			for i, v := range d {
@@ -147,7 +147,7 @@ func reluGradRow[T Float](d, y, g []T) {
 	if df, ok := asF32(d); ok && useAsmKernel && len(d) > 0 {
 		yf, _ := asF32(y)
 		gf, _ := asF32(g)
-		reluGradF32(&df[0], &yf[:len(df)][0], &gf[:len(df)][0], len(df))
+		reluGradF32k(&df[0], &yf[:len(df)][0], &gf[:len(df)][0], len(df))
 		return
 	}
 	for i, v := range y[:len(d)] {

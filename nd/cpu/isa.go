@@ -17,8 +17,14 @@ const (
 	// Winograd, pooling, batch-norm, bias+ReLU and elementwise kernels.
 	ISAAVX2
 	// ISAAVX512 is AVX-512 F, BW and VL with the OS saving the ZMM state:
-	// sgemm's 6×32 ZMM micro-kernel (sgemm512_amd64.s); the other kernels
-	// are still the AVX2 ones.
+	// sgemm's 6×32 ZMM micro-kernel (sgemm512_amd64.s), the direct
+	// convolution's 8×48 tile (convdirect_amd64.s) and ZMM twins of the
+	// elementwise, reduction, bias+ReLU, batch-norm, 2×2 max-pooling and
+	// Winograd row kernels (*512_amd64.s, chosen once in
+	// kernels512_amd64.go): the same results bit for bit, except the
+	// float32 sums (Sum, batch norm's statistics, the bias gradient), which
+	// add in another order and agree to (n+16)·2⁻⁵³·Σ|terms|. sgemm's
+	// packing kernels remain AVX2.
 	ISAAVX512
 )
 

@@ -34,7 +34,7 @@ func maxPoolPlane[T Float](p backend.PoolParams, yp, xp []T) {
 				y32, _ := asF32(yr)
 				a, _ := asF32(r0)
 				b, _ := asF32(r1)
-				maxPool2x2RowF32(&y32[0], &a[0], &b[0], groups)
+				maxPool2x2RowF32k(&y32[0], &a[0], &b[0], groups)
 				ow = 8 * groups
 			}
 			for ; ow < len(yr); ow++ {
@@ -143,7 +143,7 @@ func maxPool2x2BackwardPlane[T Float](p backend.PoolParams, dxp, xp, yp, dyp []T
 			// The kernel stops at a group of 8 windows with a NaN
 			// maximum, which the loop below takes window by window.
 			groups := (p.OutW - ow) / 8
-			ow += maxPool2x2BackRowF32(&d0[2*ow], &d1[2*ow], &r0[2*ow], &r1[2*ow], &yr[ow], &gr[ow], groups)
+			ow += maxPool2x2BackRowF32k(&d0[2*ow], &d1[2*ow], &r0[2*ow], &r1[2*ow], &yr[ow], &gr[ow], groups)
 			if ow+8 <= p.OutW {
 				maxPool2x2Windows(d0, d1, r0, r1, yr, gr, ow, ow+8)
 				ow += 8

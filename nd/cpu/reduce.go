@@ -152,7 +152,7 @@ func accumulate[T Float](op backend.ReduceOp, acc []float64, idx []int, run []T,
 	switch op {
 	case backend.Sum:
 		if f, ok := asF32(run); ok && useAsmKernel && len(f) > 0 {
-			accF32(&acc[:len(f)][0], &f[0], len(f))
+			accF32k(&acc[:len(f)][0], &f[0], len(f))
 			return
 		}
 		for i, v := range run {
@@ -194,7 +194,7 @@ func reduceRun[T Float](op backend.ReduceOp, acc *float64, idx *int, s []T, n, s
 	switch op {
 	case backend.Sum:
 		if f, ok := asF32(s); ok && stride == 1 && n >= 16 && useAsmKernel {
-			*acc = a + sumF32(&f[:n][0], n)
+			*acc = a + sumF32k(&f[:n][0], n)
 			return
 		}
 		for j := 0; j < n; j++ {

@@ -3,9 +3,11 @@ package cpu
 import "github.com/goluon/goluon/nd/backend"
 
 // This file routes contiguous float32 elementwise work to the AVX2 kernels
-// of vec_amd64.s and keeps plain slice loops (no index arithmetic, bounds
-// checks hoisted) for float64 and for CPUs without AVX2. The strided loops
-// in elementwise.go remain for everything else.
+// of vec_amd64.s (through the variables of kernels512_amd64.go, which hold
+// their ZMM twins when the level is AVX-512) and keeps plain slice loops
+// (no index arithmetic, bounds checks hoisted) for float64 and for CPUs
+// without AVX2. The strided loops in elementwise.go remain for everything
+// else.
 
 // asF32 returns s as []float32 when T is float32.
 func asF32[T Float](s []T) ([]float32, bool) {
@@ -26,15 +28,15 @@ func vecBinary[T Float](op backend.BinaryOp, d, a, b []T) bool {
 	var k func(d, a, b *float32, n int)
 	switch op {
 	case backend.Add:
-		k = addF32
+		k = addF32k
 	case backend.Sub:
-		k = subF32
+		k = subF32k
 	case backend.Mul:
-		k = mulF32
+		k = mulF32k
 	case backend.Div:
-		k = divF32
+		k = divF32k
 	case backend.ReluGrad:
-		k = reluGradF32
+		k = reluGradF32k
 	default:
 		return false
 	}
@@ -53,13 +55,13 @@ func vecScalar[T Float](op backend.BinaryOp, d, a []T, s T) bool {
 	var k func(d, a *float32, s float32, n int)
 	switch op {
 	case backend.Add:
-		k = addScalarF32
+		k = addScalarF32k
 	case backend.Sub:
-		k = subScalarF32
+		k = subScalarF32k
 	case backend.Mul:
-		k = mulScalarF32
+		k = mulScalarF32k
 	case backend.Div:
-		k = divScalarF32
+		k = divScalarF32k
 	default:
 		return false
 	}
@@ -150,13 +152,13 @@ func vecUnary[T Float](op backend.UnaryOp, d, x []T, p1 float64) bool {
 	xf = xf[:len(df)]
 	switch op {
 	case backend.Relu:
-		reluF32(&df[0], &xf[0], len(df))
+		reluF32k(&df[0], &xf[0], len(df))
 	case backend.MulScalar:
-		mulScalarF32(&df[0], &xf[0], float32(p1), len(df))
+		mulScalarF32k(&df[0], &xf[0], float32(p1), len(df))
 	case backend.AddScalar:
-		addScalarF32(&df[0], &xf[0], float32(p1), len(df))
+		addScalarF32k(&df[0], &xf[0], float32(p1), len(df))
 	case backend.Square:
-		mulF32(&df[0], &xf[0], &xf[0], len(df))
+		mulF32k(&df[0], &xf[0], &xf[0], len(df))
 	default:
 		return false
 	}
@@ -173,7 +175,7 @@ func copyRows[T Float](d, s []T, rows, width, ldd, lds int) {
 	_, _ = d[(rows-1)*ldd+width-1], s[(rows-1)*lds+width-1]
 	if df, ok := asF32(d); ok && useAsmKernel && width >= 8 {
 		sf, _ := asF32(s)
-		copyRowsF32(&df[0], &sf[0], rows, width, ldd, lds)
+		copyRowsF32k(&df[0], &sf[0], rows, width, ldd, lds)
 		return
 	}
 	for r := range rows {
@@ -190,7 +192,7 @@ func addRows[T Float](d, s []T, rows, width, ldd, lds int) {
 	_, _ = d[(rows-1)*ldd+width-1], s[(rows-1)*lds+width-1]
 	if df, ok := asF32(d); ok && useAsmKernel {
 		sf, _ := asF32(s)
-		addRowsF32(&df[0], &sf[0], rows, width, ldd, lds)
+		addRowsF32k(&df[0], &sf[0], rows, width, ldd, lds)
 		return
 	}
 	for r := range rows {

@@ -17,7 +17,7 @@ func winoInputRow[T Float](src []T, lds int, dst []T, ldd, groups int) {
 	if s, ok := asF32(src); ok && useAsmKernel && groups > 0 {
 		d, _ := asF32(dst)
 		_, _ = s[3*lds+16*groups+1], d[15*ldd+8*groups-1]
-		winoInputRowF32(&s[0], lds, &d[0], ldd, groups)
+		winoInputRowF32k(&s[0], lds, &d[0], ldd, groups)
 		return
 	}
 	r0, r1, r2, r3 := src, src[lds:], src[2*lds:], src[3*lds:]
@@ -53,7 +53,7 @@ func winoOutputRow[T Float](m []T, ldm int, out []T, ldo, groups int) {
 	if mf, ok := asF32(m); ok && useAsmKernel && groups > 0 {
 		o, _ := asF32(out)
 		_, _ = mf[15*ldm+8*groups-1], o[ldo+16*groups-1]
-		winoOutputRowF32(&mf[0], ldm, &o[0], ldo, groups)
+		winoOutputRowF32k(&mf[0], ldm, &o[0], ldo, groups)
 		return
 	}
 	for t := 0; t < 8*groups; t++ {
@@ -77,7 +77,7 @@ func winoGradOutRow[T Float](dy []T, ldy int, dst []T, ldd, groups int) {
 	if s, ok := asF32(dy); ok && useAsmKernel && groups > 0 {
 		d, _ := asF32(dst)
 		_, _ = s[ldy+16*groups-1], d[15*ldd+8*groups-1]
-		winoGradOutRowF32(&s[0], ldy, &d[0], ldd, groups)
+		winoGradOutRowF32k(&s[0], ldy, &d[0], ldd, groups)
 		return
 	}
 	for t := 0; t < 8*groups; t++ {

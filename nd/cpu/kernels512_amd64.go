@@ -1,0 +1,206 @@
+//go:build amd64
+
+package cpu
+
+// The AVX-512 (ZMM) twins of the AVX2 kernels, and the function variables
+// through which the callers (vec.go, biasrelu.go, batchnorm.go,
+// pool_fast.go, winograd_rows.go) reach one or the other: the AVX2 kernel,
+// or its ZMM twin when the active level is AVX-512 (useZMMKernel), chosen
+// once at start-up. Each twin has its AVX2 kernel's signature and
+// contract; the elementwise ones give the same results bit for bit (same
+// operations on each element in the same order), the reductions (sumF32,
+// bnSumsF32, the sum of reluGradSumF32) add in another order and agree to
+// within float64 rounding (kernels512_test.go). They need AVX-512 F, and
+// VL for a few masked or EVEX-only YMM instructions; the AVX-512 level
+// guarantees both (isa.go).
+
+// vec512_amd64.s: the elementwise kernels of vec_amd64.s.
+
+// addF32x512 is addF32 on ZMM registers.
+//
+//go:noescape
+func addF32x512(d, a, b *float32, n int)
+
+// subF32x512 is subF32 on ZMM registers.
+//
+//go:noescape
+func subF32x512(d, a, b *float32, n int)
+
+// mulF32x512 is mulF32 on ZMM registers.
+//
+//go:noescape
+func mulF32x512(d, a, b *float32, n int)
+
+// divF32x512 is divF32 on ZMM registers.
+//
+//go:noescape
+func divF32x512(d, a, b *float32, n int)
+
+// addScalarF32x512 is addScalarF32 on ZMM registers.
+//
+//go:noescape
+func addScalarF32x512(d, a *float32, s float32, n int)
+
+// subScalarF32x512 is subScalarF32 on ZMM registers.
+//
+//go:noescape
+func subScalarF32x512(d, a *float32, s float32, n int)
+
+// mulScalarF32x512 is mulScalarF32 on ZMM registers.
+//
+//go:noescape
+func mulScalarF32x512(d, a *float32, s float32, n int)
+
+// divScalarF32x512 is divScalarF32 on ZMM registers.
+//
+//go:noescape
+func divScalarF32x512(d, a *float32, s float32, n int)
+
+// reluF32x512 is reluF32 on ZMM registers.
+//
+//go:noescape
+func reluF32x512(d, a *float32, n int)
+
+// reluGradF32x512 is reluGradF32 on ZMM registers.
+//
+//go:noescape
+func reluGradF32x512(d, a, b *float32, n int)
+
+// copyRowsF32x512 is copyRowsF32 on ZMM registers (any width ≥ 1).
+//
+//go:noescape
+func copyRowsF32x512(d, s *float32, rows, width, ldd, lds int)
+
+// addRowsF32x512 is addRowsF32 on ZMM registers.
+//
+//go:noescape
+func addRowsF32x512(d, s *float32, rows, width, ldd, lds int)
+
+// sumF32x512 is sumF32 on ZMM registers, adding in another order.
+//
+//go:noescape
+func sumF32x512(s *float32, n int) float64
+
+// accF32x512 is accF32 on ZMM registers.
+//
+//go:noescape
+func accF32x512(acc *float64, s *float32, n int)
+
+// biasrelu512_amd64.s: the fused bias + ReLU kernels.
+
+// addReluF32x512 is addReluF32 on ZMM registers.
+//
+//go:noescape
+func addReluF32x512(d, x, b *float32, n int)
+
+// addReluScalarF32x512 is addReluScalarF32 on ZMM registers.
+//
+//go:noescape
+func addReluScalarF32x512(d, x *float32, s float32, n int)
+
+// reluGradSumF32x512 is reluGradSumF32 on ZMM registers, adding the sum in
+// another order.
+//
+//go:noescape
+func reluGradSumF32x512(d, y, gr *float32, n int) float64
+
+// batchnorm512_amd64.s: the batch-normalisation kernels.
+
+// bnSumsF32x512 is bnSumsF32 on ZMM registers, adding in another order.
+//
+//go:noescape
+func bnSumsF32x512(x, y *float32, n int) (sx, sxy float64)
+
+// scaleShiftF32x512 is scaleShiftF32 on ZMM registers.
+//
+//go:noescape
+func scaleShiftF32x512(d, x *float32, n int, s, t float32)
+
+// axpbycF32x512 is axpbycF32 on ZMM registers.
+//
+//go:noescape
+func axpbycF32x512(d, gp, x *float32, n int, a, b, c float32)
+
+// pool512_amd64.s: the 2×2 max-pooling row kernels (groups of 8 windows,
+// two groups per ZMM iteration).
+
+// maxPool2x2RowF32x512 is maxPool2x2RowF32 on ZMM registers.
+//
+//go:noescape
+func maxPool2x2RowF32x512(y, r0, r1 *float32, groups int)
+
+// maxPool2x2BackRowF32x512 is maxPool2x2BackRowF32 on ZMM registers.
+//
+//go:noescape
+func maxPool2x2BackRowF32x512(d0, d1, r0, r1, y, dy *float32, groups int) int
+
+// winograd512_amd64.s: the Winograd row kernels (groups of 8 tiles, two
+// groups per ZMM iteration).
+
+// winoInputRowF32x512 is winoInputRowF32 on ZMM registers.
+//
+//go:noescape
+func winoInputRowF32x512(src *float32, lds int, dst *float32, ldd int, groups int)
+
+// winoOutputRowF32x512 is winoOutputRowF32 on ZMM registers.
+//
+//go:noescape
+func winoOutputRowF32x512(m *float32, ldm int, out *float32, ldo int, groups int)
+
+// winoGradOutRowF32x512 is winoGradOutRowF32 on ZMM registers.
+//
+//go:noescape
+func winoGradOutRowF32x512(dy *float32, ldy int, dst *float32, ldd int, groups int)
+
+// The kernels the callers use: the AVX2 ones, replaced by their ZMM twins
+// in init when useZMMKernel.
+var (
+	addF32k           = addF32
+	subF32k           = subF32
+	mulF32k           = mulF32
+	divF32k           = divF32
+	addScalarF32k     = addScalarF32
+	subScalarF32k     = subScalarF32
+	mulScalarF32k     = mulScalarF32
+	divScalarF32k     = divScalarF32
+	reluF32k          = reluF32
+	reluGradF32k      = reluGradF32
+	copyRowsF32k      = copyRowsF32
+	addRowsF32k       = addRowsF32
+	sumF32k           = sumF32
+	accF32k           = accF32
+	addReluF32k       = addReluF32
+	addReluScalarF32k = addReluScalarF32
+	reluGradSumF32k   = reluGradSumF32
+	bnSumsF32k        = bnSumsF32
+	scaleShiftF32k    = scaleShiftF32
+	axpbycF32k        = axpbycF32
+
+	maxPool2x2RowF32k     = maxPool2x2RowF32
+	maxPool2x2BackRowF32k = maxPool2x2BackRowF32
+	winoInputRowF32k      = winoInputRowF32
+	winoOutputRowF32k     = winoOutputRowF32
+	winoGradOutRowF32k    = winoGradOutRowF32
+)
+
+// init selects the ZMM kernels when the active level is AVX-512 (package
+// variables, useZMMKernel among them, are set before any init runs).
+func init() {
+	if useZMMKernel {
+		useZMMKernels()
+	}
+}
+
+// useZMMKernels points every kernel variable at its ZMM twin.
+func useZMMKernels() {
+	addF32k, subF32k, mulF32k, divF32k = addF32x512, subF32x512, mulF32x512, divF32x512
+	addScalarF32k, subScalarF32k = addScalarF32x512, subScalarF32x512
+	mulScalarF32k, divScalarF32k = mulScalarF32x512, divScalarF32x512
+	reluF32k, reluGradF32k = reluF32x512, reluGradF32x512
+	copyRowsF32k, addRowsF32k = copyRowsF32x512, addRowsF32x512
+	sumF32k, accF32k = sumF32x512, accF32x512
+	addReluF32k, addReluScalarF32k, reluGradSumF32k = addReluF32x512, addReluScalarF32x512, reluGradSumF32x512
+	bnSumsF32k, scaleShiftF32k, axpbycF32k = bnSumsF32x512, scaleShiftF32x512, axpbycF32x512
+	maxPool2x2RowF32k, maxPool2x2BackRowF32k = maxPool2x2RowF32x512, maxPool2x2BackRowF32x512
+	winoInputRowF32k, winoOutputRowF32k, winoGradOutRowF32k = winoInputRowF32x512, winoOutputRowF32x512, winoGradOutRowF32x512
+}
