@@ -1,6 +1,10 @@
 package cpu
 
-import "github.com/goluon/goluon/nd/backend"
+import (
+	"math/bits"
+
+	"github.com/goluon/goluon/nd/backend"
+)
 
 // The direct convolution for few input channels (LeNet's and the CIFAR
 // CNN's first layers, LeNet's second). With 1–15 input channels im2col
@@ -23,8 +27,8 @@ import "github.com/goluon/goluon/nd/backend"
 // im2col + GEMM are faster.
 const directMaxChannels = 16
 
-// directTile is the narrow tile's width (convTile4x24); with AVX-512 the
-// kernel also takes tiles of 8 channels by twice the width (convTile8x48).
+// directTile is the AVX2 tile's width (convTile4x24); the AVX-512 tiles
+// are 16, 32 or 48 wide (convTile8x16z … 8x48z).
 const directTile = 24
 
 // useDirectConv reports whether Conv2D takes the direct kernel for p.
@@ -39,19 +43,41 @@ func useDirectConv(p backend.ConvParams) bool {
 type directPlan struct {
 	s      convShape
 	hp, wp int   // padded plane
-	qt     int   // wide positions computed per output channel: OH·Wp rounded up to a tile
+	qt     int   // wide positions computed per output channel: OH·Wp rounded up to a tile (24) or vector (16)
 	rows   int   // output channels per block of packed weights: 8 with AVX-512, else 4
 	ocp    int   // output channels rounded up to a block
 	offs   []int // byte offset of each tap (c, kh, kw) from the position
 	xlen   int   // the padded copy's length, with the last tile's overreach
+	// With AVX-512 the tiles store into y through these, one per vector
+	// of 16 wide positions: the lanes that are outputs (cm), as many low
+	// lanes as there are (sm), and the byte offset in an output channel
+	// of the first (dst).
+	zmm    bool
+	cm, sm []uint16
+	dst    []int
 }
 
 func newDirectPlan(s convShape) directPlan {
-	d := directPlan{s: s, hp: s.InH + 2*s.PadH, wp: s.InW + 2*s.PadW}
-	d.qt = ceilDiv(s.OutH*d.wp, directTile) * directTile
-	d.rows = 4
-	if useZMMKernel {
+	d := directPlan{s: s, hp: s.InH + 2*s.PadH, wp: s.InW + 2*s.PadW, zmm: useZMMKernel, rows: 4}
+	wide := s.OutH * d.wp
+	d.qt = ceilDiv(wide, directTile) * directTile
+	if d.zmm {
 		d.rows = 8
+		d.qt = ceilDiv(wide, 16) * 16
+		for q0 := 0; q0 < d.qt; q0 += 16 {
+			var cm uint16
+			first := -1
+			for j := 0; j < 16; j++ {
+				if q := q0 + j; q < wide && q%d.wp < s.OutW {
+					cm |= 1 << j
+					if first < 0 {
+						first = 4 * ((q/d.wp)*s.OutW + q%d.wp)
+					}
+				}
+			}
+			n := bits.OnesCount16(cm)
+			d.cm, d.sm, d.dst = append(d.cm, cm), append(d.sm, uint16(1<<n-1)), append(d.dst, max(first, 0))
+		}
 	}
 	d.ocp = ceilDiv(s.OutC, d.rows) * d.rows
 	d.offs = make([]int, 0, s.kk)
@@ -89,25 +115,41 @@ func (d directPlan) packWeights(w []float32) []float32 {
 }
 
 // directConv2D computes y = conv(x, w) with the direct kernel, images in
-// parallel.
+// parallel. The tiles read a zero-padded copy of each image, or the
+// image in place when it has no padding and the last tile's reads stay
+// inside x. With AVX-512 they store into y; with AVX2 into a wide scratch
+// output, whose columns past OW are then dropped by copying the rows out.
 func directConv2D(s convShape, y, x, w []float32) {
 	d := newDirectPlan(s)
 	wp := d.packWeights(w)
 	defer release(wp)
 	inImg, outImg, plane := s.InC*s.InH*s.InW, s.OutC*s.ohw, d.hp*d.wp
+	inPlace := s.PadH == 0 && s.PadW == 0
 	parallelFor(s.N, 1, func(lo, hi int) {
-		xp := scratch[float32](d.xlen)
-		defer release(xp)
-		clear(xp) // the padding and the overreach stay zero
-		yw := scratch[float32](d.ocp * d.qt)
-		defer release(yw)
+		var xp, yw []float32
 		for n := lo; n < hi; n++ {
 			xn := x[n*inImg:]
-			for c := 0; c < s.InC; c++ {
-				copyRows(xp[c*plane+s.PadH*d.wp+s.PadW:], xn[c*s.InH*s.InW:], s.InH, s.InW, d.wp, s.InW)
+			if !inPlace || len(xn) < d.xlen {
+				if xp == nil {
+					xp = scratch[float32](d.xlen)
+					defer release(xp)
+					clear(xp) // the padding and the overreach stay zero
+				}
+				for c := 0; c < s.InC; c++ {
+					copyRows(xp[c*plane+s.PadH*d.wp+s.PadW:], xn[c*s.InH*s.InW:], s.InH, s.InW, d.wp, s.InW)
+				}
+				xn = xp
 			}
-			d.tiles(yw, xp, wp)
-			yn := y[n*outImg:]
+			yn := y[n*outImg : (n+1)*outImg]
+			if d.zmm {
+				d.tilesZ(yn, xn, wp)
+				continue
+			}
+			if yw == nil {
+				yw = scratch[float32](d.ocp * d.qt)
+				defer release(yw)
+			}
+			d.tiles(yw, xn, wp)
 			for oc := 0; oc < s.OutC; oc++ {
 				copyRows(yn[oc*s.ohw:], yw[oc*d.qt:], s.OutH, s.OutW, s.OutW, d.wp)
 			}
@@ -115,24 +157,38 @@ func directConv2D(s convShape, y, x, w []float32) {
 	})
 }
 
-// tiles computes the wide output yw [ocp][qt] of one padded image xp:
-// with AVX-512, tiles of 8 channels by 48 positions while they fit, then
-// (and without AVX-512, throughout) of 4 by 24.
+// tiles computes the wide output yw [ocp][qt] of one image xp (AVX2):
+// tiles of 4 channels by 24 positions.
 func (d directPlan) tiles(yw, xp, wp []float32) {
-	k, r := d.s.kk, d.rows
+	k := d.s.kk
 	_, _ = yw[d.ocp*d.qt-1], xp[d.xlen-1]
-	for q := 0; q < d.qt; {
-		if r == 8 && q+2*directTile <= d.qt {
-			for b := 0; b < d.ocp/8; b++ {
-				convTile8x48(&yw[8*b*d.qt+q], d.qt, &xp[q], &wp[8*b*k], &d.offs[0], k)
-			}
-			q += 2 * directTile
-			continue
-		}
+	for q := 0; q < d.qt; q += directTile {
 		for oc := 0; oc < d.ocp; oc += 4 {
-			b, i := oc/r, oc%r // block, first row in it
-			convTile4x24(&yw[oc*d.qt+q], d.qt, &xp[q], &wp[b*r*k+i], r, &d.offs[0], k)
+			convTile4x24(&yw[oc*d.qt+q], d.qt, &xp[q], &wp[oc*k], 4, &d.offs[0], k)
 		}
-		q += directTile
+	}
+}
+
+// tilesZ computes one image's output y [OC][OH·OW] from xp (AVX-512):
+// tiles of 8 channels by 48 positions, the last by 16 or 32.
+func (d directPlan) tilesZ(y, xp, wp []float32) {
+	k, ohw := d.s.kk, d.s.ohw
+	_ = xp[d.xlen-1]
+	for q := 0; q < d.qt; {
+		nv := min(3, (d.qt-q)/16)
+		u := q / 16
+		for oc := 0; oc < d.ocp; oc += 8 {
+			rows := min(8, d.s.OutC-oc)
+			yp, xq, wb := &y[oc*ohw], &xp[q], &wp[oc*k]
+			switch nv {
+			case 3:
+				convTile8x48z(yp, ohw, xq, wb, &d.offs[0], k, &d.cm[u], &d.sm[u], &d.dst[u], rows)
+			case 2:
+				convTile8x32z(yp, ohw, xq, wb, &d.offs[0], k, &d.cm[u], &d.sm[u], &d.dst[u], rows)
+			default:
+				convTile8x16z(yp, ohw, xq, wb, &d.offs[0], k, &d.cm[u], &d.sm[u], &d.dst[u], rows)
+			}
+		}
+		q += 16 * nv
 	}
 }

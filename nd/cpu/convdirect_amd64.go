@@ -2,13 +2,23 @@
 
 package cpu
 
-// The direct-convolution tiles of convdirect_amd64.s: y[i·ldy + j] =
+// The AVX2 direct-convolution tile of convdirect_amd64.s: y[i·ldy + j] =
 // Σₜ w[ws·t + i] · x[offs[t]/4 + j] over k taps, for rows i < 4 and
-// columns j < 24 (convTile4x24), or rows i < 8 and columns j < 48 with
-// ws = 8 (convTile8x48, AVX-512).
+// columns j < 24.
 
 //go:noescape
 func convTile4x24(y *float32, ldy int, x *float32, w *float32, ws int, offs *int, k int)
 
+// The tiles of convdirect512_amd64.s (AVX-512): 8 output channels by 16,
+// 32 or 48 wide positions, stored into the output y (channels ldy apart)
+// through the compress masks cm, store masks sm and byte offsets dst of
+// each 16-position vector; rows limits the channels stored (1–8).
+
 //go:noescape
-func convTile8x48(y *float32, ldy int, x *float32, w *float32, offs *int, k int)
+func convTile8x16z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int)
+
+//go:noescape
+func convTile8x32z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int)
+
+//go:noescape
+func convTile8x48z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int)

@@ -1,12 +1,12 @@
-// Direct-convolution tiles for convolutions with few input channels
-// (convdirect.go): 4 output channels by 24 (AVX2) or 8 by 48 (AVX-512) output
-// positions of the wide grid, accumulated over the k = (c, kh, kw) taps
-// in order. Written by hand.
+// The AVX2 direct-convolution tile for convolutions with few input
+// channels (convdirect.go): 4 output channels by 24 positions of the wide
+// grid, accumulated over the k = (c, kh, kw) taps in order (the AVX-512
+// tiles are in convdirect512_amd64.s). Written by hand.
 //
 // Tap k adds w[k][i] · x[offs[k] + j] to row i, column j of the tile: the
 // input of consecutive wide positions is consecutive in memory, so each
 // tap costs three vector loads of x, one broadcast of a packed weight per
-// row and three FMAs per row (12 YMM or 24 ZMM accumulators).
+// row and three FMAs per row (12 YMM accumulators).
 
 #include "textflag.h"
 
@@ -79,118 +79,5 @@ tap24:
 	VMOVUPS Y13, (DI)
 	VMOVUPS Y14, 32(DI)
 	VMOVUPS Y15, 64(DI)
-	VZEROUPPER
-	RET
-
-// func convTile8x48(y *float32, ldy int, x *float32, w *float32, offs *int, k int)
-//
-// convTile4x24 on ZMM registers, for 8 rows (taps 8 floats apart) of 48
-// positions: Z8..Z31 accumulate, row i in Z(8+3i)..Z(10+3i).
-TEXT ·convTile8x48(SB), NOSPLIT, $0-48
-	MOVQ y+0(FP), DI
-	MOVQ ldy+8(FP), DX
-	SHLQ $2, DX
-	MOVQ x+16(FP), SI
-	MOVQ w+24(FP), BX
-	MOVQ offs+32(FP), R8
-	MOVQ k+40(FP), CX
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-	VPXORD Z24, Z24, Z24
-	VPXORD Z25, Z25, Z25
-	VPXORD Z26, Z26, Z26
-	VPXORD Z27, Z27, Z27
-	VPXORD Z28, Z28, Z28
-	VPXORD Z29, Z29, Z29
-	VPXORD Z30, Z30, Z30
-	VPXORD Z31, Z31, Z31
-
-tap48:
-	MOVQ    (R8), AX
-	VMOVUPS (SI)(AX*1), Z0
-	VMOVUPS 64(SI)(AX*1), Z1
-	VMOVUPS 128(SI)(AX*1), Z2
-	VBROADCASTSS (BX), Z3
-	VFMADD231PS  Z0, Z3, Z8
-	VFMADD231PS  Z1, Z3, Z9
-	VFMADD231PS  Z2, Z3, Z10
-	VBROADCASTSS 4(BX), Z3
-	VFMADD231PS  Z0, Z3, Z11
-	VFMADD231PS  Z1, Z3, Z12
-	VFMADD231PS  Z2, Z3, Z13
-	VBROADCASTSS 8(BX), Z3
-	VFMADD231PS  Z0, Z3, Z14
-	VFMADD231PS  Z1, Z3, Z15
-	VFMADD231PS  Z2, Z3, Z16
-	VBROADCASTSS 12(BX), Z3
-	VFMADD231PS  Z0, Z3, Z17
-	VFMADD231PS  Z1, Z3, Z18
-	VFMADD231PS  Z2, Z3, Z19
-	VBROADCASTSS 16(BX), Z3
-	VFMADD231PS  Z0, Z3, Z20
-	VFMADD231PS  Z1, Z3, Z21
-	VFMADD231PS  Z2, Z3, Z22
-	VBROADCASTSS 20(BX), Z3
-	VFMADD231PS  Z0, Z3, Z23
-	VFMADD231PS  Z1, Z3, Z24
-	VFMADD231PS  Z2, Z3, Z25
-	VBROADCASTSS 24(BX), Z3
-	VFMADD231PS  Z0, Z3, Z26
-	VFMADD231PS  Z1, Z3, Z27
-	VFMADD231PS  Z2, Z3, Z28
-	VBROADCASTSS 28(BX), Z3
-	VFMADD231PS  Z0, Z3, Z29
-	VFMADD231PS  Z1, Z3, Z30
-	VFMADD231PS  Z2, Z3, Z31
-	ADDQ         $8, R8
-	ADDQ         $32, BX
-	DECQ         CX
-	JNZ          tap48
-
-	VMOVUPS Z8, (DI)
-	VMOVUPS Z9, 64(DI)
-	VMOVUPS Z10, 128(DI)
-	ADDQ    DX, DI
-	VMOVUPS Z11, (DI)
-	VMOVUPS Z12, 64(DI)
-	VMOVUPS Z13, 128(DI)
-	ADDQ    DX, DI
-	VMOVUPS Z14, (DI)
-	VMOVUPS Z15, 64(DI)
-	VMOVUPS Z16, 128(DI)
-	ADDQ    DX, DI
-	VMOVUPS Z17, (DI)
-	VMOVUPS Z18, 64(DI)
-	VMOVUPS Z19, 128(DI)
-	ADDQ    DX, DI
-	VMOVUPS Z20, (DI)
-	VMOVUPS Z21, 64(DI)
-	VMOVUPS Z22, 128(DI)
-	ADDQ    DX, DI
-	VMOVUPS Z23, (DI)
-	VMOVUPS Z24, 64(DI)
-	VMOVUPS Z25, 128(DI)
-	ADDQ    DX, DI
-	VMOVUPS Z26, (DI)
-	VMOVUPS Z27, 64(DI)
-	VMOVUPS Z28, 128(DI)
-	ADDQ    DX, DI
-	VMOVUPS Z29, (DI)
-	VMOVUPS Z30, 64(DI)
-	VMOVUPS Z31, 128(DI)
 	VZEROUPPER
 	RET

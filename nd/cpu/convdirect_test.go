@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/goluon/goluon/nd/backend"
@@ -31,6 +32,7 @@ func TestDirectConv(t *testing.T) {
 		{1, 1, 3, 3, 4, 3, 0, 1}, // one output position
 		{1, 3, 9, 13, 8, 2, 1, 1},
 		{4, 5, 10, 10, 7, 1, 1, 1}, // 1×1 with padding
+		{2, 3, 7, 7, 9, 3, 1, 1},   // 4 vectors (48 + 16) whose last one starts on a column to drop
 	}
 	widths := []bool{false}
 	if useZMMKernel {
@@ -57,8 +59,14 @@ func TestDirectConv(t *testing.T) {
 			t.Run(fmt.Sprintf("%v/zmm=%v", c, zmm), func(t *testing.T) {
 				defer func(old bool) { useZMMKernel = old }(useZMMKernel)
 				useZMMKernel = zmm
-				got := randSlice(len(want), r) // every value must be written
+				// Every value must be written, and nothing after them.
+				buf := randSlice(len(want)+64, r)
+				guard := slices.Clone(buf[len(want):])
+				got := buf[:len(want)]
 				directConv2D(s, got, x, w)
+				if !slices.Equal(buf[len(want):], guard) {
+					t.Fatalf("wrote past the output")
+				}
 				for i, v := range got {
 					if d := math.Abs(float64(v) - want[i]); !(d <= 1e-6*scale*float64(s.kk)) {
 						t.Fatalf("y[%d] = %g, want %g (scale %g)", i, v, want[i], scale)
