@@ -20,6 +20,9 @@ need=()
 $PY -c 'import torch' 2>/dev/null || need+=(python3-torch)
 dpkg -s libopenblas0-pthread >/dev/null 2>&1 || dpkg -s libopenblas0-openmp >/dev/null 2>&1 ||
 	dpkg -s libopenblas0-serial >/dev/null 2>&1 || need+=(libopenblas0-pthread)
+# Fashion-MNIST for the gluon-mnist epoch row.
+FMNIST=/usr/share/datasets/fashion-mnist
+[ -f "$FMNIST/train-images-idx3-ubyte.gz" ] || need+=(dataset-fashion-mnist)
 if [ ${#need[@]} -gt 0 ]; then
 	if [ "$(id -u)" = 0 ]; then
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}"
@@ -60,6 +63,19 @@ nomalloc=(env -u MALLOC_MMAP_THRESHOLD_ -u MALLOC_TRIM_THRESHOLD_ -u MALLOC_TOP_
 echo "FMA peak (bench/fmapeak)" >&2
 $GO run ./bench/fmapeak >"$out/fmapeak.txt"
 
+# The gluon-mnist tutorial (one epoch of LeNet on Fashion-MNIST, its
+# defaults: cpu:0 and cpu:1, global batch 128, SGD) against its PyTorch
+# twin (tutorials/gluon-mnist/pytorch_gluon_mnist.py, 2 threads). Both
+# print the epoch's training throughput; the row is the training time of
+# one epoch of 60,000 images (data loading included, evaluation not).
+# SCALE < 1 trains on a part of the set (-limit / --limit).
+$GO build -o "$out/gluon-mnist" ./tutorials/gluon-mnist
+gmlimit=$(awk -v s="$SCALE" 'BEGIN { print (s >= 1 ? 0 : int(60000 * s) + 1) }')
+gmsamples=$([ "$gmlimit" = 0 ] && echo 60000 || echo "$gmlimit")
+epoch_s() { # the summary (last line, JSON): training samples / samples_per_sec
+	tail -1 | $PY -c 'import json,sys; print(int(sys.argv[1]) / json.loads(sys.stdin.read())["samples_per_sec"])' "$gmsamples"
+}
+
 for r in $(seq 1 "$REPS"); do
 	echo "rep $r/$REPS: goluon" >&2
 	{
@@ -77,7 +93,11 @@ for r in $(seq 1 "$REPS"); do
 		gobench 'ConvLayer/lenet' 400
 		gobench 'ConvLayer/cifar' 40
 		"${nomalloc[@]}" $GO test ./bench/ -run '^$' -bench 'TrainStepLeNetRSS$' -benchtime "$(iters 200)"x
+		echo "BenchmarkGluonMNISTEpoch 1 $("$out/gluon-mnist" -epochs 1 -limit "$gmlimit" -data "$FMNIST" -out "$out/gm" 2>/dev/null | epoch_s) s/epoch"
 	} >"$out/go-$r.txt"
+	echo "rep $r/$REPS: pytorch gluon-mnist epoch" >&2
+	s=$(OPENBLAS_NUM_THREADS=1 $PY tutorials/gluon-mnist/pytorch_gluon_mnist.py --epochs 1 --limit "$gmlimit" --data "$FMNIST" --threads 2 | epoch_s)
+	echo "{\"GluonMNISTEpoch\": $s}" >"$out/py-$r-gm.json"
 	# The two best PyTorch configurations on 2 cores (issue 6): intra-op
 	# threads 2 with single-threaded OpenBLAS, and the reverse; the better
 	# one per workload counts.

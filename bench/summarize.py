@@ -22,9 +22,10 @@ import sys
 LINE = re.compile(r"^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+(.*)$")
 # Units of the Go metrics that are compared, by preference when a line has
 # several (BenchmarkTrainStepLeNetRSS also reports samples/s).
-UNITS = ("peak-RSS-MiB", "us/op", "GFLOP/s", "samples/s")
-LOWER_IS_BETTER = {"peak-RSS-MiB", "us/op"}
-UNIT_LABEL = {"peak-RSS-MiB": "MiB (lower is better)", "us/op": "µs/op (lower is better)"}
+UNITS = ("peak-RSS-MiB", "us/op", "s/epoch", "GFLOP/s", "samples/s")
+LOWER_IS_BETTER = {"peak-RSS-MiB", "us/op", "s/epoch"}
+UNIT_LABEL = {"peak-RSS-MiB": "MiB (lower is better)", "us/op": "µs/op (lower is better)",
+              "s/epoch": "s/epoch (lower is better)"}
 
 
 def go_results(path):
@@ -46,6 +47,11 @@ def go_results(path):
                     out[m.group(1)] = (metrics[u], u)
                     break
     return out
+
+
+def value(v):
+    """v with one decimal, or three significant digits below 10 (seconds)."""
+    return "%.1f" % v if v >= 10 else "%.3g" % v
 
 
 def natural(s):
@@ -88,7 +94,7 @@ def main():
         if lower:
             rs += " *"
             inverted = True
-        rows.append((w, UNIT_LABEL.get(unit, unit), "%.1f" % g, "%.1f" % p if p else "n/a", rs))
+        rows.append((w, UNIT_LABEL.get(unit, unit), value(g), value(p) if p else "n/a", rs))
     head = ("workload", "unit", "Goluon median", "PyTorch median", "Goluon/PyTorch")
     widths = [max(len(str(x[i])) for x in rows + [head]) for i in range(5)]
     fmt = "  ".join(("%-" if i < 2 else "%") + str(widths[i]) + "s" for i in range(5))
