@@ -107,9 +107,16 @@ func convForward[T Float](s convShape, y, x, w []T) {
 	})
 }
 
-// Conv2DBackwardData computes dx = convᵀ(dy, w).
+// Conv2DBackwardData computes dx = convᵀ(dy, w): as the direct forward
+// pass of the transposed convolution where useDirectBackwardData says so
+// (convdirect.go), as Winograd where useWinograd does, else as a GEMM per
+// image and col2im.
 func (*Backend) Conv2DBackwardData(p backend.ConvParams, dx, dy, w backend.Arg) {
 	s := newConvShape(p)
+	if useDirectBackwardData(p) {
+		directBackwardData(p, slice[float32](dx), slice[float32](dy), slice[float32](w))
+		return
+	}
 	if useWinograd(p) {
 		winoBackwardData(s, slice[float32](dx), slice[float32](dy), slice[float32](w))
 		return

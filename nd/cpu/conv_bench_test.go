@@ -37,7 +37,7 @@ func convP(n, c, hw, oc, k, pad int) backend.ConvParams {
 // BenchmarkConv times each tutorial convolution's forward pass and both
 // backward passes, in GFLOP/s of the direct computation
 // (2·N·OC·OH·OW·C·KH·KW), as im2col + GEMM, directly where useDirectConv
-// allows (the forward pass) and, for the 3×3 stride-1
+// and useDirectBackwardData allow (forward, backward data) and, for the 3×3 stride-1
 // layers, as Winograd F(2×2, 3×3) whatever the channel counts, so that
 // winoMinChannels can be checked against measurements.
 func BenchmarkConv(b *testing.B) {
@@ -62,6 +62,12 @@ func BenchmarkConv(b *testing.B) {
 				name string
 				fn   func()
 			}{"direct-forward", func() { directConv2D(s, y, x, w) }})
+		}
+		if useDirectBackwardData(l.p) {
+			passes = append(passes, struct {
+				name string
+				fn   func()
+			}{"direct-data", func() { directBackwardData(l.p, dx, y, w) }})
 		}
 		if winoShape(l.p) {
 			passes = append(passes, []struct {

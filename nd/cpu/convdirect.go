@@ -33,10 +33,70 @@ const directTile = 24
 
 // useDirectConv reports whether Conv2D takes the direct kernel for p.
 func useDirectConv(p backend.ConvParams) bool {
+	return p.InC < directMaxChannels && directShape(p)
+}
+
+// directShape reports whether the direct kernel can compute p: float32,
+// stride 1, one group, at least 4 filters, not a plain 1×1 product, and
+// an output that fits the padded input.
+func directShape(p backend.ConvParams) bool {
 	s := newConvShape(p)
 	return useAsmKernel && p.DType == backend.Float32 && p.Groups == 1 &&
-		p.StrideH == 1 && p.StrideW == 1 && p.InC < directMaxChannels && p.OutC >= 4 && !s.direct() &&
+		p.StrideH == 1 && p.StrideW == 1 && p.OutC >= 4 && !s.direct() &&
 		p.OutH+p.DilateH*(p.KH-1) <= p.InH+2*p.PadH && p.OutW+p.DilateW*(p.KW-1) <= p.InW+2*p.PadW
+}
+
+// directMaxBackFilters bounds the filters of the convolutions whose
+// backward-data pass runs on the direct kernel (useDirectBackwardData).
+const directMaxBackFilters = 64
+
+// useDirectBackwardData reports whether Conv2DBackwardData computes p's
+// input gradient as the direct forward pass of transposedParams(p): 4–15
+// input channels (the transposed pass's filters), at most
+// directMaxBackFilters filters (its input channels), stride 1.
+func useDirectBackwardData(p backend.ConvParams) bool {
+	if p.InC < 4 || p.InC >= directMaxChannels || p.OutC > directMaxBackFilters ||
+		p.StrideH != 1 || p.StrideW != 1 || p.Groups != 1 {
+		return false
+	}
+	q := transposedParams(p)
+	return q.PadH >= 0 && q.PadW >= 0 && directShape(q)
+}
+
+// transposedParams returns the convolution whose forward pass is p's
+// backward-data pass, for stride 1 and one group: dy (OC channels, padded
+// by dilation·(K−1) − pad) is its input, dx its output, and its filters
+// are p's with input and output channels swapped and rotated by 180°
+// (transposeFilters).
+func transposedParams(p backend.ConvParams) backend.ConvParams {
+	q := p
+	q.InC, q.OutC = p.OutC, p.InC
+	q.InH, q.InW, q.OutH, q.OutW = p.OutH, p.OutW, p.InH, p.InW
+	q.PadH, q.PadW = p.DilateH*(p.KH-1)-p.PadH, p.DilateW*(p.KW-1)-p.PadW
+	return q
+}
+
+// transposeFilters writes into wt [C][OC][KH][KW] the filters w
+// [OC][C][KH][KW] with their channels swapped, each rotated by 180°.
+func transposeFilters(p backend.ConvParams, wt, w []float32) {
+	kk := p.KH * p.KW
+	for oc := 0; oc < p.OutC; oc++ {
+		for c := 0; c < p.InC; c++ {
+			src, dst := w[(oc*p.InC+c)*kk:][:kk], wt[(c*p.OutC+oc)*kk:][:kk]
+			for i, v := range src {
+				dst[kk-1-i] = v
+			}
+		}
+	}
+}
+
+// directBackwardData computes dx = convᵀ(dy, w) as the direct forward
+// pass of transposedParams.
+func directBackwardData(p backend.ConvParams, dx, dy, w []float32) {
+	wt := scratch[float32](p.OutC * p.InC * p.KH * p.KW)
+	defer release(wt)
+	transposeFilters(p, wt, w)
+	directConv2D(newConvShape(transposedParams(p)), dx, dy, wt)
 }
 
 // directPlan holds the sizes and tap offsets of one direct convolution.

@@ -108,3 +108,78 @@ func TestDirectConvChoice(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectBackwardData checks the input gradient computed as the direct
+// forward pass of the transposed convolution against im2col's in float64,
+// over padding (none, some, the most the transposed pass allows),
+// dilation, rectangular planes and filter counts, with both tile widths
+// where the CPU has AVX-512.
+func TestDirectBackwardData(t *testing.T) {
+	if !useAsmKernel {
+		t.Skipf("the direct kernel needs AVX2 (%s)", ISAReport())
+	}
+	r := rand.New(rand.NewPCG(13, 14))
+	cases := []struct {
+		n, c, h, w, oc, k, pad, dilate int
+	}{
+		{3, 6, 12, 12, 16, 3, 0, 1}, // lenet2
+		{2, 4, 9, 7, 5, 3, 1, 1},
+		{2, 8, 8, 8, 12, 5, 2, 1},
+		{1, 15, 6, 11, 64, 3, 4, 2},
+		{2, 5, 10, 6, 7, 2, 1, 1},
+	}
+	widths := []bool{false}
+	if useZMMKernel {
+		widths = append(widths, true)
+	}
+	for _, c := range cases {
+		p := convP(c.n, c.c, 0, c.oc, c.k, c.pad)
+		p.InH, p.InW, p.DilateH, p.DilateW = c.h, c.w, c.dilate, c.dilate
+		p.OutH = c.h + 2*c.pad - c.dilate*(c.k-1)
+		p.OutW = c.w + 2*c.pad - c.dilate*(c.k-1)
+		if !useDirectBackwardData(p) {
+			t.Fatalf("%+v: useDirectBackwardData is false", c)
+		}
+		s := newConvShape(p)
+		dy := randSlice(c.n*c.oc*s.ohw, r)
+		w := randSlice(c.oc*s.kk, r)
+		want := make([]float64, c.n*c.c*c.h*c.w)
+		convBackwardData(s, want, widen(dy), widen(w))
+		var scale float64
+		for _, v := range want {
+			scale = max(scale, math.Abs(v))
+		}
+		for _, zmm := range widths {
+			t.Run(fmt.Sprintf("%v/zmm=%v", c, zmm), func(t *testing.T) {
+				defer func(old bool) { useZMMKernel = old }(useZMMKernel)
+				useZMMKernel = zmm
+				buf := randSlice(len(want)+64, r)
+				guard := slices.Clone(buf[len(want):])
+				got := buf[:len(want)]
+				directBackwardData(p, got, dy, w)
+				if !slices.Equal(buf[len(want):], guard) {
+					t.Fatalf("wrote past dx")
+				}
+				for i, v := range got {
+					if d := math.Abs(float64(v) - want[i]); !(d <= 1e-6*scale*float64(c.oc*c.k*c.k)) {
+						t.Fatalf("dx[%d] = %g, want %g (scale %g)", i, v, want[i], scale)
+					}
+				}
+			})
+		}
+	}
+	for _, c := range []struct {
+		name string
+		p    backend.ConvParams
+		want bool
+	}{
+		{"cifar1 (3 channels)", convP(128, 3, 32, 32, 3, 1), false},
+		{"16 channels", convP(1, 16, 8, 16, 3, 1), false},
+		{"65 filters", convP(1, 8, 8, 65, 3, 1), false},
+		{"padding beyond the kernel", convP(1, 8, 8, 8, 3, 3), false},
+	} {
+		if got := useDirectBackwardData(c.p); got != c.want {
+			t.Errorf("%s: useDirectBackwardData = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
