@@ -96,9 +96,14 @@ func conv(op string, inputs []*NDArray, p backend.ConvParams, transposed bool, y
 	}
 	be := x.be()
 	y := newArray(op, sess, x.st.dev, x.dtype, yShape)
-	if transposed {
+	bk, fuseBias := be.(backend.ConvBiasKernels)
+	fuseBias = fuseBias && bias != nil && !transposed && fusedKernels()
+	switch {
+	case transposed:
 		be.Conv2DBackwardData(p, y.arg(), x.arg(), w.arg())
-	} else {
+	case fuseBias:
+		bk.Conv2DBias(p, y.arg(), x.arg(), w.arg(), bias.arg())
+	default:
 		be.Conv2D(p, y.arg(), x.arg(), w.arg())
 	}
 	var bshape []int
@@ -108,7 +113,9 @@ func conv(op string, inputs []*NDArray, p backend.ConvParams, transposed bool, y
 			bshape[i] = 1
 		}
 		bshape[1] = outC
-		be.Binary(bAdd, y.shape, y.arg(), y.arg(), channelArg(bias, y.NDim(), 1))
+		if !fuseBias {
+			be.Binary(bAdd, y.shape, y.arg(), y.arg(), channelArg(bias, y.NDim(), 1))
+		}
 	}
 	Record(op, y, inputs, func(g *NDArray, need []bool) []*NDArray {
 		grads := make([]*NDArray, len(inputs))

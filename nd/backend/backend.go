@@ -328,6 +328,16 @@ type BatchNormKernels interface {
 	BatchNormBackward(p ChannelParams, batchStats bool, dx, dgamma, dbeta, g, x, mean, invstd, gamma Arg)
 }
 
+// ConvBiasKernels add a convolution's bias in the convolution's own pass
+// over its output instead of a second one. A backend may implement them;
+// package nd runs Conv2D and then Binary's Add otherwise.
+type ConvBiasKernels interface {
+	// Conv2DBias computes y = Conv2D(x, w) + bias[channel]: each output's
+	// sum rounded as Conv2D rounds it, then its bias added as Binary's Add
+	// adds it, so the result equals the composed one bit for bit.
+	Conv2DBias(p ConvParams, y, x, w, bias Arg)
+}
+
 // BiasReluKernels fuse a per-channel bias with a ReLU, the end of most
 // convolution and dense layers. A backend may implement them; package nd
 // composes Binary, Unary and Reduce otherwise.

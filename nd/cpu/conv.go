@@ -60,7 +60,7 @@ func ceilDiv(a, b int) int {
 func (*Backend) Conv2D(p backend.ConvParams, y, x, w backend.Arg) {
 	s := newConvShape(p)
 	if useDirectConv(p) {
-		directConv2D(s, slice[float32](y), slice[float32](x), slice[float32](w))
+		directConv2D(s, slice[float32](y), slice[float32](x), slice[float32](w), nil)
 		return
 	}
 	if useWinograd(p) {
@@ -103,6 +103,37 @@ func convForward[T Float](s convShape, y, x, w []T) {
 				gemmSlices(false, false, s.ocg, s.ld, s.kk, 1, w[g*s.ocg*s.kk:], s.kk, col, s.ld, 0, out, s.ld, par)
 				copyRows(yg, out, s.ocg, s.ohw, s.ohw, s.ld)
 			}
+		}
+	})
+}
+
+var _ backend.ConvBiasKernels = (*Backend)(nil)
+
+// Conv2DBias implements backend.ConvBiasKernels: the direct kernel adds
+// the bias to its sums before storing them; the other algorithms add it
+// to each image's output planes after computing them, while they are
+// still in cache.
+func (b *Backend) Conv2DBias(p backend.ConvParams, y, x, w, bias backend.Arg) {
+	if useDirectConv(p) {
+		directConv2D(newConvShape(p), slice[float32](y), slice[float32](x), slice[float32](w), slice[float32](bias)[:p.OutC])
+		return
+	}
+	b.Conv2D(p, y, x, w)
+	if isF64(y) {
+		addChannelBias(p, slice[float64](y), slice[float64](bias))
+	} else {
+		addChannelBias(p, slice[float32](y), slice[float32](bias))
+	}
+}
+
+// addChannelBias adds bias[oc] to every output of channel oc, as Binary's
+// broadcast Add does.
+func addChannelBias[T Float](p backend.ConvParams, y, bias []T) {
+	ohw := p.OutH * p.OutW
+	parallelFor(p.N*p.OutC, max(1, elemGrain/max(ohw, 1)), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			plane := y[i*ohw : (i+1)*ohw]
+			unaryRange(backend.AddScalar, nil, plane, plane, float64(bias[i%p.OutC]))
 		}
 	})
 }

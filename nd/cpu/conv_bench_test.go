@@ -61,7 +61,7 @@ func BenchmarkConv(b *testing.B) {
 			passes = append(passes, struct {
 				name string
 				fn   func()
-			}{"direct-forward", func() { directConv2D(s, y, x, w) }})
+			}{"direct-forward", func() { directConv2D(s, y, x, w, nil) }})
 		}
 		if useDirectBackwardData(l.p) {
 			passes = append(passes, struct {

@@ -96,7 +96,7 @@ func directBackwardData(p backend.ConvParams, dx, dy, w []float32) {
 	wt := scratch[float32](p.OutC * p.InC * p.KH * p.KW)
 	defer release(wt)
 	transposeFilters(p, wt, w)
-	directConv2D(newConvShape(transposedParams(p)), dx, dy, wt)
+	directConv2D(newConvShape(transposedParams(p)), dx, dy, wt, nil)
 }
 
 // directPlan holds the sizes and tap offsets of one direct convolution.
@@ -175,14 +175,22 @@ func (d directPlan) packWeights(w []float32) []float32 {
 }
 
 // directConv2D computes y = conv(x, w) with the direct kernel, images in
-// parallel. The tiles read a zero-padded copy of each image, or the
+// parallel, plus bias[channel] unless bias is nil (added to each sum once
+// it is complete, as a separate Add would). The tiles read a zero-padded copy of each image, or the
 // image in place when it has no padding and the last tile's reads stay
 // inside x. With AVX-512 they store into y; with AVX2 into a wide scratch
 // output, whose columns past OW are then dropped by copying the rows out.
-func directConv2D(s convShape, y, x, w []float32) {
+func directConv2D(s convShape, y, x, w, bias []float32) {
 	d := newDirectPlan(s)
 	wp := d.packWeights(w)
 	defer release(wp)
+	var bp []float32 // the bias, padded to whole blocks
+	if bias != nil {
+		bp = scratch[float32](d.ocp)
+		defer release(bp)
+		clear(bp)
+		copy(bp, bias[:s.OutC])
+	}
 	inImg, outImg, plane := s.InC*s.InH*s.InW, s.OutC*s.ohw, d.hp*d.wp
 	inPlace := s.PadH == 0 && s.PadW == 0
 	parallelFor(s.N, 1, func(lo, hi int) {
@@ -202,14 +210,14 @@ func directConv2D(s convShape, y, x, w []float32) {
 			}
 			yn := y[n*outImg : (n+1)*outImg]
 			if d.zmm {
-				d.tilesZ(yn, xn, wp)
+				d.tilesZ(yn, xn, wp, bp)
 				continue
 			}
 			if yw == nil {
 				yw = scratch[float32](d.ocp * d.qt)
 				defer release(yw)
 			}
-			d.tiles(yw, xn, wp)
+			d.tiles(yw, xn, wp, bp)
 			for oc := 0; oc < s.OutC; oc++ {
 				copyRows(yn[oc*s.ohw:], yw[oc*d.qt:], s.OutH, s.OutW, s.OutW, d.wp)
 			}
@@ -218,20 +226,29 @@ func directConv2D(s convShape, y, x, w []float32) {
 }
 
 // tiles computes the wide output yw [ocp][qt] of one image xp (AVX2):
-// tiles of 4 channels by 24 positions.
-func (d directPlan) tiles(yw, xp, wp []float32) {
+// tiles of 4 channels by 24 positions, plus bp's biases unless bp is nil.
+func (d directPlan) tiles(yw, xp, wp, bp []float32) {
 	k := d.s.kk
 	_, _ = yw[d.ocp*d.qt-1], xp[d.xlen-1]
 	for q := 0; q < d.qt; q += directTile {
 		for oc := 0; oc < d.ocp; oc += 4 {
-			convTile4x24(&yw[oc*d.qt+q], d.qt, &xp[q], &wp[oc*k], 4, &d.offs[0], k)
+			convTile4x24(&yw[oc*d.qt+q], d.qt, &xp[q], &wp[oc*k], 4, &d.offs[0], k, biasAt(bp, oc))
 		}
 	}
 }
 
+// biasAt returns &bp[oc], or nil when bp is.
+func biasAt(bp []float32, oc int) *float32 {
+	if bp == nil {
+		return nil
+	}
+	return &bp[oc]
+}
+
 // tilesZ computes one image's output y [OC][OH·OW] from xp (AVX-512):
-// tiles of 8 channels by 48 positions, the last by 16 or 32.
-func (d directPlan) tilesZ(y, xp, wp []float32) {
+// tiles of 8 channels by 48 positions, the last by 16 or 32, plus bp's
+// biases unless bp is nil.
+func (d directPlan) tilesZ(y, xp, wp, bp []float32) {
 	k, ohw := d.s.kk, d.s.ohw
 	_ = xp[d.xlen-1]
 	for q := 0; q < d.qt; {
@@ -239,14 +256,14 @@ func (d directPlan) tilesZ(y, xp, wp []float32) {
 		u := q / 16
 		for oc := 0; oc < d.ocp; oc += 8 {
 			rows := min(8, d.s.OutC-oc)
-			yp, xq, wb := &y[oc*ohw], &xp[q], &wp[oc*k]
+			yp, xq, wb, bb := &y[oc*ohw], &xp[q], &wp[oc*k], biasAt(bp, oc)
 			switch nv {
 			case 3:
-				convTile8x48z(yp, ohw, xq, wb, &d.offs[0], k, &d.cm[u], &d.sm[u], &d.dst[u], rows)
+				convTile8x48z(yp, ohw, xq, wb, &d.offs[0], k, &d.cm[u], &d.sm[u], &d.dst[u], rows, bb)
 			case 2:
-				convTile8x32z(yp, ohw, xq, wb, &d.offs[0], k, &d.cm[u], &d.sm[u], &d.dst[u], rows)
+				convTile8x32z(yp, ohw, xq, wb, &d.offs[0], k, &d.cm[u], &d.sm[u], &d.dst[u], rows, bb)
 			default:
-				convTile8x16z(yp, ohw, xq, wb, &d.offs[0], k, &d.cm[u], &d.sm[u], &d.dst[u], rows)
+				convTile8x16z(yp, ohw, xq, wb, &d.offs[0], k, &d.cm[u], &d.sm[u], &d.dst[u], rows, bb)
 			}
 		}
 		q += 16 * nv

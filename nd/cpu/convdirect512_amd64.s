@@ -11,13 +11,14 @@
 #include "textflag.h"
 
 
-// func convTile8x16z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int)
+// func convTile8x16z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int, bias *float32)
 //
 // DI the first row's output, DX the row stride in bytes, SI x, BX the
 // packed weights (8 per tap), R8 the tap offsets, CX taps left; at the
 // store K1.. the compress masks, K4.. the store masks and R10.. the byte
-// offsets of the 1 vectors, R9 the rows (channels) still to store.
-TEXT ·convTile8x16z(SB), NOSPLIT, $0-80
+// offsets of the 1 vectors, R9 the rows (channels) still to store;
+// bias, when not nil, holds the 8 rows' biases, added before the store.
+TEXT ·convTile8x16z(SB), NOSPLIT, $0-88
 	MOVQ y+0(FP), DI
 	MOVQ ldy+8(FP), DX
 	SHLQ $2, DX
@@ -58,6 +59,27 @@ tap1:
 	DECQ         CX
 	JNZ          tap1
 
+	MOVQ  bias+80(FP), AX
+	TESTQ AX, AX
+	JZ    store1
+	VBROADCASTSS (AX), Z3
+	VADDPS       Z3, Z8, Z8
+	VBROADCASTSS 4(AX), Z3
+	VADDPS       Z3, Z9, Z9
+	VBROADCASTSS 8(AX), Z3
+	VADDPS       Z3, Z10, Z10
+	VBROADCASTSS 12(AX), Z3
+	VADDPS       Z3, Z11, Z11
+	VBROADCASTSS 16(AX), Z3
+	VADDPS       Z3, Z12, Z12
+	VBROADCASTSS 20(AX), Z3
+	VADDPS       Z3, Z13, Z13
+	VBROADCASTSS 24(AX), Z3
+	VADDPS       Z3, Z14, Z14
+	VBROADCASTSS 28(AX), Z3
+	VADDPS       Z3, Z15, Z15
+
+store1:
 	MOVQ cm+48(FP), AX
 	MOVQ sm+56(FP), BX
 	MOVQ dst+64(FP), CX
@@ -107,13 +129,14 @@ done1:
 	VZEROUPPER
 	RET
 
-// func convTile8x32z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int)
+// func convTile8x32z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int, bias *float32)
 //
 // DI the first row's output, DX the row stride in bytes, SI x, BX the
 // packed weights (8 per tap), R8 the tap offsets, CX taps left; at the
 // store K1.. the compress masks, K4.. the store masks and R10.. the byte
-// offsets of the 2 vectors, R9 the rows (channels) still to store.
-TEXT ·convTile8x32z(SB), NOSPLIT, $0-80
+// offsets of the 2 vectors, R9 the rows (channels) still to store;
+// bias, when not nil, holds the 8 rows' biases, added before the store.
+TEXT ·convTile8x32z(SB), NOSPLIT, $0-88
 	MOVQ y+0(FP), DI
 	MOVQ ldy+8(FP), DX
 	SHLQ $2, DX
@@ -171,6 +194,35 @@ tap2:
 	DECQ         CX
 	JNZ          tap2
 
+	MOVQ  bias+80(FP), AX
+	TESTQ AX, AX
+	JZ    store2
+	VBROADCASTSS (AX), Z3
+	VADDPS       Z3, Z8, Z8
+	VADDPS       Z3, Z9, Z9
+	VBROADCASTSS 4(AX), Z3
+	VADDPS       Z3, Z10, Z10
+	VADDPS       Z3, Z11, Z11
+	VBROADCASTSS 8(AX), Z3
+	VADDPS       Z3, Z12, Z12
+	VADDPS       Z3, Z13, Z13
+	VBROADCASTSS 12(AX), Z3
+	VADDPS       Z3, Z14, Z14
+	VADDPS       Z3, Z15, Z15
+	VBROADCASTSS 16(AX), Z3
+	VADDPS       Z3, Z16, Z16
+	VADDPS       Z3, Z17, Z17
+	VBROADCASTSS 20(AX), Z3
+	VADDPS       Z3, Z18, Z18
+	VADDPS       Z3, Z19, Z19
+	VBROADCASTSS 24(AX), Z3
+	VADDPS       Z3, Z20, Z20
+	VADDPS       Z3, Z21, Z21
+	VBROADCASTSS 28(AX), Z3
+	VADDPS       Z3, Z22, Z22
+	VADDPS       Z3, Z23, Z23
+
+store2:
 	MOVQ cm+48(FP), AX
 	MOVQ sm+56(FP), BX
 	MOVQ dst+64(FP), CX
@@ -239,13 +291,14 @@ done2:
 	VZEROUPPER
 	RET
 
-// func convTile8x48z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int)
+// func convTile8x48z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int, bias *float32)
 //
 // DI the first row's output, DX the row stride in bytes, SI x, BX the
 // packed weights (8 per tap), R8 the tap offsets, CX taps left; at the
 // store K1.. the compress masks, K4.. the store masks and R10.. the byte
-// offsets of the 3 vectors, R9 the rows (channels) still to store.
-TEXT ·convTile8x48z(SB), NOSPLIT, $0-80
+// offsets of the 3 vectors, R9 the rows (channels) still to store;
+// bias, when not nil, holds the 8 rows' biases, added before the store.
+TEXT ·convTile8x48z(SB), NOSPLIT, $0-88
 	MOVQ y+0(FP), DI
 	MOVQ ldy+8(FP), DX
 	SHLQ $2, DX
@@ -320,6 +373,43 @@ tap3:
 	DECQ         CX
 	JNZ          tap3
 
+	MOVQ  bias+80(FP), AX
+	TESTQ AX, AX
+	JZ    store3
+	VBROADCASTSS (AX), Z3
+	VADDPS       Z3, Z8, Z8
+	VADDPS       Z3, Z9, Z9
+	VADDPS       Z3, Z10, Z10
+	VBROADCASTSS 4(AX), Z3
+	VADDPS       Z3, Z11, Z11
+	VADDPS       Z3, Z12, Z12
+	VADDPS       Z3, Z13, Z13
+	VBROADCASTSS 8(AX), Z3
+	VADDPS       Z3, Z14, Z14
+	VADDPS       Z3, Z15, Z15
+	VADDPS       Z3, Z16, Z16
+	VBROADCASTSS 12(AX), Z3
+	VADDPS       Z3, Z17, Z17
+	VADDPS       Z3, Z18, Z18
+	VADDPS       Z3, Z19, Z19
+	VBROADCASTSS 16(AX), Z3
+	VADDPS       Z3, Z20, Z20
+	VADDPS       Z3, Z21, Z21
+	VADDPS       Z3, Z22, Z22
+	VBROADCASTSS 20(AX), Z3
+	VADDPS       Z3, Z23, Z23
+	VADDPS       Z3, Z24, Z24
+	VADDPS       Z3, Z25, Z25
+	VBROADCASTSS 24(AX), Z3
+	VADDPS       Z3, Z26, Z26
+	VADDPS       Z3, Z27, Z27
+	VADDPS       Z3, Z28, Z28
+	VBROADCASTSS 28(AX), Z3
+	VADDPS       Z3, Z29, Z29
+	VADDPS       Z3, Z30, Z30
+	VADDPS       Z3, Z31, Z31
+
+store3:
 	MOVQ cm+48(FP), AX
 	MOVQ sm+56(FP), BX
 	MOVQ dst+64(FP), CX

@@ -4,21 +4,22 @@ package cpu
 
 // The AVX2 direct-convolution tile of convdirect_amd64.s: y[i·ldy + j] =
 // Σₜ w[ws·t + i] · x[offs[t]/4 + j] over k taps, for rows i < 4 and
-// columns j < 24.
+// columns j < 24, plus bias[i] when bias is not nil.
 
 //go:noescape
-func convTile4x24(y *float32, ldy int, x *float32, w *float32, ws int, offs *int, k int)
+func convTile4x24(y *float32, ldy int, x *float32, w *float32, ws int, offs *int, k int, bias *float32)
 
 // The tiles of convdirect512_amd64.s (AVX-512): 8 output channels by 16,
 // 32 or 48 wide positions, stored into the output y (channels ldy apart)
 // through the compress masks cm, store masks sm and byte offsets dst of
-// each 16-position vector; rows limits the channels stored (1–8).
+// each 16-position vector; rows limits the channels stored (1–8); bias,
+// when not nil, holds 8 biases added to the sums.
 
 //go:noescape
-func convTile8x16z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int)
+func convTile8x16z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int, bias *float32)
 
 //go:noescape
-func convTile8x32z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int)
+func convTile8x32z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int, bias *float32)
 
 //go:noescape
-func convTile8x48z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int)
+func convTile8x48z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int, bias *float32)

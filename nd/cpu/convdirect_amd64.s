@@ -10,12 +10,13 @@
 
 #include "textflag.h"
 
-// func convTile4x24(y *float32, ldy int, x *float32, w *float32, ws int, offs *int, k int)
+// func convTile4x24(y *float32, ldy int, x *float32, w *float32, ws int, offs *int, k int, bias *float32)
 //
 // DI the tile's first row, DX its row stride in bytes, SI x, BX the packed
 // weights (4 per tap, taps ws floats apart), R9 ws in bytes, R8 the byte
-// offsets, CX taps left.
-TEXT ·convTile4x24(SB), NOSPLIT, $0-56
+// offsets, CX taps left; bias, when not nil, holds the 4 rows' biases,
+// added to the sums before the store.
+TEXT ·convTile4x24(SB), NOSPLIT, $0-64
 	MOVQ y+0(FP), DI
 	MOVQ ldy+8(FP), DX
 	SHLQ $2, DX
@@ -64,6 +65,27 @@ tap24:
 	DECQ         CX
 	JNZ          tap24
 
+	MOVQ         bias+56(FP), AX
+	TESTQ        AX, AX
+	JZ           store24
+	VBROADCASTSS (AX), Y0
+	VADDPS       Y0, Y4, Y4
+	VADDPS       Y0, Y5, Y5
+	VADDPS       Y0, Y6, Y6
+	VBROADCASTSS 4(AX), Y0
+	VADDPS       Y0, Y7, Y7
+	VADDPS       Y0, Y8, Y8
+	VADDPS       Y0, Y9, Y9
+	VBROADCASTSS 8(AX), Y0
+	VADDPS       Y0, Y10, Y10
+	VADDPS       Y0, Y11, Y11
+	VADDPS       Y0, Y12, Y12
+	VBROADCASTSS 12(AX), Y0
+	VADDPS       Y0, Y13, Y13
+	VADDPS       Y0, Y14, Y14
+	VADDPS       Y0, Y15, Y15
+
+store24:
 	VMOVUPS Y4, (DI)
 	VMOVUPS Y5, 32(DI)
 	VMOVUPS Y6, 64(DI)

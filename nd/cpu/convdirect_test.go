@@ -55,6 +55,7 @@ func TestDirectConv(t *testing.T) {
 		for _, v := range want {
 			scale = max(scale, math.Abs(v))
 		}
+		bias := randSlice(c.oc, r)
 		for _, zmm := range widths {
 			t.Run(fmt.Sprintf("%v/zmm=%v", c, zmm), func(t *testing.T) {
 				defer func(old bool) { useZMMKernel = old }(useZMMKernel)
@@ -63,13 +64,22 @@ func TestDirectConv(t *testing.T) {
 				buf := randSlice(len(want)+64, r)
 				guard := slices.Clone(buf[len(want):])
 				got := buf[:len(want)]
-				directConv2D(s, got, x, w)
+				directConv2D(s, got, x, w, nil)
 				if !slices.Equal(buf[len(want):], guard) {
 					t.Fatalf("wrote past the output")
 				}
 				for i, v := range got {
 					if d := math.Abs(float64(v) - want[i]); !(d <= 1e-6*scale*float64(s.kk)) {
 						t.Fatalf("y[%d] = %g, want %g (scale %g)", i, v, want[i], scale)
+					}
+				}
+				// With a bias: the same sums, each plus its channel's bias
+				// in one float32 addition.
+				withBias := make([]float32, len(got))
+				directConv2D(s, withBias, x, w, bias)
+				for i, v := range withBias {
+					if want := got[i] + bias[i/s.ohw%c.oc]; math.Float32bits(v) != math.Float32bits(want) {
+						t.Fatalf("y[%d] with bias = %g, want %g", i, v, want)
 					}
 				}
 			})

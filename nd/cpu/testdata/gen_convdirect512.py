@@ -20,13 +20,14 @@ w("""// AVX-512 direct-convolution tiles that store straight into the output
 for nv in (1, 2, 3):
     accs = lambda i, v: 8 + nv * i + v  # accumulator of row i, vector v
     w(f"""
-// func convTile8x{16*nv}z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int)
+// func convTile8x{16*nv}z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int, bias *float32)
 //
 // DI the first row's output, DX the row stride in bytes, SI x, BX the
 // packed weights (8 per tap), R8 the tap offsets, CX taps left; at the
 // store K1.. the compress masks, K4.. the store masks and R10.. the byte
-// offsets of the {nv} vectors, R9 the rows (channels) still to store.
-TEXT ·convTile8x{16*nv}z(SB), NOSPLIT, $0-80
+// offsets of the {nv} vectors, R9 the rows (channels) still to store;
+// bias, when not nil, holds the 8 rows' biases, added before the store.
+TEXT ·convTile8x{16*nv}z(SB), NOSPLIT, $0-88
 	MOVQ y+0(FP), DI
 	MOVQ ldy+8(FP), DX
 	SHLQ $2, DX
@@ -51,6 +52,15 @@ TEXT ·convTile8x{16*nv}z(SB), NOSPLIT, $0-80
 	DECQ         CX
 	JNZ          tap{nv}
 
+	MOVQ  bias+80(FP), AX
+	TESTQ AX, AX
+	JZ    store{nv}""")
+    for i in range(8):
+        w(f"\tVBROADCASTSS {4*i if i else ''}(AX), Z3")
+        for v in range(nv):
+            w(f"\tVADDPS       Z3, Z{accs(i, v)}, Z{accs(i, v)}")
+    w(f"""
+store{nv}:
 	MOVQ cm+48(FP), AX
 	MOVQ sm+56(FP), BX
 	MOVQ dst+64(FP), CX
