@@ -69,7 +69,7 @@ $GO run ./bench/fmapeak >"$out/fmapeak.txt"
 # print the epoch's training throughput; the row is the training time of
 # one epoch of 60,000 images (data loading included, evaluation not).
 # SCALE < 1 trains on a part of the set (-limit / --limit).
-$GO build -o "$out/gluon-mnist" ./tutorials/gluon-mnist
+$GO build -o "$out/bin/gluon-mnist" ./tutorials/gluon-mnist # (not kept by KEEP)
 gmlimit=$(awk -v s="$SCALE" 'BEGIN { print (s >= 1 ? 0 : int(60000 * s) + 1) }')
 gmsamples=$([ "$gmlimit" = 0 ] && echo 60000 || echo "$gmlimit")
 epoch_s() { # the summary (last line, JSON): training samples / samples_per_sec
@@ -93,7 +93,7 @@ for r in $(seq 1 "$REPS"); do
 		gobench 'ConvLayer/lenet' 400
 		gobench 'ConvLayer/cifar' 40
 		"${nomalloc[@]}" $GO test ./bench/ -run '^$' -bench 'TrainStepLeNetRSS$' -benchtime "$(iters 200)"x
-		echo "BenchmarkGluonMNISTEpoch 1 $("$out/gluon-mnist" -epochs 1 -limit "$gmlimit" -data "$FMNIST" -out "$out/gm" 2>/dev/null | epoch_s) s/epoch"
+		echo "BenchmarkGluonMNISTEpoch 1 $("$out/bin/gluon-mnist" -epochs 1 -limit "$gmlimit" -data "$FMNIST" -out "$out/gm" 2>/dev/null | epoch_s) s/epoch"
 	} >"$out/go-$r.txt"
 	echo "rep $r/$REPS: pytorch gluon-mnist epoch" >&2
 	s=$(OPENBLAS_NUM_THREADS=1 $PY tutorials/gluon-mnist/pytorch_gluon_mnist.py --epochs 1 --limit "$gmlimit" --data "$FMNIST" --threads 2 | epoch_s)
