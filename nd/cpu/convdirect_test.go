@@ -20,9 +20,7 @@ func TestDirectConv(t *testing.T) {
 		t.Skipf("the direct kernel needs AVX2 (%s)", ISAReport())
 	}
 	r := rand.New(rand.NewPCG(11, 12))
-	cases := []struct {
-		n, c, h, w, oc, k, pad, dilate int
-	}{
+	cases := []directCase{
 		{3, 1, 28, 28, 6, 5, 0, 1},  // lenet1: OC 6 pads to 8
 		{3, 6, 12, 12, 16, 3, 0, 1}, // lenet2: 120 wide positions, 48+48+24
 		{2, 3, 32, 32, 32, 3, 1, 1}, // cifar1
@@ -34,15 +32,8 @@ func TestDirectConv(t *testing.T) {
 		{4, 5, 10, 10, 7, 1, 1, 1}, // 1×1 with padding
 		{2, 3, 7, 7, 9, 3, 1, 1},   // 4 vectors (48 + 16) whose last one starts on a column to drop
 	}
-	widths := []bool{false}
-	if useZMMKernel {
-		widths = append(widths, true)
-	}
 	for _, c := range cases {
-		p := convP(c.n, c.c, 0, c.oc, c.k, c.pad)
-		p.InH, p.InW, p.DilateH, p.DilateW = c.h, c.w, c.dilate, c.dilate
-		p.OutH = c.h + 2*c.pad - c.dilate*(c.k-1)
-		p.OutW = c.w + 2*c.pad - c.dilate*(c.k-1)
+		p := c.params()
 		if !useDirectConv(p) {
 			t.Fatalf("%+v: useDirectConv is false", c)
 		}
@@ -56,18 +47,11 @@ func TestDirectConv(t *testing.T) {
 			scale = max(scale, math.Abs(v))
 		}
 		bias := randSlice(c.oc, r)
-		for _, zmm := range widths {
+		for _, zmm := range tileWidths() {
 			t.Run(fmt.Sprintf("%v/zmm=%v", c, zmm), func(t *testing.T) {
 				defer func(old bool) { useZMMKernel = old }(useZMMKernel)
 				useZMMKernel = zmm
-				// Every value must be written, and nothing after them.
-				buf := randSlice(len(want)+64, r)
-				guard := slices.Clone(buf[len(want):])
-				got := buf[:len(want)]
-				directConv2D(s, got, x, w, nil)
-				if !slices.Equal(buf[len(want):], guard) {
-					t.Fatalf("wrote past the output")
-				}
+				got := writesOnly(t, len(want), r, func(got []float32) { directConv2D(s, got, x, w, nil) })
 				for i, v := range got {
 					if d := math.Abs(float64(v) - want[i]); !(d <= 1e-6*scale*float64(s.kk)) {
 						t.Fatalf("y[%d] = %g, want %g (scale %g)", i, v, want[i], scale)
@@ -129,24 +113,15 @@ func TestDirectBackwardData(t *testing.T) {
 		t.Skipf("the direct kernel needs AVX2 (%s)", ISAReport())
 	}
 	r := rand.New(rand.NewPCG(13, 14))
-	cases := []struct {
-		n, c, h, w, oc, k, pad, dilate int
-	}{
+	cases := []directCase{
 		{3, 6, 12, 12, 16, 3, 0, 1}, // lenet2
 		{2, 4, 9, 7, 5, 3, 1, 1},
 		{2, 8, 8, 8, 12, 5, 2, 1},
 		{1, 15, 6, 11, 64, 3, 4, 2},
 		{2, 5, 10, 6, 7, 2, 1, 1},
 	}
-	widths := []bool{false}
-	if useZMMKernel {
-		widths = append(widths, true)
-	}
 	for _, c := range cases {
-		p := convP(c.n, c.c, 0, c.oc, c.k, c.pad)
-		p.InH, p.InW, p.DilateH, p.DilateW = c.h, c.w, c.dilate, c.dilate
-		p.OutH = c.h + 2*c.pad - c.dilate*(c.k-1)
-		p.OutW = c.w + 2*c.pad - c.dilate*(c.k-1)
+		p := c.params()
 		if !useDirectBackwardData(p) {
 			t.Fatalf("%+v: useDirectBackwardData is false", c)
 		}
@@ -159,17 +134,11 @@ func TestDirectBackwardData(t *testing.T) {
 		for _, v := range want {
 			scale = max(scale, math.Abs(v))
 		}
-		for _, zmm := range widths {
+		for _, zmm := range tileWidths() {
 			t.Run(fmt.Sprintf("%v/zmm=%v", c, zmm), func(t *testing.T) {
 				defer func(old bool) { useZMMKernel = old }(useZMMKernel)
 				useZMMKernel = zmm
-				buf := randSlice(len(want)+64, r)
-				guard := slices.Clone(buf[len(want):])
-				got := buf[:len(want)]
-				directBackwardData(p, got, dy, w)
-				if !slices.Equal(buf[len(want):], guard) {
-					t.Fatalf("wrote past dx")
-				}
+				got := writesOnly(t, len(want), r, func(got []float32) { directBackwardData(p, got, dy, w) })
 				for i, v := range got {
 					if d := math.Abs(float64(v) - want[i]); !(d <= 1e-6*scale*float64(c.oc*c.k*c.k)) {
 						t.Fatalf("dx[%d] = %g, want %g (scale %g)", i, v, want[i], scale)
@@ -192,4 +161,42 @@ func TestDirectBackwardData(t *testing.T) {
 			t.Errorf("%s: useDirectBackwardData = %v, want %v", c.name, got, c.want)
 		}
 	}
+}
+
+// directCase is a stride-1 convolution of the direct kernel's tests: n
+// images of c×h×w, oc filters of k×k.
+type directCase struct {
+	n, c, h, w, oc, k, pad, dilate int
+}
+
+// params returns the case's convolution.
+func (c directCase) params() backend.ConvParams {
+	p := convP(c.n, c.c, 0, c.oc, c.k, c.pad)
+	p.InH, p.InW, p.DilateH, p.DilateW = c.h, c.w, c.dilate, c.dilate
+	p.OutH = c.h + 2*c.pad - c.dilate*(c.k-1)
+	p.OutW = c.w + 2*c.pad - c.dilate*(c.k-1)
+	return p
+}
+
+// tileWidths lists the tile kinds to test: AVX2's, and AVX-512's where
+// the CPU runs them.
+func tileWidths() []bool {
+	if useZMMKernel {
+		return []bool{false, true}
+	}
+	return []bool{false}
+}
+
+// writesOnly runs fill on n random values followed by 64 more and fails t if
+// fill changed any of the 64: every value must be written, and nothing
+// after them.
+func writesOnly(t *testing.T, n int, r *rand.Rand, fill func([]float32)) []float32 {
+	t.Helper()
+	buf := randSlice(n+64, r)
+	guard := slices.Clone(buf[n:])
+	fill(buf[:n])
+	if !slices.Equal(buf[n:], guard) {
+		t.Fatalf("wrote past the output")
+	}
+	return buf[:n]
 }

@@ -2,17 +2,15 @@
 
 package cpu
 
-// The AVX-512 (ZMM) twins of the AVX2 kernels, and the function variables
-// through which the callers (vec.go, biasrelu.go, batchnorm.go,
-// pool_fast.go, winograd_rows.go) reach one or the other: the AVX2 kernel,
-// or its ZMM twin when the active level is AVX-512 (useZMMKernel), chosen
-// once at start-up. Each twin has its AVX2 kernel's signature and
-// contract; the elementwise ones give the same results bit for bit (same
-// operations on each element in the same order), the reductions (sumF32,
-// bnSumsF32, the sum of reluGradSumF32) add in another order and agree to
-// within float64 rounding (kernels512_test.go). They need AVX-512 F, and
-// VL for a few masked or EVEX-only YMM instructions; the AVX-512 level
-// guarantees both (isa.go).
+// The AVX-512 (ZMM) twins of the AVX2 kernels, and the init that points
+// the kernel variables (kernels.go) at them when the active level is
+// AVX-512 (useZMMKernel), once at start-up. Each twin has its AVX2
+// kernel's signature and contract; the elementwise ones give the same
+// results bit for bit (same operations on each element in the same
+// order), the reductions (sumF32, bnSumsF32, the sum of reluGradSumF32)
+// add in another order and agree to within float64 rounding
+// (kernels512_test.go). They need AVX-512 F, and VL for a few masked or
+// EVEX-only YMM instructions; the AVX-512 level guarantees both (isa.go).
 
 // vec512_amd64.s: the elementwise kernels of vec_amd64.s.
 
@@ -151,37 +149,6 @@ func winoOutputRowF32x512(m *float32, ldm int, out *float32, ldo int, groups int
 //
 //go:noescape
 func winoGradOutRowF32x512(dy *float32, ldy int, dst *float32, ldd int, groups int)
-
-// The kernels the callers use: the AVX2 ones, replaced by their ZMM twins
-// in init when useZMMKernel.
-var (
-	addF32k           = addF32
-	subF32k           = subF32
-	mulF32k           = mulF32
-	divF32k           = divF32
-	addScalarF32k     = addScalarF32
-	subScalarF32k     = subScalarF32
-	mulScalarF32k     = mulScalarF32
-	divScalarF32k     = divScalarF32
-	reluF32k          = reluF32
-	reluGradF32k      = reluGradF32
-	copyRowsF32k      = copyRowsF32
-	addRowsF32k       = addRowsF32
-	sumF32k           = sumF32
-	accF32k           = accF32
-	addReluF32k       = addReluF32
-	addReluScalarF32k = addReluScalarF32
-	reluGradSumF32k   = reluGradSumF32
-	bnSumsF32k        = bnSumsF32
-	scaleShiftF32k    = scaleShiftF32
-	axpbycF32k        = axpbycF32
-
-	maxPool2x2RowF32k     = maxPool2x2RowF32
-	maxPool2x2BackRowF32k = maxPool2x2BackRowF32
-	winoInputRowF32k      = winoInputRowF32
-	winoOutputRowF32k     = winoOutputRowF32
-	winoGradOutRowF32k    = winoGradOutRowF32
-)
 
 // init selects the ZMM kernels when the active level is AVX-512 (package
 // variables, useZMMKernel among them, are set before any init runs).

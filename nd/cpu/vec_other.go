@@ -40,33 +40,3 @@ func axpbycF32(d, gp, x *float32, n int, a, b, c float32) { panic("unreachable")
 func addReluF32(d, x, b *float32, n int)               { panic("unreachable") }
 func addReluScalarF32(d, x *float32, s float32, n int) { panic("unreachable") }
 func reluGradSumF32(d, y, gr *float32, n int) float64  { panic("unreachable") }
-
-// The kernel variables of kernels512_amd64.go, which the callers use; off
-// amd64 they hold the stubs above and are never called either.
-var (
-	addF32k               = addF32
-	subF32k               = subF32
-	mulF32k               = mulF32
-	divF32k               = divF32
-	addScalarF32k         = addScalarF32
-	subScalarF32k         = subScalarF32
-	mulScalarF32k         = mulScalarF32
-	divScalarF32k         = divScalarF32
-	reluF32k              = reluF32
-	reluGradF32k          = reluGradF32
-	copyRowsF32k          = copyRowsF32
-	addRowsF32k           = addRowsF32
-	sumF32k               = sumF32
-	accF32k               = accF32
-	addReluF32k           = addReluF32
-	addReluScalarF32k     = addReluScalarF32
-	reluGradSumF32k       = reluGradSumF32
-	bnSumsF32k            = bnSumsF32
-	scaleShiftF32k        = scaleShiftF32
-	axpbycF32k            = axpbycF32
-	maxPool2x2RowF32k     = maxPool2x2RowF32
-	maxPool2x2BackRowF32k = maxPool2x2BackRowF32
-	winoInputRowF32k      = winoInputRowF32
-	winoOutputRowF32k     = winoOutputRowF32
-	winoGradOutRowF32k    = winoGradOutRowF32
-)
