@@ -5,9 +5,9 @@
 // thread of the grid one after the other on the calling thread. This
 // checks the kernels' indexing and arithmetic and the host code's launches
 // without a GPU; it says nothing about speed or the PTX itself. Kernels
-// that cooperate through shared memory and __syncthreads (reduce_block_*)
-// run each block with one POSIX thread per CUDA thread (at most 8) and a
-// barrier, one block at a time.
+// that cooperate through shared memory and __syncthreads (reduce_block_*,
+// bn_sums_*) run each block with one POSIX thread per CUDA thread (at
+// most 8) and a barrier, one block at a time.
 
 #include <cmath>
 #include <cstdint>
@@ -35,6 +35,8 @@ static inline double __longlong_as_double(long long v) {
 	return d;
 }
 using std::exp;
+using std::fma;
+using std::fmaf;
 using std::fabs;
 using std::log;
 using std::log1p;
@@ -43,6 +45,7 @@ using std::sqrt;
 using std::tanh;
 using std::trunc;
 
+#include "kernels/batchnorm.cu"
 #include "kernels/cast.cu"
 #include "kernels/conv.cu"
 #include "kernels/elementwise.cu"
@@ -89,7 +92,14 @@ struct emuKernel {
 	K(col2im_##SUF, P(0, ConvDims), P(1, T*), P(2, T*)),                                                \
 	K(opt_update_##SUF, P(0, T*), P(1, T*), P(2, T*), P(3, i64), P(4, OptProgram)),                    \
 	K(dropout_mask_##SUF, P(0, T*), P(1, i64), P(2, i64), P(3, i64), P(4, double)),                   \
-	K(bias_relu_##SUF, P(0, T*), P(1, T*), P(2, T*), P(3, i64), P(4, i64), P(5, i64))
+	K(bias_relu_##SUF, P(0, T*), P(1, T*), P(2, T*), P(3, i64), P(4, i64), P(5, i64)),                 \
+	K(bn_sums_##SUF, P(0, T*), P(1, T*), P(2, i64), P(3, i64), P(4, i64), P(5, i64), P(6, double*)),   \
+	K(bn_stats_finish_##SUF, P(0, double*), P(1, i64), P(2, i64), P(3, double), P(4, T*), P(5, T*)),   \
+	K(bn_apply_##SUF, P(0, T*), P(1, T*), P(2, i64), P(3, i64), P(4, i64), P(5, T*), P(6, T*), P(7, T*), \
+		P(8, T*)),                                                                                  \
+	K(bn_backward_finish_##SUF, P(0, double*), P(1, i64), P(2, i64), P(3, double), P(4, T*), P(5, T*), \
+		P(6, T*), P(7, i64), P(8, T*), P(9, T*), P(10, T*)),                                        \
+	K(bn_dx_##SUF, P(0, T*), P(1, T*), P(2, T*), P(3, i64), P(4, i64), P(5, i64), P(6, T*), P(7, i64))
 // cast_S_D from S to every other storage type.
 #define CASTS(SS, S, D1S, D1, D2S, D2, D3S, D3, D4S, D4)                                                    \
 	K(cast_##SS##_##D1S, P(0, D1*), P(1, S*), P(2, i64)), K(cast_##SS##_##D2S, P(0, D2*), P(1, S*), P(2, i64)), \
@@ -179,7 +189,8 @@ extern "C" int goluon_emu_launch(const char* name, unsigned int grid, unsigned i
 	for (int i = 0; i < n; i++) params[i] = (void*)(blob + offs[i]);
 	const emuKernel* k = emuFind(name);
 	if (k == NULL) return -1;
-	if (!strncmp(name, "reduce_block_", 13)) return emu_cooperative(k, grid, block, params);
+	if (!strncmp(name, "reduce_block_", 13) || !strncmp(name, "bn_sums_", 8))
+		return emu_cooperative(k, grid, block, params);
 	gridDim = {grid, 1, 1};
 	blockDim = {block, 1, 1};
 	for (unsigned int b = 0; b < grid; b++) {

@@ -1,0 +1,131 @@
+//go:build cuda || cudaemu
+
+package cuda
+
+import "github.com/goluon/goluon/nd/backend"
+
+// Fused batch normalisation (backend.BatchNormKernels,
+// kernels/batchnorm.cu): the statistics and the parameter gradients are
+// one pass of per-channel sums (split over several blocks per channel
+// when channels are few, the partials added in order by a finish kernel)
+// and applying the normalisation and the input gradient one elementwise
+// pass each, with nd/cpu's arithmetic. The composed ops took about 15
+// kernels forward and 20 backward.
+
+var _ backend.BatchNormKernels = (*Backend)(nil)
+
+// bnSums queues the per-channel sums Σa and Σa·b of p's channels and
+// returns the buffer of partials (2·C·parts doubles, to Free after the
+// finish kernel) and parts.
+func (b *Backend) bnSums(op string, p backend.ChannelParams, a1, a2 backend.Arg) (*Buffer, int) {
+	d := devOf(a1)
+	m := p.Outer * p.Inner
+	parts := 1
+	if p.C < 2*d.phys.sms && m >= 8192 {
+		parts = max(1, min((2*d.phys.sms+p.C-1)/p.C, m/4096, 1024))
+	}
+	block := 32
+	for block < m && block < 256 {
+		block *= 2
+	}
+	part := b.temp(op, d, backend.Float64, 2*p.C*parts)
+	var a args
+	a.ptr(a1)
+	a.ptr(a2)
+	a.i64(p.Outer)
+	a.i64(p.C)
+	a.i64(p.Inner)
+	a.i64(parts)
+	a.ptr(backend.Arg{Buf: part})
+	blocks := min(p.C*parts, d.phys.sms*max(d.phys.maxTPSM/block, 1)*8)
+	d.launch(op, "bn_sums"+suffix(buf(a1).dt), 0, blocks, block, 2*8*block, &a)
+	return part, parts
+}
+
+// optPtr adds a pointer parameter, or a null one for an absent operand.
+func (a *args) optPtr(x backend.Arg) {
+	if x.Buf == nil {
+		a.words(0)
+		return
+	}
+	a.ptr(x)
+}
+
+// BatchNormStats implements backend.BatchNormKernels.
+func (b *Backend) BatchNormStats(p backend.ChannelParams, mean, variance, x backend.Arg) {
+	if p.C == 0 {
+		return
+	}
+	part, parts := b.bnSums("BatchNormStats", p, x, x)
+	var a args
+	a.ptr(backend.Arg{Buf: part})
+	a.i64(parts)
+	a.i64(p.C)
+	a.f64(float64(p.Outer * p.Inner))
+	a.ptr(mean)
+	a.ptr(variance)
+	d := devOf(x)
+	d.launch("BatchNormStats", "bn_stats_finish"+suffix(buf(x).dt), p.C, 0, 0, 0, &a)
+	b.Free(d.dev, part)
+}
+
+// BatchNormApply implements backend.BatchNormKernels.
+func (b *Backend) BatchNormApply(p backend.ChannelParams, y, x, mean, invstd, gamma, beta backend.Arg) {
+	n := p.Outer * p.C * p.Inner
+	if n == 0 {
+		return
+	}
+	var a args
+	a.ptr(y)
+	a.ptr(x)
+	a.i64(n)
+	a.i64(p.C)
+	a.i64(p.Inner)
+	a.ptr(mean)
+	a.ptr(invstd)
+	a.optPtr(gamma)
+	a.optPtr(beta)
+	devOf(y).launch("BatchNormApply", "bn_apply"+suffix(buf(y).dt), n, 0, 0, 0, &a)
+}
+
+// BatchNormBackward implements backend.BatchNormKernels.
+func (b *Backend) BatchNormBackward(p backend.ChannelParams, batchStats bool, dx, dgamma, dbeta, g, x, mean, invstd, gamma backend.Arg) {
+	if p.C == 0 {
+		return
+	}
+	const op = "BatchNormBackward"
+	d, sfx := devOf(g), suffix(buf(g).dt)
+	stats := 0
+	if batchStats {
+		stats = 1
+	}
+	part, parts := b.bnSums(op, p, g, x)
+	coef := b.temp(op, d, buf(g).dt, 3*p.C)
+	var f args
+	f.ptr(backend.Arg{Buf: part})
+	f.i64(parts)
+	f.i64(p.C)
+	f.f64(float64(p.Outer * p.Inner))
+	f.ptr(mean)
+	f.ptr(invstd)
+	f.optPtr(gamma)
+	f.i64(stats)
+	f.ptr(dgamma)
+	f.ptr(dbeta)
+	f.ptr(backend.Arg{Buf: coef})
+	d.launch(op, "bn_backward_finish"+sfx, p.C, 0, 0, 0, &f)
+	if n := p.Outer * p.C * p.Inner; dx.Buf != nil && n > 0 {
+		var a args
+		a.ptr(dx)
+		a.ptr(g)
+		a.ptr(x)
+		a.i64(n)
+		a.i64(p.C)
+		a.i64(p.Inner)
+		a.ptr(backend.Arg{Buf: coef})
+		a.i64(stats)
+		d.launch(op, "bn_dx"+sfx, n, 0, 0, 0, &a)
+	}
+	b.Free(d.dev, part)
+	b.Free(d.dev, coef)
+}

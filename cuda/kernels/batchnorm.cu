@@ -1,0 +1,121 @@
+// batchnorm.cu: fused batch normalisation (backend.BatchNormKernels), with
+// nd/cpu's arithmetic: per-channel sums in double (Σa and Σa·b: Σx and Σx²
+// for the statistics, Σg and Σg·x for the gradients), the per-channel
+// coefficients computed in double and rounded to T, and one fused
+// multiply-add pass per element (y = s·x + t, dx = a·g + (b·x + c)).
+// A channel's sums are split over parts blocks whose partials the finish
+// kernels add in part order, so the results do not depend on scheduling.
+#include "common.cuh"
+
+template <typename T> __device__ __forceinline__ T fmaT(T a, T b, T c);
+template <> __device__ __forceinline__ float fmaT(float a, float b, float c) { return fmaf(a, b, c); }
+template <> __device__ __forceinline__ double fmaT(double a, double b, double c) { return fma(a, b, c); }
+
+// bn_sums: block k sums part k % parts of channel k / parts of a and b,
+// viewed as [outer, C, inner], and writes Σa, Σa·b to out[2k], out[2k+1].
+// blockDim.x must be a power of two; the dynamic shared memory holds
+// 2·blockDim.x doubles.
+#define BN_SUMS(SUF, T)                                                                               \
+	extern "C" __global__ void bn_sums_##SUF(const T* a, const T* b, i64 outer, i64 C, i64 inner,    \
+			i64 parts, double* out) {                                                          \
+		extern __shared__ double shm[];                                                          \
+		const i64 m = outer * inner;                                                             \
+		for (i64 k = blockIdx.x; k < C * parts; k += gridDim.x) {                               \
+			const i64 c = k / parts, p = k % parts;                                          \
+			const i64 j1 = m * (p + 1) / parts;                                              \
+			double s1 = 0, s2 = 0;                                                           \
+			for (i64 j = m * p / parts + threadIdx.x; j < j1; j += blockDim.x) {             \
+				const i64 off = ((j / inner) * C + c) * inner + j % inner;               \
+				const double v = (double)a[off];                                         \
+				s1 += v;                                                                 \
+				s2 += v * (double)b[off];                                                \
+			}                                                                                \
+			shm[threadIdx.x] = s1;                                                           \
+			shm[blockDim.x + threadIdx.x] = s2;                                              \
+			__syncthreads();                                                                 \
+			for (unsigned w = blockDim.x / 2; w > 0; w >>= 1) {                              \
+				if (threadIdx.x < w) {                                                   \
+					shm[threadIdx.x] += shm[threadIdx.x + w];                        \
+					shm[blockDim.x + threadIdx.x] += shm[blockDim.x + threadIdx.x + w]; \
+				}                                                                        \
+				__syncthreads();                                                         \
+			}                                                                                \
+			if (threadIdx.x == 0) {                                                          \
+				out[2 * k] = shm[0];                                                     \
+				out[2 * k + 1] = shm[blockDim.x];                                        \
+			}                                                                                \
+			__syncthreads();                                                                 \
+		}                                                                                        \
+	}
+
+// partSums adds channel c's partials in part order.
+__device__ __forceinline__ void partSums(const double* part, i64 parts, i64 c, double& s1, double& s2) {
+	s1 = 0;
+	s2 = 0;
+	for (i64 p = 0; p < parts; p++) {
+		s1 += part[2 * (c * parts + p)];
+		s2 += part[2 * (c * parts + p) + 1];
+	}
+}
+
+#define BN_KERNELS(SUF, T)                                                                            \
+	BN_SUMS(SUF, T)                                                                               \
+	/* bn_stats_finish: mean = Σx/m, variance = max(Σx²/m − mean², 0). */                          \
+	extern "C" __global__ void bn_stats_finish_##SUF(const double* part, i64 parts, i64 C, double m, \
+			T* mean, T* var) {                                                                 \
+		GRID_LOOP(c, C) {                                                                        \
+			double sx, sxx;                                                                  \
+			partSums(part, parts, c, sx, sxx);                                               \
+			const double mu = sx / m;                                                        \
+			const double v = sxx / m - mu * mu;                                              \
+			mean[c] = (T)mu;                                                                 \
+			var[c] = (T)(v > 0 ? v : 0);                                                     \
+		}                                                                                        \
+	}                                                                                                \
+	/* bn_apply: y = s·x + t with s = invstd·gamma, t = beta − mean·s. */                           \
+	extern "C" __global__ void bn_apply_##SUF(T* y, const T* x, i64 n, i64 C, i64 inner, const T* mean, \
+			const T* invstd, const T* gamma, const T* beta) {                                  \
+		GRID_LOOP(i, n) {                                                                        \
+			const i64 c = (i / inner) % C;                                                   \
+			const double s = (double)invstd[c] * (gamma ? (double)gamma[c] : 1.0);           \
+			const T t = (T)((beta ? (double)beta[c] : 0.0) - (double)mean[c] * s);           \
+			y[i] = fmaT<T>((T)s, x[i], t);                                                   \
+		}                                                                                        \
+	}                                                                                                \
+	/* bn_backward_finish: dbeta = Σg, dgamma = invstd·(Σg·x − mean·Σg) and  */                   \
+	/* dx's coefficients a, b, c per channel (coef[3c..3c+2]).               */                   \
+	extern "C" __global__ void bn_backward_finish_##SUF(const double* part, i64 parts, i64 C, double m, \
+			const T* mean, const T* invstd, const T* gamma, i64 batchStats, T* dgamma, T* dbeta, \
+			T* coef) {                                                                         \
+		GRID_LOOP(c, C) {                                                                        \
+			double sg, sgx;                                                                  \
+			partSums(part, parts, c, sg, sgx);                                               \
+			const double mu = (double)mean[c], is = (double)invstd[c];                       \
+			const double db = sg, dg = is * (sgx - mu * sg);                                 \
+			dbeta[c] = (T)db;                                                                \
+			dgamma[c] = (T)dg;                                                               \
+			const double k = (gamma ? (double)gamma[c] : 1.0) * is;                          \
+			double b = 0, cc = 0;                                                            \
+			if (batchStats) {                                                                \
+				b = -k * is * dg / m;                                                    \
+				cc = k * (is * dg * mu - db) / m;                                        \
+			}                                                                                \
+			coef[3 * c] = (T)k;                                                              \
+			coef[3 * c + 1] = (T)b;                                                          \
+			coef[3 * c + 2] = (T)cc;                                                         \
+		}                                                                                        \
+	}                                                                                                \
+	/* bn_dx: dx = a·g + (b·x + c), or a·g without batch statistics. */                            \
+	extern "C" __global__ void bn_dx_##SUF(T* dx, const T* g, const T* x, i64 n, i64 C, i64 inner,  \
+			const T* coef, i64 batchStats) {                                                   \
+		GRID_LOOP(i, n) {                                                                        \
+			const i64 c = (i / inner) % C;                                                   \
+			if (!batchStats) {                                                               \
+				dx[i] = coef[3 * c] * g[i];                                              \
+				continue;                                                                \
+			}                                                                                \
+			dx[i] = fmaT<T>(coef[3 * c], g[i], fmaT<T>(coef[3 * c + 1], x[i], coef[3 * c + 2])); \
+		}                                                                                        \
+	}
+BN_KERNELS(f32, float)
+BN_KERNELS(f64, double)
