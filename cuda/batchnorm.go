@@ -14,11 +14,11 @@ import "github.com/goluon/goluon/nd/backend"
 
 var _ backend.BatchNormKernels = (*Backend)(nil)
 
-// bnSums queues the per-channel sums Σa and Σa·b of p's channels and
-// returns the buffer of partials (2·C·parts doubles, to Free after the
-// finish kernel) and parts.
-func (b *Backend) bnSums(op string, p backend.ChannelParams, a1, a2 backend.Arg) (*Buffer, int) {
-	d := devOf(a1)
+// channelSums queues kernel (bn_sums or bias_relu_sums, whose parameters
+// up to the array shape are in a) over p's channels and returns the
+// buffer of partials (2·C·parts doubles, to Free after the finish kernel)
+// and parts.
+func (b *Backend) channelSums(op, kernel string, p backend.ChannelParams, d *device, dt backend.DType, a *args) (*Buffer, int) {
 	m := p.Outer * p.Inner
 	parts := 1
 	if p.C < 2*d.phys.sms && m >= 8192 {
@@ -29,17 +29,22 @@ func (b *Backend) bnSums(op string, p backend.ChannelParams, a1, a2 backend.Arg)
 		block *= 2
 	}
 	part := b.temp(op, d, backend.Float64, 2*p.C*parts)
-	var a args
-	a.ptr(a1)
-	a.ptr(a2)
 	a.i64(p.Outer)
 	a.i64(p.C)
 	a.i64(p.Inner)
 	a.i64(parts)
 	a.ptr(backend.Arg{Buf: part})
 	blocks := min(p.C*parts, d.phys.sms*max(d.phys.maxTPSM/block, 1)*8)
-	d.launch(op, "bn_sums"+suffix(buf(a1).dt), 0, blocks, block, 2*8*block, &a)
+	d.launch(op, kernel+suffix(dt), 0, blocks, block, 2*8*block, a)
 	return part, parts
+}
+
+// bnSums queues the per-channel sums Σa1 and Σa1·a2 (channelSums).
+func (b *Backend) bnSums(op string, p backend.ChannelParams, a1, a2 backend.Arg) (*Buffer, int) {
+	var a args
+	a.ptr(a1)
+	a.ptr(a2)
+	return b.channelSums(op, "bn_sums", p, devOf(a1), buf(a1).dt, &a)
 }
 
 // optPtr adds a pointer parameter, or a null one for an absent operand.

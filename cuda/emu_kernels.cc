@@ -6,7 +6,7 @@
 // checks the kernels' indexing and arithmetic and the host code's launches
 // without a GPU; it says nothing about speed or the PTX itself. Kernels
 // that cooperate through shared memory and __syncthreads (reduce_block_*,
-// bn_sums_*) run each block with one POSIX thread per CUDA thread (at
+// bn_sums_*, bias_relu_sums_*) run each block with one POSIX thread per CUDA thread (at
 // most 8) and a barrier, one block at a time.
 
 #include <cmath>
@@ -94,6 +94,9 @@ struct emuKernel {
 	K(dropout_mask_##SUF, P(0, T*), P(1, i64), P(2, i64), P(3, i64), P(4, double)),                   \
 	K(bias_relu_##SUF, P(0, T*), P(1, T*), P(2, T*), P(3, i64), P(4, i64), P(5, i64)),                 \
 	K(bn_sums_##SUF, P(0, T*), P(1, T*), P(2, i64), P(3, i64), P(4, i64), P(5, i64), P(6, double*)),   \
+	K(bias_relu_sums_##SUF, P(0, T*), P(1, T*), P(2, T*), P(3, i64), P(4, i64), P(5, i64), P(6, i64),  \
+		P(7, double*)),                                                                             \
+	K(channel_sum_finish_##SUF, P(0, double*), P(1, i64), P(2, i64), P(3, T*)),                       \
 	K(bn_stats_finish_##SUF, P(0, double*), P(1, i64), P(2, i64), P(3, double), P(4, T*), P(5, T*)),   \
 	K(bn_apply_##SUF, P(0, T*), P(1, T*), P(2, i64), P(3, i64), P(4, i64), P(5, T*), P(6, T*), P(7, T*), \
 		P(8, T*)),                                                                                  \
@@ -189,7 +192,7 @@ extern "C" int goluon_emu_launch(const char* name, unsigned int grid, unsigned i
 	for (int i = 0; i < n; i++) params[i] = (void*)(blob + offs[i]);
 	const emuKernel* k = emuFind(name);
 	if (k == NULL) return -1;
-	if (!strncmp(name, "reduce_block_", 13) || !strncmp(name, "bn_sums_", 8))
+	if (!strncmp(name, "reduce_block_", 13) || !strncmp(name, "bn_sums_", 8) || !strncmp(name, "bias_relu_sums_", 15))
 		return emu_cooperative(k, grid, block, params);
 	gridDim = {grid, 1, 1};
 	blockDim = {block, 1, 1};

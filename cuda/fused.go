@@ -98,16 +98,31 @@ func (b *Backend) BiasRelu(p backend.ChannelParams, y, x, bias backend.Arg) {
 	devOf(y).launch("BiasRelu", "bias_relu"+suffix(buf(y).dt), n, 0, 0, 0, &a)
 }
 
-// BiasReluBackward implements backend.BiasReluKernels: dx = g where y > 0
-// (the ReLU gradient kernel), then dbias as the channel sums of dx (the
-// reduction kernels) — the composed path's passes, without its
-// broadcasting bookkeeping.
+// BiasReluBackward implements backend.BiasReluKernels: with a bias
+// gradient, one pass over g and y writes dx = g where y > 0 (else 0) and
+// per-channel partial sums of dx (kernels/batchnorm.cu: bias_relu_sums),
+// which a second kernel adds in order; without one, the ReLU gradient
+// kernel.
 func (b *Backend) BiasReluBackward(p backend.ChannelParams, dx, dbias, g, y backend.Arg) {
 	n := p.Outer * p.C * p.Inner
-	if n > 0 {
-		b.Binary(backend.ReluGrad, []int{n}, dx, y, g)
+	if dbias.Buf == nil || p.C == 0 {
+		if n > 0 {
+			b.Binary(backend.ReluGrad, []int{n}, dx, y, g)
+		}
+		return
 	}
-	if dbias.Buf != nil {
-		b.Reduce(backend.Sum, []int{p.Outer, p.C, p.Inner}, []bool{true, false, true}, dbias, dx)
-	}
+	const op = "BiasReluBackward"
+	d, dt := devOf(dx), buf(dx).dt
+	var a args
+	a.ptr(dx)
+	a.ptr(g)
+	a.ptr(y)
+	part, parts := b.channelSums(op, "bias_relu_sums", p, d, dt, &a)
+	var f args
+	f.ptr(backend.Arg{Buf: part})
+	f.i64(parts)
+	f.i64(p.C)
+	f.ptr(dbias)
+	d.launch(op, "channel_sum_finish"+suffix(dt), p.C, 0, 0, 0, &f)
+	b.Free(d.dev, part)
 }

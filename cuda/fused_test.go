@@ -73,7 +73,7 @@ func TestDropoutMaskMatchesHost(t *testing.T) {
 func TestBiasReluMatchesCPU(t *testing.T) {
 	needGPUs(t, 1)
 	for _, dt := range []nd.DType{nd.Float32, nd.Float64} {
-		for _, shape := range [][]int{{7, 13}, {4, 6, 5, 9}, {2, 3, 1, 1}} {
+		for _, shape := range [][]int{{7, 13}, {4, 6, 5, 9}, {2, 3, 1, 1}, {2, 3, 64, 64}} { // the last: 2 blocks a channel
 			s := nd.NewScope()
 			nd.Seed(11)
 			xc := nd.RandomUniform(ctx.CPU(0), dt, -1, 1, shape...)

@@ -11,40 +11,65 @@ template <typename T> __device__ __forceinline__ T fmaT(T a, T b, T c);
 template <> __device__ __forceinline__ float fmaT(float a, float b, float c) { return fmaf(a, b, c); }
 template <> __device__ __forceinline__ double fmaT(double a, double b, double c) { return fma(a, b, c); }
 
-// bn_sums: block k sums part k % parts of channel k / parts of a and b,
-// viewed as [outer, C, inner], and writes Σa, Σa·b to out[2k], out[2k+1].
-// blockDim.x must be a power of two; the dynamic shared memory holds
-// 2·blockDim.x doubles.
+// channelSums: block k sums part k % parts of channel k / parts of an
+// array viewed as [outer, C, inner]: term(off, s1, s2) adds element off's
+// terms to the two sums, written to out[2k] and out[2k+1]. blockDim.x
+// must be a power of two; the dynamic shared memory holds 2·blockDim.x
+// doubles.
+template <typename F>
+__device__ __forceinline__ void channelSums(i64 outer, i64 C, i64 inner, i64 parts, double* out, F term) {
+	extern __shared__ double shm[];
+	const i64 m = outer * inner;
+	for (i64 k = blockIdx.x; k < C * parts; k += gridDim.x) {
+		const i64 c = k / parts, p = k % parts;
+		const i64 j1 = m * (p + 1) / parts;
+		double s1 = 0, s2 = 0;
+		for (i64 j = m * p / parts + threadIdx.x; j < j1; j += blockDim.x)
+			term(((j / inner) * C + c) * inner + j % inner, s1, s2);
+		shm[threadIdx.x] = s1;
+		shm[blockDim.x + threadIdx.x] = s2;
+		__syncthreads();
+		for (unsigned w = blockDim.x / 2; w > 0; w >>= 1) {
+			if (threadIdx.x < w) {
+				shm[threadIdx.x] += shm[threadIdx.x + w];
+				shm[blockDim.x + threadIdx.x] += shm[blockDim.x + threadIdx.x + w];
+			}
+			__syncthreads();
+		}
+		if (threadIdx.x == 0) {
+			out[2 * k] = shm[0];
+			out[2 * k + 1] = shm[blockDim.x];
+		}
+		__syncthreads();
+	}
+}
+
+// bn_sums: Σa and Σa·b per channel part (channelSums). bias_relu_sums: the
+// bias + ReLU backward pass in one read of g and y: dx = g where y > 0,
+// else 0 (the ReluGrad kernel's rule), and Σdx per channel part.
 #define BN_SUMS(SUF, T)                                                                               \
 	extern "C" __global__ void bn_sums_##SUF(const T* a, const T* b, i64 outer, i64 C, i64 inner,    \
 			i64 parts, double* out) {                                                          \
-		extern __shared__ double shm[];                                                          \
-		const i64 m = outer * inner;                                                             \
-		for (i64 k = blockIdx.x; k < C * parts; k += gridDim.x) {                               \
-			const i64 c = k / parts, p = k % parts;                                          \
-			const i64 j1 = m * (p + 1) / parts;                                              \
-			double s1 = 0, s2 = 0;                                                           \
-			for (i64 j = m * p / parts + threadIdx.x; j < j1; j += blockDim.x) {             \
-				const i64 off = ((j / inner) * C + c) * inner + j % inner;               \
-				const double v = (double)a[off];                                         \
-				s1 += v;                                                                 \
-				s2 += v * (double)b[off];                                                \
-			}                                                                                \
-			shm[threadIdx.x] = s1;                                                           \
-			shm[blockDim.x + threadIdx.x] = s2;                                              \
-			__syncthreads();                                                                 \
-			for (unsigned w = blockDim.x / 2; w > 0; w >>= 1) {                              \
-				if (threadIdx.x < w) {                                                   \
-					shm[threadIdx.x] += shm[threadIdx.x + w];                        \
-					shm[blockDim.x + threadIdx.x] += shm[blockDim.x + threadIdx.x + w]; \
-				}                                                                        \
-				__syncthreads();                                                         \
-			}                                                                                \
-			if (threadIdx.x == 0) {                                                          \
-				out[2 * k] = shm[0];                                                     \
-				out[2 * k + 1] = shm[blockDim.x];                                        \
-			}                                                                                \
-			__syncthreads();                                                                 \
+		channelSums(outer, C, inner, parts, out, [&](i64 off, double& s1, double& s2) {          \
+			const double v = (double)a[off];                                                 \
+			s1 += v;                                                                         \
+			s2 += v * (double)b[off];                                                        \
+		});                                                                                      \
+	}                                                                                                \
+	extern "C" __global__ void bias_relu_sums_##SUF(T* dx, const T* g, const T* y, i64 outer, i64 C, \
+			i64 inner, i64 parts, double* out) {                                               \
+		channelSums(outer, C, inner, parts, out, [&](i64 off, double& s1, double&) {             \
+			const T v = y[off] > (T)0 ? g[off] : (T)0;                                       \
+			dx[off] = v;                                                                     \
+			s1 += (double)v;                                                                 \
+		});                                                                                      \
+	}                                                                                                \
+	/* channel_sum_finish: d[c] = the first sums of channel c's partials. */                        \
+	extern "C" __global__ void channel_sum_finish_##SUF(const double* part, i64 parts, i64 C, T* d) { \
+		GRID_LOOP(c, C) {                                                                        \
+			double s = 0;                                                                    \
+			for (i64 p = 0; p < parts; p++) s += part[2 * (c * parts + p)];                  \
+			d[c] = (T)s;                                                                     \
 		}                                                                                        \
 	}
 
