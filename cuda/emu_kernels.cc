@@ -85,6 +85,10 @@ struct emuKernel {
 #define FLOATS(SUF, T)                                                                                      \
 	K(scale_rows_##SUF, P(0, T*), P(1, i64), P(2, i64), P(3, i64), P(4, i64), P(5, i64), P(6, double)), \
 	K(pick_##SUF, P(0, T*), P(1, T*), P(2, void*), P(3, i64), P(4, i64), P(5, i64), P(6, i64)),         \
+	K(softmax_ce_##SUF, P(0, T*), P(1, double*), P(2, T*), P(3, void*), P(4, i64), P(5, i64), P(6, i64), \
+		P(7, i64)),                                                                                 \
+	K(softmax_ce_backward_##SUF, P(0, T*), P(1, T*), P(2, T*), P(3, double*), P(4, void*), P(5, i64),   \
+		P(6, i64), P(7, i64), P(8, i64)),                                                           \
 	K(pick_backward_##SUF, P(0, T*), P(1, T*), P(2, void*), P(3, i64), P(4, i64), P(5, i64), P(6, i64)), \
 	K(pool_forward_##SUF, P(0, PoolDims), P(1, T*), P(2, T*)),                                          \
 	K(pool_backward_##SUF, P(0, PoolDims), P(1, T*), P(2, T*), P(3, T*)),                               \

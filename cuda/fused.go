@@ -126,3 +126,43 @@ func (b *Backend) BiasReluBackward(p backend.ChannelParams, dx, dbias, g, y back
 	d.launch(op, "channel_sum_finish"+suffix(dt), p.C, 0, 0, 0, &f)
 	b.Free(d.dev, part)
 }
+
+var _ backend.SoftmaxCEKernels = (*Backend)(nil)
+
+// SoftmaxCE implements backend.SoftmaxCEKernels: one kernel, a thread per
+// position (kernels/gather.cu), where the composed loss took eight.
+func (b *Backend) SoftmaxCE(p backend.ChannelParams, loss, lse, x, labels backend.Arg) {
+	n := p.Outer * p.Inner
+	if n == 0 {
+		return
+	}
+	var a args
+	a.ptr(loss)
+	a.ptr(lse)
+	a.ptr(x)
+	a.ptr(labels)
+	a.i64(int(buf(labels).dt))
+	a.i64(p.Outer)
+	a.i64(p.C)
+	a.i64(p.Inner)
+	devOf(x).launch("SoftmaxCE", "softmax_ce"+suffix(buf(x).dt), n, 0, 0, 0, &a)
+}
+
+// SoftmaxCEBackward implements backend.SoftmaxCEKernels.
+func (b *Backend) SoftmaxCEBackward(p backend.ChannelParams, dx, g, x, lse, labels backend.Arg) {
+	n := p.Outer * p.Inner
+	if n == 0 {
+		return
+	}
+	var a args
+	a.ptr(dx)
+	a.ptr(g)
+	a.ptr(x)
+	a.ptr(lse)
+	a.ptr(labels)
+	a.i64(int(buf(labels).dt))
+	a.i64(p.Outer)
+	a.i64(p.C)
+	a.i64(p.Inner)
+	devOf(x).launch("SoftmaxCEBackward", "softmax_ce_backward"+suffix(buf(x).dt), n, 0, 0, 0, &a)
+}

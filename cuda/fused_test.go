@@ -6,6 +6,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/goluon/goluon/autograd"
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/nd"
 	"github.com/goluon/goluon/nd/backend"
@@ -91,6 +92,61 @@ func TestBiasReluMatchesCPU(t *testing.T) {
 			for c := range db0 {
 				if math.Abs(db0[c]-db1[c]) > 1e-5*(1+math.Abs(db0[c])) {
 					t.Errorf("%v %v: dbias[%d] %v on cpu, %v on gpu", dt, shape, c, db0[c], db1[c])
+				}
+			}
+			s.Close()
+		}
+	}
+}
+
+// TestSoftmaxCEMatchesCPU runs nd.SoftmaxCrossEntropy forward and backward
+// on gpu(0) (the fused kernels) and on cpu(0) (nd/cpu's): losses and logit
+// gradients to 1e-12 in float64 and 2e-6 in float32 (the CPU's float32
+// exponential is its own polynomial), over class axes with and without
+// trailing positions, integer and float labels, and labels outside [0, C)
+// (clipped, as Pick clips them).
+func TestSoftmaxCEMatchesCPU(t *testing.T) {
+	needGPUs(t, 1)
+	for _, c := range []struct {
+		shape  []int
+		axis   int
+		labels []float64
+		ldt    nd.DType
+	}{
+		{[]int{4, 10}, 1, []float64{3, 0, 9, 5}, nd.Int32},
+		{[]int{2, 5, 3}, 1, []float64{4, 0, 1, 2, 3, 4}, nd.Float32},
+		{[]int{3, 6}, 1, []float64{-2, 7, 5}, nd.Int64},
+		{[]int{6, 2}, 0, []float64{5, 1}, nd.Int64},
+	} {
+		for _, dt := range []nd.DType{nd.Float32, nd.Float64} {
+			s := nd.NewScope()
+			nd.Seed(5)
+			xc := nd.RandomUniform(ctx.CPU(0), dt, -4, 4, c.shape...)
+			lc := nd.FromSlice(ctx.CPU(0), c.labels, len(c.labels)).AsType(c.ldt)
+			if c.axis == 1 && len(c.shape) == 3 {
+				lc = nd.Reshape(lc, c.shape[0], c.shape[2])
+			}
+			hc := nd.RandomUniform(ctx.CPU(0), dt, 0.5, 1.5, lc.Shape()...)
+			run := func(dev ctx.Context) [2][]float64 {
+				x, l, h := xc.CopyTo(dev), lc.CopyTo(dev), hc.CopyTo(dev)
+				x.AttachGrad(nd.GradWrite)
+				var loss *nd.NDArray
+				autograd.Record(func() {
+					loss = nd.SoftmaxCrossEntropy(x, l, c.axis)
+					autograd.Backward(nd.Sum(nd.Mul(loss, h)))
+				})
+				return [2][]float64{loss.Float64s(), x.Grad().Float64s()}
+			}
+			want, got := run(ctx.CPU(0)), run(ctx.GPU(0))
+			tol := 1e-12
+			if dt == nd.Float32 {
+				tol = 2e-6
+			}
+			for k, name := range []string{"loss", "dx"} {
+				for i := range want[k] {
+					if d := math.Abs(got[k][i] - want[k][i]); !(d <= tol*(1+math.Abs(want[k][i]))) {
+						t.Fatalf("%v %v axis %d: %s[%d] = %v on gpu(0), %v on cpu(0)", dt, c.shape, c.axis, name, i, got[k][i], want[k][i])
+					}
 				}
 			}
 			s.Close()
