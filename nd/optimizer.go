@@ -105,7 +105,8 @@ func composeOptProgram(prog backend.OptProgram, weight, grad, state *NDArray) {
 }
 
 // checkOptProgram reports a program that writes the gradient, names a
-// register that does not exist or reads a temporary before writing it.
+// register that does not exist, names the state without UsesState or
+// reads a temporary before writing it.
 func checkOptProgram(prog backend.OptProgram) error {
 	written := [backend.NumOptRegs]bool{true, true, true, false, false}
 	for i, st := range prog.Steps {
@@ -116,6 +117,9 @@ func checkOptProgram(prog backend.OptProgram) error {
 		for _, r := range append(reads, st.D) {
 			if r >= backend.NumOptRegs {
 				return fmt.Errorf("step %d names register %v", i, r)
+			}
+			if r == backend.OptS && !prog.UsesState {
+				return fmt.Errorf("step %d names the state, which the program says it does not use", i)
 			}
 		}
 		for _, r := range reads {

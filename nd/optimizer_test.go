@@ -45,6 +45,8 @@ func TestOptimizerUpdateErrors(t *testing.T) {
 		{"bad register", nd.ErrArgument, []string{"OptReg(9)"},
 			step(backend.OptStep{Unary: backend.MulScalar, D: 9, A: backend.OptW}), g, nil, w},
 		{"too long", nd.ErrArgument, []string{"17 steps, at most 16"}, long, g, nil, w},
+		{"undeclared state", nd.ErrArgument, []string{"step 0 names the state"},
+			step(backend.OptStep{IsBinary: true, Binary: backend.Add, D: backend.OptW, A: backend.OptW, B: backend.OptS}), g, m, w},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
