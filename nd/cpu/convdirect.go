@@ -18,9 +18,10 @@ import (
 // than [0, OW). Tap (c, kh, kw) of every position then reads the input at
 // q + off(c, kh, kw), so consecutive positions read consecutive values and
 // one vector load serves a whole row of a tile (convdirect_amd64.s). The
-// Wp − OW extra columns of each row are computed and dropped when the
-// tile is copied out (12 − 10 of 12 for LeNet's second layer, 2 of 34 for
-// the CIFAR CNN's first).
+// Wp − OW extra columns of each row are computed and dropped at the store
+// (2 of 12 for LeNet's second layer, 2 of 34 for the CIFAR CNN's first):
+// AVX-512 tiles store only their valid lanes into the output, AVX2 tiles
+// write a scratch row whose valid columns are copied out.
 
 // directMaxChannels bounds the input channels of the convolutions the
 // direct kernel computes; from winoMinChannels on, Winograd (3×3) or
@@ -77,8 +78,10 @@ func transposedParams(p backend.ConvParams) backend.ConvParams {
 }
 
 // transposeFilters writes into wt [C][OC][KH][KW] the filters w
-// [OC][C][KH][KW] with their channels swapped, each rotated by 180°.
-func transposeFilters(p backend.ConvParams, wt, w []float32) {
+// [OC][C][KH][KW] with their channels swapped, each rotated by 180°: the
+// filters of the convolution that computes p's input gradient (here and
+// in winoBackwardData).
+func transposeFilters[T Float](p backend.ConvParams, wt, w []T) {
 	kk := p.KH * p.KW
 	for oc := 0; oc < p.OutC; oc++ {
 		for c := 0; c < p.InC; c++ {
@@ -124,6 +127,8 @@ func newDirectPlan(s convShape) directPlan {
 	if d.zmm {
 		d.rows = 8
 		d.qt = ceilDiv(wide, 16) * 16
+		nv := d.qt / 16
+		d.cm, d.sm, d.dst = make([]uint16, 0, nv), make([]uint16, 0, nv), make([]int, 0, nv)
 		for q0 := 0; q0 < d.qt; q0 += 16 {
 			var cm uint16
 			first := -1

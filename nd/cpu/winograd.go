@@ -194,14 +194,7 @@ func winoInput[T Float](p winoProblem, plane, x, v []T) {
 func winoBackwardData[T Float](s convShape, dx, dy, w []T) {
 	rot := scratch[T](9 * s.OutC * s.InC)
 	defer release(rot)
-	for oc := 0; oc < s.OutC; oc++ {
-		for c := 0; c < s.InC; c++ {
-			src, dst := w[(oc*s.InC+c)*9:][:9], rot[(c*s.OutC+oc)*9:][:9]
-			for k := range 9 {
-				dst[k] = src[8-k]
-			}
-		}
-	}
+	transposeFilters(s.ConvParams, rot, w)
 	p := newWinoProblem(s.N, s.OutC, s.OutH, s.OutW, 2-s.PadH, 2-s.PadW, s.InC)
 	u := scratch[T](16 * s.OutC * s.InC)
 	defer release(u)
