@@ -19,22 +19,13 @@ var _ backend.BatchNormKernels = (*Backend)(nil)
 // buffer of partials (2·C·parts doubles, to Free after the finish kernel)
 // and parts.
 func (b *Backend) channelSums(op, kernel string, p backend.ChannelParams, d *device, dt backend.DType, a *args) (*Buffer, int) {
-	m := p.Outer * p.Inner
-	parts := 1
-	if p.C < 2*d.phys.sms && m >= 8192 {
-		parts = max(1, min((2*d.phys.sms+p.C-1)/p.C, m/4096, 1024))
-	}
-	block := 32
-	for block < m && block < 256 {
-		block *= 2
-	}
+	parts, block, blocks := d.blockReduce(p.C, p.Outer*p.Inner)
 	part := b.temp(op, d, backend.Float64, 2*p.C*parts)
 	a.i64(p.Outer)
 	a.i64(p.C)
 	a.i64(p.Inner)
 	a.i64(parts)
 	a.ptr(backend.Arg{Buf: part})
-	blocks := min(p.C*parts, d.phys.sms*max(d.phys.maxTPSM/block, 1)*8)
 	d.launch(op, kernel+suffix(dt), 0, blocks, block, 2*8*block, a)
 	return part, parts
 }

@@ -51,6 +51,25 @@ func planReduce(shape []int, axes []bool) (reduceParam, error) {
 	return p, nil
 }
 
+// blockReduce plans a reduction of nOut results over nRed elements each
+// with a block of threads per result: the block size (a power of two,
+// 32–256), the grid, and the parts each result is split into when
+// results are too few to fill the device (a second pass then adds the
+// parts' partials in order). Reduce and the per-channel sums of the fused
+// kernels (batchnorm.go) use it.
+func (d *device) blockReduce(nOut, nRed int) (parts, block, blocks int) {
+	block = 32
+	for block < nRed && block < 256 {
+		block *= 2
+	}
+	parts = 1
+	if nOut < 2*d.phys.sms && nRed >= 8192 {
+		parts = max(1, min((2*d.phys.sms+nOut-1)/nOut, nRed/4096, 1024))
+	}
+	blocks = min(nOut*parts, d.phys.sms*max(d.phys.maxTPSM/block, 1)*8)
+	return parts, block, blocks
+}
+
 // Reduce reduces the contiguous src over the marked axes into dst. With
 // enough outputs to fill the device one thread computes each; otherwise
 // each output gets a block (or, when outputs are few and long, several
@@ -84,16 +103,7 @@ func (b *Backend) Reduce(op backend.ReduceOp, shape []int, axes []bool, dst, src
 		d.launch("Reduce", "reduce_thread"+sfx, p.nOut, 0, 0, 0, &a)
 		return
 	}
-	block := 32
-	for block < p.nRed && block < 256 {
-		block *= 2
-	}
-	// With few outputs, split each one over several blocks (a second pass
-	// merges their partials in order) so that the whole device works.
-	parts := 1
-	if p.nOut < 2*d.phys.sms && p.nRed >= 8192 {
-		parts = max(1, min((2*d.phys.sms+p.nOut-1)/p.nOut, p.nRed/4096, 1024))
-	}
+	parts, block, blocks := d.blockReduce(p.nOut, p.nRed)
 	a.i64(parts)
 	var partial *Buffer
 	if parts > 1 {
@@ -109,7 +119,6 @@ func (b *Backend) Reduce(op backend.ReduceOp, shape []int, axes []bool, dst, src
 		a.i64(0)
 		a.i64(0)
 	}
-	blocks := min(p.nOut*parts, d.phys.sms*max(d.phys.maxTPSM/block, 1)*8)
 	d.launch("Reduce", "reduce_block"+sfx, 0, blocks, block, block*16, &a)
 	if parts > 1 {
 		pa := backend.Arg{Buf: partial}
