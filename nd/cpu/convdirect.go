@@ -237,7 +237,7 @@ func (d directPlan) tiles(yw, xp, wp, bp []float32) {
 	_, _ = yw[d.ocp*d.qt-1], xp[d.xlen-1]
 	for q := 0; q < d.qt; q += directTile {
 		for oc := 0; oc < d.ocp; oc += 4 {
-			convTile4x24(&yw[oc*d.qt+q], d.qt, &xp[q], &wp[oc*k], 4, &d.offs[0], k, biasAt(bp, oc))
+			convTile4x24(&yw[oc*d.qt+q], d.qt, &xp[q], &wp[oc*k], &d.offs[0], k, biasAt(bp, oc))
 		}
 	}
 }

@@ -3,11 +3,11 @@
 package cpu
 
 // The AVX2 direct-convolution tile of convdirect_amd64.s: y[i·ldy + j] =
-// Σₜ w[ws·t + i] · x[offs[t]/4 + j] over k taps, for rows i < 4 and
+// Σₜ w[4t + i] · x[offs[t]/4 + j] over k taps, for rows i < 4 and
 // columns j < 24, plus bias[i] when bias is not nil.
 
 //go:noescape
-func convTile4x24(y *float32, ldy int, x *float32, w *float32, ws int, offs *int, k int, bias *float32)
+func convTile4x24(y *float32, ldy int, x *float32, w *float32, offs *int, k int, bias *float32)
 
 // The tiles of convdirect512_amd64.s (AVX-512): 8 output channels by 16,
 // 32 or 48 wide positions, stored into the output y (channels ldy apart)

@@ -10,22 +10,19 @@
 
 #include "textflag.h"
 
-// func convTile4x24(y *float32, ldy int, x *float32, w *float32, ws int, offs *int, k int, bias *float32)
+// func convTile4x24(y *float32, ldy int, x *float32, w *float32, offs *int, k int, bias *float32)
 //
 // DI the tile's first row, DX its row stride in bytes, SI x, BX the packed
-// weights (4 per tap, taps ws floats apart), R9 ws in bytes, R8 the byte
-// offsets, CX taps left; bias, when not nil, holds the 4 rows' biases,
-// added to the sums before the store.
-TEXT ·convTile4x24(SB), NOSPLIT, $0-64
+// weights (4 per tap), R8 the byte offsets, CX taps left; bias, when not
+// nil, holds the 4 rows' biases, added to the sums before the store.
+TEXT ·convTile4x24(SB), NOSPLIT, $0-56
 	MOVQ y+0(FP), DI
 	MOVQ ldy+8(FP), DX
 	SHLQ $2, DX
 	MOVQ x+16(FP), SI
 	MOVQ w+24(FP), BX
-	MOVQ ws+32(FP), R9
-	SHLQ $2, R9
-	MOVQ offs+40(FP), R8
-	MOVQ k+48(FP), CX
+	MOVQ offs+32(FP), R8
+	MOVQ k+40(FP), CX
 	VXORPS Y4, Y4, Y4
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
@@ -61,11 +58,11 @@ tap24:
 	VFMADD231PS  Y1, Y3, Y14
 	VFMADD231PS  Y2, Y3, Y15
 	ADDQ         $8, R8
-	ADDQ         R9, BX
+	ADDQ         $16, BX
 	DECQ         CX
 	JNZ          tap24
 
-	MOVQ         bias+56(FP), AX
+	MOVQ         bias+48(FP), AX
 	TESTQ        AX, AX
 	JZ           store24
 	VBROADCASTSS (AX), Y0

@@ -5,7 +5,7 @@ package cpu
 // The direct-convolution tiles exist only on amd64; useDirectConv is false
 // elsewhere because useAsmKernel is.
 
-func convTile4x24(y *float32, ldy int, x *float32, w *float32, ws int, offs *int, k int, bias *float32) {
+func convTile4x24(y *float32, ldy int, x *float32, w *float32, offs *int, k int, bias *float32) {
 	panic("unreachable")
 }
 
