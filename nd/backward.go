@@ -138,10 +138,29 @@ func writeLeafGrad(a, g *NDArray) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.req == GradAdd {
+	switch {
+	case s.req == GradAdd:
 		a.be().Binary(bAdd, s.grad.shape, s.grad.arg(), s.grad.arg(), g.arg())
-	} else {
+	case !swapBuffers(s.grad, g):
 		copyInto(s.grad, g)
 	}
 	s.stamp++
+}
+
+// swapBuffers exchanges the memory of dst and src, arrays of one shape,
+// dtype and context, instead of copying src into dst, when nothing else
+// can see either buffer: each array is the only one on its storage (no
+// views) and starts at its beginning. Backward uses it to hand a freshly
+// computed gradient to the leaf's gradient array, which keeps its identity
+// (users and trainers hold it) and gets the new values without a copy;
+// src, about to be released, takes the old buffer back to the pool.
+func swapBuffers(dst, src *NDArray) bool {
+	d, s := dst.st, src.st
+	if d == s || d.be != s.be || d.dev != s.dev || dst.dtype != src.dtype ||
+		dst.off != 0 || src.off != 0 || d.refs.Load() != 1 || s.refs.Load() != 1 ||
+		!slices.Equal(dst.shape, src.shape) {
+		return false
+	}
+	d.buf, s.buf = s.buf, d.buf
+	return true
 }

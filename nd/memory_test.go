@@ -2,6 +2,7 @@ package nd_test
 
 import (
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/goluon/goluon/autograd"
@@ -141,5 +142,67 @@ func TestLongScopeDropsReleasedArrays(t *testing.T) {
 	runtime.ReadMemStats(&ms)
 	if grow := int64(ms.HeapAlloc) - int64(before); grow > 1<<20 {
 		t.Errorf("heap grew %d bytes for 100000 released arrays", grow)
+	}
+}
+
+// TestBackwardGradBuffer checks the hand-over of computed gradients to a
+// leaf's gradient array: the array keeps its identity and gets the values,
+// a view of it taken before Backward sees the new values too (Backward
+// then copies instead of swapping buffers), and GradAdd accumulates.
+func TestBackwardGradBuffer(t *testing.T) {
+	dev := ctx.CPU(0)
+	tests := []struct {
+		name string
+		req  nd.GradReq
+		view bool
+		want []float32 // gradient after two Backward passes of sum(3·x)
+	}{
+		{"write", nd.GradWrite, false, []float32{3, 3, 3, 3}},
+		{"write with a view held", nd.GradWrite, true, []float32{3, 3, 3, 3}},
+		{"add", nd.GradAdd, false, []float32{6, 6, 6, 6}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			x := nd.FromSlice(dev, []float32{1, 2, 3, 4})
+			x.AttachGrad(tc.req)
+			g := x.Grad()
+			var v *nd.NDArray
+			if tc.view {
+				v = nd.Reshape(g, 2, 2)
+				defer v.Release()
+			}
+			for range 2 {
+				autograd.Record(func() {
+					autograd.Backward(nd.Sum(nd.MulScalar(x, 3)))
+				})
+			}
+			if x.Grad() != g {
+				t.Fatal("the gradient array was replaced")
+			}
+			if got := g.Float32s(); !slices.Equal(got, tc.want) {
+				t.Errorf("gradient %v, want %v", got, tc.want)
+			}
+			if v != nil {
+				if got := v.Float32s(); !slices.Equal(got, tc.want) {
+					t.Errorf("view of the gradient %v, want %v", got, tc.want)
+				}
+			}
+		})
+	}
+	// The gradient reaching the leaf is a view of the caller's head
+	// gradient (Reshape passes it through): its buffer is not Backward's
+	// to give away.
+	x := nd.FromSlice(dev, []float32{1, 2, 3, 4})
+	x.AttachGrad(nd.GradWrite)
+	head := nd.FromSlice(dev, []float32{5, 6, 7, 8})
+	var y *nd.NDArray
+	autograd.Record(func() { y = nd.Reshape(x, 2, 2) })
+	nd.Backward([]*nd.NDArray{y}, []*nd.NDArray{nd.Reshape(head, 2, 2)}, false)
+	want := []float32{5, 6, 7, 8}
+	if got := x.Grad().Float32s(); !slices.Equal(got, want) {
+		t.Errorf("gradient through Reshape %v, want %v", got, want)
+	}
+	if got := head.Float32s(); !slices.Equal(got, want) {
+		t.Errorf("head gradient changed to %v", got)
 	}
 }

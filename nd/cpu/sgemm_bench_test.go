@@ -69,7 +69,8 @@ type gemmShape struct {
 
 // netGemmShapes are the GEMMs of a LeNet and a Keras CIFAR-10 CNN training
 // step at batch 128: convolutions per image (forward, data gradient,
-// filter gradient), dense layers for the whole batch (x·wᵀ, g·w, gᵀ·x).
+// filter gradient), dense layers for the whole batch (x·wᵀ, g·w, gᵀ·x),
+// and the same for the MLP 784-256-256-10 of make bench.
 var netGemmShapes = []gemmShape{
 	{"lenet/conv1/fwd", false, false, 6, 576, 25, true},
 	{"lenet/conv1/dfilter", false, true, 6, 25, 576, true},
@@ -90,6 +91,14 @@ var netGemmShapes = []gemmShape{
 	{"cifar/fc1/fwd", false, true, 128, 512, 2304, false},
 	{"cifar/fc1/ddata", false, false, 128, 2304, 512, false},
 	{"cifar/fc1/dweight", true, false, 512, 2304, 128, false},
+	{"mlp/fc1/fwd", false, true, 128, 256, 784, false},
+	{"mlp/fc1/dweight", true, false, 256, 784, 128, false},
+	{"mlp/fc2/fwd", false, true, 128, 256, 256, false},
+	{"mlp/fc2/ddata", false, false, 128, 256, 256, false},
+	{"mlp/fc2/dweight", true, false, 256, 256, 128, false},
+	{"mlp/fc3/fwd", false, true, 128, 10, 256, false},
+	{"mlp/fc3/ddata", false, false, 128, 256, 10, false},
+	{"mlp/fc3/dweight", true, false, 10, 256, 128, false},
 }
 
 // BenchmarkSgemmNets runs the GEMMs of netGemmShapes as the layers do:
