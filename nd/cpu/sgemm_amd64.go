@@ -21,6 +21,20 @@ func sgemmPanel(k int, a *float32, m int, b *float32, ldb int, c *float32, ldc i
 //go:noescape
 func sgemmPanel2(k int, a *float32, m int, b1, b2 *float32, ldb int, c *float32, ldc int, accum int)
 
+// sgemmPanelA is sgemmPanel reading A in place: value (i, p) of the
+// panels is a[i*rs + p*cs] (rs = lda, cs = 1 for a row-major A; rs = 1,
+// cs = lda for a transposed one). m must be a positive multiple of 6.
+// Every element gets the same FMAs in the same order as with sgemmPanel.
+//
+//go:noescape
+func sgemmPanelA(k int, a *float32, rs, cs int, m int, b *float32, ldb int, c *float32, ldc int, accum int)
+
+// sgemmPanel2A is sgemmPanel2 reading A in place, as sgemmPanelA does. It
+// needs AVX-512 F.
+//
+//go:noescape
+func sgemmPanel2A(k int, a *float32, rs, cs int, m int, b1, b2 *float32, ldb int, c *float32, ldc int, accum int)
+
 // packB16 copies k rows of 16 values, ld elements apart, from src to dst
 // (16 values per row).
 //

@@ -21,6 +21,14 @@ func sgemmPanel2(k int, a *float32, m int, b1, b2 *float32, ldb int, c *float32,
 	panic("unreachable")
 }
 
+func sgemmPanelA(k int, a *float32, rs, cs int, m int, b *float32, ldb int, c *float32, ldc int, accum int) {
+	panic("unreachable")
+}
+
+func sgemmPanel2A(k int, a *float32, rs, cs int, m int, b1, b2 *float32, ldb int, c *float32, ldc int, accum int) {
+	panic("unreachable")
+}
+
 // The packing kernels are likewise never called off amd64.
 func packB16(k int, src *float32, ld int, dst *float32)                { panic("unreachable") }
 func packB16T(k int, rows *[16]*float32, dst *float32)                 { panic("unreachable") }

@@ -461,3 +461,48 @@ func TestSgemmZMMMatchesYMM(t *testing.T) {
 		}
 	}
 }
+
+// TestSgemmInPlaceAMatchesPacked checks that reading A in place gives the
+// packed kernels' bits, with the AVX2 and (where the CPU has it) the
+// AVX-512 kernels: row-major and transposed A, whole and ragged row
+// panels, several K and M blocks, accumulation into C, and a transposed A
+// whose row stride makes sgemm pack it anyway.
+func TestSgemmInPlaceAMatchesPacked(t *testing.T) {
+	if !useAsmKernel {
+		t.Skipf("no assembly kernel here (%s)", ISAReport())
+	}
+	defer func(v bool) { useZMMKernel = v }(useZMMKernel)
+	defer func(v bool) { sgemmAInPlace = v }(sgemmAInPlace)
+	widths := []bool{false}
+	if DetectedISA() >= ISAAVX512 {
+		widths = append(widths, true)
+	} else {
+		t.Logf("AVX-512 kernels skipped: %s", ISAReport())
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, s := range [][4]int{{6, 32, 8, 1}, {11, 48, 9, 0}, {12, 17, 300, 3}, {128, 100, 64, 1}, {150, 70, 257, 0}, {256, 40, 20, 0}} {
+		for _, tr := range transCombos {
+			for _, beta := range []float32{0, 1} {
+				m, n, k := s[0], s[1], s[2]
+				c := sgemmCase{tA: tr[0], tB: tr[1], m: m, n: n, k: k, alpha: 1, beta: beta, padA: s[3], padB: 1, padC: 2}
+				o := newSgemmRef(m, n, k, rng).operands(c, rng)
+				for _, zmm := range widths {
+					useZMMKernel = zmm
+					run := func(inPlace bool) []float32 {
+						sgemmAInPlace = inPlace
+						out := slices.Clone(o.c)
+						sgemm(c.tA, c.tB, m, n, k, c.alpha, o.a, o.lda, o.b, o.ldb, c.beta, out, o.ldc, false)
+						return out
+					}
+					packed, in := run(false), run(true)
+					o.check(t, c.String(), in)
+					for i := range packed {
+						if math.Float32bits(packed[i]) != math.Float32bits(in[i]) {
+							t.Fatalf("%v (AVX-512 %v): element %d: packed %v, in place %v", c, zmm, i, packed[i], in[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
