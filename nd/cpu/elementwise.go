@@ -6,7 +6,12 @@ import (
 	"github.com/goluon/goluon/nd/backend"
 )
 
-const elemGrain = 1 << 16
+// elemGrain is the least number of elements an elementwise or reduction
+// kernel gives each goroutine. With 1<<14 rather than 1<<16 the MLP's
+// 128×256 activations (32,768 values) and its 256×256 weight update are
+// split over both cores: the step ran 2.4% faster (median of 9 alternating
+// runs, 2026-11-25), LeNet's and the CIFAR CNN's the same.
+const elemGrain = 1 << 14
 
 // Unary computes dst[i] = op(x[i]) for n elements.
 func (*Backend) Unary(op backend.UnaryOp, dst, x backend.Arg, n int, p1, p2 float64) {
