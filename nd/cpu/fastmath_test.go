@@ -1,7 +1,10 @@
 package cpu
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -49,5 +52,59 @@ func TestExp32(t *testing.T) {
 	}
 	if exp32(-200) != 0 || !math.IsInf(exp32(100), 1) || !math.IsNaN(exp32(math.NaN())) || exp32(0) != 1 {
 		t.Error("exp32 at the edges")
+	}
+}
+
+// BenchmarkExpBlock is expBlock on a softmax row's worth of values.
+func BenchmarkExpBlock(b *testing.B) {
+	for _, n := range []int{10, 1024} {
+		v := make([]float64, n)
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				for i := range v {
+					v[i] = float64(i%17) - 8
+				}
+				expBlock(v)
+			}
+		})
+	}
+}
+
+// TestExpKernelsMatchScalar checks the vector exp kernels against
+// expScalar bit for bit, on values across the whole range and its edges
+// (NaN, ±Inf, the clamps, ±0, ties of the rounding to an integer k).
+func TestExpKernelsMatchScalar(t *testing.T) {
+	if !useAsmKernel {
+		t.Skipf("no vector kernels here (%s)", ISAReport())
+	}
+	kernels := []struct {
+		name string
+		fn   func(v *float64, n int)
+	}{{"avx2", expF64}}
+	if DetectedISA() >= ISAAVX512 {
+		kernels = append(kernels, struct {
+			name string
+			fn   func(v *float64, n int)
+		}{"avx512", expF64x512})
+	} else {
+		t.Logf("AVX-512 kernel skipped: %s", ISAReport())
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	in := []float64{math.NaN(), math.Inf(1), math.Inf(-1), expMin, expMax, math.Nextafter(expMin, -200),
+		math.Nextafter(expMax, 200), 0, math.Copysign(0, -1), 1e-300, -1e-300, 0.5 * math.Ln2, -0.5 * math.Ln2,
+		1.5 * math.Ln2, 88.7, -103.9, -745, 710, 1, -1}
+	for len(in) < 4096 {
+		in = append(in, -110+205*rng.Float64())
+	}
+	want := slices.Clone(in)
+	expScalar(want)
+	for _, k := range kernels {
+		got := slices.Clone(in)
+		k.fn(&got[0], len(got))
+		for i := range got {
+			if math.Float64bits(got[i]) != math.Float64bits(want[i]) && !(math.IsNaN(got[i]) && math.IsNaN(want[i])) {
+				t.Fatalf("%s: exp(%v) = %v, expScalar %v", k.name, in[i], got[i], want[i])
+			}
+		}
 	}
 }

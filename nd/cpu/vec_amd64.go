@@ -46,3 +46,9 @@ func sumF32(s *float32, n int) float64
 
 //go:noescape
 func accF32(acc *float64, s *float32, n int)
+
+// expF64 replaces v[i] by e^v[i] for i < n (a multiple of 4) to float32
+// accuracy, as expBlock does and with its bits (fastexp_amd64.s).
+//
+//go:noescape
+func expF64(v *float64, n int)
