@@ -34,17 +34,31 @@ func (*Backend) SoftmaxCEBackward(p backend.ChannelParams, dx, g, x, lse, labels
 	}
 }
 
-// ceRows runs fn over the positions (outer, inner) in ranges split over
-// the cores, about elemGrain logits per range, with a scratch row of C
-// float64 values per range.
-func ceRows(p backend.ChannelParams, fn func(pos, base int, row []float64)) {
+// ceBlock is the most logits a block of positions holds: the block's
+// exponentials are one expRow call, so that rows as short as 10 classes
+// still fill the vector exp kernel (one call per row spent most of its
+// time getting in and out).
+const ceBlock = 2048
+
+// ceBlocks runs fn over blocks of positions [lo, hi), with a scratch of
+// (hi−lo)·C float64 values (position lo's row first), in ranges split over
+// the cores, about elemGrain logits per range.
+func ceBlocks(p backend.ChannelParams, fn func(lo, hi int, buf []float64)) {
+	rows := max(1, ceBlock/max(p.C, 1))
 	parallelFor(p.Outer*p.Inner, max(1, elemGrain/max(p.C, 1)), func(lo, hi int) {
-		row := make([]float64, p.C)
-		for pos := lo; pos < hi; pos++ {
-			o, i := pos/p.Inner, pos%p.Inner
-			fn(pos, o*p.C*p.Inner+i, row)
+		buf := scratch[float64](min(rows, hi-lo) * p.C)
+		for b := lo; b < hi; b += rows {
+			e := min(b+rows, hi)
+			fn(b, e, buf[:(e-b)*p.C])
 		}
+		release(buf)
 	})
+}
+
+// ceBase is the offset of position pos's first logit.
+func ceBase(p backend.ChannelParams, pos int) int {
+	o, i := pos/p.Inner, pos%p.Inner
+	return o*p.C*p.Inner + i
 }
 
 // expRow replaces row by its exponentials: to float32 accuracy with the
@@ -62,38 +76,49 @@ func expRow[T Float](row []float64) {
 
 func softmaxCE[T Float](p backend.ChannelParams, loss []T, lse []float64, x []T, ix []int) {
 	c, st := p.C, p.Inner
-	ceRows(p, func(pos, base int, row []float64) {
-		m := math.Inf(-1)
-		for k := range row {
-			row[k] = float64(x[base+k*st])
-			m = max(m, row[k])
+	ceBlocks(p, func(lo, hi int, buf []float64) {
+		for pos := lo; pos < hi; pos++ {
+			row, base := buf[(pos-lo)*c:][:c], ceBase(p, pos)
+			m := math.Inf(-1)
+			for k := range row {
+				row[k] = float64(x[base+k*st])
+				m = max(m, row[k])
+			}
+			for k := range row {
+				row[k] -= m
+			}
+			lse[pos] = m // the row's maximum until its sum is known
 		}
-		for k := range row {
-			row[k] -= m
+		expRow[T](buf)
+		for pos := lo; pos < hi; pos++ {
+			s := 0.0
+			for _, v := range buf[(pos-lo)*c:][:c] {
+				s += v
+			}
+			v := lse[pos] + math.Log(s)
+			lse[pos] = v
+			k := min(max(ix[pos], 0), c-1)
+			loss[pos] = T(v - float64(x[ceBase(p, pos)+k*st]))
 		}
-		expRow[T](row)
-		s := 0.0
-		for _, v := range row {
-			s += v
-		}
-		v := m + math.Log(s)
-		lse[pos] = v
-		k := min(max(ix[pos], 0), c-1)
-		loss[pos] = T(v - float64(x[base+k*st]))
 	})
 }
 
 func softmaxCEBackward[T Float](p backend.ChannelParams, dx, g, x []T, lse []float64, ix []int) {
 	c, st := p.C, p.Inner
-	ceRows(p, func(pos, base int, row []float64) {
-		gv, v := float64(g[pos]), lse[pos]
-		for k := range row {
-			row[k] = float64(x[base+k*st]) - v
+	ceBlocks(p, func(lo, hi int, buf []float64) {
+		for pos := lo; pos < hi; pos++ {
+			row, base, v := buf[(pos-lo)*c:][:c], ceBase(p, pos), lse[pos]
+			for k := range row {
+				row[k] = float64(x[base+k*st]) - v
+			}
 		}
-		expRow[T](row)
-		row[min(max(ix[pos], 0), c-1)]--
-		for k, d := range row {
-			dx[base+k*st] = T(gv * d)
+		expRow[T](buf)
+		for pos := lo; pos < hi; pos++ {
+			row, base, gv := buf[(pos-lo)*c:][:c], ceBase(p, pos), float64(g[pos])
+			row[min(max(ix[pos], 0), c-1)]--
+			for k, d := range row {
+				dx[base+k*st] = T(gv * d)
+			}
 		}
 	})
 }
