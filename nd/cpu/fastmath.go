@@ -51,7 +51,13 @@ const (
 // does expScalar's operations in the same order and gives its bits.
 func expBlock(v []float64) {
 	if n := len(v) &^ 7; useAsmKernel && n > 0 {
-		expF64k(&v[0], n) // the same operations, 4 or 8 values at a time
+		// The same operations, 8 or 4 values at a time. Called directly,
+		// not through a kernel variable, so that v does not escape.
+		if useZMMKernel {
+			expF64x512(&v[0], n)
+		} else {
+			expF64(&v[0], n)
+		}
 		v = v[n:]
 	}
 	expScalar(v)
@@ -83,6 +89,6 @@ func expScalar(v []float64) {
 // exp32 is expBlock for one value.
 func exp32(x float64) float64 {
 	v := [1]float64{x}
-	expBlock(v[:])
+	expScalar(v[:])
 	return v[0]
 }

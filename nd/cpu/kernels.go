@@ -20,7 +20,6 @@ var (
 	addRowsF32k       = addRowsF32
 	sumF32k           = sumF32
 	accF32k           = accF32
-	expF64k           = expF64
 	addReluF32k       = addReluF32
 	addReluScalarF32k = addReluScalarF32
 	reluGradSumF32k   = reluGradSumF32

@@ -170,7 +170,7 @@ func useZMMKernels() {
 	mulScalarF32k, divScalarF32k = mulScalarF32x512, divScalarF32x512
 	reluF32k, reluGradF32k = reluF32x512, reluGradF32x512
 	copyRowsF32k, addRowsF32k = copyRowsF32x512, addRowsF32x512
-	sumF32k, accF32k, expF64k = sumF32x512, accF32x512, expF64x512
+	sumF32k, accF32k = sumF32x512, accF32x512
 	addReluF32k, addReluScalarF32k, reluGradSumF32k = addReluF32x512, addReluScalarF32x512, reluGradSumF32x512
 	bnSumsF32k, scaleShiftF32k, axpbycF32k = bnSumsF32x512, scaleShiftF32x512, axpbycF32x512
 	maxPool2x2RowF32k, maxPool2x2BackRowF32k = maxPool2x2RowF32x512, maxPool2x2BackRowF32x512

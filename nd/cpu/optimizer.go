@@ -44,7 +44,11 @@ func runOptProgram[T Float](prog backend.OptProgram, w, g, s []T) {
 		}
 	}
 	parallelFor(len(w), elemGrain, func(lo, hi int) {
-		var t1, t2 [optBlock]T
+		// The temporaries come from the scratch pool: as local arrays
+		// they escaped to the heap, 16 KiB allocated and cleared per call.
+		tmp := scratch[T](2 * optBlock)
+		defer release(tmp)
+		t1, t2 := tmp[:optBlock], tmp[optBlock:]
 		var regs [backend.NumOptRegs][]T
 		for b := lo; b < hi; b += optBlock {
 			e := min(b+optBlock, hi)
