@@ -37,7 +37,9 @@ fi
 out=$(mktemp -d)
 if [ -n "${KEEP:-}" ]; then
 	mkdir -p "$KEEP"
-	trap 'cp "$out"/* "$KEEP"/ 2>/dev/null; rm -rf "$out"' EXIT
+	# Only the files: $out also holds the gluon-mnist binary and output
+	# directories, which cp would refuse (and set -e turn into a failure).
+	trap 'find "$out" -maxdepth 1 -type f -exec cp {} "$KEEP"/ \; ; rm -rf "$out"' EXIT
 else
 	trap 'rm -rf "$out"' EXIT
 fi
