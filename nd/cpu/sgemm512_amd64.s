@@ -5,6 +5,7 @@
 // results are the same bit for bit. Needs AVX-512 F.
 
 #include "textflag.h"
+#include "sgemm_amd64.h"
 
 // The tile is in Z0..Z11 (row i in Z(2i), Z(2i+1)); Z12:Z13 hold 16 values
 // of each B panel, Z14/Z15 a broadcast value of A. AX walks the packed A
@@ -63,35 +64,6 @@
 	VFMADD231PS  Z13, Z15, Z3;     \
 	ADDQ         DX, BX;           \
 	ADDQ         DX, R14
-
-#define ZADDROW(lo, hi) \
-	VADDPS (DI), lo, lo; \
-	VADDPS 64(DI), hi, hi
-
-#define ZSTOREROW(lo, hi) \
-	VMOVUPS lo, (DI);   \
-	VMOVUPS hi, 64(DI); \
-	ADDQ    SI, DI
-
-#define ZPREFETCHROW \
-	PREFETCHT0 (R8);    \
-	PREFETCHT0 64(R8);  \
-	PREFETCHT0 124(R8); \
-	ADDQ       SI, R8
-
-#define ZZERO12 \
-	VPXORD Z0, Z0, Z0;    \
-	VPXORD Z1, Z1, Z1;    \
-	VPXORD Z2, Z2, Z2;    \
-	VPXORD Z3, Z3, Z3;    \
-	VPXORD Z4, Z4, Z4;    \
-	VPXORD Z5, Z5, Z5;    \
-	VPXORD Z6, Z6, Z6;    \
-	VPXORD Z7, Z7, Z7;    \
-	VPXORD Z8, Z8, Z8;    \
-	VPXORD Z9, Z9, Z9;    \
-	VPXORD Z10, Z10, Z10; \
-	VPXORD Z11, Z11, Z11
 
 // func sgemmPanel2(k int, a *float32, m int, b1, b2 *float32, ldb int, c *float32, ldc int, accum int)
 //
@@ -170,27 +142,11 @@ zstore6:
 	MOVQ  R12, DI
 	TESTQ R13, R13
 	JEQ   zover6
-	ZADDROW(Z0, Z1)
-	ZSTOREROW(Z0, Z1)
-	ZADDROW(Z2, Z3)
-	ZSTOREROW(Z2, Z3)
-	ZADDROW(Z4, Z5)
-	ZSTOREROW(Z4, Z5)
-	ZADDROW(Z6, Z7)
-	ZSTOREROW(Z6, Z7)
-	ZADDROW(Z8, Z9)
-	ZSTOREROW(Z8, Z9)
-	ZADDROW(Z10, Z11)
-	ZSTOREROW(Z10, Z11)
+	ZSTORE6ADD
 	JMP   znext6
 
 zover6:
-	ZSTOREROW(Z0, Z1)
-	ZSTOREROW(Z2, Z3)
-	ZSTOREROW(Z4, Z5)
-	ZSTOREROW(Z6, Z7)
-	ZSTOREROW(Z8, Z9)
-	ZSTOREROW(Z10, Z11)
+	ZSTORE6
 
 znext6:
 	MOVQ DI, R12

@@ -5,6 +5,7 @@
 // sgemm_amd64.go.
 
 #include "textflag.h"
+#include "sgemm_amd64.h"
 
 // The micro-kernel keeps a 6×16 tile of C in Y0..Y11 (row i in Y(2i) and
 // Y(2i+1)); Y12:Y13 hold 16 values of B, Y14/Y15 a broadcast value of A.
@@ -64,37 +65,6 @@
 	VFMADD231PS  Y12, Y15, Y2;     \
 	VFMADD231PS  Y13, Y15, Y3;     \
 	ADDQ         DX, BX
-
-// ADDROW adds the row of C at (DI) into the accumulators lo, hi.
-#define ADDROW(lo, hi) \
-	VADDPS (DI), lo, lo; \
-	VADDPS 32(DI), hi, hi
-
-// STOREROW stores lo, hi to the row at (DI) and moves DI to the next row.
-#define STOREROW(lo, hi) \
-	VMOVUPS lo, (DI);   \
-	VMOVUPS hi, 32(DI); \
-	ADDQ    SI, DI
-
-// PREFETCHROW warms the C row at (R8) and moves R8 to the next row.
-#define PREFETCHROW \
-	PREFETCHT0 (R8);   \
-	PREFETCHT0 60(R8); \
-	ADDQ       SI, R8
-
-#define ZERO12 \
-	VXORPS Y0, Y0, Y0;    \
-	VXORPS Y1, Y1, Y1;    \
-	VXORPS Y2, Y2, Y2;    \
-	VXORPS Y3, Y3, Y3;    \
-	VXORPS Y4, Y4, Y4;    \
-	VXORPS Y5, Y5, Y5;    \
-	VXORPS Y6, Y6, Y6;    \
-	VXORPS Y7, Y7, Y7;    \
-	VXORPS Y8, Y8, Y8;    \
-	VXORPS Y9, Y9, Y9;    \
-	VXORPS Y10, Y10, Y10; \
-	VXORPS Y11, Y11, Y11
 
 // func sgemmPanel(k int, a *float32, m int, b *float32, ldb int, c *float32, ldc int, accum int)
 //
@@ -174,27 +144,11 @@ store6:
 	MOVQ  R12, DI
 	TESTQ R13, R13
 	JEQ   over6
-	ADDROW(Y0, Y1)
-	STOREROW(Y0, Y1)
-	ADDROW(Y2, Y3)
-	STOREROW(Y2, Y3)
-	ADDROW(Y4, Y5)
-	STOREROW(Y4, Y5)
-	ADDROW(Y6, Y7)
-	STOREROW(Y6, Y7)
-	ADDROW(Y8, Y9)
-	STOREROW(Y8, Y9)
-	ADDROW(Y10, Y11)
-	STOREROW(Y10, Y11)
+	STORE6ADD
 	JMP   next6
 
 over6:
-	STOREROW(Y0, Y1)
-	STOREROW(Y2, Y3)
-	STOREROW(Y4, Y5)
-	STOREROW(Y6, Y7)
-	STOREROW(Y8, Y9)
-	STOREROW(Y10, Y11)
+	STORE6
 
 next6:
 	MOVQ DI, R12

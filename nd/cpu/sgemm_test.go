@@ -452,12 +452,7 @@ func TestSgemmZMMMatchesYMM(t *testing.T) {
 				sgemm(c.tA, c.tB, m, n, k, c.alpha, o.a, o.lda, o.b, o.ldb, c.beta, out, o.ldc, false)
 				return out
 			}
-			ymm, zmm := run(false), run(true)
-			for i := range ymm {
-				if math.Float32bits(ymm[i]) != math.Float32bits(zmm[i]) {
-					t.Fatalf("%v: element %d: AVX2 %v, AVX-512 %v", c, i, ymm[i], zmm[i])
-				}
-			}
+			requireSameBits(t, fmt.Sprintf("%v: AVX2, AVX-512", c), run(false), run(true))
 		}
 	}
 }
@@ -496,13 +491,20 @@ func TestSgemmInPlaceAMatchesPacked(t *testing.T) {
 					}
 					packed, in := run(false), run(true)
 					o.check(t, c.String(), in)
-					for i := range packed {
-						if math.Float32bits(packed[i]) != math.Float32bits(in[i]) {
-							t.Fatalf("%v (AVX-512 %v): element %d: packed %v, in place %v", c, zmm, i, packed[i], in[i])
-						}
-					}
+					requireSameBits(t, fmt.Sprintf("%v (AVX-512 %v): packed, in place", c, zmm), packed, in)
 				}
 			}
+		}
+	}
+}
+
+// requireSameBits fails the test at the first element where got differs
+// from want (sameBits, vec_test.go).
+func requireSameBits(t *testing.T, what string, want, got []float32) {
+	t.Helper()
+	for i := range want {
+		if !sameBits(want[i], got[i]) {
+			t.Fatalf("%s: element %d: %v, %v", what, i, want[i], got[i])
 		}
 	}
 }

@@ -11,6 +11,7 @@
 // a ragged last panel and runs it through the packed kernel.
 
 #include "textflag.h"
+#include "sgemm_amd64.h"
 
 // ASTEP6 does one k step for six rows (YMM tile, one B panel at BX).
 #define ASTEP6 \
@@ -38,20 +39,6 @@
 	ADDQ         R13, AX;            \
 	ADDQ         R13, R10
 
-#define AADDROW(lo, hi) \
-	VADDPS (DI), lo, lo; \
-	VADDPS 32(DI), hi, hi
-
-#define ASTOREROW(lo, hi) \
-	VMOVUPS lo, (DI);   \
-	VMOVUPS hi, 32(DI); \
-	ADDQ    SI, DI
-
-#define APREFETCHROW \
-	PREFETCHT0 (R8);   \
-	PREFETCHT0 60(R8); \
-	ADDQ       SI, R8
-
 // func sgemmPanelA(k int, a *float32, rs, cs int, m int, b *float32, ldb int, c *float32, ldc int, accum int)
 //
 // Registers: AX row 0 of A at step p, R10 row 3, R9 rs bytes, R13 cs
@@ -74,24 +61,13 @@ TEXT ·sgemmPanelA(SB), NOSPLIT, $0-80
 
 afull:
 	MOVQ R12, R8
-	APREFETCHROW
-	APREFETCHROW
-	APREFETCHROW
-	APREFETCHROW
-	APREFETCHROW
-	APREFETCHROW
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+	PREFETCHROW
+	PREFETCHROW
+	PREFETCHROW
+	PREFETCHROW
+	PREFETCHROW
+	PREFETCHROW
+	ZERO12
 	MOVQ R15, AX
 	LEAQ (R15)(R9*2), R10
 	ADDQ R9, R10
@@ -115,27 +91,11 @@ aloop:
 	MOVQ  R12, DI
 	CMPQ  accum+72(FP), $0
 	JEQ   aover
-	AADDROW(Y0, Y1)
-	ASTOREROW(Y0, Y1)
-	AADDROW(Y2, Y3)
-	ASTOREROW(Y2, Y3)
-	AADDROW(Y4, Y5)
-	ASTOREROW(Y4, Y5)
-	AADDROW(Y6, Y7)
-	ASTOREROW(Y6, Y7)
-	AADDROW(Y8, Y9)
-	ASTOREROW(Y8, Y9)
-	AADDROW(Y10, Y11)
-	ASTOREROW(Y10, Y11)
+	STORE6ADD
 	JMP   anext
 
 aover:
-	ASTOREROW(Y0, Y1)
-	ASTOREROW(Y2, Y3)
-	ASTOREROW(Y4, Y5)
-	ASTOREROW(Y6, Y7)
-	ASTOREROW(Y8, Y9)
-	ASTOREROW(Y10, Y11)
+	STORE6
 
 anext:
 	MOVQ DI, R12
@@ -173,21 +133,6 @@ anext:
 	ADDQ         R13, AX;            \
 	ADDQ         R13, R10
 
-#define ZAADDROW(lo, hi) \
-	VADDPS (DI), lo, lo; \
-	VADDPS 64(DI), hi, hi
-
-#define ZASTOREROW(lo, hi) \
-	VMOVUPS lo, (DI);   \
-	VMOVUPS hi, 64(DI); \
-	ADDQ    SI, DI
-
-#define ZAPREFETCHROW \
-	PREFETCHT0 (R8);    \
-	PREFETCHT0 64(R8);  \
-	PREFETCHT0 124(R8); \
-	ADDQ       SI, R8
-
 // func sgemmPanel2A(k int, a *float32, rs, cs int, m int, b1, b2 *float32, ldb int, c *float32, ldc int, accum int)
 //
 // Registers as in sgemmPanelA, with BX and R14 walking the two B panels;
@@ -207,24 +152,13 @@ TEXT ·sgemmPanel2A(SB), NOSPLIT, $0-88
 
 zafull:
 	MOVQ R12, R8
-	ZAPREFETCHROW
-	ZAPREFETCHROW
-	ZAPREFETCHROW
-	ZAPREFETCHROW
-	ZAPREFETCHROW
-	ZAPREFETCHROW
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
+	ZPREFETCHROW
+	ZPREFETCHROW
+	ZPREFETCHROW
+	ZPREFETCHROW
+	ZPREFETCHROW
+	ZPREFETCHROW
+	ZZERO12
 	MOVQ R15, AX
 	LEAQ (R15)(R9*2), R10
 	ADDQ R9, R10
@@ -249,27 +183,11 @@ zaloop:
 	MOVQ  R12, DI
 	CMPQ  accum+80(FP), $0
 	JEQ   zaover
-	ZAADDROW(Z0, Z1)
-	ZASTOREROW(Z0, Z1)
-	ZAADDROW(Z2, Z3)
-	ZASTOREROW(Z2, Z3)
-	ZAADDROW(Z4, Z5)
-	ZASTOREROW(Z4, Z5)
-	ZAADDROW(Z6, Z7)
-	ZASTOREROW(Z6, Z7)
-	ZAADDROW(Z8, Z9)
-	ZASTOREROW(Z8, Z9)
-	ZAADDROW(Z10, Z11)
-	ZASTOREROW(Z10, Z11)
+	ZSTORE6ADD
 	JMP   zanext
 
 zaover:
-	ZASTOREROW(Z0, Z1)
-	ZASTOREROW(Z2, Z3)
-	ZASTOREROW(Z4, Z5)
-	ZASTOREROW(Z6, Z7)
-	ZASTOREROW(Z8, Z9)
-	ZASTOREROW(Z10, Z11)
+	ZSTORE6
 
 zanext:
 	MOVQ DI, R12
