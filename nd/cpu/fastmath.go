@@ -76,12 +76,22 @@ func expScalar(v []float64) {
 			v[i] = math.Inf(1)
 			continue
 		}
-		// x·log2e rounded to the nearest integer: adding and taking away
-		// 1.5·2⁵² leaves no fraction bits (math.Round is a call), and
-		// the vector kernels do the same.
-		k := (x*log2e + roundMagic) - roundMagic
-		r := (x - k*ln2Hi) - k*ln2Lo
-		p := 1 + r*(1+r*(1.0/2+r*(1.0/6+r*(1.0/24+r*(1.0/120+r*(1.0/720+r*(1.0/5040)))))))
+		// k is x·log2e rounded to the nearest integer: adding and taking
+		// away 1.5·2⁵² leaves no fraction bits (math.Round is a call).
+		// The polynomial is 1 + r(1 + r(1/2 + r(1/6 + r(1/24 + r(1/120 +
+		// r(1/720 + r/5040)))))). The float64 conversions round each
+		// product before its sum, as the vector kernels do: without them
+		// a GOAMD64=v3 build fuses the pairs into FMAs, with other bits.
+		k := (float64(x*log2e) + roundMagic) - roundMagic
+		r := (x - float64(k*ln2Hi)) - float64(k*ln2Lo)
+		q := float64(r * (1.0 / 5040))
+		q = float64(r * (1.0/720 + q))
+		q = float64(r * (1.0/120 + q))
+		q = float64(r * (1.0/24 + q))
+		q = float64(r * (1.0/6 + q))
+		q = float64(r * (1.0/2 + q))
+		q = float64(r * (1 + q))
+		p := 1 + q
 		v[i] = p * math.Float64frombits(uint64(int64(k)+1023)<<52)
 	}
 }
