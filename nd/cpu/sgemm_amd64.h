@@ -35,6 +35,18 @@
 	VXORPS Y10, Y10, Y10; \
 	VXORPS Y11, Y11, Y11
 
+// START6 begins a whole 6-row tile whose C rows start at R12: it
+// prefetches them (R8 walks the rows) and clears the accumulators.
+#define START6 \
+	MOVQ R12, R8; \
+	PREFETCHROW;  \
+	PREFETCHROW;  \
+	PREFETCHROW;  \
+	PREFETCHROW;  \
+	PREFETCHROW;  \
+	PREFETCHROW;  \
+	ZERO12
+
 // STORE6ADD adds the six rows of C at DI into the YMM tile and stores it.
 #define STORE6ADD \
 	ADDROW(Y0, Y1);    \
@@ -89,6 +101,16 @@
 	VPXORD Z9, Z9, Z9;    \
 	VPXORD Z10, Z10, Z10; \
 	VPXORD Z11, Z11, Z11
+
+#define ZSTART6 \
+	MOVQ R12, R8; \
+	ZPREFETCHROW; \
+	ZPREFETCHROW; \
+	ZPREFETCHROW; \
+	ZPREFETCHROW; \
+	ZPREFETCHROW; \
+	ZPREFETCHROW; \
+	ZZERO12
 
 #define ZSTORE6ADD \
 	ZADDROW(Z0, Z1);    \
