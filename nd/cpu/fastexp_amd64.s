@@ -1,12 +1,12 @@
 // Vectorised exp for float64 values that are rounded to float32 afterwards
 // (fastmath.go): expF64 with YMM registers, 4 values a step, and
 // expF64x512 with ZMM registers, 8 a step. Both do on each value the
-// operations expBlock does, one by one in the same order (no fused
-// multiply-adds): 2^k·p(r) with k = round(x·log2e) by the 1.5·2⁵² trick,
-// r = (x − k·ln2Hi) − k·ln2Lo, p the degree-7 Taylor polynomial in Horner
-// form, and 2^k built from k's bits; then 0 below expMin, +Inf above
-// expMax; a NaN stays a NaN through the arithmetic (its compares are
-// false). Written by hand; the constants are expBlock's (fastmath.go),
+// operations expScalar (fastmath.go) does, one by one in the same order
+// (no fused multiply-adds): 2^k·p(r) with k = round(x·log2e) by the
+// 1.5·2⁵² trick, r = (x − k·ln2Hi) − k·ln2Lo, p the degree-7 Taylor
+// polynomial in Horner form, and 2^k built from k's bits; then 0 below
+// expMin, +Inf above expMax; a NaN stays a NaN through the arithmetic (its
+// compares are false). Written by hand; the constants are expScalar's,
 // each stored four times for the YMM memory operands.
 
 #include "textflag.h"

@@ -77,15 +77,13 @@ func TestExpKernelsMatchScalar(t *testing.T) {
 	if !useAsmKernel {
 		t.Skipf("no vector kernels here (%s)", ISAReport())
 	}
-	kernels := []struct {
+	type kernel struct {
 		name string
 		fn   func(v *float64, n int)
-	}{{"avx2", expF64}}
+	}
+	kernels := []kernel{{"avx2", expF64}}
 	if DetectedISA() >= ISAAVX512 {
-		kernels = append(kernels, struct {
-			name string
-			fn   func(v *float64, n int)
-		}{"avx512", expF64x512})
+		kernels = append(kernels, kernel{"avx512", expF64x512})
 	} else {
 		t.Logf("AVX-512 kernel skipped: %s", ISAReport())
 	}
