@@ -30,7 +30,7 @@ for r in $(seq 1 "$REPS"); do
 		gobench 'TrainStepLeNetGPU' 500
 		gobench 'TrainStepMLPGPU' 1000
 		gobench 'TrainStepKerasCIFARGPU' 300
-		gobench 'InferLeNetGPU' 1000
+		gobench 'InferLeNetGPU$' 1000
 		gobench 'OpOverhead' 20000
 		gobench 'OpLatency' 5000
 	} >"$out/go-$r.txt"

@@ -78,6 +78,33 @@ func BenchmarkTrainStepMLPGPU(b *testing.B) {
 // 128 on gpu(0): the batch is copied from host memory and the scores back
 // to it every step, as an inference server would.
 func BenchmarkInferLeNetGPU(b *testing.B) {
+	inferBench(b, func(net gluon.Block, x, _ *nd.NDArray) { _ = net.Forward(x.CopyTo(ctx.GPU(0))).Float32s() })
+}
+
+// BenchmarkInferLeNetGPUParts takes BenchmarkInferLeNetGPU's step apart:
+// the batch's copy alone, the forward pass on a batch already on the GPU
+// (waited for, the scores left there), and that pass with the scores read
+// back.
+func BenchmarkInferLeNetGPUParts(b *testing.B) {
+	sync := func() {
+		if err := Synchronize(ctx.GPU(0)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("copy", func(b *testing.B) {
+		inferBench(b, func(_ gluon.Block, x, _ *nd.NDArray) { x.CopyTo(ctx.GPU(0)); sync() })
+	})
+	b.Run("forward", func(b *testing.B) {
+		inferBench(b, func(net gluon.Block, _, xd *nd.NDArray) { net.Forward(xd); sync() })
+	})
+	b.Run("forward+read", func(b *testing.B) {
+		inferBench(b, func(net gluon.Block, _, xd *nd.NDArray) { _ = net.Forward(xd).Float32s() })
+	})
+}
+
+// inferBench times step on LeNet in predict mode, given a batch of 128 in
+// host memory (x) and its copy on gpu(0) (xd).
+func inferBench(b *testing.B, step func(net gluon.Block, x, xd *nd.NDArray)) {
 	needGPUs(b, 1)
 	nd.Seed(1)
 	net := modelzoo.LeNet()
@@ -87,22 +114,21 @@ func BenchmarkInferLeNetGPU(b *testing.B) {
 	}
 	const batch = 128
 	x := nd.RandomUniform(ctx.CPU(0), nd.Float32, 0, 1, batch, 1, 28, 28)
-	step := func() {
+	xd := x.CopyTo(dev)
+	run := func() {
 		s := nd.NewScope()
 		defer s.Close()
-		autograd.PredictMode(func() {
-			_ = net.Forward(x.CopyTo(dev)).Float32s()
-		})
+		autograd.PredictMode(func() { step(net, x, xd) })
 	}
-	step() // deferred shapes and pools warm up outside the timing
-	step()
+	run() // deferred shapes and pools warm up outside the timing
+	run()
 	ResetProfile()
 	for b.Loop() {
-		step()
+		run()
 	}
 	b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "samples/s")
-	if profiling {
-		fmt.Fprintf(os.Stderr, "%s: GPU time per step (%s=1)\n", b.Name(), ProfileEnv)
+	if profiling || gpuTiming {
+		fmt.Fprintf(os.Stderr, "%s: time per step (%s=%s)\n", b.Name(), ProfileEnv, profileMode)
 		WriteProfile(os.Stderr, b.N)
 	}
 }

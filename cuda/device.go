@@ -67,6 +67,7 @@ type device struct {
 	blas     *blasHandle
 	dnn      dnnState // cuDNN handle and convolution plans
 	stage    staging  // page-locked buffers of Write
+	tl       timeline // GOLUON_CUDA_PROFILE=gpu spans (worker only)
 
 	errMu sync.Mutex
 	err   error // first failure of an asynchronous task, not yet reported
@@ -105,7 +106,13 @@ func (d *device) loop(ready chan<- error) {
 		if profiling {
 			start = time.Now()
 		}
+		timed := gpuTiming && t.op != profileOp && d.tl.begin(d.stream) == nil
 		err := runTask(t.fn)
+		if timed {
+			if e := d.tl.end(t.op, d.stream); e != nil && err == nil {
+				err = e
+			}
+		}
 		if err == nil && (d.syncEach || profiling) {
 			err = streamSync(d.stream)
 		}
@@ -141,8 +148,14 @@ var waitSpin = spinEnv("GOLUON_CUDA_WAIT_SPIN_US", defaultSpin)
 // spinEnv returns the microseconds the environment variable name gives
 // (0 or more), else def.
 func spinEnv(name string, def time.Duration) time.Duration {
+	return time.Duration(envInt(name, int(def/time.Microsecond))) * time.Microsecond
+}
+
+// envInt returns the integer (0 or more) the environment variable name
+// gives, else def.
+func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v >= 0 {
-		return time.Duration(v) * time.Microsecond
+		return v
 	}
 	return def
 }
@@ -269,7 +282,7 @@ func (d *device) launch(op, name string, n, blocks, block, shmem int, a *args) {
 	if blocks == 0 {
 		return
 	}
-	if profiling {
+	if profiling || gpuTiming {
 		op += " " + name
 	}
 	d.async(op, func() error { return launchKernel(fn, blocks, block, shmem, d.stream, a) })

@@ -10,7 +10,7 @@
 # .gz files in bin/fashion):
 #   bash cuda/device_run.sh info smoke tests equiv bench mnist ...
 # phases: info smoke conformance tests optimizer equiv memory bench profile mnist
-#         mnist4 cifar minigooglenet mnistbn
+#         mnist4 mnistseeds cifar minigooglenet mnistbn inferparts
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
@@ -61,6 +61,13 @@ for p in "$@"; do
 	bench) phase bench 300 env BIN=$R/cuda.test KEEP="$LOGS/bench-raw" REPS=${REPS:-3} SCALE=${SCALE:-1} bash bench/gpu_compare.sh; tail -15 "$LOGS/bench.log" ;;
 	mnist) phase mnist 300 $R/gluon-mnist -contexts gpu:0 -epochs ${EPOCHS:-10} -data bin/fashion -out "$LOGS/gm1"; tail -6 "$LOGS/mnist.log" ;;
 	mnist4) GOLUON_VIRTUAL_GPUS=4 phase mnist4 300 $R/gluon-mnist -contexts gpu:0,gpu:1,gpu:2,gpu:3 -epochs ${EPOCHS:-10} -data bin/fashion -out "$LOGS/gm4"; tail -6 "$LOGS/mnist4.log" ;;
+	mnistseeds) # gluon-mnist 10 epochs with seeds 1..SEEDS, on 4 virtual GPUs and on gpu:0
+		for s in $(seq 1 "${SEEDS:-5}"); do
+			GOLUON_VIRTUAL_GPUS=4 phase mnistseeds 120 $R/gluon-mnist -contexts gpu:0,gpu:1,gpu:2,gpu:3 -epochs 10 -seed "$s" -data bin/fashion -out "$LOGS/g4s$s"
+			phase mnistseeds 120 $R/gluon-mnist -contexts gpu:0 -epochs 10 -seed "$s" -data bin/fashion -out "$LOGS/g1s$s"
+		done
+		grep '^{' "$LOGS/mnistseeds.log" | cut -c1-160
+		;;
 	cifar | minigooglenet)
 		[ -d /tmp/cifarf ] || python3 cuda/cifar_from_fashion.py bin/fashion /tmp/cifarf
 		prog=keras-cifar10-cnn
@@ -71,6 +78,17 @@ for p in "$@"; do
 	profile)
 		GOLUON_VIRTUAL_GPUS=4 GOLUON_CUDA_PROFILE=1 phase profile 200 $R/cuda.test -test.run '^$' -test.bench 'TrainStep|InferLeNet' -test.benchtime 30x
 		grep -A25 'GPU time per step' "$LOGS/profile.log" | head -120
+		;;
+	inferparts) # LeNet inference taken apart, both sides; GPU timeline; the driver's pageable copies
+		phase inferparts 240 bash -c "
+			for r in 1 2 3; do
+				$R/cuda.test -test.run '^\$' -test.bench 'InferLeNetGPU' -test.benchtime 1000x
+				GOLUON_CUDA_PINNED_MIN=1000000000 $R/cuda.test -test.run '^\$' -test.bench 'InferLeNetGPU' -test.benchtime 1000x | sed 's/^Benchmark/pageable: Benchmark/'
+				python3 bench/pytorch_gpu_infer.py --iters 1000
+			done
+			GOLUON_CUDA_PROFILE=gpu $R/cuda.test -test.run '^\$' -test.bench 'InferLeNetGPU' -test.benchtime 1000x
+			python3 bench/pytorch_gpu_infer.py --iters 200 --profile"
+		grep -E 'Benchmark|^\{' "$LOGS/inferparts.log" | grep -v 'time per step' | head -80
 		;;
 	mnistbn) phase mnistbn 300 $R/mnist-convnet-bn -contexts gpu:0 -epochs 1 -data bin/fashion -out "$LOGS/mnistbn"; tail -6 "$LOGS/mnistbn.log" ;;
 	*) echo "device_run.sh: unknown phase $p" >&2 ;;

@@ -143,6 +143,22 @@ func newEvent() (event, error) {
 
 func eventRecord(e event, s stream) error { return e.Record(s) }
 
+// newTimingEvent returns an event that records a time stamp (for
+// eventElapsed), the dearer kind.
+func newTimingEvent() (event, error) {
+	e, err := cu.MakeEvent(cu.DefaultEvent)
+	if err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// eventElapsed returns the time between two completed timing events.
+func eventElapsed(start, end event) (time.Duration, error) {
+	ms, err := start.Elapsed(*end)
+	return time.Duration(ms * 1e6), err
+}
+
 // streamWaitEvent makes work queued on s after this call wait for the
 // work before e's latest record.
 func streamWaitEvent(s stream, e event) error { return s.Wait(*e, 0) }

@@ -152,6 +152,7 @@ type event = *emuEvent
 type emuEvent struct {
 	mu sync.Mutex
 	ch chan struct{}
+	at time.Time // when the stream reached the latest record
 }
 
 func newEvent() (event, error) {
@@ -165,8 +166,27 @@ func eventRecord(e event, s stream) error {
 	e.mu.Lock()
 	e.ch = ch
 	e.mu.Unlock()
-	s.enqueue(func() { close(ch) })
+	s.enqueue(func() {
+		e.mu.Lock()
+		e.at = time.Now()
+		e.mu.Unlock()
+		close(ch)
+	})
 	return nil
+}
+
+// newTimingEvent returns an event that keeps the time it was reached.
+func newTimingEvent() (event, error) { return newEvent() }
+
+// eventElapsed returns the time between two reached events.
+func eventElapsed(start, end event) (time.Duration, error) {
+	start.mu.Lock()
+	a := start.at
+	start.mu.Unlock()
+	end.mu.Lock()
+	b := end.at
+	end.mu.Unlock()
+	return b.Sub(a), nil
 }
 
 // pinned records the emulated page-locked blocks: a copy from one is read

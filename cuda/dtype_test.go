@@ -434,3 +434,33 @@ func TestDTypeBetweenContexts(t *testing.T) {
 		}
 	}
 }
+
+// TestDTypeHostInPlace copies arrays of every dtype between the CPU and
+// gpu(0), both ways, into arrays of every dtype, each side a view at an
+// offset (a row of a larger array): the copy reads or writes the CPU
+// array's memory in place (backend.HostMemory), or stages it for bool,
+// and must give what AsType gives on the CPU, leaving the rest alone.
+func TestDTypeHostInPlace(t *testing.T) {
+	needGPUs(t, 1)
+	s := nd.NewScope()
+	defer s.Close()
+	gpu, cpu := ctx.GPU(0), ctx.CPU(0)
+	for _, sdt := range backend.DTypes {
+		vals := randomValues(sdt, 300, uint64(sdt)+70)
+		for _, ddt := range backend.DTypes {
+			for _, dirs := range [][2]ctx.Context{{cpu, gpu}, {gpu, cpu}} {
+				src := nd.SliceAxis(nd.FromSlice(dirs[0], vals, 3, 100), 0, 1, 2)
+				whole := nd.ZerosOf(dirs[1], ddt, 3, 100)
+				dst := nd.SliceAxis(whole, 0, 2, 3)
+				nd.Assign(dst, src)
+				want := nd.Concat(0, nd.ZerosOf(cpu, ddt, 2, 100), src.CopyTo(cpu).AsType(ddt))
+				w, g := storageHost(ddt, 300), storageHost(ddt, 300)
+				want.ReadInto(w)
+				whole.ReadInto(g)
+				if i, ok := sameValues(w, g, 0); !ok {
+					t.Errorf("%v %v -> %v %v: [%d] = %v, want %v", sdt, dirs[0], ddt, dirs[1], i, elemAt(g, i), elemAt(w, i))
+				}
+			}
+		}
+	}
+}

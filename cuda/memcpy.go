@@ -52,10 +52,12 @@ func (b *Backend) Write(dst backend.Buffer, off int, src any) {
 	}
 }
 
-// pinnedMin is the size from which Write stages through page-locked
-// memory: a copy from pageable memory is staged by the driver, slowly (1.5
-// MB took about 1 ms on an H100 virtual machine), before the call returns.
-const pinnedMin = 64 << 10
+// pinnedMin is the size in bytes from which Write stages through
+// page-locked memory (GOLUON_CUDA_PINNED_MIN; default 64 KiB): a copy from
+// pageable memory is staged by the driver before the call returns, and
+// was slow on an H100 virtual machine (1.5 MB in about 1 ms, measured
+// when Write was given freshly allocated host slices).
+var pinnedMin = int64(envInt("GOLUON_CUDA_PINNED_MIN", 64<<10))
 
 // staging is a device's two page-locked buffers for host-to-device copies,
 // used in turn, each with the event recorded after its last copy. Only the
@@ -92,7 +94,7 @@ func (st *staging) write(dst dptr, host unsafe.Pointer, n int64, s stream) error
 			}
 			st.buf[i], st.size[i] = nil, 0
 		}
-		size := int64(pinnedMin)
+		size := max(int64(64<<10), pinnedMin)
 		for size < n {
 			size *= 2
 		}
@@ -102,12 +104,22 @@ func (st *staging) write(dst dptr, host unsafe.Pointer, n int64, s stream) error
 		}
 		st.buf[i], st.size[i] = p, size
 	}
-	copy(unsafe.Slice((*byte)(st.buf[i]), n), unsafe.Slice((*byte)(host), n))
-	if err := drvHtoD(dst, st.buf[i], n, s); err != nil {
-		return err
+	// Copy and queue in pieces, so that the GPU reads one piece while the
+	// host copies the next.
+	for at := int64(0); at < n; at += stageChunk {
+		m := min(stageChunk, n-at)
+		p := unsafe.Add(st.buf[i], at)
+		copy(unsafe.Slice((*byte)(p), m), unsafe.Slice((*byte)(unsafe.Add(host, at)), m))
+		if err := drvHtoD(dst+dptr(at), p, m, s); err != nil {
+			return err
+		}
 	}
 	return eventRecord(st.ev[i], s)
 }
+
+// stageChunk is the piece of a staged write that the host copies before
+// the GPU's copy of it is queued.
+const stageChunk = 128 << 10
 
 // Read copies len(dst) elements starting at off into the host slice dst
 // (any type Write accepts), after the work queued on the buffer's device

@@ -16,10 +16,15 @@ import (
 // product, copy) is followed by a synchronisation of its stream and its
 // time, launch to completion, is added to its operation's total (kernels
 // are named "op kernel"). The synchronisations slow everything down; the
-// profile says where the GPU's time goes, not how fast a step is.
+// profile says where a synchronous op's time goes, not how fast a step is.
+// GOLUON_CUDA_PROFILE=gpu measures each task's time on the GPU with events
+// instead, and the GPU's idle time between tasks (see gpuTiming).
 const ProfileEnv = "GOLUON_CUDA_PROFILE"
 
-var profiling = os.Getenv(ProfileEnv) == "1"
+var (
+	profileMode = os.Getenv(ProfileEnv)
+	profiling   = profileMode == "1"
+)
 
 type profEntry struct {
 	n     int
@@ -45,6 +50,7 @@ func profRecord(op string, d time.Duration) {
 
 // ResetProfile clears the per-operation profile.
 func ResetProfile() {
+	harvestTimelines()
 	profMu.Lock()
 	clear(prof)
 	profMu.Unlock()
@@ -54,6 +60,7 @@ func ResetProfile() {
 // ResetProfile (nothing unless GOLUON_CUDA_PROFILE=1), the largest total
 // first, each row divided by per (e.g. the number of steps; 1 for totals).
 func WriteProfile(w io.Writer, per int) {
+	harvestTimelines()
 	profMu.Lock()
 	defer profMu.Unlock()
 	if len(prof) == 0 {

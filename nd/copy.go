@@ -9,7 +9,8 @@ import (
 
 // transfer copies src's elements into dst, which may be on another context
 // or backend and of another dtype. Devices of one backend copy directly;
-// different backends stage through host memory.
+// between backends, a side in host memory (backend.HostMemory) is read or
+// written in place, else the copy is staged through a host slice.
 func transfer(dst, src *NDArray) {
 	n := src.Size()
 	if n == 0 {
@@ -23,6 +24,21 @@ func transfer(dst, src *NDArray) {
 			dst.be().Cast(dst.arg(), src.arg(), n)
 		}
 		return
+	}
+	if hm, ok := src.be().(backend.HostMemory); ok {
+		if view, ok := hm.HostView(src.st.buf, src.off, n); ok {
+			src.be().Sync(src.st.dev)
+			dst.be().Write(dst.st.buf, dst.off, view)
+			return
+		}
+	}
+	if hm, ok := dst.be().(backend.HostMemory); ok {
+		if view, ok := hm.HostView(dst.st.buf, dst.off, n); ok {
+			dst.be().Sync(dst.st.dev)
+			src.be().Sync(src.st.dev)
+			src.be().Read(src.st.buf, src.off, view)
+			return
+		}
 	}
 	host := hostSlice(src.dtype, n)
 	src.be().Sync(src.st.dev)

@@ -72,6 +72,16 @@ type Backend interface {
 	Kernels
 }
 
+// HostMemory is implemented by backends whose buffers are host memory.
+// HostView returns n elements of buf from element off as the Go slice that
+// holds them (a []float32, []float64, []int32, []int64 or []uint8 sharing
+// the buffer's memory, no copy), or false where the buffer has no such
+// slice. Copies between a host backend and a device then read or write
+// the buffer in place instead of staging through a temporary slice.
+type HostMemory interface {
+	HostView(buf Buffer, off, n int) (any, bool)
+}
+
 // Kernels are the computations a backend provides. Offsets and strides are
 // in elements. Unless a method says otherwise, dst is contiguous and does
 // not overlap the inputs.

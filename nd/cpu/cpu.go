@@ -236,6 +236,17 @@ func (*Backend) Read(src backend.Buffer, off int, dst any) {
 	backend.ConvertHost(dst, false, sliceFrom(b, off, n))
 }
 
+// HostView returns n elements of buf from off as the slice that holds
+// them (backend.HostMemory). Bool buffers, stored as bytes, have no slice
+// of their host type ([]bool), and return false.
+func (*Backend) HostView(buf backend.Buffer, off, n int) (any, bool) {
+	b := buf.(*Buffer)
+	if b.dt == backend.Bool {
+		return nil, false
+	}
+	return sliceFrom(b, off, n), true
+}
+
 // Sync returns at once: CPU kernels complete before they return.
 func (*Backend) Sync(ctx.Context) {}
 
