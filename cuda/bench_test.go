@@ -37,11 +37,11 @@ func gpuStepBench(b *testing.B, net gluon.Block, opt optimizer.Optimizer, shape 
 				b.Fatal(err)
 			}
 		}
-		if profiling { // after the warm-up: reset; after the timed loop: print
+		if profiling || gpuTiming { // after the warm-up: reset; after the timed loop: print
 			if warm {
 				ResetProfile()
 			} else {
-				fmt.Fprintf(os.Stderr, "%s: GPU time per step (%s=1)\n", b.Name(), ProfileEnv)
+				fmt.Fprintf(os.Stderr, "%s: time per step (%s=%s)\n", b.Name(), ProfileEnv, profileMode)
 				WriteProfile(os.Stderr, b.N)
 			}
 			warm = false

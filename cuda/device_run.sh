@@ -10,7 +10,7 @@
 # .gz files in bin/fashion):
 #   bash cuda/device_run.sh info smoke tests equiv bench mnist ...
 # phases: info smoke conformance tests optimizer equiv memory bench profile mnist
-#         mnist4 mnistseeds cifar minigooglenet mnistbn inferparts
+#         mnist4 mnistseeds cifar minigooglenet mnistbn inferparts inferab profile4
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
@@ -61,6 +61,17 @@ for p in "$@"; do
 	bench) phase bench 300 env BIN=$R/cuda.test KEEP="$LOGS/bench-raw" REPS=${REPS:-3} SCALE=${SCALE:-1} bash bench/gpu_compare.sh; tail -15 "$LOGS/bench.log" ;;
 	mnist) phase mnist 300 $R/gluon-mnist -contexts gpu:0 -epochs ${EPOCHS:-10} -data bin/fashion -out "$LOGS/gm1"; tail -6 "$LOGS/mnist.log" ;;
 	mnist4) GOLUON_VIRTUAL_GPUS=4 phase mnist4 300 $R/gluon-mnist -contexts gpu:0,gpu:1,gpu:2,gpu:3 -epochs ${EPOCHS:-10} -data bin/fashion -out "$LOGS/gm4"; tail -6 "$LOGS/mnist4.log" ;;
+	inferab) # the whole inference step alone, Goluon and PyTorch alternating, REPS times
+		for r in $(seq 1 "${REPS:-7}"); do
+			phase inferab 60 $R/cuda.test -test.run '^$' -test.bench 'InferLeNetGPU$' -test.benchtime 2000x
+			phase inferab 60 python3 bench/pytorch_gpu_infer.py --full-only --iters 2000
+		done
+		grep -E '^Benchmark|^\{' "$LOGS/inferab.log"
+		;;
+	profile4) # GPU timeline of the LeNet step on 1 and 4 virtual GPUs
+		GOLUON_VIRTUAL_GPUS=4 GOLUON_CUDA_PROFILE=gpu phase profile4 120 $R/cuda.test -test.run '^$' -test.bench 'TrainStepLeNetGPU' -test.benchtime 200x
+		grep -A40 'time per step' "$LOGS/profile4.log" | head -90
+		;;
 	mnistseeds) # gluon-mnist 10 epochs with seeds 1..SEEDS, on 4 virtual GPUs and on gpu:0
 		for s in $(seq 1 "${SEEDS:-5}"); do
 			GOLUON_VIRTUAL_GPUS=4 phase mnistseeds 120 $R/gluon-mnist -contexts gpu:0,gpu:1,gpu:2,gpu:3 -epochs 10 -seed "$s" -data bin/fashion -out "$LOGS/g4s$s"
