@@ -177,3 +177,34 @@ func TestScratchReuse(t *testing.T) {
 		t.Errorf("%v allocations per cycle once warm", a)
 	}
 }
+
+// TestHostView checks that HostView shares the buffer's memory at the
+// offset for every dtype with a host slice, and declines bool buffers.
+func TestHostView(t *testing.T) {
+	be := New()
+	for _, dt := range backend.DTypes {
+		buf, err := be.Alloc(ctx.CPU(0), dt, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		view, ok := be.HostView(buf, 3, 4)
+		if dt == backend.Bool {
+			if ok {
+				t.Errorf("bool: HostView = %T, want none", view)
+			}
+			continue
+		}
+		if !ok {
+			t.Fatalf("%v: no view", dt)
+		}
+		if vdt, n, _ := backend.HostDType(view); vdt != dt || n != 4 {
+			t.Fatalf("%v: view is %d elements of %v", dt, n, vdt)
+		}
+		backend.ConvertHost(view, false, []float64{1, 2, 3, 4}) // through the view...
+		got := make([]float64, 10)
+		be.Read(buf, 0, got) // ...into the buffer at elements 3..6
+		if got[3] != 1 || got[6] != 4 {
+			t.Errorf("%v: buffer after writing the view = %v", dt, got)
+		}
+	}
+}
