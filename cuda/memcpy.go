@@ -274,40 +274,34 @@ func (b *Backend) crossDevice(op string, dd, sd *device, src backend.Arg, span i
 }
 
 // handoff makes the work queued on to's stream from now on wait for the
-// work queued so far on from's stream, with neither the host nor either
-// GPU waiting: from's worker records an event on its stream and to's
-// worker, when it reaches the wait in its queue, first waits on the host
-// for that record (a closed channel, normally long since), then queues the
-// stream's wait for the event. A worker so blocked cannot deadlock: the
-// record it waits for was queued before the wait, and anything queued
-// behind the wait on another worker was queued later still. The event
-// goes back to from's physical device's free list once the wait is queued.
+// work queued so far on from's stream: an event recorded on from's stream
+// (on its worker, which returns once it is recorded: the host does not
+// wait for the GPU) and waited for by to's stream. The event goes back to
+// from's physical device's free list once the wait is queued.
 func handoff(op string, from, to *device) {
-	p := from.phys
-	p.evMu.Lock()
 	var ev event
-	if n := len(p.events); n > 0 {
-		ev = p.events[n-1]
-		p.events = p.events[:n-1]
-	}
-	p.evMu.Unlock()
-	recorded := make(chan error, 1)
-	from.async(op, func() (err error) {
-		defer func() { recorded <- err }() // also when it panics: to's worker must not wait forever
+	err := from.call(op, func() error {
+		p := from.phys
+		p.evMu.Lock()
+		if n := len(p.events); n > 0 {
+			ev = p.events[n-1]
+			p.events = p.events[:n-1]
+		}
+		p.evMu.Unlock()
 		if ev == nil {
-			ev, err = newEvent()
+			var err error
+			if ev, err = newEvent(); err != nil {
+				return err
+			}
 		}
-		if err == nil {
-			err = eventRecord(ev, from.stream)
-		}
-		recorded <- err
-		return err
+		return eventRecord(ev, from.stream)
 	})
+	if err != nil {
+		deviceFail(op, from.dev, err)
+	}
 	to.async(op, func() error {
-		if err := <-recorded; err != nil || ev == nil {
-			return fmt.Errorf("the event on %v it waits for was not recorded: %v", from.dev, err)
-		}
 		err := streamWaitEvent(to.stream, ev)
+		p := from.phys
 		p.evMu.Lock()
 		p.events = append(p.events, ev)
 		p.evMu.Unlock()

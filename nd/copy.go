@@ -16,7 +16,8 @@ func transfer(dst, src *NDArray) {
 	if n == 0 {
 		return
 	}
-	if dst.st.be == src.st.be { // the backend orders a copy between its devices
+	if dst.st.be == src.st.be {
+		src.be().Sync(src.st.dev)
 		if dst.dtype == src.dtype {
 			dst.be().Copy([]int{n}, dst.arg(), src.arg())
 		} else {

@@ -92,17 +92,12 @@ type Kernels interface {
 	// Cast converts n contiguous elements of src into dst (dtypes may
 	// differ). Floats become integers by truncation toward zero, saturating
 	// at the integer type's range, with NaN becoming 0; anything becomes
-	// Bool as "is not zero" (NaN is true); Bool becomes 0 or 1. Like Copy,
-	// it may read from another device of the backend.
+	// Bool as "is not zero" (NaN is true); Bool becomes 0 or 1.
 	Cast(dst, src Arg, n int)
 	// Copy copies a strided view of src with the given shape into a strided
 	// view of dst (both use Strides). It implements transpose, slicing,
 	// concatenation and broadcasting. Strides may be negative (a reversed
-	// view, whose Off is the element at index 0). src and dst may be on two
-	// devices of the backend: the copy then reads src after the work
-	// queued on src's device so far, and later work there must not change
-	// src before the copy has read it; the backend orders this itself
-	// (callers do not Sync).
+	// view, whose Off is the element at index 0).
 	Copy(shape []int, dst, src Arg)
 	// Unary computes dst[i] = op(x[i]; p1, p2) for n contiguous elements.
 	// dst may equal x (in place). dst and x have one dtype; integer dtypes
