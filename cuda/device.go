@@ -106,12 +106,10 @@ func (d *device) loop(ready chan<- error) {
 		if profiling {
 			start = time.Now()
 		}
-		timed := gpuTiming && t.op != profileOp && d.tl.begin(d.stream) == nil
+		timed := gpuTiming && t.op != profileOp && d.tl.begin(d.stream)
 		err := runTask(t.fn)
 		if timed {
-			if e := d.tl.end(t.op, d.stream); e != nil && err == nil {
-				err = e
-			}
+			d.tl.end(t.op, d.stream)
 		}
 		if err == nil && (d.syncEach || profiling) {
 			err = streamSync(d.stream)

@@ -92,13 +92,16 @@ for p in "$@"; do
 		;;
 	inferparts) # LeNet inference taken apart, both sides; GPU timeline; the driver's pageable copies
 		phase inferparts 240 bash -c "
+			set -o pipefail
+			rc=0
 			for r in 1 2 3; do
-				$R/cuda.test -test.run '^\$' -test.bench 'InferLeNetGPU' -test.benchtime 1000x
-				GOLUON_CUDA_PINNED_MIN=1000000000 $R/cuda.test -test.run '^\$' -test.bench 'InferLeNetGPU' -test.benchtime 1000x | sed 's/^Benchmark/pageable: Benchmark/'
-				python3 bench/pytorch_gpu_infer.py --iters 1000
+				$R/cuda.test -test.run '^\$' -test.bench 'InferLeNetGPU' -test.benchtime 1000x || rc=1
+				GOLUON_CUDA_PINNED_MIN=1000000000 $R/cuda.test -test.run '^\$' -test.bench 'InferLeNetGPU' -test.benchtime 1000x | sed 's/^Benchmark/pageable: Benchmark/' || rc=1
+				python3 bench/pytorch_gpu_infer.py --iters 1000 || rc=1
 			done
-			GOLUON_CUDA_PROFILE=gpu $R/cuda.test -test.run '^\$' -test.bench 'InferLeNetGPU' -test.benchtime 1000x
-			python3 bench/pytorch_gpu_infer.py --iters 200 --profile"
+			GOLUON_CUDA_PROFILE=gpu $R/cuda.test -test.run '^\$' -test.bench 'InferLeNetGPU' -test.benchtime 1000x || rc=1
+			python3 bench/pytorch_gpu_infer.py --iters 200 --profile || rc=1
+			exit \$rc"
 		grep -E 'Benchmark|^\{' "$LOGS/inferparts.log" | grep -v 'time per step' | head -80
 		;;
 	mnistbn) phase mnistbn 300 $R/mnist-convnet-bn -contexts gpu:0 -epochs 1 -data bin/fashion -out "$LOGS/mnistbn"; tail -6 "$LOGS/mnistbn.log" ;;

@@ -165,6 +165,7 @@ func eventRecord(e event, s stream) error {
 	ch := make(chan struct{})
 	e.mu.Lock()
 	e.ch = ch
+	e.at = time.Time{} // not reached until the stream gets here
 	e.mu.Unlock()
 	s.enqueue(func() {
 		e.mu.Lock()
@@ -178,7 +179,8 @@ func eventRecord(e event, s stream) error {
 // newTimingEvent returns an event that keeps the time it was reached.
 func newTimingEvent() (event, error) { return newEvent() }
 
-// eventElapsed returns the time between two reached events.
+// eventElapsed returns the time between two reached events, or an error
+// (as the driver's "not ready") when either has not been reached.
 func eventElapsed(start, end event) (time.Duration, error) {
 	start.mu.Lock()
 	a := start.at
@@ -186,6 +188,9 @@ func eventElapsed(start, end event) (time.Duration, error) {
 	end.mu.Lock()
 	b := end.at
 	end.mu.Unlock()
+	if a.IsZero() || b.IsZero() {
+		return 0, errors.New("emulated event not reached")
+	}
 	return b.Sub(a), nil
 }
 

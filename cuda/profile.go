@@ -48,19 +48,22 @@ func profRecord(op string, d time.Duration) {
 	profMu.Unlock()
 }
 
-// ResetProfile clears the per-operation profile.
+// ResetProfile clears the per-operation profile. With
+// GOLUON_CUDA_PROFILE=gpu it first waits for every device's queued work.
 func ResetProfile() {
-	harvestTimelines()
+	harvestTimelines(true)
 	profMu.Lock()
 	clear(prof)
 	profMu.Unlock()
 }
 
 // WriteProfile writes the per-operation profile gathered since the last
-// ResetProfile (nothing unless GOLUON_CUDA_PROFILE=1), the largest total
-// first, each row divided by per (e.g. the number of steps; 1 for totals).
+// ResetProfile (nothing unless GOLUON_CUDA_PROFILE is 1 or gpu), the
+// largest total first, each row divided by per (e.g. the number of steps;
+// 1 for totals). With GOLUON_CUDA_PROFILE=gpu it first waits for every
+// device's queued work.
 func WriteProfile(w io.Writer, per int) {
-	harvestTimelines()
+	harvestTimelines(false)
 	profMu.Lock()
 	defer profMu.Unlock()
 	if len(prof) == 0 {

@@ -11,19 +11,21 @@ type Elem = backend.Elem
 // Int is the set of integer element types.
 type Int interface{ int32 | int64 | uint8 }
 
-// sliceFrom returns n typed elements of b starting at off.
+// sliceFrom returns n typed elements of b starting at off, with no
+// capacity beyond them.
 func sliceFrom(b *Buffer, off, n int) any {
 	switch s := b.host().(type) {
 	case []float32:
-		return s[off : off+n]
+		return s[off : off+n : off+n]
 	case []float64:
-		return s[off : off+n]
+		return s[off : off+n : off+n]
 	case []int32:
-		return s[off : off+n]
+		return s[off : off+n : off+n]
 	case []int64:
-		return s[off : off+n]
+		return s[off : off+n : off+n]
 	default:
-		return s.([]uint8)[off : off+n]
+		u := s.([]uint8)
+		return u[off : off+n : off+n]
 	}
 }
 
