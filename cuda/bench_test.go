@@ -37,12 +37,11 @@ func gpuStepBench(b *testing.B, net gluon.Block, opt optimizer.Optimizer, shape 
 				b.Fatal(err)
 			}
 		}
-		if profiling || gpuTiming { // after the warm-up: reset; after the timed loop: print
+		if profileAny { // after the warm-up: reset; after the timed loop: print
 			if warm {
 				ResetProfile()
 			} else {
-				fmt.Fprintf(os.Stderr, "%s: time per step (%s=%s)\n", b.Name(), ProfileEnv, profileMode)
-				WriteProfile(os.Stderr, b.N)
+				writeBenchProfile(b)
 			}
 			warm = false
 		}
@@ -127,7 +126,13 @@ func inferBench(b *testing.B, step func(net gluon.Block, x, xd *nd.NDArray)) {
 		run()
 	}
 	b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "samples/s")
-	if profiling || gpuTiming {
+	writeBenchProfile(b)
+}
+
+// writeBenchProfile prints the profile per step of b to standard error
+// when GOLUON_CUDA_PROFILE is on.
+func writeBenchProfile(b *testing.B) {
+	if profileAny {
 		fmt.Fprintf(os.Stderr, "%s: time per step (%s=%s)\n", b.Name(), ProfileEnv, profileMode)
 		WriteProfile(os.Stderr, b.N)
 	}

@@ -280,7 +280,7 @@ func (d *device) launch(op, name string, n, blocks, block, shmem int, a *args) {
 	if blocks == 0 {
 		return
 	}
-	if profiling || gpuTiming {
+	if profileAny {
 		op += " " + name
 	}
 	d.async(op, func() error { return launchKernel(fn, blocks, block, shmem, d.stream, a) })

@@ -24,6 +24,8 @@ const ProfileEnv = "GOLUON_CUDA_PROFILE"
 var (
 	profileMode = os.Getenv(ProfileEnv)
 	profiling   = profileMode == "1"
+	// profileAny is either profile: ops then carry their kernels' names.
+	profileAny = profileMode == "1" || profileMode == "gpu"
 )
 
 type profEntry struct {

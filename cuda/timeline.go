@@ -2,8 +2,6 @@
 
 package cuda
 
-import "errors"
-
 // gpuTiming is GOLUON_CUDA_PROFILE=gpu: the worker records a timing event
 // on its stream before and after every task instead of synchronising after
 // it. A task's row then holds the time from the stream reaching its start
@@ -40,6 +38,7 @@ type timeline struct {
 	prevEnd event // the end of the last harvested span (for the next gap)
 }
 
+// get returns a free timing event, or a new one.
 func (t *timeline) get() (event, error) {
 	if n := len(t.free); n > 0 {
 		e := t.free[n-1]
@@ -70,9 +69,10 @@ func (t *timeline) begin(s stream) bool {
 func (t *timeline) end(op string, s stream) {
 	sp := &t.spans[len(t.spans)-1]
 	e, err := t.get()
-	if err == nil && eventRecord(e, s) != nil {
-		t.free = append(t.free, e)
-		err = errNotRecorded
+	if err == nil {
+		if err = eventRecord(e, s); err != nil {
+			t.free = append(t.free, e)
+		}
 	}
 	if err != nil {
 		t.free = append(t.free, sp.start)
@@ -84,8 +84,6 @@ func (t *timeline) end(op string, s stream) {
 		t.harvest()
 	}
 }
-
-var errNotRecorded = errors.New("event not recorded")
 
 // harvest waits for the recorded events and adds each span's GPU time,
 // and the gaps between spans, to the profile. A span whose times cannot be
