@@ -129,6 +129,15 @@ func (b *Backend) Free(_ ctx.Context, buf backend.Buffer) {
 	cb.ptr = 0
 }
 
+// SyncStats reports how often the host waited on dev (backend.SyncCounter).
+func (b *Backend) SyncStats(dev ctx.Context) backend.SyncStats {
+	d := b.started(dev)
+	if d == nil {
+		return backend.SyncStats{}
+	}
+	return backend.SyncStats{HostSyncs: d.syncs.Load(), WorkerCalls: d.calls.Load()}
+}
+
 // Stats reports dev's memory use.
 func (b *Backend) Stats(dev ctx.Context) backend.MemStats {
 	d := b.started(dev)
@@ -164,6 +173,7 @@ func (d *device) releaseCache() error {
 	if len(blocks) == 0 {
 		return nil
 	}
+	d.syncs.Add(1)
 	return d.call("ReleaseCache", func() error {
 		if err := streamSync(d.stream); err != nil {
 			return err

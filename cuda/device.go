@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -71,6 +72,8 @@ type device struct {
 
 	errMu sync.Mutex
 	err   error // first failure of an asynchronous task, not yet reported
+
+	syncs, calls atomic.Int64 // the host's waits on the stream and on the worker (SyncStats)
 
 	mem pool
 }
@@ -248,6 +251,7 @@ func (d *device) async(op string, fn func() error) {
 // an earlier asynchronous task (the worker runs tasks in order, so all of
 // them have run when fn has), or else fn's error.
 func (d *device) call(op string, fn func() error) error {
+	d.calls.Add(1)
 	done := make(chan error, 1)
 	d.q <- task{op: op, fn: fn, done: done}
 	err := receive(done, waitSpin)
@@ -259,6 +263,7 @@ func (d *device) call(op string, fn func() error) error {
 
 // synchronize waits until all work queued on the device has finished.
 func (d *device) synchronize(op string) error {
+	d.syncs.Add(1)
 	return d.call(op, func() error { return streamSync(d.stream) })
 }
 

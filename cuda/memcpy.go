@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"unsafe"
 
@@ -145,6 +146,7 @@ func (b *Backend) Read(src backend.Buffer, off int, dst any) {
 	host := hostPtr(tmp)
 	size := int64(sb.dt.Size())
 	sptr := sb.ptr + dptr(int64(off)*size)
+	d.syncs.Add(1)
 	err := d.call("Read", func() error {
 		if err := drvDtoH(host, sptr, int64(n)*size, d.stream); err != nil {
 			return err
@@ -275,24 +277,28 @@ func (b *Backend) crossDevice(op string, dd, sd *device, src backend.Arg, span i
 
 // handoff makes the work queued on to's stream from now on wait for the
 // work queued so far on from's stream: an event recorded on from's stream
-// (on its worker, which returns once it is recorded: the host does not
-// wait for the GPU) and waited for by to's stream. The event goes back to
-// from's physical device's free list once the wait is queued.
+// and waited for by to's stream, so that the host never waits for either
+// GPU. The event goes back to from's physical device's free list once the
+// wait is queued.
+//
+// By default the event is recorded in a round trip to from's worker (the
+// host waits until the worker reaches the record, not for the GPU). With
+// GOLUON_CUDA_HANDOFF=async, both halves are queued and the host does not
+// wait at all: to's worker, on reaching the wait, first takes the record's
+// result from a channel (normally sent long before). That cannot deadlock:
+// the record was queued before the wait, and a worker never waits on
+// anything queued after its own task.
 func handoff(op string, from, to *device) {
+	if asyncHandoff {
+		handoffAsync(op, from, to)
+		return
+	}
 	var ev event
 	err := from.call(op, func() error {
-		p := from.phys
-		p.evMu.Lock()
-		if n := len(p.events); n > 0 {
-			ev = p.events[n-1]
-			p.events = p.events[:n-1]
-		}
-		p.evMu.Unlock()
-		if ev == nil {
-			var err error
-			if ev, err = newEvent(); err != nil {
-				return err
-			}
+		var err error
+		ev, err = from.phys.takeEvent()
+		if err != nil {
+			return err
 		}
 		return eventRecord(ev, from.stream)
 	})
@@ -301,10 +307,63 @@ func handoff(op string, from, to *device) {
 	}
 	to.async(op, func() error {
 		err := streamWaitEvent(to.stream, ev)
-		p := from.phys
-		p.evMu.Lock()
-		p.events = append(p.events, ev)
-		p.evMu.Unlock()
+		from.phys.putEvent(ev)
 		return err
 	})
+}
+
+// asyncHandoff selects handoffAsync (GOLUON_CUDA_HANDOFF=async).
+var asyncHandoff = os.Getenv("GOLUON_CUDA_HANDOFF") == "async"
+
+// handoffAsync is handoff with the record queued on from's worker instead
+// of waited for: the record's outcome reaches to's worker through a
+// channel with room for it, so from's worker never blocks.
+func handoffAsync(op string, from, to *device) {
+	type recorded struct {
+		ev  event
+		err error
+	}
+	ch := make(chan recorded, 1)
+	from.async(op, func() (err error) {
+		var ev event
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("panic: %v", r)
+			}
+			ch <- recorded{ev, err} // the only send: to's worker must not wait forever
+		}()
+		if ev, err = from.phys.takeEvent(); err != nil {
+			return err
+		}
+		return eventRecord(ev, from.stream)
+	})
+	to.async(op, func() error {
+		r := <-ch
+		if r.err != nil {
+			return fmt.Errorf("the event on %v it waits for was not recorded: %w", from.dev, r.err)
+		}
+		err := streamWaitEvent(to.stream, r.ev)
+		from.phys.putEvent(r.ev)
+		return err
+	})
+}
+
+// takeEvent returns an event from p's free list, or a new one.
+func (p *physical) takeEvent() (event, error) {
+	p.evMu.Lock()
+	if n := len(p.events); n > 0 {
+		ev := p.events[n-1]
+		p.events = p.events[:n-1]
+		p.evMu.Unlock()
+		return ev, nil
+	}
+	p.evMu.Unlock()
+	return newEvent()
+}
+
+// putEvent returns ev to p's free list.
+func (p *physical) putEvent(ev event) {
+	p.evMu.Lock()
+	p.events = append(p.events, ev)
+	p.evMu.Unlock()
 }

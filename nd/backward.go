@@ -44,25 +44,36 @@ func Backward(heads, headGrads []*NDArray, retainGraph bool) {
 		}
 		accumulateGrad(grads, h, g)
 	}
+	pending := leafEdges(order)
 	for i := len(order) - 1; i >= 0; i-- {
 		a := order[i]
-		g := grads[a]
-		if g == nil {
-			continue
-		}
-		delete(grads, a)
 		n := a.state().node
-		igs := n.backward(g, n.need)
-		g.Release()
+		if g := grads[a]; g != nil {
+			delete(grads, a)
+			igs := n.backward(g, n.need)
+			g.Release()
+			for j, in := range n.inputs {
+				if n.need[j] && j < len(igs) && igs[j] != nil {
+					accumulateGrad(grads, in, igs[j])
+				}
+			}
+		}
+		// A leaf's gradient is final once every op that read it has been
+		// walked: write it now, so that its hooks run while the pass goes on.
 		for j, in := range n.inputs {
-			if n.need[j] && j < len(igs) && igs[j] != nil {
-				accumulateGrad(grads, in, igs[j])
+			if !n.need[j] || in == nil || !isLeaf(in) {
+				continue
+			}
+			if pending[in]--; pending[in] == 0 {
+				if g := grads[in]; g != nil {
+					delete(grads, in)
+					finishLeaf(in, g)
+				}
 			}
 		}
 	}
-	for a, g := range grads {
-		writeLeafGrad(a, g)
-		g.Release()
+	for a, g := range grads { // leaves that are heads themselves
+		finishLeaf(a, g)
 	}
 	if !retainGraph {
 		for _, a := range order {
@@ -70,6 +81,40 @@ func Backward(heads, headGrads []*NDArray, retainGraph bool) {
 			n.backward, n.inputs = nil, nil
 		}
 	}
+}
+
+// isLeaf reports whether a was not produced by a recorded op.
+func isLeaf(a *NDArray) bool {
+	s := a.state()
+	return s == nil || s.node == nil
+}
+
+// leafEdges counts, for each leaf, the inputs of the ops in order that
+// read it and want its gradient.
+func leafEdges(order []*NDArray) map[*NDArray]int {
+	pending := map[*NDArray]int{}
+	for _, a := range order {
+		n := a.state().node
+		for j, in := range n.inputs {
+			if n.need[j] && in != nil && isLeaf(in) {
+				pending[in]++
+			}
+		}
+	}
+	return pending
+}
+
+// finishLeaf writes g, the leaf a's final gradient of this pass, into a's
+// gradient buffer between a's Before and Ready hooks, and releases g.
+func finishLeaf(a, g *NDArray) {
+	defer g.Release()
+	s := a.state()
+	if s == nil || s.grad == nil || s.req == GradNull {
+		return
+	}
+	a.runHooks(true)
+	writeLeafGrad(a, g)
+	a.runHooks(false)
 }
 
 // topoOrder lists the recorded arrays reachable from heads, each after

@@ -16,8 +16,10 @@ func transfer(dst, src *NDArray) {
 	if n == 0 {
 		return
 	}
-	if dst.st.be == src.st.be {
-		src.be().Sync(src.st.dev)
+	if dst.st.dev != src.st.dev {
+		countCopy(dst.st.dev, src.st.dev, int64(n*src.dtype.Size()))
+	}
+	if dst.st.be == src.st.be { // the backend orders copies between its devices (backend.Kernels.Copy)
 		if dst.dtype == src.dtype {
 			dst.be().Copy([]int{n}, dst.arg(), src.arg())
 		} else {

@@ -38,7 +38,8 @@ type NDArray struct {
 	released atomic.Bool
 	scope    atomic.Pointer[Scope]
 	ag       atomic.Pointer[agState]
-	sess     atomic.Pointer[Session] // nil: neutral (runs in the default session)
+	sess     atomic.Pointer[Session]  // nil: neutral (runs in the default session)
+	hooks    atomic.Pointer[hookList] // gradient hooks (AddGradHook); kept by AttachGrad
 }
 
 // Shape returns a copy of the array's shape.

@@ -72,6 +72,18 @@ type Backend interface {
 	Kernels
 }
 
+// SyncStats counts how often the host waited on a device.
+type SyncStats struct {
+	HostSyncs   int64 // waits for the device's queued work to finish (Sync, Read)
+	WorkerCalls int64 // round trips to the device's issuing thread (no wait for the device itself)
+}
+
+// SyncCounter is implemented by asynchronous backends, which count the
+// host's waits on each device.
+type SyncCounter interface {
+	SyncStats(dev ctx.Context) SyncStats
+}
+
 // HostMemory is implemented by backends whose buffers are host memory.
 // HostView returns n elements of buf from element off as the Go slice that
 // holds them (a []float32, []float64, []int32, []int64 or []uint8 sharing
@@ -97,7 +109,10 @@ type Kernels interface {
 	// Copy copies a strided view of src with the given shape into a strided
 	// view of dst (both use Strides). It implements transpose, slicing,
 	// concatenation and broadcasting. Strides may be negative (a reversed
-	// view, whose Off is the element at index 0).
+	// view, whose Off is the element at index 0). dst and src may live on
+	// two devices of the backend: the copy (and Cast's) is then ordered
+	// after the work queued so far on src's device and before the work
+	// queued on it later, without the caller waiting for either device.
 	Copy(shape []int, dst, src Arg)
 	// Unary computes dst[i] = op(x[i]; p1, p2) for n contiguous elements.
 	// dst may equal x (in place). dst and x have one dtype; integer dtypes
