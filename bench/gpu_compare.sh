@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
 # gpu_compare.sh: Goluon's GPU benchmarks (cuda/bench_test.go, from a test
 # binary built with -tags cuda) and the same workloads in PyTorch eager on
-# the same GPU (pytorch_gpu_bench.py), alternating, REPS repetitions each
-# (default 3); prints a table of medians, the ratio per workload (> 1:
-# Goluon is better) and one JSON line of the ratios (bench/summarize.py).
+# the same GPU (pytorch_gpu_bench.py), in pairs: per workload, one short
+# Goluon run, then one PyTorch run, REPS times (default 5). bench/pairs.py
+# prints the median of the per-pair ratios with their minimum and maximum
+# (> 1: Goluon is better), the training steps on 4 virtual GPUs against one
+# (lenet_4v_over_1, cifar_4v_over_1, mlp_4v_over_1, from the same Go run),
+# the host synchronisations and copies per step, and one JSON line.
 #
 # The device machine has no Go: build the binary here and carry it.
 #   sh cuda/check.sh bin/cuda                       # bin/cuda/cuda.test
 #   BIN=bin/cuda/cuda.test bash bench/gpu_compare.sh
-# KEEP=dir keeps every repetition's raw output; SCALE multiplies the
-# iteration counts on both sides; PY names the Python that has torch.
+# KEEP=dir keeps every run's raw output; SCALE multiplies the iteration
+# counts on both sides; PY names the Python that has torch; ONLY=a,b runs
+# those workloads alone (lenet mlp cifar infer ops).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-REPS=${REPS:-3}
+REPS=${REPS:-5}
 SCALE=${SCALE:-1}
 BIN=${BIN:-bin/cuda/cuda.test}
 PY=${PY:-python3}
+ONLY=${ONLY:-lenet,mlp,cifar,infer,ops}
 out=${KEEP:-$(mktemp -d)}
 mkdir -p "$out"
 
@@ -23,18 +28,28 @@ iters() { awk -v n="$1" -v s="$SCALE" 'BEGIN { v = int(n * s); print (v < 1 ? 1 
 gobench() { # pattern, iterations
 	GOLUON_VIRTUAL_GPUS=4 "$BIN" -test.run '^$' -test.bench "$1" -test.benchtime "$(iters "$2")"x
 }
+pair() { # rep, name, go pattern, iterations, PyTorch workloads
+	gobench "$3" "$4" >"$out/go-$1-$2.txt"
+	$PY bench/pytorch_gpu_bench.py --scale "$SCALE" --only "$5" >"$out/py-$1-$2.json"
+}
 
 for r in $(seq 1 "$REPS"); do
-	echo "rep $r/$REPS: goluon" >&2
-	{
-		gobench 'TrainStepLeNetGPU' 500
-		gobench 'TrainStepMLPGPU' 1000
-		gobench 'TrainStepKerasCIFARGPU' 300
-		gobench 'InferLeNetGPU$' 1000
-		gobench 'OpOverhead' 20000
-		gobench 'OpLatency' 5000
-	} >"$out/go-$r.txt"
-	echo "rep $r/$REPS: pytorch" >&2
-	$PY bench/pytorch_gpu_bench.py --scale "$SCALE" >"$out/py-$r-a.json"
+	echo "rep $r/$REPS" >&2
+	for w in ${ONLY//,/ }; do
+		case $w in
+		lenet) pair "$r" lenet TrainStepLeNetGPU 500 TrainStepLeNetGPU/gpu0 ;;
+		mlp) pair "$r" mlp TrainStepMLPGPU 1000 TrainStepMLPGPU/gpu0 ;;
+		cifar) pair "$r" cifar TrainStepKerasCIFARGPU 300 TrainStepKerasCIFARGPU/gpu0 ;;
+		infer) pair "$r" infer 'InferLeNetGPU$' 1000 InferLeNetGPU ;;
+		ops)
+			{
+				gobench OpOverhead 20000
+				gobench OpLatency 5000
+			} >"$out/go-$r-ops.txt"
+			$PY bench/pytorch_gpu_bench.py --scale "$SCALE" --only OpOverhead,OpLatency >"$out/py-$r-ops.json"
+			;;
+		*) echo "gpu_compare.sh: unknown workload $w" >&2; exit 2 ;;
+		esac
+	done
 done
-$PY bench/summarize.py "$out"
+$PY bench/pairs.py "$out"

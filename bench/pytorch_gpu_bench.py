@@ -43,6 +43,8 @@ def main():
     ap.add_argument("--no-tf32", action="store_true",
                     help="turn TF32 off for convolutions too (PyTorch allows it there by default; "
                          "Goluon's cuDNN convolutions use full float32 unless GOLUON_CUDNN_TF32=1)")
+    ap.add_argument("--only", default="",
+                    help="comma-separated workloads to run (default: all)")
     a = ap.parse_args()
     if a.no_tf32:
         torch.backends.cudnn.allow_tf32 = False
@@ -52,19 +54,34 @@ def main():
         return max(1, int(n * a.scale))
 
     dev = torch.device("cuda:0")
+
+    def lenet_step():
+        net = lenet().to(dev)
+        return train_step(net, torch.optim.SGD(net.parameters(), lr=0.04), [B, 1, 28, 28], 20, it(500), dev)
+
+    def mlp_step():
+        net = mlp().to(dev)
+        return train_step(net, torch.optim.SGD(net.parameters(), lr=0.1), [B, 784], 20, it(1000), dev)
+
+    def cifar_step():
+        net = keras_cifar().to(dev)
+        return train_step(net, torch.optim.RMSprop(net.parameters(), lr=1e-4, alpha=0.9),
+                          [B, 3, 32, 32], 10, it(300), dev)
+
+    workloads = {
+        "TrainStepLeNetGPU/gpu0": lenet_step,
+        "TrainStepMLPGPU/gpu0": mlp_step,
+        "TrainStepKerasCIFARGPU/gpu0": cifar_step,
+        "InferLeNetGPU": lambda: infer(lenet().to(dev), [B, 1, 28, 28], 20, it(1000), dev),
+        "OpOverhead": lambda: op_us(False, 100, it(20000)),
+        "OpLatency": lambda: op_us(True, 100, it(5000)),
+    }
+    only = [w for w in a.only.split(",") if w] if a.only else list(workloads)
     res = {}
-    net = lenet().to(dev)
-    res["TrainStepLeNetGPU/gpu0"] = train_step(
-        net, torch.optim.SGD(net.parameters(), lr=0.04), [B, 1, 28, 28], 20, it(500), dev)
-    net = mlp().to(dev)
-    res["TrainStepMLPGPU"] = train_step(
-        net, torch.optim.SGD(net.parameters(), lr=0.1), [B, 784], 20, it(1000), dev)
-    net = keras_cifar().to(dev)
-    res["TrainStepKerasCIFARGPU"] = train_step(
-        net, torch.optim.RMSprop(net.parameters(), lr=1e-4, alpha=0.9), [B, 3, 32, 32], 10, it(300), dev)
-    res["InferLeNetGPU"] = infer(lenet().to(dev), [B, 1, 28, 28], 20, it(1000), dev)
-    res["OpOverhead"] = op_us(False, 100, it(20000))
-    res["OpLatency"] = op_us(True, 100, it(5000))
+    for w in only:
+        if w not in workloads:
+            sys.exit("pytorch_gpu_bench.py: unknown workload %s (known: %s)" % (w, ", ".join(workloads)))
+        res[w] = workloads[w]()
     json.dump(res, sys.stdout)
     print()
     print(json.dumps({"device": torch.cuda.get_device_name(0), "torch": torch.__version__,

@@ -31,11 +31,18 @@ func gpuStepBench(b *testing.B, net gluon.Block, opt optimizer.Optimizer, shape 
 		}
 	}
 	warm := true
+	var start []nd.DeviceStats
 	traintest.StepBench(b, net, opt, shape, devs, func() {
+		if !warm { // the timed loop's counters, before the final wait
+			reportPerStep(b, devs, start)
+		}
 		for _, d := range devs {
 			if err := Synchronize(d); err != nil {
 				b.Fatal(err)
 			}
+		}
+		if warm {
+			start = countersOf(devs)
 		}
 		if profileAny { // after the warm-up: reset; after the timed loop: print
 			if warm {
@@ -43,34 +50,74 @@ func gpuStepBench(b *testing.B, net gluon.Block, opt optimizer.Optimizer, shape 
 			} else {
 				writeBenchProfile(b)
 			}
-			warm = false
 		}
+		warm = false
 	})
 	b.ReportMetric(float64(nd.MemoryStats(devs[0]).Allocated)/(1<<20), "MiB-gpu0")
 }
 
+// countersOf returns nd.Counters of each device.
+func countersOf(devs []ctx.Context) []nd.DeviceStats {
+	out := make([]nd.DeviceStats, len(devs))
+	for i, d := range devs {
+		out[i] = nd.Counters(d)
+	}
+	return out
+}
+
+// reportPerStep reports the host synchronisations, worker round trips and
+// copies between contexts per step, summed over devs, since start.
+func reportPerStep(b *testing.B, devs []ctx.Context, start []nd.DeviceStats) {
+	var syncs, calls, copies int64
+	for i, c := range countersOf(devs) {
+		d := c.Sub(start[i])
+		syncs, calls, copies = syncs+d.HostSyncs, calls+d.WorkerCalls, copies+d.CopiesIn
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(syncs)/n, "syncs/step")
+	b.ReportMetric(float64(calls)/n, "calls/step")
+	b.ReportMetric(float64(copies)/n, "copies/step")
+}
+
+// fourGPUs are the contexts of the 4-GPU benchmarks.
+var fourGPUs = []ctx.Context{ctx.GPU(0), ctx.GPU(1), ctx.GPU(2), ctx.GPU(3)}
+
 // BenchmarkTrainStepLeNetGPU is LeNet's training step (SGD, batch 128) on
 // gpu(0) and split over 4 GPU contexts.
 func BenchmarkTrainStepLeNetGPU(b *testing.B) {
-	b.Run("gpu0", func(b *testing.B) {
-		gpuStepBench(b, modelzoo.LeNet(), optimizer.NewSGD(0.04), []int{128, 1, 28, 28}, []ctx.Context{ctx.GPU(0)})
-	})
-	b.Run("4gpu", func(b *testing.B) {
-		gpuStepBench(b, modelzoo.LeNet(), optimizer.NewSGD(0.04), []int{128, 1, 28, 28},
-			[]ctx.Context{ctx.GPU(0), ctx.GPU(1), ctx.GPU(2), ctx.GPU(3)})
-	})
+	for _, devs := range [][]ctx.Context{{ctx.GPU(0)}, fourGPUs} {
+		b.Run(devName(devs), func(b *testing.B) {
+			gpuStepBench(b, modelzoo.LeNet(), optimizer.NewSGD(0.04), []int{128, 1, 28, 28}, devs)
+		})
+	}
+}
+
+// devName names a benchmark's contexts: gpu0 or 4gpu.
+func devName(devs []ctx.Context) string {
+	if len(devs) == 1 {
+		return "gpu0"
+	}
+	return fmt.Sprintf("%dgpu", len(devs))
 }
 
 // BenchmarkTrainStepKerasCIFARGPU is the Keras CIFAR-10 CNN's training step
-// (RMSprop, batch 128) on gpu(0).
+// (RMSprop, batch 128) on gpu(0) and split over 4 GPU contexts.
 func BenchmarkTrainStepKerasCIFARGPU(b *testing.B) {
-	gpuStepBench(b, modelzoo.KerasCIFARCNN(), optimizer.NewRMSProp(1e-4), []int{128, 3, 32, 32}, []ctx.Context{ctx.GPU(0)})
+	for _, devs := range [][]ctx.Context{{ctx.GPU(0)}, fourGPUs} {
+		b.Run(devName(devs), func(b *testing.B) {
+			gpuStepBench(b, modelzoo.KerasCIFARCNN(), optimizer.NewRMSProp(1e-4), []int{128, 3, 32, 32}, devs)
+		})
+	}
 }
 
 // BenchmarkTrainStepMLPGPU is the MLP's training step (SGD, batch 128) on
-// gpu(0).
+// gpu(0) and split over 4 GPU contexts.
 func BenchmarkTrainStepMLPGPU(b *testing.B) {
-	gpuStepBench(b, modelzoo.MLP(10, 256, 256), optimizer.NewSGD(0.1), []int{128, 784}, []ctx.Context{ctx.GPU(0)})
+	for _, devs := range [][]ctx.Context{{ctx.GPU(0)}, fourGPUs} {
+		b.Run(devName(devs), func(b *testing.B) {
+			gpuStepBench(b, modelzoo.MLP(10, 256, 256), optimizer.NewSGD(0.1), []int{128, 784}, devs)
+		})
+	}
 }
 
 // BenchmarkInferLeNetGPU is LeNet's forward pass in predict mode at batch

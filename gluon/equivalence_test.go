@@ -20,6 +20,7 @@ type runConfig struct {
 	kv       string
 	onKV     bool
 	momentum float64
+	opts     gluon.TrainerOpts // UpdateOnKVStore is onKV
 }
 
 // trainLeNet trains LeNet for steps steps on synthetic data with a fixed
@@ -39,7 +40,9 @@ func trainLeNet(t *testing.T, c runConfig, steps int) map[string][]float32 {
 	}
 	opt := optimizer.NewSGD(0.1)
 	opt.Momentum = c.momentum
-	tr, err := gluon.NewTrainer(params, opt, c.kv, gluon.TrainerOpts{UpdateOnKVStore: c.onKV})
+	o := c.opts
+	o.UpdateOnKVStore = c.onKV
+	tr, err := gluon.NewTrainer(params, opt, c.kv, o)
 	if err != nil {
 		t.Fatal(err)
 	}

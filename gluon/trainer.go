@@ -16,6 +16,15 @@ type TrainerOpts struct {
 	// the summed gradient is pulled to every device and each device
 	// updates its own replica (identically).
 	UpdateOnKVStore bool
+	// BucketBytes is the most bytes of gradients per bucket (default
+	// DefaultBucketBytes) and FirstBucketBytes that of the first bucket,
+	// which holds the last layers (default DefaultFirstBucketBytes). A
+	// bucket holds at least one parameter.
+	BucketBytes, FirstBucketBytes int
+	// NoOverlap sums the gradients in Step only, instead of starting each
+	// bucket's sum during backward as soon as its gradients are final on
+	// every context.
+	NoOverlap bool
 }
 
 // Trainer applies an optimizer to a set of parameters that live on one
@@ -45,6 +54,13 @@ type Trainer struct {
 	kvState []optimizer.State   // per parameter, when updating on the kvstore
 	kvIndex map[string]int
 	rescale float64 // 1/global batch of the current step, passed to every update
+
+	buckets []*bucket            // gradient buckets (useBuckets), first to be reduced first
+	slots   map[*nd.NDArray]slot // where each bucketed replica sits
+
+	overlapped int              // buckets summed during the last backward
+	marks      []nd.DeviceStats // per context: the counters at the end of the last step
+	last       TrainerStats
 }
 
 // NewTrainer returns a Trainer over params using opt and a kvstore of the
@@ -74,6 +90,10 @@ func NewTrainer(params *ParamDict, opt optimizer.Optimizer, kvKind string, o Tra
 	if err := t.checkContexts(false); err != nil {
 		return nil, err
 	}
+	if t.allInitialized() && t.useBuckets() {
+		t.buildBuckets() // now, so that the first step's backward overlaps too
+	}
+	t.markStats()
 	if t.kv.NumWorkers() > 1 && t.allInitialized() {
 		// Like PyTorch's DistributedDataParallel: start every worker from
 		// rank 0's parameters before any gradient is computed.
@@ -215,6 +235,7 @@ func (t *Trainer) step(batchSize int, ignoreStale bool) error {
 	}
 	fresh, err := t.freshReplicas(ignoreStale)
 	if err != nil {
+		t.endRound()
 		return err
 	}
 	global, err := t.reduceAll(fresh, batchSize)
@@ -231,6 +252,7 @@ func (t *Trainer) step(batchSize int, ignoreStale bool) error {
 		}
 		t.steps[i]++
 	}
+	t.finishStats(t.overlapped)
 	return nil
 }
 
@@ -247,6 +269,7 @@ func (t *Trainer) AllReduceGrads() error {
 	}
 	fresh, err := t.freshReplicas(false)
 	if err != nil {
+		t.endRound()
 		return err
 	}
 	_, err = t.reduceAll(fresh, 0)
@@ -274,6 +297,7 @@ func (t *Trainer) Update(batchSize int) error {
 		t.updateReplicas(i, p)
 		t.steps[i]++
 	}
+	t.finishStats(t.overlapped)
 	return nil
 }
 
@@ -313,6 +337,21 @@ func (t *Trainer) freshReplicas(ignoreStale bool) ([][]int, error) {
 // so pushing it and pulling it back would only copy it twice (Gluon, too,
 // creates no kvstore for a single device).
 func (t *Trainer) reduceAll(fresh [][]int, batch int) (int, error) {
+	if t.useBuckets() {
+		if !t.bucketsValid() {
+			if t.anyLaunched() {
+				t.buildBuckets()
+				return 0, errorf("trainer: parameters were changed (AttachGrad, SetGradReq, ResetContext) after their gradients had been summed in backward and before Step; the step is skipped")
+			}
+			t.buildBuckets()
+		}
+		global, err := t.kv.BeginStep(nil, batch)
+		if err != nil {
+			t.endRound()
+			return 0, errorf("trainer: %v", err)
+		}
+		return global, t.reduceBuckets(fresh)
+	}
 	var keys []string
 	var values, outs [][]*nd.NDArray
 	multi := t.kv.NumWorkers() > 1

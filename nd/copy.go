@@ -37,13 +37,11 @@ func transfer(dst, src *NDArray) {
 	if hm, ok := dst.be().(backend.HostMemory); ok {
 		if view, ok := hm.HostView(dst.st.buf, dst.off, n); ok {
 			dst.be().Sync(dst.st.dev)
-			src.be().Sync(src.st.dev)
 			src.be().Read(src.st.buf, src.off, view)
 			return
 		}
 	}
 	host := hostSlice(src.dtype, n)
-	src.be().Sync(src.st.dev)
 	src.be().Read(src.st.buf, src.off, host)
 	dst.be().Write(dst.st.buf, dst.off, host)
 }

@@ -107,7 +107,7 @@ func PackGrads(leaves []*NDArray) (flat *NDArray, offs []int) {
 	}
 	flat = newArray(op, persistentSession, grads[0].st.dev, grads[0].dtype, []int{total})
 	for i, g := range grads {
-		v := flat.view(offs[i], g.shape)
+		v := flat.viewIn(persistentSession, offs[i], g.shape)
 		transfer(v, g)
 		v.Release()
 		old := g.st
@@ -122,14 +122,15 @@ func PackGrads(leaves []*NDArray) (flat *NDArray, offs []int) {
 }
 
 // Span returns a one-dimensional view of elements [lo, hi) of a's memory
-// (a's elements in row-major order), in a's session and not recorded on
-// the tape: how a flat buffer is cut into the parts that a reduction
-// handles.
+// (a's elements in row-major order), not recorded on the tape and, like
+// Persistent's arrays, never tracked by a scope: the caller releases it.
+// It is how a flat buffer is cut into the parts that a reduction handles,
+// possibly beside other goroutines' scopes.
 func (a *NDArray) Span(lo, hi int) *NDArray {
 	const op = "Span"
 	checkLive(op, a)
 	if lo < 0 || hi < lo || hi > a.Size() {
 		fail(op, ErrShape, "span [%d, %d) of an array of %d elements", lo, hi, a.Size())
 	}
-	return a.view(lo, []int{hi - lo})
+	return a.viewIn(persistentSession, lo, []int{hi - lo})
 }

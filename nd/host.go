@@ -22,7 +22,6 @@ func checkHost(op, what string, a *NDArray, s any) {
 // allocation-free.
 func (a *NDArray) ReadInto(dst any) {
 	checkHost("ReadInto", "destination", a, dst)
-	a.be().Sync(a.st.dev)
 	a.be().Read(a.st.buf, a.off, dst)
 }
 
@@ -32,7 +31,6 @@ func (a *NDArray) ReadInto(dst any) {
 // not recorded on the autograd tape (like Assign).
 func (a *NDArray) WriteFrom(src any) {
 	checkHost("WriteFrom", "source", a, src)
-	a.be().Sync(a.st.dev)
 	a.be().Write(a.st.buf, a.off, src)
 }
 

@@ -190,7 +190,6 @@ func checkContexts(op string, arrs ...*NDArray) {
 func (a *NDArray) Float32s() []float32 {
 	checkLive("Float32s", a)
 	out := make([]float32, a.Size())
-	a.be().Sync(a.st.dev)
 	a.be().Read(a.st.buf, a.off, out)
 	return out
 }
@@ -200,7 +199,6 @@ func (a *NDArray) Float32s() []float32 {
 func (a *NDArray) Float64s() []float64 {
 	checkLive("Float64s", a)
 	out := make([]float64, a.Size())
-	a.be().Sync(a.st.dev)
 	a.be().Read(a.st.buf, a.off, out)
 	return out
 }

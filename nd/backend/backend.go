@@ -61,10 +61,14 @@ type Backend interface {
 
 	// Write copies host data into dst starting at element off. src is a
 	// []float32, []float64, []int32, []int64, []uint8 or []bool and is
-	// converted to the buffer's dtype as Cast converts.
+	// converted to the buffer's dtype as Cast converts. The copy is
+	// ordered after the work queued on dst's device; src may be reused
+	// when Write returns.
 	Write(dst Buffer, off int, src any)
 	// Read copies len(dst) elements starting at off into the host slice dst
-	// (any type Write accepts), converting as Cast converts.
+	// (any type Write accepts), converting as Cast converts. It waits for
+	// the work queued on src's device, so the values are final: callers
+	// need no Sync before it.
 	Read(src Buffer, off int, dst any)
 	// Sync waits until all work queued on dev has finished.
 	Sync(dev ctx.Context)

@@ -1,0 +1,368 @@
+package gluon
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/goluon/goluon/kvstore"
+	"github.com/goluon/goluon/nd"
+)
+
+// The default bucket sizes, PyTorch DistributedDataParallel's: the first
+// bucket, which holds the last layers' gradients (the first to be final in
+// backward), is small so that its reduction starts early.
+const (
+	DefaultBucketBytes      = 25 << 20
+	DefaultFirstBucketBytes = 1 << 20
+)
+
+// bucket is a group of parameters whose gradients live, on every context,
+// in one flat buffer and are summed over the contexts together.
+type bucket struct {
+	params  []int           // indices into Trainer.params, in bucket order
+	offs    []int           // element offset of each parameter in the buffer
+	flats   []*nd.NDArray   // the buffer on each context
+	leaves  [][]*nd.NDArray // per context, per parameter: the replica
+	grads   [][]*nd.NDArray // per context, per parameter: its gradient (a view of flats)
+	reqs    []nd.GradReq    // each parameter's GradReq when the bucket was built
+	overlap bool            // every parameter is GradWrite: reduce during backward
+	remove  []func()        // removes the hooks
+
+	mu       sync.Mutex
+	ready    [][]bool // per context, per parameter: final in this round
+	left     int      // (context, parameter) pairs not yet final
+	launched bool     // the reduction started during backward
+	spoiled  bool     // a gradient was written again after launch
+	done     chan struct{}
+	err      error
+}
+
+// slot is where a parameter replica sits in the buckets.
+type slot struct {
+	b    *bucket
+	d, j int // context index, position in the bucket
+}
+
+// useBuckets reports whether the Trainer keeps its gradients in buckets:
+// several contexts in one process, summed by a kvstore that can all-reduce
+// buffers, and the update on the devices.
+func (t *Trainer) useBuckets() bool {
+	_, ok := t.kv.(kvstore.AllReducer)
+	return ok && len(t.devs) > 1 && t.kv.NumWorkers() == 1 && !t.opts.UpdateOnKVStore
+}
+
+// buildBuckets groups the parameters, in reverse order of registration,
+// into buckets of at most the configured size (per dtype), packs each
+// bucket's gradients into flat buffers and registers the hooks that start
+// a bucket's reduction once its gradients are final on every context.
+func (t *Trainer) buildBuckets() {
+	t.dropBuckets()
+	first, rest := t.opts.FirstBucketBytes, t.opts.BucketBytes
+	if first == 0 {
+		first = DefaultFirstBucketBytes
+	}
+	if rest == 0 {
+		rest = DefaultBucketBytes
+	}
+	open := map[nd.DType]*bucket{}
+	bytes := map[nd.DType]int{}
+	var order []*bucket
+	limit := first
+	for i := len(t.params) - 1; i >= 0; i-- {
+		p := t.params[i]
+		dt := p.DType()
+		size := p.ListData()[0].Size() * dt.Size()
+		b := open[dt]
+		if b != nil && bytes[dt]+size > limit && len(b.params) > 0 {
+			b = nil
+			limit = rest
+		}
+		if b == nil {
+			b = &bucket{}
+			open[dt], bytes[dt] = b, 0
+			order = append(order, b)
+		}
+		b.params = append(b.params, i)
+		bytes[dt] += size
+	}
+	t.buckets = order
+	t.slots = map[*nd.NDArray]slot{}
+	for _, b := range order {
+		b.overlap = !t.opts.NoOverlap
+		for _, i := range b.params {
+			b.reqs = append(b.reqs, t.params[i].GradReq())
+			if t.params[i].GradReq() != nd.GradWrite {
+				b.overlap = false
+			}
+		}
+		for d := range t.devs {
+			leaves := make([]*nd.NDArray, len(b.params))
+			grads := make([]*nd.NDArray, len(b.params))
+			for j, i := range b.params {
+				leaves[j] = t.params[i].ListData()[d]
+				t.slots[leaves[j]] = slot{b: b, d: d, j: j}
+			}
+			flat, offs := nd.PackGrads(leaves)
+			for j, l := range leaves {
+				grads[j] = l.Grad()
+				b.remove = append(b.remove, l.AddGradHook(nd.GradHook{Before: t.beforeGrad, Ready: t.gradReady}))
+			}
+			b.flats, b.offs = append(b.flats, flat), offs
+			b.leaves, b.grads = append(b.leaves, leaves), append(b.grads, grads)
+		}
+		b.reset()
+	}
+}
+
+// dropBuckets removes the hooks and forgets the buckets (the gradient
+// arrays stay views of the buffers, which live while they do).
+func (t *Trainer) dropBuckets() {
+	t.waitBuckets()
+	for _, b := range t.buckets {
+		for _, r := range b.remove {
+			r()
+		}
+		for _, f := range b.flats {
+			f.Release()
+		}
+	}
+	t.buckets, t.slots = nil, nil
+}
+
+// bucketsValid reports whether every bucket is valid.
+func (t *Trainer) bucketsValid() bool {
+	if t.buckets == nil {
+		return false
+	}
+	for _, b := range t.buckets {
+		if !b.valid(t) {
+			return false
+		}
+	}
+	return true
+}
+
+// valid reports whether the bucket still holds the parameters' current
+// replicas and gradient arrays, with the GradReq they had when it was
+// built (AttachGrad, SetGradReq and ResetContext change them).
+func (b *bucket) valid(t *Trainer) bool {
+	for d, leaves := range b.leaves {
+		for j, i := range b.params {
+			data := t.params[i].ListData()
+			if d >= len(data) || data[d] != leaves[j] || leaves[j].Grad() != b.grads[d][j] || leaves[j].GradReq() != b.reqs[j] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// endRound waits for the reductions in flight and starts a new round in
+// every bucket.
+func (t *Trainer) endRound() {
+	t.waitBuckets()
+	for _, b := range t.buckets {
+		b.reset()
+	}
+}
+
+// reset starts a new round: no gradient final yet.
+func (b *bucket) reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.ready = make([][]bool, len(b.flats))
+	for d := range b.ready {
+		b.ready[d] = make([]bool, len(b.params))
+	}
+	b.left = len(b.flats) * len(b.params)
+	b.launched, b.spoiled, b.done, b.err = false, false, nil, nil
+}
+
+// gradReady is the Ready hook of every bucketed replica: the last final
+// gradient of a bucket, over all contexts, starts its reduction.
+func (t *Trainer) gradReady(leaf *nd.NDArray) {
+	s, ok := t.slots[leaf]
+	if !ok {
+		return
+	}
+	b := s.b
+	b.mu.Lock()
+	if b.ready[s.d][s.j] {
+		b.mu.Unlock()
+		return
+	}
+	b.ready[s.d][s.j] = true
+	b.left--
+	launch := b.left == 0 && b.overlap && !b.launched
+	b.mu.Unlock()
+	if !launch || !b.valid(t) { // a changed bucket is rebuilt and summed in Step
+		return
+	}
+	b.mu.Lock()
+	if launch = !b.launched; launch {
+		b.launched, b.done = true, make(chan struct{})
+	}
+	b.mu.Unlock()
+	if launch {
+		go func() {
+			err := t.kv.(kvstore.AllReducer).AllReduce(b.flats)
+			b.mu.Lock()
+			b.err = err
+			close(b.done)
+			b.mu.Unlock()
+		}()
+	}
+}
+
+// beforeGrad is the Before hook: a gradient about to be written again
+// while (or after) its bucket was reduced waits for the reduction, and the
+// step fails (see Trainer.Step).
+func (t *Trainer) beforeGrad(leaf *nd.NDArray) {
+	s, ok := t.slots[leaf]
+	if !ok {
+		return
+	}
+	b := s.b
+	b.mu.Lock()
+	done := b.done
+	if b.launched {
+		b.spoiled = true
+	}
+	b.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+}
+
+// anyLaunched waits for the reductions in flight and reports whether some
+// bucket was summed during this round's backward.
+func (t *Trainer) anyLaunched() bool {
+	t.waitBuckets()
+	for _, b := range t.buckets {
+		b.mu.Lock()
+		l := b.launched
+		b.mu.Unlock()
+		if l {
+			return true
+		}
+	}
+	return false
+}
+
+// waitBuckets waits for every reduction in flight.
+func (t *Trainer) waitBuckets() {
+	for _, b := range t.buckets {
+		b.mu.Lock()
+		done := b.done
+		b.mu.Unlock()
+		if done != nil {
+			<-done
+		}
+	}
+}
+
+// reduceBuckets completes the round: it waits for the reductions started
+// during backward and runs the others, after zeroing the gradients of
+// stale replicas (fresh[i] lists parameter i's fresh ones) so that they
+// add nothing. Every bucket starts a new round, also on failure.
+func (t *Trainer) reduceBuckets(fresh [][]int) error {
+	t.waitBuckets()
+	defer t.endRound()
+	t.overlapped = 0
+	for _, b := range t.buckets {
+		b.mu.Lock()
+		launched, spoiled, err := b.launched, b.spoiled, b.err
+		b.mu.Unlock()
+		if err != nil {
+			return errorf("trainer: reducing the gradients of %s: %v", b.names(t), err)
+		}
+		if spoiled {
+			return errorf("trainer: a gradient of %s was written by a second backward pass after the bucket's gradients had been summed over the contexts; "+
+				"call Step after each backward pass, accumulate with GradAdd, or set TrainerOpts.NoOverlap", b.names(t))
+		}
+		if launched {
+			t.overlapped++
+			continue
+		}
+		anyFresh := false
+		for j, i := range b.params {
+			isFresh := make([]bool, len(t.devs))
+			for _, d := range fresh[i] {
+				isFresh[d], anyFresh = true, true
+			}
+			for d, f := range isFresh {
+				if !f {
+					nd.FillInPlace(b.grads[d][j], 0)
+				}
+			}
+		}
+		if !anyFresh {
+			continue
+		}
+		if err := t.kv.(kvstore.AllReducer).AllReduce(b.flats); err != nil {
+			return errorf("trainer: reducing the gradients of %s: %v", b.names(t), err)
+		}
+	}
+	return nil
+}
+
+// names lists the bucket's parameters for error messages.
+func (b *bucket) names(t *Trainer) string {
+	var ns []string
+	for _, i := range b.params {
+		ns = append(ns, t.params[i].Name())
+	}
+	return fmt.Sprintf("the bucket of %s", strings.Join(ns, ", "))
+}
+
+// TrainerStats describes the Trainer's last step.
+type TrainerStats struct {
+	// Buckets is the number of gradient buckets (0 when the gradients are
+	// not bucketed: one context, UpdateOnKVStore or a distributed kvstore),
+	// BucketBytes their sizes, first reduced first.
+	Buckets     int
+	BucketBytes []int
+	// Overlapped counts the buckets whose sum started during the last
+	// step's backward pass, before Step.
+	Overlapped int
+	// Contexts holds, per context of the parameters, the copies and host
+	// waits (nd.DeviceStats) from the end of the step before (or the
+	// Trainer's creation) to the end of the last step: a whole training
+	// step, the batch's copies included.
+	Contexts []nd.DeviceStats
+}
+
+// Stats returns the statistics of the last step.
+func (t *Trainer) Stats() TrainerStats {
+	s := t.last
+	s.BucketBytes = slices.Clone(s.BucketBytes)
+	s.Contexts = slices.Clone(s.Contexts)
+	return s
+}
+
+// markStats starts the counting interval of the next step.
+func (t *Trainer) markStats() {
+	t.marks = t.marks[:0]
+	for _, d := range t.devs {
+		t.marks = append(t.marks, nd.Counters(d))
+	}
+}
+
+// finishStats records the statistics of the step that ends now.
+func (t *Trainer) finishStats(overlapped int) {
+	s := TrainerStats{Buckets: len(t.buckets), Overlapped: overlapped}
+	for _, b := range t.buckets {
+		s.BucketBytes = append(s.BucketBytes, b.flats[0].Size()*b.flats[0].DType().Size())
+	}
+	for i, d := range t.devs {
+		c := nd.Counters(d)
+		if i < len(t.marks) {
+			c = c.Sub(t.marks[i])
+		}
+		s.Contexts = append(s.Contexts, c)
+	}
+	t.last = s
+	t.markStats()
+}

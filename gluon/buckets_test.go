@@ -1,0 +1,293 @@
+package gluon_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/goluon/goluon/autograd"
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/initializer"
+	"github.com/goluon/goluon/gluon/modelzoo"
+	"github.com/goluon/goluon/gluon/optimizer"
+	"github.com/goluon/goluon/nd"
+)
+
+// TestBucketsBitwise: the gradient buckets sum in context order whatever
+// the bucket sizes, the overlap or the kind, so LeNet trained on 4
+// contexts ends bitwise equal to the unbucketed path (the update on the
+// kvstore, which sums each parameter with kvstore.SumOn).
+func TestBucketsBitwise(t *testing.T) {
+	steps := 4
+	ref := trainLeNet(t, runConfig{devices: 4, kv: "device", onKV: true, momentum: 0.9}, steps)
+	small := gluon.TrainerOpts{FirstBucketBytes: 256, BucketBytes: 8 << 10}
+	for _, c := range []runConfig{
+		{devices: 4, kv: "device"},
+		{devices: 4, kv: "device", opts: small},
+		{devices: 4, kv: "device", opts: gluon.TrainerOpts{NoOverlap: true, BucketBytes: 1, FirstBucketBytes: 1}},
+		{devices: 4, kv: "local", opts: small},
+		{devices: 2, kv: "device", opts: small},
+	} {
+		c.momentum = 0.9
+		t.Run(fmt.Sprintf("%dctx/%s/%+v", c.devices, c.kv, c.opts), func(t *testing.T) {
+			want := ref
+			if c.devices != 4 {
+				want = trainLeNet(t, runConfig{devices: c.devices, kv: "device", onKV: true, momentum: 0.9}, steps)
+			}
+			got := trainLeNet(t, c, steps)
+			for name, w := range want {
+				if !slices.Equal(w, got[name]) {
+					t.Errorf("%s differs from the unbucketed sums (%.3g relative)", name, relDiff(w, got[name]))
+				}
+			}
+		})
+	}
+}
+
+// lenetTrainer returns LeNet, materialised on devs, and a trainer over it.
+func lenetTrainer(t *testing.T, devs []ctx.Context, o gluon.TrainerOpts) (gluon.Block, *gluon.ParamDict, *gluon.Trainer) {
+	t.Helper()
+	nd.Seed(5)
+	net := modelzoo.LeNet()
+	params := gluon.CollectParams(net)
+	if err := params.Initialize(initializer.Xavier{}, devs, false); err != nil {
+		t.Fatal(err)
+	}
+	autograd.Pause(func() {
+		for _, d := range devs {
+			net.Forward(nd.Zeros(d, 1, 1, 28, 28))
+		}
+	})
+	tr, err := gluon.NewTrainer(params, optimizer.NewSGD(0.1), "device", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return net, params, tr
+}
+
+// lenetBatch returns a batch of n LeNet inputs and labels on cpu(0).
+func lenetBatch(n int) (*nd.NDArray, *nd.NDArray) {
+	x := nd.RandomUniform(ctx.CPU(0), nd.Float32, 0, 1, n, 1, 28, 28)
+	lab := make([]float32, n)
+	for i := range lab {
+		lab[i] = float32(i % 10)
+	}
+	return x, nd.FromSlice(ctx.CPU(0), lab)
+}
+
+// TestBucketLayoutAndOverlap: buckets follow reverse registration order
+// within their size limits, the first one small; with every gradient
+// final on every context, each bucket's sum starts during backward.
+func TestBucketLayoutAndOverlap(t *testing.T) {
+	devs := cpus(2)
+	net, params, tr := lenetTrainer(t, devs, gluon.TrainerOpts{FirstBucketBytes: 4 << 10, BucketBytes: 64 << 10})
+	x, y := lenetBatch(8)
+	for step := range 2 {
+		if err := lenetBackward(net, x, y, devs); err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.Step(8); err != nil {
+			t.Fatal(err)
+		}
+		s := tr.Stats()
+		if s.Buckets < 3 || s.Buckets != len(s.BucketBytes) {
+			t.Fatalf("step %d: %d buckets (%v), want at least 3", step, s.Buckets, s.BucketBytes)
+		}
+		total := 0
+		for _, p := range params.List() {
+			total += p.Data(devs[0]).Size() * 4
+		}
+		sum := 0
+		for i, b := range s.BucketBytes {
+			sum += b
+			if i > 0 && b > 64<<10 && !isOneParam(params, b) {
+				t.Errorf("bucket %d holds %d bytes, over the 64 KiB limit", i, b)
+			}
+		}
+		if sum != total {
+			t.Errorf("buckets hold %d bytes, the parameters %d", sum, total)
+		}
+		if s.BucketBytes[0] > 4<<10 && !isOneParam(params, s.BucketBytes[0]) {
+			t.Errorf("first bucket holds %d bytes, over its 4 KiB limit", s.BucketBytes[0])
+		}
+		if s.Overlapped != s.Buckets {
+			t.Errorf("step %d: %d of %d buckets were summed during backward", step, s.Overlapped, s.Buckets)
+		}
+	}
+	// The last layer's parameters come first: the first bucket holds the
+	// output layer's bias (10 floats), the last one the first convolution.
+	last := params.List()[len(params.List())-1]
+	if !strings.Contains(last.Name(), "bias") {
+		t.Fatalf("last registered parameter is %s", last.Name())
+	}
+	w := last.Data(devs[0]).Grad()
+	flat0 := tr.Stats().BucketBytes[0]
+	if w.Size()*4 > flat0 {
+		t.Errorf("the last parameter (%d bytes) is not in the first bucket (%d bytes)", w.Size()*4, flat0)
+	}
+}
+
+// isOneParam reports whether some parameter alone has the given size in
+// bytes (a parameter larger than the limit gets a bucket of its own).
+func isOneParam(params *gluon.ParamDict, bytes int) bool {
+	for _, p := range params.List() {
+		if p.Shape() != nil && numel(p.Shape())*4 == bytes {
+			return true
+		}
+	}
+	return false
+}
+
+func numel(s []int) int {
+	n := 1
+	for _, v := range s {
+		n *= v
+	}
+	return n
+}
+
+// lenetBackward runs the data-parallel forward and backward of LeNet's
+// softmax cross-entropy.
+func lenetBackward(net gluon.Block, x, y *nd.NDArray, devs []ctx.Context) error {
+	xs, err := gluon.SplitAndLoad(x, devs, false)
+	if err != nil {
+		return err
+	}
+	ys, err := gluon.SplitAndLoad(y, devs, false)
+	if err != nil {
+		return err
+	}
+	autograd.Record(func() {
+		err = gluon.ForEachDevice(devs[:len(xs)], func(i int, _ ctx.Context) error {
+			autograd.Backward(nd.Neg(nd.Pick(nd.LogSoftmax(net.Forward(xs[i]), -1), ys[i], 1)))
+			return nil
+		})
+	})
+	return err
+}
+
+// TestBucketSecondBackward: a second backward pass that rewrites a bucket
+// already summed fails the step, which changes no parameter; the next step
+// works.
+func TestBucketSecondBackward(t *testing.T) {
+	devs := cpus(2)
+	net, params, tr := lenetTrainer(t, devs, gluon.TrainerOpts{})
+	x, y := lenetBatch(8)
+	for range 2 {
+		if err := lenetBackward(net, x, y, devs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	name := params.List()[0].Name()
+	before := params.Get(name).Data(devs[0]).Float32s()
+	err := tr.Step(8)
+	if err == nil || !strings.Contains(err.Error(), "second backward") {
+		t.Fatalf("step after two backward passes: %v, want the second-backward error", err)
+	}
+	if !slices.Equal(before, params.Get(name).Data(devs[0]).Float32s()) {
+		t.Fatal("the failed step changed a parameter")
+	}
+	if err := lenetBackward(net, x, y, devs); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Step(8); err != nil {
+		t.Fatalf("the step after the failed one: %v", err)
+	}
+	// NoOverlap sums in Step alone: two backward passes are allowed.
+	net, _, tr = lenetTrainer(t, devs, gluon.TrainerOpts{NoOverlap: true})
+	for range 2 {
+		if err := lenetBackward(net, x, y, devs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tr.Step(8); err != nil {
+		t.Fatalf("NoOverlap, two backward passes: %v", err)
+	}
+}
+
+// TestBucketGradAdd: with GradAdd, gradients accumulate over two backward
+// passes before the sum (no bucket is summed during backward); the result
+// equals one pass over both halves of the batch.
+func TestBucketGradAdd(t *testing.T) {
+	devs := cpus(2)
+	x, y := lenetBatch(16)
+	run := func(accumulate bool) map[string][]float32 {
+		net, params, tr := lenetTrainer(t, devs, gluon.TrainerOpts{})
+		if accumulate {
+			for _, p := range params.List() {
+				p.SetGradReq(nd.GradAdd)
+			}
+			for h := range 2 {
+				xh, yh := nd.SliceAxis(x, 0, 8*h, 8*h+8), nd.SliceAxis(y, 0, 8*h, 8*h+8)
+				if err := lenetBackward(net, xh, yh, devs); err != nil {
+					t.Fatal(err)
+				}
+			}
+		} else if err := lenetBackward(net, x, y, devs); err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.Step(16); err != nil {
+			t.Fatal(err)
+		}
+		if s := tr.Stats(); accumulate && s.Overlapped != 0 {
+			t.Errorf("%d buckets of GradAdd parameters were summed during backward", s.Overlapped)
+		}
+		out := map[string][]float32{}
+		for _, p := range params.List() {
+			out[p.Name()] = p.Data(devs[1]).Float32s()
+		}
+		return out
+	}
+	want, got := run(false), run(true)
+	for name, w := range want {
+		if d := relDiff(w, got[name]); d > 1e-6 {
+			t.Errorf("%s: accumulated over two passes differs by %.3g relative", name, d)
+		}
+	}
+}
+
+// TestBucketCopies: each context receives at most 2(N−1)/N of the
+// gradients' bytes in a step's reduction (reduce-scatter, then
+// all-gather), on top of the batch's own copies.
+func TestBucketCopies(t *testing.T) {
+	for _, n := range []int{2, 4} {
+		for _, overlap := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%dctx/overlap=%v", n, overlap), func(t *testing.T) {
+				devs := cpus(n)
+				net, params, tr := lenetTrainer(t, devs, gluon.TrainerOpts{NoOverlap: !overlap, FirstBucketBytes: 4 << 10})
+				x, y := lenetBatch(32)
+				total := 0
+				for _, p := range params.List() {
+					total += p.Data(devs[0]).Size() * 4
+				}
+				for step := range 3 {
+					if err := lenetBackward(net, x, y, devs); err != nil {
+						t.Fatal(err)
+					}
+					if err := tr.Step(32); err != nil {
+						t.Fatal(err)
+					}
+					if step == 0 {
+						continue // the first step's interval starts at NewTrainer
+					}
+					s := tr.Stats()
+					for d, c := range s.Contexts {
+						batch := 0 // the batch's rows and labels copied from cpu(0)
+						if d > 0 {
+							batch = 32 / n * (28*28 + 1) * 4
+						}
+						limit := 2*(n-1)*total/n + 2*(n-1)*4*s.Buckets // parts may be one element longer
+						if got := int(c.BytesIn) - batch; got > limit || got <= 0 {
+							t.Errorf("step %d, context %d: %d bytes in besides the batch, limit %d (gradients %d bytes)", step, d, got, limit, total)
+						}
+						if c.HostSyncs != 0 {
+							t.Errorf("context %d: %d host syncs on the CPU", d, c.HostSyncs)
+						}
+					}
+				}
+			})
+		}
+	}
+}
