@@ -19,7 +19,9 @@ type AllReducer interface {
 	AllReduce(bufs []*nd.NDArray) error
 }
 
-// AllReduce implements AllReducer. The device kind reduces on the
+// AllReduce implements AllReducer. The device kind reduces with the
+// backend's collective library where one applies (NCCL between physical
+// GPUs: nd.LibraryAllReduce, whose sums are in NCCL's order), else on the
 // contexts themselves, each one part of the buffer (reduce-scatter, then
 // all-gather): each context receives 2(N−1)/N of a buffer and sends as
 // much, and no context holds more than its part of the work. The local
@@ -27,6 +29,11 @@ type AllReducer interface {
 func (s *store) AllReduce(bufs []*nd.NDArray) error {
 	if s.kind == "local" {
 		return AllReduceOn(bufs, []ctx.Context{hostContext})
+	}
+	if len(bufs) > 1 {
+		if done, err := nd.LibraryAllReduce(bufs); done || err != nil {
+			return err
+		}
 	}
 	owners := make([]ctx.Context, len(bufs))
 	for i, b := range bufs {

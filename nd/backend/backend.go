@@ -88,6 +88,15 @@ type SyncCounter interface {
 	SyncStats(dev ctx.Context) SyncStats
 }
 
+// Collective is implemented by backends with a collective library for
+// their devices (NCCL). AllReduceSum sums the first n elements of the
+// buffers, one per device, in place; it returns false, having done
+// nothing, when the library does not apply to these buffers (the caller
+// then reduces with Copy and Binary). The sum's order is the library's.
+type Collective interface {
+	AllReduceSum(bufs []Arg, n int) (bool, error)
+}
+
 // HostMemory is implemented by backends whose buffers are host memory.
 // HostView returns n elements of buf from element off as the Go slice that
 // holds them (a []float32, []float64, []int32, []int64 or []uint8 sharing
