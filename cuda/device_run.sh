@@ -11,6 +11,7 @@
 #   bash cuda/device_run.sh info smoke tests equiv bench mnist ...
 # phases: info smoke conformance tests optimizer equiv memory bench profile mnist
 #         mnist4 mnistseeds cifar minigooglenet mnistbn inferparts inferab profile4
+#         scale dptests mnistbn4
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
@@ -103,6 +104,29 @@ for p in "$@"; do
 			python3 bench/pytorch_gpu_infer.py --iters 200 --profile || rc=1
 			exit \$rc"
 		grep -E 'Benchmark|^\{' "$LOGS/inferparts.log" | grep -v 'time per step' | head -80
+		;;
+	scale) # training steps on 1 and 4 virtual GPUs, per binary in $AB (default cuda) and handoff mode, alternating, REPS times
+		for r in $(seq 1 "${REPS:-3}"); do
+			for b in ${AB:-cuda}; do
+				for h in call async; do
+					echo "## $b $h" >>"$LOGS/scale.log"
+					GOLUON_VIRTUAL_GPUS=4 GOLUON_CUDA_HANDOFF=$h phase scale 120 $R/$b.test -test.run '^$' \
+						-test.bench "${SCALE_BENCH:-TrainStep(LeNet|KerasCIFAR|MLP)GPU}" -test.benchtime "${SCALE_ITERS:-300}x"
+				done
+			done
+		done
+		awk '/^## /{v=$2"/"$3} /^Benchmark/{for(i=3;i<NF;i++) if($(i+1)=="samples/s"){s=$i}; for(i=3;i<NF;i++) if($(i+1)=="syncs/step"){y=$i}; print v, $1, s, "syncs/step", y; y=""}' "$LOGS/scale.log" |
+			sort -k1,2 -s | awk '{k=$1" "$2; a[k]=a[k]" "int($3); y[k]=$5} END {for (k in a) print k":", a[k], "syncs/step", y[k]}' | sort
+		;;
+	dptests) # data parallelism on 4 virtual GPUs: no host syncs, NCCL one-rank smoke, copies, equivalence
+		GOLUON_VIRTUAL_GPUS=4 phase dptests 180 $R/cuda.test -test.run 'DataParallel|NCCL|Copy|Concurrent|LeNetGrads' -test.v
+		GOLUON_VIRTUAL_GPUS=4 phase dptests 180 $R/gluon.test -test.run 'TestEquivalenceGPU' -test.v
+		grep -E '^(--- |ok|FAIL|PASS)|nccl_test|dataparallel_test|largest|differ' "$LOGS/dptests.log" | head -40
+		;;
+	mnistbn4) # the tutorial's 1-vs-N timing: one epoch on gpu:0, then on 4 virtual GPUs
+		phase mnistbn4 300 $R/mnist-convnet-bn -contexts gpu:0 -epochs ${EPOCHS:-1} -data bin/fashion -out "$LOGS/bn1"
+		GOLUON_VIRTUAL_GPUS=4 phase mnistbn4 300 $R/mnist-convnet-bn -contexts gpu:0,gpu:1,gpu:2,gpu:3 -epochs ${EPOCHS:-1} -data bin/fashion -out "$LOGS/bn4"
+		grep -E 'epoch|total|^\{' "$LOGS/mnistbn4.log" | cut -c1-200
 		;;
 	mnistbn) phase mnistbn 300 $R/mnist-convnet-bn -contexts gpu:0 -epochs 1 -data bin/fashion -out "$LOGS/mnistbn"; tail -6 "$LOGS/mnistbn.log" ;;
 	*) echo "device_run.sh: unknown phase $p" >&2 ;;
