@@ -276,21 +276,22 @@ func (b *Backend) crossDevice(op string, dd, sd *device, src backend.Arg, span i
 }
 
 // handoff makes the work queued on to's stream from now on wait for the
-// work queued so far on from's stream: an event recorded on from's stream
-// and waited for by to's stream, so that the host never waits for either
-// GPU. The event goes back to from's physical device's free list once the
-// wait is queued.
+// work queued so far on from's stream, without the host waiting for either
+// GPU.
 //
-// By default the event is recorded in a round trip to from's worker (the
-// host waits until the worker reaches the record, not for the GPU). With
-// GOLUON_CUDA_HANDOFF=async, both halves are queued and the host does not
-// wait at all: to's worker, on reaching the wait, first takes the record's
-// result from a channel (normally sent long before). That cannot deadlock:
-// the record was queued before the wait, and a worker never waits on
-// anything queued after its own task.
+// Between contexts of one physical device (virtual GPUs) neither the host
+// nor a worker waits either: from's stream writes the next value of a
+// counter word once its earlier work is done, and to's stream waits, on
+// the GPU, until the word has reached it (stream memory operations). Else,
+// or with GOLUON_CUDA_HANDOFF=call, an event is recorded on from's stream
+// in a round trip to from's worker (the host waits until the worker has
+// issued what was queued before, not for the GPU) and waited for by to's
+// stream. The event goes back to from's physical device's free list once
+// the wait is queued.
 func handoff(op string, from, to *device) {
-	if asyncHandoff {
-		handoffAsync(op, from, to)
+	if from.phys == to.phys && from.flag != 0 && to.flag != 0 && !callHandoff {
+		seq := from.signal(op)
+		to.async(op, func() error { return streamWaitValue(to.stream, from.flag, seq) })
 		return
 	}
 	var ev event
@@ -312,40 +313,19 @@ func handoff(op string, from, to *device) {
 	})
 }
 
-// asyncHandoff selects handoffAsync (GOLUON_CUDA_HANDOFF=async).
-var asyncHandoff = os.Getenv("GOLUON_CUDA_HANDOFF") == "async"
+// callHandoff forces handoffs through events (GOLUON_CUDA_HANDOFF=call).
+var callHandoff = os.Getenv("GOLUON_CUDA_HANDOFF") == "call"
 
-// handoffAsync is handoff with the record queued on from's worker instead
-// of waited for: the record's outcome reaches to's worker through a
-// channel with room for it, so from's worker never blocks.
-func handoffAsync(op string, from, to *device) {
-	type recorded struct {
-		ev  event
-		err error
-	}
-	ch := make(chan recorded, 1)
-	from.async(op, func() (err error) {
-		var ev event
-		defer func() {
-			if r := recover(); r != nil {
-				err = fmt.Errorf("panic: %v", r)
-			}
-			ch <- recorded{ev, err} // the only send: to's worker must not wait forever
-		}()
-		if ev, err = from.phys.takeEvent(); err != nil {
-			return err
-		}
-		return eventRecord(ev, from.stream)
-	})
-	to.async(op, func() error {
-		r := <-ch
-		if r.err != nil {
-			return fmt.Errorf("the event on %v it waits for was not recorded: %w", from.dev, r.err)
-		}
-		err := streamWaitEvent(to.stream, r.ev)
-		from.phys.putEvent(r.ev)
-		return err
-	})
+// signal queues on d's stream the write of the next value of d's counter
+// word and returns it. Values are queued in increasing order (under
+// flagMu), so a wait for one value is a wait for all earlier ones too.
+func (d *device) signal(op string) uint32 {
+	d.flagMu.Lock()
+	defer d.flagMu.Unlock()
+	d.flagSeq++
+	seq := d.flagSeq
+	d.async(op, func() error { return streamWriteValue(d.stream, d.flag, seq) })
+	return seq
 }
 
 // takeEvent returns an event from p's free list, or a new one.

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
+
+	"github.com/goluon/goluon/gluon/optimizer"
 	"github.com/goluon/goluon/kvstore"
 	"github.com/goluon/goluon/nd"
 )
@@ -28,6 +31,9 @@ type bucket struct {
 	grads   [][]*nd.NDArray // per context, per parameter: its gradient (a view of flats)
 	reqs    []nd.GradReq    // each parameter's GradReq when the bucket was built
 	overlap bool            // every parameter is GradWrite: reduce during backward
+	fused   bool            // an elementwise optimizer: weights (and state) packed like the gradients
+	wflats  []*nd.NDArray   // the weights' buffer on each context (fused)
+	sflats  [][]*nd.NDArray // per context, per state array: its buffer (fused, once the state exists)
 	remove  []func()        // removes the hooks
 
 	mu       sync.Mutex
@@ -91,6 +97,7 @@ func (t *Trainer) buildBuckets() {
 	t.slots = map[*nd.NDArray]slot{}
 	for _, b := range order {
 		b.overlap = !t.opts.NoOverlap
+		_, b.fused = t.opt.(optimizer.Elementwise)
 		for _, i := range b.params {
 			b.reqs = append(b.reqs, t.params[i].GradReq())
 			if t.params[i].GradReq() != nd.GradWrite {
@@ -105,6 +112,10 @@ func (t *Trainer) buildBuckets() {
 				t.slots[leaves[j]] = slot{b: b, d: d, j: j}
 			}
 			flat, offs := nd.PackGrads(leaves)
+			if b.fused {
+				w, _ := nd.Pack(leaves)
+				b.wflats = append(b.wflats, w)
+			}
 			for j, l := range leaves {
 				grads[j] = l.Grad()
 				b.remove = append(b.remove, l.AddGradHook(nd.GradHook{Before: t.beforeGrad, Ready: t.gradReady}))
@@ -124,7 +135,7 @@ func (t *Trainer) dropBuckets() {
 		for _, r := range b.remove {
 			r()
 		}
-		for _, f := range b.flats {
+		for _, f := range slices.Concat(b.flats, b.wflats, slices.Concat(b.sflats...)) {
 			f.Release()
 		}
 	}
@@ -325,8 +336,10 @@ type TrainerStats struct {
 	Buckets     int
 	BucketBytes []int
 	// Overlapped counts the buckets whose sum started during the last
-	// step's backward pass, before Step.
-	Overlapped int
+	// step's backward pass, before Step; Fused those updated with one
+	// optimizer call per context (an elementwise rule, and parameters that
+	// share their step count and multipliers).
+	Overlapped, Fused int
 	// Contexts holds, per context of the parameters, the copies and host
 	// waits (nd.DeviceStats) from the end of the step before (or the
 	// Trainer's creation) to the end of the last step: a whole training
@@ -352,7 +365,7 @@ func (t *Trainer) markStats() {
 
 // finishStats records the statistics of the step that ends now.
 func (t *Trainer) finishStats(overlapped int) {
-	s := TrainerStats{Buckets: len(t.buckets), Overlapped: overlapped}
+	s := TrainerStats{Buckets: len(t.buckets), Overlapped: overlapped, Fused: t.fusedLast}
 	for _, b := range t.buckets {
 		s.BucketBytes = append(s.BucketBytes, b.flats[0].Size()*b.flats[0].DType().Size())
 	}
@@ -365,4 +378,79 @@ func (t *Trainer) finishStats(overlapped int) {
 	}
 	t.last = s
 	t.markStats()
+}
+
+// updateBuckets applies the optimizer to every replica of each parameter
+// with a fresh gradient, the contexts in parallel. A bucket whose
+// parameters are all fresh and share their step count and multipliers is
+// updated with one call per context on its flat buffers (bitwise the same
+// as one call per parameter: the rule is elementwise); others parameter by
+// parameter.
+func (t *Trainer) updateBuckets(fresh [][]int) error {
+	whole := make([]bool, len(t.buckets))
+	t.fusedLast = 0
+	for k, b := range t.buckets {
+		if whole[k] = t.fusable(b, fresh); whole[k] {
+			t.fusedLast++
+		}
+	}
+	var g errgroup.Group
+	for d := range t.devs {
+		g.Go(func() error {
+			return nd.Catch(func() {
+				for k, b := range t.buckets {
+					if whole[k] {
+						t.updateFused(b, d)
+						continue
+					}
+					for _, i := range b.params {
+						if len(fresh[i]) > 0 {
+							p := t.params[i]
+							t.opt.Update(t.paramInfo(i), p.ListData()[d], p.ListData()[d].Grad(), t.states[i][d])
+						}
+					}
+				}
+			})
+		})
+	}
+	return g.Wait()
+}
+
+// fusable reports whether bucket b can be updated whole this step, and
+// packs its optimizer state the first time.
+func (t *Trainer) fusable(b *bucket, fresh [][]int) bool {
+	if !b.fused {
+		return false
+	}
+	first := t.params[b.params[0]]
+	for _, i := range b.params {
+		p := t.params[i]
+		if len(fresh[i]) == 0 || t.steps[i] != t.steps[b.params[0]] || p.LRMult != first.LRMult || p.WDMult != first.WDMult ||
+			len(t.states[i][0]) != len(t.states[b.params[0]][0]) {
+			return false
+		}
+	}
+	if b.sflats == nil {
+		for d := range t.devs {
+			var flats []*nd.NDArray
+			for k := range t.states[b.params[0]][d] {
+				arrs := make([]*nd.NDArray, len(b.params))
+				for j, i := range b.params {
+					arrs[j] = t.states[i][d][k]
+				}
+				f, _ := nd.Pack(arrs)
+				flats = append(flats, f)
+			}
+			b.sflats = append(b.sflats, flats)
+		}
+	}
+	return true
+}
+
+// updateFused updates bucket b's weights on context d with one call.
+func (t *Trainer) updateFused(b *bucket, d int) {
+	i := b.params[0]
+	info := t.paramInfo(i)
+	info.Name = fmt.Sprintf("the bucket of %s and %d more", t.params[i].Name(), len(b.params)-1)
+	t.opt.Update(info, b.wflats[d], b.flats[d], b.sflats[d])
 }

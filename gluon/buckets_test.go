@@ -29,12 +29,14 @@ func TestBucketsBitwise(t *testing.T) {
 		{devices: 4, kv: "device", opts: gluon.TrainerOpts{NoOverlap: true, BucketBytes: 1, FirstBucketBytes: 1}},
 		{devices: 4, kv: "local", opts: small},
 		{devices: 2, kv: "device", opts: small},
+		{devices: 4, kv: "device", opts: small, adam: true},
+		{devices: 4, kv: "device", opts: small, lrMults: true},
 	} {
 		c.momentum = 0.9
 		t.Run(fmt.Sprintf("%dctx/%s/%+v", c.devices, c.kv, c.opts), func(t *testing.T) {
 			want := ref
-			if c.devices != 4 {
-				want = trainLeNet(t, runConfig{devices: c.devices, kv: "device", onKV: true, momentum: 0.9}, steps)
+			if c.devices != 4 || c.adam || c.lrMults {
+				want = trainLeNet(t, runConfig{devices: c.devices, kv: "device", onKV: true, momentum: 0.9, adam: c.adam, lrMults: c.lrMults}, steps)
 			}
 			got := trainLeNet(t, c, steps)
 			for name, w := range want {
@@ -114,6 +116,9 @@ func TestBucketLayoutAndOverlap(t *testing.T) {
 		}
 		if s.Overlapped != s.Buckets {
 			t.Errorf("step %d: %d of %d buckets were summed during backward", step, s.Overlapped, s.Buckets)
+		}
+		if s.Fused != s.Buckets {
+			t.Errorf("step %d: %d of %d buckets were updated with one call per context", step, s.Fused, s.Buckets)
 		}
 	}
 	// The last layer's parameters come first: the first bucket holds the

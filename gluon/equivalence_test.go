@@ -3,6 +3,7 @@ package gluon_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/goluon/goluon/autograd"
@@ -21,6 +22,8 @@ type runConfig struct {
 	onKV     bool
 	momentum float64
 	opts     gluon.TrainerOpts // UpdateOnKVStore is onKV
+	adam     bool              // Adam instead of SGD
+	lrMults  bool              // the dense layers' weights learn at half the rate
 }
 
 // trainLeNet trains LeNet for steps steps on synthetic data with a fixed
@@ -38,8 +41,21 @@ func trainLeNet(t *testing.T, c runConfig, steps int) map[string][]float32 {
 	if err := params.Initialize(initializer.Xavier{}, devs, false); err != nil {
 		t.Fatal(err)
 	}
-	opt := optimizer.NewSGD(0.1)
-	opt.Momentum = c.momentum
+	var opt optimizer.Optimizer
+	if c.adam {
+		opt = optimizer.NewAdam(1e-3)
+	} else {
+		sgd := optimizer.NewSGD(0.1)
+		sgd.Momentum = c.momentum
+		opt = sgd
+	}
+	if c.lrMults {
+		for _, p := range params.List() {
+			if strings.HasPrefix(p.Name(), "dense") && strings.HasSuffix(p.Name(), "weight") {
+				p.LRMult = 0.5
+			}
+		}
+	}
 	o := c.opts
 	o.UpdateOnKVStore = c.onKV
 	tr, err := gluon.NewTrainer(params, opt, c.kv, o)

@@ -186,37 +186,40 @@ func TestTrainerStatesResume(t *testing.T) {
 			}
 		}
 	}
-	devsA, devsB := cpus(2), []ctx.Context{ctx.CPU(6)}
-	net, params, tr := build(devsA)
-	steps(net, tr, devsA, 6)
-	want := values(params)
+	// From 2 contexts (bucketed gradients, weights and state) to 1, and back.
+	for _, pair := range [][2][]ctx.Context{{cpus(2), {ctx.CPU(6)}}, {{ctx.CPU(6)}, cpus(2)}} {
+		devsA, devsB := pair[0], pair[1]
+		net, params, tr := build(devsA)
+		steps(net, tr, devsA, 6)
+		want := values(params)
 
-	net, params, tr = build(devsA)
-	steps(net, tr, devsA, 3)
-	if err := params.Save(filepath.Join(dir, "p")); err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.SaveStates(filepath.Join(dir, "s")); err != nil {
-		t.Fatal(err)
-	}
-	net2, params2, tr2 := build(devsB)
-	if err := params2.Load(filepath.Join(dir, "p"), devsB, gluon.LoadOpts{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := tr2.LoadStates(filepath.Join(dir, "s")); err != nil {
-		t.Fatal(err)
-	}
-	steps(net2, tr2, devsB, 3)
-	for n, w := range want {
-		got := values(params2)[n]
-		for i := range w {
-			if d := w[i] - got[i]; d > 1e-6 || d < -1e-6 {
-				t.Fatalf("%s after resume: %v, straight run %v", n, got, w)
+		net, params, tr = build(devsA)
+		steps(net, tr, devsA, 3)
+		if err := params.Save(filepath.Join(dir, "p")); err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.SaveStates(filepath.Join(dir, "s")); err != nil {
+			t.Fatal(err)
+		}
+		net2, params2, tr2 := build(devsB)
+		if err := params2.Load(filepath.Join(dir, "p"), devsB, gluon.LoadOpts{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := tr2.LoadStates(filepath.Join(dir, "s")); err != nil {
+			t.Fatal(err)
+		}
+		steps(net2, tr2, devsB, 3)
+		for n, w := range want {
+			got := values(params2)[n]
+			for i := range w {
+				if d := w[i] - got[i]; d > 1e-6 || d < -1e-6 {
+					t.Fatalf("%s after resume: %v, straight run %v", n, got, w)
+				}
 			}
 		}
 	}
 	// A trainer with another optimizer refuses the file.
-	_, p3, _ := build(devsB)
+	_, p3, _ := build([]ctx.Context{ctx.CPU(6)})
 	tr3, _ := gluon.NewTrainer(p3, optimizer.NewSGD(0.1), "local", gluon.TrainerOpts{}) // no momentum: no state
 	if err := tr3.LoadStates(filepath.Join(dir, "s")); err == nil || !strings.Contains(err.Error(), "unexpected state") {
 		t.Errorf("loading momentum state into a momentum-free SGD: %v", err)

@@ -59,6 +59,7 @@ type Trainer struct {
 	slots   map[*nd.NDArray]slot // where each bucketed replica sits
 
 	overlapped int              // buckets summed during the last backward
+	fusedLast  int              // buckets updated whole in the last step
 	marks      []nd.DeviceStats // per context: the counters at the end of the last step
 	last       TrainerStats
 }
@@ -243,11 +244,16 @@ func (t *Trainer) step(batchSize int, ignoreStale bool) error {
 		return err
 	}
 	t.rescale = 1 / float64(global)
+	if t.buckets != nil {
+		if err := t.updateBuckets(fresh); err != nil {
+			return errorf("trainer: %v", err)
+		}
+	}
 	for i, p := range t.params {
 		if len(fresh[i]) == 0 {
 			continue
 		}
-		if !t.opts.UpdateOnKVStore {
+		if !t.opts.UpdateOnKVStore && t.buckets == nil {
 			t.updateReplicas(i, p)
 		}
 		t.steps[i]++
@@ -393,10 +399,16 @@ func (t *Trainer) reduceAll(fresh [][]int, batch int) (int, error) {
 }
 
 func (t *Trainer) updateReplicas(i int, p *Parameter) {
-	info := optimizer.Param{Name: p.Name(), Step: t.steps[i] + 1, LRMult: p.LRMult, WDMult: p.WDMult, Rescale: t.rescale}
+	info := t.paramInfo(i)
 	for d, w := range p.ListData() {
 		t.opt.Update(info, w, w.Grad(), t.states[i][d])
 	}
+}
+
+// paramInfo describes parameter i's next update.
+func (t *Trainer) paramInfo(i int) optimizer.Param {
+	p := t.params[i]
+	return optimizer.Param{Name: p.Name(), Step: t.steps[i] + 1, LRMult: p.LRMult, WDMult: p.WDMult, Rescale: t.rescale}
 }
 
 // LearningRate returns the learning rate the next step will use.

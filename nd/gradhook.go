@@ -74,51 +74,63 @@ func (a *NDArray) runHooks(before bool) {
 	}
 }
 
-// PackGrads moves the gradient buffers of leaves into one new flat array
-// and returns it: leaf i's gradient becomes a view of elements
-// [offs[i], offs[i]+size_i) of it, where offs[i] is the running sum of the
-// earlier leaves' sizes. Each gradient array keeps its identity (whoever
-// holds it sees the move) and its values. The flat array is persistent
-// (no scope tracks it); its memory goes back to the pool when it and all
-// of the views are released. Every leaf must have a gradient attached, and
-// all must share one context and dtype. PackGrads must not run while a
-// Backward may write one of the gradients.
-func PackGrads(leaves []*NDArray) (flat *NDArray, offs []int) {
-	const op = "PackGrads"
-	if len(leaves) == 0 {
-		fail(op, ErrArgument, "no leaves")
+// Pack moves arrays into one new flat array and returns it: array i
+// becomes a view of elements [offs[i], offs[i]+size_i) of it, where
+// offs[i] is the running sum of the earlier arrays' sizes. Each array keeps
+// its identity (whoever holds it sees the move), its values and its
+// autograd state; views made of it earlier keep the old memory. The flat
+// array is persistent (no scope tracks it); its memory goes back to the
+// pool when it and all of the views are released. All arrays must share
+// one context and dtype, and nothing may use them while Pack runs. A
+// Trainer packs its gradients (PackGrads), weights and optimizer state per
+// bucket, so that one op can sum or update a whole bucket.
+func Pack(arrs []*NDArray) (flat *NDArray, offs []int) {
+	const op = "Pack"
+	if len(arrs) == 0 {
+		fail(op, ErrArgument, "no arrays")
 	}
-	grads := make([]*NDArray, len(leaves))
 	total := 0
-	offs = make([]int, len(leaves))
-	for i, a := range leaves {
+	offs = make([]int, len(arrs))
+	for i, a := range arrs {
 		checkLive(op, a)
-		g := a.Grad()
-		if g == nil {
-			fail(op, ErrGraph, "leaf %d (shape %v) has no gradient attached", i, a.shape)
+		if f := arrs[0]; a.st.dev != f.st.dev || a.dtype != f.dtype {
+			fail(op, ErrContext, "array %d is %v on %v, array 0 %v on %v", i, a.dtype, a.st.dev, f.dtype, f.st.dev)
 		}
-		checkLive(op, g)
-		if f := grads[0]; f != nil && (g.st.dev != f.st.dev || g.dtype != f.dtype) {
-			fail(op, ErrContext, "leaf %d's gradient is %v on %v, leaf 0's %v on %v", i, g.dtype, g.st.dev, f.dtype, f.st.dev)
-		}
-		grads[i] = g
 		offs[i] = total
-		total += g.Size()
+		total += a.Size()
 	}
-	flat = newArray(op, persistentSession, grads[0].st.dev, grads[0].dtype, []int{total})
-	for i, g := range grads {
-		v := flat.viewIn(persistentSession, offs[i], g.shape)
-		transfer(v, g)
+	flat = newArray(op, persistentSession, arrs[0].st.dev, arrs[0].dtype, []int{total})
+	for i, a := range arrs {
+		v := flat.viewIn(persistentSession, offs[i], a.shape)
+		transfer(v, a)
 		v.Release()
-		old := g.st
+		old := a.st
 		flat.st.refs.Add(1)
-		g.st, g.off = flat.st, offs[i]
+		a.st, a.off = flat.st, offs[i]
 		if old.refs.Add(-1) == 0 {
 			old.be.Free(old.dev, old.buf)
 			old.buf = nil
 		}
 	}
 	return flat, offs
+}
+
+// PackGrads packs the gradient arrays of leaves (see Pack): after it, the
+// gradients that Backward writes land in the flat array. Every leaf must
+// have a gradient attached.
+func PackGrads(leaves []*NDArray) (flat *NDArray, offs []int) {
+	const op = "PackGrads"
+	if len(leaves) == 0 {
+		fail(op, ErrArgument, "no leaves")
+	}
+	grads := make([]*NDArray, len(leaves))
+	for i, a := range leaves {
+		checkLive(op, a)
+		if grads[i] = a.Grad(); grads[i] == nil {
+			fail(op, ErrGraph, "leaf %d (shape %v) has no gradient attached", i, a.shape)
+		}
+	}
+	return Pack(grads)
 }
 
 // Span returns a one-dimensional view of elements [lo, hi) of a's memory

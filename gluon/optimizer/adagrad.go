@@ -46,6 +46,9 @@ func (o *AdaGrad) Validate() error {
 }
 
 // Name returns "adagrad".
+// Elementwise marks the rule as elementwise (see Elementwise).
+func (*AdaGrad) Elementwise() {}
+
 func (o *AdaGrad) Name() string { return "adagrad" }
 
 // Hyperparams returns the shared hyper-parameters.

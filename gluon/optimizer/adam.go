@@ -75,6 +75,9 @@ func updateMoments(t *temps, state State, g *nd.NDArray, beta1, beta2 float64) (
 }
 
 // Name returns "adam".
+// Elementwise marks the rule as elementwise (see Elementwise).
+func (*Adam) Elementwise() {}
+
 func (o *Adam) Name() string { return "adam" }
 
 // Hyperparams returns the shared hyper-parameters.

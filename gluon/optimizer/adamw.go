@@ -42,6 +42,9 @@ func (o *AdamW) Validate() error {
 }
 
 // Name returns "adamw".
+// Elementwise marks the rule as elementwise (see Elementwise).
+func (*AdamW) Elementwise() {}
+
 func (o *AdamW) Name() string { return "adamw" }
 
 // Hyperparams returns the shared hyper-parameters.

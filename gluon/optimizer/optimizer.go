@@ -62,6 +62,16 @@ type Param struct {
 	Rescale float64
 }
 
+// Elementwise is implemented by rules whose update of an element depends
+// only on that element of the weight, the gradient and the state, and on
+// Param's scalars (every rule of this package). A Trainer may then update
+// several parameters that share those scalars with one call, on flat
+// arrays that hold them side by side, as it does per gradient bucket.
+type Elementwise interface {
+	Optimizer
+	Elementwise()
+}
+
 // Optimizer is one update rule.
 type Optimizer interface {
 	// Name names the rule ("sgd", "adam", ...).

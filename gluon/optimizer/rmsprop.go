@@ -75,6 +75,9 @@ func (o *RMSProp) Validate() error {
 }
 
 // Name returns "rmsprop".
+// Elementwise marks the rule as elementwise (see Elementwise).
+func (*RMSProp) Elementwise() {}
+
 func (o *RMSProp) Name() string { return "rmsprop" }
 
 // Hyperparams returns the shared hyper-parameters.

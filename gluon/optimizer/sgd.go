@@ -45,6 +45,9 @@ func (o *SGD) Validate() error {
 }
 
 // Name returns "sgd" or "nag".
+// Elementwise marks the rule as elementwise (see Elementwise).
+func (*SGD) Elementwise() {}
+
 func (o *SGD) Name() string {
 	if o.Nesterov {
 		return "nag"
