@@ -75,12 +75,6 @@ type device struct {
 
 	syncs, calls atomic.Int64 // the host's waits on the stream and on the worker (SyncStats)
 
-	// flag is a device word that the stream sets to each value of flagSeq
-	// in turn (see handoff); 0 when stream memory operations are missing.
-	flag    dptr
-	flagMu  sync.Mutex
-	flagSeq uint32
-
 	mem pool
 }
 
@@ -206,22 +200,7 @@ func (d *device) setup() error {
 		return fmt.Errorf("cuda: %v: creating a stream: %w", d.dev, err)
 	}
 	d.stream = s
-	d.setupFlag()
 	return nil
-}
-
-// setupFlag allocates the word of d's stream memory operations and sets it
-// to 0; where the driver refuses them, handoffs use events instead.
-func (d *device) setupFlag() {
-	p, err := driverAlloc(4)
-	if err != nil {
-		return
-	}
-	if streamWriteValue(d.stream, p, 0) != nil || streamSync(d.stream) != nil {
-		_ = driverFree(p)
-		return
-	}
-	d.flag = p
 }
 
 // runTask runs fn, turning a panic into an error so that the worker (and

@@ -22,16 +22,6 @@ static CUresult goluon_launch(void* f, unsigned int gx, unsigned int bx, unsigne
 }
 
 static CUresult goluon_host_alloc(void** p, size_t n) { return cuMemAllocHost(p, n); }
-
-// Stream memory operations (the _v2 entry points, supported by every CUDA
-// 12 and later driver): a stream writes a 32-bit value once its earlier
-// work is done, another waits until the value has reached a given one.
-static CUresult goluon_write_value(void* stream, CUdeviceptr addr, unsigned int v) {
-	return cuStreamWriteValue32_v2((CUstream)stream, addr, v, CU_STREAM_WRITE_VALUE_DEFAULT);
-}
-static CUresult goluon_wait_value(void* stream, CUdeviceptr addr, unsigned int v) {
-	return cuStreamWaitValue32_v2((CUstream)stream, addr, v, CU_STREAM_WAIT_VALUE_GEQ);
-}
 static CUresult goluon_host_free(void* p) { return cuMemFreeHost(p); }
 */
 import "C"
@@ -172,18 +162,6 @@ func eventElapsed(start, end event) (time.Duration, error) {
 // streamWaitEvent makes work queued on s after this call wait for the
 // work before e's latest record.
 func streamWaitEvent(s stream, e event) error { return s.Wait(*e, 0) }
-
-// streamWriteValue queues on s the write of v to the 32-bit word at addr,
-// after the work queued before it.
-func streamWriteValue(s stream, addr dptr, v uint32) error {
-	return resultError(int(C.goluon_write_value(streamHandle(s), C.CUdeviceptr(addr), C.uint(v))))
-}
-
-// streamWaitValue makes the work queued on s after it wait until the word
-// at addr has reached v (cyclically: (int32)(*addr - v) >= 0).
-func streamWaitValue(s stream, addr dptr, v uint32) error {
-	return resultError(int(C.goluon_wait_value(streamHandle(s), C.CUdeviceptr(addr), C.uint(v))))
-}
 
 // streamHandle returns the CUstream behind a stream.
 func streamHandle(s stream) unsafe.Pointer { return unsafe.Pointer(s.C()) }

@@ -26,8 +26,6 @@ static uintptr_t emu_alloc(long long n) {
 static void emu_free(uintptr_t p) { free((void*)p); }
 static void* emu_host_alloc(long long n) { return malloc((size_t)n); }
 static void emu_copy(uintptr_t dst, uintptr_t src, long long n) { memmove((void*)dst, (void*)src, (size_t)n); }
-static uint32_t emu_load32(uintptr_t p) { return *(volatile uint32_t*)p; }
-static void emu_store32(uintptr_t p, uint32_t v) { *(volatile uint32_t*)p = v; }
 */
 import "C"
 
@@ -146,37 +144,6 @@ func newStream() (stream, error) {
 // defaultSpin is short on the emulator, whose tests share a few cores
 // with the emulated streams.
 const defaultSpin = 50 * time.Microsecond
-
-// flagMu and flagCond guard the words of emulated stream memory
-// operations: a waiting stream's executor sleeps on flagCond.
-var (
-	flagMu   sync.Mutex
-	flagCond = sync.NewCond(&flagMu)
-)
-
-// streamWriteValue queues on s the write of v to the 32-bit word at addr.
-func streamWriteValue(s stream, addr dptr, v uint32) error {
-	s.enqueue(func() {
-		flagMu.Lock()
-		C.emu_store32(C.uintptr_t(addr), C.uint32_t(v))
-		flagMu.Unlock()
-		flagCond.Broadcast()
-	})
-	return nil
-}
-
-// streamWaitValue makes s's later work wait until the word at addr has
-// reached v, cyclically, as the driver compares.
-func streamWaitValue(s stream, addr dptr, v uint32) error {
-	s.enqueue(func() {
-		flagMu.Lock()
-		for int32(uint32(C.emu_load32(C.uintptr_t(addr)))-v) < 0 {
-			flagCond.Wait()
-		}
-		flagMu.Unlock()
-	})
-	return nil
-}
 
 // event is an emulated event: each record replaces its channel with a new
 // one that the recording stream closes when it reaches the record.

@@ -4,7 +4,6 @@ package cuda
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 	"unsafe"
 
@@ -276,24 +275,19 @@ func (b *Backend) crossDevice(op string, dd, sd *device, src backend.Arg, span i
 }
 
 // handoff makes the work queued on to's stream from now on wait for the
-// work queued so far on from's stream, without the host waiting for either
-// GPU.
-//
-// Between contexts of one physical device (virtual GPUs) neither the host
-// nor a worker waits either: from's stream writes the next value of a
-// counter word once its earlier work is done, and to's stream waits, on
-// the GPU, until the word has reached it (stream memory operations). Else,
-// or with GOLUON_CUDA_HANDOFF=call, an event is recorded on from's stream
+// work queued so far on from's stream: an event recorded on from's stream
 // in a round trip to from's worker (the host waits until the worker has
 // issued what was queued before, not for the GPU) and waited for by to's
 // stream. The event goes back to from's physical device's free list once
 // the wait is queued.
+//
+// Two ways that avoid the round trip were measured slower or unsafe on an
+// H200 (cuda/results/run16, run17): queueing the record and letting to's
+// worker wait for it made LeNet on 4 virtual GPUs 25-30% slower, and
+// stream memory operations (a counter word written by one stream, waited
+// for by the other) hung a training run, as CUDA warns they may when the
+// order they create is invisible to its scheduler.
 func handoff(op string, from, to *device) {
-	if from.phys == to.phys && from.flag != 0 && to.flag != 0 && !callHandoff {
-		seq := from.signal(op)
-		to.async(op, func() error { return streamWaitValue(to.stream, from.flag, seq) })
-		return
-	}
 	var ev event
 	err := from.call(op, func() error {
 		var err error
@@ -311,21 +305,6 @@ func handoff(op string, from, to *device) {
 		from.phys.putEvent(ev)
 		return err
 	})
-}
-
-// callHandoff forces handoffs through events (GOLUON_CUDA_HANDOFF=call).
-var callHandoff = os.Getenv("GOLUON_CUDA_HANDOFF") == "call"
-
-// signal queues on d's stream the write of the next value of d's counter
-// word and returns it. Values are queued in increasing order (under
-// flagMu), so a wait for one value is a wait for all earlier ones too.
-func (d *device) signal(op string) uint32 {
-	d.flagMu.Lock()
-	defer d.flagMu.Unlock()
-	d.flagSeq++
-	seq := d.flagSeq
-	d.async(op, func() error { return streamWriteValue(d.stream, d.flag, seq) })
-	return seq
 }
 
 // takeEvent returns an event from p's free list, or a new one.
