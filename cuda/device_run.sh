@@ -105,14 +105,12 @@ for p in "$@"; do
 			exit \$rc"
 		grep -E 'Benchmark|^\{' "$LOGS/inferparts.log" | grep -v 'time per step' | head -80
 		;;
-	scale) # training steps on 1 and 4 virtual GPUs, per binary in $AB (default cuda) and GOLUON_CUDA_HANDOFF in $MODES, alternating, REPS times
+	scale) # training steps on 1 and 4 virtual GPUs, per binary in $AB (default cuda), alternating, REPS times
 		for r in $(seq 1 "${REPS:-3}"); do
 			for b in ${AB:-cuda}; do
-				for h in ${MODES:-call default}; do
-					echo "## $b $h" >>"$LOGS/scale.log"
-					GOLUON_VIRTUAL_GPUS=4 GOLUON_CUDA_HANDOFF=$h phase scale 120 $R/$b.test -test.run '^$' \
-						-test.bench "${SCALE_BENCH:-TrainStep(LeNet|KerasCIFAR|MLP)GPU}" -test.benchtime "${SCALE_ITERS:-300}x"
-				done
+				echo "## $b run" >>"$LOGS/scale.log"
+				GOLUON_VIRTUAL_GPUS=4 phase scale 120 $R/$b.test -test.run '^$' \
+					-test.bench "${SCALE_BENCH:-TrainStep(LeNet|KerasCIFAR|MLP)GPU}" -test.benchtime "${SCALE_ITERS:-300}x"
 			done
 		done
 		awk '/^## /{v=$2"/"$3} /^Benchmark/{for(i=3;i<NF;i++) if($(i+1)=="samples/s"){s=$i}; for(i=3;i<NF;i++) if($(i+1)=="syncs/step"){y=$i}; print v, $1, s, "syncs/step", y; y=""}' "$LOGS/scale.log" |
