@@ -103,8 +103,32 @@ def main():
         print(fmt % row)
     if inverted:
         print("* lower is better: the ratio is PyTorch/Goluon, so > 1 still means Goluon is better (less memory or time)")
+    ratios.update(context_ratios(d))
     print(json.dumps(ratios, sort_keys=True))
     peak_lines(d, go)
+
+
+def context_ratios(d):
+    """Per workload with /1ctx and /2ctx rows: the median, minimum and
+    maximum over the repetitions of 2ctx/1ctx throughput, each pair from one
+    go-*.txt (the two rows run back to back in one process), printed and
+    returned as KEY/2ctx_over_1ctx, _min and _max."""
+    per = {}
+    for p in sorted(glob.glob(os.path.join(d, "go-*.txt"))):
+        res = go_results(p)
+        for w, (v, u) in res.items():
+            if w.endswith("/2ctx") and u == "samples/s":
+                one = res.get(w[:-5] + "/1ctx")
+                if one and one[0]:
+                    per.setdefault(w[:-5], []).append(v / one[0])
+    out = {}
+    for w in sorted(per):
+        vals = per[w]
+        med = statistics.median(vals)
+        print("%s on 2 contexts / 1: %.3f [%.3f-%.3f] over %d repetitions" % (w, med, min(vals), max(vals), len(vals)))
+        key = w + "/2ctx_over_1ctx"
+        out[key], out[key + "_min"], out[key + "_max"] = round(med, 3), round(min(vals), 3), round(max(vals), 3)
+    return out
 
 
 def fma_peak(d):

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/goluon/goluon/ctx"
@@ -17,10 +18,13 @@ func trainStepBench(b *testing.B, net gluon.Block, opt optimizer.Optimizer, shap
 }
 
 // BenchmarkTrainStepKerasCIFAR is the CPU training step of the Keras
-// CIFAR-10 CNN (RMSprop, batch 128) on one context.
+// CIFAR-10 CNN (RMSprop, batch 128) on one context and on two.
 func BenchmarkTrainStepKerasCIFAR(b *testing.B) {
-	opt := optimizer.NewRMSProp(1e-4)
-	trainStepBench(b, modelzoo.KerasCIFARCNN(), opt, []int{128, 3, 32, 32}, []ctx.Context{ctx.CPU(0)})
+	for _, devs := range [][]ctx.Context{{ctx.CPU(0)}, {ctx.CPU(0), ctx.CPU(1)}} {
+		b.Run(fmt.Sprintf("%dctx", len(devs)), func(b *testing.B) {
+			trainStepBench(b, modelzoo.KerasCIFARCNN(), optimizer.NewRMSProp(1e-4), []int{128, 3, 32, 32}, devs)
+		})
+	}
 }
 
 // BenchmarkTrainStepLeNet is LeNet's training step (SGD, batch 128) on one

@@ -90,6 +90,7 @@ func train(args []string, w io.Writer) (_ *outcome, err error) {
 	})
 	dataset := fs.String("dataset", dsFashion, "data set: fashion-mnist or mnist (same file format)")
 	resume := fs.Bool("resume", false, "continue from the latest checkpoint in -out/checkpoints")
+	syncBN := fs.Bool("sync-bn", false, "normalise with the statistics of the whole batch over all contexts (SyncBatchNorm) instead of each context's part")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -128,7 +129,7 @@ func train(args []string, w io.Writer) (_ *outcome, err error) {
 	// Model, built "inside the strategy scope": the parameters get one
 	// replica per context, all with the same Glorot-uniform start
 	// (Keras' default; MXNet's Xavier()).
-	net := newNet()
+	net := newNet(*syncBN)
 	if err := gluon.Initialize(net, initializer.Xavier{}, devs...); err != nil {
 		return nil, err
 	}

@@ -141,7 +141,7 @@ func checkResume(t *testing.T, dataDir, outDir string) {
 // (batch-norm statistics are per context).
 func checkLoadElsewhere(t *testing.T, res *outcome) {
 	t.Helper()
-	fresh := newNet()
+	fresh := newNet(false)
 	if err := gluon.LoadParameters(fresh, res.Params, ctx.CPU(3)); err != nil {
 		t.Fatalf("LoadParameters onto cpu(3): %v", err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/nn"
 	"github.com/goluon/goluon/gluon/optimizer"
 )
@@ -21,11 +22,18 @@ const (
 // The last layer gives logits: the softmax of Keras' last Dense layer is
 // folded into the softmax cross-entropy loss, which is the same function
 // computed more stably. Input sizes are inferred at the first forward pass.
-func newNet() *nn.Sequential {
+// With syncBN the BatchNorm layer is a SyncBatchNorm: the statistics of the
+// whole batch over every context, whatever the number of contexts.
+func newNet(syncBN bool) *nn.Sequential {
+	bnOpts := nn.BatchNormOpts{Momentum: bnMomentum, Epsilon: bnEpsilon}
+	var bn gluon.Block = nn.NewBatchNorm(bnOpts)
+	if syncBN {
+		bn = nn.NewSyncBatchNorm(bnOpts)
+	}
 	return nn.NewSequential(
 		nn.NewConv2D(32, 3, nn.Conv2DOpts{Act: "relu"}),  // 28×28 → 26×26
 		nn.NewConv2D(256, 3, nn.Conv2DOpts{Act: "relu"}), // 26×26 → 24×24
-		nn.NewBatchNorm(nn.BatchNormOpts{Momentum: bnMomentum, Epsilon: bnEpsilon}),
+		bn,
 		nn.NewConv2D(128, 3, nn.Conv2DOpts{Act: "relu"}), // 24×24 → 22×22
 		nn.NewMaxPool2D(2, nn.PoolOpts{}),                // 22×22 → 11×11
 		nn.NewDropout(0.25),

@@ -1,0 +1,194 @@
+package nn
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/nd"
+)
+
+// SyncTimeout is how long a SyncBatchNorm context waits for the others to
+// reach the same statistics exchange before it fails.
+var SyncTimeout = time.Minute
+
+// SyncBatchNorm is BatchNorm whose training-mode statistics are those of
+// the whole batch over every context of its parameters (Gluon's
+// contrib.nn.SyncBatchNorm, PyTorch's nn.SyncBatchNorm): each context's
+// per-channel sums are added over the contexts, in a fixed order, before
+// normalising, and so are the sums of the backward pass, so N contexts
+// normalise, differentiate and update the running statistics as one
+// context would on the concatenated batch. Small per-context batches keep
+// the statistics of the whole batch.
+//
+// Every context must run the layer in each training step, each in a
+// goroutine of its own (gluon.ForEachDevice does this), and in the same
+// order as the others; a context that does not (fewer samples than
+// contexts) makes the others fail after SyncTimeout. Predict mode and
+// UseGlobalStats use the running statistics and exchange nothing. The
+// parameters have BatchNorm's names, so the two load each other's files.
+// With a distributed kvstore the statistics are exchanged within each
+// process only.
+type SyncBatchNorm struct {
+	*BatchNorm
+	mu     sync.Mutex
+	rounds map[int]*syncRound  // exchanges under way, by number
+	calls  map[ctx.Context]int // exchanges each context has joined
+}
+
+// NewSyncBatchNorm returns a synchronised batch-normalisation layer.
+func NewSyncBatchNorm(o BatchNormOpts) *SyncBatchNorm {
+	return &SyncBatchNorm{BatchNorm: NewBatchNorm(o), rounds: map[int]*syncRound{}, calls: map[ctx.Context]int{}}
+}
+
+// Forward normalises x with the statistics of every context's batch.
+func (b *SyncBatchNorm) Forward(x *nd.NDArray) *nd.NDArray {
+	if !x.Session().IsTraining() || b.opts.UseGlobalStats {
+		return b.BatchNorm.Forward(x)
+	}
+	shape := x.Shape()
+	ax := b.opts.Axis
+	if ax < 0 {
+		ax += len(shape)
+	}
+	if ax < 0 || ax >= len(shape) {
+		nd.Panicf("nn.SyncBatchNorm", nd.ErrShape, "axis %d out of range for input %v", b.opts.Axis, shape)
+	}
+	c := shape[ax]
+	dev := x.Context()
+	b.RunningMean.InferShape(c)
+	b.RunningVar.InferShape(c)
+	runMean, runVar := b.RunningMean.Data(dev), b.RunningVar.Data(dev)
+	o := nd.BatchNormOpts{Momentum: b.opts.Momentum, Eps: b.opts.Epsilon}
+	o = withBNDefaults(o)
+
+	var axes []int
+	bshape := make([]int, len(shape)) // the per-channel arrays' broadcast shape
+	for i := range shape {
+		bshape[i] = 1
+		if i != ax {
+			axes = append(axes, i)
+		}
+	}
+	bshape[ax] = c
+	sums := nd.Concat(0, nd.Sum(x, axes...), nd.Sum(nd.Square(x), axes...))
+	total, count := b.allSum(sums, x.Size()/max(c, 1))
+	n := float64(count)
+	mean := nd.DivScalar(nd.SliceAxis(total, 0, 0, c), n)
+	variance := nd.Sub(nd.DivScalar(nd.SliceAxis(total, 0, c, 2*c), n), nd.Square(mean))
+	y := nd.Mul(nd.Sub(x, nd.Reshape(mean, bshape...)), nd.Reshape(nd.Rsqrt(nd.AddScalar(variance, o.Eps)), bshape...))
+	if b.Gamma != nil {
+		b.Gamma.InferShape(c)
+		y = nd.Mul(y, nd.Reshape(b.Gamma.Data(dev), bshape...))
+	}
+	if b.Beta != nil {
+		b.Beta.InferShape(c)
+		y = nd.Add(y, nd.Reshape(b.Beta.Data(dev), bshape...))
+	}
+	unbiased := n / max(n-1, 1)
+	updateRunning(runMean, mean.Detach(), o.Momentum, 1)
+	updateRunning(runVar, variance.Detach(), o.Momentum, unbiased)
+	return y
+}
+
+// withBNDefaults fills in nd.BatchNorm's defaults (momentum 0.9, epsilon
+// 1e-5), so that both layers read their options alike.
+func withBNDefaults(o nd.BatchNormOpts) nd.BatchNormOpts {
+	if o.Eps == 0 {
+		o.Eps = 1e-5
+	}
+	if o.Momentum == 0 {
+		o.Momentum = 0.9
+	}
+	return o
+}
+
+// updateRunning sets run = momentum·run + (1−momentum)·scale·batch, as
+// nd.BatchNorm updates its running statistics.
+func updateRunning(run, batch *nd.NDArray, momentum, scale float64) {
+	b := nd.MulScalar(batch, (1-momentum)*scale)
+	nd.ScaleInPlace(run, momentum)
+	nd.AddTo(run, b)
+	b.Release()
+}
+
+// syncRound is one exchange: each context's array, and how many arrived.
+type syncRound struct {
+	vals   []*nd.NDArray // persistent copies, released by the last reader
+	counts []int
+	left   int // contexts yet to join
+	unread int // contexts yet to read the others' values
+	done   chan struct{}
+}
+
+// allSum returns, on v's context, the sum of every context's v, added in
+// the order of the layer's contexts, and the sum of the counts; its
+// gradient is, likewise, the sum of every context's gradient.
+func (b *SyncBatchNorm) allSum(v *nd.NDArray, count int) (*nd.NDArray, int) {
+	dev := v.Context()
+	sum, total := b.exchange(dev, v.Detach(), count)
+	nd.Record("SyncBatchNorm", sum, []*nd.NDArray{v}, func(g *nd.NDArray, _ []bool) []*nd.NDArray {
+		gs, _ := b.exchange(dev, g, 0)
+		return []*nd.NDArray{gs}
+	})
+	return sum, total
+}
+
+// exchange joins dev's next round with v and returns, once every context
+// has joined, the sum of their arrays on dev and of their counts.
+func (b *SyncBatchNorm) exchange(dev ctx.Context, v *nd.NDArray, count int) (*nd.NDArray, int) {
+	devs := b.RunningMean.Contexts()
+	me := slices.Index(devs, dev)
+	if me < 0 {
+		nd.Panicf("nn.SyncBatchNorm", nd.ErrContext, "input on %v, parameters on %v", dev, devs)
+	}
+	b.mu.Lock()
+	k := b.calls[dev]
+	b.calls[dev] = k + 1
+	r := b.rounds[k]
+	if r == nil {
+		r = &syncRound{vals: make([]*nd.NDArray, len(devs)), counts: make([]int, len(devs)), left: len(devs), unread: len(devs), done: make(chan struct{})}
+		b.rounds[k] = r
+	}
+	// A copy of its own: the caller's array (a gradient, a temporary) may be
+	// released before every context has read it.
+	r.vals[me], r.counts[me] = nd.Persistent().CopyOf(v, dev), count
+	r.left--
+	if r.left == 0 {
+		close(r.done)
+		delete(b.rounds, k)
+	}
+	b.mu.Unlock()
+	select {
+	case <-r.done:
+	case <-time.After(SyncTimeout):
+		b.mu.Lock()
+		missing := r.left
+		b.mu.Unlock()
+		nd.Panicf("nn.SyncBatchNorm", nd.ErrArgument, "%v waited %v for %d of the %d contexts %v: every context must run the layer in each training step, each in its own goroutine (gluon.ForEachDevice), with at least one sample", dev, SyncTimeout, missing, len(devs), devs)
+	}
+	var acc *nd.NDArray
+	total := 0
+	for i, x := range r.vals {
+		total += r.counts[i]
+		if x.Context() != dev {
+			x = x.DetachedCopyTo(dev)
+		}
+		if acc == nil {
+			acc = x.Copy().Detach()
+			continue
+		}
+		acc = nd.Add(acc, x)
+	}
+	b.mu.Lock()
+	r.unread--
+	last := r.unread == 0
+	b.mu.Unlock()
+	if last {
+		for _, x := range r.vals {
+			x.Release()
+		}
+	}
+	return acc, total
+}

@@ -1,0 +1,153 @@
+package nn_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/initializer"
+	"github.com/goluon/goluon/gluon/nn"
+	"github.com/goluon/goluon/nd"
+)
+
+// bnLayer is what the test needs of BatchNorm and SyncBatchNorm.
+type bnLayer interface {
+	gluon.Block
+	params() []*gluon.Parameter
+}
+
+type plainBN struct{ *nn.BatchNorm }
+
+func (b plainBN) params() []*gluon.Parameter {
+	return []*gluon.Parameter{b.Gamma, b.Beta, b.RunningMean, b.RunningVar}
+}
+
+type syncBN struct{ *nn.SyncBatchNorm }
+
+func (b syncBN) params() []*gluon.Parameter {
+	return []*gluon.Parameter{b.Gamma, b.Beta, b.RunningMean, b.RunningVar}
+}
+
+// runBN initialises layer on devs in float64 with the given gamma and
+// beta, runs two training steps' forward and backward of Σ y·w over x
+// split evenly over devs (each context in its own goroutine), and returns
+// the second step's output and input gradient (rows in order), gamma's and
+// beta's gradients summed over the contexts, and each context's running
+// mean and variance.
+func runBN(t *testing.T, layer bnLayer, devs []ctx.Context, x, w, gamma, beta []float64, shape []int) (y, dx, dg, db []float64, runs [][]float64) {
+	t.Helper()
+	for _, p := range layer.params() {
+		p.SetDType(nd.Float64)
+	}
+	if err := gluon.CollectParams(layer).Initialize(initializer.Zero(), devs, false); err != nil {
+		t.Fatal(err)
+	}
+	ps := layer.params()
+	ps[0].SetData(nd.FromSlice(ctx.CPU(0), gamma, len(gamma)))
+	ps[1].SetData(nd.FromSlice(ctx.CPU(0), beta, len(beta)))
+	n := len(devs)
+	per := shape[0] / n
+	row := len(x) / shape[0]
+	local := append([]int{per}, shape[1:]...)
+	for range 2 {
+		ys, xs := make([]*nd.NDArray, n), make([]*nd.NDArray, n)
+		nd.DefaultSession().Record(func() {
+			err := gluon.ForEachDevice(devs, func(i int, d ctx.Context) error {
+				xs[i] = nd.FromSlice(d, x[i*per*row:(i+1)*per*row], local...)
+				xs[i].AttachGrad(nd.GradWrite)
+				ys[i] = layer.Forward(xs[i])
+				wi := nd.FromSlice(d, w[i*per*row:(i+1)*per*row], local...)
+				nd.Backward([]*nd.NDArray{nd.Sum(nd.Mul(ys[i], wi))}, nil, false)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+		y, dx = nil, nil
+		for i := range devs {
+			y = append(y, ys[i].Float64s()...)
+			dx = append(dx, xs[i].Grad().Float64s()...)
+		}
+	}
+	dg, db = make([]float64, len(gamma)), make([]float64, len(beta))
+	for _, d := range devs {
+		for i, v := range ps[0].Grad(d).Float64s() {
+			dg[i] += v
+		}
+		for i, v := range ps[1].Grad(d).Float64s() {
+			db[i] += v
+		}
+		runs = append(runs, ps[2].Data(d).Float64s(), ps[3].Data(d).Float64s())
+	}
+	return
+}
+
+// TestSyncBatchNormMatchesOneContext: SyncBatchNorm on 4 contexts with 2
+// samples each gives the output, input gradient, gamma and beta gradients
+// and running statistics of BatchNorm on one context over all 8 samples.
+func TestSyncBatchNormMatchesOneContext(t *testing.T) {
+	shape := []int{8, 3, 2, 2}
+	size := 8 * 3 * 2 * 2
+	x, w := make([]float64, size), make([]float64, size)
+	for i := range x {
+		x[i] = math.Sin(float64(i)*0.7) + 0.3*float64(i%5)
+		w[i] = math.Cos(float64(i) * 1.3)
+	}
+	gamma, beta := []float64{1.5, -0.5, 0.8}, []float64{0.1, 0.2, -0.3}
+	o := nn.BatchNormOpts{Momentum: 0.8, Epsilon: 1e-3}
+	one := []ctx.Context{ctx.CPU(0)}
+	four := []ctx.Context{ctx.CPU(0), ctx.CPU(1), ctx.CPU(2), ctx.CPU(3)}
+	y1, dx1, dg1, db1, run1 := runBN(t, plainBN{nn.NewBatchNorm(o)}, one, x, w, gamma, beta, shape)
+	y4, dx4, dg4, db4, run4 := runBN(t, syncBN{nn.NewSyncBatchNorm(o)}, four, x, w, gamma, beta, shape)
+	check := func(name string, want, got []float64) {
+		t.Helper()
+		if len(want) != len(got) {
+			t.Fatalf("%s: %d values, want %d", name, len(got), len(want))
+		}
+		for i := range want {
+			if d := math.Abs(want[i] - got[i]); d > 1e-10*(1+math.Abs(want[i])) {
+				t.Fatalf("%s[%d] = %.12g, one context %.12g", name, i, got[i], want[i])
+			}
+		}
+	}
+	check("output", y1, y4)
+	check("input gradient", dx1, dx4)
+	check("gamma gradient", dg1, dg4)
+	check("beta gradient", db1, db4)
+	for d := range four {
+		check("running mean", run1[0], run4[2*d])
+		check("running variance", run1[1], run4[2*d+1])
+	}
+	// Plain BatchNorm on 4 contexts normalises each part alone: different.
+	y4p, _, _, _, _ := runBN(t, plainBN{nn.NewBatchNorm(o)}, four, x, w, gamma, beta, shape)
+	same := true
+	for i := range y1 {
+		same = same && math.Abs(y1[i]-y4p[i]) < 1e-6
+	}
+	if same {
+		t.Fatal("per-context BatchNorm matched the whole batch's: the test data cannot tell the layers apart")
+	}
+}
+
+// TestSyncBatchNormMissingContext: a context that does not run the layer
+// makes the others fail with an error that says why, after SyncTimeout.
+func TestSyncBatchNormMissingContext(t *testing.T) {
+	old := nn.SyncTimeout
+	nn.SyncTimeout = 50e6 // 50ms
+	defer func() { nn.SyncTimeout = old }()
+	devs := []ctx.Context{ctx.CPU(0), ctx.CPU(1)}
+	b := nn.NewSyncBatchNorm(nn.BatchNormOpts{InChannels: 2})
+	if err := gluon.CollectParams(b).Initialize(initializer.Zero(), devs, false); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	nd.DefaultSession().Record(func() {
+		err = nd.Catch(func() { b.Forward(nd.Ones(ctx.CPU(0), 2, 2)) })
+	})
+	if err == nil {
+		t.Fatal("SyncBatchNorm with one of two contexts running did not fail")
+	}
+	t.Log(err)
+}
