@@ -2,7 +2,7 @@
 GO ?= go
 RACE_PKGS = ./...
 
-.PHONY: test demo fmt-check vet unit race kernels mpi mpi-deps cudaemu interop cuda-check cover bench
+.PHONY: test demo fmt-check vet unit race kernels mpi mpi-deps cudaemu interop cuda-check cover bench bench-noise
 
 test: fmt-check vet unit race kernels mpi cudaemu interop
 
@@ -90,3 +90,8 @@ cover:
 # installs python3-torch and OpenBLAS from Debian when missing.
 bench:
 	bash bench/compare.sh
+
+# bench-noise runs bench's pairs twice and prints how far the two medians
+# of each row differ (on a quiet machine, within 10%).
+bench-noise:
+	bash bench/noise.sh

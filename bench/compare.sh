@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# make bench: Goluon's CPU benchmarks and the same workloads in PyTorch,
-# alternating, REPS repetitions each (default 3); prints a table of medians
-# and the ratio Goluon/PyTorch per workload, then one JSON line of ratios.
-# KEEP=dir also keeps the raw output of every repetition.
+# make bench: Goluon's CPU benchmarks and the same workloads in PyTorch, in
+# pairs: per workload group, one short Goluon run, then one PyTorch run in
+# each of its two thread configurations (the better counts), REPS times
+# (default 3). summarize.py prints the median of the per-pair ratios with
+# their minimum and maximum, so that a slow phase of the machine moves one
+# pair rather than a whole side, then one JSON line ("KEY", "KEY_min",
+# "KEY_max"). KEEP=dir also keeps the raw output of every run; ONLY=a,b
+# runs those groups alone (cifar lenet lenet32 mlp infer matmul conv rss
+# mnist).
 #
 # SCALE (default 1) multiplies every iteration count on both sides (Go
 # -benchtime and pytorch_bench.py --scale), e.g. SCALE=0.05 REPS=1 for a
@@ -11,6 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REPS=${REPS:-3}
 SCALE=${SCALE:-1}
+ONLY=${ONLY:-cifar,lenet,lenet32,mlp,infer,matmul,conv,rss,mnist}
 GO=${GO:-go}
 PY=/usr/bin/python3
 
@@ -51,8 +57,10 @@ iters() { # n scaled by SCALE, at least 1 (as pytorch_bench.py's it())
 	awk -v n="$1" -v s="$SCALE" 'BEGIN { v = int(n * s); print (v < 1 ? 1 : v) }'
 }
 
+mkdir -p "$out/bin"
+$GO test -c -o "$out/bin/bench.test" ./bench/ # (not kept by KEEP)
 gobench() { # pattern, iterations (scaled)
-	$GO test ./bench/ -run '^$' -bench "$1" -benchtime "$(iters "$2")"x
+	(cd bench && "$out/bin/bench.test" -test.run '^$' -test.bench "$1" -test.benchtime "$(iters "$2")"x)
 }
 
 # Peak RSS runs only LeNet's training step, each side in a process of its
@@ -78,39 +86,53 @@ epoch_s() { # the summary (last line, JSON): training samples / samples_per_sec
 	tail -1 | $PY -c 'import json,sys; print(int(sys.argv[1]) / json.loads(sys.stdin.read())["samples_per_sec"])' "$gmsamples"
 }
 
+pybench() { # rep, group: PyTorch in both thread configurations (issue 6):
+	# intra-op threads 2 with single-threaded OpenBLAS, and the reverse.
+	OPENBLAS_NUM_THREADS=1 $PY bench/pytorch_bench.py --threads 2 --scale "$SCALE" --only "$2" >"$out/py-$1-$2-a.json"
+	OPENBLAS_NUM_THREADS=2 $PY bench/pytorch_bench.py --threads 1 --scale "$SCALE" --only "$2" >"$out/py-$1-$2-b.json"
+}
+
 for r in $(seq 1 "$REPS"); do
-	echo "rep $r/$REPS: goluon" >&2
-	{
-		gobench 'TrainStepKerasCIFAR' 15
-		gobench 'TrainStepLeNet$|TrainStepMLP|InferLeNet' 200
-		gobench 'TrainStepLeNetB32$' 400
-		# About 1 s per matrix size (same counts in pytorch_bench.py).
-		gobench 'MatMul/n=128$' 20000
-		gobench 'MatMul/n=256$' 4000
-		gobench 'MatMul/n=512$' 500
-		gobench 'MatMul/n=1024$' 80
-		gobench 'MatMul/n=2048$' 12
-		# Per-layer convolutions, forward and fwdbwd: about 3 s for the
-		# LeNet layers and 13 s for the CIFAR CNN's.
-		gobench 'ConvLayer/lenet' 400
-		gobench 'ConvLayer/cifar' 40
-		"${nomalloc[@]}" $GO test ./bench/ -run '^$' -bench 'TrainStepLeNetRSS$' -benchtime "$(iters 200)"x
-		echo "BenchmarkGluonMNISTEpoch 1 $("$out/bin/gluon-mnist" -epochs 1 -limit "$gmlimit" -data "$FMNIST" -out "$out/gm" 2>/dev/null | epoch_s) s/epoch"
-	} >"$out/go-$r.txt"
-	echo "rep $r/$REPS: pytorch gluon-mnist epoch" >&2
-	s=$(OPENBLAS_NUM_THREADS=1 $PY tutorials/gluon-mnist/pytorch_gluon_mnist.py --epochs 1 --limit "$gmlimit" --data "$FMNIST" --threads 2 | epoch_s)
-	echo "{\"GluonMNISTEpoch\": $s}" >"$out/py-$r-gm.json"
-	# The two best PyTorch configurations on 2 cores (issue 6): intra-op
-	# threads 2 with single-threaded OpenBLAS, and the reverse; the better
-	# one per workload counts.
-	echo "rep $r/$REPS: pytorch (threads 2, OpenBLAS 1)" >&2
-	OPENBLAS_NUM_THREADS=1 $PY bench/pytorch_bench.py --threads 2 --scale "$SCALE" >"$out/py-$r-a.json"
-	echo "rep $r/$REPS: pytorch (threads 1, OpenBLAS 2)" >&2
-	OPENBLAS_NUM_THREADS=2 $PY bench/pytorch_bench.py --threads 1 --scale "$SCALE" >"$out/py-$r-b.json"
-	# Peak RSS in both configurations too; summarize.py keeps the lower.
-	echo "rep $r/$REPS: pytorch peak RSS" >&2
-	OPENBLAS_NUM_THREADS=1 "${nomalloc[@]}" $PY bench/pytorch_bench.py --threads 2 --scale "$SCALE" --rss-only >"$out/py-$r-rss-a.json"
-	OPENBLAS_NUM_THREADS=2 "${nomalloc[@]}" $PY bench/pytorch_bench.py --threads 1 --scale "$SCALE" --rss-only >"$out/py-$r-rss-b.json"
+	for g in ${ONLY//,/ }; do
+		echo "rep $r/$REPS: $g" >&2
+		case $g in
+		cifar) gobench 'TrainStepKerasCIFAR' 15 >"$out/go-$r-$g.txt" ;;
+		lenet) gobench 'TrainStepLeNet$' 200 >"$out/go-$r-$g.txt" ;;
+		lenet32) gobench 'TrainStepLeNetB32$' 400 >"$out/go-$r-$g.txt" ;;
+		mlp) gobench 'TrainStepMLP' 200 >"$out/go-$r-$g.txt" ;;
+		infer) gobench 'InferLeNet' 200 >"$out/go-$r-$g.txt" ;;
+		matmul) # about 1 s per matrix size (same counts in pytorch_bench.py)
+			{
+				gobench 'MatMul/n=128$' 20000
+				gobench 'MatMul/n=256$' 4000
+				gobench 'MatMul/n=512$' 500
+				gobench 'MatMul/n=1024$' 80
+				gobench 'MatMul/n=2048$' 12
+			} >"$out/go-$r-$g.txt"
+			;;
+		conv) # per-layer convolutions, forward and fwdbwd: about 3 s for the
+			# LeNet layers and 13 s for the CIFAR CNN's
+			{
+				gobench 'ConvLayer/lenet' 400
+				gobench 'ConvLayer/cifar' 40
+			} >"$out/go-$r-$g.txt"
+			;;
+		rss) # peak RSS, each side in a process of its own; summarize.py keeps the lower PyTorch one
+			(cd bench && "${nomalloc[@]}" "$out/bin/bench.test" -test.run '^$' -test.bench 'TrainStepLeNetRSS$' -test.benchtime "$(iters 200)"x) >"$out/go-$r-$g.txt"
+			OPENBLAS_NUM_THREADS=1 "${nomalloc[@]}" $PY bench/pytorch_bench.py --threads 2 --scale "$SCALE" --rss-only >"$out/py-$r-$g-a.json"
+			OPENBLAS_NUM_THREADS=2 "${nomalloc[@]}" $PY bench/pytorch_bench.py --threads 1 --scale "$SCALE" --rss-only >"$out/py-$r-$g-b.json"
+			continue
+			;;
+		mnist)
+			echo "BenchmarkGluonMNISTEpoch 1 $("$out/bin/gluon-mnist" -epochs 1 -limit "$gmlimit" -data "$FMNIST" -out "$out/gm" 2>/dev/null | epoch_s) s/epoch" >"$out/go-$r-$g.txt"
+			s=$(OPENBLAS_NUM_THREADS=1 $PY tutorials/gluon-mnist/pytorch_gluon_mnist.py --epochs 1 --limit "$gmlimit" --data "$FMNIST" --threads 2 | epoch_s)
+			echo "{\"GluonMNISTEpoch\": $s}" >"$out/py-$r-$g-a.json"
+			continue
+			;;
+		*) echo "compare.sh: unknown group $g" >&2; exit 2 ;;
+		esac
+		pybench "$r" "$g"
+	done
 done
 
 $PY bench/summarize.py "$out"

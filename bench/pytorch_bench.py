@@ -174,6 +174,10 @@ def peak_rss_mib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+# The workload groups, each run alone by make bench beside its Go side.
+GROUPS = ("cifar", "lenet", "lenet32", "mlp", "infer", "matmul", "conv")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=2)
@@ -181,6 +185,8 @@ def main():
                     help="multiplies the timed iteration counts")
     ap.add_argument("--rss-only", action="store_true",
                     help="run only LeNet's training step and print its peak RSS")
+    ap.add_argument("--only", default="",
+                    help="comma-separated groups to run (default: all): " + ", ".join(GROUPS))
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
 
@@ -194,27 +200,38 @@ def main():
         json.dump({"TrainStepLeNetRSS": peak_rss_mib()}, sys.stdout)
         print()
         return
+    groups = a.only.split(",") if a.only else list(GROUPS)
+    for g in groups:
+        if g not in GROUPS:
+            sys.exit("pytorch_bench.py: unknown group %s (known: %s)" % (g, ", ".join(GROUPS)))
     res = {}
-    kc = keras_cifar()
-    res["TrainStepKerasCIFAR"] = train_step(
-        kc, torch.optim.RMSprop(kc.parameters(), lr=1e-4, alpha=0.9), [B, 3, 32, 32], 3, it(15))
-    res["TrainStepLeNet"] = train_step(
-        lenet_net, torch.optim.SGD(lenet_net.parameters(), lr=0.04), [B, 1, 28, 28], 10, it(200))
-    net32 = lenet()
-    res["TrainStepLeNetB32"] = train_step(
-        net32, torch.optim.SGD(net32.parameters(), lr=0.04), [32, 1, 28, 28], 10, it(400))
-    m = mlp()
-    res["TrainStepMLP"] = train_step(
-        m, torch.optim.SGD(m.parameters(), lr=0.1), [B, 784], 20, it(400))
-    res["InferLeNet"] = infer(lenet(), [B, 1, 28, 28], 20, it(400))
-    # Iteration counts as compare.sh's Go runs: about 1 s per size.
-    for n, iters in ((128, 20000), (256, 4000), (512, 500), (1024, 80), (2048, 12)):
-        res["MatMul/n=%d" % n] = matmul(n, 3, it(iters))
-    for name, c, hw, oc, k, pad in CONV_LAYERS:
-        iters = it(400 if name.startswith("lenet") else 40)
-        for pas in ("forward", "fwdbwd"):
-            res["ConvLayer/%s/%s" % (name, pas)] = conv_layer(
-                c, hw, oc, k, pad, pas == "fwdbwd", 2, iters)
+    if "cifar" in groups:
+        kc = keras_cifar()
+        res["TrainStepKerasCIFAR"] = train_step(
+            kc, torch.optim.RMSprop(kc.parameters(), lr=1e-4, alpha=0.9), [B, 3, 32, 32], 3, it(15))
+    if "lenet" in groups:
+        res["TrainStepLeNet"] = train_step(
+            lenet_net, torch.optim.SGD(lenet_net.parameters(), lr=0.04), [B, 1, 28, 28], 10, it(200))
+    if "lenet32" in groups:
+        net32 = lenet()
+        res["TrainStepLeNetB32"] = train_step(
+            net32, torch.optim.SGD(net32.parameters(), lr=0.04), [32, 1, 28, 28], 10, it(400))
+    if "mlp" in groups:
+        m = mlp()
+        res["TrainStepMLP"] = train_step(
+            m, torch.optim.SGD(m.parameters(), lr=0.1), [B, 784], 20, it(400))
+    if "infer" in groups:
+        res["InferLeNet"] = infer(lenet(), [B, 1, 28, 28], 20, it(400))
+    if "matmul" in groups:
+        # Iteration counts as compare.sh's Go runs: about 1 s per size.
+        for n, iters in ((128, 20000), (256, 4000), (512, 500), (1024, 80), (2048, 12)):
+            res["MatMul/n=%d" % n] = matmul(n, 3, it(iters))
+    if "conv" in groups:
+        for name, c, hw, oc, k, pad in CONV_LAYERS:
+            iters = it(400 if name.startswith("lenet") else 40)
+            for pas in ("forward", "fwdbwd"):
+                res["ConvLayer/%s/%s" % (name, pas)] = conv_layer(
+                    c, hw, oc, k, pad, pas == "fwdbwd", 2, iters)
     json.dump(res, sys.stdout)
     print()
 

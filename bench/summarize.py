@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Summarizes `make bench`: reads the Go benchmark output files and the
-PyTorch JSON files written by compare.sh, prints a table of medians and the
-ratio Goluon/PyTorch per workload, then one JSON line of the ratios.
+PyTorch JSON files written by compare.sh in pairs (go-REP-GROUP.txt beside
+py-REP-GROUP-CONFIG.json), prints a table of medians and, per workload, the
+median of the per-pair ratios Goluon/PyTorch with their minimum and
+maximum, then one JSON line of the ratios ("KEY", "KEY_min", "KEY_max").
 
 Throughput rows (samples/s, GFLOP/s) are higher-is-better and their ratio
 is Goluon/PyTorch. The peak-RSS row (peak-RSS-MiB) is lower-is-better and
@@ -61,13 +63,16 @@ def natural(s):
 
 def main():
     d = sys.argv[1]
-    go = {}    # workload -> ([values], unit)
+    # go-REP-GROUP.txt and py-REP-GROUP-CONFIG.json: one pair per repetition
+    # and group, run back to back.
+    go = {}     # workload -> ([values], unit)
+    gorep = {}  # (rep, workload) -> value
     for p in sorted(glob.glob(os.path.join(d, "go-*.txt"))):
+        rep = os.path.basename(p).split("-")[1]
         for w, (v, u) in go_results(p).items():
             go.setdefault(w, ([], u))[0].append(v)
-    # py-REP-CONFIG.json: every configuration's value per repetition and
-    # workload; the better one is picked below, once the unit is known.
-    reps = {}
+            gorep[(rep, w)] = v
+    reps = {}   # rep -> workload -> [value per PyTorch configuration]
     for p in sorted(glob.glob(os.path.join(d, "py-*.json"))):
         rep = os.path.basename(p).split("-")[1]
         try:
@@ -83,19 +88,24 @@ def main():
         vals, unit = go[w]
         lower = unit in LOWER_IS_BETTER
         base = re.sub(r"/\d+ctx$", "", w)
-        pvals = [(min if lower else max)(r[base]) for r in reps.values() if base in r]
+        best = {rep: (min if lower else max)(r[base]) for rep, r in reps.items() if base in r}
+        pairs = []
+        for rep, p in best.items():
+            g = gorep.get((rep, w))
+            if g and p:
+                pairs.append(p / g if lower else g / p)
         g = statistics.median(vals)
-        p = statistics.median(pvals) if pvals else None
-        r = None
-        if p and g:
-            r = p / g if lower else g / p
-            ratios[w] = round(r, 3)
-        rs = "n/a" if r is None else "%.3f" % r
+        p = statistics.median(best.values()) if best else None
+        rs = "n/a"
+        if pairs:
+            med = statistics.median(pairs)
+            ratios[w], ratios[w + "_min"], ratios[w + "_max"] = round(med, 3), round(min(pairs), 3), round(max(pairs), 3)
+            rs = "%.3f [%.2f-%.2f]" % (med, min(pairs), max(pairs))
         if lower:
             rs += " *"
             inverted = True
         rows.append((w, UNIT_LABEL.get(unit, unit), value(g), value(p) if p else "n/a", rs))
-    head = ("workload", "unit", "Goluon median", "PyTorch median", "Goluon/PyTorch")
+    head = ("workload", "unit", "Goluon median", "PyTorch median", "Goluon/PyTorch, per pair: median [min-max]")
     widths = [max(len(str(x[i])) for x in rows + [head]) for i in range(5)]
     fmt = "  ".join(("%-" if i < 2 else "%") + str(widths[i]) + "s" for i in range(5))
     print(fmt % head)
