@@ -20,32 +20,14 @@ usage: pairs.py DIR
 import glob
 import json
 import os
-import re
 import statistics
 import sys
 
-LINE = re.compile(r"^Benchmark(\S+?)(?:-\d+)?\s+\d+\s+(.*)$")
+from summarize import go_metrics
+
 UNITS = ("us/op", "samples/s")
 EXTRA = ("syncs/step", "calls/step", "copies/step")
 SHORT = {"TrainStepLeNetGPU": "lenet", "TrainStepKerasCIFARGPU": "cifar", "TrainStepMLPGPU": "mlp"}
-
-
-def go_file(path):
-    out = {}
-    with open(path) as f:
-        for line in f:
-            m = LINE.match(line.strip())
-            if not m:
-                continue
-            fields = m.group(2).split()
-            metrics = {}
-            for i in range(0, len(fields) - 1, 2):
-                try:
-                    metrics[fields[i + 1]] = float(fields[i])
-                except ValueError:
-                    pass
-            out[m.group(1)] = metrics
-    return out
 
 
 def spread(vals):
@@ -57,7 +39,7 @@ def main():
     pairs, scale, extra, gov, pyv = {}, {}, {}, {}, {}
     for p in sorted(glob.glob(os.path.join(d, "go-*.txt"))):
         rep, w = os.path.basename(p)[3:-4].split("-", 1)
-        go = go_file(p)
+        go = go_metrics(p)
         py = {}
         try:
             with open(os.path.join(d, "py-%s-%s.json" % (rep, w))) as f:

@@ -30,7 +30,9 @@ UNIT_LABEL = {"peak-RSS-MiB": "MiB (lower is better)", "us/op": "µs/op (lower i
               "s/epoch": "s/epoch (lower is better)"}
 
 
-def go_results(path):
+def go_metrics(path):
+    """Every metric of every benchmark line in a Go output file:
+    {name (without Benchmark and -GOMAXPROCS): {unit: value}}."""
     out = {}
     with open(path) as f:
         for line in f:
@@ -44,10 +46,18 @@ def go_results(path):
                     metrics[fields[i + 1]] = float(fields[i])
                 except ValueError:
                     pass
-            for u in UNITS:
-                if u in metrics:
-                    out[m.group(1)] = (metrics[u], u)
-                    break
+            out[m.group(1)] = metrics
+    return out
+
+
+def go_results(path):
+    """The compared metric of each benchmark: {name: (value, unit)}."""
+    out = {}
+    for name, metrics in go_metrics(path).items():
+        for u in UNITS:
+            if u in metrics:
+                out[name] = (metrics[u], u)
+                break
     return out
 
 

@@ -55,17 +55,23 @@ func NewBatchNorm(o BatchNormOpts) *BatchNorm {
 	return b
 }
 
-// Forward normalises x on its context.
-func (b *BatchNorm) Forward(x *nd.NDArray) *nd.NDArray {
-	shape := x.Shape()
+// channelAxis returns the channel axis for an input of the given shape,
+// counted from the front.
+func (b *BatchNorm) channelAxis(op string, shape []int) int {
 	ax := b.opts.Axis
 	if ax < 0 {
 		ax += len(shape)
 	}
 	if ax < 0 || ax >= len(shape) {
-		nd.Panicf("nn.BatchNorm", nd.ErrShape, "axis %d out of range for input %v", b.opts.Axis, shape)
+		nd.Panicf(op, nd.ErrShape, "axis %d out of range for input %v", b.opts.Axis, shape)
 	}
-	c := shape[ax]
+	return ax
+}
+
+// Forward normalises x on its context.
+func (b *BatchNorm) Forward(x *nd.NDArray) *nd.NDArray {
+	ax := b.channelAxis("nn.BatchNorm", x.Shape())
+	c := x.Shape()[ax]
 	dev := x.Context()
 	var gamma, beta *nd.NDArray
 	if b.Gamma != nil {

@@ -48,13 +48,7 @@ func (b *SyncBatchNorm) Forward(x *nd.NDArray) *nd.NDArray {
 		return b.BatchNorm.Forward(x)
 	}
 	shape := x.Shape()
-	ax := b.opts.Axis
-	if ax < 0 {
-		ax += len(shape)
-	}
-	if ax < 0 || ax >= len(shape) {
-		nd.Panicf("nn.SyncBatchNorm", nd.ErrShape, "axis %d out of range for input %v", b.opts.Axis, shape)
-	}
+	ax := b.channelAxis("nn.SyncBatchNorm", shape)
 	c := shape[ax]
 	dev := x.Context()
 	b.RunningMean.InferShape(c)
