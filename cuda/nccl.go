@@ -133,8 +133,9 @@ type ncclComms struct {
 }
 
 var (
-	ncclMu   sync.Mutex
-	ncclSets = map[string]*ncclComms{}
+	ncclMu      sync.Mutex
+	ncclSets    = map[string]*ncclComms{}
+	ncclQueueMu sync.Mutex // held while one all-reduce is queued on every GPU
 )
 
 // commsFor returns the communicators of devs, whose physical devices must
@@ -208,6 +209,11 @@ func (b *Backend) AllReduceSum(bufs []backend.Arg, n int) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	// Every GPU must see the collectives in one order: two buckets queued
+	// at once from two goroutines could otherwise interleave differently
+	// on different GPUs, and NCCL would hang or pair the wrong buffers.
+	ncclQueueMu.Lock()
+	defer ncclQueueMu.Unlock()
 	for i, d := range devs {
 		p, c := devPtr(bufs[i]), comms[i]
 		d.async("AllReduceSum", func() error {

@@ -21,6 +21,17 @@ const (
 	DefaultFirstBucketBytes = 1 << 20
 )
 
+// unowned reports whether no Trainer holds the parameters' gradients in its
+// buckets.
+func (t *Trainer) unowned() bool {
+	for _, p := range t.params {
+		if p.bucketOwner.Load() != nil {
+			return false
+		}
+	}
+	return true
+}
+
 // bucket is a group of parameters whose gradients live, on every context,
 // in one flat buffer and are summed over the contexts together.
 type bucket struct {
@@ -40,7 +51,7 @@ type bucket struct {
 	ready    [][]bool // per context, per parameter: final in this round
 	left     int      // (context, parameter) pairs not yet final
 	launched bool     // the reduction started during backward
-	spoiled  bool     // a gradient was written again after launch
+	rerun    bool     // a gradient was written again after a launch: the round restarted
 	done     chan struct{}
 	err      error
 }
@@ -65,6 +76,17 @@ func (t *Trainer) useBuckets() bool {
 // a bucket's reduction once its gradients are final on every context.
 func (t *Trainer) buildBuckets() {
 	t.dropBuckets()
+	// Take the parameters over from a Trainer that packed them before,
+	// once its sums in flight are done.
+	prev := map[*Trainer]bool{}
+	for _, p := range t.params {
+		if o := p.bucketOwner.Swap(t); o != nil && o != t {
+			prev[o] = true
+		}
+	}
+	for o := range prev {
+		o.waitBuckets()
+	}
 	first, rest := t.opts.FirstBucketBytes, t.opts.BucketBytes
 	if first == 0 {
 		first = DefaultFirstBucketBytes
@@ -97,7 +119,9 @@ func (t *Trainer) buildBuckets() {
 	t.slots = map[*nd.NDArray]slot{}
 	for _, b := range order {
 		b.overlap = !t.opts.NoOverlap
-		_, b.fused = t.opt.(optimizer.Elementwise)
+		if e, ok := t.opt.(optimizer.Elementwise); ok {
+			b.fused = e.Elementwise()
+		}
 		for _, i := range b.params {
 			b.reqs = append(b.reqs, t.params[i].GradReq())
 			if t.params[i].GradReq() != nd.GradWrite {
@@ -125,6 +149,20 @@ func (t *Trainer) buildBuckets() {
 		}
 		b.reset()
 	}
+}
+
+// Close waits for the gradient sums in flight, removes the Trainer's
+// gradient hooks from the parameters and gives its bucket buffers back (the
+// parameters' arrays stay valid: each keeps its values in memory that
+// lives as long as it does). A Trainer over several contexts holds these
+// until it is closed; a closed Trainer must not be used again.
+func (t *Trainer) Close() error {
+	t.dropBuckets()
+	for _, p := range t.params {
+		p.bucketOwner.CompareAndSwap(t, nil)
+	}
+	t.closed = true
+	return nil
 }
 
 // dropBuckets removes the hooks and forgets the buckets (the gradient
@@ -156,13 +194,16 @@ func (t *Trainer) bucketsValid() bool {
 }
 
 // valid reports whether the bucket still holds the parameters' current
-// replicas and gradient arrays, with the GradReq they had when it was
-// built (AttachGrad, SetGradReq and ResetContext change them).
+// replicas and gradient arrays, in its buffers, with the GradReq they had
+// when it was built (AttachGrad, SetGradReq and ResetContext change them,
+// and so does another Trainer that packs the same parameters).
 func (b *bucket) valid(t *Trainer) bool {
 	for d, leaves := range b.leaves {
 		for j, i := range b.params {
 			data := t.params[i].ListData()
-			if d >= len(data) || data[d] != leaves[j] || leaves[j].Grad() != b.grads[d][j] || leaves[j].GradReq() != b.reqs[j] {
+			if d >= len(data) || data[d] != leaves[j] || leaves[j].Grad() != b.grads[d][j] || leaves[j].GradReq() != b.reqs[j] ||
+				t.params[i].bucketOwner.Load() != t ||
+				!b.grads[d][j].SharesMemory(b.flats[d]) || (b.fused && !leaves[j].SharesMemory(b.wflats[d])) {
 				return false
 			}
 		}
@@ -177,6 +218,9 @@ func (t *Trainer) endRound() {
 	for _, b := range t.buckets {
 		b.reset()
 	}
+	t.validMu.Lock()
+	t.validState = 0
+	t.validMu.Unlock()
 }
 
 // reset starts a new round: no gradient final yet.
@@ -188,14 +232,26 @@ func (b *bucket) reset() {
 		b.ready[d] = make([]bool, len(b.params))
 	}
 	b.left = len(b.flats) * len(b.params)
-	b.launched, b.spoiled, b.done, b.err = false, false, nil, nil
+	b.launched, b.rerun, b.done, b.err = false, false, nil, nil
+}
+
+// restartLocked starts the bucket's round again after a launch, because a
+// gradient is about to be written again (b.mu held).
+func (b *bucket) restartLocked() {
+	for d := range b.ready {
+		clear(b.ready[d])
+	}
+	b.left = len(b.flats) * len(b.params)
+	b.launched, b.rerun, b.done = false, true, nil
 }
 
 // gradReady is the Ready hook of every bucketed replica: the last final
-// gradient of a bucket, over all contexts, starts its reduction.
+// gradient of a bucket, over all contexts, starts its reduction, provided
+// every bucket still matches its parameters (else Step rebuilds them and
+// sums everything).
 func (t *Trainer) gradReady(leaf *nd.NDArray) {
 	s, ok := t.slots[leaf]
-	if !ok {
+	if !ok || t.params[s.b.params[s.j]].bucketOwner.Load() != t {
 		return
 	}
 	b := s.b
@@ -208,43 +264,68 @@ func (t *Trainer) gradReady(leaf *nd.NDArray) {
 	b.left--
 	launch := b.left == 0 && b.overlap && !b.launched
 	b.mu.Unlock()
-	if !launch || !b.valid(t) { // a changed bucket is rebuilt and summed in Step
+	if !launch || !t.roundValid() {
 		return
 	}
 	b.mu.Lock()
-	if launch = !b.launched; launch {
+	if launch = !b.launched && b.left == 0; launch {
 		b.launched, b.done = true, make(chan struct{})
 	}
+	done := b.done
 	b.mu.Unlock()
 	if launch {
 		go func() {
 			err := t.kv.(kvstore.AllReducer).AllReduce(b.flats)
 			b.mu.Lock()
 			b.err = err
-			close(b.done)
 			b.mu.Unlock()
+			close(done)
 		}()
 	}
 }
 
-// beforeGrad is the Before hook: a gradient about to be written again
-// while (or after) its bucket was reduced waits for the reduction, and the
-// step fails (see Trainer.Step).
+// beforeGrad is the Before hook. A gradient about to be written while its
+// bucket is being summed, or after, waits for the sum and starts the
+// bucket's round again (a second backward pass before Step: a GAN's
+// generator pass through the discriminator, an adversarial example's
+// input gradient); the new pass must then write the bucket on every
+// context, or Step fails, since the others hold sums. A gradient written
+// again before the launch is no longer final until its new Ready.
 func (t *Trainer) beforeGrad(leaf *nd.NDArray) {
 	s, ok := t.slots[leaf]
-	if !ok {
+	if !ok || t.params[s.b.params[s.j]].bucketOwner.Load() != t {
 		return
 	}
 	b := s.b
 	b.mu.Lock()
-	done := b.done
-	if b.launched {
-		b.spoiled = true
+	for b.launched && b.err == nil {
+		done := b.done
+		b.mu.Unlock()
+		<-done
+		b.mu.Lock()
+		if b.launched && b.done == done && b.err == nil {
+			b.restartLocked()
+		}
+	}
+	if b.ready[s.d][s.j] {
+		b.ready[s.d][s.j] = false
+		b.left++
 	}
 	b.mu.Unlock()
-	if done != nil {
-		<-done
+}
+
+// roundValid reports, once per round, whether every bucket matches its
+// parameters.
+func (t *Trainer) roundValid() bool {
+	t.validMu.Lock()
+	defer t.validMu.Unlock()
+	if t.validState == 0 {
+		t.validState = 2
+		if t.bucketsValid() {
+			t.validState = 1
+		}
 	}
+	return t.validState == 1
 }
 
 // anyLaunched waits for the reductions in flight and reports whether some
@@ -284,37 +365,62 @@ func (t *Trainer) reduceBuckets(fresh [][]int) error {
 	t.overlapped = 0
 	for _, b := range t.buckets {
 		b.mu.Lock()
-		launched, spoiled, err := b.launched, b.spoiled, b.err
+		launched, rerun, err := b.launched, b.rerun, b.err
 		b.mu.Unlock()
 		if err != nil {
 			return errorf("trainer: reducing the gradients of %s: %v", b.names(t), err)
 		}
-		if spoiled {
-			return errorf("trainer: a gradient of %s was written by a second backward pass after the bucket's gradients had been summed over the contexts; "+
-				"call Step after each backward pass, accumulate with GradAdd, or set TrainerOpts.NoOverlap", b.names(t))
+		if rerun && !launched {
+			return errorf("trainer: the gradients of %s were summed over the contexts during a backward pass, then a later backward pass wrote some of them again but not on every context, so others hold sums; "+
+				"run each backward pass on every context, accumulate with GradAdd, or set TrainerOpts.NoOverlap", b.names(t))
 		}
 		if launched {
 			t.overlapped++
 			continue
 		}
-		anyFresh := false
-		for j, i := range b.params {
-			isFresh := make([]bool, len(t.devs))
-			for _, d := range fresh[i] {
-				isFresh[d], anyFresh = true, true
-			}
-			for d, f := range isFresh {
-				if !f {
-					nd.FillInPlace(b.grads[d][j], 0)
-				}
-			}
+		if err := t.sumStep(b, fresh); err != nil {
+			return err
 		}
-		if !anyFresh {
+	}
+	return nil
+}
+
+// sumStep sums bucket b in Step. The gradients of stale replicas are
+// zeroed first, so that they add nothing; a parameter with no fresh
+// replica at all (StepIgnoreStale skips it) keeps its gradients as they
+// were, as without buckets.
+func (t *Trainer) sumStep(b *bucket, fresh [][]int) error {
+	anyFresh := false
+	var keep [][2]*nd.NDArray // (gradient, saved copy) of the parameters left alone
+	defer func() {
+		for _, k := range keep {
+			nd.Assign(k[0], k[1])
+			k[1].Release()
+		}
+	}()
+	for j, i := range b.params {
+		if len(fresh[i]) == 0 {
+			for d := range t.devs {
+				keep = append(keep, [2]*nd.NDArray{b.grads[d][j], nd.Persistent().CopyOf(b.grads[d][j], t.devs[d])})
+			}
 			continue
 		}
-		if err := t.kv.(kvstore.AllReducer).AllReduce(b.flats); err != nil {
-			return errorf("trainer: reducing the gradients of %s: %v", b.names(t), err)
+		anyFresh = true
+		isFresh := make([]bool, len(t.devs))
+		for _, d := range fresh[i] {
+			isFresh[d] = true
 		}
+		for d, f := range isFresh {
+			if !f {
+				nd.FillInPlace(b.grads[d][j], 0)
+			}
+		}
+	}
+	if !anyFresh {
+		return nil
+	}
+	if err := t.kv.(kvstore.AllReducer).AllReduce(b.flats); err != nil {
+		return errorf("trainer: reducing the gradients of %s: %v", b.names(t), err)
 	}
 	return nil
 }

@@ -173,23 +173,50 @@ func lenetBackward(net gluon.Block, x, y *nd.NDArray, devs []ctx.Context) error 
 	return err
 }
 
-// TestBucketSecondBackward: a second backward pass that rewrites a bucket
-// already summed fails the step, which changes no parameter; the next step
-// works.
+// TestBucketSecondBackward: a second backward pass before Step (a GAN's
+// generator pass through the discriminator) restarts the sums of the
+// buckets it rewrites, and the step equals one after the second pass
+// alone; a second pass on only some contexts fails the step, which changes
+// no parameter, and the next step works.
 func TestBucketSecondBackward(t *testing.T) {
 	devs := cpus(2)
-	net, params, tr := lenetTrainer(t, devs, gluon.TrainerOpts{})
 	x, y := lenetBatch(8)
-	for range 2 {
-		if err := lenetBackward(net, x, y, devs); err != nil {
+	x2, y2 := lenetBatch(8)
+	final := func(passes [][2]*nd.NDArray) map[string][]float32 {
+		net, params, tr := lenetTrainer(t, devs, gluon.TrainerOpts{FirstBucketBytes: 4 << 10})
+		for _, p := range passes {
+			if err := lenetBackward(net, p[0], p[1], devs); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tr.Step(8); err != nil {
 			t.Fatal(err)
 		}
+		out := map[string][]float32{}
+		for _, p := range params.List() {
+			out[p.Name()] = p.Data(devs[1]).Float32s()
+		}
+		return out
+	}
+	want, got := final([][2]*nd.NDArray{{x2, y2}}), final([][2]*nd.NDArray{{x, y}, {x2, y2}})
+	for name, w := range want {
+		if !slices.Equal(w, got[name]) {
+			t.Errorf("%s after two backward passes differs from the second pass alone", name)
+		}
+	}
+
+	net, params, tr := lenetTrainer(t, devs, gluon.TrainerOpts{})
+	if err := lenetBackward(net, x, y, devs); err != nil {
+		t.Fatal(err)
+	}
+	if err := lenetBackward(net, x2, y2, devs[:1]); err != nil { // cpu(0) only
+		t.Fatal(err)
 	}
 	name := params.List()[0].Name()
 	before := params.Get(name).Data(devs[0]).Float32s()
 	err := tr.Step(8)
-	if err == nil || !strings.Contains(err.Error(), "second backward") {
-		t.Fatalf("step after two backward passes: %v, want the second-backward error", err)
+	if err == nil || !strings.Contains(err.Error(), "not on every context") {
+		t.Fatalf("step after a second backward pass on one context: %v, want the not-on-every-context error", err)
 	}
 	if !slices.Equal(before, params.Get(name).Data(devs[0]).Float32s()) {
 		t.Fatal("the failed step changed a parameter")
@@ -200,16 +227,64 @@ func TestBucketSecondBackward(t *testing.T) {
 	if err := tr.Step(8); err != nil {
 		t.Fatalf("the step after the failed one: %v", err)
 	}
-	// NoOverlap sums in Step alone: two backward passes are allowed.
-	net, _, tr = lenetTrainer(t, devs, gluon.TrainerOpts{NoOverlap: true})
-	for range 2 {
-		if err := lenetBackward(net, x, y, devs); err != nil {
-			t.Fatal(err)
+}
+
+// TestBucketChangesBetweenSteps: freezing a parameter between steps, or a
+// second Trainer packing the same parameters, makes the next step rebuild
+// the buckets and sum in Step, with the results of a trainer that saw no
+// change.
+func TestBucketChangesBetweenSteps(t *testing.T) {
+	devs := cpus(2)
+	x, y := lenetBatch(8)
+	run := func(change func(params *gluon.ParamDict)) map[string][]float32 {
+		net, params, tr := lenetTrainer(t, devs, gluon.TrainerOpts{FirstBucketBytes: 4 << 10})
+		for step := range 3 {
+			if step == 1 {
+				change(params)
+			}
+			if err := lenetBackward(net, x, y, devs); err != nil {
+				t.Fatal(err)
+			}
+			if err := tr.StepIgnoreStale(8); err != nil {
+				t.Fatalf("step %d: %v", step, err)
+			}
+		}
+		out := map[string][]float32{}
+		for _, p := range params.List() {
+			out[p.Name()] = p.Data(devs[1]).Float32s()
+		}
+		return out
+	}
+	frozen := func(params *gluon.ParamDict) { params.List()[0].SetGradReq(nd.GradNull) }
+	a, b := run(func(*gluon.ParamDict) {}), run(frozen)
+	first := run(func(*gluon.ParamDict) {})
+	for name := range a {
+		if !slices.Equal(a[name], first[name]) {
+			t.Fatalf("%s: two identical runs differ", name)
 		}
 	}
-	if err := tr.Step(8); err != nil {
-		t.Fatalf("NoOverlap, two backward passes: %v", err)
+	if name := firstParamName(t, devs); slices.Equal(a[name], b[name]) {
+		t.Errorf("freezing %s after the first step did not keep it from the later updates", name)
 	}
+	second := run(func(params *gluon.ParamDict) {
+		tr2, err := gluon.NewTrainer(params, optimizer.NewSGD(0.1), "device", gluon.TrainerOpts{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = tr2 // packs the same gradients and weights into its own buffers
+	})
+	for name, w := range a {
+		if !slices.Equal(w, second[name]) {
+			t.Errorf("%s: a second trainer over the same parameters changed the first one's results", name)
+		}
+	}
+}
+
+// firstParamName is the name of LeNet's first parameter.
+func firstParamName(t *testing.T, devs []ctx.Context) string {
+	_, params, tr := lenetTrainer(t, devs, gluon.TrainerOpts{})
+	defer tr.Close()
+	return params.List()[0].Name()
 }
 
 // TestBucketGradAdd: with GradAdd, gradients accumulate over two backward

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon/initializer"
@@ -40,6 +41,12 @@ type Parameter struct {
 	pending  initializer.Initializer
 	explicit bool // pending is the parameter's own Init: no by-name rules
 	deferred bool // Initialize was called but the shape is not known yet
+
+	// bucketOwner is the Trainer whose gradient buckets hold the
+	// parameter's gradients now (the last one to pack them, at its
+	// creation or its step); the hooks of any other Trainer leave the
+	// parameter alone.
+	bucketOwner atomic.Pointer[Trainer]
 }
 
 // NewParameter returns a float32 parameter of the given shape (0 marks a

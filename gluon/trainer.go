@@ -2,6 +2,7 @@ package gluon
 
 import (
 	"slices"
+	"sync"
 
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon/optimizer"
@@ -58,6 +59,9 @@ type Trainer struct {
 	buckets []*bucket            // gradient buckets (useBuckets), first to be reduced first
 	slots   map[*nd.NDArray]slot // where each bucketed replica sits
 
+	closed     bool
+	validMu    sync.Mutex
+	validState int              // 0: not checked this round, 1: buckets valid, 2: not
 	overlapped int              // buckets summed during the last backward
 	fusedLast  int              // buckets updated whole in the last step
 	marks      []nd.DeviceStats // per context: the counters at the end of the last step
@@ -91,8 +95,11 @@ func NewTrainer(params *ParamDict, opt optimizer.Optimizer, kvKind string, o Tra
 	if err := t.checkContexts(false); err != nil {
 		return nil, err
 	}
-	if t.allInitialized() && t.useBuckets() {
-		t.buildBuckets() // now, so that the first step's backward overlaps too
+	if t.allInitialized() && t.useBuckets() && t.unowned() {
+		// Now, so that the first step's backward overlaps too. Parameters
+		// that another Trainer holds are taken over at this one's first
+		// step instead: a Trainer that never steps must not sum them.
+		t.buildBuckets()
 	}
 	t.markStats()
 	if t.kv.NumWorkers() > 1 && t.allInitialized() {
@@ -228,6 +235,9 @@ func (t *Trainer) Step(batchSize int) error { return t.step(batchSize, false) }
 func (t *Trainer) StepIgnoreStale(batchSize int) error { return t.step(batchSize, true) }
 
 func (t *Trainer) step(batchSize int, ignoreStale bool) error {
+	if t.closed {
+		return errorf("trainer: Step after Close")
+	}
 	if batchSize <= 0 {
 		return errorf("trainer: batch size %d must be positive", batchSize)
 	}
@@ -267,6 +277,9 @@ func (t *Trainer) step(batchSize int, ignoreStale bool) error {
 // Update it splits Step in two, e.g. to clip gradients in between. It
 // needs the default TrainerOpts (update on the devices).
 func (t *Trainer) AllReduceGrads() error {
+	if t.closed {
+		return errorf("trainer: AllReduceGrads after Close")
+	}
 	if t.opts.UpdateOnKVStore {
 		return errorf("trainer: AllReduceGrads is not available with UpdateOnKVStore; use Step")
 	}
@@ -285,6 +298,9 @@ func (t *Trainer) AllReduceGrads() error {
 // Update applies the optimizer to every replica with the gradients as they
 // are (after AllReduceGrads), scaled by 1/batchSize.
 func (t *Trainer) Update(batchSize int) error {
+	if t.closed {
+		return errorf("trainer: Update after Close")
+	}
 	if t.opts.UpdateOnKVStore {
 		return errorf("trainer: Update is not available with UpdateOnKVStore; use Step")
 	}

@@ -146,3 +146,10 @@ func (a *NDArray) Span(lo, hi int) *NDArray {
 	}
 	return a.viewIn(persistentSession, lo, []int{hi - lo})
 }
+
+// SharesMemory reports whether a and b are views of the same memory (the
+// same storage, whatever their offsets): whether Pack put both into one
+// flat array, say.
+func (a *NDArray) SharesMemory(b *NDArray) bool {
+	return a != nil && b != nil && a.st == b.st
+}

@@ -25,7 +25,8 @@ var SyncTimeout = time.Minute
 // Every context must run the layer in each training step, each in a
 // goroutine of its own (gluon.ForEachDevice does this), and in the same
 // order as the others; a context that does not (fewer samples than
-// contexts) makes the others fail after SyncTimeout. Predict mode and
+// contexts) makes the others fail after SyncTimeout, and the layer then
+// fails at once until Reset. Predict mode and
 // UseGlobalStats use the running statistics and exchange nothing. The
 // parameters have BatchNorm's names, so the two load each other's files.
 // With a distributed kvstore the statistics are exchanged within each
@@ -35,6 +36,21 @@ type SyncBatchNorm struct {
 	mu     sync.Mutex
 	rounds map[int]*syncRound  // exchanges under way, by number
 	calls  map[ctx.Context]int // exchanges each context has joined
+	broken error               // set by a timed-out exchange: the contexts are out of step
+}
+
+// Reset forgets the exchanges under way and a timeout's failure, so that
+// the layer can be used again once every context is back in step (after a
+// step that failed).
+func (b *SyncBatchNorm) Reset() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, r := range b.rounds {
+		for _, v := range r.vals {
+			v.Release()
+		}
+	}
+	b.rounds, b.calls, b.broken = map[int]*syncRound{}, map[ctx.Context]int{}, nil
 }
 
 // NewSyncBatchNorm returns a synchronised batch-normalisation layer.
@@ -70,7 +86,8 @@ func (b *SyncBatchNorm) Forward(x *nd.NDArray) *nd.NDArray {
 	total, count := b.allSum(sums, x.Size()/max(c, 1))
 	n := float64(count)
 	mean := nd.DivScalar(nd.SliceAxis(total, 0, 0, c), n)
-	variance := nd.Sub(nd.DivScalar(nd.SliceAxis(total, 0, c, 2*c), n), nd.Square(mean))
+	// E[x²] − mean², clamped at 0 against rounding.
+	variance := nd.MaximumScalar(nd.Sub(nd.DivScalar(nd.SliceAxis(total, 0, c, 2*c), n), nd.Square(mean)), 0)
 	y := nd.Mul(nd.Sub(x, nd.Reshape(mean, bshape...)), nd.Reshape(nd.Rsqrt(nd.AddScalar(variance, o.Eps)), bshape...))
 	if b.Gamma != nil {
 		b.Gamma.InferShape(c)
@@ -138,6 +155,11 @@ func (b *SyncBatchNorm) exchange(dev ctx.Context, v *nd.NDArray, count int) (*nd
 		nd.Panicf("nn.SyncBatchNorm", nd.ErrContext, "input on %v, parameters on %v", dev, devs)
 	}
 	b.mu.Lock()
+	if b.broken != nil {
+		err := b.broken
+		b.mu.Unlock()
+		panic(err)
+	}
 	k := b.calls[dev]
 	b.calls[dev] = k + 1
 	r := b.rounds[k]
@@ -158,9 +180,14 @@ func (b *SyncBatchNorm) exchange(dev ctx.Context, v *nd.NDArray, count int) (*nd
 	case <-r.done:
 	case <-time.After(SyncTimeout):
 		b.mu.Lock()
-		missing := r.left
+		err := nd.Catch(func() {
+			nd.Panicf("nn.SyncBatchNorm", nd.ErrArgument, "%v waited %v for %d of the %d contexts %v: every context must run the layer in each training step, each in its own goroutine (gluon.ForEachDevice), with at least one sample; the layer fails from now on until Reset", dev, SyncTimeout, r.left, len(devs), devs)
+		})
+		if b.broken == nil {
+			b.broken = err
+		}
 		b.mu.Unlock()
-		nd.Panicf("nn.SyncBatchNorm", nd.ErrArgument, "%v waited %v for %d of the %d contexts %v: every context must run the layer in each training step, each in its own goroutine (gluon.ForEachDevice), with at least one sample", dev, SyncTimeout, missing, len(devs), devs)
+		panic(b.broken)
 	}
 	var acc *nd.NDArray
 	total := 0

@@ -2,7 +2,9 @@ package nn_test
 
 import (
 	"math"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
@@ -150,4 +152,25 @@ func TestSyncBatchNormMissingContext(t *testing.T) {
 		t.Fatal("SyncBatchNorm with one of two contexts running did not fail")
 	}
 	t.Log(err)
+	// The contexts are out of step now: the layer fails at once, on both.
+	for _, d := range devs {
+		start := time.Now()
+		nd.DefaultSession().Record(func() {
+			err = nd.Catch(func() { b.Forward(nd.Ones(d, 2, 2)) })
+		})
+		if err == nil || !strings.Contains(err.Error(), "until Reset") || time.Since(start) > 40*time.Millisecond {
+			t.Fatalf("after a timeout, on %v: %v after %v, want the earlier failure at once", d, err, time.Since(start))
+		}
+	}
+	// After Reset both contexts in step work again.
+	b.Reset()
+	nd.DefaultSession().Record(func() {
+		err = gluon.ForEachDevice(devs, func(_ int, d ctx.Context) error {
+			b.Forward(nd.FromSlice(d, []float32{1, 2, 3, 5}, 2, 2))
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatalf("after Reset: %v", err)
+	}
 }

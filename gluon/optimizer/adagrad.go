@@ -46,8 +46,8 @@ func (o *AdaGrad) Validate() error {
 }
 
 // Name returns "adagrad".
-// Elementwise marks the rule as elementwise (see Elementwise).
-func (*AdaGrad) Elementwise() {}
+// Elementwise reports true: the rule is elementwise (see Elementwise).
+func (*AdaGrad) Elementwise() bool { return true }
 
 func (o *AdaGrad) Name() string { return "adagrad" }
 

@@ -75,8 +75,8 @@ func updateMoments(t *temps, state State, g *nd.NDArray, beta1, beta2 float64) (
 }
 
 // Name returns "adam".
-// Elementwise marks the rule as elementwise (see Elementwise).
-func (*Adam) Elementwise() {}
+// Elementwise reports true: the rule is elementwise (see Elementwise).
+func (*Adam) Elementwise() bool { return true }
 
 func (o *Adam) Name() string { return "adam" }
 

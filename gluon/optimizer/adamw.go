@@ -42,8 +42,8 @@ func (o *AdamW) Validate() error {
 }
 
 // Name returns "adamw".
-// Elementwise marks the rule as elementwise (see Elementwise).
-func (*AdamW) Elementwise() {}
+// Elementwise reports true: the rule is elementwise (see Elementwise).
+func (*AdamW) Elementwise() bool { return true }
 
 func (o *AdamW) Name() string { return "adamw" }
 

@@ -62,14 +62,18 @@ type Param struct {
 	Rescale float64
 }
 
-// Elementwise is implemented by rules whose update of an element depends
-// only on that element of the weight, the gradient and the state, and on
-// Param's scalars (every rule of this package). A Trainer may then update
-// several parameters that share those scalars with one call, on flat
-// arrays that hold them side by side, as it does per gradient bucket.
+// Elementwise is implemented by rules that can say whether their update of
+// an element depends only on that element of the weight, the gradient and
+// the state, and on Param's scalars (every rule of this package says yes).
+// When Elementwise returns true a Trainer may update several parameters
+// that share those scalars with one call, on flat arrays that hold them
+// side by side, as it does per gradient bucket. A type that embeds a rule
+// of this package inherits its method: one whose Update uses more than the
+// element (a norm per layer, as LARS and LAMB do) must override
+// Elementwise to return false.
 type Elementwise interface {
 	Optimizer
-	Elementwise()
+	Elementwise() bool
 }
 
 // Optimizer is one update rule.

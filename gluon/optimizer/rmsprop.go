@@ -75,8 +75,8 @@ func (o *RMSProp) Validate() error {
 }
 
 // Name returns "rmsprop".
-// Elementwise marks the rule as elementwise (see Elementwise).
-func (*RMSProp) Elementwise() {}
+// Elementwise reports true: the rule is elementwise (see Elementwise).
+func (*RMSProp) Elementwise() bool { return true }
 
 func (o *RMSProp) Name() string { return "rmsprop" }
 

@@ -45,8 +45,8 @@ func (o *SGD) Validate() error {
 }
 
 // Name returns "sgd" or "nag".
-// Elementwise marks the rule as elementwise (see Elementwise).
-func (*SGD) Elementwise() {}
+// Elementwise reports true: the rule is elementwise (see Elementwise).
+func (*SGD) Elementwise() bool { return true }
 
 func (o *SGD) Name() string {
 	if o.Nesterov {
