@@ -67,6 +67,40 @@ func ExampleTrainer() {
 	// Output: [1.00 2.00]
 }
 
+// The Trainer's gradient buckets on two contexts, filled in reverse order
+// of registration: the 16 KiB first bucket takes the last layer and the
+// first layer's bias, the first layer's weight does not fit and starts a
+// second; both were summed during
+// backward and updated with one optimizer call per context, and each
+// context received half of each bucket twice (reduce-scatter, then
+// all-gather) besides its half of the batch.
+func ExampleTrainer_Stats() {
+	devs := []ctx.Context{ctx.CPU(0), ctx.CPU(1)}
+	nd.Seed(1)
+	net := nn.NewSequential(nn.NewDense(64, nn.DenseOpts{InUnits: 64, Act: "relu"}), nn.NewDense(10, nn.DenseOpts{InUnits: 64}))
+	params := gluon.CollectParams(net)
+	_ = params.Initialize(initializer.Xavier{}, devs, false)
+	trainer, _ := gluon.NewTrainer(params, optimizer.NewSGD(0.1), "device", gluon.TrainerOpts{FirstBucketBytes: 16 << 10})
+	defer trainer.Close()
+	x := nd.RandomUniform(ctx.CPU(0), nd.Float32, 0, 1, 8, 64)
+	for range 2 {
+		xs, _ := gluon.SplitAndLoad(x, devs, true)
+		autograd.Record(func() {
+			_ = gluon.ForEachDevice(devs, func(i int, _ ctx.Context) error {
+				autograd.Backward(nd.Sum(net.Forward(xs[i])))
+				return nil
+			})
+		})
+		_ = trainer.Step(8)
+	}
+	s := trainer.Stats()
+	fmt.Println("buckets:", s.Buckets, s.BucketBytes, "summed during backward:", s.Overlapped, "fused updates:", s.Fused)
+	fmt.Println("bytes into cpu(1):", s.Contexts[1].BytesIn, "of which the batch:", 4*64*4)
+	// Output:
+	// buckets: 2 [2856 16384] summed during backward: 2 fused updates: 2
+	// bytes into cpu(1): 20264 of which the batch: 1024
+}
+
 // Gradient accumulation: two half-batches add their gradients (GradAdd),
 // the accumulated gradients of every replica are clipped to a global norm,
 // then one AdamW step covers the whole batch and the gradients are zeroed

@@ -84,3 +84,23 @@ func ExampleSoftmaxCrossEntropy() {
 	// [0.2395 1.0986]
 	// [-0.2130 0.1065 0.1065 0.3333 0.3333 -0.6667]
 }
+
+// A gradient hook sees each leaf's gradient as soon as it is final: the
+// leaf nearest the loss first, while backward goes on with the others.
+func ExampleNDArray_AddGradHook() {
+	w1 := nd.FromSlice(ctx.CPU(0), []float32{1, 2}, 2, 1)
+	w2 := nd.FromSlice(ctx.CPU(0), []float32{3}, 1, 1)
+	for _, w := range []*nd.NDArray{w1, w2} {
+		w.AttachGrad(nd.GradWrite)
+	}
+	w1.AddGradHook(nd.GradHook{Ready: func(a *nd.NDArray) { fmt.Println("w1 final:", a.Grad()) }})
+	w2.AddGradHook(nd.GradHook{Ready: func(a *nd.NDArray) { fmt.Println("w2 final:", a.Grad()) }})
+	x := nd.FromSlice(ctx.CPU(0), []float32{1, 1}, 1, 2)
+	nd.DefaultSession().Record(func() {
+		y := nd.Sum(nd.MatMul(nd.MatMul(x, w1), w2)) // x·w1 first, then ·w2
+		nd.Backward([]*nd.NDArray{y}, nil, false)
+	})
+	// Output:
+	// w2 final: NDArray[1 1] float32 @cpu(0) [3]
+	// w1 final: NDArray[2 1] float32 @cpu(0) [3 3]
+}

@@ -72,3 +72,24 @@ func ExampleConcurrent() {
 	// [2 15 16 16]
 	// [conv0.weight conv0.bias conv1.weight conv1.bias]
 }
+
+// SyncBatchNorm on two contexts normalises each context's half with the
+// statistics of the whole batch, so the replicas' running statistics agree.
+func ExampleSyncBatchNorm() {
+	devs := []ctx.Context{ctx.CPU(0), ctx.CPU(1)}
+	bn := nn.NewSyncBatchNorm(nn.BatchNormOpts{InChannels: 1, Momentum: 0.5})
+	_ = gluon.CollectParams(bn).Initialize(initializer.Zero(), devs, false)
+	halves := [][]float32{{1, 2}, {3, 6}} // mean 3, variance 3.5 over all four
+	outs := make([]*nd.NDArray, 2)
+	autograd.TrainMode(func() {
+		_ = gluon.ForEachDevice(devs, func(i int, d ctx.Context) error {
+			outs[i] = bn.Forward(nd.FromSlice(d, halves[i], 2, 1))
+			return nil
+		})
+	})
+	fmt.Printf("%.3f %.3f\n", outs[0].Float32s(), outs[1].Float32s())
+	fmt.Println(bn.RunningMean.Data(devs[0]), bn.RunningMean.Data(devs[1]))
+	// Output:
+	// [-1.069 -0.535] [0.000 1.604]
+	// NDArray[1] float32 @cpu(0) [1.5] NDArray[1] float32 @cpu(1) [1.5]
+}
