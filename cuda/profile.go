@@ -34,9 +34,24 @@ type profEntry struct {
 }
 
 var (
-	profMu sync.Mutex
-	prof   = map[string]*profEntry{}
+	profMu    sync.Mutex
+	prof      = map[string]*profEntry{}
+	profWaits = map[*device][2]int64{} // each device's host syncs and worker calls at the last reset
 )
+
+// startedDevices returns the devices started so far, by id.
+func startedDevices() []*device {
+	b := defaultBackend
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []*device
+	for _, d := range b.devs {
+		if d != nil {
+			out = append(out, d)
+		}
+	}
+	return out
+}
 
 func profRecord(op string, d time.Duration) {
 	profMu.Lock()
@@ -56,15 +71,25 @@ func ResetProfile() {
 	harvestTimelines(true)
 	profMu.Lock()
 	clear(prof)
+	clear(profWaits)
+	for _, d := range startedDevices() {
+		profWaits[d] = [2]int64{d.syncs.Load(), d.calls.Load()}
+	}
 	profMu.Unlock()
 }
 
 // WriteProfile writes the per-operation profile gathered since the last
 // ResetProfile (nothing unless GOLUON_CUDA_PROFILE is 1 or gpu), the
 // largest total first, each row divided by per (e.g. the number of steps;
-// 1 for totals). With GOLUON_CUDA_PROFILE=gpu it first waits for every
+// 1 for totals), then each device's host synchronisations and round trips
+// to its worker over the same span. With GOLUON_CUDA_PROFILE=gpu it first waits for every
 // device's queued work.
 func WriteProfile(w io.Writer, per int) {
+	devs := startedDevices()
+	waits := make([][2]int64, len(devs)) // read before the harvest's own waits
+	for i, d := range devs {
+		waits[i] = [2]int64{d.syncs.Load(), d.calls.Load()}
+	}
 	harvestTimelines(false)
 	profMu.Lock()
 	defer profMu.Unlock()
@@ -85,4 +110,10 @@ func WriteProfile(w io.Writer, per int) {
 			float64(e.total.Microseconds())/float64(per), 100*float64(e.total)/float64(all))
 	}
 	fmt.Fprintf(w, "%-48s %8s %12.1f\n", "total", "", float64(all.Microseconds())/float64(per))
+	// The host's waits on each device (see backend.SyncStats), per row too.
+	for i, d := range devs {
+		base := profWaits[d]
+		fmt.Fprintf(w, "%-48s %8.1f\n", fmt.Sprintf("host syncs on %v", d.dev), float64(waits[i][0]-base[0])/float64(per))
+		fmt.Fprintf(w, "%-48s %8.1f\n", fmt.Sprintf("worker round trips on %v", d.dev), float64(waits[i][1]-base[1])/float64(per))
+	}
 }

@@ -53,6 +53,10 @@ func TestTimelineProfile(t *testing.T) {
 	if !bytes.Contains(out, []byte("total")) {
 		t.Errorf("no total in\n%s", out)
 	}
+	// Reading x back is the run's one host synchronisation.
+	if m := regexp.MustCompile(`(?m)^host syncs on gpu\(0\)\s+([0-9.]+)$`).FindSubmatch(out); m == nil || string(m[1]) != "1.0" {
+		t.Errorf("host syncs row %q, want 1.0, in\n%s", m, out)
+	}
 }
 
 // timelineSteps is how many additions TestTimelineChild queues: more than
