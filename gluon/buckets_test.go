@@ -12,6 +12,7 @@ import (
 	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/gluon/modelzoo"
 	"github.com/goluon/goluon/gluon/optimizer"
+	"github.com/goluon/goluon/internal/traintest"
 	"github.com/goluon/goluon/nd"
 )
 
@@ -156,21 +157,7 @@ func numel(s []int) int {
 // lenetBackward runs the data-parallel forward and backward of LeNet's
 // softmax cross-entropy.
 func lenetBackward(net gluon.Block, x, y *nd.NDArray, devs []ctx.Context) error {
-	xs, err := gluon.SplitAndLoad(x, devs, false)
-	if err != nil {
-		return err
-	}
-	ys, err := gluon.SplitAndLoad(y, devs, false)
-	if err != nil {
-		return err
-	}
-	autograd.Record(func() {
-		err = gluon.ForEachDevice(devs[:len(xs)], func(i int, _ ctx.Context) error {
-			autograd.Backward(nd.Neg(nd.Pick(nd.LogSoftmax(net.Forward(xs[i]), -1), ys[i], 1)))
-			return nil
-		})
-	})
-	return err
+	return traintest.Backward(net, traintest.SoftmaxCE, x, y, devs, false)
 }
 
 // TestBucketSecondBackward: a second backward pass before Step (a GAN's
