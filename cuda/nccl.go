@@ -214,14 +214,29 @@ func (b *Backend) AllReduceSum(bufs []backend.Arg, n int) (bool, error) {
 	// on different GPUs, and NCCL would hang or pair the wrong buffers.
 	ncclQueueMu.Lock()
 	defer ncclQueueMu.Unlock()
+	// Every rank is queued, or none: a rank left out would hang the others.
+	for _, d := range devs {
+		if err := d.takeErr(); err != nil {
+			return false, fmt.Errorf("AllReduceSum on %v: an earlier asynchronous operation failed: %w", d.dev, err)
+		}
+	}
 	for i, d := range devs {
 		p, c := devPtr(bufs[i]), comms[i]
-		d.async("AllReduceSum", func() error {
+		// Queued without GOLUON_CUDA_SYNC's wait: rank i's kernel waits
+		// for the other ranks, which are queued after it.
+		d.q <- task{op: "AllReduceSum", fn: func() error {
 			if r := C.nc_all_reduce(C.ulonglong(p), C.size_t(n), ncdt, c, streamHandle(d.stream)); r != 0 {
 				return fmt.Errorf("ncclAllReduce: %s", C.GoString(C.nc_err(r)))
 			}
 			return nil
-		})
+		}}
+	}
+	for _, d := range devs {
+		if d.syncEach {
+			if err := d.synchronize("AllReduceSum"); err != nil {
+				return true, err
+			}
+		}
 	}
 	return true, nil
 }

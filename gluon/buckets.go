@@ -82,9 +82,27 @@ func (t *Trainer) buildBuckets() {
 			prev[o] = true
 		}
 	}
+	// What such a Trainer summed during this round's backward is summed
+	// already: Step must not sum it again.
 	for o := range prev {
 		o.waitBuckets()
+		for _, b := range o.buckets {
+			b.mu.Lock()
+			if b.launched && b.err == nil {
+				for _, i := range b.params {
+					if t.presummed == nil {
+						t.presummed = map[*Parameter]bool{}
+					}
+					t.presummed[o.params[i]] = true
+				}
+			}
+			b.mu.Unlock()
+		}
+		o.endRound()
 	}
+	t.validMu.Lock()
+	t.validState = 0
+	t.validMu.Unlock()
 	first, rest := t.opts.FirstBucketBytes, t.opts.BucketBytes
 	if first == 0 {
 		first = DefaultFirstBucketBytes
@@ -219,6 +237,7 @@ func (t *Trainer) endRound() {
 	t.validMu.Lock()
 	t.validState = 0
 	t.validMu.Unlock()
+	t.presummed = nil
 }
 
 // reset starts a new round: no gradient final yet.
@@ -369,7 +388,7 @@ func (t *Trainer) reduceBuckets(fresh [][]int) error {
 			return errorf("trainer: reducing the gradients of %s: %v", b.names(t), err)
 		}
 		if rerun && !launched {
-			return errorf("trainer: the gradients of %s were summed over the contexts during a backward pass, then a later backward pass wrote some of them again but not on every context, so others hold sums; "+
+			return errorf("trainer: the gradients of %s were summed over the contexts during a backward pass, then a later backward pass wrote some of them again but not all of them on every context, so others hold sums; "+
 				"run each backward pass on every context, accumulate with GradAdd, or set TrainerOpts.NoOverlap", b.names(t))
 		}
 		if launched {
@@ -397,10 +416,13 @@ func (t *Trainer) sumStep(b *bucket, fresh [][]int) error {
 		}
 	}()
 	for j, i := range b.params {
-		if len(fresh[i]) == 0 {
+		if len(fresh[i]) == 0 || t.presummed[t.params[i]] {
+			// No fresh replica (StepIgnoreStale skips it), or summed by the
+			// Trainer this one took the parameter over from: as it is.
 			for d := range t.devs {
 				keep = append(keep, [2]*nd.NDArray{b.grads[d][j], nd.Persistent().CopyOf(b.grads[d][j], t.devs[d])})
 			}
+			anyFresh = anyFresh || len(fresh[i]) > 0
 			continue
 		}
 		anyFresh = true

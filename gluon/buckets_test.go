@@ -202,7 +202,7 @@ func TestBucketSecondBackward(t *testing.T) {
 	name := params.List()[0].Name()
 	before := params.Get(name).Data(devs[0]).Float32s()
 	err := tr.Step(8)
-	if err == nil || !strings.Contains(err.Error(), "not on every context") {
+	if err == nil || !strings.Contains(err.Error(), "on every context") {
 		t.Fatalf("step after a second backward pass on one context: %v, want the not-on-every-context error", err)
 	}
 	if !slices.Equal(before, params.Get(name).Data(devs[0]).Float32s()) {
@@ -263,6 +263,71 @@ func TestBucketChangesBetweenSteps(t *testing.T) {
 	for name, w := range a {
 		if !slices.Equal(w, second[name]) {
 			t.Errorf("%s: a second trainer over the same parameters changed the first one's results", name)
+		}
+	}
+}
+
+// TestBucketTrainersTakeTurns: two Trainers with identical settings over
+// the same parameters, stepping in turn, train exactly as one does: each
+// takes the parameters over at its step and does not sum again what the
+// other summed during backward.
+func TestBucketTrainersTakeTurns(t *testing.T) {
+	devs := cpus(2)
+	x, y := lenetBatch(8)
+	run := func(two bool) map[string][]float32 {
+		net, params, a := lenetTrainer(t, devs, gluon.TrainerOpts{FirstBucketBytes: 4 << 10})
+		trainers := []*gluon.Trainer{a}
+		if two {
+			b, err := gluon.NewTrainer(params, optimizer.NewSGD(0.1), "device", gluon.TrainerOpts{FirstBucketBytes: 4 << 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			trainers = append(trainers, b)
+		}
+		for step := range 6 {
+			if err := lenetBackward(net, x, y, devs); err != nil {
+				t.Fatal(err)
+			}
+			if err := trainers[step%len(trainers)].Step(8); err != nil {
+				t.Fatalf("step %d: %v", step, err)
+			}
+		}
+		out := map[string][]float32{}
+		for _, p := range params.List() {
+			out[p.Name()] = p.Data(devs[1]).Float32s()
+		}
+		return out
+	}
+	one, two := run(false), run(true)
+	for name, w := range one {
+		if !slices.Equal(w, two[name]) {
+			t.Errorf("%s: two trainers taking turns differ from one (%.3g relative)", name, relDiff(w, two[name]))
+		}
+	}
+}
+
+// TestBucketFreezeAfterBackward: a parameter frozen between backward and
+// Step skips that step (its sum had started); unfrozen again, the next
+// step works.
+func TestBucketFreezeAfterBackward(t *testing.T) {
+	devs := cpus(2)
+	x, y := lenetBatch(8)
+	net, params, tr := lenetTrainer(t, devs, gluon.TrainerOpts{FirstBucketBytes: 4 << 10})
+	p := params.List()[0]
+	if err := lenetBackward(net, x, y, devs); err != nil {
+		t.Fatal(err)
+	}
+	p.SetGradReq(nd.GradNull)
+	if err := tr.Step(8); err == nil || !strings.Contains(err.Error(), "skipped") {
+		t.Fatalf("step after freezing between backward and Step: %v, want the skipped-step error", err)
+	}
+	p.SetGradReq(nd.GradWrite)
+	for step := range 2 {
+		if err := lenetBackward(net, x, y, devs); err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.Step(8); err != nil {
+			t.Fatalf("step %d after unfreezing: %v", step, err)
 		}
 	}
 }

@@ -60,6 +60,7 @@ type Trainer struct {
 	slots   map[*nd.NDArray]slot // where each bucketed replica sits
 
 	closed     bool
+	presummed  map[*Parameter]bool // summed this round by the Trainer this one took them over from
 	validMu    sync.Mutex
 	validState int              // 0: not checked this round, 1: buckets valid, 2: not
 	overlapped int              // buckets summed during the last backward

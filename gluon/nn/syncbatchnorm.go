@@ -37,6 +37,7 @@ type SyncBatchNorm struct {
 	rounds map[int]*syncRound  // exchanges under way, by number
 	calls  map[ctx.Context]int // exchanges each context has joined
 	broken error               // set by a timed-out exchange: the contexts are out of step
+	fail   chan struct{}       // closed when broken is set, to wake the other waiters
 }
 
 // Reset forgets the exchanges under way and a timeout's failure, so that
@@ -50,12 +51,12 @@ func (b *SyncBatchNorm) Reset() {
 			v.Release()
 		}
 	}
-	b.rounds, b.calls, b.broken = map[int]*syncRound{}, map[ctx.Context]int{}, nil
+	b.rounds, b.calls, b.broken, b.fail = map[int]*syncRound{}, map[ctx.Context]int{}, nil, make(chan struct{})
 }
 
 // NewSyncBatchNorm returns a synchronised batch-normalisation layer.
 func NewSyncBatchNorm(o BatchNormOpts) *SyncBatchNorm {
-	return &SyncBatchNorm{BatchNorm: NewBatchNorm(o), rounds: map[int]*syncRound{}, calls: map[ctx.Context]int{}}
+	return &SyncBatchNorm{BatchNorm: NewBatchNorm(o), rounds: map[int]*syncRound{}, calls: map[ctx.Context]int{}, fail: make(chan struct{})}
 }
 
 // Forward normalises x with the statistics of every context's batch.
@@ -160,6 +161,7 @@ func (b *SyncBatchNorm) exchange(dev ctx.Context, v *nd.NDArray, count int) (*nd
 		b.mu.Unlock()
 		panic(err)
 	}
+	fail := b.fail
 	k := b.calls[dev]
 	b.calls[dev] = k + 1
 	r := b.rounds[k]
@@ -178,6 +180,11 @@ func (b *SyncBatchNorm) exchange(dev ctx.Context, v *nd.NDArray, count int) (*nd
 	b.mu.Unlock()
 	select {
 	case <-r.done:
+	case <-fail: // another context timed out: the contexts are out of step
+		b.mu.Lock()
+		err := b.broken
+		b.mu.Unlock()
+		panic(err)
 	case <-time.After(SyncTimeout):
 		b.mu.Lock()
 		err := nd.Catch(func() {
@@ -185,9 +192,11 @@ func (b *SyncBatchNorm) exchange(dev ctx.Context, v *nd.NDArray, count int) (*nd
 		})
 		if b.broken == nil {
 			b.broken = err
+			close(b.fail)
 		}
+		broken := b.broken
 		b.mu.Unlock()
-		panic(b.broken)
+		panic(broken)
 	}
 	var acc *nd.NDArray
 	total := 0
