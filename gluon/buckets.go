@@ -34,7 +34,6 @@ func (t *Trainer) unowned() bool {
 // in one flat buffer and are summed over the contexts together.
 type bucket struct {
 	params  []int           // indices into Trainer.params, in bucket order
-	offs    []int           // element offset of each parameter in the buffer
 	flats   []*nd.NDArray   // the buffer on each context
 	leaves  [][]*nd.NDArray // per context, per parameter: the replica
 	grads   [][]*nd.NDArray // per context, per parameter: its gradient (a view of flats)
@@ -151,7 +150,7 @@ func (t *Trainer) buildBuckets() {
 				leaves[j] = t.params[i].ListData()[d]
 				t.slots[leaves[j]] = slot{b: b, d: d, j: j}
 			}
-			flat, offs := nd.PackGrads(leaves)
+			flat, _ := nd.PackGrads(leaves)
 			if b.fused {
 				w, _ := nd.Pack(leaves)
 				b.wflats = append(b.wflats, w)
@@ -160,7 +159,7 @@ func (t *Trainer) buildBuckets() {
 				grads[j] = l.Grad()
 				b.remove = append(b.remove, l.AddGradHook(nd.GradHook{Before: t.beforeGrad, Ready: t.gradReady}))
 			}
-			b.flats, b.offs = append(b.flats, flat), offs
+			b.flats = append(b.flats, flat)
 			b.leaves, b.grads = append(b.leaves, leaves), append(b.grads, grads)
 		}
 		b.reset()
@@ -214,12 +213,16 @@ func (t *Trainer) bucketsValid() bool {
 // when it was built (AttachGrad, SetGradReq and ResetContext change them,
 // and so does another Trainer that packs the same parameters).
 func (b *bucket) valid(t *Trainer) bool {
-	for d, leaves := range b.leaves {
-		for j, i := range b.params {
-			data := t.params[i].ListData()
-			if d >= len(data) || data[d] != leaves[j] || leaves[j].Grad() != b.grads[d][j] || leaves[j].GradReq() != b.reqs[j] ||
-				t.params[i].bucketOwner.Load() != t ||
-				!b.grads[d][j].SharesMemory(b.flats[d]) || (b.fused && !leaves[j].SharesMemory(b.wflats[d])) {
+	for j, i := range b.params {
+		p := t.params[i]
+		data := p.ListData()
+		if len(data) != len(b.leaves) || p.bucketOwner.Load() != t {
+			return false
+		}
+		for d, leaves := range b.leaves {
+			l := leaves[j]
+			if data[d] != l || l.Grad() != b.grads[d][j] || l.GradReq() != b.reqs[j] ||
+				!b.grads[d][j].SharesMemory(b.flats[d]) || (b.fused && !l.SharesMemory(b.wflats[d])) {
 				return false
 			}
 		}
@@ -244,22 +247,26 @@ func (t *Trainer) endRound() {
 func (b *bucket) reset() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.ready = make([][]bool, len(b.flats))
-	for d := range b.ready {
-		b.ready[d] = make([]bool, len(b.params))
+	if b.ready == nil {
+		b.ready = make([][]bool, len(b.flats))
+		for d := range b.ready {
+			b.ready[d] = make([]bool, len(b.params))
+		}
 	}
-	b.left = len(b.flats) * len(b.params)
-	b.launched, b.rerun, b.done, b.err = false, false, nil, nil
+	b.restartLocked()
+	b.rerun, b.err = false, nil
 }
 
-// restartLocked starts the bucket's round again after a launch, because a
-// gradient is about to be written again (b.mu held).
+// restartLocked starts the bucket's round again (b.mu held); after a
+// launch it marks the round as rerun, because a gradient is about to be
+// written again.
 func (b *bucket) restartLocked() {
 	for d := range b.ready {
 		clear(b.ready[d])
 	}
 	b.left = len(b.flats) * len(b.params)
-	b.launched, b.rerun, b.done = false, true, nil
+	b.rerun = b.rerun || b.launched
+	b.launched, b.done = false, nil
 }
 
 // gradReady is the Ready hook of every bucketed replica: the last final
