@@ -3,6 +3,7 @@ package gluon
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/goluon/goluon/nd"
 	"golang.org/x/sync/errgroup"
@@ -86,7 +87,7 @@ func (t *Trainer) updateFused(b *bucket, d int) {
 // TrainerStats describes the Trainer's last step.
 type TrainerStats struct {
 	// Buckets is the number of gradient buckets (0 when the gradients are
-	// not bucketed: one context, UpdateOnKVStore or a distributed kvstore),
+	// not bucketed: one context in one process, or UpdateOnKVStore),
 	// BucketBytes their sizes, first reduced first.
 	Buckets     int
 	BucketBytes []int
@@ -95,6 +96,11 @@ type TrainerStats struct {
 	// optimizer call per context (an elementwise rule, and parameters that
 	// share their step count and multipliers).
 	Overlapped, Fused int
+	// ReduceTime is the time Step spent on the gradients' sums after the
+	// backward pass: waiting for the sums started during backward, running
+	// the others and, with a distributed kvstore, the step's control
+	// exchange. It is the part of the exchange not hidden behind backward.
+	ReduceTime time.Duration
 	// Contexts holds, per context of the parameters, the copies and host
 	// waits (nd.DeviceStats) from the end of the step before (or the
 	// Trainer's creation) to the end of the last step: a whole training
@@ -120,7 +126,7 @@ func (t *Trainer) markStats() {
 
 // finishStats records the statistics of the step that ends now.
 func (t *Trainer) finishStats(overlapped int) {
-	s := TrainerStats{Buckets: len(t.buckets), Overlapped: overlapped, Fused: t.fusedLast}
+	s := TrainerStats{Buckets: len(t.buckets), Overlapped: overlapped, Fused: t.fusedLast, ReduceTime: t.reduceTime}
 	for _, b := range t.buckets {
 		s.BucketBytes = append(s.BucketBytes, b.flats[0].Size()*b.flats[0].DType().Size())
 	}

@@ -48,8 +48,10 @@ type bucket struct {
 	ready    [][]bool // per context, per parameter: final in this round
 	left     int      // (context, parameter) pairs not yet final
 	launched bool     // the reduction started during backward
+	queued   bool     // final, waiting for the buckets before it to start (ordered)
 	rerun    bool     // a gradient was written again after a launch: the round restarted
 	done     chan struct{}
+	finish   func() // waits for an ordered bucket's reduction and closes done
 	err      error
 }
 
@@ -60,11 +62,19 @@ type slot struct {
 }
 
 // useBuckets reports whether the Trainer keeps its gradients in buckets:
-// several contexts in one process, summed by a kvstore that can all-reduce
-// buffers, and the update on the devices.
+// the update on the devices, and either several contexts in one process
+// summed by a kvstore that can all-reduce buffers, or several processes
+// whose kvstore starts reductions asynchronously (dist_sync).
 func (t *Trainer) useBuckets() bool {
+	if t.opts.UpdateOnKVStore {
+		return false
+	}
+	if t.kv.NumWorkers() > 1 {
+		_, ok := t.kv.(kvstore.AsyncAllReducer)
+		return ok
+	}
 	_, ok := t.kv.(kvstore.AllReducer)
-	return ok && len(t.devs) > 1 && t.kv.NumWorkers() == 1 && !t.opts.UpdateOnKVStore
+	return ok && len(t.devs) > 1
 }
 
 // buildBuckets groups the parameters, in reverse order of registration,
@@ -241,6 +251,7 @@ func (t *Trainer) endRound() {
 	t.validState = 0
 	t.validMu.Unlock()
 	t.presummed = nil
+	t.resetChain()
 }
 
 // reset starts a new round: no gradient final yet.
@@ -266,7 +277,7 @@ func (b *bucket) restartLocked() {
 	}
 	b.left = len(b.flats) * len(b.params)
 	b.rerun = b.rerun || b.launched
-	b.launched, b.done = false, nil
+	b.launched, b.queued, b.done, b.finish = false, false, nil, nil
 }
 
 // gradReady is the Ready hook of every bucketed replica: the last final
@@ -292,6 +303,12 @@ func (t *Trainer) gradReady(leaf *nd.NDArray) {
 		return
 	}
 	b.mu.Lock()
+	if t.ordered() {
+		b.queued = !b.launched && b.left == 0
+		b.mu.Unlock()
+		t.startQueued()
+		return
+	}
 	if launch = !b.launched && b.left == 0; launch {
 		b.launched, b.done = true, make(chan struct{})
 	}
@@ -322,9 +339,13 @@ func (t *Trainer) beforeGrad(leaf *nd.NDArray) {
 	}
 	b := s.b
 	b.mu.Lock()
+	b.queued = false // not started yet: it waits for its new Ready
 	for b.launched && b.err == nil {
-		done := b.done
+		done, finish := b.done, b.finish
 		b.mu.Unlock()
+		if finish != nil {
+			finish()
+		}
 		<-done
 		b.mu.Lock()
 		if b.launched && b.done == done && b.err == nil {
@@ -371,8 +392,11 @@ func (t *Trainer) anyLaunched() bool {
 func (t *Trainer) waitBuckets() {
 	for _, b := range t.buckets {
 		b.mu.Lock()
-		done := b.done
+		done, finish := b.done, b.finish
 		b.mu.Unlock()
+		if finish != nil {
+			finish()
+		}
 		if done != nil {
 			<-done
 		}
@@ -409,23 +433,29 @@ func (t *Trainer) reduceBuckets(fresh [][]int) error {
 	return nil
 }
 
-// sumStep sums bucket b in Step. The gradients of stale replicas are
-// zeroed first, so that they add nothing; a parameter with no fresh
-// replica at all (StepIgnoreStale skips it) keeps its gradients as they
-// were, as without buckets.
+// sumStep sums bucket b in Step (see prepareSum).
 func (t *Trainer) sumStep(b *bucket, fresh [][]int) error {
-	anyFresh := false
-	var keep [][2]*nd.NDArray // (gradient, saved copy) of the parameters left alone
-	defer func() {
-		for _, k := range keep {
-			nd.Assign(k[0], k[1])
-			k[1].Release()
-		}
-	}()
+	keep, anyFresh := t.prepareSum(b, fresh)
+	defer restoreKept(keep)
+	if !anyFresh {
+		return nil
+	}
+	if err := t.kv.(kvstore.AllReducer).AllReduce(b.flats); err != nil {
+		return errorf("trainer: reducing the gradients of %s: %v", b.names(t), err)
+	}
+	return nil
+}
+
+// prepareSum readies bucket b for a sum in Step. The gradients of stale
+// replicas are zeroed, so that they add nothing; a parameter with no fresh
+// replica at all (StepIgnoreStale skips it), or one summed already by the
+// Trainer this one took it over from, keeps its gradients as they were, as
+// without buckets: prepareSum returns (gradient, saved copy) pairs for
+// restoreKept to put back after the sum, and whether any parameter of the
+// bucket has a fresh replica.
+func (t *Trainer) prepareSum(b *bucket, fresh [][]int) (keep [][2]*nd.NDArray, anyFresh bool) {
 	for j, i := range b.params {
 		if len(fresh[i]) == 0 || t.presummed[t.params[i]] {
-			// No fresh replica (StepIgnoreStale skips it), or summed by the
-			// Trainer this one took the parameter over from: as it is.
 			for d := range t.devs {
 				keep = append(keep, [2]*nd.NDArray{b.grads[d][j], nd.Persistent().CopyOf(b.grads[d][j], t.devs[d])})
 			}
@@ -443,13 +473,15 @@ func (t *Trainer) sumStep(b *bucket, fresh [][]int) error {
 			}
 		}
 	}
-	if !anyFresh {
-		return nil
+	return keep, anyFresh
+}
+
+// restoreKept writes the saved gradients back (see prepareSum).
+func restoreKept(keep [][2]*nd.NDArray) {
+	for _, k := range keep {
+		nd.Assign(k[0], k[1])
+		k[1].Release()
 	}
-	if err := t.kv.(kvstore.AllReducer).AllReduce(b.flats); err != nil {
-		return errorf("trainer: reducing the gradients of %s: %v", b.names(t), err)
-	}
-	return nil
 }
 
 // names lists the bucket's parameters for error messages.

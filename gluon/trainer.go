@@ -3,6 +3,7 @@ package gluon
 import (
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon/optimizer"
@@ -67,6 +68,13 @@ type Trainer struct {
 	fusedLast  int              // buckets updated whole in the last step
 	marks      []nd.DeviceStats // per context: the counters at the end of the last step
 	last       TrainerStats
+	reduceTime time.Duration // Step's time in gradient reductions, this step
+
+	chainMu    sync.Mutex // the ordered start of buckets over processes (bucket_chain.go)
+	chainNext  int        // the next bucket to start this round
+	chainBegun bool       // the round's handshake ran
+	chainBusy  bool       // a goroutine is starting buckets
+	chainErr   error      // a failed start: the round's later buckets fail too
 }
 
 // NewTrainer returns a Trainer over params using opt and a kvstore of the
@@ -245,12 +253,12 @@ func (t *Trainer) step(batchSize int, ignoreStale bool) error {
 	if err := t.initAt(true); err != nil {
 		return err
 	}
-	fresh, err := t.freshReplicas(ignoreStale)
-	if err != nil {
+	fresh, stale := t.freshReplicas(ignoreStale)
+	if stale != nil && !(t.useBuckets() && t.ordered()) {
 		t.endRound()
-		return err
+		return stale
 	}
-	global, err := t.reduceAll(fresh, batchSize)
+	global, err := t.reduceAll(fresh, batchSize, stale)
 	if err != nil {
 		return err
 	}
@@ -287,12 +295,12 @@ func (t *Trainer) AllReduceGrads() error {
 	if err := t.initAt(true); err != nil {
 		return err
 	}
-	fresh, err := t.freshReplicas(false)
-	if err != nil {
+	fresh, stale := t.freshReplicas(false)
+	if stale != nil && !(t.useBuckets() && t.ordered()) {
 		t.endRound()
-		return err
+		return stale
 	}
-	_, err = t.reduceAll(fresh, 0)
+	_, err := t.reduceAll(fresh, 0, stale)
 	return err
 }
 
@@ -328,18 +336,23 @@ func (t *Trainer) Update(batchSize int) error {
 // gradient was written since the last step, and records the new stamps.
 // A replica is stale when its device ran no backward pass (fewer samples
 // than devices); its gradient is left out of the sum. A parameter with no
-// fresh replica is an error unless ignoreStale is set.
+// fresh replica is an error unless ignoreStale is set; the lists are
+// complete also then, and the stamps are not recorded.
 func (t *Trainer) freshReplicas(ignoreStale bool) ([][]int, error) {
 	out := make([][]int, len(t.params))
+	var stale error
 	for i, p := range t.params {
 		for d, w := range p.ListData() {
 			if w.GradStamp() != t.stamps[i][d] {
 				out[i] = append(out[i], d)
 			}
 		}
-		if len(out[i]) == 0 && !ignoreStale {
-			return nil, errorf("trainer: gradient of parameter %s is stale: no backward pass wrote it since the last step (was the parameter used in the forward pass inside autograd.Record?); use StepIgnoreStale to skip such parameters", p.Name())
+		if len(out[i]) == 0 && !ignoreStale && stale == nil {
+			stale = errorf("trainer: gradient of parameter %s is stale: no backward pass wrote it since the last step (was the parameter used in the forward pass inside autograd.Record?); use StepIgnoreStale to skip such parameters", p.Name())
 		}
+	}
+	if stale != nil {
+		return out, stale
 	}
 	for i, p := range t.params {
 		for d, w := range p.ListData() {
@@ -359,7 +372,9 @@ func (t *Trainer) freshReplicas(ignoreStale bool) ([][]int, error) {
 // local and the devices update: the sum over one gradient is that gradient,
 // so pushing it and pulling it back would only copy it twice (Gluon, too,
 // creates no kvstore for a single device).
-func (t *Trainer) reduceAll(fresh [][]int, batch int) (int, error) {
+func (t *Trainer) reduceAll(fresh [][]int, batch int, stale error) (int, error) {
+	t0 := time.Now()
+	defer func() { t.reduceTime = time.Since(t0) }()
 	if t.useBuckets() {
 		if !t.bucketsValid() {
 			if t.anyLaunched() {
@@ -367,6 +382,9 @@ func (t *Trainer) reduceAll(fresh [][]int, batch int) (int, error) {
 				return 0, errorf("trainer: parameters were changed (AttachGrad, SetGradReq, ResetContext) after their gradients had been summed in backward and before Step; the step is skipped")
 			}
 			t.buildBuckets()
+		}
+		if t.ordered() {
+			return t.reduceOrdered(fresh, batch, stale)
 		}
 		global, err := t.kv.BeginStep(nil, batch)
 		if err != nil {

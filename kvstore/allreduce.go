@@ -19,6 +19,22 @@ type AllReducer interface {
 	AllReduce(bufs []*nd.NDArray) error
 }
 
+// AsyncAllReducer is implemented by the distributed kinds, whose
+// reductions are collectives over processes: StartAllReduce sums bufs over
+// this process's contexts, starts their sum over the processes and returns
+// at once; wait blocks until every buffer holds the total. The processes'
+// partial sums are added in the collective library's order. Every process
+// must start the same reductions (same sizes, dtypes) in the same order,
+// and no buffer may be touched until its wait returns.
+type AsyncAllReducer interface {
+	AllReducer
+	// BeginBuckets checks, collectively, that every process is about to
+	// start reductions of the same buckets, keys[i] listing the keys of
+	// bucket i's values; it precedes a round's first StartAllReduce.
+	BeginBuckets(keys [][]string) error
+	StartAllReduce(bufs []*nd.NDArray) (wait func() error, err error)
+}
+
 // AllReduce implements AllReducer. The device kind reduces with the
 // backend's collective library where one applies (NCCL between physical
 // GPUs: nd.LibraryAllReduce, whose sums are in NCCL's order), else on the

@@ -32,6 +32,7 @@ func main() {
 	reps := flag.Int("reps", 5, "repetitions (the median is reported)")
 	model := flag.String("model", "", "with -step: also predict the efficiency on these networks, e.g. 10,100 (Gbit/s)")
 	latency := flag.Duration("latency", 25*time.Microsecond, "per-message network latency assumed by -model")
+	bucket := flag.Int("bucket", 0, "with -step: gradient bucket size in bytes (default: the Trainer's)")
 	flag.Parse()
 	comm, err := mpi.Init()
 	if err != nil {
@@ -42,7 +43,7 @@ func main() {
 	case *allreduce:
 		err = benchAllreduce(comm, *reps)
 	case *step != "":
-		err = benchStep(comm, *step, *batch, *steps, *reps, *model, *latency)
+		err = benchStep(comm, *step, *batch, *steps, *reps, *model, *latency, *bucket)
 	default:
 		err = fmt.Errorf("choose -allreduce or -step lenet|cifar")
 	}

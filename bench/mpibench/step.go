@@ -24,7 +24,7 @@ import (
 // process trains on cpu(0) with its own batch; the step time, the share of
 // it spent in the kvstore's exchanges and the throughput over all
 // processes are the slowest rank's medians over reps repetitions.
-func benchStep(comm *mpi.Comm, name string, batch, steps, reps int, model string, latency time.Duration) error {
+func benchStep(comm *mpi.Comm, name string, batch, steps, reps int, model string, latency time.Duration, bucket int) error {
 	np := comm.Size()
 	var net gluon.Block
 	var opt optimizer.Optimizer
@@ -56,29 +56,33 @@ func benchStep(comm *mpi.Comm, name string, batch, steps, reps int, model string
 	}
 	y := nd.FromSlice(dev[0], labels).Persist()
 	autograd.Pause(func() { net.Forward(x).Release() }) // deferred shapes
-	tr, err := gluon.NewTrainer(params, opt, dist.Kind, gluon.TrainerOpts{})
+	tr, err := gluon.NewTrainer(params, opt, dist.Kind, gluon.TrainerOpts{BucketBytes: bucket, FirstBucketBytes: bucket})
 	if err != nil {
 		return err
 	}
 	kv := tr.KVStore().(*dist.Store)
 	lossFn := loss.NewSoftmaxCrossEntropy()
+	var exposed time.Duration // Step's time on the gradient sums, not hidden behind backward
 	step := func() error {
 		s := nd.NewScope()
 		defer s.Close()
 		autograd.Record(func() { autograd.Backward(lossFn.Forward(net.Forward(x), y)) })
-		return tr.Step(batch)
+		err := tr.Step(batch)
+		exposed += tr.Stats().ReduceTime
+		return err
 	}
 	for range 3 { // warm up pools and buffers
 		if err := step(); err != nil {
 			return err
 		}
 	}
-	var stepTimes, shares []float64
+	var stepTimes, shares, backgrounds []float64
 	for range reps {
 		if err := comm.Barrier(); err != nil {
 			return err
 		}
 		before := kv.Stats()
+		exposed = 0
 		t0 := time.Now()
 		for range steps {
 			if err := step(); err != nil {
@@ -86,7 +90,8 @@ func benchStep(comm *mpi.Comm, name string, batch, steps, reps int, model string
 			}
 		}
 		el := time.Since(t0).Seconds() / float64(steps)
-		ex := (kv.Stats().Time - before.Time).Seconds() / float64(steps)
+		ex := exposed.Seconds() / float64(steps)
+		bg := (kv.Stats().Background - before.Background).Seconds() / float64(steps)
 		worst, err := slowest(comm, el)
 		if err != nil {
 			return err
@@ -95,7 +100,11 @@ func benchStep(comm *mpi.Comm, name string, batch, steps, reps int, model string
 		if err != nil {
 			return err
 		}
-		stepTimes, shares = append(stepTimes, worst), append(shares, share)
+		bgWorst, err := slowest(comm, bg)
+		if err != nil {
+			return err
+		}
+		stepTimes, shares, backgrounds = append(stepTimes, worst), append(shares, share), append(backgrounds, bgWorst)
 	}
 	st := kv.Stats()
 	nParams, bytes := 0, 0
@@ -106,11 +115,11 @@ func benchStep(comm *mpi.Comm, name string, batch, steps, reps int, model string
 	if comm.Rank() != 0 {
 		return nil
 	}
-	t, share := median(stepTimes), median(shares)
-	fmt.Printf("%s: %d processes × batch %d: step %.2f ms, %.0f samples/s over all processes, %.1f%% of the step in the gradient exchange; %d tensors (%s) in %d allreduce(s) per step\n",
-		name, np, batch, t*1e3, float64(batch*np)/t, 100*share, nParams, humanBytes(bytes), st.Allreduces/max(1, (reps*steps+3)))
-	fmt.Printf("JSON {\"kind\":\"step\",\"net\":%q,\"np\":%d,\"batch\":%d,\"step_seconds\":%.6f,\"exchange_share\":%.4f,\"samples_per_sec\":%.1f,\"grad_bytes\":%d,\"allreduces_per_step\":%.2f}\n",
-		name, np, batch, t, share, float64(batch*np)/t, bytes, float64(st.Allreduces)/float64(reps*steps+3))
+	t, share, bg := median(stepTimes), median(shares), median(backgrounds)
+	fmt.Printf("%s: %d processes × batch %d: step %.2f ms, %.0f samples/s over all processes, exposed exchange %.1f%% of the step (Step waiting for the gradient sums), %.2f ms of allreduce per step behind backward; %d tensors (%s) in %.0f allreduce(s) per step\n",
+		name, np, batch, t*1e3, float64(batch*np)/t, 100*share, bg*1e3, nParams, humanBytes(bytes), float64(st.Allreduces)/float64(reps*steps+3))
+	fmt.Printf("JSON {\"kind\":\"step\",\"net\":%q,\"np\":%d,\"batch\":%d,\"step_seconds\":%.6f,\"exchange_share\":%.4f,\"background_seconds\":%.6f,\"samples_per_sec\":%.1f,\"grad_bytes\":%d,\"allreduces_per_step\":%.2f}\n",
+		name, np, batch, t, share, bg, float64(batch*np)/t, bytes, float64(st.Allreduces)/float64(reps*steps+3))
 	if model != "" {
 		return predict(name, t*(1-share), bytes, model, latency)
 	}

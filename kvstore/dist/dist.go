@@ -84,9 +84,15 @@ type Stats struct {
 	Allreduces int   // data allreduces
 	Broadcasts int   // data broadcasts (Init)
 	Bytes      int64 // bytes allreduced or broadcast by this process
-	// Time is the wall time spent in exchanges: packing, the collectives
-	// (including waiting for the slowest worker) and unpacking.
+	// Time is the wall time callers spent blocked in exchanges: packing,
+	// the collectives (including waiting for the slowest worker) and
+	// unpacking.
 	Time time.Duration
+	// Background is the summed wall time of the reductions started with
+	// StartAllReduce, from their start to their completion; they overlap
+	// with computing, so it is not time lost (Trainer.Stats tells how much
+	// of it a step waited for).
+	Background time.Duration
 }
 
 // Store is the dist_sync kvstore. Its methods are collective: every
@@ -100,8 +106,9 @@ type Store struct {
 	updater  kvstore.Updater
 	ctrl     *mpi.Buffer
 	fusion   *mpi.Buffer
-	agreed   uint64 // signature checked by BeginStep for the next exchange
-	differed bool   // some worker's Init values differed from rank 0's
+	free     []*mpi.Buffer // bucket buffers not in use (StartAllReduce)
+	agreed   uint64        // signature checked by BeginStep for the next exchange
+	differed bool          // some worker's Init values differed from rank 0's
 	steps    int
 	stats    Stats
 }

@@ -42,7 +42,11 @@ type lenetJob struct {
 	dieAt      int
 	dieHook    func()
 	deferred   bool   // leave the shapes deferred until the first step
-	expectErr  string // the first step must fail with an error containing this
+	expectErr  string // step errAt must fail with an error containing this
+	errAt      int
+	skip       bool // rank `die` runs no backward pass before step dieAt (instead of dieHook)
+	ignore     bool // StepIgnoreStale instead of Step
+	bucket     int  // TrainerOpts.BucketBytes and FirstBucketBytes (0: default)
 }
 
 // stepData returns the global batch of step s: images and labels drawn
@@ -85,7 +89,7 @@ func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
 	}
 	opt := optimizer.NewSGD(0.1)
 	opt.Momentum = j.momentum
-	tr, err := gluon.NewTrainer(params, opt, j.kv, gluon.TrainerOpts{UpdateOnKVStore: j.onKV})
+	tr, err := gluon.NewTrainer(params, opt, j.kv, gluon.TrainerOpts{UpdateOnKVStore: j.onKV, BucketBytes: j.bucket, FirstBucketBytes: j.bucket})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,18 +100,25 @@ func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
 	}
 	lo, hi := j.rank*globalBatch/j.size, (j.rank+1)*globalBatch/j.size
 	for s := j.first; s < j.first+j.steps; s++ {
-		if j.rank == j.die && s == j.dieAt {
+		skip := j.rank == j.die && s == j.dieAt
+		if skip && !j.skip {
 			j.dieHook()
 		}
 		scope := nd.NewScope()
 		xs, ys := stepData(s)
 		x := nd.FromSlice(ctx.CPU(0), xs[lo*28*28:hi*28*28], hi-lo, 1, 28, 28)
 		y := nd.FromSlice(ctx.CPU(0), ys[lo:hi])
-		if err := traintest.Backward(net, traintest.SoftmaxCE, x, y, devs, true); err != nil {
-			t.Fatal(err)
+		if !(skip && j.skip) {
+			if err := traintest.Backward(net, traintest.SoftmaxCE, x, y, devs, true); err != nil {
+				t.Fatal(err)
+			}
 		}
-		err = tr.Step(hi - lo)
-		if j.expectErr != "" {
+		if j.ignore {
+			err = tr.StepIgnoreStale(hi - lo)
+		} else {
+			err = tr.Step(hi - lo)
+		}
+		if j.expectErr != "" && s == j.first+j.errAt {
 			if err == nil || !strings.Contains(err.Error(), j.expectErr) {
 				t.Fatalf("step %d: got error %v, want one containing %q", s, err, j.expectErr)
 			}
@@ -120,10 +131,23 @@ func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
 		scope.Close()
 	}
 	if ds, ok := tr.KVStore().(*dist.Store); ok {
-		// Tensor fusion: LeNet's ten tensors cost one allreduce per step.
+		// LeNet's ten tensors cost one allreduce per step: one gradient
+		// bucket, or (updating on the kvstore) one fusion buffer. Init
+		// costs two control exchanges; a step one (the key check and batch
+		// sum), and with buckets one more, the bucket check before the
+		// first bucket starts during backward.
 		st := ds.Stats()
-		if st.Allreduces != j.steps || st.Controls != j.steps+2 {
-			t.Errorf("%d steps took %d allreduces and %d control exchanges, want %d and %d", j.steps, st.Allreduces, st.Controls, j.steps, j.steps+2)
+		controls, allreduces := j.steps+2, j.steps
+		if !j.onKV {
+			controls += j.steps
+			ts := tr.Stats()
+			allreduces *= ts.Buckets
+			if (j.bucket == 0 && ts.Buckets != 1) || ts.Overlapped != ts.Buckets {
+				t.Errorf("last step: %d buckets, %d summed during backward; want all summed during backward (and 1 bucket by default)", ts.Buckets, ts.Overlapped)
+			}
+		}
+		if st.Allreduces != allreduces || st.Controls != controls {
+			t.Errorf("%d steps took %d allreduces and %d control exchanges, want %d and %d", j.steps, st.Allreduces, st.Controls, allreduces, controls)
 		}
 	}
 	if j.saveTo != "" && j.rank == 0 {

@@ -17,11 +17,13 @@ import (
 
 // The worker tests read their job from the environment.
 const (
-	envOut    = "GOLUON_TEST_OUT"    // directory for the ranks' parameters
-	envMode   = "GOLUON_TEST_MODE"   // which job: see workerJob
-	envCkpt   = "GOLUON_TEST_CKPT"   // checkpoint directory
-	envOnKV   = "GOLUON_TEST_ONKV"   // "1": update on the kvstore
-	envMoment = "GOLUON_TEST_MOMENT" // SGD momentum
+	envOut     = "GOLUON_TEST_OUT"     // directory for the ranks' parameters
+	envMode    = "GOLUON_TEST_MODE"    // which job: see workerJob
+	envCkpt    = "GOLUON_TEST_CKPT"    // checkpoint directory
+	envOnKV    = "GOLUON_TEST_ONKV"    // "1": update on the kvstore
+	envMoment  = "GOLUON_TEST_MOMENT"  // SGD momentum
+	envDevices = "GOLUON_TEST_DEVICES" // CPU contexts per process
+	envBucket  = "GOLUON_TEST_BUCKET"  // bucket size in bytes
 )
 
 const lenetSteps = 20
@@ -40,6 +42,12 @@ func workerJob(t *testing.T, rank, size int) lenetJob {
 	if n, err := strconv.Atoi(os.Getenv("GOLUON_TEST_STEPS")); err == nil {
 		j.steps = n
 	}
+	if n, err := strconv.Atoi(os.Getenv(envDevices)); err == nil {
+		j.devices = n
+	}
+	if n, err := strconv.Atoi(os.Getenv(envBucket)); err == nil {
+		j.bucket = n
+	}
 	switch os.Getenv(envMode) {
 	case "full":
 	case "first-half": // steps 0..9, then rank 0 writes a checkpoint
@@ -51,6 +59,15 @@ func workerJob(t *testing.T, rank, size int) lenetJob {
 	case "die": // rank 2 exits before step 5
 		j.die, j.dieAt = 2, 5
 		j.dieHook = func() { fmt.Println("rank 2 exits on purpose"); os.Exit(3) }
+	case "stale": // rank 1 runs no backward pass before step 5
+		j.die, j.dieAt, j.skip, j.errAt = 1, 5, true, 5
+		j.expectErr = "another worker's step failed"
+		if rank == 1 {
+			j.expectErr = "gradient of parameter"
+		}
+	case "stale-ignore": // the same with StepIgnoreStale: the workers disagree
+		j.die, j.dieAt, j.skip, j.errAt, j.ignore = 1, 5, true, 5, true
+		j.expectErr = "workers disagree"
 	case "stall": // rank 2 stops taking part before step 5
 		j.die, j.dieAt = 2, 5
 		j.dieHook = func() { time.Sleep(time.Minute) }
@@ -124,6 +141,35 @@ func TestLeNetEquivalence(t *testing.T) {
 			d1 := compare(t, "4 processes vs 1 process × 1 context", ref1, got, 1e-5)
 			d4 := compare(t, "4 processes vs 1 process × 4 contexts", ref4, got, 1e-5)
 			t.Logf("largest relative difference: %.3g vs 1×1, %.3g vs 1×4 (%v for the 4-process job)", d1, d4, r.Elapsed.Round(time.Millisecond))
+		})
+	}
+}
+
+// TestLeNetBucketsAcrossWorkers: 4 processes × 2 contexts, with buckets
+// small enough that LeNet's gradients fill several, started in order
+// during backward, end where 1 process × 1 context ends.
+func TestLeNetBucketsAcrossWorkers(t *testing.T) {
+	dir, r := runLeNet(t, "full", envMoment+"=0.9", envDevices+"=2", envBucket+"=16384")
+	r.Check(t, 4, "TestLeNetWorker")
+	ref := trainLeNet(t, lenetJob{steps: lenetSteps, seed: 2024, momentum: 0.9, size: 1, die: -1, devices: 1, kv: "local"})
+	for rank := range 4 {
+		compare(t, fmt.Sprintf("rank %d of 4 processes × 2 contexts vs 1 process × 1 context", rank), ref, loadParams(t, rankFile(dir, rank)), 1e-5)
+	}
+}
+
+// TestStaleWorkerFailsEveryWorker: a worker whose step fails on its own (a
+// stale gradient) still takes part in the step's collectives, so every
+// worker fails that step with an error at once, instead of waiting for
+// the collective deadline; with StepIgnoreStale, the workers disagree on
+// what to update, which every worker reports.
+func TestStaleWorkerFailsEveryWorker(t *testing.T) {
+	for _, mode := range []string{"stale", "stale-ignore"} {
+		t.Run(mode, func(t *testing.T) {
+			_, r := runLeNet(t, mode, "GOLUON_MPI_TIMEOUT=30s")
+			r.Check(t, 4, "TestLeNetWorker")
+			if n := strings.Count(r.Output, "expected error"); n != 4 {
+				t.Errorf("%d of 4 ranks got the error", n)
+			}
 		})
 	}
 }

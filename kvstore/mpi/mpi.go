@@ -150,6 +150,9 @@ type Comm struct {
 	broken  error
 	done    bool
 	impl    commImpl
+
+	inflight []pending // non-blocking collectives started (MPI goroutine only)
+	flags    *[2]int32 // wake (a call waits for the MPI goroutine) and waiting (Waits blocked), in C memory
 }
 
 var (
@@ -273,6 +276,7 @@ func (c *Comm) Abort(code int) error {
 		return fmt.Errorf("mpi: Abort after Finalize")
 	}
 	errc := make(chan error, 1)
+	c.wake()
 	select {
 	case c.calls <- func() { errc <- c.impl.abort(code) }:
 		return <-errc
@@ -302,6 +306,7 @@ func (c *Comm) collective(what string, buf *Buffer, f func() error) error {
 	done := make(chan error, 1)
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
+	c.wake()
 	select {
 	case c.calls <- func() { done <- f() }:
 	case <-timer.C: // the MPI goroutine is stuck in an earlier call
@@ -339,6 +344,7 @@ func (c *Comm) fail(what string, buf *Buffer, timeout time.Duration, err error) 
 
 // run executes f on the MPI goroutine and waits for it.
 func (c *Comm) run(f func()) {
+	c.wake()
 	done := make(chan struct{})
 	c.calls <- func() { f(); close(done) }
 	<-done

@@ -7,6 +7,7 @@ package mpi
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int goluon_init(int want, int *got) {
 	int inited = 0;
@@ -63,6 +64,61 @@ static int goluon_allreduce(void *buf, int count, int dt, int op) {
 	return MPI_Allreduce(MPI_IN_PLACE, buf, count, goluon_dtype(dt), goluon_op(op), MPI_COMM_WORLD);
 }
 
+static int goluon_iallreduce(void *buf, int count, int dt, int op, MPI_Request **out) {
+	MPI_Request *r = malloc(sizeof(MPI_Request));
+	if (r == NULL) return MPI_ERR_NO_MEM;
+	int rc = MPI_Iallreduce(MPI_IN_PLACE, buf, count, goluon_dtype(dt), goluon_op(op), MPI_COMM_WORLD, r);
+	if (rc != MPI_SUCCESS) {
+		free(r);
+		return rc;
+	}
+	*out = r;
+	return MPI_SUCCESS;
+}
+
+static long goluon_now_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+// goluon_progress tests the n requests not yet done (done[i] == 0) until
+// all are done, or flags[0] (wake: a call waits for the MPI goroutine) is
+// set, or flags[1] (waiting: a Wait is blocked) is set and one completed.
+// While nobody waits, it sleeps poll_ns between tests once spin_ns passed
+// without a completion. A completed request is freed; a failed one is
+// marked done with its code in codes[i].
+static int goluon_progress(MPI_Request **reqs, int *done, int *codes, int n, int *flags, long spin_ns, long poll_ns) {
+	long last = goluon_now_ns();
+	int newly = 0;
+	for (;;) {
+		int left = 0;
+		for (int i = 0; i < n; i++) {
+			if (done[i]) continue;
+			int flag = 0;
+			int rc = MPI_Test(reqs[i], &flag, MPI_STATUS_IGNORE);
+			if (rc != MPI_SUCCESS || flag) {
+				free(reqs[i]);
+				reqs[i] = NULL;
+				done[i] = 1;
+				codes[i] = rc;
+				newly++;
+				last = goluon_now_ns();
+				continue;
+			}
+			left++;
+		}
+		if (left == 0) return newly;
+		if (__atomic_load_n(&flags[0], __ATOMIC_ACQUIRE)) return newly;
+		int waiting = __atomic_load_n(&flags[1], __ATOMIC_ACQUIRE);
+		if (waiting && newly) return newly;
+		if (!waiting && goluon_now_ns() - last > spin_ns) {
+			struct timespec ts = {poll_ns / 1000000000L, poll_ns % 1000000000L};
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
 static int goluon_bcast(void *buf, int count, int dt, int root) {
 	return MPI_Bcast(buf, count, goluon_dtype(dt), root, MPI_COMM_WORLD);
 }
@@ -87,6 +143,8 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"time"
+	"unsafe"
 )
 
 // commImpl has no state of its own: MPI's is global.
@@ -101,7 +159,7 @@ func initWorld() (*Comm, error) {
 	if _, set := os.LookupEnv("OMPI_MCA_opal_signal"); !set {
 		os.Setenv("OMPI_MCA_opal_signal", "")
 	}
-	c := &Comm{calls: make(chan func())}
+	c := &Comm{calls: make(chan func()), flags: allocFlags()}
 	type result struct {
 		err error
 	}
@@ -125,9 +183,7 @@ func initWorld() (*Comm, error) {
 		}
 		c.rank, c.size = int(rank), int(size)
 		ready <- result{}
-		for f := range c.calls {
-			f()
-		}
+		c.serve()
 	}()
 	if r := <-ready; r.err != nil {
 		return nil, r.err
@@ -154,6 +210,47 @@ func (c *commImpl) allreduce(buf *Buffer, dt DType, count int, op Op) error {
 	}
 	return nil
 }
+
+// reqHandle is a started non-blocking collective (C memory); nil means
+// there was nothing to do.
+type reqHandle = *C.MPI_Request
+
+func (c *commImpl) iallreduce(buf *Buffer, dt DType, count int, op Op) (reqHandle, error) {
+	if count == 0 {
+		return nil, nil
+	}
+	var r *C.MPI_Request
+	if rc := C.goluon_iallreduce(buf.p, C.int(count), C.int(dt), C.int(op), &r); rc != C.MPI_SUCCESS {
+		return nil, fmt.Errorf("%s", errorString(rc))
+	}
+	return r, nil
+}
+
+// progress drives the requests in flight (see goluon_progress) and
+// returns, per request, whether it is done and its error.
+func (c *commImpl) progress(ps []pending, flags *[2]int32, spin, poll time.Duration) ([]bool, []error) {
+	n := len(ps)
+	mem := C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(uintptr(0))+2*C.sizeof_int))
+	defer C.free(mem)
+	reqs := unsafe.Slice((**C.MPI_Request)(mem), n)
+	done := unsafe.Slice((*C.int)(unsafe.Add(mem, n*int(unsafe.Sizeof(uintptr(0))))), n)
+	codes := unsafe.Slice((*C.int)(unsafe.Add(mem, n*int(unsafe.Sizeof(uintptr(0)))+n*C.sizeof_int)), n)
+	for i, p := range ps {
+		reqs[i] = p.h
+	}
+	C.goluon_progress(&reqs[0], &done[0], &codes[0], C.int(n), (*C.int)(unsafe.Pointer(&flags[0])), C.long(spin.Nanoseconds()), C.long(poll.Nanoseconds()))
+	fin, errs := make([]bool, n), make([]error, n)
+	for i := range ps {
+		fin[i] = done[i] != 0
+		if fin[i] && codes[i] != C.MPI_SUCCESS {
+			errs[i] = fmt.Errorf("%s", errorString(codes[i]))
+		}
+	}
+	return fin, errs
+}
+
+// allocFlags returns the wake and waiting flags in C memory.
+func allocFlags() *[2]int32 { return (*[2]int32)(C.calloc(2, 4)) }
 
 func (c *commImpl) bcast(buf *Buffer, dt DType, count, root int) error {
 	if count == 0 {

@@ -2,7 +2,10 @@
 
 package mpi
 
-import "unsafe"
+import (
+	"time"
+	"unsafe"
+)
 
 // commImpl has no state without MPI: Init never returns a Comm.
 type commImpl struct{}
@@ -11,9 +14,19 @@ func initWorld() (*Comm, error) { return nil, ErrNotBuilt }
 
 func (commImpl) allreduce(*Buffer, DType, int, Op) error { return ErrNotBuilt }
 func (commImpl) bcast(*Buffer, DType, int, int) error    { return ErrNotBuilt }
-func (commImpl) barrier() error                          { return ErrNotBuilt }
-func (commImpl) finalize() error                         { return ErrNotBuilt }
-func (commImpl) abort(int) error                         { return ErrNotBuilt }
+func (commImpl) iallreduce(*Buffer, DType, int, Op) (reqHandle, error) {
+	return nil, ErrNotBuilt
+}
+func (commImpl) progress(ps []pending, _ *[2]int32, _, _ time.Duration) ([]bool, []error) {
+	fin, errs := make([]bool, len(ps)), make([]error, len(ps))
+	for i := range ps {
+		fin[i], errs[i] = true, ErrNotBuilt
+	}
+	return fin, errs
+}
+func (commImpl) barrier() error  { return ErrNotBuilt }
+func (commImpl) finalize() error { return ErrNotBuilt }
+func (commImpl) abort(int) error { return ErrNotBuilt }
 
 func allocMem(b *Buffer) error {
 	b.keep = make([]uint64, (b.n+7)/8)
@@ -22,3 +35,6 @@ func allocMem(b *Buffer) error {
 }
 
 func freeMem(*Buffer) {}
+
+// reqHandle stands for a started collective; there are none without MPI.
+type reqHandle = *struct{}

@@ -118,6 +118,48 @@ func TestCollectivesWorker(t *testing.T) {
 			t.Error("bcast from root 4 of 4 succeeded")
 		}
 	})
+	t.Run("iallreduce, several in flight", func(t *testing.T) {
+		sizes := []int{3, 1 << 20, 1000}
+		bufs := make([]*mpi.Buffer, len(sizes))
+		reqs := make([]*mpi.Request, len(sizes))
+		for k, m := range sizes {
+			bb, err := mpi.Alloc(4 * m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer bb.Free()
+			bufs[k] = bb
+			for i := range bb.Float32s() {
+				bb.Float32s()[i] = float32(rank + k + i%7)
+			}
+			if reqs[k], err = c.Iallreduce(bb, mpi.Float32, m, mpi.Sum); err != nil {
+				t.Fatal(err)
+			}
+			if k == 1 { // a blocking collective while two are in flight
+				x := b.Int64s()
+				x[0] = int64(rank)
+				if err := c.Allreduce(b, mpi.Int64, 1, mpi.Sum); err != nil {
+					t.Fatal(err)
+				}
+				if x[0] != 6 {
+					t.Errorf("blocking sum between non-blocking ones = %d, want 6", x[0])
+				}
+			}
+		}
+		for k := len(reqs) - 1; k >= 0; k-- {
+			if err := reqs[k].Wait(); err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range bufs[k].Float32s() {
+				if want := float32(6 + 4*(k+i%7)); v != want {
+					t.Fatalf("request %d element %d = %v, want %v", k, i, v, want)
+				}
+			}
+		}
+		if err := reqs[0].Wait(); err != nil {
+			t.Errorf("second Wait: %v", err)
+		}
+	})
 	t.Run("Go runtime keeps its signals", func(t *testing.T) {
 		// A nil dereference must still be a recoverable Go panic after
 		// MPI_Init (OpenMPI would otherwise catch SIGSEGV and abort).
@@ -161,6 +203,16 @@ func TestTimeoutWorker(t *testing.T) {
 	if c.Rank() == 0 {
 		time.Sleep(6 * time.Second) // stalls, then exits without taking part
 		t.Fatal("rank 0 stalled on purpose")
+	}
+	if c.Rank() == 1 { // the non-blocking form times out alike
+		r, err := c.Iallreduce(b, mpi.Float64, 1, mpi.Sum)
+		if err == nil {
+			err = r.Wait()
+		}
+		if !errors.Is(err, mpi.ErrTimeout) {
+			t.Fatalf("iallreduce with a stalled rank: %v", err)
+		}
+		t.Fatal(err)
 	}
 	err = c.Allreduce(b, mpi.Float64, 1, mpi.Sum)
 	if !errors.Is(err, mpi.ErrTimeout) {

@@ -1,0 +1,203 @@
+package gluon
+
+import (
+	"sync"
+
+	"github.com/goluon/goluon/kvstore"
+	"github.com/goluon/goluon/nd"
+)
+
+// Buckets over several processes (a distributed kvstore) are reduced by
+// collectives, which every process must start in the same order. A bucket
+// whose gradients are final is therefore queued, and the chain starts
+// queued buckets strictly in bucket order: bucket i starts once it is
+// queued and bucket i−1 has started. Before a round's first bucket, one
+// control exchange (BeginBuckets) checks that every process holds the same
+// buckets. Step queues what is left, after zeroing stale replicas, so every
+// process starts every bucket, in order, every step; a process whose step
+// fails still takes part and reports the failure through the step's
+// closing control exchange, so every worker fails together instead of
+// waiting for a collective that never comes.
+
+// failedBatch is the batch a worker reports in the closing control
+// exchange when its own step failed: the sum over the workers is then
+// negative, and every worker skips the step.
+const failedBatch = -1 << 40
+
+// ordered reports whether the buckets' reductions are collectives over
+// processes that must start in the same order everywhere.
+func (t *Trainer) ordered() bool { return t.kv.NumWorkers() > 1 }
+
+// startQueued starts, in bucket order from the chain's position, every
+// queued bucket, up to the first that is not queued. Only one goroutine
+// runs the chain at a time; one that finds it running leaves its bucket
+// queued for the runner, which looks again before it stops.
+func (t *Trainer) startQueued() {
+	t.chainMu.Lock()
+	if t.chainBusy {
+		t.chainMu.Unlock()
+		return
+	}
+	t.chainBusy = true
+	for t.chainNext < len(t.buckets) {
+		b := t.buckets[t.chainNext]
+		b.mu.Lock()
+		if !b.queued {
+			b.mu.Unlock()
+			break
+		}
+		b.queued = false
+		b.launched, b.done = true, make(chan struct{})
+		done := b.done
+		b.mu.Unlock()
+		t.chainNext++
+		first := !t.chainBegun
+		t.chainBegun = true
+		t.chainMu.Unlock()
+		t.startBucket(b, done, first)
+		t.chainMu.Lock()
+	}
+	t.chainBusy = false
+	t.chainMu.Unlock()
+}
+
+// startBucket starts bucket b's reduction (after the round's handshake
+// when first); done is closed when it is complete or failed. A failure
+// fails every later bucket of the round, without another collective. The
+// reduction then progresses in the background; whoever needs its result
+// first (Step, or a second backward pass) waits for it through b.finish,
+// which tells the collective library that someone now waits.
+func (t *Trainer) startBucket(b *bucket, done chan struct{}, first bool) {
+	kv := t.kv.(kvstore.AsyncAllReducer)
+	var once sync.Once
+	finish := func(wait func() error, err error) func() {
+		return func() {
+			once.Do(func() {
+				if wait != nil {
+					err = wait()
+				}
+				b.mu.Lock()
+				b.err = err
+				b.mu.Unlock()
+				close(done)
+			})
+		}
+	}
+	t.chainMu.Lock()
+	err := t.chainErr
+	t.chainMu.Unlock()
+	if err == nil && first {
+		err = kv.BeginBuckets(t.bucketKeys())
+	}
+	var wait func() error
+	if err == nil {
+		wait, err = kv.StartAllReduce(b.flats)
+	}
+	if err != nil {
+		t.chainMu.Lock()
+		if t.chainErr == nil {
+			t.chainErr = err
+		}
+		t.chainMu.Unlock()
+		finish(nil, err)()
+		return
+	}
+	b.mu.Lock()
+	b.finish = finish(wait, nil)
+	b.mu.Unlock()
+}
+
+// bucketKeys lists, per bucket, the names of its parameters.
+func (t *Trainer) bucketKeys() [][]string {
+	out := make([][]string, len(t.buckets))
+	for k, b := range t.buckets {
+		for _, i := range b.params {
+			out[k] = append(out[k], t.params[i].Name())
+		}
+	}
+	return out
+}
+
+// resetChain starts the chain of a new round.
+func (t *Trainer) resetChain() {
+	t.chainMu.Lock()
+	t.chainNext, t.chainBegun, t.chainErr = 0, false, nil
+	t.chainMu.Unlock()
+}
+
+// reduceOrdered completes a round over several processes: it queues every
+// bucket not started yet (zeroing stale replicas first), starts them in
+// order, waits for all of them, and then runs the step's closing control
+// exchange, which sums the workers' batches and checks that they updated
+// the same parameters. failed is this worker's own error so far (a stale
+// gradient); the worker still takes part, so that every worker fails
+// together. It returns the global batch.
+func (t *Trainer) reduceOrdered(fresh [][]int, batch int, failed error) (int, error) {
+	err := t.reduceBucketsOrdered(fresh)
+	if failed != nil {
+		err = failed
+	}
+	// The keys of the parameters to update; a failed worker names them
+	// all, as the others do in the usual case, so that they read its
+	// failure from the batch sum.
+	var keys []string
+	for i, p := range t.params {
+		if len(fresh[i]) > 0 || err != nil {
+			keys = append(keys, p.Name())
+		}
+	}
+	if err != nil {
+		batch = failedBatch
+	}
+	global, cerr := t.kv.BeginStep(keys, batch)
+	switch {
+	case err != nil:
+		return 0, err
+	case cerr != nil:
+		return 0, errorf("trainer: %v", cerr)
+	case global < 0:
+		return 0, errorf("trainer: another worker's step failed (its own error says why); the step is skipped on every worker")
+	}
+	return global, nil
+}
+
+// reduceBucketsOrdered queues, starts and waits for every bucket of the
+// round, and returns the first error, after all of them are done.
+func (t *Trainer) reduceBucketsOrdered(fresh [][]int) error {
+	defer t.endRound()
+	t.overlapped = 0
+	var first error
+	var keep [][2]*nd.NDArray
+	for _, b := range t.buckets {
+		b.mu.Lock()
+		launched, queued, rerun := b.launched, b.queued, b.rerun
+		b.mu.Unlock()
+		if launched {
+			t.overlapped++
+		}
+		if launched || queued {
+			continue
+		}
+		if rerun && first == nil {
+			first = errorf("trainer: the gradients of %s were summed during a backward pass, then a later backward pass wrote some of them again but not all of them on every context, so others hold sums; "+
+				"run each backward pass on every context, accumulate with GradAdd, or set TrainerOpts.NoOverlap", b.names(t))
+		}
+		k, _ := t.prepareSum(b, fresh)
+		keep = append(keep, k...)
+		b.mu.Lock()
+		b.queued = true
+		b.mu.Unlock()
+	}
+	t.startQueued()
+	t.waitBuckets()
+	restoreKept(keep)
+	for _, b := range t.buckets {
+		b.mu.Lock()
+		err := b.err
+		b.mu.Unlock()
+		if err != nil && first == nil {
+			first = errorf("trainer: reducing the gradients of %s: %v", b.names(t), err)
+		}
+	}
+	return first
+}

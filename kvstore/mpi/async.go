@@ -1,0 +1,144 @@
+package mpi
+
+import (
+	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
+)
+
+// Request is a non-blocking collective in flight (Iallreduce). Wait for
+// it before touching its buffer.
+type Request struct {
+	c    *Comm
+	what string
+	buf  *Buffer
+	done chan error // receives the result once
+	err  error
+	fin  bool
+}
+
+// pending is a started non-blocking collective, owned by the MPI
+// goroutine.
+type pending struct {
+	h    reqHandle
+	done chan error
+}
+
+// Iallreduce starts reducing the first count elements of buf over all
+// processes with op, in place (MPI_Iallreduce), and returns at once. The
+// reduction progresses on the MPI goroutine while the caller goes on;
+// Wait returns when every process holds the result. Every process must
+// start its collectives, blocking and non-blocking, in the same order;
+// several may be in flight at once. buf must not be read or written
+// until Wait returns.
+func (c *Comm) Iallreduce(buf *Buffer, dt DType, count int, op Op) (*Request, error) {
+	if err := checkBuf("iallreduce", buf, dt, count); err != nil {
+		return nil, err
+	}
+	r := &Request{c: c, what: fmt.Sprintf("iallreduce(%s, %d×%s)", op, count, dt), buf: buf, done: make(chan error, 1)}
+	err := c.collective(r.what+" start", buf, func() error {
+		h, err := c.impl.iallreduce(buf, dt, count, op)
+		if err != nil {
+			return err
+		}
+		if h == nil { // nothing to do
+			r.done <- nil
+			return nil
+		}
+		c.inflight = append(c.inflight, pending{h, r.done})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Wait returns when the collective has completed on this process, or
+// with an error wrapping ErrTimeout when it has not within the
+// communicator's deadline (which then breaks the communicator, as a
+// blocking collective's would). Later calls return the same result.
+func (r *Request) Wait() error {
+	if r.fin {
+		return r.err
+	}
+	atomic.AddInt32(&r.c.flags[1], 1)
+	defer atomic.AddInt32(&r.c.flags[1], -1)
+	timer := time.NewTimer(r.c.Timeout())
+	defer timer.Stop()
+	select {
+	case err := <-r.done:
+		if err != nil {
+			err = r.c.fail(r.what, nil, 0, err)
+		}
+		r.err = err
+	case <-timer.C:
+		r.err = r.c.fail(r.what, r.buf, r.c.Timeout(), ErrTimeout)
+	}
+	r.fin = true
+	return r.err
+}
+
+// serve runs on the MPI goroutine: it executes the calls handed to it
+// and, while non-blocking collectives are in flight, drives their
+// progress with MPI_Test. OpenMPI progresses a collective only inside MPI
+// calls, so the goroutine keeps testing, in one C loop (goluon_progress)
+// that needs no Go scheduling until it returns: when every collective is
+// done, when a call waits for the goroutine (wake), or when a Wait is
+// blocked and some collective completed. While a Wait is blocked the loop
+// tests without pause; otherwise the collectives overlap with computing,
+// and after spin without a completion it sleeps poll between tests,
+// leaving the core to the compute threads.
+func (c *Comm) serve() {
+	spin, poll := pollSettings()
+	for {
+		if len(c.inflight) == 0 {
+			f, ok := <-c.calls
+			if !ok {
+				return
+			}
+			f()
+			continue
+		}
+		atomic.StoreInt32(&c.flags[0], 0)
+		select {
+		case f, ok := <-c.calls:
+			if !ok {
+				return
+			}
+			f()
+			continue
+		default:
+		}
+		fin, errs := c.impl.progress(c.inflight, c.flags, spin, poll)
+		keep := c.inflight[:0]
+		for i, p := range c.inflight {
+			if fin[i] {
+				p.done <- errs[i]
+				continue
+			}
+			keep = append(keep, p)
+		}
+		clear(c.inflight[len(keep):])
+		c.inflight = keep
+	}
+}
+
+// wake makes the MPI goroutine's progress loop return, so that it takes
+// the call about to be handed to it.
+func (c *Comm) wake() { atomic.StoreInt32(&c.flags[0], 1) }
+
+// pollSettings returns how long the MPI goroutine tests a non-blocking
+// collective without pausing, and the pause after that: GOLUON_MPI_SPIN
+// and GOLUON_MPI_POLL (Go durations), default 50µs and 20µs.
+func pollSettings() (spin, poll time.Duration) {
+	spin, poll = 50*time.Microsecond, 20*time.Microsecond
+	if d, err := time.ParseDuration(os.Getenv("GOLUON_MPI_SPIN")); err == nil && d >= 0 {
+		spin = d
+	}
+	if d, err := time.ParseDuration(os.Getenv("GOLUON_MPI_POLL")); err == nil && d >= 0 {
+		poll = d
+	}
+	return spin, poll
+}
