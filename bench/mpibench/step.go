@@ -22,7 +22,8 @@ import (
 
 // benchStep times training steps of one network with dist_sync: each
 // process trains on cpu(0) with its own batch; the step time, the share of
-// it spent in the kvstore's exchanges and the throughput over all
+// it that Step spent waiting for the gradient sums (the exchange not hidden
+// behind backward) and the throughput over all
 // processes are the slowest rank's medians over reps repetitions.
 func benchStep(comm *mpi.Comm, name string, batch, steps, reps int, model string, latency time.Duration, bucket int) error {
 	np := comm.Size()
@@ -116,7 +117,7 @@ func benchStep(comm *mpi.Comm, name string, batch, steps, reps int, model string
 		return nil
 	}
 	t, share, bg := median(stepTimes), median(shares), median(backgrounds)
-	fmt.Printf("%s: %d processes × batch %d: step %.2f ms, %.0f samples/s over all processes, exposed exchange %.1f%% of the step (Step waiting for the gradient sums), %.2f ms of allreduce per step behind backward; %d tensors (%s) in %.0f allreduce(s) per step\n",
+	fmt.Printf("%s: %d processes × batch %d: step %.2f ms, %.0f samples/s over all processes, exposed exchange %.1f%% of the step (Step waiting for the gradient sums), %.2f ms per step of bucket allreduces from start to completion; %d tensors (%s) in %.0f allreduce(s) per step\n",
 		name, np, batch, t*1e3, float64(batch*np)/t, 100*share, bg*1e3, nParams, humanBytes(bytes), float64(st.Allreduces)/float64(reps*steps+3))
 	fmt.Printf("JSON {\"kind\":\"step\",\"net\":%q,\"np\":%d,\"batch\":%d,\"step_seconds\":%.6f,\"exchange_share\":%.4f,\"background_seconds\":%.6f,\"samples_per_sec\":%.1f,\"grad_bytes\":%d,\"allreduces_per_step\":%.2f}\n",
 		name, np, batch, t, share, bg, float64(batch*np)/t, bytes, float64(st.Allreduces)/float64(reps*steps+3))
@@ -128,9 +129,10 @@ func benchStep(comm *mpi.Comm, name string, batch, steps, reps int, model string
 
 // predict prints the scaling model: a ring allreduce of S bytes over N
 // workers takes 2(N−1)·α + 2(N−1)/N · S/B on a network of bandwidth B and
-// per-message latency α, and a step that does not overlap computing with
-// communicating (Goluon exchanges after the backward pass) has efficiency
-// T_compute / (T_compute + T_allreduce).
+// per-message latency α, and a step that did not overlap computing with
+// communicating would have efficiency T_compute / (T_compute +
+// T_allreduce): a lower bound, since dist_sync's gradient buckets start
+// their allreduces during the backward pass.
 func predict(name string, compute float64, bytes int, nets string, latency time.Duration) error {
 	fmt.Printf("scaling model for %s: compute %.2f ms per step per worker (measured), gradients %s, latency α = %v per message (assumed)\n",
 		name, compute*1e3, humanBytes(bytes), latency)

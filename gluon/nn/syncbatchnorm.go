@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/kvstore/mpi"
 	"github.com/goluon/goluon/nd"
 )
 
@@ -29,10 +30,19 @@ var SyncTimeout = time.Minute
 // fails at once until Reset. Predict mode and
 // UseGlobalStats use the running statistics and exchange nothing. The
 // parameters have BatchNorm's names, so the two load each other's files.
-// With a distributed kvstore the statistics are exchanged within each
-// process only.
+//
+// In a program that runs as an MPI job of several processes (a dist_sync
+// kvstore initialised MPI), the sums are also added over the processes,
+// as PyTorch's default process group does: the statistics are those of the
+// global batch. Each process's sum over its contexts is added in float64
+// and allreduced; every process must run the layer in the same order.
+// ProcessLocal keeps the exchange within each process.
 type SyncBatchNorm struct {
 	*BatchNorm
+	// ProcessLocal exchanges the statistics between this process's
+	// contexts only, also in an MPI job.
+	ProcessLocal bool
+
 	mu     sync.Mutex
 	rounds map[int]*syncRound  // exchanges under way, by number
 	calls  map[ctx.Context]int // exchanges each context has joined
@@ -129,8 +139,10 @@ func updateRunning(run, batch *nd.NDArray, momentum, scale float64) {
 type syncRound struct {
 	vals   []*nd.NDArray // persistent copies, released by the last reader
 	counts []int
-	left   int // contexts yet to join
-	unread int // contexts yet to read the others' values
+	global []float64 // the sum over the processes (MPI job), else nil
+	total  int       // its count
+	left   int       // contexts yet to join
+	unread int       // contexts yet to read the others' values
 	done   chan struct{}
 }
 
@@ -173,11 +185,28 @@ func (b *SyncBatchNorm) exchange(dev ctx.Context, v *nd.NDArray, count int) (*nd
 	// released before every context has read it.
 	r.vals[me], r.counts[me] = nd.Persistent().CopyOf(v, dev), count
 	r.left--
-	if r.left == 0 {
-		close(r.done)
+	last := r.left == 0
+	if last {
 		delete(b.rounds, k)
 	}
 	b.mu.Unlock()
+	if last {
+		if comm := b.world(); comm != nil {
+			// The last context to join adds this process's sums and
+			// allreduces them before the others read the round.
+			if err := nd.Catch(func() { r.global, r.total = processSum(comm, r.vals, r.counts) }); err != nil {
+				b.mu.Lock()
+				if b.broken == nil {
+					b.broken = err
+					close(b.fail)
+				}
+				b.mu.Unlock()
+				close(r.done)
+				panic(err)
+			}
+		}
+		close(r.done)
+	}
 	select {
 	case <-r.done:
 	case <-fail: // another context timed out: the contexts are out of step
@@ -198,6 +227,31 @@ func (b *SyncBatchNorm) exchange(dev ctx.Context, v *nd.NDArray, count int) (*nd
 		b.mu.Unlock()
 		panic(broken)
 	}
+	acc, total := b.localSum(dev, r)
+	b.mu.Lock()
+	r.unread--
+	lastRead := r.unread == 0
+	b.mu.Unlock()
+	if lastRead {
+		for _, x := range r.vals {
+			x.Release()
+		}
+	}
+	return acc, total
+}
+
+// localSum returns, on dev, the round's sum: the one over the processes
+// when there is one, else the sum of the contexts' arrays in context order.
+func (b *SyncBatchNorm) localSum(dev ctx.Context, r *syncRound) (*nd.NDArray, int) {
+	if r.global != nil {
+		v := r.vals[0]
+		g := nd.FromSlice(dev, r.global, v.Shape()...)
+		if v.DType() == nd.Float64 {
+			return g.Detach(), r.total
+		}
+		defer g.Release()
+		return g.AsType(v.DType()).Detach(), r.total
+	}
 	var acc *nd.NDArray
 	total := 0
 	for i, x := range r.vals {
@@ -211,14 +265,40 @@ func (b *SyncBatchNorm) exchange(dev ctx.Context, v *nd.NDArray, count int) (*nd
 		}
 		acc = nd.Add(acc, x)
 	}
-	b.mu.Lock()
-	r.unread--
-	last := r.unread == 0
-	b.mu.Unlock()
-	if last {
-		for _, x := range r.vals {
-			x.Release()
-		}
-	}
 	return acc, total
+}
+
+// world returns the MPI job's communicator when the layer exchanges over
+// processes: MPI initialised (by a dist_sync kvstore) with several
+// processes, and not ProcessLocal.
+func (b *SyncBatchNorm) world() *mpi.Comm {
+	if b.ProcessLocal {
+		return nil
+	}
+	if c := mpi.World(); c != nil && c.Size() > 1 {
+		return c
+	}
+	return nil
+}
+
+// processSum adds the contexts' arrays in order, in float64 on the host,
+// with the counts, and allreduces the result over the processes.
+func processSum(comm *mpi.Comm, vals []*nd.NDArray, counts []int) ([]float64, int) {
+	n := vals[0].Size()
+	buf, err := mpi.Alloc(8 * (n + 1))
+	if err != nil {
+		nd.Panicf("nn.SyncBatchNorm", nd.ErrDevice, "%v", err)
+	}
+	defer buf.Free()
+	x := buf.Float64s()[:n+1]
+	for i, v := range vals {
+		for j, f := range v.Float64s() {
+			x[j] += f
+		}
+		x[n] += float64(counts[i])
+	}
+	if err := comm.Allreduce(buf, mpi.Float64, n+1, mpi.Sum); err != nil {
+		nd.Panicf("nn.SyncBatchNorm", nd.ErrDevice, "exchanging the statistics over the processes: %v", err)
+	}
+	return slices.Clone(x[:n]), int(x[n])
 }

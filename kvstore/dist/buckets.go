@@ -73,7 +73,9 @@ func (s *Store) StartAllReduce(bufs []*nd.NDArray) (wait func() error, err error
 		s.mu.Lock()
 		s.stats.Allreduces++
 		s.stats.Bytes += int64(n * dt.Size())
-		s.stats.Background += time.Since(t0)
+		if err == nil {
+			s.stats.Background += req.CompletedAt().Sub(t0)
+		}
 		s.mu.Unlock()
 		if err != nil {
 			return s.errorf("all-reduce of a %d-byte bucket: %w", n*dt.Size(), err)

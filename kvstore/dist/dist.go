@@ -13,16 +13,27 @@
 //	go build -tags mpi -o gluon-mnist ./tutorials/gluon-mnist
 //	mpirun -np 4 ./gluon-mnist -kvstore dist_sync
 //
-// How a step works. Each process first sums its own devices' gradients on
-// the host, exactly as kind local does. Then one control exchange (18
-// int64s) checks that every worker is about to exchange the same keys,
-// shapes and dtypes in the same order, and sums the batch sizes; a
-// mismatch fails on every worker with an error instead of hanging. Then
-// the keys are packed in order into fusion buffers of up to
-// Options.FusionBytes and each buffer is summed over the processes with
-// one in-place MPI allreduce (Horovod's tensor fusion): LeNet's ten
-// parameter tensors cost one allreduce per step. Every process then holds
-// the same sum and applies the same update, so the replicas stay equal.
+// How a step works. A Trainer keeps its gradients in buckets (see
+// gluon.TrainerOpts.BucketBytes) and reduces them through the
+// kvstore.AsyncAllReducer methods: before a step's first bucket, one
+// control exchange (18 int64s, BeginBuckets) checks that every worker holds
+// the same buckets of the same keys, shapes and dtypes; a mismatch fails on
+// every worker with an error instead of hanging. Each bucket, as soon as
+// the backward pass has made it final on every local context, is summed
+// over this process's devices (on the host, or on the device with
+// dist_device_sync), copied into an MPI buffer and allreduced over the
+// processes with MPI_Iallreduce (StartAllReduce) while backward goes on;
+// every worker starts its buckets in the same order. Step waits for them,
+// then a second control exchange (BeginStep) checks that every worker
+// updates the same parameters and sums the batch sizes. Every process then
+// holds the same sums and applies the same update, so the replicas stay
+// equal.
+//
+// With UpdateOnKVStore the Trainer instead pushes its parameters'
+// gradients after backward: one control exchange, then the keys packed in
+// order into fusion buffers of up to Options.FusionBytes, each summed with
+// one blocking allreduce (Horovod's tensor fusion), and the update applied
+// to the store's copy.
 //
 // Init broadcasts rank 0's initial values, so every worker starts from the
 // same parameters whatever its seed; the Trainer pulls them into every
@@ -89,9 +100,9 @@ type Stats struct {
 	// unpacking.
 	Time time.Duration
 	// Background is the summed wall time of the reductions started with
-	// StartAllReduce, from their start to their completion; they overlap
-	// with computing, so it is not time lost (Trainer.Stats tells how much
-	// of it a step waited for).
+	// StartAllReduce, from their start (summing and packing included) to
+	// their completion; they overlap with computing, so it is not time
+	// lost (Trainer.Stats' ReduceTime tells how much a step waited).
 	Background time.Duration
 }
 

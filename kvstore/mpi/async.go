@@ -16,13 +16,14 @@ type Request struct {
 	done chan error // receives the result once
 	err  error
 	fin  bool
+	at   time.Time // when the MPI goroutine saw it complete
 }
 
 // pending is a started non-blocking collective, owned by the MPI
 // goroutine.
 type pending struct {
-	h    reqHandle
-	done chan error
+	h reqHandle
+	r *Request
 }
 
 // Iallreduce starts reducing the first count elements of buf over all
@@ -43,10 +44,11 @@ func (c *Comm) Iallreduce(buf *Buffer, dt DType, count int, op Op) (*Request, er
 			return err
 		}
 		if h == nil { // nothing to do
+			r.at = time.Now()
 			r.done <- nil
 			return nil
 		}
-		c.inflight = append(c.inflight, pending{h, r.done})
+		c.inflight = append(c.inflight, pending{h, r})
 		return nil
 	})
 	if err != nil {
@@ -79,6 +81,11 @@ func (r *Request) Wait() error {
 	r.fin = true
 	return r.err
 }
+
+// CompletedAt returns when the collective completed (seen by the MPI
+// goroutine, which tests it every few microseconds); it is valid after
+// Wait returned nil.
+func (r *Request) CompletedAt() time.Time { return r.at }
 
 // serve runs on the MPI goroutine: it executes the calls handed to it
 // and, while non-blocking collectives are in flight, drives their
@@ -115,7 +122,8 @@ func (c *Comm) serve() {
 		keep := c.inflight[:0]
 		for i, p := range c.inflight {
 			if fin[i] {
-				p.done <- errs[i]
+				p.r.at = time.Now()
+				p.r.done <- errs[i]
 				continue
 			}
 			keep = append(keep, p)

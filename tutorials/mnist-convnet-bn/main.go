@@ -90,7 +90,7 @@ func train(args []string, w io.Writer) (_ *outcome, err error) {
 	})
 	dataset := fs.String("dataset", dsFashion, "data set: fashion-mnist or mnist (same file format)")
 	resume := fs.Bool("resume", false, "continue from the latest checkpoint in -out/checkpoints")
-	syncBN := fs.Bool("sync-bn", false, "normalise with the statistics of the whole batch over all contexts (SyncBatchNorm) instead of each context's part")
+	syncBN := fs.Bool("sync-bn", false, "normalise with the statistics of the whole batch over all contexts and MPI processes (SyncBatchNorm) instead of each context's part")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

@@ -38,10 +38,34 @@ func TestDistSync(t *testing.T) {
 	}
 }
 
+// TestDistSyncSyncBN runs the job with 2 contexts per process and
+// SyncBatchNorm, whose statistics exchanges over the processes share MPI
+// with the gradient buckets' reductions during backward.
+func TestDistSyncSyncBN(t *testing.T) {
+	dir := t.TempDir()
+	dataDir := filepath.Join(dir, "data")
+	if err := common.WriteFakeMNIST(dataDir, 128, 32, 1); err != nil {
+		t.Fatal(err)
+	}
+	sum, _ := disttest.Job(t, program, []string{"GOLUON_TEST_DATA=" + dataDir, "GOLUON_TEST_OUT=" + filepath.Join(dir, "out"), "GOLUON_TEST_SYNCBN=1"})
+	extra, _ := sum["extra"].(map[string]any)
+	if sum["epochs"] != 1.0 || extra["workers"] != 2.0 {
+		t.Errorf("summary %v: want 1 epoch and 2 workers", sum)
+	}
+}
+
 func TestDistSyncWorker(t *testing.T) {
 	args := []string{"-data", os.Getenv("GOLUON_TEST_DATA"), "-out", os.Getenv("GOLUON_TEST_OUT"), "-epochs", "1",
 		"-limit", smokeLimit, "-contexts", "cpu:0", "-batch-size", "64", "-workers", "0", "-kvstore", "dist_sync"}
+	syncBN := os.Getenv("GOLUON_TEST_SYNCBN") == "1"
+	if syncBN {
+		args = append(args, "-sync-bn")
+		args[9], args[11] = "cpu:0,cpu:1", "32"
+	}
 	out := disttest.Worker(t, func(args []string, w io.Writer) error { _, err := train(args, w); return err }, args)
+	if syncBN {
+		return
+	}
 	// Each worker trained on its half of the samples: one batch (of 64
 	// from 128 samples, of 16 under the race detector).
 	if mpitest.Rank() == 0 {
