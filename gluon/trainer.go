@@ -44,6 +44,8 @@ type TrainerOpts struct {
 // with Step(128) over the same samples, even when a last batch is short on
 // some worker.
 type Trainer struct {
+	mu      sync.Mutex   // held by Step, AllReduceGrads, Update and Snapshot
+	all     *ParamDict   // every parameter it was created with (Snapshot)
 	params  []*Parameter // those with a gradient, in order
 	devs    []ctx.Context
 	opt     optimizer.Optimizer
@@ -95,7 +97,7 @@ func NewTrainer(params *ParamDict, opt optimizer.Optimizer, kvKind string, o Tra
 	if err != nil {
 		return nil, errorf("trainer: %v", err)
 	}
-	t := &Trainer{opt: opt, kv: kv, opts: o, kvIndex: map[string]int{}}
+	t := &Trainer{opt: opt, kv: kv, opts: o, kvIndex: map[string]int{}, all: params}
 	for _, p := range params.List() {
 		if p.GradReq() != nd.GradNull {
 			t.params = append(t.params, p)
@@ -244,6 +246,8 @@ func (t *Trainer) Step(batchSize int) error { return t.step(batchSize, false) }
 func (t *Trainer) StepIgnoreStale(batchSize int) error { return t.step(batchSize, true) }
 
 func (t *Trainer) step(batchSize int, ignoreStale bool) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.closed {
 		return errorf("trainer: Step after Close")
 	}
@@ -286,6 +290,8 @@ func (t *Trainer) step(batchSize int, ignoreStale bool) error {
 // Update it splits Step in two, e.g. to clip gradients in between. It
 // needs the default TrainerOpts (update on the devices).
 func (t *Trainer) AllReduceGrads() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.closed {
 		return errorf("trainer: AllReduceGrads after Close")
 	}
@@ -307,6 +313,8 @@ func (t *Trainer) AllReduceGrads() error {
 // Update applies the optimizer to every replica with the gradients as they
 // are (after AllReduceGrads), scaled by 1/batchSize.
 func (t *Trainer) Update(batchSize int) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.closed {
 		return errorf("trainer: Update after Close")
 	}

@@ -98,7 +98,8 @@ func TestScopeKeep(t *testing.T) {
 	dev := ctx.CPU(0)
 	outer := nd.NewScope()
 	inner := nd.NewScope()
-	a, b := nd.Ones(dev, 3), nd.Ones(dev, 3)
+	s := nd.DefaultSession() // its creation methods track at once
+	a, b := s.Ones(dev, 3), s.Ones(dev, 3)
 	inner.Keep(a)
 	inner.Close()
 	if a.Released() || !b.Released() {
@@ -112,7 +113,7 @@ func TestScopeKeep(t *testing.T) {
 		t.Fatal("kept array not released by the enclosing scope")
 	}
 	got := nd.WithScope(func() []*nd.NDArray {
-		tmp := nd.Ones(dev, 2)
+		tmp := s.Ones(dev, 2)
 		return []*nd.NDArray{nd.AddScalar(tmp, 1)}
 	})
 	if got[0].Released() || got[0].Float32s()[0] != 2 {

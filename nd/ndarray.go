@@ -37,6 +37,7 @@ type NDArray struct {
 	dtype    DType
 	released atomic.Bool
 	scope    atomic.Pointer[Scope]
+	birth    atomic.Pointer[Scope] // made by a package-level creation function in this scope, not yet used (birth.go)
 	ag       atomic.Pointer[agState]
 	sess     atomic.Pointer[Session]  // nil: neutral (runs in the default session)
 	hooks    atomic.Pointer[hookList] // gradient hooks (AddGradHook); kept by AttachGrad

@@ -49,7 +49,7 @@ func CurrentSeed() uint64 {
 // seed and its name (and rederived when Seed is called again), so that
 // its draws do not depend on what other sessions draw meanwhile.
 func (s *Session) rngFor(dev ctx.Context) *lockedRand {
-	if s == defaultSession {
+	if s == defaultSession || s.born {
 		rngs.mu.Lock()
 		defer rngs.mu.Unlock()
 		return derive(&rngs.gens, dev, rngs.seed, "")
@@ -109,7 +109,7 @@ func hostRandom(op string, s *Session, dev ctx.Context, dt DType, shape []int, d
 
 // RandomUniform draws values uniformly from [lo, hi).
 func RandomUniform(dev ctx.Context, dt DType, lo, hi float64, shape ...int) *NDArray {
-	return defaultSession.RandomUniform(dev, dt, lo, hi, shape...)
+	return bornSession.RandomUniform(dev, dt, lo, hi, shape...)
 }
 
 // RandomUniform is the package-level RandomUniform making an array of s, from s's
@@ -125,7 +125,7 @@ func (s *Session) RandomUniform(dev ctx.Context, dt DType, lo, hi float64, shape
 
 // RandomNormal draws values from a normal distribution.
 func RandomNormal(dev ctx.Context, dt DType, mean, std float64, shape ...int) *NDArray {
-	return defaultSession.RandomNormal(dev, dt, mean, std, shape...)
+	return bornSession.RandomNormal(dev, dt, mean, std, shape...)
 }
 
 // RandomNormal is the package-level RandomNormal making an array of s, from s's

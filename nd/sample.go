@@ -13,7 +13,7 @@ import (
 // RandomInt draws integers uniformly from [lo, hi) into an array of the
 // integer dtype dt (Int32, Int64 or Uint8), as PyTorch's randint.
 func RandomInt(dev ctx.Context, dt DType, lo, hi int64, shape ...int) *NDArray {
-	return defaultSession.RandomInt(dev, dt, lo, hi, shape...)
+	return bornSession.RandomInt(dev, dt, lo, hi, shape...)
 }
 
 // RandomInt is the package-level RandomInt making an array of s, from s's

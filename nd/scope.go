@@ -29,7 +29,8 @@ type Scope struct {
 	arrays    []*NDArray
 	compactAt int // list length at which released and handed-on arrays are dropped
 	parent    *Scope
-	closed    bool
+	closed    bool // removed from its session's chain (under the session's scopeMu)
+	done      bool // released its arrays (under mu): addIfOpen adds nothing
 	sess      *Session
 }
 
@@ -69,6 +70,15 @@ func (s *Session) track(a *NDArray) {
 	if s.persistent {
 		return
 	}
+	if s.born {
+		defaultSession.scopeMu.Lock()
+		sc := defaultSession.top
+		defaultSession.scopeMu.Unlock()
+		if sc != nil {
+			a.birth.Store(sc)
+		}
+		return
+	}
 	s.scopeMu.Lock()
 	sc := s.top
 	s.scopeMu.Unlock()
@@ -80,6 +90,11 @@ func (s *Session) track(a *NDArray) {
 func (s *Scope) add(a *NDArray) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.addLocked(a)
+}
+
+// addLocked tracks a (s.mu held).
+func (s *Scope) addLocked(a *NDArray) {
 	a.scope.Store(s)
 	s.arrays = append(s.arrays, a)
 	if len(s.arrays) >= s.compactAt {
@@ -90,6 +105,15 @@ func (s *Scope) add(a *NDArray) {
 			return a.released.Load() || a.scope.Load() != s
 		})
 		s.compactAt = max(2*len(s.arrays), 1024)
+	}
+}
+
+// addIfOpen tracks a in s unless s has released its arrays already.
+func (s *Scope) addIfOpen(a *NDArray) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.done {
+		s.addLocked(a)
 	}
 }
 
@@ -104,6 +128,7 @@ func untrack(a *NDArray) { a.scope.Store(nil) }
 // returns a.
 func (a *NDArray) Persist() *NDArray {
 	if a != nil {
+		a.birth.Store(nil)
 		untrack(a)
 		a.sess.Store(nil)
 	}
@@ -120,6 +145,9 @@ func (s *Scope) Keep(arrs ...*NDArray) {
 	}
 	s.sess.scopeMu.Unlock()
 	for _, a := range arrs {
+		if a != nil && a.birth.CompareAndSwap(s, parent) && parent == nil {
+			a.birth.Store(nil)
+		}
 		if a == nil || a.scope.Load() != s {
 			continue
 		}
@@ -156,7 +184,7 @@ func (s *Scope) Close() {
 
 	s.mu.Lock()
 	arrs := s.arrays
-	s.arrays = nil
+	s.arrays, s.done = nil, true
 	s.mu.Unlock()
 	for _, a := range arrs {
 		if a.scope.CompareAndSwap(s, nil) {

@@ -41,6 +41,7 @@ import (
 type Session struct {
 	name       string
 	persistent bool // Persistent(): arrays neutral and never tracked
+	born       bool // the package-level creation functions' (birth.go)
 
 	recordDepth, pauseDepth, trainDepth, predictDepth atomic.Int32
 
@@ -59,6 +60,11 @@ type Session struct {
 // functions. Arrays never point at it: neutral arrays (nil session) run in
 // it.
 var defaultSession = &Session{name: "default"}
+
+// bornSession makes the arrays of the package-level creation functions:
+// neutral, drawing from the default session's generators, and not tracked
+// but born into the default session's innermost scope (birth.go).
+var bornSession = &Session{name: "default", born: true}
 
 // persistentSession makes arrays that outlive every scope.
 var persistentSession = &Session{name: "persistent", persistent: true}
@@ -263,6 +269,7 @@ func (a *NDArray) Session() *Session {
 	if s := a.sess.Load(); s != nil {
 		return s
 	}
+	a.claimFor(defaultSession)
 	return defaultSession
 }
 
@@ -289,7 +296,12 @@ func sessionOf(op string, arrs ...*NDArray) *Session {
 		s = b
 	}
 	if s == nil {
-		return defaultSession
+		s = defaultSession
+	}
+	for _, a := range arrs {
+		if a != nil && a.birth.Load() != nil {
+			a.claimFor(s)
+		}
 	}
 	return s
 }
@@ -306,7 +318,7 @@ func firstOf(s *Session, arrs []*NDArray) *NDArray {
 // bind makes a belong to s (nothing for the default and persistent
 // sessions, whose arrays are neutral).
 func (a *NDArray) bind(s *Session) {
-	if s != defaultSession && !s.persistent {
+	if s != defaultSession && !s.persistent && !s.born {
 		a.sess.Store(s)
 	}
 }
@@ -335,6 +347,7 @@ func (s *Session) Adopt(arrs ...*NDArray) *NDArray {
 		if b := a.sess.Load(); b != nil && b != s {
 			fail("Adopt", ErrSession, "array of shape %v belongs to %v, not %v (make it neutral with Persist first)", a.shape, b, s)
 		}
+		a.claimFor(s)
 		if sc := a.scope.Load(); sc != nil && sc.sess != s {
 			fail("Adopt", ErrSession, "array of shape %v is tracked by a scope of %v: it was made while that scope was open; make it with %v's creation methods", a.shape, sc.sess, s)
 		}
@@ -365,6 +378,7 @@ func (s *Session) lift(op string, arrs ...*NDArray) []*NDArray {
 		if a == nil || a.sess.Load() != nil {
 			continue
 		}
+		a.claimFor(s)
 		v := a.viewIn(s, 0, a.shape)
 		s.record(op, v, []*NDArray{a}, func(g *NDArray, _ []bool) []*NDArray {
 			return []*NDArray{g.view(0, g.shape)}
@@ -384,6 +398,7 @@ func (s *Session) Use(a *NDArray) *NDArray {
 	if b := a.sess.Load(); b != nil && b != s {
 		fail(op, ErrSession, "array of shape %v belongs to %v, not %v", a.shape, b, s)
 	}
+	a.claimFor(s)
 	v := a.viewIn(s, 0, a.shape)
 	s.record(op, v, []*NDArray{a}, func(g *NDArray, _ []bool) []*NDArray {
 		return []*NDArray{g.view(0, g.shape)}
@@ -396,6 +411,9 @@ func (s *Session) Use(a *NDArray) *NDArray {
 // nd.Persistent().CopyOf makes parameter replicas and kvstore buffers.
 func (s *Session) CopyOf(a *NDArray, dev ctx.Context) *NDArray {
 	const op = "CopyOf"
+	if a != nil {
+		a.claimFor(s)
+	}
 	checkLive(op, a)
 	out := newArray(op, s, dev, a.dtype, a.shape)
 	transfer(out, a)

@@ -1,0 +1,67 @@
+package gluon
+
+import (
+	"slices"
+
+	"github.com/goluon/goluon/nd"
+)
+
+// Snapshot is a copy of a set of parameters taken at one point of
+// training, what a Predictor serves. Its arrays are neutral copies that no
+// scope releases and no later step changes; a Snapshot is safe for
+// concurrent reads.
+type Snapshot struct {
+	// Step is the number of Trainer steps applied before the copy (0 for
+	// ParamDict.Snapshot).
+	Step  int
+	names []string
+	vals  []*nd.NDArray
+}
+
+// Names returns the parameters' full names, in order.
+func (s *Snapshot) Names() []string { return slices.Clone(s.names) }
+
+// Get returns the copy of the named parameter, or nil. Do not write to it
+// or release it: the snapshot may be published to several Predictors.
+func (s *Snapshot) Get(name string) *nd.NDArray {
+	if i := slices.Index(s.names, name); i >= 0 {
+		return s.vals[i]
+	}
+	return nil
+}
+
+// Snapshot copies every initialised parameter of d (its first replica:
+// the replicas are equal between steps), running statistics included, on
+// the replica's context. Call it from the goroutine that trains, between
+// steps, or use Trainer.Snapshot, which waits for a Step in progress.
+func (d *ParamDict) Snapshot() *Snapshot {
+	s := &Snapshot{}
+	for _, name := range d.names {
+		p := d.params[name]
+		if !p.Initialized() {
+			continue
+		}
+		w := p.ListData()[0]
+		s.names = append(s.names, name)
+		s.vals = append(s.vals, nd.Persistent().CopyOf(w, w.Context()))
+	}
+	return s
+}
+
+// Snapshot copies the parameters the Trainer was created with (all of
+// them, those without gradients such as BatchNorm's running statistics
+// included) at a step boundary: it waits for a Step, AllReduceGrads or
+// Update in progress in another goroutine, so no update is ever half
+// applied in the copy. The running statistics change during training-mode
+// forward passes, which the Trainer does not see: call it from the
+// learner's goroutine (between its steps) when the network has BatchNorm
+// layers. Publish the result to a Predictor.
+func (t *Trainer) Snapshot() *Snapshot {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := t.all.Snapshot()
+	for _, n := range t.steps {
+		s.Step = max(s.Step, n)
+	}
+	return s
+}

@@ -1,0 +1,30 @@
+package nd
+
+// Arrays made by the package-level creation functions (Zeros, FromSlice,
+// RandomNormal, ...) are not tracked by a scope when they are made: any
+// goroutine tree may have called them, and the default session's innermost
+// scope, which belongs to whichever tree opened it, must not release
+// another tree's input. Such an array remembers the default-session scope
+// that was innermost when it was made (its birth scope) and joins it at its
+// first use by an op that runs in the default session, which shows that it
+// is the default tree's. Used first in another session (an op with that
+// session's arrays, CopyOf, Adopt, Use), it is that tree's and is never
+// tracked by a default-session scope; never used by an op, it is left to
+// Release or the garbage collector. Arrays made with a session's creation
+// methods, DefaultSession() included, are tracked at once as before.
+
+// claimFor settles the birth of a used by an op of session s: in the
+// default session it joins its birth scope (if still open), in any other it
+// is never tracked by a default-session scope.
+func (a *NDArray) claimFor(s *Session) {
+	if a.birth.Load() == nil {
+		return
+	}
+	sc := a.birth.Swap(nil)
+	if sc == nil || s != defaultSession {
+		return
+	}
+	if a.scope.Load() == nil {
+		sc.addIfOpen(a)
+	}
+}
