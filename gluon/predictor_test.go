@@ -231,7 +231,10 @@ func TestSnapshotWaitsForStep(t *testing.T) {
 		}
 		checked.Add(1)
 	})
-	bad.Range(func(k, _ any) bool { t.Errorf("the snapshot of step %v is not the parameters after that step", k); return true })
+	bad.Range(func(k, _ any) bool {
+		t.Errorf("the snapshot of step %v is not the parameters after that step", k)
+		return true
+	})
 	if checked.Load() == 0 {
 		t.Fatalf("no snapshot taken during training (%d at step 0)", taken.Load())
 	}
