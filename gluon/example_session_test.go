@@ -17,24 +17,27 @@ import (
 	"github.com/goluon/goluon/nd"
 )
 
-// A learner trains in the program's main goroutine tree (the default
-// session) while an HTTP handler serves predictions with the latest
-// parameters. Each request works in a session of its own, so its predict
-// mode, its scope and its arrays are independent of the training loop's
-// recording, training mode and scopes, and of other requests. A RWMutex
-// keeps the handler from reading a parameter while Step writes it.
+// A learner trains while an HTTP handler serves predictions. The rule is
+// one: make a Predictor and call it. The learner publishes a snapshot of
+// its parameters every so often; handlers call the Predictor from any
+// number of goroutines, each call in predict mode (no dropout) whatever
+// the learner is doing, with no lock around Trainer.Step.
 func Example_trainAndServe() {
 	dev := ctx.CPU(0)
 	nd.Seed(1)
-	net := nn.NewSequential(
-		nn.NewDense(8, nn.DenseOpts{Act: "tanh", InUnits: 2}),
-		nn.NewDropout(0.1),
-		nn.NewDense(1, nn.DenseOpts{InUnits: 8}),
-	)
+	newNet := func() *nn.Sequential {
+		return nn.NewSequential(
+			nn.NewDense(8, nn.DenseOpts{Act: "tanh", InUnits: 2}),
+			nn.NewDropout(0.1),
+			nn.NewDense(1, nn.DenseOpts{InUnits: 8}),
+		)
+	}
+	net := newNet()
 	params := gluon.CollectParams(net)
 	_ = params.Initialize(initializer.Uniform{Scale: 0.5}, []ctx.Context{dev}, false)
 	trainer, _ := gluon.NewTrainer(params, optimizer.NewSGD(0.05), "local", gluon.TrainerOpts{})
-	var mu sync.RWMutex // Step writes the parameters, requests read them
+	pred, _ := gluon.NewPredictor(newNet, gluon.PredictorOpts{})
+	_ = pred.Publish(trainer.Snapshot())
 
 	predict := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var in []float32
@@ -42,15 +45,12 @@ func Example_trainAndServe() {
 			http.Error(w, "want [x1, x2]", http.StatusBadRequest)
 			return
 		}
-		s := autograd.NewSession("request") // this request's own state
-		scope := s.NewScope()
-		defer scope.Close() // releases this request's arrays, nobody else's
-		x := s.FromSlice(dev, in, 1, 2)
-		var y float32
-		mu.RLock()
-		s.PredictMode(func() { y = net.Forward(x).Float32s()[0] }) // no dropout
-		mu.RUnlock()
-		_ = json.NewEncoder(w).Encode(y)
+		y, _, err := pred.PredictData(in, 1, 2)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(y[0])
 	})
 	srv := httptest.NewServer(predict)
 	defer srv.Close()
@@ -87,14 +87,15 @@ func Example_trainAndServe() {
 	// The learner: y = x1 − x2 on a fixed batch, with dropout in training.
 	x := nd.FromSlice(dev, []float32{1, 0, 0, 1, 1, 1, 0.5, -0.5, -1, 0.5, 0.2, 0.8}, 6, 2)
 	y := nd.FromSlice(dev, []float32{1, -1, 0, 1, -1.5, -0.6}, 6, 1)
-	for range 1500 {
-		scope := nd.NewScope() // the default session's: it never takes a request's arrays
+	for i := range 1500 {
+		scope := nd.NewScope()
 		autograd.Record(func() {
 			autograd.Backward(nd.Mean(nd.Square(nd.Sub(net.Forward(x), y))))
 		})
-		mu.Lock()
 		_ = trainer.Step(1)
-		mu.Unlock()
+		if (i+1)%100 == 0 {
+			_ = pred.Publish(trainer.Snapshot())
+		}
 		scope.Close()
 	}
 	close(done)

@@ -330,3 +330,67 @@ func TestFitInSessions(t *testing.T) {
 		}
 	}
 }
+
+// TestFitBesideAPredictor: Fit publishes to a Predictor (the Publish
+// handler) while goroutines call it; the calls all succeed, and Fit trains
+// exactly as it does alone.
+func TestFitBesideAPredictor(t *testing.T) {
+	devs := []ctx.Context{ctx.CPU(0), ctx.CPU(1)}
+	alone := newSetup(t, devs)
+	if err := alone.est.Fit(context.Background(), alone.train, nil, 2); err != nil {
+		t.Fatal(err)
+	}
+	want := snapshot(alone.params)
+
+	s := newSetup(t, devs)
+	newNet := func() *nn.Sequential {
+		return nn.NewSequential(nn.NewDense(16, nn.DenseOpts{InUnits: 4, Act: "relu"}), nn.NewDense(3, nn.DenseOpts{InUnits: 16}))
+	}
+	pred, err := gluon.NewPredictor(newNet, gluon.PredictorOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pred.Publish(s.tr.Snapshot()); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var calls int
+	var callErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if _, _, err := pred.PredictData([]float32{2, 0, 0, 1}, 1, 4); err != nil {
+				callErr = err
+				return
+			}
+			calls++
+		}
+	}()
+	err = s.est.Fit(context.Background(), s.train, nil, 2, &estimator.Publish{Trainer: s.tr, Predictor: pred, Every: 3})
+	close(stop)
+	wg.Wait()
+	if err != nil || callErr != nil {
+		t.Fatalf("Fit: %v; a prediction: %v", err, callErr)
+	}
+	got := snapshot(s.params)
+	for name, w := range want {
+		if !slices.Equal(w, got[name]) {
+			t.Errorf("%s differs from training alone", name)
+		}
+	}
+	if steps := 2 * ((300 + 31) / 32); pred.Step() != steps {
+		t.Errorf("the Predictor serves step %d, want %d", pred.Step(), steps)
+	}
+	y, _, _ := pred.PredictData([]float32{2, 0, 0, 1}, 1, 4)
+	if !(y[0] > y[1] && y[0] > y[2]) {
+		t.Errorf("the trained Predictor scores class 0's centre %v", y)
+	}
+	t.Logf("%d predictions during Fit", calls)
+}

@@ -169,3 +169,25 @@ func finite(v float64) any {
 	}
 	return v
 }
+
+// Publish publishes the Trainer's parameters to a Predictor while Fit
+// trains, so that a server beside it (HTTP handlers calling the Predictor)
+// answers with recent parameters: every Every training steps (never when
+// 0) and at the end of every epoch.
+type Publish struct {
+	NopHandler
+	Trainer   *gluon.Trainer
+	Predictor *gluon.Predictor
+	Every     int
+}
+
+// BatchEnd publishes every Every steps.
+func (p *Publish) BatchEnd(s *State) error {
+	if p.Every > 0 && s.TotalSteps%p.Every == 0 {
+		return p.Predictor.Publish(p.Trainer.Snapshot())
+	}
+	return nil
+}
+
+// EpochEnd publishes the epoch's final parameters.
+func (p *Publish) EpochEnd(*State) error { return p.Predictor.Publish(p.Trainer.Snapshot()) }
