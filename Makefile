@@ -2,7 +2,7 @@
 GO ?= go
 RACE_PKGS = ./...
 
-.PHONY: test demo fmt-check vet unit race kernels mpi mpi-deps cudaemu interop cuda-check cover bench bench-noise
+.PHONY: test demo fmt-check vet unit race kernels mpi mpi-deps cudaemu interop cuda-check cover bench bench-noise zoo-full
 
 test: fmt-check vet unit race kernels mpi cudaemu interop
 
@@ -60,6 +60,18 @@ interop:
 	/usr/bin/python3 gluon/testdata/lenet_interop.py write $$d && \
 	GOLUON_INTEROP_DIR=$$d $(GO) test -count=1 -run 'LoadLeNetFromTorch|WriteLeNetForTorch' ./gluon/ && \
 	/usr/bin/python3 gluon/testdata/lenet_interop.py check $$d/lenet_from_goluon.safetensors $$d/lenet_from_goluon.json; \
+	rc=$$?; rm -rf $$d; exit $$rc
+
+# zoo-full checks the model zoo at torchvision's full sizes (224x224
+# inputs): make_fixtures.py writes torchvision's outputs with seeded random
+# weights into a fresh directory (needs python3-torchvision, installed
+# when missing) and the Go test compares (about 1 GB of fixtures, minutes).
+zoo-full:
+	@/usr/bin/python3 -c 'import torchvision' 2>/dev/null || { echo "installing python3-torchvision from Debian"; \
+		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q python3-torchvision >/dev/null; }
+	@d=$$(mktemp -d) && /usr/bin/python3 gluon/model/vision/testdata/make_fixtures.py $$d full && \
+	GOLUON_ZOO_FULL=$$d $(GO) test -count=1 -timeout 30m -run TestMatchesTorchvisionFull -v ./gluon/model/vision/; \
 	rc=$$?; rm -rf $$d; exit $$rc
 
 # cudaemu runs the CUDA backend's tests (conformance suite, gradient checks,

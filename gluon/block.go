@@ -131,6 +131,21 @@ func (m *BlockMeta) AddChild(b Component) Component {
 	return b
 }
 
+// ReplaceChild puts b in the place of the child named name, under that
+// name (a new classifier for transfer learning, say), and returns b. It
+// panics with ErrArgument when there is no such child.
+func (m *BlockMeta) ReplaceChild(name string, b Component) Component {
+	for i, c := range m.children {
+		if c.Meta().name == name {
+			b.Meta().name = name
+			m.children[i] = b
+			return b
+		}
+	}
+	nd.Panicf("gluon.ReplaceChild", nd.ErrArgument, "no child named %q", name)
+	return nil
+}
+
 // Children returns the children in order.
 func (m *BlockMeta) Children() []Component { return m.children }
 

@@ -63,6 +63,19 @@ func (p *Parameter) Name() string {
 	return p.name
 }
 
+// Rename changes the parameter's local name (its last name component)
+// before CollectParams names it, keeping the old one as its Alias so that
+// files with either name load: a model that follows another framework's
+// names (PyTorch calls a norm layer's gamma "weight") renames them.
+func (p *Parameter) Rename(local string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if local == p.local {
+		return
+	}
+	p.Alias, p.local = p.local, local
+}
+
 func (p *Parameter) setName(n string) {
 	p.mu.Lock()
 	p.name = n

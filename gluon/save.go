@@ -47,7 +47,12 @@ func fromTensor(t safetensors.Tensor, dt nd.DType) (any, error) {
 // format, under their full names. The file is replaced atomically: a
 // failed save leaves any earlier file intact. Running statistics (batch
 // norm) are saved too.
-func (d *ParamDict) Save(path string) error {
+func (d *ParamDict) Save(path string) error { return d.SaveWith(path, nil) }
+
+// SaveWith is Save with extra tensors in the file, under their own names
+// (another framework's buffers: PyTorch's num_batches_tracked, say); a
+// name that is also a parameter's is an error.
+func (d *ParamDict) SaveWith(path string, extra map[string]safetensors.Tensor) error {
 	f := &safetensors.File{
 		Tensors:  map[string]safetensors.Tensor{},
 		Metadata: map[string]string{"format": "goluon.parameters"},
@@ -58,6 +63,12 @@ func (d *ParamDict) Save(path string) error {
 			return errorf("save %s: parameter %s is not initialised", path, name)
 		}
 		f.Tensors[name] = toTensor(p.ListData()[0])
+	}
+	for name, t := range extra {
+		if _, dup := f.Tensors[name]; dup {
+			return errorf("save %s: extra tensor %s is also a parameter", path, name)
+		}
+		f.Tensors[name] = t
 	}
 	if err := safetensors.WriteFile(path, f); err != nil {
 		return errorf("save: %v", err)
@@ -71,6 +82,9 @@ type LoadOpts struct {
 	AllowMissing bool
 	// IgnoreExtra skips tensors in the file that match no parameter.
 	IgnoreExtra bool
+	// Skip, when set, names tensors of the file to ignore even though no
+	// parameter takes them (PyTorch's num_batches_tracked buffers).
+	Skip func(name string) bool
 }
 
 // Load reads parameters saved by Save (or any safetensors file with the
@@ -96,7 +110,7 @@ func (d *ParamDict) Load(path string, devs []ctx.Context, o LoadOpts) error {
 		}
 	}
 	for _, name := range f.Names() {
-		if !used[name] {
+		if !used[name] && (o.Skip == nil || !o.Skip(name)) {
 			extra = append(extra, name)
 		}
 	}

@@ -57,3 +57,23 @@ func NewGlobalAvgPool2D() *Pool2D { return newPool("GlobalAvgPool2D", 1, [2]int{
 
 // Forward pools x.
 func (p *Pool2D) Forward(x *nd.NDArray) *nd.NDArray { return nd.Pool2D(x, p.opts) }
+
+// AdaptiveAvgPool2D averages each feature map into a fixed grid
+// (PyTorch's AdaptiveAvgPool2d), whatever the input size.
+type AdaptiveAvgPool2D struct {
+	gluon.BlockMeta
+	H, W int
+}
+
+// NewAdaptiveAvgPool2D returns adaptive average pooling to h×w.
+func NewAdaptiveAvgPool2D(h, w int) *AdaptiveAvgPool2D {
+	if h <= 0 || w <= 0 {
+		nd.Panicf("nn.NewAdaptiveAvgPool2D", nd.ErrArgument, "output size %d×%d must be positive", h, w)
+	}
+	return &AdaptiveAvgPool2D{BlockMeta: gluon.NewBlockMeta("pool"), H: h, W: w}
+}
+
+// Forward pools x to H×W.
+func (p *AdaptiveAvgPool2D) Forward(x *nd.NDArray) *nd.NDArray {
+	return nd.AdaptiveAvgPool2D(x, p.H, p.W)
+}

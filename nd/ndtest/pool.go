@@ -207,6 +207,10 @@ func gradPoolCases(dev ctx.Context) []gradCase {
 			f: func(in []*nd.NDArray) *nd.NDArray { return nd.GlobalMaxPool2D(in[0]) }},
 		gradCase{op: "GlobalAvgPool2D", name: "4-D", in: x,
 			f: func(in []*nd.NDArray) *nd.NDArray { return nd.GlobalAvgPool2D(in[0]) }},
+		gradCase{op: "AdaptiveAvgPool2D", name: "5x5-to-3x2", in: x,
+			f: func(in []*nd.NDArray) *nd.NDArray { return nd.AdaptiveAvgPool2D(in[0], 3, 2) }},
+		gradCase{op: "AdaptiveAvgPool2D", name: "5x5-to-7x7", in: x,
+			f: func(in []*nd.NDArray) *nd.NDArray { return nd.AdaptiveAvgPool2D(in[0], 7, 7) }},
 	)
 	return cases
 }

@@ -1,0 +1,64 @@
+package vision
+
+import (
+	"strconv"
+
+	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/initializer"
+	"github.com/goluon/goluon/gluon/nn"
+	"github.com/goluon/goluon/nd"
+)
+
+// named sets b's name (its key in PyTorch's state_dict) and returns it.
+func named[B gluon.Component](name string, b B) B {
+	b.Meta().SetName(name)
+	return b
+}
+
+// seq returns a Sequential whose children are named "0", "1", ... like a
+// torch.nn.Sequential's, so that the parameters' names are PyTorch's.
+func seq(blocks ...gluon.Block) *nn.Sequential {
+	s := nn.NewSequential()
+	for i, b := range blocks {
+		s.Add(named(strconv.Itoa(i), b))
+	}
+	return s
+}
+
+// kaiming is torchvision's convolution initialisation (kaiming_normal_,
+// fan_out, ReLU gain: N(0, 2/fan_out)).
+var kaiming = initializer.Xavier{Gaussian: true, Factor: initializer.FactorOut, Magnitude: 2}
+
+// conv is a convolution without bias, PyTorch-initialised.
+func conv(in, out, kernel, stride, pad, groups int) *nn.Conv2D {
+	return nn.NewConv2D(out, kernel, nn.Conv2DOpts{
+		Stride: [2]int{stride, stride}, Pad: [2]int{pad, pad}, Groups: groups,
+		InChannels: in, NoBias: true, WeightInit: kaiming,
+	})
+}
+
+// bn is a BatchNorm with PyTorch's parameter names (weight, bias) and
+// defaults (epsilon 1e-5, momentum 0.1 in PyTorch's convention).
+func bn(channels int) *nn.BatchNorm {
+	b := nn.NewBatchNorm(nn.BatchNormOpts{InChannels: channels, Epsilon: 1e-5, Momentum: 0.9})
+	b.Gamma.Rename("weight")
+	b.Beta.Rename("bias")
+	return b
+}
+
+// linear is a fully-connected layer initialised as torchvision's
+// classifiers are (normal, standard deviation 0.01; zero bias).
+func linear(in, out int) *nn.Dense {
+	return nn.NewDense(out, nn.DenseOpts{InUnits: in, WeightInit: initializer.Normal{Sigma: 0.01}})
+}
+
+// fn is a parameter-free layer computing f.
+type fn struct {
+	gluon.BlockMeta
+	f func(*nd.NDArray) *nd.NDArray
+}
+
+func (l *fn) Forward(x *nd.NDArray) *nd.NDArray { return l.f(x) }
+
+func relu() *fn  { return &fn{gluon.NewBlockMeta("relu"), nd.Relu} }
+func relu6() *fn { return &fn{gluon.NewBlockMeta("relu6"), func(x *nd.NDArray) *nd.NDArray { return nd.Clip(x, 0, 6) }} }

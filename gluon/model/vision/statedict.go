@@ -1,0 +1,39 @@
+package vision
+
+import (
+	"strings"
+
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/safetensors"
+)
+
+// batchesTracked is the suffix of PyTorch's BatchNorm counter buffer.
+const batchesTracked = ".num_batches_tracked"
+
+// LoadStateDict loads a PyTorch state dict saved as safetensors (see
+// tools/torch2safetensors.py) into params, onto devs for parameters not
+// yet initialised. Every parameter must be in the file, with its shape,
+// and every tensor of the file must be a parameter, except BatchNorm's
+// num_batches_tracked counters, which are skipped; on an error nothing
+// changes.
+func LoadStateDict(params *gluon.ParamDict, path string, devs []ctx.Context) error {
+	return params.Load(path, devs, gluon.LoadOpts{Skip: func(name string) bool {
+		return strings.HasSuffix(name, batchesTracked)
+	}})
+}
+
+// SaveStateDict writes params as a PyTorch state dict in safetensors form,
+// with a num_batches_tracked counter (0) beside every BatchNorm's running
+// statistics, so that torch's load_state_dict(strict=True) accepts it
+// after tools/torch2safetensors.py converts it back. The file is replaced
+// atomically.
+func SaveStateDict(params *gluon.ParamDict, path string) error {
+	extra := map[string]safetensors.Tensor{}
+	for _, name := range params.Names() {
+		if bn, ok := strings.CutSuffix(name, ".running_mean"); ok {
+			extra[bn+batchesTracked] = safetensors.FromInt64(nil, []int64{0})
+		}
+	}
+	return params.SaveWith(path, extra)
+}

@@ -1,0 +1,87 @@
+package vision
+
+import (
+	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/nn"
+	"github.com/goluon/goluon/nd"
+)
+
+// VGG is torchvision's VGG, with its parameter names: features.N (the
+// convolutions and, with BatchNorm, their norms, at torchvision's
+// indices), classifier.0, classifier.3, classifier.6.
+type VGG struct {
+	gluon.BlockMeta
+	Features   *nn.Sequential
+	Classifier *nn.Sequential
+	hidden     int
+}
+
+// The VGG configurations (torchvision's cfgs "A" and "D"): output
+// channels in multiples of the first stage's width, 0 for a max pool.
+var (
+	vgg11 = []int{1, 0, 2, 0, 4, 4, 0, 8, 8, 0, 8, 8, 0}
+	vgg16 = []int{1, 1, 0, 2, 2, 0, 4, 4, 4, 0, 8, 8, 8, 0, 8, 8, 8, 0}
+)
+
+// VGG11 returns VGG-11 (configuration A); batchNorm adds a BatchNorm
+// after every convolution (vgg11_bn).
+func VGG11(batchNorm bool, o Options) *VGG { return newVGG("vgg11", vgg11, batchNorm, o) }
+
+// VGG16 returns VGG-16 (configuration D); batchNorm gives vgg16_bn.
+func VGG16(batchNorm bool, o Options) *VGG { return newVGG("vgg16", vgg16, batchNorm, o) }
+
+func newVGG(kind string, cfg []int, batchNorm bool, o Options) *VGG {
+	o = o.withDefaults()
+	dropout := o.Dropout
+	if dropout == 0 {
+		dropout = 0.5
+	}
+	var layers []gluon.Block
+	in := o.InChannels
+	for _, c := range cfg {
+		if c == 0 {
+			layers = append(layers, nn.NewMaxPool2D(2, nn.PoolOpts{Stride: [2]int{2, 2}}))
+			continue
+		}
+		out := c * o.Width
+		cv := nn.NewConv2D(out, 3, nn.Conv2DOpts{Pad: [2]int{1, 1}, InChannels: in, WeightInit: kaiming})
+		layers = append(layers, cv)
+		if batchNorm {
+			layers = append(layers, bn(out))
+		}
+		layers = append(layers, relu())
+		in = out
+	}
+	drop := func() gluon.Block {
+		if dropout > 0 {
+			return nn.NewDropout(dropout)
+		}
+		return &fn{gluon.NewBlockMeta("identity"), func(x *nd.NDArray) *nd.NDArray { return x }}
+	}
+	v := &VGG{BlockMeta: gluon.NewBlockMeta(kind), hidden: o.Hidden}
+	v.Features = named("features", seq(layers...))
+	v.Classifier = named("classifier", seq(
+		linear(in*7*7, o.Hidden), relu(), drop(),
+		linear(o.Hidden, o.Hidden), relu(), drop(),
+		linear(o.Hidden, o.Classes)))
+	v.AddChild(v.Features)
+	v.AddChild(named("avgpool", nn.NewAdaptiveAvgPool2D(7, 7)))
+	v.AddChild(v.Classifier)
+	return v
+}
+
+// Forward maps NCHW images to class scores; the features are pooled to
+// 7×7 (adaptive average pooling) whatever the input size.
+func (v *VGG) Forward(x *nd.NDArray) *nd.NDArray {
+	x = nd.AdaptiveAvgPool2D(v.Features.Forward(x), 7, 7)
+	return v.Classifier.Forward(nd.Flatten(x))
+}
+
+// Head returns "classifier.6".
+func (v *VGG) Head() string { return "classifier.6" }
+
+// ReplaceHead gives the network a new classifier (see ResNet.ReplaceHead).
+func (v *VGG) ReplaceHead(classes int) *nn.Dense {
+	old, _ := child(&v.Classifier.BlockMeta, "6").(*nn.Dense)
+	return newHead(&v.BlockMeta, "classifier.6", old, linear(v.hidden, classes))
+}

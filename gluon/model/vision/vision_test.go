@@ -1,0 +1,242 @@
+package vision_test
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/goluon/goluon/autograd"
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/model/vision"
+	"github.com/goluon/goluon/gluon/safetensors"
+	"github.com/goluon/goluon/nd"
+)
+
+// zoo is every model of the package in the small configuration of
+// testdata/make_fixtures.py.
+var zoo = []struct {
+	name  string
+	build func() vision.Model
+}{
+	{"resnet18", func() vision.Model { return vision.ResNet18(vision.Options{Classes: 10, Width: 8}) }},
+	{"resnet34", func() vision.Model { return vision.ResNet34(vision.Options{Classes: 10, Width: 4}) }},
+	{"resnet50", func() vision.Model { return vision.ResNet50(vision.Options{Classes: 10, Width: 4}) }},
+	{"mobilenetv2", func() vision.Model {
+		return vision.NewMobileNetV2(vision.Options{Classes: 10, Width: 16, Dropout: -1})
+	}},
+	{"vgg11", func() vision.Model { return vision.VGG11(false, vision.Options{Classes: 10, Width: 4, Hidden: 32, Dropout: -1}) }},
+	{"vgg11_bn", func() vision.Model { return vision.VGG11(true, vision.Options{Classes: 10, Width: 4, Hidden: 32, Dropout: -1}) }},
+	{"vgg16", func() vision.Model { return vision.VGG16(false, vision.Options{Classes: 10, Width: 4, Hidden: 32, Dropout: -1}) }},
+	{"vgg16_bn", func() vision.Model { return vision.VGG16(true, vision.Options{Classes: 10, Width: 4, Hidden: 32, Dropout: -1}) }},
+}
+
+func readIO(t *testing.T, name string) (in []float32, inShape []int, eval, train []float32) {
+	t.Helper()
+	f, err := safetensors.ReadFile(filepath.Join("testdata", name+"_io.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(k string) []float32 {
+		v, err := f.Tensors[k].Float32s()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	return get("input"), f.Tensors["input"].Shape, get("eval"), get("train")
+}
+
+// relErr is max|a−b| / max|b|.
+func relErr(a, b []float32) float64 {
+	var d, m float64
+	for i := range b {
+		d = max(d, math.Abs(float64(a[i]-b[i])))
+		m = max(m, math.Abs(float64(b[i])))
+	}
+	return d / m
+}
+
+// TestMatchesTorchvision: every model, with torchvision's state dict
+// loaded, gives torchvision's outputs within 1e-4 relative, in predict
+// mode and in training mode (batch statistics); its parameter names and
+// shapes are the state dict's keys and shapes.
+func TestMatchesTorchvision(t *testing.T) {
+	dev := ctx.CPU(0)
+	for _, m := range zoo {
+		t.Run(m.name, func(t *testing.T) {
+			net := m.build()
+			params := gluon.CollectParams(net)
+			path := filepath.Join("testdata", m.name+".safetensors")
+			f, err := safetensors.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var keys []string
+			for _, k := range f.Names() {
+				if !strings.HasSuffix(k, ".num_batches_tracked") {
+					keys = append(keys, k)
+				}
+			}
+			names := params.Names()
+			slices.Sort(names)
+			slices.Sort(keys)
+			if !slices.Equal(names, keys) {
+				t.Fatalf("parameter names differ from the state dict's:\n goluon %v\n torch  %v", names, keys)
+			}
+			for _, k := range keys {
+				if p := params.Get(k); !slices.Equal(p.Shape(), f.Tensors[k].Shape) {
+					t.Errorf("%s: shape %v, torch %v", k, p.Shape(), f.Tensors[k].Shape)
+				}
+			}
+			if err := vision.LoadStateDict(params, path, []ctx.Context{dev}); err != nil {
+				t.Fatal(err)
+			}
+			in, shape, eval, train := readIO(t, m.name)
+			x := nd.FromSlice(dev, in, shape...)
+			var gotEval, gotTrain []float32
+			autograd.PredictMode(func() { gotEval = net.Forward(x).Float32s() })
+			autograd.TrainMode(func() { gotTrain = net.Forward(x).Float32s() })
+			if e := relErr(gotEval, eval); e > 1e-4 {
+				t.Errorf("predict mode: relative error %.3g", e)
+			}
+			if e := relErr(gotTrain, train); e > 1e-4 {
+				t.Errorf("training mode: relative error %.3g", e)
+			}
+		})
+	}
+}
+
+// fullZoo is every model at torchvision's default size.
+var fullZoo = map[string]func() vision.Model{
+	"resnet18":    func() vision.Model { return vision.ResNet18(vision.Options{}) },
+	"resnet34":    func() vision.Model { return vision.ResNet34(vision.Options{}) },
+	"resnet50":    func() vision.Model { return vision.ResNet50(vision.Options{}) },
+	"mobilenetv2": func() vision.Model { return vision.NewMobileNetV2(vision.Options{Dropout: -1}) },
+	"vgg11":       func() vision.Model { return vision.VGG11(false, vision.Options{Dropout: -1}) },
+	"vgg11_bn":    func() vision.Model { return vision.VGG11(true, vision.Options{Dropout: -1}) },
+	"vgg16":       func() vision.Model { return vision.VGG16(false, vision.Options{Dropout: -1}) },
+	"vgg16_bn":    func() vision.Model { return vision.VGG16(true, vision.Options{Dropout: -1}) },
+}
+
+// TestMatchesTorchvisionFull compares the full-size models with the
+// fixtures that `make zoo-full` generates into GOLUON_ZOO_FULL (skipped
+// without it).
+func TestMatchesTorchvisionFull(t *testing.T) {
+	dir := os.Getenv("GOLUON_ZOO_FULL")
+	if dir == "" {
+		t.Skip("set GOLUON_ZOO_FULL to the fixtures of make_fixtures.py DIR full (make zoo-full)")
+	}
+	dev := ctx.CPU(0)
+	for _, name := range []string{"resnet18", "resnet34", "resnet50", "mobilenetv2", "vgg11", "vgg11_bn", "vgg16", "vgg16_bn"} {
+		t.Run(name, func(t *testing.T) {
+			net := fullZoo[name]()
+			params := gluon.CollectParams(net)
+			if err := vision.LoadStateDict(params, filepath.Join(dir, name+".safetensors"), []ctx.Context{dev}); err != nil {
+				t.Fatal(err)
+			}
+			f, err := safetensors.ReadFile(filepath.Join(dir, name+"_io.safetensors"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			in, _ := f.Tensors["input"].Float32s()
+			want, _ := f.Tensors["eval"].Float32s()
+			var got []float32
+			autograd.PredictMode(func() { got = net.Forward(nd.FromSlice(dev, in, f.Tensors["input"].Shape...)).Float32s() })
+			e := relErr(got, want)
+			t.Logf("%s: relative error %.3g", name, e)
+			if e > 1e-4 {
+				t.Errorf("relative error %.3g", e)
+			}
+		})
+	}
+}
+
+// TestStateDictRoundTrip: SaveStateDict writes PyTorch's keys, counters
+// included, and LoadStateDict reads them back into a fresh model that
+// then computes the same outputs; a file with a wrong shape or an unknown
+// tensor changes nothing.
+func TestStateDictRoundTrip(t *testing.T) {
+	dev := []ctx.Context{ctx.CPU(0)}
+	a := vision.ResNet18(vision.Options{Classes: 10, Width: 8})
+	pa := gluon.CollectParams(a)
+	if err := vision.LoadStateDict(pa, filepath.Join("testdata", "resnet18.safetensors"), dev); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "r18.safetensors")
+	if err := vision.SaveStateDict(pa, path); err != nil {
+		t.Fatal(err)
+	}
+	f, err := safetensors.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.Tensors["layer2.0.downsample.1.num_batches_tracked"]; !ok {
+		t.Error("no num_batches_tracked counter for layer2.0.downsample.1")
+	}
+	if _, ok := f.Tensors["bn1.weight"]; !ok {
+		t.Error("BatchNorm's scale is not saved as PyTorch's bn1.weight")
+	}
+	b := vision.ResNet18(vision.Options{Classes: 10, Width: 8})
+	pb := gluon.CollectParams(b)
+	if err := vision.LoadStateDict(pb, path, dev); err != nil {
+		t.Fatal(err)
+	}
+	in, shape, _, _ := readIO(t, "resnet18")
+	x := nd.FromSlice(dev[0], in, shape...)
+	var ya, yb []float32
+	autograd.PredictMode(func() { ya, yb = a.Forward(x).Float32s(), b.Forward(x).Float32s() })
+	if !slices.Equal(ya, yb) {
+		t.Error("the reloaded model computes other outputs")
+	}
+	// A 34-layer file does not fit an 18-layer model: an error, nothing changed.
+	before := pb.Get("fc.weight").Data(dev[0]).Float32s()
+	if err := vision.LoadStateDict(pb, filepath.Join("testdata", "resnet34.safetensors"), dev); err == nil {
+		t.Error("loading ResNet-34's state dict into ResNet-18 succeeded")
+	}
+	if !slices.Equal(before, pb.Get("fc.weight").Data(dev[0]).Float32s()) {
+		t.Error("a failed load changed the parameters")
+	}
+}
+
+// TestNewHeadAndFreezing: ReplaceHead gives an initialised classifier of
+// the new class count; FreezeAllButHead leaves gradients to it alone.
+func TestNewHeadAndFreezing(t *testing.T) {
+	dev := []ctx.Context{ctx.CPU(0)}
+	for _, m := range zoo[:4] { // resnet18, 34, 50, mobilenetv2
+		t.Run(m.name, func(t *testing.T) {
+			net := m.build()
+			if err := vision.LoadStateDict(gluon.CollectParams(net), filepath.Join("testdata", m.name+".safetensors"), dev); err != nil {
+				t.Fatal(err)
+			}
+			switch n := net.(type) {
+			case *vision.ResNet:
+				n.ReplaceHead(3)
+			case *vision.MobileNetV2:
+				n.ReplaceHead(3)
+			}
+			params := gluon.CollectParams(net)
+			vision.FreezeAllButHead(net)
+			var trainable []string
+			for _, p := range params.List() {
+				if p.GradReq() != nd.GradNull {
+					trainable = append(trainable, p.Name())
+				}
+			}
+			head := net.Head()
+			if !slices.Equal(trainable, []string{head + ".weight", head + ".bias"}) {
+				t.Fatalf("trainable after freezing: %v", trainable)
+			}
+			in, shape, _, _ := readIO(t, m.name)
+			x := nd.FromSlice(dev[0], in, shape...)
+			var y *nd.NDArray
+			autograd.PredictMode(func() { y = net.Forward(x) })
+			if !slices.Equal(y.Shape(), []int{2, 3}) {
+				t.Fatalf("output shape %v, want [2 3]", y.Shape())
+			}
+		})
+	}
+}

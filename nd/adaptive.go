@@ -1,0 +1,38 @@
+package nd
+
+// AdaptiveAvgPool2D averages NCHW x into an outH×outW grid (PyTorch's
+// adaptive_avg_pool2d): output cell (i, j) is the mean of input rows
+// ⌊i·H/outH⌋ to ⌈(i+1)·H/outH⌉−1 and the matching columns, so the cells
+// cover the input whatever its size (a 1×1 input is replicated). When the
+// sizes divide, it is AvgPool2D with a kernel and stride of H/outH×W/outW.
+// It is differentiable through the ops it is made of.
+func AdaptiveAvgPool2D(x *NDArray, outH, outW int) *NDArray {
+	const op = "AdaptiveAvgPool2D"
+	checkLive(op, x)
+	if x.NDim() != 4 || outH <= 0 || outW <= 0 {
+		fail(op, ErrShape, "input %v (want NCHW) to %d×%d", x.shape, outH, outW)
+	}
+	h, w := x.shape[2], x.shape[3]
+	if h%outH == 0 && w%outW == 0 {
+		if h == outH && w == outW {
+			return x.Copy()
+		}
+		k := [2]int{h / outH, w / outW}
+		return AvgPool2D(x, k, k, [2]int{})
+	}
+	return adaptiveAxis(adaptiveAxis(x, 2, outH), 3, outW)
+}
+
+// adaptiveAxis averages axis of x into n cells.
+func adaptiveAxis(x *NDArray, axis, n int) *NDArray {
+	size := x.shape[axis]
+	if size == n {
+		return x
+	}
+	cells := make([]*NDArray, n)
+	for i := range n {
+		lo, hi := i*size/n, ((i+1)*size+n-1)/n
+		cells[i] = MeanKeepDims(SliceAxis(x, axis, lo, hi), axis)
+	}
+	return Concat(axis, cells...)
+}
