@@ -60,5 +60,7 @@ type fn struct {
 
 func (l *fn) Forward(x *nd.NDArray) *nd.NDArray { return l.f(x) }
 
-func relu() *fn  { return &fn{gluon.NewBlockMeta("relu"), nd.Relu} }
-func relu6() *fn { return &fn{gluon.NewBlockMeta("relu6"), func(x *nd.NDArray) *nd.NDArray { return nd.Clip(x, 0, 6) }} }
+func relu() *fn { return &fn{gluon.NewBlockMeta("relu"), nd.Relu} }
+func relu6() *fn {
+	return &fn{gluon.NewBlockMeta("relu6"), func(x *nd.NDArray) *nd.NDArray { return nd.Clip(x, 0, 6) }}
+}

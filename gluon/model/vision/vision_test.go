@@ -28,10 +28,18 @@ var zoo = []struct {
 	{"mobilenetv2", func() vision.Model {
 		return vision.NewMobileNetV2(vision.Options{Classes: 10, Width: 16, Dropout: -1})
 	}},
-	{"vgg11", func() vision.Model { return vision.VGG11(false, vision.Options{Classes: 10, Width: 4, Hidden: 32, Dropout: -1}) }},
-	{"vgg11_bn", func() vision.Model { return vision.VGG11(true, vision.Options{Classes: 10, Width: 4, Hidden: 32, Dropout: -1}) }},
-	{"vgg16", func() vision.Model { return vision.VGG16(false, vision.Options{Classes: 10, Width: 4, Hidden: 32, Dropout: -1}) }},
-	{"vgg16_bn", func() vision.Model { return vision.VGG16(true, vision.Options{Classes: 10, Width: 4, Hidden: 32, Dropout: -1}) }},
+	{"vgg11", func() vision.Model {
+		return vision.VGG11(false, vision.Options{Classes: 10, Width: 4, Hidden: 32, Dropout: -1})
+	}},
+	{"vgg11_bn", func() vision.Model {
+		return vision.VGG11(true, vision.Options{Classes: 10, Width: 4, Hidden: 32, Dropout: -1})
+	}},
+	{"vgg16", func() vision.Model {
+		return vision.VGG16(false, vision.Options{Classes: 10, Width: 4, Hidden: 32, Dropout: -1})
+	}},
+	{"vgg16_bn", func() vision.Model {
+		return vision.VGG16(true, vision.Options{Classes: 10, Width: 4, Hidden: 32, Dropout: -1})
+	}},
 }
 
 func readIO(t *testing.T, name string) (in []float32, inShape []int, eval, train []float32) {
