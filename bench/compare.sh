@@ -7,7 +7,7 @@
 # pair rather than a whole side, then one JSON line ("KEY", "KEY_min",
 # "KEY_max"). KEEP=dir also keeps the raw output of every run; ONLY=a,b
 # runs those groups alone (cifar lenet lenet32 mlp infer matmul conv rss
-# mnist).
+# mnist resnet, and resnet50, which is not in the default set: minutes).
 #
 # SCALE (default 1) multiplies every iteration count on both sides (Go
 # -benchtime and pytorch_bench.py --scale), e.g. SCALE=0.05 REPS=1 for a
@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REPS=${REPS:-3}
 SCALE=${SCALE:-1}
-ONLY=${ONLY:-cifar,lenet,lenet32,mlp,infer,matmul,conv,rss,mnist}
+ONLY=${ONLY:-cifar,lenet,lenet32,mlp,infer,matmul,conv,rss,mnist,resnet}
 GO=${GO:-go}
 PY=/usr/bin/python3
 
@@ -24,6 +24,7 @@ PY=/usr/bin/python3
 # reference BLAS is ~50x slower than OpenBLAS, so make sure OpenBLAS is in.
 need=()
 $PY -c 'import torch' 2>/dev/null || need+=(python3-torch)
+$PY -c 'import torchvision' 2>/dev/null || need+=(python3-torchvision)
 dpkg -s libopenblas0-pthread >/dev/null 2>&1 || dpkg -s libopenblas0-openmp >/dev/null 2>&1 ||
 	dpkg -s libopenblas0-serial >/dev/null 2>&1 || need+=(libopenblas0-pthread)
 # Fashion-MNIST for the gluon-mnist epoch row.
@@ -101,6 +102,18 @@ for r in $(seq 1 "$REPS"); do
 		lenet32) gobench 'TrainStepLeNetB32$' 400 >"$out/go-$r-$g.txt" ;;
 		mlp) gobench 'TrainStepMLP' 200 >"$out/go-$r-$g.txt" ;;
 		infer) gobench 'InferLeNet' 200 >"$out/go-$r-$g.txt" ;;
+		resnet) # ResNet-18 at CIFAR's shape: training step and inference
+			{
+				gobench 'TrainStepResNet18CIFAR$' 10
+				gobench 'InferResNet18CIFAR$' 20
+			} >"$out/go-$r-$g.txt"
+			;;
+		resnet50) # ResNet-50 at 224x224, batch 32: training step and inference
+			{
+				gobench 'TrainStepResNet50$' 3
+				gobench 'InferResNet50$' 5
+			} >"$out/go-$r-$g.txt"
+			;;
 		matmul) # about 1 s per matrix size (same counts in pytorch_bench.py)
 			{
 				gobench 'MatMul/n=128$' 20000

@@ -175,7 +175,7 @@ def peak_rss_mib():
 
 
 # The workload groups, each run alone by make bench beside its Go side.
-GROUPS = ("cifar", "lenet", "lenet32", "mlp", "infer", "matmul", "conv")
+GROUPS = ("cifar", "lenet", "lenet32", "mlp", "infer", "matmul", "conv", "resnet", "resnet50")
 
 
 def main():
@@ -222,6 +222,20 @@ def main():
             m, torch.optim.SGD(m.parameters(), lr=0.1), [B, 784], 20, it(400))
     if "infer" in groups:
         res["InferLeNet"] = infer(lenet(), [B, 1, 28, 28], 20, it(400))
+    if "resnet" in groups or "resnet50" in groups:
+        from torchvision.models import resnet
+    if "resnet" in groups:
+        # torchvision's ResNet-18 at CIFAR's shape, as Goluon's model zoo
+        # builds it (gluon/model/vision): batch 128, SGD momentum 0.9.
+        r = resnet.resnet18(num_classes=10)
+        res["TrainStepResNet18CIFAR"] = train_step(
+            r, torch.optim.SGD(r.parameters(), lr=0.01, momentum=0.9), [B, 3, 32, 32], 2, it(10))
+        res["InferResNet18CIFAR"] = infer(resnet.resnet18(num_classes=10), [B, 3, 32, 32], 2, it(20))
+    if "resnet50" in groups:
+        r = resnet.resnet50()
+        res["TrainStepResNet50"] = train_step(
+            r, torch.optim.SGD(r.parameters(), lr=0.01, momentum=0.9), [32, 3, 224, 224], 1, it(3))
+        res["InferResNet50"] = infer(resnet.resnet50(), [32, 3, 224, 224], 1, it(5))
     if "matmul" in groups:
         # Iteration counts as compare.sh's Go runs: about 1 s per size.
         for n, iters in ((128, 20000), (256, 4000), (512, 500), (1024, 80), (2048, 12)):

@@ -43,6 +43,8 @@ func bn(channels int) *nn.BatchNorm {
 	b := nn.NewBatchNorm(nn.BatchNormOpts{InChannels: channels, Epsilon: 1e-5, Momentum: 0.9})
 	b.Gamma.Rename("weight")
 	b.Beta.Rename("bias")
+	// The initializers pick ones for "gamma" by name: keep BatchNorm's.
+	b.Gamma.Init, b.Beta.Init = initializer.One(), initializer.Zero()
 	return b
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/goluon/goluon/autograd"
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/gluon/model/vision"
 	"github.com/goluon/goluon/gluon/safetensors"
 	"github.com/goluon/goluon/nd"
@@ -246,5 +247,23 @@ func TestNewHeadAndFreezing(t *testing.T) {
 				t.Fatalf("output shape %v, want [2 3]", y.Shape())
 			}
 		})
+	}
+}
+
+// TestInitialize: a freshly initialised model has BatchNorm scales of one
+// and shifts of zero (as torchvision), whatever the initializer passed,
+// although they carry PyTorch's names weight and bias.
+func TestInitialize(t *testing.T) {
+	net := vision.ResNet18(vision.Options{Classes: 10, Width: 8})
+	params := gluon.CollectParams(net)
+	if err := params.Initialize(initializer.Xavier{}, []ctx.Context{ctx.CPU(0)}, false); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]float32{"bn1.weight": 1, "bn1.bias": 0, "layer1.0.bn2.weight": 1, "bn1.running_var": 1, "bn1.running_mean": 0} {
+		for _, v := range params.Get(name).Data(ctx.CPU(0)).Float32s() {
+			if v != want {
+				t.Fatalf("%s holds %v, want %v", name, v, want)
+			}
+		}
 	}
 }
