@@ -67,6 +67,14 @@ func (*Backend) Conv2D(p backend.ConvParams, y, x, w backend.Arg) {
 		winoConv2D(s, slice[float32](y), slice[float32](x), slice[float32](w))
 		return
 	}
+	if useBatched(s) {
+		if isF64(y) {
+			convForwardBatched(s, slice[float64](y), slice[float64](x), slice[float64](w))
+		} else {
+			convForwardBatched(s, slice[float32](y), slice[float32](x), slice[float32](w))
+		}
+		return
+	}
 	if isF64(y) {
 		convForward(s, slice[float64](y), slice[float64](x), slice[float64](w))
 	} else {
@@ -152,6 +160,14 @@ func (*Backend) Conv2DBackwardData(p backend.ConvParams, dx, dy, w backend.Arg) 
 		winoBackwardData(s, slice[float32](dx), slice[float32](dy), slice[float32](w))
 		return
 	}
+	if useBatched(s) {
+		if isF64(dx) {
+			convBackwardDataBatched(s, slice[float64](dx), slice[float64](dy), slice[float64](w))
+		} else {
+			convBackwardDataBatched(s, slice[float32](dx), slice[float32](dy), slice[float32](w))
+		}
+		return
+	}
 	if isF64(dx) {
 		convBackwardData(s, slice[float64](dx), slice[float64](dy), slice[float64](w))
 	} else {
@@ -192,6 +208,14 @@ func (*Backend) Conv2DBackwardFilter(p backend.ConvParams, dw, x, dy backend.Arg
 	s := newConvShape(p)
 	if useWinograd(p) {
 		winoBackwardFilter(s, slice[float32](dw), slice[float32](x), slice[float32](dy))
+		return
+	}
+	if useBatched(s) {
+		if isF64(dw) {
+			convBackwardFilterBatched(s, slice[float64](dw), slice[float64](x), slice[float64](dy))
+		} else {
+			convBackwardFilterBatched(s, slice[float32](dw), slice[float32](x), slice[float32](dy))
+		}
 		return
 	}
 	if isF64(dw) {

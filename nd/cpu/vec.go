@@ -165,6 +165,11 @@ func vecUnary[T Float](op backend.UnaryOp, d, x []T, p1 float64) bool {
 	return true
 }
 
+// tinyRow is the widest row that copyRows and addRows move with a plain
+// loop: for a few values a call (to the kernel, or copy's memmove) costs
+// more than the work.
+const tinyRow = 4
+
 // copyRows copies rows runs of width values from s (rows lds apart) to d
 // (rows ldd apart): with the AVX2 kernel for float32 runs of at least 8,
 // else with copy.
@@ -173,6 +178,15 @@ func copyRows[T Float](d, s []T, rows, width, ldd, lds int) {
 		return
 	}
 	_, _ = d[(rows-1)*ldd+width-1], s[(rows-1)*lds+width-1]
+	if width <= tinyRow { // the few pixels of a small plane: no call per row
+		for r := range rows {
+			dr, sr := d[r*ldd:][:width], s[r*lds:][:width]
+			for j := range sr {
+				dr[j] = sr[j]
+			}
+		}
+		return
+	}
 	if df, ok := asF32(d); ok && useAsmKernel && width >= 8 {
 		sf, _ := asF32(s)
 		copyRowsF32k(&df[0], &sf[0], rows, width, ldd, lds)
@@ -190,7 +204,7 @@ func addRows[T Float](d, s []T, rows, width, ldd, lds int) {
 		return
 	}
 	_, _ = d[(rows-1)*ldd+width-1], s[(rows-1)*lds+width-1]
-	if df, ok := asF32(d); ok && useAsmKernel {
+	if df, ok := asF32(d); ok && useAsmKernel && width > tinyRow {
 		sf, _ := asF32(s)
 		addRowsF32k(&df[0], &sf[0], rows, width, ldd, lds)
 		return

@@ -75,10 +75,13 @@ func newWinoProblem(n, ci, h, w, ph, pw, co int) winoProblem {
 // F(2×2, 3×3): 3×3, stride 1, no dilation, one group, padding at most 2
 // (for the backward-data pass), the AVX2 kernels available, and enough
 // channels on both sides for the 16 smaller products to beat one im2col
-// product (measured per layer in bench/ and nd/cpu's BenchmarkConv).
+// product (measured per layer in bench/ and nd/cpu's BenchmarkConv), and,
+// for a batch, output planes of at least batchedMaxOHW: smaller ones have
+// few tiles, and the batched kernels (convbatch.go) do better.
 func useWinograd(p backend.ConvParams) bool {
 	return useAsmKernel && p.DType == backend.Float32 && winoShape(p) &&
-		p.InC >= winoMinChannels && p.OutC >= winoMinChannels
+		p.InC >= winoMinChannels && p.OutC >= winoMinChannels &&
+		(p.N <= 1 || p.OutH*p.OutW >= batchedMaxOHW)
 }
 
 // winoShape reports whether the kernels of winograd.go can compute p.

@@ -1,0 +1,191 @@
+package cpu
+
+// Convolutions with small output planes (a ResNet's last stages at CIFAR
+// size: 4×4, 2×2, 1×1) make the per-image GEMMs of conv.go a few columns
+// wide: each image streams the whole weight matrix for a matrix-vector
+// product. The batched kernels below put the column matrices of several
+// images side by side, [Cg·KH·KW, B·OH·OW], so that one GEMM serves B
+// images and the weights are read once per B. Each worker takes its share
+// of the images, B at a time.
+
+// batchedMaxOHW is the largest output plane (OH·OW) for which the batched
+// kernels replace the per-image ones, and batchedCols the GEMM width they
+// aim for.
+const (
+	batchedMaxOHW = 64
+	batchedCols   = 512
+)
+
+// useBatched reports whether s runs on the batched kernels: one group,
+// several images, small output planes.
+func useBatched(s convShape) bool {
+	return s.Groups == 1 && s.N > 1 && s.ohw < batchedMaxOHW
+}
+
+// batchedShape returns s with the column matrix's row stride set for b
+// images side by side, and b: as many images as fill batchedCols columns.
+func batchedShape(s convShape) (convShape, int) {
+	b := max(1, batchedCols/max(s.ohw, 1))
+	bs := s
+	bs.ld = b * s.ohw
+	return bs, b
+}
+
+// convForwardBatched computes y = conv(x, w) B images per GEMM.
+func convForwardBatched[T Float](s convShape, y, x, w []T) {
+	inImg, outImg := s.InC*s.InH*s.InW, s.OutC*s.ohw
+	bs, b := batchedShape(s)
+	par := innerParallel(ceilDiv(s.N, b))
+	parallelFor(s.N, 1, func(lo, hi int) {
+		col := scratch[T](s.kk * bs.ld)
+		out := scratch[T](s.OutC * bs.ld)
+		defer release(col)
+		defer release(out)
+		for n0 := lo; n0 < hi; n0 += b {
+			m := min(b, hi-n0)
+			im2colImages(bs, x[n0*inImg:], inImg, m, col)
+			gemmSlices(false, false, s.OutC, m*s.ohw, s.kk, 1, w, s.kk, col, bs.ld, 0, out, bs.ld, par)
+			for i := range m {
+				copyRows(y[(n0+i)*outImg:], out[i*s.ohw:], s.OutC, s.ohw, s.ohw, bs.ld)
+			}
+		}
+	})
+}
+
+// convBackwardDataBatched computes dx = convᵀ(dy, w) B images per GEMM.
+func convBackwardDataBatched[T Float](s convShape, dx, dy, w []T) {
+	inImg, outImg := s.InC*s.InH*s.InW, s.OutC*s.ohw
+	bs, b := batchedShape(s)
+	par := innerParallel(ceilDiv(s.N, b))
+	parallelFor(s.N, 1, func(lo, hi int) {
+		col := scratch[T](s.kk * bs.ld)
+		g := scratch[T](s.OutC * bs.ld)
+		defer release(col)
+		defer release(g)
+		for n0 := lo; n0 < hi; n0 += b {
+			m := min(b, hi-n0)
+			for i := range m { // dy of the B images side by side: [OutC, B·OH·OW]
+				copyRows(g[i*s.ohw:], dy[(n0+i)*outImg:], s.OutC, s.ohw, bs.ld, s.ohw)
+			}
+			gemmSlices(true, false, s.kk, m*s.ohw, s.OutC, 1, w, s.kk, g, bs.ld, 0, col, bs.ld, par)
+			clear(dx[n0*inImg:][:m*inImg])
+			col2imImages(bs, col, dx[n0*inImg:], inImg, m)
+		}
+	})
+}
+
+// convBackwardFilterBatched computes dw = Σₙ dy[n]·col(x[n])ᵀ, B images per
+// GEMM (the GEMM's inner dimension runs over them). Each worker's share
+// accumulates its own partial sum; the partials are added in worker order.
+func convBackwardFilterBatched[T Float](s convShape, dw, x, dy []T) {
+	inImg, outImg := s.InC*s.InH*s.InW, s.OutC*s.ohw
+	wlen := s.OutC * s.kk
+	bs, b := batchedShape(s)
+	par := innerParallel(ceilDiv(s.N, b))
+	partials := make([][]T, workers())
+	chunks := parallelChunks(s.N, 1, func(chunk, lo, hi int) {
+		acc := dw[:wlen]
+		if chunk > 0 {
+			acc = scratch[T](wlen)
+			partials[chunk] = acc
+		}
+		col := scratch[T](s.kk * bs.ld)
+		g := scratch[T](s.OutC * bs.ld)
+		defer release(col)
+		defer release(g)
+		for n0 := lo; n0 < hi; n0 += b {
+			m := min(b, hi-n0)
+			im2colImages(bs, x[n0*inImg:], inImg, m, col)
+			for i := range m {
+				copyRows(g[i*s.ohw:], dy[(n0+i)*outImg:], s.OutC, s.ohw, bs.ld, s.ohw)
+			}
+			beta := T(1)
+			if n0 == lo {
+				beta = 0
+			}
+			gemmSlices(false, true, s.OutC, s.kk, m*s.ohw, 1, g, bs.ld, col, bs.ld, beta, acc, s.kk, par)
+		}
+	})
+	for c := 1; c < chunks; c++ {
+		for i, v := range partials[c] {
+			dw[i] += v
+		}
+		release(partials[c])
+	}
+}
+
+// tinyPlane is the largest output plane (OH·OW) that im2colImages and
+// col2imImages unroll through a list of the plane's valid positions: for a
+// few pixels per image, working out the borders and runs of every row
+// and image costs more than moving the values.
+const tinyPlane = 16
+
+// tinyPositions lists, for row (c, kh, kw) of the column matrix, the
+// output positions whose input pixel exists (dst) and that pixel's offset
+// in the image (src); it returns their number.
+func tinyPositions(s convShape, c, kh, kw int, dst, src *[tinyPlane]int) int {
+	n := 0
+	for oh := 0; oh < s.OutH; oh++ {
+		ih := oh*s.StrideH - s.PadH + kh*s.DilateH
+		if ih < 0 || ih >= s.InH {
+			continue
+		}
+		for ow := 0; ow < s.OutW; ow++ {
+			iw := ow*s.StrideW - s.PadW + kw*s.DilateW
+			if iw < 0 || iw >= s.InW {
+				continue
+			}
+			dst[n], src[n] = oh*s.OutW+ow, (c*s.InH+ih)*s.InW+iw
+			n++
+		}
+	}
+	return n
+}
+
+// im2colTiny is im2colImages for planes of at most tinyPlane pixels.
+func im2colTiny[T Float](s convShape, x []T, inImg, m int, col []T) {
+	var dst, src [tinyPlane]int
+	for c := 0; c < s.cg; c++ {
+		for kh := 0; kh < s.KH; kh++ {
+			for kw := 0; kw < s.KW; kw++ {
+				n := tinyPositions(s, c, kh, kw, &dst, &src)
+				base := col[((c*s.KH+kh)*s.KW+kw)*s.ld:]
+				for i := range m {
+					row := base[i*s.ohw:][:s.ohw]
+					if n < s.ohw {
+						for j := range row {
+							row[j] = 0
+						}
+					}
+					xi := x[i*inImg:]
+					for k := range n {
+						row[dst[k]] = xi[src[k]]
+					}
+				}
+			}
+		}
+	}
+}
+
+// col2imTiny is col2imImages for planes of at most tinyPlane pixels.
+func col2imTiny[T Float](s convShape, col, dx []T, inImg, m int) {
+	var dst, src [tinyPlane]int
+	for c := 0; c < s.cg; c++ {
+		for kh := 0; kh < s.KH; kh++ {
+			for kw := 0; kw < s.KW; kw++ {
+				n := tinyPositions(s, c, kh, kw, &dst, &src)
+				if n == 0 {
+					continue
+				}
+				base := col[((c*s.KH+kh)*s.KW+kw)*s.ld:]
+				for i := range m {
+					row := base[i*s.ohw:][:s.ohw]
+					di := dx[i*inImg:]
+					for k := range n {
+						di[src[k]] += row[dst[k]]
+					}
+				}
+			}
+		}
+	}
+}
