@@ -55,13 +55,13 @@ func TestIm2colUnitStride(t *testing.T) {
 				}
 				if s.ohw <= tinyPlane {
 					tiny := append([]float32(nil), want...)
-					im2colTiny(s, x, len(x), 1, tiny)
+					im2colTiny(s, x, len(x), 1, tiny, nil)
 					if !slices.Equal(tiny, want) {
 						t.Fatalf("im2colTiny differs\n got %v\nwant %v", tiny, want)
 					}
 					d1, d2 := randSlice(len(x), r), make([]float32, len(x))
 					copy(d2, d1)
-					col2imTiny(s, want, d1, len(x), 1)
+					col2imTiny(s, want, d1, len(x), 1, nil)
 					col2imStrided(s, want, d2, len(x), 1)
 					for i := range d1 { // the same terms, perhaps in another order
 						if math.Abs(float64(d1[i]-d2[i])) > 1e-5 {

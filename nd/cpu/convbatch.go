@@ -36,6 +36,12 @@ func convForwardBatched[T Float](s convShape, y, x, w []T) {
 	inImg, outImg := s.InC*s.InH*s.InW, s.OutC*s.ohw
 	bs, b := batchedShape(s)
 	par := innerParallel(ceilDiv(s.N, b))
+	taps := prunedTaps(s)
+	k := s.cg * tapCount(s, taps)
+	if taps != nil {
+		w = gatherTaps(s, w, taps)
+		defer release(w)
+	}
 	parallelFor(s.N, 1, func(lo, hi int) {
 		col := scratch[T](s.kk * bs.ld)
 		out := scratch[T](s.OutC * bs.ld)
@@ -43,8 +49,8 @@ func convForwardBatched[T Float](s convShape, y, x, w []T) {
 		defer release(out)
 		for n0 := lo; n0 < hi; n0 += b {
 			m := min(b, hi-n0)
-			im2colImages(bs, x[n0*inImg:], inImg, m, col)
-			gemmSlices(false, false, s.OutC, m*s.ohw, s.kk, 1, w, s.kk, col, bs.ld, 0, out, bs.ld, par)
+			unroll(bs, x[n0*inImg:], inImg, m, col, taps)
+			gemmSlices(false, false, s.OutC, m*s.ohw, k, 1, w, k, col, bs.ld, 0, out, bs.ld, par)
 			for i := range m {
 				copyRows(y[(n0+i)*outImg:], out[i*s.ohw:], s.OutC, s.ohw, s.ohw, bs.ld)
 			}
@@ -57,6 +63,12 @@ func convBackwardDataBatched[T Float](s convShape, dx, dy, w []T) {
 	inImg, outImg := s.InC*s.InH*s.InW, s.OutC*s.ohw
 	bs, b := batchedShape(s)
 	par := innerParallel(ceilDiv(s.N, b))
+	taps := prunedTaps(s)
+	k := s.cg * tapCount(s, taps)
+	if taps != nil {
+		w = gatherTaps(s, w, taps)
+		defer release(w)
+	}
 	parallelFor(s.N, 1, func(lo, hi int) {
 		col := scratch[T](s.kk * bs.ld)
 		g := scratch[T](s.OutC * bs.ld)
@@ -67,9 +79,13 @@ func convBackwardDataBatched[T Float](s convShape, dx, dy, w []T) {
 			for i := range m { // dy of the B images side by side: [OutC, B·OH·OW]
 				copyRows(g[i*s.ohw:], dy[(n0+i)*outImg:], s.OutC, s.ohw, bs.ld, s.ohw)
 			}
-			gemmSlices(true, false, s.kk, m*s.ohw, s.OutC, 1, w, s.kk, g, bs.ld, 0, col, bs.ld, par)
+			gemmSlices(true, false, k, m*s.ohw, s.OutC, 1, w, k, g, bs.ld, 0, col, bs.ld, par)
 			clear(dx[n0*inImg:][:m*inImg])
-			col2imImages(bs, col, dx[n0*inImg:], inImg, m)
+			if taps != nil {
+				col2imTiny(bs, col, dx[n0*inImg:], inImg, m, taps)
+			} else {
+				col2imImages(bs, col, dx[n0*inImg:], inImg, m)
+			}
 		}
 	})
 }
@@ -79,23 +95,22 @@ func convBackwardDataBatched[T Float](s convShape, dx, dy, w []T) {
 // accumulates its own partial sum; the partials are added in worker order.
 func convBackwardFilterBatched[T Float](s convShape, dw, x, dy []T) {
 	inImg, outImg := s.InC*s.InH*s.InW, s.OutC*s.ohw
-	wlen := s.OutC * s.kk
 	bs, b := batchedShape(s)
 	par := innerParallel(ceilDiv(s.N, b))
+	taps := prunedTaps(s)
+	k := s.cg * tapCount(s, taps)
+	wlen := s.OutC * k
 	partials := make([][]T, workers())
 	chunks := parallelChunks(s.N, 1, func(chunk, lo, hi int) {
-		acc := dw[:wlen]
-		if chunk > 0 {
-			acc = scratch[T](wlen)
-			partials[chunk] = acc
-		}
+		acc := scratch[T](wlen)
+		partials[chunk] = acc
 		col := scratch[T](s.kk * bs.ld)
 		g := scratch[T](s.OutC * bs.ld)
 		defer release(col)
 		defer release(g)
 		for n0 := lo; n0 < hi; n0 += b {
 			m := min(b, hi-n0)
-			im2colImages(bs, x[n0*inImg:], inImg, m, col)
+			unroll(bs, x[n0*inImg:], inImg, m, col, taps)
 			for i := range m {
 				copyRows(g[i*s.ohw:], dy[(n0+i)*outImg:], s.OutC, s.ohw, bs.ld, s.ohw)
 			}
@@ -103,15 +118,88 @@ func convBackwardFilterBatched[T Float](s convShape, dw, x, dy []T) {
 			if n0 == lo {
 				beta = 0
 			}
-			gemmSlices(false, true, s.OutC, s.kk, m*s.ohw, 1, g, bs.ld, col, bs.ld, beta, acc, s.kk, par)
+			gemmSlices(false, true, s.OutC, k, m*s.ohw, 1, g, bs.ld, col, bs.ld, beta, acc, k, par)
 		}
 	})
+	sum := partials[0]
 	for c := 1; c < chunks; c++ {
 		for i, v := range partials[c] {
-			dw[i] += v
+			sum[i] += v
 		}
 		release(partials[c])
 	}
+	if taps == nil {
+		copy(dw[:wlen], sum)
+	} else { // the pruned taps' gradients are zero: their inputs are all padding
+		clear(dw[:s.OutC*s.kk])
+		nt, kk := len(taps), s.KH*s.KW
+		for oc := 0; oc < s.OutC; oc++ {
+			for c := 0; c < s.cg; c++ {
+				for t, tap := range taps {
+					dw[(oc*s.cg+c)*kk+tap] = sum[oc*k+c*nt+t]
+				}
+			}
+		}
+	}
+	release(sum)
+}
+
+// prunedTaps returns, for a plane small enough for im2colTiny, the kernel
+// taps (kh·KW+kw) through which some output pixel reads an input pixel,
+// when there are fewer than KH·KW: the other rows of the column matrix are
+// all padding and would only multiply zeros (a 3×3 convolution with
+// padding 1 on a 1×1 plane reads its centre tap alone). nil means every
+// tap counts.
+func prunedTaps(s convShape) []int {
+	if s.ohw > tinyPlane {
+		return nil
+	}
+	var taps []int
+	for kh := range s.KH {
+		ohLo, ohHi := validRange(s.OutH, s.StrideH, s.PadH, kh*s.DilateH, s.InH)
+		for kw := range s.KW {
+			owLo, owHi := validRange(s.OutW, s.StrideW, s.PadW, kw*s.DilateW, s.InW)
+			if ohLo < ohHi && owLo < owHi {
+				taps = append(taps, kh*s.KW+kw)
+			}
+		}
+	}
+	if len(taps) == s.KH*s.KW {
+		return nil
+	}
+	return taps
+}
+
+// tapCount is the number of taps the column matrix has rows for.
+func tapCount(s convShape, taps []int) int {
+	if taps == nil {
+		return s.KH * s.KW
+	}
+	return len(taps)
+}
+
+// gatherTaps returns (in scratch memory) the weights [OutC, Cg, KH·KW]
+// of the given taps only: [OutC, Cg·len(taps)].
+func gatherTaps[T Float](s convShape, w []T, taps []int) []T {
+	nt, kk := len(taps), s.KH*s.KW
+	out := scratch[T](s.OutC * s.cg * nt)
+	for oc := 0; oc < s.OutC; oc++ {
+		for c := 0; c < s.cg; c++ {
+			for t, tap := range taps {
+				out[(oc*s.cg+c)*nt+t] = w[(oc*s.cg+c)*kk+tap]
+			}
+		}
+	}
+	return out
+}
+
+// unroll is im2colImages, or with taps the pruned column matrix.
+func unroll[T Float](s convShape, x []T, inImg, m int, col []T, taps []int) {
+	if taps != nil {
+		im2colTiny(s, x, inImg, m, col, taps)
+		return
+	}
+	im2colImages(s, x, inImg, m, col)
 }
 
 // tinyPlane is the largest output plane (OH·OW) that im2colImages and
@@ -142,48 +230,63 @@ func tinyPositions(s convShape, c, kh, kw int, dst, src *[tinyPlane]int) int {
 	return n
 }
 
-// im2colTiny is im2colImages for planes of at most tinyPlane pixels.
-func im2colTiny[T Float](s convShape, x []T, inImg, m int, col []T) {
+// im2colTiny is im2colImages for planes of at most tinyPlane pixels. With
+// taps (kernel positions kh·KW+kw), only those rows are made, compacted:
+// row c·len(taps)+t (see validTaps).
+func im2colTiny[T Float](s convShape, x []T, inImg, m int, col []T, taps []int) {
 	var dst, src [tinyPlane]int
+	nt, all := s.KH*s.KW, taps == nil
+	if !all {
+		nt = len(taps)
+	}
 	for c := 0; c < s.cg; c++ {
-		for kh := 0; kh < s.KH; kh++ {
-			for kw := 0; kw < s.KW; kw++ {
-				n := tinyPositions(s, c, kh, kw, &dst, &src)
-				base := col[((c*s.KH+kh)*s.KW+kw)*s.ld:]
-				for i := range m {
-					row := base[i*s.ohw:][:s.ohw]
-					if n < s.ohw {
-						for j := range row {
-							row[j] = 0
-						}
+		for t := range nt {
+			tap := t
+			if !all {
+				tap = taps[t]
+			}
+			n := tinyPositions(s, c, tap/s.KW, tap%s.KW, &dst, &src)
+			base := col[(c*nt+t)*s.ld:]
+			for i := range m {
+				row := base[i*s.ohw:][:s.ohw]
+				if n < s.ohw {
+					for j := range row {
+						row[j] = 0
 					}
-					xi := x[i*inImg:]
-					for k := range n {
-						row[dst[k]] = xi[src[k]]
-					}
+				}
+				xi := x[i*inImg:]
+				for k := range n {
+					row[dst[k]] = xi[src[k]]
 				}
 			}
 		}
 	}
 }
 
-// col2imTiny is col2imImages for planes of at most tinyPlane pixels.
-func col2imTiny[T Float](s convShape, col, dx []T, inImg, m int) {
+// col2imTiny is col2imImages for planes of at most tinyPlane pixels, with
+// im2colTiny's rows (all, or those of taps).
+func col2imTiny[T Float](s convShape, col, dx []T, inImg, m int, taps []int) {
 	var dst, src [tinyPlane]int
+	nt, all := s.KH*s.KW, taps == nil
+	if !all {
+		nt = len(taps)
+	}
 	for c := 0; c < s.cg; c++ {
-		for kh := 0; kh < s.KH; kh++ {
-			for kw := 0; kw < s.KW; kw++ {
-				n := tinyPositions(s, c, kh, kw, &dst, &src)
-				if n == 0 {
-					continue
-				}
-				base := col[((c*s.KH+kh)*s.KW+kw)*s.ld:]
-				for i := range m {
-					row := base[i*s.ohw:][:s.ohw]
-					di := dx[i*inImg:]
-					for k := range n {
-						di[src[k]] += row[dst[k]]
-					}
+		for t := range nt {
+			tap := t
+			if !all {
+				tap = taps[t]
+			}
+			n := tinyPositions(s, c, tap/s.KW, tap%s.KW, &dst, &src)
+			if n == 0 {
+				continue
+			}
+			base := col[(c*nt+t)*s.ld:]
+			for i := range m {
+				row := base[i*s.ohw:][:s.ohw]
+				di := dx[i*inImg:]
+				for k := range n {
+					di[src[k]] += row[dst[k]]
 				}
 			}
 		}

@@ -12,7 +12,7 @@ func im2col[T Float](s convShape, x, col []T) { im2colImages(s, x, 0, 1, col) }
 // them, which matters when the planes are a few pixels (convbatch.go).
 func im2colImages[T Float](s convShape, x []T, inImg, m int, col []T) {
 	if s.ohw <= tinyPlane {
-		im2colTiny(s, x, inImg, m, col)
+		im2colTiny(s, x, inImg, m, col, nil)
 		return
 	}
 	if s.StrideW == 1 {
@@ -130,7 +130,7 @@ func col2im[T Float](s convShape, col, dx []T) { col2imImages(s, col, dx, 0, 1) 
 // im2colImages lays them out), image i added into dx[i*inImg:].
 func col2imImages[T Float](s convShape, col, dx []T, inImg, m int) {
 	if s.ohw <= tinyPlane {
-		col2imTiny(s, col, dx, inImg, m)
+		col2imTiny(s, col, dx, inImg, m, nil)
 		return
 	}
 	if s.StrideW == 1 {
