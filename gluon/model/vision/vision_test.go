@@ -44,6 +44,12 @@ var zoo = []struct {
 }
 
 func readIO(t *testing.T, name string) (in []float32, inShape []int, eval, train []float32) {
+	in, inShape, eval, train, _ = readIO64(t, name)
+	return
+}
+
+// readIO64 is readIO with the float64 training-mode output.
+func readIO64(t *testing.T, name string) (in []float32, inShape []int, eval, train []float32, train64 []float64) {
 	t.Helper()
 	f, err := safetensors.ReadFile(filepath.Join("testdata", name+"_io.safetensors"))
 	if err != nil {
@@ -56,7 +62,21 @@ func readIO(t *testing.T, name string) (in []float32, inShape []int, eval, train
 		}
 		return v
 	}
-	return get("input"), f.Tensors["input"].Shape, get("eval"), get("train")
+	t64, err := f.Tensors["train64"].Float64s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return get("input"), f.Tensors["input"].Shape, get("eval"), get("train"), t64
+}
+
+// relErr64 is relErr against a float64 reference.
+func relErr64(a []float32, b []float64) float64 {
+	var d, m float64
+	for i := range b {
+		d = max(d, math.Abs(float64(a[i])-b[i]))
+		m = max(m, math.Abs(b[i]))
+	}
+	return d / m
 }
 
 // relErr is max|a−b| / max|b|.
@@ -70,9 +90,13 @@ func relErr(a, b []float32) float64 {
 }
 
 // TestMatchesTorchvision: every model, with torchvision's state dict
-// loaded, gives torchvision's outputs within 1e-4 relative, in predict
-// mode and in training mode (batch statistics); its parameter names and
-// shapes are the state dict's keys and shapes.
+// loaded, gives torchvision's outputs within 1e-4 relative in predict mode;
+// its parameter names and shapes are the state dict's keys and shapes. In
+// training mode BatchNorm normalises with the statistics of this small
+// batch, which amplifies float32 rounding (torch's own float32 output is
+// up to 4e-5 from its float64 one here): Goluon's float32 output must be
+// within 1e-4 of torch's float64 one, or within 10 times torch's own
+// float32 error where that is larger.
 func TestMatchesTorchvision(t *testing.T) {
 	dev := ctx.CPU(0)
 	for _, m := range zoo {
@@ -104,7 +128,7 @@ func TestMatchesTorchvision(t *testing.T) {
 			if err := vision.LoadStateDict(params, path, []ctx.Context{dev}); err != nil {
 				t.Fatal(err)
 			}
-			in, shape, eval, train := readIO(t, m.name)
+			in, shape, eval, train, train64 := readIO64(t, m.name)
 			x := nd.FromSlice(dev, in, shape...)
 			var gotEval, gotTrain []float32
 			autograd.PredictMode(func() { gotEval = net.Forward(x).Float32s() })
@@ -112,8 +136,9 @@ func TestMatchesTorchvision(t *testing.T) {
 			if e := relErr(gotEval, eval); e > 1e-4 {
 				t.Errorf("predict mode: relative error %.3g", e)
 			}
-			if e := relErr(gotTrain, train); e > 1e-4 {
-				t.Errorf("training mode: relative error %.3g", e)
+			torchErr := relErr64(train, train64)
+			if e := relErr64(gotTrain, train64); e > max(1e-4, 10*torchErr) {
+				t.Errorf("training mode: relative error %.3g against torch's float64 output (torch's float32: %.3g)", e, torchErr)
 			}
 		})
 	}

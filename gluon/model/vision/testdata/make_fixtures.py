@@ -4,8 +4,9 @@ python3-torchvision): for each model, a width-reduced configuration of
 torchvision's own architecture with seeded random weights and randomised
 BatchNorm running statistics, its state dict (NAME.safetensors, PyTorch's
 names) and an input with torchvision's outputs in predict (eval) and
-training mode (NAME_io.safetensors: input, eval, train). Dropout is 0, so
-that training mode is deterministic. The Go tests load both and compare.
+training mode (NAME_io.safetensors: input, eval, train, and train64, the
+training-mode output computed in float64). Dropout is 0, so that training
+mode is deterministic. The Go tests load both and compare.
 
 usage: /usr/bin/python3 make_fixtures.py OUTDIR [full]
 
@@ -13,6 +14,7 @@ With "full", the models have torchvision's default widths and a 224x224
 input (make zoo-full); without, the small configurations that
 gluon/model/vision's tests use.
 """
+import copy
 import os
 import sys
 
@@ -121,7 +123,15 @@ def main(argv):
         m.train()
         with torch.no_grad():
             y_train = m(x)
-        write_safetensors(os.path.join(out, name + "_io.safetensors"), {"input": x, "eval": y_eval, "train": y_train})
+        io = {"input": x, "eval": y_eval, "train": y_train}
+        if not full:
+            # Training mode normalises with the batch's statistics, which
+            # amplifies float32 rounding; the float64 output tells the
+            # tests how much (see TestMatchesTorchvision).
+            m64 = copy.deepcopy(m).double()
+            with torch.no_grad():
+                io["train64"] = m64(x.double())
+        write_safetensors(os.path.join(out, name + "_io.safetensors"), io)
         print("%s: %d parameters, output %s" % (name, sum(p.numel() for p in m.parameters()), tuple(y_eval.shape)))
     return 0
 
