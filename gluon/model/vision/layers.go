@@ -63,6 +63,9 @@ type fn struct {
 func (l *fn) Forward(x *nd.NDArray) *nd.NDArray { return l.f(x) }
 
 func relu() *fn { return &fn{gluon.NewBlockMeta("relu"), nd.Relu} }
+func identity() *fn {
+	return &fn{gluon.NewBlockMeta("identity"), func(x *nd.NDArray) *nd.NDArray { return x }}
+}
 func relu6() *fn {
 	return &fn{gluon.NewBlockMeta("relu6"), func(x *nd.NDArray) *nd.NDArray { return nd.Clip(x, 0, 6) }}
 }

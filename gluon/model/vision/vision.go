@@ -1,6 +1,7 @@
 // Package vision is Goluon's model zoo of image classifiers, Gluon's
 // model_zoo.vision and torchvision.models: ResNet-18, 34 and 50, VGG-11
-// and VGG-16 with and without BatchNorm, and MobileNetV2, built with
+// and VGG-16 with and without BatchNorm, MobileNetV2 and the Vision
+// Transformer (ViT-B/16, or smaller through ViTOptions), built with
 // torchvision's layouts so that their parameter names and shapes are the
 // keys and shapes of torchvision's state_dict() (BatchNorm running
 // statistics included; num_batches_tracked, which Goluon's BatchNorm does
@@ -61,8 +62,13 @@ func (o Options) withDefaults() Options {
 type Model interface {
 	gluon.Block
 	// Head is the name of the classifier layer, the one transfer
-	// learning replaces ("fc", "classifier.6", "classifier.1").
+	// learning replaces ("fc", "classifier.6", "classifier.1",
+	// "heads.head").
 	Head() string
+	// ReplaceHead puts a new classifier for classes classes in its
+	// place, initialised on the old one's contexts if that was
+	// initialised, and returns it.
+	ReplaceHead(classes int) *nn.Dense
 }
 
 // FreezeAllButHead sets GradReq null on every parameter of net but the

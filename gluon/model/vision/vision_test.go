@@ -41,6 +41,9 @@ var zoo = []struct {
 	{"vgg16_bn", func() vision.Model {
 		return vision.VGG16(true, vision.Options{Classes: 10, Width: 4, Hidden: 32, Dropout: -1})
 	}},
+	{"vit", func() vision.Model {
+		return vision.NewViT(vision.ViTOptions{Options: vision.Options{Classes: 10}, ImageSize: 32, PatchSize: 8, Layers: 2, Heads: 2, HiddenDim: 16, MLPDim: 32})
+	}},
 }
 
 func readIO(t *testing.T, name string) (in []float32, inShape []int, eval, train []float32) {
@@ -154,6 +157,7 @@ var fullZoo = map[string]func() vision.Model{
 	"vgg11_bn":    func() vision.Model { return vision.VGG11(true, vision.Options{Dropout: -1}) },
 	"vgg16":       func() vision.Model { return vision.VGG16(false, vision.Options{Dropout: -1}) },
 	"vgg16_bn":    func() vision.Model { return vision.VGG16(true, vision.Options{Dropout: -1}) },
+	"vit_b_16":    func() vision.Model { return vision.NewViT(vision.ViTOptions{}) },
 }
 
 // TestMatchesTorchvisionFull compares the full-size models with the
@@ -165,7 +169,7 @@ func TestMatchesTorchvisionFull(t *testing.T) {
 		t.Skip("set GOLUON_ZOO_FULL to the fixtures of make_fixtures.py DIR full (make zoo-full)")
 	}
 	dev := ctx.CPU(0)
-	for _, name := range []string{"resnet18", "resnet34", "resnet50", "mobilenetv2", "vgg11", "vgg11_bn", "vgg16", "vgg16_bn"} {
+	for _, name := range []string{"resnet18", "resnet34", "resnet50", "mobilenetv2", "vgg11", "vgg11_bn", "vgg16", "vgg16_bn", "vit_b_16"} {
 		t.Run(name, func(t *testing.T) {
 			net := fullZoo[name]()
 			params := gluon.CollectParams(net)
@@ -240,18 +244,13 @@ func TestStateDictRoundTrip(t *testing.T) {
 // the new class count; FreezeAllButHead leaves gradients to it alone.
 func TestNewHeadAndFreezing(t *testing.T) {
 	dev := []ctx.Context{ctx.CPU(0)}
-	for _, m := range zoo[:4] { // resnet18, 34, 50, mobilenetv2
+	for _, m := range zoo {
 		t.Run(m.name, func(t *testing.T) {
 			net := m.build()
 			if err := vision.LoadStateDict(gluon.CollectParams(net), filepath.Join("testdata", m.name+".safetensors"), dev); err != nil {
 				t.Fatal(err)
 			}
-			switch n := net.(type) {
-			case *vision.ResNet:
-				n.ReplaceHead(3)
-			case *vision.MobileNetV2:
-				n.ReplaceHead(3)
-			}
+			net.ReplaceHead(3)
 			params := gluon.CollectParams(net)
 			vision.FreezeAllButHead(net)
 			var trainable []string

@@ -20,7 +20,7 @@ import sys
 
 import torch
 import torch.nn as tnn
-from torchvision.models import mobilenetv2, resnet, vgg
+from torchvision.models import mobilenetv2, resnet, vgg, vision_transformer
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "tools"))
 from torch2safetensors import write_safetensors  # noqa: E402
@@ -70,6 +70,7 @@ def models(full):
             "vgg11_bn": lambda: vgg.vgg11_bn(num_classes=1000, dropout=0.0),
             "vgg16": lambda: vgg.vgg16(num_classes=1000, dropout=0.0),
             "vgg16_bn": lambda: vgg.vgg16_bn(num_classes=1000, dropout=0.0),
+            "vit_b_16": lambda: vision_transformer.vit_b_16(num_classes=1000),
         }, 224
     return {
         "resnet18": lambda: WideResNet(resnet.BasicBlock, [2, 2, 2, 2], 8, 10),
@@ -80,7 +81,18 @@ def models(full):
         "vgg11_bn": lambda: small_vgg("A", True, 4, 32, 10),
         "vgg16": lambda: small_vgg("D", False, 4, 32, 10),
         "vgg16_bn": lambda: small_vgg("D", True, 4, 32, 10),
+        "vit": lambda: vision_transformer.VisionTransformer(
+            image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=16, mlp_dim=32, num_classes=10),
     }, 32
+
+
+def randomise_zeros(m, g):
+    """Parameters that torchvision initialises to zero (ViT's class token
+    and head) get random values, so that the comparison sees them."""
+    with torch.no_grad():
+        for name, p in m.named_parameters():
+            if name in ("class_token", "heads.head.weight", "heads.head.bias"):
+                p.copy_(torch.randn(p.shape, generator=g) * 0.5)
 
 
 def randomise_norms(m, g):
@@ -108,6 +120,7 @@ def main(argv):
         m = build()
         g = torch.Generator().manual_seed(200 + i)
         randomise_norms(m, g)
+        randomise_zeros(m, g)
         # The ResNets at 64x64: at 32x32 their last stage normalises 2
         # values per channel in training mode (batch 2, 1x1 planes), which
         # amplifies float32 rounding: there, torch's own float32 output
