@@ -2,9 +2,10 @@
 GO ?= go
 RACE_PKGS = ./...
 
-.PHONY: test demo fmt-check vet unit race kernels mpi mpi-deps cudaemu interop cuda-check cover bench bench-noise zoo-full
 
-test: fmt-check vet unit race kernels mpi cudaemu interop
+.PHONY: test demo fmt-check vet unit race kernels mpi mpi-deps cudaemu interop cuda-check cover bench bench-noise zoo-full onnx-deps
+
+test: fmt-check vet onnx-deps unit race kernels mpi cudaemu interop
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -25,6 +26,13 @@ mpi: mpi-deps
 	$(GO) vet -tags mpi ./...
 	$(GO) test -tags mpi -count=1 ./kvstore/...
 	$(GO) test -tags mpi -count=1 -run DistSync ./tutorials/...
+
+# onnx-deps installs ONNX's backend test data (Debian's libonnx-testdata),
+# which gluon/onnx's TestBackendSuite runs.
+onnx-deps:
+	@[ -d /usr/share/libonnx-testdata/data/node ] || { echo "installing libonnx-testdata from Debian"; \
+		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q libonnx-testdata >/dev/null; }
 
 mpi-deps:
 	@if ! command -v mpirun >/dev/null || ! pkg-config --exists ompi-c 2>/dev/null; then \

@@ -7,6 +7,7 @@ require (
 	golang.org/x/sync v0.24.0
 	gonum.org/v1/gonum v0.17.0
 	gonum.org/v1/plot v0.17.0
+	google.golang.org/protobuf v1.36.12
 	gorgonia.org/cu v0.9.6
 )
 

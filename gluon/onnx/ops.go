@@ -1,0 +1,401 @@
+package onnx
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/gluon/onnx/internal/onnxpb"
+	"github.com/goluon/goluon/nd"
+)
+
+// node is a node being run: its proto, attributes and the context.
+type node struct {
+	n   *onnxpb.NodeProto
+	a   attrs
+	dev ctx.Context
+}
+
+func (n *node) fail(format string, args ...any) {
+	nd.Panicf("onnx."+n.n.GetOpType(), nd.ErrArgument, "node %q: %s", n.n.GetName(), fmt.Sprintf(format, args...))
+}
+
+// opFunc computes a node's outputs from its inputs (nil for an omitted
+// optional input).
+type opFunc func(n *node, in []*nd.NDArray) []*nd.NDArray
+
+var ops map[string]opFunc
+
+func init() {
+	ops = map[string]opFunc{
+		"Identity": func(_ *node, in []*nd.NDArray) []*nd.NDArray { return in[:1] },
+		"Dropout":  opDropout,
+		"Relu":     unary(nd.Relu),
+		"Sigmoid":  unary(nd.Sigmoid),
+		"Tanh":     unary(nd.Tanh),
+		"Erf":      unary(nd.Erf),
+		"Sqrt":     unary(nd.Sqrt),
+		"Exp":      unary(nd.Exp),
+		"Log":      unary(nd.Log),
+		"Neg":      unary(nd.Neg),
+		"Abs":      unary(nd.Abs),
+		"Gelu": func(n *node, in []*nd.NDArray) []*nd.NDArray {
+			return []*nd.NDArray{nd.GELU(in[0], n.a.str("approximate", "none") == "tanh")}
+		},
+		"Add":                binop(nd.Add),
+		"Sub":                binop(nd.Sub),
+		"Mul":                binop(nd.Mul),
+		"Div":                binop(nd.Div),
+		"Pow":                opPow,
+		"Equal":              binop(nd.Equal),
+		"Clip":               opClip,
+		"Conv":               opConv,
+		"MaxPool":            opPool(nd.PoolMax),
+		"AveragePool":        opPool(nd.PoolAvg),
+		"GlobalAveragePool":  unary(nd.GlobalAvgPool2D),
+		"GlobalMaxPool":      unary(nd.GlobalMaxPool2D),
+		"BatchNormalization": opBatchNorm,
+		"LayerNormalization": opLayerNorm,
+		"Gemm":               opGemm,
+		"MatMul":             opMatMul,
+		"Softmax":            opSoftmax,
+		"ReduceMean":         opReduceMean,
+		"Where": func(_ *node, in []*nd.NDArray) []*nd.NDArray {
+			return []*nd.NDArray{nd.Where(in[0], in[1], in[2])}
+		},
+		"Cast": opCast,
+	}
+	for k, v := range shapeOps {
+		ops[k] = v
+	}
+}
+
+func unary(f func(*nd.NDArray) *nd.NDArray) opFunc {
+	return func(_ *node, in []*nd.NDArray) []*nd.NDArray { return []*nd.NDArray{f(in[0])} }
+}
+
+// binop applies f with NumPy broadcasting, bringing a constant operand
+// to the other's context and a 0-d or integer scalar to its dtype.
+func binop(f func(a, b *nd.NDArray) *nd.NDArray) opFunc {
+	return func(n *node, in []*nd.NDArray) []*nd.NDArray {
+		a, b := match(in[0], in[1])
+		return []*nd.NDArray{f(a, b)}
+	}
+}
+
+// match brings b to a's context and dtype (or a to b's, when a is the
+// constant), so that binary ops mix a graph's constants with its data.
+func match(a, b *nd.NDArray) (*nd.NDArray, *nd.NDArray) {
+	if b.Context() != a.Context() {
+		b = b.CopyTo(a.Context())
+	}
+	if a.DType() != b.DType() {
+		if b.Size() <= a.Size() {
+			b = b.AsType(a.DType())
+		} else {
+			a = a.AsType(b.DType())
+		}
+	}
+	return a, b
+}
+
+// scalarOf reads a one-element array.
+func scalarOf(a *nd.NDArray) float64 { return a.Float64s()[0] }
+
+// opPow computes in the base's floating-point type (float64 for an
+// integer base, cast back) with the exponent converted to it.
+func opPow(n *node, in []*nd.NDArray) []*nd.NDArray {
+	x, dt := in[0], in[0].DType()
+	if !dt.IsFloat() {
+		x = x.AsType(nd.Float64)
+	}
+	var y *nd.NDArray
+	if in[1].Size() == 1 && in[1].NDim() <= x.NDim() {
+		y = nd.PowScalar(x, scalarOf(in[1]))
+	} else {
+		e := in[1]
+		if e.Context() != x.Context() {
+			e = e.CopyTo(x.Context())
+		}
+		y = nd.Pow(x, e.AsType(x.DType()))
+	}
+	if y.DType() != dt {
+		y = y.AsType(dt)
+	}
+	return []*nd.NDArray{y}
+}
+
+// opDropout is Dropout in inference (training_mode false): the input, and
+// a mask of ones.
+func opDropout(n *node, in []*nd.NDArray) []*nd.NDArray {
+	if len(in) > 2 && in[2] != nil && scalarOf(in[2]) != 0 {
+		n.fail("training_mode true: dropout in training mode is not supported")
+	}
+	out := []*nd.NDArray{in[0]}
+	if len(n.n.GetOutput()) > 1 {
+		out = append(out, nd.OnesOf(in[0].Context(), nd.Bool, in[0].Shape()...))
+	}
+	return out
+}
+
+func opClip(n *node, in []*nd.NDArray) []*nd.NDArray {
+	lo, hi := n.a.float("min", math.Inf(-1)), n.a.float("max", math.Inf(1))
+	if len(in) > 1 && in[1] != nil {
+		lo = scalarOf(in[1])
+	}
+	if len(in) > 2 && in[2] != nil {
+		hi = scalarOf(in[2])
+	}
+	return []*nd.NDArray{nd.Clip(in[0], lo, hi)}
+}
+
+// spatial returns a 2-D view of a 1-D op's input (N, C, L) → (N, C, 1, L),
+// and a function that undoes it on the output.
+func spatial(n *node, x *nd.NDArray) (*nd.NDArray, func(*nd.NDArray) *nd.NDArray) {
+	switch x.NDim() {
+	case 4:
+		return x, func(y *nd.NDArray) *nd.NDArray { return y }
+	case 3:
+		s := x.Shape()
+		return nd.Reshape(x, s[0], s[1], 1, s[2]), func(y *nd.NDArray) *nd.NDArray {
+			ys := y.Shape()
+			return nd.Reshape(y, ys[0], ys[1], ys[3])
+		}
+	}
+	n.fail("input of shape %v: only 1-D and 2-D ops are supported", x.Shape())
+	return nil, nil
+}
+
+// geom2D reads a 1-D or 2-D op's kernel, strides, dilations and padding
+// (pads, or auto_pad computed from the input's spatial size hw) as 2-D
+// values: [top, left] and [bottom, right] padding.
+func geom2D(n *node, hw [2]int, kernel []int) (k, stride, dil, lo, hi [2]int) {
+	two := func(v []int, def int) [2]int {
+		switch len(v) {
+		case 0:
+			return [2]int{def, def}
+		case 1:
+			return [2]int{1, v[0]}
+		}
+		return [2]int{v[0], v[1]}
+	}
+	k = two(kernel, 1)
+	if len(kernel) == 1 {
+		k[0] = 1
+	}
+	stride, dil = two(n.a.ints("strides"), 1), two(n.a.ints("dilations"), 1)
+	if len(n.a.ints("strides")) == 1 {
+		stride[0] = 1
+	}
+	if len(n.a.ints("dilations")) == 1 {
+		dil[0] = 1
+	}
+	switch p := n.a.ints("pads"); len(p) {
+	case 0:
+	case 2:
+		lo, hi = [2]int{0, p[0]}, [2]int{0, p[1]}
+	case 4:
+		lo, hi = [2]int{p[0], p[1]}, [2]int{p[2], p[3]}
+	default:
+		n.fail("pads %v: only 1-D and 2-D ops are supported", p)
+	}
+	if ap := n.a.str("auto_pad", "NOTSET"); ap == "SAME_UPPER" || ap == "SAME_LOWER" {
+		for i := range 2 {
+			out := (hw[i] + stride[i] - 1) / stride[i]
+			total := max((out-1)*stride[i]+(k[i]-1)*dil[i]+1-hw[i], 0)
+			small, big := total/2, total-total/2
+			if ap == "SAME_UPPER" {
+				lo[i], hi[i] = small, big
+			} else {
+				lo[i], hi[i] = big, small
+			}
+		}
+	}
+	return
+}
+
+// padFor splits padding into what an nd op takes (symmetric, at most
+// limit per side; -1 for no limit) and what must be padded explicitly
+// first with value.
+func padFor(x *nd.NDArray, lo, hi [2]int, limit [2]int, value float64) (*nd.NDArray, [2]int) {
+	sym := true
+	for i := range 2 {
+		sym = sym && lo[i] == hi[i] && (limit[i] < 0 || lo[i] <= limit[i])
+	}
+	if sym {
+		return x, lo
+	}
+	return nd.Pad(x, [][2]int{{0, 0}, {0, 0}, {lo[0], hi[0]}, {lo[1], hi[1]}}, nd.PadConstant, value), [2]int{}
+}
+
+func opConv(n *node, in []*nd.NDArray) []*nd.NDArray {
+	x, back := spatial(n, in[0])
+	w, _ := spatial(n, in[1])
+	var b *nd.NDArray
+	if len(in) > 2 {
+		b = in[2]
+	}
+	s := x.Shape()
+	ws := w.Shape()
+	k, stride, dil, lo, hi := geom2D(n, [2]int{s[2], s[3]}, []int{ws[2], ws[3]})
+	_ = k
+	x, pad := padFor(x, lo, hi, [2]int{-1, -1}, 0)
+	return []*nd.NDArray{back(nd.Conv2D(x, w, b, nd.ConvOpts{Stride: stride, Pad: pad, Dilate: dil, Groups: n.a.int("group", 1)}))}
+}
+
+func opPool(t nd.PoolType) opFunc {
+	return func(n *node, in []*nd.NDArray) []*nd.NDArray {
+		x, back := spatial(n, in[0])
+		dt := x.DType()
+		if !dt.IsFloat() {
+			x = x.AsType(nd.Float32)
+		}
+		s := x.Shape()
+		k, stride, dil, lo, hi := geom2D(n, [2]int{s[2], s[3]}, n.a.ints("kernel_shape"))
+		if dil != [2]int{1, 1} {
+			n.fail("dilations %v: dilated pooling is not supported", dil)
+		}
+		include := n.a.int("count_include_pad", 0) != 0
+		value := 0.0
+		if t == nd.PoolMax {
+			value = math.Inf(-1)
+		}
+		limit := [2]int{k[0] / 2, k[1] / 2}
+		x2, pad := padFor(x, lo, hi, limit, value)
+		o := nd.PoolOpts{Type: t, Kernel: k, Stride: stride, Pad: pad, CeilMode: n.a.int("ceil_mode", 0) != 0, CountIncludePad: include}
+		y := nd.Pool2D(x2, o)
+		if x2 != x && t == nd.PoolAvg && !include {
+			// Padded explicitly, the windows count the padding: divide by
+			// the share of each window that lies inside the input.
+			o.CountIncludePad = true
+			inside, _ := padFor(nd.OnesOf(x.Context(), x.DType(), x.Shape()...), lo, hi, limit, 0)
+			y = nd.Div(nd.Pool2D(x2, o), nd.Pool2D(inside, o))
+		}
+		if y.DType() != dt {
+			y = y.AsType(dt)
+		}
+		return []*nd.NDArray{back(y)}
+	}
+}
+
+// opBatchNorm is BatchNormalization in its inference form:
+// (x − mean)/√(var + ε)·scale + bias per channel (axis 1).
+func opBatchNorm(n *node, in []*nd.NDArray) []*nd.NDArray {
+	x, scale, bias, mean, vr := in[0], in[1], in[2], in[3], in[4]
+	shape := make([]int, x.NDim())
+	for i := range shape {
+		shape[i] = 1
+	}
+	shape[1] = x.Shape()[1]
+	r := func(a *nd.NDArray) *nd.NDArray { return nd.Reshape(a, shape...) }
+	inv := nd.Rsqrt(nd.AddScalar(vr, n.a.float("epsilon", 1e-5)))
+	y := nd.Mul(nd.Sub(x, r(mean)), r(nd.Mul(inv, scale)))
+	return []*nd.NDArray{nd.Add(y, r(bias))}
+}
+
+// opLayerNorm normalises over the axes from axis to the last, and also
+// returns the mean and the inverse standard deviation (outputs 1 and 2).
+func opLayerNorm(n *node, in []*nd.NDArray) []*nd.NDArray {
+	x := in[0]
+	axis := normAxis(n.a.int("axis", -1), x.NDim())
+	var axes []int
+	for i := axis; i < x.NDim(); i++ {
+		axes = append(axes, i)
+	}
+	mean := nd.MeanKeepDims(x, axes...)
+	d := nd.Sub(x, mean)
+	inv := nd.Rsqrt(nd.AddScalar(nd.MeanKeepDims(nd.Square(d), axes...), n.a.float("epsilon", 1e-5)))
+	y := nd.Mul(nd.Mul(d, inv), in[1])
+	if len(in) > 2 && in[2] != nil {
+		y = nd.Add(y, in[2])
+	}
+	return []*nd.NDArray{y, mean, inv}
+}
+
+func opGemm(n *node, in []*nd.NDArray) []*nd.NDArray {
+	y := nd.Dot(in[0], in[1], n.a.int("transA", 0) != 0, n.a.int("transB", 0) != 0)
+	if alpha := n.a.float("alpha", 1); alpha != 1 {
+		y = nd.MulScalar(y, alpha)
+	}
+	if len(in) > 2 && in[2] != nil {
+		c := in[2]
+		if beta := n.a.float("beta", 1); beta != 1 {
+			c = nd.MulScalar(c, beta)
+		}
+		y = nd.Add(y, c)
+	}
+	return []*nd.NDArray{y}
+}
+
+// opMatMul is NumPy's matmul: batches of matrices, the leading axes
+// flattened into one for nd.MatMul.
+func opMatMul(n *node, in []*nd.NDArray) []*nd.NDArray {
+	a, b := in[0], in[1]
+	as, bs := a.Shape(), b.Shape()
+	switch {
+	case a.NDim() <= 3 && b.NDim() <= 3 && (a.NDim() == b.NDim() || b.NDim() == 2):
+		return []*nd.NDArray{nd.MatMul(a, b)}
+	case b.NDim() == 2:
+		lead := as[:len(as)-1]
+		y := nd.MatMul(nd.Reshape(a, -1, as[len(as)-1]), b)
+		return []*nd.NDArray{nd.Reshape(y, append(append([]int{}, lead...), bs[1])...)}
+	case a.NDim() == b.NDim():
+		lead := as[:len(as)-2]
+		y := nd.MatMul(nd.Reshape(a, -1, as[len(as)-2], as[len(as)-1]), nd.Reshape(b, -1, bs[len(bs)-2], bs[len(bs)-1]))
+		return []*nd.NDArray{nd.Reshape(y, append(append([]int{}, lead...), as[len(as)-2], bs[len(bs)-1])...)}
+	}
+	n.fail("operands %v and %v: broadcasting batch axes is not supported", as, bs)
+	return nil
+}
+
+func opSoftmax(n *node, in []*nd.NDArray) []*nd.NDArray {
+	return []*nd.NDArray{nd.Softmax(in[0], n.a.int("axis", -1))}
+}
+
+func opReduceMean(n *node, in []*nd.NDArray) []*nd.NDArray {
+	axes := n.a.ints("axes")
+	if len(in) > 1 && in[1] != nil { // opset 18: axes as an input
+		axes = intsOf(in[1])
+	}
+	if len(axes) == 0 {
+		for i := range in[0].NDim() {
+			axes = append(axes, i)
+		}
+	}
+	for i, a := range axes {
+		if a < 0 {
+			axes[i] = a + in[0].NDim()
+		}
+	}
+	if n.a.int("keepdims", 1) != 0 {
+		return []*nd.NDArray{nd.MeanKeepDims(in[0], axes...)}
+	}
+	return []*nd.NDArray{nd.Mean(in[0], axes...)}
+}
+
+func opCast(n *node, in []*nd.NDArray) []*nd.NDArray {
+	dt, err := dtypeOf(int64(n.a.int("to", 1)))
+	if err != nil {
+		n.fail("%v", err)
+	}
+	return []*nd.NDArray{in[0].AsType(dt)}
+}
+
+// checkAttrs rejects at load the attribute values the ops do not support.
+func checkAttrs(n *onnxpb.NodeProto) error {
+	a := attrsOf(n)
+	switch n.GetOpType() {
+	case "Conv", "MaxPool", "AveragePool":
+		if k := a.ints("kernel_shape"); len(k) > 2 {
+			return fmt.Errorf("node %q (%s): kernel_shape %v: only 1-D and 2-D are supported", n.GetName(), n.GetOpType(), k)
+		}
+		if len(n.GetOutput()) > 1 {
+			return fmt.Errorf("node %q (%s): the Indices output is not supported", n.GetName(), n.GetOpType())
+		}
+	case "BatchNormalization":
+		if a.int("training_mode", 0) != 0 {
+			return fmt.Errorf("node %q: BatchNormalization in training mode is not supported", n.GetName())
+		}
+	}
+	return nil
+}
