@@ -2,7 +2,6 @@
 GO ?= go
 RACE_PKGS = ./...
 
-
 .PHONY: test demo fmt-check vet unit race kernels mpi mpi-deps cudaemu interop cuda-check cover bench bench-noise zoo-full onnx-deps
 
 test: fmt-check vet onnx-deps unit race kernels mpi cudaemu interop
