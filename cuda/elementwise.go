@@ -17,7 +17,8 @@ var unaryCodes = map[backend.UnaryOp]int{
 	backend.RDivScalar: 14, backend.PowScalar: 15, backend.RPowScalar: 16, backend.Clip: 17,
 	backend.MaxScalar: 18, backend.MinScalar: 19, backend.Step: 20, backend.RSqrt: 21,
 	backend.Erf: 22, backend.Log1p: 23, backend.Expm1: 24, backend.Sin: 25, backend.Cos: 26,
-	backend.Reciprocal: 27, backend.LogicalNot: 28,
+	backend.Reciprocal: 27, backend.LogicalNot: 28, backend.Floor: 29, backend.Ceil: 30,
+	backend.Round: 31, backend.Trunc: 32,
 }
 
 // binaryCodes maps backend.BinaryOp to the B_* codes of kernels/elementwise.cu.
@@ -27,6 +28,7 @@ var binaryCodes = map[backend.BinaryOp]int{
 	backend.Greater: 9, backend.GreaterEqual: 10, backend.Less: 11, backend.LessEqual: 12,
 	backend.ReluGrad: 13, backend.SigmoidGrad: 14, backend.TanhGrad: 15, backend.SoftreluGrad: 16,
 	backend.LogicalAnd: 17, backend.LogicalOr: 18, backend.LogicalXor: 19,
+	backend.FloorDiv: 20, backend.Mod: 21, backend.Fmod: 22,
 }
 
 // Fill sets n elements of dst to v converted to dst's dtype as Cast

@@ -74,7 +74,9 @@ func Mul(a, b *NDArray) *NDArray {
 	})
 }
 
-// Div returns a / b elementwise, broadcasting.
+// Div returns a / b elementwise, broadcasting. On integer dtypes it
+// truncates toward zero (Div(-7, 2) = -3) and a zero divisor gives 0;
+// FloorDiv floors.
 func Div(a, b *NDArray) *NDArray {
 	return binaryOp("Div", bDiv, a, b, func(g, out *NDArray, need []bool) (ga, gb *NDArray) {
 		if need[0] {

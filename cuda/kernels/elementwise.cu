@@ -15,15 +15,32 @@ enum {
 	U_NEG, U_EXP, U_LOG, U_SQRT, U_TANH, U_SIGMOID, U_RELU, U_ABS, U_SIGN,
 	U_SQUARE, U_SOFTRELU, U_ADDS, U_MULS, U_RSUBS, U_RDIVS, U_POWS, U_RPOWS,
 	U_CLIP, U_MAXS, U_MINS, U_STEP, U_RSQRT, U_ERF, U_LOG1P, U_EXPM1, U_SIN, U_COS,
-	U_RECIP, U_LNOT
+	U_RECIP, U_LNOT, U_FLOOR, U_CEIL, U_ROUND, U_TRUNC
 };
 
 // Binary op codes; cuda/elementwise.go maps backend.BinaryOp onto them.
 enum {
 	B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MAXIMUM, B_MINIMUM, B_EQ, B_NE,
 	B_GT, B_GE, B_LT, B_LE, B_RELUGRAD, B_SIGMOIDGRAD, B_TANHGRAD,
-	B_SOFTRELUGRAD, B_LAND, B_LOR, B_LXOR
+	B_SOFTRELUGRAD, B_LAND, B_LOR, B_LXOR, B_FLOORDIV, B_MOD, B_FMOD
 };
+
+// pyDivmod is Python's a // b and a % b for doubles (nd/cpu's divmod):
+// the remainder has the divisor's sign; the quotient comes from the exact
+// remainder, rounded to the nearest integer.
+__device__ __forceinline__ void pyDivmod(double a, double b, double* q, double* r) {
+	if (b == 0) { *q = a / b; *r = nan(""); return; }
+	double m = fmod(a, b), d = (a - m) / b;
+	if (m != 0) {
+		if ((b < 0) != (m < 0)) { m += b; d -= 1; }
+	} else {
+		m = copysign(0.0, b);
+	}
+	*r = m;
+	if (d == 0) { *q = copysign(0.0, a / b); return; }
+	double f = floor(d);
+	*q = d - f > 0.5 ? f + 1 : f;
+}
 
 template <typename T> __device__ __forceinline__ void fillImpl(T* d, i64 n, double v) {
 	T tv = fromDouble<T>(v);
@@ -64,6 +81,10 @@ template <typename T> __device__ __forceinline__ T unaryOp(int op, T x, double p
 	case U_COS: r = cos(v); break;
 	case U_RECIP: r = 1.0 / v; break;
 	case U_LNOT: r = v == 0 ? 1.0 : 0.0; break;
+	case U_FLOOR: r = floor(v); break;
+	case U_CEIL: r = ceil(v); break;
+	case U_ROUND: r = rint(v); break; // round to nearest, ties to even
+	case U_TRUNC: r = trunc(v); break;
 	}
 	return (T)r;
 }
@@ -93,6 +114,9 @@ template <typename T> __device__ __forceinline__ T binaryOp(int op, T a, T b) {
 	case B_LAND: r = (x != 0 && y != 0) ? 1.0 : 0.0; break;
 	case B_LOR: r = (x != 0 || y != 0) ? 1.0 : 0.0; break;
 	case B_LXOR: r = ((x != 0) != (y != 0)) ? 1.0 : 0.0; break;
+	case B_FLOORDIV: { double m; pyDivmod(x, y, &r, &m); break; }
+	case B_MOD: { double q; pyDivmod(x, y, &q, &r); break; }
+	case B_FMOD: r = fmod(x, y); break;
 	}
 	return (T)r;
 }
@@ -114,6 +138,7 @@ __device__ __forceinline__ i64 intUnary(int op, i64 x, i64 p1, i64 p2) {
 	case U_MINS: return x < p1 ? x : p1;
 	case U_STEP: return x > 0 ? 1 : 0;
 	case U_LNOT: return x == 0 ? 1 : 0;
+	case U_FLOOR: case U_CEIL: case U_ROUND: case U_TRUNC: return x; // integers are whole
 	}
 	return 0; // not defined on integers (nd refuses it)
 }
@@ -139,6 +164,14 @@ __device__ __forceinline__ i64 intBinary(int op, i64 a, i64 b) {
 	case B_LAND: return a != 0 && b != 0;
 	case B_LOR: return a != 0 || b != 0;
 	case B_LXOR: return (a != 0) != (b != 0);
+	case B_FLOORDIV: case B_MOD: {
+		if (b == 0) return 0;
+		if (b == -1) return op == B_MOD ? 0 : wrapSub(0, a);
+		i64 q = a / b, r = a % b;
+		if (r != 0 && ((r < 0) != (b < 0))) { q -= 1; r += b; }
+		return op == B_MOD ? r : q;
+	}
+	case B_FMOD: return (b == 0 || b == -1) ? 0 : a % b;
 	}
 	return 0; // not defined on integers (nd refuses it)
 }

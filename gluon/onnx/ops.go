@@ -39,6 +39,17 @@ func init() {
 		"Log":      unary(nd.Log),
 		"Neg":      unary(nd.Neg),
 		"Abs":      unary(nd.Abs),
+		"Floor":    unary(nd.Floor),
+		"Ceil":     unary(nd.Ceil),
+		"Round":    unary(nd.Round),
+		"Sign":     unary(nd.Sign),
+		"Mod": func(n *node, in []*nd.NDArray) []*nd.NDArray {
+			a, b := match(in[0], in[1])
+			if n.a.int("fmod", 0) != 0 {
+				return []*nd.NDArray{nd.Fmod(a, b)}
+			}
+			return []*nd.NDArray{nd.Mod(a, b)}
+		},
 		"Gelu": func(n *node, in []*nd.NDArray) []*nd.NDArray {
 			return []*nd.NDArray{nd.GELU(in[0], n.a.str("approximate", "none") == "tanh")}
 		},

@@ -203,6 +203,10 @@ const (
 	Cos                // cos x
 	Reciprocal         // 1/x
 	LogicalNot         // 1 where x == 0 else 0 (Bool: not)
+	Floor              // the largest integer ≤ x
+	Ceil               // the smallest integer ≥ x
+	Round              // the nearest integer, halves to even
+	Trunc              // x rounded toward zero
 	numUnary
 )
 
@@ -231,6 +235,9 @@ const (
 	LogicalAnd   // 1 where a != 0 and b != 0
 	LogicalOr    // 1 where a != 0 or b != 0
 	LogicalXor   // 1 where exactly one of a, b is non-zero
+	FloorDiv     // ⌊a/b⌋ (Python's //)
+	Mod          // a − b·⌊a/b⌋: the divisor's sign (Python's %, NumPy's mod)
+	Fmod         // a − b·trunc(a/b): the dividend's sign (C's fmod)
 	numBinary
 )
 
@@ -249,11 +256,11 @@ const (
 // IntUnaryOps are the unary ops defined on integer dtypes (computed in the
 // integer type; scalars are truncated to it).
 var IntUnaryOps = []UnaryOp{Neg, Relu, Abs, Sign, Square, AddScalar, MulScalar, RSubScalar,
-	Clip, MaxScalar, MinScalar, Step, LogicalNot}
+	Clip, MaxScalar, MinScalar, Step, LogicalNot, Floor, Ceil, Round, Trunc}
 
 // IntBinaryOps are the binary ops defined on integer dtypes.
 var IntBinaryOps = []BinaryOp{Add, Sub, Mul, Div, Maximum, Minimum, Equal, NotEqual,
-	Greater, GreaterEqual, Less, LessEqual, LogicalAnd, LogicalOr, LogicalXor}
+	Greater, GreaterEqual, Less, LessEqual, LogicalAnd, LogicalOr, LogicalXor, FloorDiv, Mod, Fmod}
 
 // IsComparison reports whether op is one of the comparisons (Equal ...
 // LessEqual), whose result may be Bool.

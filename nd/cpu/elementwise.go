@@ -137,6 +137,14 @@ func unaryFunc(op backend.UnaryOp, p1, p2 float64) func(float64) float64 {
 		return func(x float64) float64 { return b2f(x == 0) }
 	case backend.Step:
 		return func(x float64) float64 { return b2f(x > 0) }
+	case backend.Floor:
+		return math.Floor
+	case backend.Ceil:
+		return math.Ceil
+	case backend.Round:
+		return math.RoundToEven
+	case backend.Trunc:
+		return math.Trunc
 	}
 	panic("cpu: unknown unary op")
 }
@@ -230,6 +238,12 @@ func binaryFunc(op backend.BinaryOp) func(a, b float64) float64 {
 		return func(a, b float64) float64 { return a / b }
 	case backend.Pow:
 		return math.Pow
+	case backend.FloorDiv:
+		return func(a, b float64) float64 { q, _ := divmod(a, b); return q }
+	case backend.Mod:
+		return func(a, b float64) float64 { _, r := divmod(a, b); return r }
+	case backend.Fmod:
+		return math.Mod // the dividend's sign, as C's fmod
 	case backend.Maximum:
 		return func(a, b float64) float64 { return max(a, b) }
 	case backend.Minimum:
@@ -271,4 +285,32 @@ func relu(x float64) float64 {
 		return 0
 	}
 	return x
+}
+
+// divmod returns Python's a // b and a % b for floats: the remainder has
+// the divisor's sign, and the quotient is computed from the exact
+// remainder (a − r)/b, rounded to the nearest integer, so that it is not
+// off by one when a/b rounds to an integer.
+func divmod(a, b float64) (q, r float64) {
+	if b == 0 {
+		return a / b, math.NaN()
+	}
+	r = math.Mod(a, b)
+	d := (a - r) / b
+	if r != 0 {
+		if (b < 0) != (r < 0) {
+			r += b
+			d--
+		}
+	} else {
+		r = math.Copysign(0, b)
+	}
+	if d == 0 {
+		return math.Copysign(0, a/b), r
+	}
+	q = math.Floor(d)
+	if d-q > 0.5 {
+		q++
+	}
+	return q, r
 }

@@ -53,6 +53,8 @@ func intUnaryFunc(op backend.UnaryOp, p1, p2 int64) func(int64) int64 {
 		return func(x int64) int64 { return min(x, p1) }
 	case backend.Step:
 		return func(x int64) int64 { return int64(b2u(x > 0)) }
+	case backend.Floor, backend.Ceil, backend.Round, backend.Trunc:
+		return func(x int64) int64 { return x } // integers are whole
 	case backend.LogicalNot:
 		return func(x int64) int64 { return int64(b2u(x == 0)) }
 	}
@@ -99,6 +101,17 @@ func intBinaryFunc(op backend.BinaryOp) func(a, b int64) int64 {
 		return func(a, b int64) int64 { return int64(b2u(a != 0 || b != 0)) }
 	case backend.LogicalXor:
 		return func(a, b int64) int64 { return int64(b2u((a != 0) != (b != 0))) }
+	case backend.FloorDiv:
+		return func(a, b int64) int64 { q, _ := intDivmod(a, b); return q }
+	case backend.Mod:
+		return func(a, b int64) int64 { _, r := intDivmod(a, b); return r }
+	case backend.Fmod:
+		return func(a, b int64) int64 {
+			if b == 0 || b == -1 {
+				return 0
+			}
+			return a % b
+		}
 	}
 	panic("cpu: binary op not defined on integers")
 }
@@ -150,4 +163,22 @@ func binaryInto[D, T Elem](shape []int, st [][]int, d []D, a, b []T, f func(x, y
 			dd[j] = f(a[ia+j*sa], b[ib+j*sb])
 		}
 	})
+}
+
+// intDivmod returns Python's a // b and a % b for integers (the remainder
+// has the divisor's sign); a zero divisor gives 0 and 0, and
+// MinInt64 // -1 wraps to MinInt64, as Div does.
+func intDivmod(a, b int64) (q, r int64) {
+	switch {
+	case b == 0:
+		return 0, 0
+	case b == -1:
+		return -a, 0 // wraps for MinInt64
+	}
+	q, r = a/b, a%b
+	if r != 0 && (r < 0) != (b < 0) {
+		q--
+		r += b
+	}
+	return q, r
 }

@@ -28,6 +28,15 @@ type confBinaryCase struct {
 	boolOut bool
 }
 
+// refMod is a − b·⌊a/b⌋ with the divisor's sign (Python's %).
+func refMod(a, b float64) float64 {
+	r := math.Mod(a, b)
+	if r != 0 && (r < 0) != (b < 0) {
+		r += b
+	}
+	return r
+}
+
 func refBool(c bool) float64 {
 	if c {
 		return 1
@@ -43,6 +52,12 @@ var confBinaryCases = []confBinaryCase{
 	{name: "Mul", op: nd.Mul, ref: func(a, b float64) float64 { return a * b }, aLo: -3, aHi: 3, bLo: -3, bHi: 3, tol: confTolDefault},
 	{name: "Div", op: nd.Div, ref: func(a, b float64) float64 { return a / b }, aLo: -3, aHi: 3, bLo: 0.5, bHi: 3, tol: confTolDefault},
 	{name: "Pow", op: nd.Pow, ref: math.Pow, aLo: 0.5, aHi: 2, bLo: -2, bHi: 2, tol: confTolDefault},
+	// Python's //, % and C's fmod, with positive and negative divisors.
+	{name: "FloorDiv", op: nd.FloorDiv, ref: func(a, b float64) float64 { return math.Floor(a / b) }, aLo: -5, aHi: 5, bLo: 0.5, bHi: 3, tol: confTolExact},
+	{name: "FloorDivNeg", op: nd.FloorDiv, ref: func(a, b float64) float64 { return math.Floor(a / b) }, aLo: -5, aHi: 5, bLo: -3, bHi: -0.5, tol: confTolExact},
+	{name: "Mod", op: nd.Mod, ref: refMod, aLo: -5, aHi: 5, bLo: 0.5, bHi: 3, tol: confTolDefault},
+	{name: "ModNeg", op: nd.Mod, ref: refMod, aLo: -5, aHi: 5, bLo: -3, bHi: -0.5, tol: confTolDefault},
+	{name: "Fmod", op: nd.Fmod, ref: math.Mod, aLo: -5, aHi: 5, bLo: -3, bHi: 3, tol: confTolDefault},
 	{name: "Maximum", op: nd.Maximum, ref: math.Max, ints: true, aLo: -2, aHi: 2, bLo: -2, bHi: 2, tol: confTolExact},
 	{name: "Minimum", op: nd.Minimum, ref: math.Min, ints: true, aLo: -2, aHi: 2, bLo: -2, bHi: 2, tol: confTolExact},
 	{name: "Equal", op: nd.Equal, ref: func(a, b float64) float64 { return refBool(a == b) }, ints: true, aLo: -1, aHi: 1, bLo: -1, bHi: 1, tol: confTolExact, boolOut: true},
@@ -185,6 +200,11 @@ func gradBinaryCases(dev ctx.Context) []gradCase {
 		// step) with negligible probability.
 		{"Maximum", nd.Maximum, sgn, sgn, sgn},
 		{"Minimum", nd.Minimum, sgn, sgn, sgn},
+		// The remainders jump where a/b crosses an integer; random inputs
+		// land there (within the difference step) with negligible
+		// probability.
+		{"Mod", nd.Mod, sgn, nz, nz},
+		{"Fmod", nd.Fmod, sgn, nz, nz},
 	}
 	var cases []gradCase
 	for _, op := range ops {

@@ -100,6 +100,15 @@ func confDTypes(e confEnv) {
 		e.ints(nd.Abs(nd.FromSlice(e.dev, []int32{3, -4})), nd.Int32, []int{2}, 3, 4)
 		e.ints(nd.Clip(nd.FromSlice(e.dev, []int32{-9, 0, 9}), -2, 3), nd.Int32, []int{3}, -2, 0, 3)
 		e.ints(nd.MulScalar(nd.FromSlice(e.dev, []int64{3, -4}), -2), nd.Int64, []int{2}, -6, 8)
+		// Python's // and %, and C's fmod: the divisor's sign, the
+		// dividend's sign; x/0 gives 0 as Div does.
+		p := nd.FromSlice(e.dev, []int32{7, -7, 7, -7, 6, 5, math.MinInt32})
+		q := nd.FromSlice(e.dev, []int32{2, 2, -2, -2, 3, 0, -1})
+		e.ints(nd.FloorDiv(p, q), nd.Int32, []int{7}, 3, -4, -4, 3, 2, 0, math.MinInt32)
+		e.ints(nd.Mod(p, q), nd.Int32, []int{7}, 1, 1, -1, -1, 0, 0, 0)
+		e.ints(nd.Fmod(p, q), nd.Int32, []int{7}, 1, -1, 1, -1, 0, 0, 0)
+		e.ints(nd.Floor(nd.FromSlice(e.dev, []int64{-3, 4})), nd.Int64, []int{2}, -3, 4)
+		e.ints(nd.Round(nd.FromSlice(e.dev, []int32{-3, 4})), nd.Int32, []int{2}, -3, 4)
 	})
 	e.run("Reductions", func(e confEnv) {
 		x := nd.FromSlice(e.dev, []int32{math.MaxInt32, math.MaxInt32, -5, 1, 2, 3}, 2, 3)

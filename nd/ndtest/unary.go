@@ -56,6 +56,11 @@ var confUnaryCases = []confUnaryCase{
 	{"Relu", nd.Relu, func(x float64) float64 { return math.Max(x, 0) }, -3, 3, []float64{0}, confTolExact},
 	{"Abs", nd.Abs, math.Abs, -3, 3, []float64{0}, confTolExact},
 	{"Sign", nd.Sign, refSign, -3, 3, []float64{0}, confTolExact},
+	{"Floor", nd.Floor, math.Floor, -3, 3, []float64{0, -1, 2, -0.5, 2.5}, confTolExact},
+	{"Ceil", nd.Ceil, math.Ceil, -3, 3, []float64{0, -1, 2, -0.5, 2.5}, confTolExact},
+	// Halves go to the even neighbour: 0.5 → 0, 1.5 → 2, 2.5 → 2, -2.5 → -2.
+	{"Round", nd.Round, math.RoundToEven, -3, 3, []float64{0, 0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 1e7 + 0.5}, confTolExact},
+	{"Trunc", nd.Trunc, math.Trunc, -3, 3, []float64{0, -1.5, 1.5, -0.25}, confTolExact},
 	{"Square", nd.Square, func(x float64) float64 { return x * x }, -3, 3, []float64{0}, confTolDefault},
 	// Large |x| must neither overflow (ln(1+e^1000)) nor underflow to a
 	// wrong value: softrelu(1000) = 1000, softrelu(-1000) = 0.
