@@ -22,37 +22,59 @@ func useBatched(s convShape) bool {
 	return s.Groups == 1 && s.N > 1 && s.ohw < batchedMaxOHW
 }
 
-// batchedShape returns s with the column matrix's row stride set for b
-// images side by side, and b: as many images as fill batchedCols columns.
-func batchedShape(s convShape) (convShape, int) {
+// batchPlan is how the batched kernels run a convolution: b images per
+// GEMM, their column matrices side by side in bs (bs.ld = b·OH·OW), the
+// GEMMs parallel inside when the images do not keep every worker busy,
+// and the taps kept (nil: all) with k = Cg·len(taps) rows.
+type batchPlan struct {
+	bs          convShape
+	b, k        int
+	par         bool
+	taps        []int
+	inImg, outI int // elements per input and output image
+}
+
+func planBatched(s convShape) batchPlan {
 	b := max(1, batchedCols/max(s.ohw, 1))
-	bs := s
-	bs.ld = b * s.ohw
-	return bs, b
+	p := batchPlan{bs: s, b: b, par: innerParallel(ceilDiv(s.N, b)), taps: prunedTaps(s),
+		inImg: s.InC * s.InH * s.InW, outI: s.OutC * s.ohw}
+	p.bs.ld = b * s.ohw
+	p.k = s.cg * tapCount(s, p.taps)
+	return p
+}
+
+// weights returns w, or (in scratch memory, to release) the kept taps'
+// weights.
+func weights[T Float](p batchPlan, s convShape, w []T) []T {
+	if p.taps == nil {
+		return w
+	}
+	return gatherTaps(s, w, p.taps)
+}
+
+// scratchPair returns the column matrix and the [OutC, B·OH·OW] staging
+// matrix of one worker, and the function that releases them.
+func scratchPair[T Float](p batchPlan, s convShape) (col, g []T, done func()) {
+	col, g = scratch[T](s.kk*p.bs.ld), scratch[T](s.OutC*p.bs.ld)
+	return col, g, func() { release(col); release(g) }
 }
 
 // convForwardBatched computes y = conv(x, w) B images per GEMM.
 func convForwardBatched[T Float](s convShape, y, x, w []T) {
-	inImg, outImg := s.InC*s.InH*s.InW, s.OutC*s.ohw
-	bs, b := batchedShape(s)
-	par := innerParallel(ceilDiv(s.N, b))
-	taps := prunedTaps(s)
-	k := s.cg * tapCount(s, taps)
-	if taps != nil {
-		w = gatherTaps(s, w, taps)
+	p := planBatched(s)
+	if p.taps != nil {
+		w = weights(p, s, w)
 		defer release(w)
 	}
 	parallelFor(s.N, 1, func(lo, hi int) {
-		col := scratch[T](s.kk * bs.ld)
-		out := scratch[T](s.OutC * bs.ld)
-		defer release(col)
-		defer release(out)
-		for n0 := lo; n0 < hi; n0 += b {
-			m := min(b, hi-n0)
-			unroll(bs, x[n0*inImg:], inImg, m, col, taps)
-			gemmSlices(false, false, s.OutC, m*s.ohw, k, 1, w, k, col, bs.ld, 0, out, bs.ld, par)
+		col, out, done := scratchPair[T](p, s)
+		defer done()
+		for n0 := lo; n0 < hi; n0 += p.b {
+			m := min(p.b, hi-n0)
+			unroll(p.bs, x[n0*p.inImg:], p.inImg, m, col, p.taps)
+			gemmSlices(false, false, s.OutC, m*s.ohw, p.k, 1, w, p.k, col, p.bs.ld, 0, out, p.bs.ld, p.par)
 			for i := range m {
-				copyRows(y[(n0+i)*outImg:], out[i*s.ohw:], s.OutC, s.ohw, s.ohw, bs.ld)
+				copyRows(y[(n0+i)*p.outI:], out[i*s.ohw:], s.OutC, s.ohw, s.ohw, p.bs.ld)
 			}
 		}
 	})
@@ -60,65 +82,57 @@ func convForwardBatched[T Float](s convShape, y, x, w []T) {
 
 // convBackwardDataBatched computes dx = convᵀ(dy, w) B images per GEMM.
 func convBackwardDataBatched[T Float](s convShape, dx, dy, w []T) {
-	inImg, outImg := s.InC*s.InH*s.InW, s.OutC*s.ohw
-	bs, b := batchedShape(s)
-	par := innerParallel(ceilDiv(s.N, b))
-	taps := prunedTaps(s)
-	k := s.cg * tapCount(s, taps)
-	if taps != nil {
-		w = gatherTaps(s, w, taps)
+	p := planBatched(s)
+	if p.taps != nil {
+		w = weights(p, s, w)
 		defer release(w)
 	}
 	parallelFor(s.N, 1, func(lo, hi int) {
-		col := scratch[T](s.kk * bs.ld)
-		g := scratch[T](s.OutC * bs.ld)
-		defer release(col)
-		defer release(g)
-		for n0 := lo; n0 < hi; n0 += b {
-			m := min(b, hi-n0)
-			for i := range m { // dy of the B images side by side: [OutC, B·OH·OW]
-				copyRows(g[i*s.ohw:], dy[(n0+i)*outImg:], s.OutC, s.ohw, bs.ld, s.ohw)
-			}
-			gemmSlices(true, false, k, m*s.ohw, s.OutC, 1, w, k, g, bs.ld, 0, col, bs.ld, par)
-			clear(dx[n0*inImg:][:m*inImg])
-			if taps != nil {
-				col2imTiny(bs, col, dx[n0*inImg:], inImg, m, taps)
+		col, g, done := scratchPair[T](p, s)
+		defer done()
+		for n0 := lo; n0 < hi; n0 += p.b {
+			m := min(p.b, hi-n0)
+			stageDY(p, s, g, dy, n0, m)
+			gemmSlices(true, false, p.k, m*s.ohw, s.OutC, 1, w, p.k, g, p.bs.ld, 0, col, p.bs.ld, p.par)
+			clear(dx[n0*p.inImg:][:m*p.inImg])
+			if p.taps != nil {
+				col2imTiny(p.bs, col, dx[n0*p.inImg:], p.inImg, m, p.taps)
 			} else {
-				col2imImages(bs, col, dx[n0*inImg:], inImg, m)
+				col2imImages(p.bs, col, dx[n0*p.inImg:], p.inImg, m)
 			}
 		}
 	})
+}
+
+// stageDY puts dy of images n0 .. n0+m−1 side by side: [OutC, m·OH·OW].
+func stageDY[T Float](p batchPlan, s convShape, g, dy []T, n0, m int) {
+	for i := range m {
+		copyRows(g[i*s.ohw:], dy[(n0+i)*p.outI:], s.OutC, s.ohw, p.bs.ld, s.ohw)
+	}
 }
 
 // convBackwardFilterBatched computes dw = Σₙ dy[n]·col(x[n])ᵀ, B images per
 // GEMM (the GEMM's inner dimension runs over them). Each worker's share
 // accumulates its own partial sum; the partials are added in worker order.
 func convBackwardFilterBatched[T Float](s convShape, dw, x, dy []T) {
-	inImg, outImg := s.InC*s.InH*s.InW, s.OutC*s.ohw
-	bs, b := batchedShape(s)
-	par := innerParallel(ceilDiv(s.N, b))
-	taps := prunedTaps(s)
-	k := s.cg * tapCount(s, taps)
+	p := planBatched(s)
+	taps, k := p.taps, p.k
 	wlen := s.OutC * k
 	partials := make([][]T, workers())
 	chunks := parallelChunks(s.N, 1, func(chunk, lo, hi int) {
 		acc := scratch[T](wlen)
 		partials[chunk] = acc
-		col := scratch[T](s.kk * bs.ld)
-		g := scratch[T](s.OutC * bs.ld)
-		defer release(col)
-		defer release(g)
-		for n0 := lo; n0 < hi; n0 += b {
-			m := min(b, hi-n0)
-			unroll(bs, x[n0*inImg:], inImg, m, col, taps)
-			for i := range m {
-				copyRows(g[i*s.ohw:], dy[(n0+i)*outImg:], s.OutC, s.ohw, bs.ld, s.ohw)
-			}
+		col, g, done := scratchPair[T](p, s)
+		defer done()
+		for n0 := lo; n0 < hi; n0 += p.b {
+			m := min(p.b, hi-n0)
+			unroll(p.bs, x[n0*p.inImg:], p.inImg, m, col, taps)
+			stageDY(p, s, g, dy, n0, m)
 			beta := T(1)
 			if n0 == lo {
 				beta = 0
 			}
-			gemmSlices(false, true, s.OutC, k, m*s.ohw, 1, g, bs.ld, col, bs.ld, beta, acc, k, par)
+			gemmSlices(false, true, s.OutC, k, m*s.ohw, 1, g, p.bs.ld, col, p.bs.ld, beta, acc, k, p.par)
 		}
 	})
 	sum := partials[0]
