@@ -1,6 +1,7 @@
 package gluon
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/goluon/goluon/kvstore"
@@ -29,9 +30,11 @@ const failedBatch = -1 << 40
 func (t *Trainer) ordered() bool { return t.kv.NumWorkers() > 1 }
 
 // startQueued starts, in bucket order from the chain's position, every
-// queued bucket, up to the first that is not queued. Only one goroutine
-// runs the chain at a time; one that finds it running leaves its bucket
-// queued for the runner, which looks again before it stops.
+// queued bucket, up to the first that is neither queued nor started this
+// pass (started ones are passed over: a second backward pass rewinds the
+// chain to the first bucket it restarts). Only one goroutine runs the
+// chain at a time; one that finds it running leaves its bucket queued for
+// the runner, which looks again before it stops.
 func (t *Trainer) startQueued() {
 	t.chainMu.Lock()
 	if t.chainBusy {
@@ -39,35 +42,75 @@ func (t *Trainer) startQueued() {
 		return
 	}
 	t.chainBusy = true
+	defer func() {
+		t.chainMu.Lock()
+		t.chainBusy = false
+		t.chainMu.Unlock()
+	}()
 	for t.chainNext < len(t.buckets) {
 		b := t.buckets[t.chainNext]
 		b.mu.Lock()
+		if b.launched {
+			b.mu.Unlock()
+			t.chainNext++
+			continue
+		}
 		if !b.queued {
 			b.mu.Unlock()
 			break
 		}
+		started := make(chan struct{})
 		b.queued = false
 		b.launched, b.done = true, make(chan struct{})
+		b.finish = waitStarted(b, started)
 		done := b.done
 		b.mu.Unlock()
 		t.chainNext++
 		first := !t.chainBegun
 		t.chainBegun = true
 		t.chainMu.Unlock()
-		t.startBucket(b, done, first)
+		t.startBucket(b, done, started, first)
 		t.chainMu.Lock()
 	}
-	t.chainBusy = false
+	t.chainMu.Unlock()
+}
+
+// waitStarted is a bucket's finish from its launch on: it waits until the
+// chain has started the reduction (or failed to), then runs the finish
+// that startBucket set, which waits for the reduction and closes done.
+func waitStarted(b *bucket, started chan struct{}) func() {
+	return func() {
+		<-started
+		b.mu.Lock()
+		f := b.startedFinish
+		b.mu.Unlock()
+		f()
+	}
+}
+
+// rewindChain makes the chain start again at bucket b, which a second
+// backward pass has restarted after its reduction (ordered mode): every
+// process runs the same passes, so every process starts it again in the
+// same place of its sequence.
+func (t *Trainer) rewindChain(b *bucket) {
+	i := slices.Index(t.buckets, b)
+	t.chainMu.Lock()
+	if i >= 0 && i < t.chainNext {
+		t.chainNext = i
+	}
 	t.chainMu.Unlock()
 }
 
 // startBucket starts bucket b's reduction (after the round's handshake
-// when first); done is closed when it is complete or failed. A failure
-// fails every later bucket of the round, without another collective. The
-// reduction then progresses in the background; whoever needs its result
-// first (Step, or a second backward pass) waits for it through b.finish,
-// which tells the collective library that someone now waits.
-func (t *Trainer) startBucket(b *bucket, done chan struct{}, first bool) {
+// when first); done is closed when it is complete or failed, and started
+// once the reduction has been handed to the kvstore (or has failed). A
+// failure, a panic of the kvstore's (an nd error) included, fails this
+// and every later bucket of the round without another collective here;
+// the step then fails on every worker through its closing exchange. The
+// reduction progresses in the background; whoever needs its result first
+// (Step, or a second backward pass) waits through b.finish, which tells
+// the collective library that someone now waits.
+func (t *Trainer) startBucket(b *bucket, done, started chan struct{}, first bool) {
 	kv := t.kv.(kvstore.AsyncAllReducer)
 	var once sync.Once
 	finish := func(wait func() error, err error) func() {
@@ -86,12 +129,19 @@ func (t *Trainer) startBucket(b *bucket, done chan struct{}, first bool) {
 	t.chainMu.Lock()
 	err := t.chainErr
 	t.chainMu.Unlock()
-	if err == nil && first {
-		err = kv.BeginBuckets(t.bucketKeys())
-	}
 	var wait func() error
 	if err == nil {
-		wait, err = kv.StartAllReduce(b.flats)
+		err = nd.Catch(func() {
+			if first {
+				if err := kv.BeginBuckets(t.bucketKeys()); err != nil {
+					nd.Panicf("gluon.Trainer", nd.ErrDevice, "%v", err)
+				}
+			}
+			var err error
+			if wait, err = kv.StartAllReduce(b.flats); err != nil {
+				nd.Panicf("gluon.Trainer", nd.ErrDevice, "%v", err)
+			}
+		})
 	}
 	if err != nil {
 		t.chainMu.Lock()
@@ -99,12 +149,15 @@ func (t *Trainer) startBucket(b *bucket, done chan struct{}, first bool) {
 			t.chainErr = err
 		}
 		t.chainMu.Unlock()
-		finish(nil, err)()
-		return
+		wait = nil
 	}
 	b.mu.Lock()
-	b.finish = finish(wait, nil)
+	b.startedFinish = finish(wait, err)
 	b.mu.Unlock()
+	close(started)
+	if err != nil {
+		b.startedFinish()
+	}
 }
 
 // bucketKeys lists, per bucket, the names of its parameters.

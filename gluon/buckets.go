@@ -52,7 +52,10 @@ type bucket struct {
 	rerun    bool     // a gradient was written again after a launch: the round restarted
 	done     chan struct{}
 	finish   func() // waits for an ordered bucket's reduction and closes done
-	err      error
+	// startedFinish is the finish startBucket sets once the reduction is
+	// handed over (finish waits for it).
+	startedFinish func()
+	err           error
 }
 
 // slot is where a parameter replica sits in the buckets.
@@ -112,6 +115,7 @@ func (t *Trainer) buildBuckets() {
 	t.validMu.Lock()
 	t.validState = 0
 	t.validMu.Unlock()
+	t.resetChain()
 	first, rest := t.opts.FirstBucketBytes, t.opts.BucketBytes
 	if first == 0 {
 		first = DefaultFirstBucketBytes
@@ -277,7 +281,7 @@ func (b *bucket) restartLocked() {
 	}
 	b.left = len(b.flats) * len(b.params)
 	b.rerun = b.rerun || b.launched
-	b.launched, b.queued, b.done, b.finish = false, false, nil, nil
+	b.launched, b.queued, b.done, b.finish, b.startedFinish = false, false, nil, nil, nil
 }
 
 // gradReady is the Ready hook of every bucketed replica: the last final
@@ -340,6 +344,7 @@ func (t *Trainer) beforeGrad(leaf *nd.NDArray) {
 	b := s.b
 	b.mu.Lock()
 	b.queued = false // not started yet: it waits for its new Ready
+	restarted := false
 	for b.launched && b.err == nil {
 		done, finish := b.done, b.finish
 		b.mu.Unlock()
@@ -350,6 +355,7 @@ func (t *Trainer) beforeGrad(leaf *nd.NDArray) {
 		b.mu.Lock()
 		if b.launched && b.done == done && b.err == nil {
 			b.restartLocked()
+			restarted = true
 		}
 	}
 	if b.ready[s.d][s.j] {
@@ -357,6 +363,9 @@ func (t *Trainer) beforeGrad(leaf *nd.NDArray) {
 		b.left++
 	}
 	b.mu.Unlock()
+	if restarted && t.ordered() {
+		t.rewindChain(b)
+	}
 }
 
 // roundValid reports, once per round, whether every bucket matches its

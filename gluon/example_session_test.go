@@ -37,7 +37,12 @@ func Example_trainAndServe() {
 	_ = params.Initialize(initializer.Uniform{Scale: 0.5}, []ctx.Context{dev}, false)
 	trainer, _ := gluon.NewTrainer(params, optimizer.NewSGD(0.05), "local", gluon.TrainerOpts{})
 	pred, _ := gluon.NewPredictor(newNet, gluon.PredictorOpts{})
-	_ = pred.Publish(trainer.Snapshot())
+	publish := func() { // a snapshot at a step boundary, copied by Publish
+		snap := trainer.Snapshot()
+		_ = pred.Publish(snap)
+		snap.Release()
+	}
+	publish()
 
 	predict := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var in []float32
@@ -94,7 +99,7 @@ func Example_trainAndServe() {
 		})
 		_ = trainer.Step(1)
 		if (i+1)%100 == 0 {
-			_ = pred.Publish(trainer.Snapshot())
+			publish()
 		}
 		scope.Close()
 	}

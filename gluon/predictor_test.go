@@ -138,6 +138,7 @@ func TestPredictorBesideTraining(t *testing.T) {
 		if err := pred.Publish(s); err != nil {
 			t.Error(err)
 		}
+		s.Release()
 	})
 	// Let the servers see the last snapshot too.
 	for calls.Load() < 1000 {
@@ -295,5 +296,31 @@ func TestPredictorErrors(t *testing.T) {
 	y, shape, err := pred.PredictData(probeData, 2, 4)
 	if err != nil || len(y) != 6 || !slices.Equal(shape, []int{2, 3}) || math.IsNaN(float64(y[0])) {
 		t.Fatalf("PredictData after errors: %v %v %v", y, shape, err)
+	}
+}
+
+// TestPublishKeepsMemoryFlat: publishing and releasing snapshots does not
+// grow the pool.
+func TestPublishKeepsMemoryFlat(t *testing.T) {
+	dev := []ctx.Context{ctx.CPU(0)}
+	_, params := sessionNet(dev)
+	pred, err := gluon.NewPredictor(predictorNet, gluon.PredictorOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish := func() {
+		s := params.Snapshot()
+		if err := pred.Publish(s); err != nil {
+			t.Fatal(err)
+		}
+		s.Release()
+	}
+	publish()
+	before := nd.MemoryStats(ctx.CPU(0)).InUse
+	for range 50 {
+		publish()
+	}
+	if after := nd.MemoryStats(ctx.CPU(0)).InUse; after > before {
+		t.Fatalf("50 publications grew the pool's memory in use from %d to %d bytes", before, after)
 	}
 }

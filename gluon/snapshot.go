@@ -9,7 +9,9 @@ import (
 // Snapshot is a copy of a set of parameters taken at one point of
 // training, what a Predictor serves. Its arrays are neutral copies that no
 // scope releases and no later step changes; a Snapshot is safe for
-// concurrent reads.
+// concurrent reads. Release it once published (Publish copies it): its
+// memory, on the parameters' context, is not given back otherwise (a
+// GPU's pool has no garbage collector).
 type Snapshot struct {
 	// Step is the number of Trainer steps applied before the copy (0 for
 	// ParamDict.Snapshot).
@@ -28,6 +30,18 @@ func (s *Snapshot) Get(name string) *nd.NDArray {
 		return s.vals[i]
 	}
 	return nil
+}
+
+// Release gives the snapshot's memory back; it must not be used after.
+// Release of nil or of a released snapshot does nothing.
+func (s *Snapshot) Release() {
+	if s == nil {
+		return
+	}
+	for _, v := range s.vals {
+		v.Release()
+	}
+	s.vals, s.names = nil, nil
 }
 
 // Snapshot copies every initialised parameter of d (its first replica:

@@ -350,9 +350,11 @@ func TestFitBesideAPredictor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := pred.Publish(s.tr.Snapshot()); err != nil {
+	snap := s.tr.Snapshot()
+	if err := pred.Publish(snap); err != nil {
 		t.Fatal(err)
 	}
+	snap.Release()
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var calls int

@@ -184,10 +184,16 @@ type Publish struct {
 // BatchEnd publishes every Every steps.
 func (p *Publish) BatchEnd(s *State) error {
 	if p.Every > 0 && s.TotalSteps%p.Every == 0 {
-		return p.Predictor.Publish(p.Trainer.Snapshot())
+		return p.publish()
 	}
 	return nil
 }
 
 // EpochEnd publishes the epoch's final parameters.
-func (p *Publish) EpochEnd(*State) error { return p.Predictor.Publish(p.Trainer.Snapshot()) }
+func (p *Publish) EpochEnd(*State) error { return p.publish() }
+
+func (p *Publish) publish() error {
+	snap := p.Trainer.Snapshot()
+	defer snap.Release()
+	return p.Predictor.Publish(snap)
+}

@@ -47,6 +47,7 @@ type lenetJob struct {
 	skip       bool // rank `die` runs no backward pass before step dieAt (instead of dieHook)
 	ignore     bool // StepIgnoreStale instead of Step
 	bucket     int  // TrainerOpts.BucketBytes and FirstBucketBytes (0: default)
+	twice      bool // two backward passes before each step (the second overwrites)
 }
 
 // stepData returns the global batch of step s: images and labels drawn
@@ -109,8 +110,10 @@ func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
 		x := nd.FromSlice(ctx.CPU(0), xs[lo*28*28:hi*28*28], hi-lo, 1, 28, 28)
 		y := nd.FromSlice(ctx.CPU(0), ys[lo:hi])
 		if !(skip && j.skip) {
-			if err := traintest.Backward(net, traintest.SoftmaxCE, x, y, devs, true); err != nil {
-				t.Fatal(err)
+			for range 1 + b2i(j.twice) {
+				if err := traintest.Backward(net, traintest.SoftmaxCE, x, y, devs, true); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 		if j.ignore {
@@ -141,7 +144,7 @@ func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
 		if !j.onKV {
 			controls += j.steps
 			ts := tr.Stats()
-			allreduces *= ts.Buckets
+			allreduces *= ts.Buckets * (1 + b2i(j.twice))
 			if (j.bucket == 0 && ts.Buckets != 1) || ts.Overlapped != ts.Buckets {
 				t.Errorf("last step: %d buckets, %d summed during backward; want all summed during backward (and 1 bucket by default)", ts.Buckets, ts.Overlapped)
 			}
@@ -212,4 +215,11 @@ func loadParams(t testing.TB, path string) map[string][]float32 {
 
 func rankFile(dir string, rank int) string {
 	return filepath.Join(dir, fmt.Sprintf("rank%d.safetensors", rank))
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -48,6 +48,8 @@ func workerJob(t *testing.T, rank, size int) lenetJob {
 	if n, err := strconv.Atoi(os.Getenv(envBucket)); err == nil {
 		j.bucket = n
 	}
+	j.twice = os.Getenv("GOLUON_TEST_TWICE") == "1"
+
 	switch os.Getenv(envMode) {
 	case "full":
 	case "first-half": // steps 0..9, then rank 0 writes a checkpoint
@@ -154,6 +156,19 @@ func TestLeNetBucketsAcrossWorkers(t *testing.T) {
 	ref := trainLeNet(t, lenetJob{steps: lenetSteps, seed: 2024, momentum: 0.9, size: 1, die: -1, devices: 1, kv: "local"})
 	for rank := range 4 {
 		compare(t, fmt.Sprintf("rank %d of 4 processes × 2 contexts vs 1 process × 1 context", rank), ref, loadParams(t, rankFile(dir, rank)), 1e-5)
+	}
+}
+
+// TestSecondBackwardAcrossWorkers: two backward passes before each step
+// (the second overwrites the gradients, after their buckets were summed
+// during the first) train as one pass does: the restarted buckets are
+// summed again, in the same order on every worker.
+func TestSecondBackwardAcrossWorkers(t *testing.T) {
+	dir, r := runLeNet(t, "full", envMoment+"=0.9", envDevices+"=2", envBucket+"=16384", "GOLUON_TEST_TWICE=1")
+	r.Check(t, 4, "TestLeNetWorker")
+	ref := trainLeNet(t, lenetJob{steps: lenetSteps, seed: 2024, momentum: 0.9, size: 1, die: -1, devices: 1, kv: "local"})
+	for rank := range 4 {
+		compare(t, fmt.Sprintf("rank %d with two backward passes per step vs one process", rank), ref, loadParams(t, rankFile(dir, rank)), 1e-5)
 	}
 }
 

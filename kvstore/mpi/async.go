@@ -58,6 +58,7 @@ func (c *Comm) Iallreduce(buf *Buffer, dt DType, count int, op Op) (*Request, er
 }
 
 // Wait returns when the collective has completed on this process, or
+// (one goroutine at a time)
 // with an error wrapping ErrTimeout when it has not within the
 // communicator's deadline (which then breaks the communicator, as a
 // blocking collective's would). Later calls return the same result.
@@ -105,15 +106,16 @@ func (c *Comm) serve() {
 			if !ok {
 				return
 			}
+			c.unwake()
 			f()
 			continue
 		}
-		atomic.StoreInt32(&c.flags[0], 0)
 		select {
 		case f, ok := <-c.calls:
 			if !ok {
 				return
 			}
+			c.unwake()
 			f()
 			continue
 		default:
@@ -133,9 +135,15 @@ func (c *Comm) serve() {
 	}
 }
 
-// wake makes the MPI goroutine's progress loop return, so that it takes
-// the call about to be handed to it.
-func (c *Comm) wake() { atomic.StoreInt32(&c.flags[0], 1) }
+// wake counts a call about to be handed to the MPI goroutine: while any
+// is pending, the progress loop returns, so that the goroutine takes it.
+// A counter, not a flag: a wake raised while the goroutine takes an
+// earlier call is not lost. The goroutine calls unwake for each call it
+// takes, and a caller that gives up handing its call over calls it too.
+func (c *Comm) wake() { atomic.AddInt32(&c.flags[0], 1) }
+
+// unwake takes back one wake.
+func (c *Comm) unwake() { atomic.AddInt32(&c.flags[0], -1) }
 
 // pollSettings returns how long the MPI goroutine tests a non-blocking
 // collective without pausing, and the pause after that: GOLUON_MPI_SPIN

@@ -1,6 +1,7 @@
 // Package mpi binds the small part of MPI that data-parallel training
 // needs: initialisation with thread support, rank and size, in-place
-// allreduce, broadcast, barrier and finalisation, over MPI_COMM_WORLD.
+// allreduce (blocking, and non-blocking with Iallreduce), broadcast,
+// barrier and finalisation, over MPI_COMM_WORLD.
 //
 // The binding uses cgo and links the system MPI through pkg-config
 // (OpenMPI's ompi-c, or mpich); it is compiled only with the build tag
@@ -23,9 +24,12 @@
 // hold pointers to it for as long as a collective runs, as the cgo pointer
 // rules require.
 //
-// Failure: every collective has a deadline (SetTimeout). The collectives
-// are MPI's blocking ones (the fastest algorithms), run on the MPI thread
-// while the caller waits with a timer. A collective that has not completed
+// Failure: every collective has a deadline (SetTimeout). Allreduce, Bcast
+// and Barrier are MPI's blocking calls, run on the MPI thread while the
+// caller waits with a timer; Iallreduce starts a non-blocking one, which
+// the MPI thread drives while the caller goes on, and Request.Wait waits
+// for it with the same deadline. Finalize must come after the Wait of
+// every collective started. A collective that has not completed
 // by the deadline returns an error wrapping ErrTimeout and the
 // communicator is marked broken: every later call returns the same error
 // at once, since MPI gives no way to cancel a started collective (its
@@ -281,6 +285,7 @@ func (c *Comm) Abort(code int) error {
 	case c.calls <- func() { errc <- c.impl.abort(code) }:
 		return <-errc
 	case <-time.After(time.Second):
+		c.unwake()
 		runtime.LockOSThread()
 		return c.impl.abort(code)
 	}
@@ -310,6 +315,7 @@ func (c *Comm) collective(what string, buf *Buffer, f func() error) error {
 	select {
 	case c.calls <- func() { done <- f() }:
 	case <-timer.C: // the MPI goroutine is stuck in an earlier call
+		c.unwake()
 		return c.fail(what, buf, timeout, ErrTimeout)
 	}
 	select {
