@@ -23,11 +23,14 @@ func TestPackageArraysJoinScopeAtFirstUse(t *testing.T) {
 	}{
 		{"default-session op", func(x *nd.NDArray) { nd.Add(x, x) }, true},
 		{"single-input op", func(x *nd.NDArray) { nd.Exp(x) }, true},
-		{"never used by an op", func(x *nd.NDArray) { _ = x.Float32s() }, false},
+		{"read on the host", func(x *nd.NDArray) { _ = x.Float32s() }, true},
+		{"assigned to", func(x *nd.NDArray) { nd.Assign(x, nd.Persistent().Zeros(dev, 3)) }, true},
+		{"never used", func(x *nd.NDArray) {}, false},
 		{"copied by another session", func(x *nd.NDArray) { other.CopyOf(x, dev) }, false},
 		{"op with another session's array", func(x *nd.NDArray) { nd.Add(x, other.Ones(dev, 3)) }, false},
 		{"adopted by another session", func(x *nd.NDArray) { other.Adopt(x) }, false},
 		{"used after Persist", func(x *nd.NDArray) { x.Persist(); nd.Add(x, x) }, false},
+		{"assigned into another session's array", func(x *nd.NDArray) { nd.Assign(other.Zeros(dev, 3), x) }, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			osc := other.NewScope()
@@ -105,4 +108,29 @@ func TestPackageArraysOfAnotherTree(t *testing.T) {
 	}
 	stop.Store(true)
 	wg.Wait()
+}
+
+// TestPackageArraysMemoryFlat: a loop that makes arrays with the
+// package-level functions inside a scope, and uses them in place or reads
+// them, gives all of their memory back at each Close.
+func TestPackageArraysMemoryFlat(t *testing.T) {
+	dev := ctx.CPU(0)
+	w := nd.Persistent().Ones(dev, 64, 64)
+	step := func() {
+		sc := nd.NewScope()
+		defer sc.Close()
+		nd.Assign(w, nd.RandomNormal(dev, nd.Float32, 0, 1, 64, 64))
+		nd.AddTo(nd.Ones(dev, 64, 64), w)
+		_ = nd.Zeros(dev, 64, 64).Float32s()
+		nd.FillInPlace(nd.Empty(dev, nd.Float32, 64), 1)
+		_ = nd.Sum(nd.FromSlice(dev, []float32{1, 2, 3})).Scalar()
+	}
+	step()
+	before := nd.MemoryStats(dev).InUse
+	for range 100 {
+		step()
+	}
+	if after := nd.MemoryStats(dev).InUse; after > before {
+		t.Fatalf("100 steps grew the memory in use from %d to %d bytes", before, after)
+	}
 }

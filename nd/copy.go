@@ -140,6 +140,7 @@ func (a *NDArray) AsType(dt DType) *NDArray {
 func Assign(dst, src *NDArray) {
 	const op = "Assign"
 	checkLive(op, dst, src)
+	claimIn(dst, src)
 	if !slices.Equal(dst.shape, src.shape) {
 		fail(op, ErrShape, "destination shape %v vs source shape %v", dst.shape, src.shape)
 	}
@@ -151,6 +152,7 @@ func Assign(dst, src *NDArray) {
 func AddTo(dst, src *NDArray) {
 	const op = "AddTo"
 	checkInputs(op, dst, src)
+	claimIn(dst, src)
 	if !slices.Equal(broadcastShape(op, dst.shape, src.shape), dst.shape) {
 		fail(op, ErrShape, "cannot add shape %v into %v", src.shape, dst.shape)
 	}
@@ -160,11 +162,13 @@ func AddTo(dst, src *NDArray) {
 // ScaleInPlace multiplies dst by s in place. It is not recorded.
 func ScaleInPlace(dst *NDArray, s float64) {
 	checkLive("ScaleInPlace", dst)
+	claimIn(dst)
 	unaryInPlace(dst, backend.MulScalar, s, 0)
 }
 
 // FillInPlace sets every element of dst to v. It is not recorded.
 func FillInPlace(dst *NDArray, v float64) {
 	checkLive("FillInPlace", dst)
+	claimIn(dst)
 	dst.be().Fill(dst.arg(), dst.Size(), v)
 }

@@ -22,6 +22,7 @@ func checkHost(op, what string, a *NDArray, s any) {
 // allocation-free.
 func (a *NDArray) ReadInto(dst any) {
 	checkHost("ReadInto", "destination", a, dst)
+	claimIn(a)
 	a.be().Read(a.st.buf, a.off, dst)
 }
 
@@ -31,6 +32,7 @@ func (a *NDArray) ReadInto(dst any) {
 // not recorded on the autograd tape (like Assign).
 func (a *NDArray) WriteFrom(src any) {
 	checkHost("WriteFrom", "source", a, src)
+	claimIn(a)
 	a.be().Write(a.st.buf, a.off, src)
 }
 

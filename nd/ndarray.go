@@ -190,6 +190,7 @@ func checkContexts(op string, arrs ...*NDArray) {
 // array holds float64.
 func (a *NDArray) Float32s() []float32 {
 	checkLive("Float32s", a)
+	claimIn(a)
 	out := make([]float32, a.Size())
 	a.be().Read(a.st.buf, a.off, out)
 	return out
@@ -199,6 +200,7 @@ func (a *NDArray) Float32s() []float32 {
 // array holds float32.
 func (a *NDArray) Float64s() []float64 {
 	checkLive("Float64s", a)
+	claimIn(a)
 	out := make([]float64, a.Size())
 	a.be().Read(a.st.buf, a.off, out)
 	return out

@@ -149,7 +149,7 @@ func Categorical(weights *NDArray, n int, logits bool) *NDArray {
 // Permutation returns a random permutation of 0 … n−1 as an Int64 array
 // (NumPy's permutation, PyTorch's randperm).
 func Permutation(dev ctx.Context, n int) *NDArray {
-	return defaultSession.Permutation(dev, n)
+	return bornSession.Permutation(dev, n)
 }
 
 // Permutation is the package-level Permutation making an array of s, from s's
