@@ -141,6 +141,7 @@ type syncRound struct {
 	counts []int
 	global []float64 // the sum over the processes (MPI job), else nil
 	total  int       // its count
+	err    error     // the exchange over the processes failed
 	left   int       // contexts yet to join
 	unread int       // contexts yet to read the others' values
 	done   chan struct{}
@@ -190,54 +191,74 @@ func (b *SyncBatchNorm) exchange(dev ctx.Context, v *nd.NDArray, count int) (*nd
 		delete(b.rounds, k)
 	}
 	b.mu.Unlock()
+	defer b.doneReading(r)
 	if last {
 		if comm := b.world(); comm != nil {
 			// The last context to join adds this process's sums and
 			// allreduces them before the others read the round.
-			if err := nd.Catch(func() { r.global, r.total = processSum(comm, r.vals, r.counts) }); err != nil {
-				b.mu.Lock()
-				if b.broken == nil {
-					b.broken = err
-					close(b.fail)
-				}
-				b.mu.Unlock()
-				close(r.done)
-				panic(err)
+			r.err = nd.Catch(func() { r.global, r.total = processSum(comm, r.vals, r.counts) })
+			if r.err != nil {
+				b.breakWith(r.err)
 			}
 		}
 		close(r.done)
 	}
-	select {
-	case <-r.done:
-	case <-fail: // another context timed out: the contexts are out of step
-		b.mu.Lock()
-		err := b.broken
-		b.mu.Unlock()
-		panic(err)
-	case <-time.After(SyncTimeout):
-		b.mu.Lock()
-		err := nd.Catch(func() {
-			nd.Panicf("nn.SyncBatchNorm", nd.ErrArgument, "%v waited %v for %d of the %d contexts %v: every context must run the layer in each training step, each in its own goroutine (gluon.ForEachDevice), with at least one sample; the layer fails from now on until Reset", dev, SyncTimeout, r.left, len(devs), devs)
-		})
-		if b.broken == nil {
-			b.broken = err
-			close(b.fail)
+	timeout := time.After(SyncTimeout)
+	for waiting := true; waiting; {
+		select {
+		case <-r.done:
+			waiting = false
+		case <-fail: // another context timed out: the contexts are out of step
+			b.mu.Lock()
+			err := b.broken
+			b.mu.Unlock()
+			panic(err)
+		case <-timeout:
+			b.mu.Lock()
+			joined := r.left == 0
+			b.mu.Unlock()
+			if joined {
+				// Every context of this process is in: the last one is
+				// exchanging with the other processes, under MPI's deadline.
+				timeout = nil
+				continue
+			}
+			err := nd.Catch(func() {
+				nd.Panicf("nn.SyncBatchNorm", nd.ErrArgument, "%v waited %v for %d of the %d contexts %v: every context must run the layer in each training step, each in its own goroutine (gluon.ForEachDevice), with at least one sample; the layer fails from now on until Reset", dev, SyncTimeout, r.left, len(devs), devs)
+			})
+			panic(b.breakWith(err))
 		}
-		broken := b.broken
-		b.mu.Unlock()
-		panic(broken)
 	}
-	acc, total := b.localSum(dev, r)
+	if r.err != nil {
+		panic(r.err)
+	}
+	return b.localSum(dev, r)
+}
+
+// breakWith marks the layer failed (the first error stays) and wakes every
+// waiting context; it returns the layer's error.
+func (b *SyncBatchNorm) breakWith(err error) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.broken == nil {
+		b.broken = err
+		close(b.fail)
+	}
+	return b.broken
+}
+
+// doneReading counts a context out of round r; the last one releases the
+// round's copies.
+func (b *SyncBatchNorm) doneReading(r *syncRound) {
 	b.mu.Lock()
 	r.unread--
-	lastRead := r.unread == 0
+	last := r.unread == 0
 	b.mu.Unlock()
-	if lastRead {
+	if last {
 		for _, x := range r.vals {
 			x.Release()
 		}
 	}
-	return acc, total
 }
 
 // localSum returns, on dev, the round's sum: the one over the processes
