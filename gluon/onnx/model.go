@@ -190,7 +190,7 @@ func (m *Model) ForwardMulti(inputs ...*nd.NDArray) []*nd.NDArray {
 			}
 			in[i] = v
 		}
-		out := ops[n.GetOpType()](&node{n: n, a: attrsOf(n), dev: dev}, in)
+		out := ops[n.GetOpType()](&node{n: n, a: attrsOf(n), dev: dev, opset: m.Opset}, in)
 		for i, name := range n.GetOutput() {
 			if i < len(out) && name != "" {
 				env[name] = out[i]

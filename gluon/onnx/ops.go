@@ -3,6 +3,7 @@ package onnx
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon/onnx/internal/onnxpb"
@@ -11,9 +12,10 @@ import (
 
 // node is a node being run: its proto, attributes and the context.
 type node struct {
-	n   *onnxpb.NodeProto
-	a   attrs
-	dev ctx.Context
+	n     *onnxpb.NodeProto
+	a     attrs
+	dev   ctx.Context
+	opset int // the model's default-domain opset
 }
 
 func (n *node) fail(format string, args ...any) {
@@ -350,7 +352,7 @@ func opMatMul(n *node, in []*nd.NDArray) []*nd.NDArray {
 		lead := as[:len(as)-1]
 		y := nd.MatMul(nd.Reshape(a, -1, as[len(as)-1]), b)
 		return []*nd.NDArray{nd.Reshape(y, append(append([]int{}, lead...), bs[1])...)}
-	case a.NDim() == b.NDim():
+	case a.NDim() == b.NDim() && slices.Equal(as[:len(as)-2], bs[:len(bs)-2]):
 		lead := as[:len(as)-2]
 		y := nd.MatMul(nd.Reshape(a, -1, as[len(as)-2], as[len(as)-1]), nd.Reshape(b, -1, bs[len(bs)-2], bs[len(bs)-1]))
 		return []*nd.NDArray{nd.Reshape(y, append(append([]int{}, lead...), as[len(as)-2], bs[len(bs)-1])...)}
@@ -359,8 +361,21 @@ func opMatMul(n *node, in []*nd.NDArray) []*nd.NDArray {
 	return nil
 }
 
+// opSoftmax: from opset 13 along one axis (default −1); before, over the
+// input flattened to 2-D at axis (default 1).
 func opSoftmax(n *node, in []*nd.NDArray) []*nd.NDArray {
-	return []*nd.NDArray{nd.Softmax(in[0], n.a.int("axis", -1))}
+	x := in[0]
+	if n.opset >= 13 || n.opset == 0 {
+		return []*nd.NDArray{nd.Softmax(x, n.a.int("axis", -1))}
+	}
+	s := x.Shape()
+	ax := normAxis(n.a.int("axis", 1), len(s))
+	outer := 1
+	for _, d := range s[:ax] {
+		outer *= d
+	}
+	y := nd.Softmax(nd.Reshape(x, outer, -1), 1)
+	return []*nd.NDArray{nd.Reshape(y, s...)}
 }
 
 func opReduceMean(n *node, in []*nd.NDArray) []*nd.NDArray {
@@ -369,6 +384,9 @@ func opReduceMean(n *node, in []*nd.NDArray) []*nd.NDArray {
 		axes = intsOf(in[1])
 	}
 	if len(axes) == 0 {
+		if n.a.int("noop_with_empty_axes", 0) != 0 {
+			return in[:1]
+		}
 		for i := range in[0].NDim() {
 			axes = append(axes, i)
 		}
