@@ -105,8 +105,10 @@ func (t *Trainer) rewindChain(b *bucket) {
 // when first); done is closed when it is complete or failed, and started
 // once the reduction has been handed to the kvstore (or has failed). A
 // failure, a panic of the kvstore's (an nd error) included, fails this
-// and every later bucket of the round without another collective here;
-// the step then fails on every worker through its closing exchange. The
+// and every later bucket of the round without another collective here.
+// A failure of the collective itself (a dead worker, a timeout) is every
+// worker's; a local one on a single worker (its host memory exhausted)
+// leaves the others waiting for its collectives until the deadline. The
 // reduction progresses in the background; whoever needs its result first
 // (Step, or a second backward pass) waits through b.finish, which tells
 // the collective library that someone now waits.
