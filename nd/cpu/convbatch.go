@@ -244,65 +244,60 @@ func tinyPositions(s convShape, c, kh, kw int, dst, src *[tinyPlane]int) int {
 	return n
 }
 
-// im2colTiny is im2colImages for planes of at most tinyPlane pixels. With
-// taps (kernel positions kh·KW+kw), only those rows are made, compacted:
-// row c·len(taps)+t (see validTaps).
-func im2colTiny[T Float](s convShape, x []T, inImg, m int, col []T, taps []int) {
+// tinyRows calls fn for every row of a tiny plane's column matrix (all
+// taps, or those of taps, compacted: row c·len(taps)+t) with the row's
+// offset in the column matrix and its valid positions (dst in the plane,
+// src in the image).
+func tinyRows(s convShape, taps []int, fn func(off int, dst, src []int)) {
 	var dst, src [tinyPlane]int
-	nt, all := s.KH*s.KW, taps == nil
-	if !all {
+	nt := s.KH * s.KW
+	if taps != nil {
 		nt = len(taps)
 	}
 	for c := 0; c < s.cg; c++ {
 		for t := range nt {
 			tap := t
-			if !all {
+			if taps != nil {
 				tap = taps[t]
 			}
 			n := tinyPositions(s, c, tap/s.KW, tap%s.KW, &dst, &src)
-			base := col[(c*nt+t)*s.ld:]
-			for i := range m {
-				row := base[i*s.ohw:][:s.ohw]
-				if n < s.ohw {
-					for j := range row {
-						row[j] = 0
-					}
-				}
-				xi := x[i*inImg:]
-				for k := range n {
-					row[dst[k]] = xi[src[k]]
-				}
-			}
+			fn((c*nt+t)*s.ld, dst[:n], src[:n])
 		}
 	}
+}
+
+// im2colTiny is im2colImages for planes of at most tinyPlane pixels. With
+// taps (kernel positions kh·KW+kw), only those rows are made, compacted
+// (see tinyRows and prunedTaps).
+func im2colTiny[T Float](s convShape, x []T, inImg, m int, col []T, taps []int) {
+	tinyRows(s, taps, func(off int, dst, src []int) {
+		base := col[off:]
+		for i := range m {
+			row := base[i*s.ohw:][:s.ohw]
+			if len(dst) < s.ohw {
+				for j := range row {
+					row[j] = 0
+				}
+			}
+			xi := x[i*inImg:]
+			for k, d := range dst {
+				row[d] = xi[src[k]]
+			}
+		}
+	})
 }
 
 // col2imTiny is col2imImages for planes of at most tinyPlane pixels, with
 // im2colTiny's rows (all, or those of taps).
 func col2imTiny[T Float](s convShape, col, dx []T, inImg, m int, taps []int) {
-	var dst, src [tinyPlane]int
-	nt, all := s.KH*s.KW, taps == nil
-	if !all {
-		nt = len(taps)
-	}
-	for c := 0; c < s.cg; c++ {
-		for t := range nt {
-			tap := t
-			if !all {
-				tap = taps[t]
-			}
-			n := tinyPositions(s, c, tap/s.KW, tap%s.KW, &dst, &src)
-			if n == 0 {
-				continue
-			}
-			base := col[(c*nt+t)*s.ld:]
-			for i := range m {
-				row := base[i*s.ohw:][:s.ohw]
-				di := dx[i*inImg:]
-				for k := range n {
-					di[src[k]] += row[dst[k]]
-				}
+	tinyRows(s, taps, func(off int, dst, src []int) {
+		base := col[off:]
+		for i := range m {
+			row := base[i*s.ohw:][:s.ohw]
+			di := dx[i*inImg:]
+			for k, d := range dst {
+				di[src[k]] += row[d]
 			}
 		}
-	}
+	})
 }
