@@ -67,4 +67,23 @@ func confActivation(e confEnv) {
 	} {
 		e.run(c.name, func(e confEnv) { e.check(c.got(), []int{4, 5}, ref(c.want), confTolDefault) })
 	}
+	e.run("PReLU", func(e confEnv) { // a slope per channel (axis 1 of [4, 5])
+		slopes := []float64{0.1, 0.2, 0.3, 0.4, 0.5}
+		want := make([]float64, len(xv))
+		for i, v := range xv {
+			want[i] = max(v, 0) + slopes[i%5]*min(v, 0)
+		}
+		e.check(nd.PReLU(x, e.arr(slopes), 1), []int{4, 5}, want, confTolDefault)
+	})
+	e.run("MaskedFill", func(e confEnv) {
+		mask := make([]bool, len(xv))
+		want := make([]float64, len(xv))
+		for i, v := range xv {
+			mask[i], want[i] = v > 0.5, v
+			if mask[i] {
+				want[i] = -7
+			}
+		}
+		e.check(nd.MaskedFill(x, nd.FromSlice(e.dev, mask, 4, 5), -7), []int{4, 5}, want, confTolExact)
+	})
 }

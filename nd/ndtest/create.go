@@ -17,6 +17,9 @@ func confCreation(e confEnv) {
 	e.run("Zeros", func(e confEnv) {
 		e.checkAs(nd.Zeros(e.dev, 2, 3), nd.Float32, []int{2, 3}, confConst(6, 0), confTolExact)
 	})
+	e.run("ZerosOf", func(e confEnv) {
+		e.check(nd.ZerosOf(e.dev, e.dt, 2, 3), []int{2, 3}, confConst(6, 0), confTolExact)
+	})
 	e.run("Ones", func(e confEnv) {
 		e.checkAs(nd.Ones(e.dev, 4), nd.Float32, []int{4}, confConst(4, 1), confTolExact)
 		e.checkAs(nd.Ones(e.dev, 2, 1, 3), nd.Float32, []int{2, 1, 3}, confConst(6, 1), confTolExact)

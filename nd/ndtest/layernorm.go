@@ -58,4 +58,35 @@ func confLayerNorm(e confEnv) {
 		beta := e.arr([]float64{0.5, 0.5, 0.5, 0.5, 0.5})
 		e.check(nd.LayerNorm(x, gamma, beta, -1, 1e-5), []int{4, 5}, want, confTolDefault)
 	})
+	// GroupNorm over [N=2, C=4, L=3] in 2 groups of 2 channels, and
+	// InstanceNorm (a group per channel), against the normalisation of each
+	// group's values, scaled and shifted per channel.
+	g, gv := e.rand(92, -2, 2, 2, 4, 3)
+	gamma, beta := e.arr([]float64{1, -0.5, 2, 0.25}), e.arr([]float64{0, 0.5, -1, 0.1})
+	gammaV, betaV := []float64{1, -0.5, 2, 0.25}, []float64{0, 0.5, -1, 0.1}
+	norm := func(groups int) []float64 {
+		want := make([]float64, len(gv))
+		per := 4 / groups * 3 // values per (sample, group)
+		for start := 0; start < len(gv); start += per {
+			vals := gv[start : start+per]
+			mean, sq := 0.0, 0.0
+			for _, v := range vals {
+				mean += v / float64(per)
+			}
+			for _, v := range vals {
+				sq += (v - mean) * (v - mean) / float64(per)
+			}
+			for k, v := range vals {
+				c := (start + k) / 3 % 4
+				want[start+k] = (v-mean)/math.Sqrt(sq+1e-5)*gammaV[c] + betaV[c]
+			}
+		}
+		return want
+	}
+	e.run("GroupNorm", func(e confEnv) {
+		e.check(nd.GroupNorm(g, gamma, beta, 2, 1e-5), []int{2, 4, 3}, norm(2), confTolDefault)
+	})
+	e.run("InstanceNorm", func(e confEnv) {
+		e.check(nd.InstanceNorm(g, gamma, beta, 1e-5), []int{2, 4, 3}, norm(4), confTolDefault)
+	})
 }

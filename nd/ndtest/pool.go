@@ -145,6 +145,16 @@ func confPool2D(e confEnv) {
 			e.check(c.op(x), oshape, want, tol(c.o))
 		})
 	}
+	// Adaptive average pooling: 4×4 → 2×2 (2×2 windows), and 3×3 → 2×2
+	// with overlapping windows rows/columns [0, 2) and [1, 3).
+	e.run("AdaptiveAvgPool2D", func(e confEnv) {
+		v := make([]float64, 16)
+		for i := range v {
+			v[i] = float64(i)
+		}
+		e.check(nd.AdaptiveAvgPool2D(e.arr(v, 1, 1, 4, 4), 2, 2), []int{1, 1, 2, 2}, []float64{2.5, 4.5, 10.5, 12.5}, confTolDefault)
+		e.check(nd.AdaptiveAvgPool2D(e.arr(v[:9], 1, 1, 3, 3), 2, 2), []int{1, 1, 2, 2}, []float64{2, 3, 5, 6}, confTolDefault)
+	})
 }
 
 // gradPoolCases checks Pool2D (max and average) with stride, padding,

@@ -73,4 +73,17 @@ func confRandom(e confEnv) {
 		nd.Seed(7)
 		e.check(nd.RandomNormal(e.dev, e.dt, 1.5, 2, n), []int{n}, v, confTolExact)
 	})
+	e.run("Like", func(e confEnv) { // the template's shape, dtype and context
+		tmpl := e.arr(confConst(6, 0), 2, 3)
+		for _, a := range []*nd.NDArray{nd.RandomUniformLike(tmpl, 0.25, 0.5), nd.RandomNormalLike(tmpl, 0, 1)} {
+			if !slices.Equal(a.Shape(), []int{2, 3}) || a.DType() != e.dt || a.Context() != e.dev {
+				e.Fatalf("got %v %v on %v", a.Shape(), a.DType(), a.Context())
+			}
+		}
+		for _, v := range nd.RandomUniformLike(tmpl, 0.25, 0.5).Float64s() {
+			if v < 0.25 || v >= 0.5 {
+				e.Fatalf("RandomUniformLike drew %g outside [0.25, 0.5)", v)
+			}
+		}
+	})
 }

@@ -46,4 +46,14 @@ func confScans(e confEnv, x *nd.NDArray) {
 	e.check(v, []int{2, 2}, []float64{4, 3, 9, 6}, confTolExact)
 	e.checkAs(i, nd.Int64, []int{2, 2}, []float64{2, 0, 1, 3}, confTolExact)
 	e.check(nd.Norm(x, 2, false, 1), []int{2}, []float64{math.Sqrt(14), math.Sqrt(77)}, confTolDefault)
+	// x is [[1 2 3] [4 5 6]]: variances and standard deviations along each
+	// axis, sample (ddof 1) and population (ddof 0).
+	e.check(nd.Var(x, 1, false, 1), []int{2}, []float64{1, 1}, confTolDefault)
+	e.check(nd.Var(x, 0, true, 0), []int{1, 3}, []float64{2.25, 2.25, 2.25}, confTolDefault)
+	e.check(nd.Std(x, 1, false, 0), []int{3}, []float64{math.Sqrt(4.5), math.Sqrt(4.5), math.Sqrt(4.5)}, confTolDefault)
+	e.check(nd.Std(x, 0, false), []int{}, []float64{math.Sqrt(35.0 / 12)}, confTolDefault)
+	// ArgSort keeps the first of equal values first, both ways.
+	e.checkAs(nd.ArgSort(e.arr([]float64{3, 1, 4, 1, 5, 9, 2, 6}, 2, 4), 1, false), nd.Int64, []int{2, 4}, []float64{1, 3, 0, 2, 2, 0, 3, 1}, confTolExact)
+	e.checkAs(nd.ArgSort(e.arr([]float64{3, 1, 4, 1, 5, 9, 2, 6}, 2, 4), 0, true), nd.Int64, []int{2, 4}, []float64{1, 1, 0, 1, 0, 0, 1, 0}, confTolExact)
+	e.checkAs(nd.OneHotAs(nd.FromSlice(e.dev, []int64{2, 0, -1}), 3, 5, -1, nd.Int32), nd.Int32, []int{3, 3}, []float64{-1, -1, 5, 5, -1, -1, -1, -1, -1}, confTolExact)
 }

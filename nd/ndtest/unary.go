@@ -61,6 +61,13 @@ var confUnaryCases = []confUnaryCase{
 	// Halves go to the even neighbour: 0.5 → 0, 1.5 → 2, 2.5 → 2, -2.5 → -2.
 	{"Round", nd.Round, math.RoundToEven, -3, 3, []float64{0, 0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 1e7 + 0.5}, confTolExact},
 	{"Trunc", nd.Trunc, math.Trunc, -3, 3, []float64{0, -1.5, 1.5, -0.25}, confTolExact},
+	{"Erf", nd.Erf, math.Erf, -3, 3, []float64{0, 5, -5}, confTolDefault},
+	{"Log1p", nd.Log1p, math.Log1p, -0.9, 5, []float64{0, 1e-6, -1e-6}, confTolDefault},
+	{"Expm1", nd.Expm1, math.Expm1, -3, 3, []float64{0, 1e-6, -1e-6}, confTolDefault},
+	{"Sin", nd.Sin, math.Sin, -4, 4, []float64{0}, confTolDefault},
+	{"Cos", nd.Cos, math.Cos, -4, 4, []float64{0}, confTolDefault},
+	{"Rsqrt", nd.Rsqrt, func(x float64) float64 { return 1 / math.Sqrt(x) }, 0.1, 10, []float64{1, 4}, confTolDefault},
+	{"Reciprocal", nd.Reciprocal, func(x float64) float64 { return 1 / x }, 0.25, 4, []float64{-0.5, -2, 1}, confTolDefault},
 	{"Square", nd.Square, func(x float64) float64 { return x * x }, -3, 3, []float64{0}, confTolDefault},
 	// Large |x| must neither overflow (ln(1+e^1000)) nor underflow to a
 	// wrong value: softrelu(1000) = 1000, softrelu(-1000) = 0.
