@@ -63,6 +63,7 @@ func init() {
 		"Equal":              binop(nd.Equal),
 		"Clip":               opClip,
 		"Conv":               opConv,
+		"ConvTranspose":      opConvTranspose,
 		"MaxPool":            opPool(nd.PoolMax),
 		"AveragePool":        opPool(nd.PoolAvg),
 		"GlobalAveragePool":  unary(nd.GlobalAvgPool2D),
@@ -256,6 +257,60 @@ func opConv(n *node, in []*nd.NDArray) []*nd.NDArray {
 	return []*nd.NDArray{back(nd.Conv2D(x, w, b, nd.ConvOpts{Stride: stride, Pad: pad, Dilate: dil, Groups: n.a.int("group", 1)}))}
 }
 
+// opConvTranspose is ConvTranspose (1-D or 2-D): the output is computed
+// with the symmetric part of the padding and cropped by the rest;
+// output_shape, when given, sets the padding (ONNX's rule, SAME_UPPER
+// putting the extra row at the end).
+func opConvTranspose(n *node, in []*nd.NDArray) []*nd.NDArray {
+	x, back := spatial(n, in[0])
+	w, _ := spatial(n, in[1])
+	var b *nd.NDArray
+	if len(in) > 2 {
+		b = in[2]
+	}
+	s, ws := x.Shape(), w.Shape()
+	k, stride, dil, lo, hi := geom2D(n, [2]int{s[2], s[3]}, []int{ws[2], ws[3]})
+	outPad := [2]int{}
+	if op := n.a.ints("output_padding"); len(op) > 0 {
+		outPad = [2]int{0, op[len(op)-1]}
+		if len(op) == 2 {
+			outPad[0] = op[0]
+		}
+	}
+	os := n.a.ints("output_shape")
+	if ap := n.a.str("auto_pad", "NOTSET"); len(os) == 0 && (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+		os = []int{s[2] * stride[0], s[3] * stride[1]} // SAME: input size × stride
+		lo, hi = [2]int{}, [2]int{}
+	}
+	if len(os) > 0 {
+		want := [2]int{1, os[len(os)-1]}
+		if len(os) == 2 {
+			want[0] = os[0]
+		}
+		for i := range 2 {
+			total := stride[i]*(s[2+i]-1) + outPad[i] + (k[i]-1)*dil[i] + 1 - want[i]
+			if total < 0 { // a larger output: the extra rows at the end
+				outPad[i] -= total
+				total = 0
+			}
+			if n.a.str("auto_pad", "NOTSET") == "SAME_UPPER" {
+				lo[i], hi[i] = total/2, total-total/2
+			} else {
+				lo[i], hi[i] = total-total/2, total/2
+			}
+		}
+	}
+	pad := [2]int{min(lo[0], hi[0]), min(lo[1], hi[1])}
+	y := nd.Conv2DTranspose(x, w, b, nd.ConvTransposeOpts{Stride: stride, Pad: pad, OutputPad: outPad, Dilate: dil, Groups: n.a.int("group", 1)})
+	for i := range 2 {
+		if extraLo, extraHi := lo[i]-pad[i], hi[i]-pad[i]; extraLo > 0 || extraHi > 0 {
+			size := y.Shape()[2+i]
+			y = nd.SliceAxis(y, 2+i, extraLo, size-extraHi)
+		}
+	}
+	return []*nd.NDArray{back(y)}
+}
+
 func opPool(t nd.PoolType) opFunc {
 	return func(n *node, in []*nd.NDArray) []*nd.NDArray {
 		x, back := spatial(n, in[0])
@@ -414,7 +469,7 @@ func opCast(n *node, in []*nd.NDArray) []*nd.NDArray {
 func checkAttrs(n *onnxpb.NodeProto) error {
 	a := attrsOf(n)
 	switch n.GetOpType() {
-	case "Conv", "MaxPool", "AveragePool":
+	case "Conv", "ConvTranspose", "MaxPool", "AveragePool":
 		if k := a.ints("kernel_shape"); len(k) > 2 {
 			return fmt.Errorf("node %q (%s): kernel_shape %v: only 1-D and 2-D are supported", n.GetName(), n.GetOpType(), k)
 		}

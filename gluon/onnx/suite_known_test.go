@@ -41,6 +41,7 @@ var knownFailures = map[string]string{
 	"test_clip_default_int8_inbounds":                 "an element type nd does not have (int8, int16, uint16, uint32, uint64)",
 	"test_clip_default_int8_max":                      "an element type nd does not have (int8, int16, uint16, uint32, uint64)",
 	"test_clip_default_int8_min":                      "an element type nd does not have (int8, int16, uint16, uint32, uint64)",
+	"test_convtranspose_3d":                           "3-D convolution or pooling: nd has 1-D and 2-D only",
 	"test_identity_opt":                               "an element type nd does not have (int8, int16, uint16, uint32, uint64)",
 	"test_identity_sequence":                          "sequence and optional values are not supported",
 	"test_maxpool_2d_dilations":                       "dilated pooling: nd's pooling has no dilation",
