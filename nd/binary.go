@@ -177,12 +177,12 @@ func GreaterEqual(a, b *NDArray) *NDArray {
 	return binaryInto("GreaterEqual", backend.GreaterEqual, a, b, Bool)
 }
 
-// Lesser returns a < b elementwise.
-func Lesser(a, b *NDArray) *NDArray { return binaryInto("Lesser", backend.Less, a, b, Bool) }
+// Less returns a < b elementwise.
+func Less(a, b *NDArray) *NDArray { return binaryInto("Less", backend.Less, a, b, Bool) }
 
-// LesserEqual returns a <= b elementwise.
-func LesserEqual(a, b *NDArray) *NDArray {
-	return binaryInto("LesserEqual", backend.LessEqual, a, b, Bool)
+// LessEqual returns a <= b elementwise.
+func LessEqual(a, b *NDArray) *NDArray {
+	return binaryInto("LessEqual", backend.LessEqual, a, b, Bool)
 }
 
 // LogicalAnd returns a Bool array, true where a and b are both non-zero.

@@ -65,9 +65,17 @@ const (
 // shape x.shape[:axis] + indices.shape + x.shape[axis+1:]. Indices have
 // an integer dtype; out-of-range ones are clipped or wrapped per mode. The
 // gradient of x is the output gradient scatter-added back at the indices,
-// in a fixed order (repeated indices accumulate).
-func Take(x, indices *NDArray, axis int, mode TakeMode) *NDArray {
+// in a fixed order (repeated indices accumulate). The mode may be left
+// out: TakeClip, MXNet's default.
+func Take(x, indices *NDArray, axis int, mode ...TakeMode) *NDArray {
 	const op = "Take"
+	if len(mode) > 1 {
+		fail(op, ErrArgument, "%d modes given, want at most one", len(mode))
+	}
+	m := TakeClip
+	if len(mode) == 1 {
+		m = mode[0]
+	}
 	checkIndexArray(op, x, indices)
 	ax := normAxis(op, axis, x.NDim())
 	outer, n, inner := axisDims(x.shape, ax)
@@ -75,7 +83,7 @@ func Take(x, indices *NDArray, axis int, mode TakeMode) *NDArray {
 		fail(op, ErrShape, "cannot take from an empty axis %d of shape %v", axis, x.shape)
 	}
 	shape := slices.Concat(x.shape[:ax], indices.shape, x.shape[ax+1:])
-	p := backend.GatherParams{Outer: outer, N: n, M: indices.Size(), Inner: inner, Wrap: mode == TakeWrap}
+	p := backend.GatherParams{Outer: outer, N: n, M: indices.Size(), Inner: inner, Wrap: m == TakeWrap}
 	idxStrides := []int{0, 1, 0}
 	out := newArray(op, sessionOf(op, x, indices), x.st.dev, x.dtype, shape)
 	gatherInto(p, out, x, indices, idxStrides)

@@ -64,8 +64,8 @@ var confBinaryCases = []confBinaryCase{
 	{name: "NotEqual", op: nd.NotEqual, ref: func(a, b float64) float64 { return refBool(a != b) }, ints: true, aLo: -1, aHi: 1, bLo: -1, bHi: 1, tol: confTolExact, boolOut: true},
 	{name: "Greater", op: nd.Greater, ref: func(a, b float64) float64 { return refBool(a > b) }, ints: true, aLo: -1, aHi: 1, bLo: -1, bHi: 1, tol: confTolExact, boolOut: true},
 	{name: "GreaterEqual", op: nd.GreaterEqual, ref: func(a, b float64) float64 { return refBool(a >= b) }, ints: true, aLo: -1, aHi: 1, bLo: -1, bHi: 1, tol: confTolExact, boolOut: true},
-	{name: "Lesser", op: nd.Lesser, ref: func(a, b float64) float64 { return refBool(a < b) }, ints: true, aLo: -1, aHi: 1, bLo: -1, bHi: 1, tol: confTolExact, boolOut: true},
-	{name: "LesserEqual", op: nd.LesserEqual, ref: func(a, b float64) float64 { return refBool(a <= b) }, ints: true, aLo: -1, aHi: 1, bLo: -1, bHi: 1, tol: confTolExact, boolOut: true},
+	{name: "Less", op: nd.Less, ref: func(a, b float64) float64 { return refBool(a < b) }, ints: true, aLo: -1, aHi: 1, bLo: -1, bHi: 1, tol: confTolExact, boolOut: true},
+	{name: "LessEqual", op: nd.LessEqual, ref: func(a, b float64) float64 { return refBool(a <= b) }, ints: true, aLo: -1, aHi: 1, bLo: -1, bHi: 1, tol: confTolExact, boolOut: true},
 }
 
 // confBroadcastShapes are the operand shape pairs every binary op runs on.

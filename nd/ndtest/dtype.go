@@ -78,7 +78,7 @@ func confDTypes(e confEnv) {
 		e.ints(nd.Equal(a, b), nd.Bool, []int{2, 2}, 0, 1, 0, 0)
 		e.ints(nd.NotEqual(a, b), nd.Bool, []int{2, 2}, 1, 0, 1, 1)
 		ia, ib := nd.FromSlice(e.dev, []int32{1, 5, -3}), nd.FromSlice(e.dev, []int32{1})
-		e.ints(nd.LesserEqual(ia, ib), nd.Bool, []int{3}, 1, 0, 1)
+		e.ints(nd.LessEqual(ia, ib), nd.Bool, []int{3}, 1, 0, 1)
 		p, q := nd.FromSlice(e.dev, []bool{true, true, false, false}), nd.FromSlice(e.dev, []bool{true, false, true, false})
 		e.ints(nd.LogicalAnd(p, q), nd.Bool, []int{4}, 1, 0, 0, 0)
 		e.ints(nd.LogicalOr(p, q), nd.Bool, []int{4}, 1, 1, 1, 0)
@@ -135,6 +135,8 @@ func confDTypes(e confEnv) {
 		e.checkAs(oh, nd.Float32, []int{3, 3}, []float64{0, 1, 0, 0, 0, 0, 0, 0, 0}, confTolExact)
 		t := nd.Take(nd.FromSlice(e.dev, []int64{10, 20, 30}, 3), nd.FromSlice(e.dev, []int64{2, -1, 0}, 3), 0, nd.TakeWrap)
 		e.ints(t, nd.Int64, []int{3}, 30, 30, 10)
+		// Without a mode, out-of-range indices are clipped (TakeClip).
+		e.ints(nd.Take(nd.FromSlice(e.dev, []int64{10, 20, 30}, 3), nd.FromSlice(e.dev, []int64{5, -1}, 2), 0), nd.Int64, []int{2}, 30, 10)
 		w := nd.Where(nd.FromSlice(e.dev, []bool{true, false}), nd.FromSlice(e.dev, []int32{1, 2}), nd.FromSlice(e.dev, []int32{-1}))
 		e.ints(w, nd.Int32, []int{2}, 1, -1)
 		e.ints(nd.Cumsum(nd.FromSlice(e.dev, []bool{true, true, false, true}), 0), nd.Int64, []int{4}, 1, 2, 2, 3)
