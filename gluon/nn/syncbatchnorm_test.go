@@ -10,6 +10,7 @@ import (
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/gluon/nn"
+	"github.com/goluon/goluon/internal/traintest"
 	"github.com/goluon/goluon/nd"
 )
 
@@ -31,59 +32,11 @@ func (b syncBN) params() []*gluon.Parameter {
 	return []*gluon.Parameter{b.Gamma, b.Beta, b.RunningMean, b.RunningVar}
 }
 
-// runBN initialises layer on devs in float64 with the given gamma and
-// beta, runs two training steps' forward and backward of Σ y·w over x
-// split evenly over devs (each context in its own goroutine), and returns
-// the second step's output and input gradient (rows in order), gamma's and
-// beta's gradients summed over the contexts, and each context's running
-// mean and variance.
+// runBN runs two training passes of layer over the whole batch split over
+// devs (traintest.BNPasses) and returns the second's results.
 func runBN(t *testing.T, layer bnLayer, devs []ctx.Context, x, w, gamma, beta []float64, shape []int) (y, dx, dg, db []float64, runs [][]float64) {
-	t.Helper()
-	for _, p := range layer.params() {
-		p.SetDType(nd.Float64)
-	}
-	if err := gluon.CollectParams(layer).Initialize(initializer.Zero(), devs, false); err != nil {
-		t.Fatal(err)
-	}
-	ps := layer.params()
-	ps[0].SetData(nd.FromSlice(ctx.CPU(0), gamma, len(gamma)))
-	ps[1].SetData(nd.FromSlice(ctx.CPU(0), beta, len(beta)))
-	n := len(devs)
-	per := shape[0] / n
-	row := len(x) / shape[0]
-	local := append([]int{per}, shape[1:]...)
-	for range 2 {
-		ys, xs := make([]*nd.NDArray, n), make([]*nd.NDArray, n)
-		nd.DefaultSession().Record(func() {
-			err := gluon.ForEachDevice(devs, func(i int, d ctx.Context) error {
-				xs[i] = nd.FromSlice(d, x[i*per*row:(i+1)*per*row], local...)
-				xs[i].AttachGrad(nd.GradWrite)
-				ys[i] = layer.Forward(xs[i])
-				wi := nd.FromSlice(d, w[i*per*row:(i+1)*per*row], local...)
-				nd.Backward([]*nd.NDArray{nd.Sum(nd.Mul(ys[i], wi))}, nil, false)
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-		})
-		y, dx = nil, nil
-		for i := range devs {
-			y = append(y, ys[i].Float64s()...)
-			dx = append(dx, xs[i].Grad().Float64s()...)
-		}
-	}
-	dg, db = make([]float64, len(gamma)), make([]float64, len(beta))
-	for _, d := range devs {
-		for i, v := range ps[0].Grad(d).Float64s() {
-			dg[i] += v
-		}
-		for i, v := range ps[1].Grad(d).Float64s() {
-			db[i] += v
-		}
-		runs = append(runs, ps[2].Data(d).Float64s(), ps[3].Data(d).Float64s())
-	}
-	return
+	r := traintest.BNPasses(t, layer, layer.params(), devs, x, w, gamma, beta, shape, 0, shape[0])
+	return r.Y, r.DX, r.DGamma, r.DBeta, r.Runs
 }
 
 // TestSyncBatchNormMatchesOneContext: SyncBatchNorm on 4 contexts with 2

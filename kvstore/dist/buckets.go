@@ -51,7 +51,7 @@ func (s *Store) StartAllReduce(bufs []*nd.NDArray) (wait func() error, err error
 	if err != nil {
 		return nil, err
 	}
-	view := bufView(buf, dt, n)
+	view := bufView(buf, dt, 0, n)
 	if len(bufs) == 1 {
 		bufs[0].ReadInto(view)
 	} else {
@@ -114,12 +114,13 @@ func (s *Store) giveBuffer(b *mpi.Buffer) {
 	s.mu.Unlock()
 }
 
-// bufView returns the first n elements of b as a []float32 or []float64.
-func bufView(b *mpi.Buffer, dt nd.DType, n int) any {
+// bufView returns n elements of b from element off, as a []float32 or
+// []float64.
+func bufView(b *mpi.Buffer, dt nd.DType, off, n int) any {
 	if dt == nd.Float64 {
-		return b.Float64s()[:n]
+		return b.Float64s()[off : off+n]
 	}
-	return b.Float32s()[:n]
+	return b.Float32s()[off : off+n]
 }
 
 // BeginBuckets implements kvstore.AsyncAllReducer: one control exchange

@@ -138,9 +138,4 @@ func (s *Store) exchange(keys []string, values [][]*nd.NDArray, dt nd.DType, byt
 
 // view returns n elements of the fusion buffer from element off, as a
 // []float32 or []float64.
-func (s *Store) view(dt nd.DType, off, n int) any {
-	if dt == nd.Float64 {
-		return s.fusion.Float64s()[off : off+n]
-	}
-	return s.fusion.Float32s()[off : off+n]
-}
+func (s *Store) view(dt nd.DType, off, n int) any { return bufView(s.fusion, dt, off, n) }

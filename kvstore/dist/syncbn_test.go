@@ -8,12 +8,11 @@ import (
 
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
-	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/gluon/nn"
+	"github.com/goluon/goluon/internal/traintest"
 	"github.com/goluon/goluon/kvstore/dist"
 	"github.com/goluon/goluon/kvstore/mpi"
 	"github.com/goluon/goluon/kvstore/mpi/mpitest"
-	"github.com/goluon/goluon/nd"
 )
 
 // TestSyncBatchNormAcrossWorkers: SyncBatchNorm in 2 processes × 2
@@ -23,60 +22,17 @@ func TestSyncBatchNormAcrossWorkers(t *testing.T) {
 	mpitest.Run(t, 2, "TestSyncBatchNormWorker", nil).Check(t, 2, "TestSyncBatchNormWorker")
 }
 
-// bnStep runs two training passes of Σ y·w through layer over x, split
-// over devs (rows lo..hi of the batch), and returns the output and input
-// gradient rows, gamma's and beta's gradients summed over devs, and the
-// running statistics of every context.
+// bnStep runs two training passes of layer (traintest.BNPasses) over rows
+// lo..hi of x, split over devs, with gamma 1+0.3c and beta 0.1c−0.2.
 func bnStep(t *testing.T, layer gluon.Block, ps []*gluon.Parameter, devs []ctx.Context, x, w []float64, shape []int, lo, hi int) (y, dx, dg, db []float64, runs [][]float64) {
 	t.Helper()
-	for _, p := range ps {
-		p.SetDType(nd.Float64)
-	}
-	if err := gluon.CollectParams(layer).Initialize(initializer.Zero(), devs, false); err != nil {
-		t.Fatal(err)
-	}
 	c := shape[1]
 	gamma, beta := make([]float64, c), make([]float64, c)
 	for i := range gamma {
 		gamma[i], beta[i] = 1+0.3*float64(i), 0.1*float64(i)-0.2
 	}
-	ps[0].SetData(nd.FromSlice(ctx.CPU(0), gamma, c))
-	ps[1].SetData(nd.FromSlice(ctx.CPU(0), beta, c))
-	row := len(x) / shape[0]
-	per := (hi - lo) / len(devs)
-	local := append([]int{per}, shape[1:]...)
-	for range 2 {
-		ys, xs := make([]*nd.NDArray, len(devs)), make([]*nd.NDArray, len(devs))
-		nd.DefaultSession().Record(func() {
-			err := gluon.ForEachDevice(devs, func(i int, d ctx.Context) error {
-				a, b := (lo+i*per)*row, (lo+(i+1)*per)*row
-				xs[i] = nd.FromSlice(d, x[a:b], local...)
-				xs[i].AttachGrad(nd.GradWrite)
-				ys[i] = layer.Forward(xs[i])
-				nd.Backward([]*nd.NDArray{nd.Sum(nd.Mul(ys[i], nd.FromSlice(d, w[a:b], local...)))}, nil, false)
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-		})
-		y, dx = nil, nil
-		for i := range devs {
-			y = append(y, ys[i].Float64s()...)
-			dx = append(dx, xs[i].Grad().Float64s()...)
-		}
-	}
-	dg, db = make([]float64, c), make([]float64, c)
-	for _, d := range devs {
-		for i, v := range ps[0].Grad(d).Float64s() {
-			dg[i] += v
-		}
-		for i, v := range ps[1].Grad(d).Float64s() {
-			db[i] += v
-		}
-		runs = append(runs, ps[2].Data(d).Float64s(), ps[3].Data(d).Float64s())
-	}
-	return
+	r := traintest.BNPasses(t, layer, ps, devs, x, w, gamma, beta, shape, lo, hi)
+	return r.Y, r.DX, r.DGamma, r.DBeta, r.Runs
 }
 
 func TestSyncBatchNormWorker(t *testing.T) {
