@@ -47,6 +47,7 @@ using std::trunc;
 
 #include "kernels/batchnorm.cu"
 #include "kernels/cast.cu"
+#include "kernels/collective.cu"
 #include "kernels/conv.cu"
 #include "kernels/elementwise.cu"
 #include "kernels/gather.cu"
@@ -112,7 +113,14 @@ struct emuKernel {
 	K(cast_##SS##_##D1S, P(0, D1*), P(1, S*), P(2, i64)), K(cast_##SS##_##D2S, P(0, D2*), P(1, S*), P(2, i64)), \
 	K(cast_##SS##_##D3S, P(0, D3*), P(1, S*), P(2, i64)), K(cast_##SS##_##D4S, P(0, D4*), P(1, S*), P(2, i64))
 
+// The sum over virtual GPUs (collective.cu).
+#define VSUM_K(SUF, T)                                                                                      \
+	K(vsum_##SUF, P(0, i64), P(1, i64), P(2, T*), P(3, T*), P(4, T*), P(5, T*), P(6, T*), P(7, T*),     \
+		P(8, T*), P(9, T*))
+
 static const emuKernel emuKernels[] = {
+	VSUM_K(f32, float),
+	VSUM_K(f64, double),
 	ALL_TYPES(f32, float),
 	ALL_TYPES(f64, double),
 	ALL_TYPES(i32, int),
@@ -131,6 +139,7 @@ static const emuKernel emuKernels[] = {
 	CASTS(u8, u8, f32, float, f64, double, i32, int, i64, i64),
 };
 #undef CASTS
+#undef VSUM_K
 #undef FLOATS
 #undef TO_BOOL
 #undef ALL_TYPES

@@ -173,16 +173,13 @@ func commsFor(devs []*device) ([]C.ncComm, error) {
 	return s.comms, s.err
 }
 
-// AllReduceSum implements backend.Collective with NCCL: the buffers'
-// first n elements are summed in place, each device's part queued on its
-// stream by its worker (one thread per GPU, as NCCL allows), so that it
-// runs after the work queued there before. It applies to float32 and
-// float64 buffers on distinct physical GPUs, with NCCL loaded; a set of
-// virtual GPUs on one card is left to the caller.
-func (b *Backend) AllReduceSum(bufs []backend.Arg, n int) (bool, error) {
-	if len(bufs) == 0 || n == 0 {
-		return true, nil
-	}
+// allReduceNCCL is AllReduceSum through NCCL: the buffers' first n
+// elements are summed in place, each device's part queued on its stream
+// by its worker (one thread per GPU, as NCCL allows), so that it runs
+// after the work queued there before. It applies to float32 and float64
+// buffers on distinct physical GPUs, with NCCL loaded, and declines
+// anything else.
+func (b *Backend) allReduceNCCL(bufs []backend.Arg, n int) (bool, error) {
 	devs := make([]*device, len(bufs))
 	seen := map[*physical]bool{}
 	dt := buf(bufs[0]).dt

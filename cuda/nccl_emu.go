@@ -11,6 +11,5 @@ import (
 // NCCLPath reports that the emulator has no NCCL.
 func NCCLPath() (string, int, error) { return "", 0, errors.New("cuda: no NCCL on the emulator") }
 
-// AllReduceSum declines: the emulator has no NCCL, so callers reduce with
-// copies and elementwise sums.
-func (b *Backend) AllReduceSum([]backend.Arg, int) (bool, error) { return false, nil }
+// allReduceNCCL declines: the emulator has no NCCL.
+func (b *Backend) allReduceNCCL([]backend.Arg, int) (bool, error) { return false, nil }

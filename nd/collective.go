@@ -4,12 +4,13 @@ import "github.com/goluon/goluon/nd/backend"
 
 // LibraryAllReduce sums bufs, one-dimensional arrays of one size and
 // dtype on distinct contexts of one backend, in place with the backend's
-// collective library (NCCL between physical GPUs; backend.Collective). It
-// reports false, having done nothing, when no library applies to them —
-// the CPU, virtual GPUs on one card, no library found or turned off (the
-// cuda backend's GOLUON_NCCL=0) —
-// and the caller then reduces with copies. The library's sums are in its
-// own order: equal to a fixed-order sum within rounding, not bitwise. It
+// collective (backend.Collective): on the cuda backend, one kernel over
+// virtual GPUs of one card, whose sum is in the order given, bitwise as
+// the copies' fixed-order sum, and NCCL between physical GPUs, whose sums
+// are in its own order (equal within rounding, not bitwise). It reports
+// false, having done nothing, when no collective applies to them — the
+// CPU, an unsupported dtype, NCCL missing or turned off (GOLUON_NCCL=0,
+// GOLUON_VREDUCE=0) — and the caller then reduces with copies. It
 // is not recorded. The work is queued on the devices; a failure to queue
 // it is returned.
 func LibraryAllReduce(bufs []*NDArray) (bool, error) {

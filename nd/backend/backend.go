@@ -88,11 +88,12 @@ type SyncCounter interface {
 	SyncStats(dev ctx.Context) SyncStats
 }
 
-// Collective is implemented by backends with a collective library for
-// their devices (NCCL). AllReduceSum sums the first n elements of the
-// buffers, one per device, in place; it returns false, having done
-// nothing, when the library does not apply to these buffers (the caller
-// then reduces with Copy and Binary). The sum's order is the library's.
+// Collective is implemented by backends with collectives of their own
+// for their devices (a kernel over virtual GPUs, NCCL). AllReduceSum sums
+// the first n elements of the buffers, one per device, in place; it
+// returns false, having done nothing, when no collective applies to these
+// buffers (the caller then reduces with Copy and Binary). The sum's order
+// is the collective's.
 type Collective interface {
 	AllReduceSum(bufs []Arg, n int) (bool, error)
 }
