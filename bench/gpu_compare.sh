@@ -13,7 +13,17 @@
 #   BIN=bin/cuda/cuda.test bash bench/gpu_compare.sh
 # KEEP=dir keeps every run's raw output; SCALE multiplies the iteration
 # counts on both sides; PY names the Python that has torch; ONLY=a,b runs
-# those workloads alone (lenet mlp cifar infer ops).
+# those workloads alone (lenet mlp cifar infer ops, and resnet50).
+#
+# resnet50 is not in the default list: ResNet-50's training step and
+# inference (224x224, batch 32; BenchmarkTrainStepResNet50GPU and
+# BenchmarkInferResNet50GPU in cuda/bench_resnet_test.go, two Go runs in
+# one file) against torchvision's resnet50, run with TF32 on both sides
+# (GOLUON_CUDNN_TF32=1, --tf32: cuDNN and, in PyTorch, matmuls; Goluon's
+# cuBLAS products stay float32); TF32=0 turns it off on both sides
+# (GOLUON_CUDNN_TF32=0, --no-tf32). The PyTorch run's standard error, with
+# its TF32 settings, goes to py-REP-resnet50.err.
+#   BIN=bin/cuda/cuda.test ONLY=resnet50 REPS=3 bash bench/gpu_compare.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPS=${REPS:-5}
@@ -21,6 +31,7 @@ SCALE=${SCALE:-1}
 BIN=${BIN:-bin/cuda/cuda.test}
 PY=${PY:-python3}
 ONLY=${ONLY:-lenet,mlp,cifar,infer,ops}
+TF32=${TF32:-1}
 out=${KEEP:-$(mktemp -d)}
 mkdir -p "$out"
 
@@ -47,6 +58,17 @@ for r in $(seq 1 "$REPS"); do
 				gobench OpLatency 5000
 			} >"$out/go-$r-ops.txt"
 			$PY bench/pytorch_gpu_bench.py --scale "$SCALE" --only OpOverhead,OpLatency >"$out/py-$r-ops.json"
+			;;
+		resnet50)
+			if [ "$TF32" = 1 ]; then tf=(1 --tf32); else tf=(0 --no-tf32); fi
+			{
+				GOLUON_CUDNN_TF32=${tf[0]} gobench 'TrainStepResNet50GPU' 40
+				GOLUON_CUDNN_TF32=${tf[0]} gobench 'InferResNet50GPU' 100
+			} >"$out/go-$r-resnet50.txt"
+			$PY bench/pytorch_gpu_bench.py --scale "$SCALE" "${tf[1]}" \
+				--only TrainStepResNet50GPU/gpu0,InferResNet50GPU \
+				>"$out/py-$r-resnet50.json" 2>"$out/py-$r-resnet50.err" ||
+				{ cat "$out/py-$r-resnet50.err" >&2; exit 1; }
 			;;
 		*) echo "gpu_compare.sh: unknown workload $w" >&2; exit 2 ;;
 		esac

@@ -13,6 +13,15 @@ Benchmark prefix): samples/s, or us/op for the per-op costs.
               GPU busy, synchronised once at the end (the host cost of an op)
   OpLatency:  the same op with its result copied to host memory each time
               (launch to result)
+  TrainStepResNet50GPU/gpu0, InferResNet50GPU: torchvision's resnet50
+              (weights=None, 1000 classes) at 3x224x224, batch 32, SGD with
+              learning rate 0.01 and momentum 0.9 (cuda/bench_resnet_test.go;
+              run with --tf32 beside GOLUON_CUDNN_TF32=1 for TF32 on both
+              sides)
+
+TF32: PyTorch's defaults allow it in cuDNN's convolutions and not in
+matmuls; --tf32 allows it in both, --no-tf32 in neither. The settings in
+force go to standard error with the device and versions, as one JSON line.
 """
 import argparse
 import json
@@ -36,6 +45,51 @@ def op_us(latency, warmup, iters):
     return timed(step, warmup, iters, torch.cuda.synchronize) * 1e6 / iters
 
 
+def new_tf32_api():
+    """Whether this torch has the fp32_precision settings (2.9 and later),
+    which replace the allow_tf32 flags; mixing the two makes torch raise.
+    (Older torch.backends.cuda.matmul raises AssertionError for unknown
+    attributes, so hasattr does not do.)"""
+    try:
+        torch.backends.cuda.matmul.fp32_precision
+        torch.backends.cudnn.conv.fp32_precision
+        return True
+    except (AttributeError, AssertionError):
+        return False
+
+
+def set_tf32(on):
+    """Allows TF32 in cuDNN and matmuls, or forbids it in both."""
+    mode = "tf32" if on else "ieee"
+    if new_tf32_api():
+        # cuDNN's own setting and its conv and rnn ones alike, so that no
+        # getter sees the mixture torch reports as an error.
+        for obj in (torch.backends.cudnn, torch.backends.cudnn.conv,
+                    getattr(torch.backends.cudnn, "rnn", None), torch.backends.cuda.matmul):
+            if obj is not None and hasattr(obj, "fp32_precision"):
+                obj.fp32_precision = mode
+    else:
+        torch.backends.cuda.matmul.allow_tf32 = on
+        torch.backends.cudnn.allow_tf32 = on
+
+
+def tf32_state():
+    """Whether convolutions and matmuls may use TF32, read through the API
+    that set_tf32 writes (with the settings themselves under the new one)."""
+    if new_tf32_api():
+        conv = torch.backends.cudnn.conv.fp32_precision
+        mm = torch.backends.cuda.matmul.fp32_precision
+        return {"cudnn_tf32": conv == "tf32", "matmul_tf32": mm == "tf32",
+                "cudnn_conv_fp32_precision": conv, "matmul_fp32_precision": mm}
+    return {"cudnn_tf32": torch.backends.cudnn.allow_tf32,
+            "matmul_tf32": torch.backends.cuda.matmul.allow_tf32}
+
+
+def resnet50():
+    from torchvision.models import resnet50 as build
+    return build(weights=None)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--scale", type=float, default=1.0,
@@ -43,12 +97,16 @@ def main():
     ap.add_argument("--no-tf32", action="store_true",
                     help="turn TF32 off for convolutions too (PyTorch allows it there by default; "
                          "Goluon's cuDNN convolutions use full float32 unless GOLUON_CUDNN_TF32=1)")
+    ap.add_argument("--tf32", action="store_true",
+                    help="allow TF32 in matmuls too (the pairing of GOLUON_CUDNN_TF32=1, "
+                         "as gpu_compare.sh's resnet50 workload runs it)")
     ap.add_argument("--only", default="",
-                    help="comma-separated workloads to run (default: all)")
+                    help="comma-separated workloads to run (default: all but the ResNet-50 ones)")
     a = ap.parse_args()
-    if a.no_tf32:
-        torch.backends.cudnn.allow_tf32 = False
-        torch.backends.cuda.matmul.allow_tf32 = False
+    if a.no_tf32 and a.tf32:
+        sys.exit("pytorch_gpu_bench.py: --tf32 and --no-tf32 exclude each other")
+    if a.no_tf32 or a.tf32:
+        set_tf32(a.tf32)
 
     def it(n):
         return max(1, int(n * a.scale))
@@ -68,6 +126,11 @@ def main():
         return train_step(net, torch.optim.RMSprop(net.parameters(), lr=1e-4, alpha=0.9),
                           [B, 3, 32, 32], 10, it(300), dev)
 
+    def resnet50_step():
+        net = resnet50().to(dev)
+        return train_step(net, torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9),
+                          [32, 3, 224, 224], 5, it(40), dev)
+
     workloads = {
         "TrainStepLeNetGPU/gpu0": lenet_step,
         "TrainStepMLPGPU/gpu0": mlp_step,
@@ -75,8 +138,11 @@ def main():
         "InferLeNetGPU": lambda: infer(lenet().to(dev), [B, 1, 28, 28], 20, it(1000), dev),
         "OpOverhead": lambda: op_us(False, 100, it(20000)),
         "OpLatency": lambda: op_us(True, 100, it(5000)),
+        "TrainStepResNet50GPU/gpu0": resnet50_step,
+        "InferResNet50GPU": lambda: infer(resnet50().to(dev), [32, 3, 224, 224], 5, it(100), dev),
     }
-    only = [w for w in a.only.split(",") if w] if a.only else list(workloads)
+    only = ([w for w in a.only.split(",") if w] if a.only
+            else [w for w in workloads if "ResNet50" not in w])
     res = {}
     for w in only:
         if w not in workloads:
@@ -84,11 +150,10 @@ def main():
         res[w] = workloads[w]()
     json.dump(res, sys.stdout)
     print()
-    print(json.dumps({"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
-                      "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(),
-                      "cudnn_tf32": torch.backends.cudnn.allow_tf32,
-                      "matmul_tf32": torch.backends.cuda.matmul.allow_tf32}),
-          file=sys.stderr)
+    info = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
+            "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version()}
+    info.update(tf32_state())
+    print(json.dumps(info), file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -151,15 +151,21 @@ func BenchmarkInferLeNetGPUParts(b *testing.B) {
 // inferBench times step on LeNet in predict mode, given a batch of 128 in
 // host memory (x) and its copy on gpu(0) (xd).
 func inferBench(b *testing.B, step func(net gluon.Block, x, xd *nd.NDArray)) {
+	inferNetBench(b, modelzoo.LeNet(), []int{128, 1, 28, 28}, step)
+}
+
+// inferNetBench times step on net in predict mode, given a batch of shape
+// (the batch first) in host memory (x) and its copy on gpu(0) (xd), and
+// reports samples/s.
+func inferNetBench(b *testing.B, net gluon.Block, shape []int, step func(net gluon.Block, x, xd *nd.NDArray)) {
 	needGPUs(b, 1)
 	nd.Seed(1)
-	net := modelzoo.LeNet()
 	dev := ctx.GPU(0)
 	if err := gluon.CollectParams(net).Initialize(initializer.Xavier{}, []ctx.Context{dev}, false); err != nil {
 		b.Fatal(err)
 	}
-	const batch = 128
-	x := nd.RandomUniform(ctx.CPU(0), nd.Float32, 0, 1, batch, 1, 28, 28)
+	batch := shape[0]
+	x := nd.RandomUniform(ctx.CPU(0), nd.Float32, 0, 1, shape...)
 	xd := x.CopyTo(dev)
 	run := func() {
 		s := nd.NewScope()
