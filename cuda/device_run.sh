@@ -11,7 +11,7 @@
 #   bash cuda/device_run.sh info smoke tests equiv bench mnist ...
 # phases: info smoke conformance tests optimizer equiv memory bench profile mnist
 #         mnist4 mnistseeds cifar minigooglenet mnistbn inferparts inferab profile4
-#         scale dptests mnistbn4
+#         scale dptests mnistbn4 vreduce bndiag resnet50
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
@@ -117,7 +117,7 @@ for p in "$@"; do
 			sort -k1,2 -s | awk '{k=$1" "$2; a[k]=a[k]" "int($3); y[k]=$5} END {for (k in a) print k":", a[k], "syncs/step", y[k]}' | sort
 		;;
 	dptests) # data parallelism on 4 virtual GPUs: no host syncs, NCCL one-rank smoke, copies, equivalence
-		GOLUON_VIRTUAL_GPUS=4 phase dptests 180 $R/cuda.test -test.run 'DataParallel|NCCL|Copy|Concurrent|LeNetGrads' -test.v
+		GOLUON_VIRTUAL_GPUS=4 phase dptests 180 $R/cuda.test -test.run 'DataParallel|NCCL|Copy|Concurrent|LeNetGrads|VirtualAllReduce' -test.v
 		GOLUON_VIRTUAL_GPUS=4 phase dptests 180 $R/gluon.test -test.run 'TestEquivalenceGPU' -test.v
 		grep -E '^(--- |ok|FAIL|PASS)|nccl_test|dataparallel_test|largest|differ' "$LOGS/dptests.log" | head -40
 		;;
@@ -125,6 +125,30 @@ for p in "$@"; do
 		phase mnistbn4 300 $R/mnist-convnet-bn -contexts gpu:0 -epochs ${EPOCHS:-1} -data bin/fashion -out "$LOGS/bn1"
 		GOLUON_VIRTUAL_GPUS=4 phase mnistbn4 300 $R/mnist-convnet-bn -contexts gpu:0,gpu:1,gpu:2,gpu:3 -epochs ${EPOCHS:-1} -data bin/fashion -out "$LOGS/bn4"
 		grep -E 'epoch|total|^\{' "$LOGS/mnistbn4.log" | cut -c1-200
+		;;
+	vreduce) # steps on 1 and 4 virtual GPUs: buckets summed by one kernel (default) against copies (GOLUON_VREDUCE=0), alternating, REPS times
+		for r in $(seq 1 "${REPS:-3}"); do
+			for m in kernel copies; do
+				echo "## $m run" >>"$LOGS/vreduce.log"
+				v=1
+				[ $m = copies ] && v=0
+				GOLUON_VREDUCE=$v GOLUON_VIRTUAL_GPUS=4 phase vreduce 120 $R/cuda.test -test.run '^$' \
+					-test.bench 'TrainStep(LeNet|KerasCIFAR|MLP)GPU' -test.benchtime "${SCALE_ITERS:-300}x"
+			done
+		done
+		awk '/^## /{v=$2} /^Benchmark/{for(i=3;i<NF;i++) if($(i+1)=="samples/s"){s=$i}; print v, $1, s}' "$LOGS/vreduce.log" |
+			sort -k1,2 -s | awk '{k=$1" "$2; a[k]=a[k]" "int($3)} END {for (k in a) print k":", a[k]}' | sort
+		;;
+	bndiag) # mnist-convnet-bn's validation on 4 virtual GPUs: against gpu:0 at the same global batch (as few BatchNorm updates), SyncBatchNorm, more epochs
+		phase bndiag 120 $R/mnist-convnet-bn -contexts gpu:0 -epochs 1 -batch-size 512 -data bin/fashion -out "$LOGS/bnd-g0b512"
+		GOLUON_VIRTUAL_GPUS=4 phase bndiag 120 $R/mnist-convnet-bn -contexts gpu:0,gpu:1,gpu:2,gpu:3 -epochs 1 -sync-bn -data bin/fashion -out "$LOGS/bnd-4sync"
+		GOLUON_VIRTUAL_GPUS=4 phase bndiag 150 $R/mnist-convnet-bn -contexts gpu:0,gpu:1,gpu:2,gpu:3 -epochs 4 -data bin/fashion -out "$LOGS/bnd-4e4"
+		phase bndiag 150 $R/mnist-convnet-bn -contexts gpu:0 -epochs 4 -batch-size 512 -data bin/fashion -out "$LOGS/bnd-g0b512e4"
+		grep -E '^==|^Epoch' "$LOGS/bndiag.log" | cut -c1-200
+		;;
+	resnet50) # ResNet-50 (224x224, batch 32) training step and inference against PyTorch eager, in pairs
+		phase resnet50 300 env BIN=$R/cuda.test KEEP="$LOGS/resnet50-raw" ONLY=resnet50 REPS=${REPS:-3} bash bench/gpu_compare.sh
+		tail -22 "$LOGS/resnet50.log"
 		;;
 	mnistbn) phase mnistbn 300 $R/mnist-convnet-bn -contexts gpu:0 -epochs 1 -data bin/fashion -out "$LOGS/mnistbn"; tail -6 "$LOGS/mnistbn.log" ;;
 	*) echo "device_run.sh: unknown phase $p" >&2 ;;
