@@ -6,7 +6,7 @@
 // checks the kernels' indexing and arithmetic and the host code's launches
 // without a GPU; it says nothing about speed or the PTX itself. Kernels
 // that cooperate through shared memory and __syncthreads (reduce_block_*,
-// bn_sums_*, bias_relu_sums_*) run each block with one POSIX thread per CUDA thread (at
+// bn_sums_*, bias_relu_sums_*, cumsum_block_*) run each block with one POSIX thread per CUDA thread (at
 // most 8) and a barrier, one block at a time.
 
 #include <cmath>
@@ -51,6 +51,7 @@ using std::trunc;
 #include "kernels/conv.cu"
 #include "kernels/elementwise.cu"
 #include "kernels/gather.cu"
+#include "kernels/index.cu"
 #include "kernels/pool.cu"
 #include "kernels/reduce.cu"
 
@@ -108,6 +109,19 @@ struct emuKernel {
 	K(bn_backward_finish_##SUF, P(0, double*), P(1, i64), P(2, i64), P(3, double), P(4, T*), P(5, T*), \
 		P(6, T*), P(7, i64), P(8, T*), P(9, T*), P(10, T*)),                                        \
 	K(bn_dx_##SUF, P(0, T*), P(1, T*), P(2, T*), P(3, i64), P(4, i64), P(5, i64), P(6, T*), P(7, i64))
+// The indexing kernels of every storage type (index.cu).
+#define INDEX_K(SUF, T)                                                                                     \
+	K(gather_##SUF, P(0, T*), P(1, T*), P(2, void*), P(3, i64), P(4, GatherDims)),                      \
+	K(scatter_add_##SUF, P(0, T*), P(1, T*), P(2, void*), P(3, i64), P(4, GatherDims)),                 \
+	K(scatter_add_sorted_##SUF, P(0, T*), P(1, T*), P(2, i64*), P(3, i64*), P(4, i64), P(5, i64),       \
+		P(6, i64), P(7, i64), P(8, i64), P(9, i64)),                                                \
+	K(where_##SUF, P(0, T*), P(1, u8*), P(2, T*), P(3, T*), P(4, i64), P(5, Dims)),                     \
+	K(cumsum_##SUF, P(0, T*), P(1, T*), P(2, i64), P(3, i64), P(4, i64)),                               \
+	K(cumsum_block_##SUF, P(0, T*), P(1, T*), P(2, i64), P(3, i64), P(4, i64)),                         \
+	K(sort_runs_##SUF, P(0, T*), P(1, i64*), P(2, i64), P(3, T*), P(4, i64), P(5, i64), P(6, i64),      \
+		P(7, i64)),                                                                                 \
+	K(sort_merge_##SUF, P(0, T*), P(1, i64*), P(2, i64), P(3, T*), P(4, i64*), P(5, i64), P(6, i64),    \
+		P(7, i64), P(8, i64), P(9, i64))
 // cast_S_D from S to every other storage type.
 #define CASTS(SS, S, D1S, D1, D2S, D2, D3S, D3, D4S, D4)                                                    \
 	K(cast_##SS##_##D1S, P(0, D1*), P(1, S*), P(2, i64)), K(cast_##SS##_##D2S, P(0, D2*), P(1, S*), P(2, i64)), \
@@ -137,12 +151,19 @@ static const emuKernel emuKernels[] = {
 	CASTS(i32, int, f32, float, f64, double, i64, i64, u8, u8),
 	CASTS(i64, i64, f32, float, f64, double, i32, int, u8, u8),
 	CASTS(u8, u8, f32, float, f64, double, i32, int, i64, i64),
+	INDEX_K(f32, float),
+	INDEX_K(f64, double),
+	INDEX_K(i32, int),
+	INDEX_K(i64, i64),
+	INDEX_K(u8, u8),
+	K(index_resolve, P(0, i64*), P(1, void*), P(2, i64), P(3, GatherDims), P(4, i64), P(5, i64)),
 };
 #undef CASTS
 #undef VSUM_K
 #undef FLOATS
 #undef TO_BOOL
 #undef ALL_TYPES
+#undef INDEX_K
 #undef K
 
 // emuFind returns the emulated kernel called name, or NULL.
@@ -205,7 +226,8 @@ extern "C" int goluon_emu_launch(const char* name, unsigned int grid, unsigned i
 	for (int i = 0; i < n; i++) params[i] = (void*)(blob + offs[i]);
 	const emuKernel* k = emuFind(name);
 	if (k == NULL) return -1;
-	if (!strncmp(name, "reduce_block_", 13) || !strncmp(name, "bn_sums_", 8) || !strncmp(name, "bias_relu_sums_", 15))
+	if (!strncmp(name, "reduce_block_", 13) || !strncmp(name, "bn_sums_", 8) || !strncmp(name, "bias_relu_sums_", 15) ||
+			!strncmp(name, "cumsum_block_", 13))
 		return emu_cooperative(k, grid, block, params);
 	gridDim = {grid, 1, 1};
 	blockDim = {block, 1, 1};
