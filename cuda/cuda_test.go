@@ -72,8 +72,7 @@ func TestGradChecksGPU0(t *testing.T) {
 }
 
 // TestSessionChecksGPU0 runs every gradient case in a session of its own
-// on gpu(0): the backend's host fallbacks (indexing, sorting) keep the
-// session too.
+// on gpu(0), the indexing and sorting kernels' temporaries included.
 func TestSessionChecksGPU0(t *testing.T) {
 	needGPUs(t, 1)
 	ndtest.SessionChecks(t, ctx.GPU(0))
