@@ -71,9 +71,11 @@ func ExampleTrainer() {
 // of registration: the 16 KiB first bucket takes the last layer and the
 // first layer's bias, the first layer's weight does not fit and starts a
 // second; both were summed during
-// backward and updated with one optimizer call per context, and each
-// context received half of each bucket twice (reduce-scatter, then
-// all-gather) besides its half of the batch.
+// backward and updated with one optimizer call per context. CPU contexts
+// share the host's memory, so the backend sums the buckets in place: cpu(1)
+// received only its half of the batch. (Contexts without such a
+// collective receive half of each bucket twice: reduce-scatter, then
+// all-gather.)
 func ExampleTrainer_Stats() {
 	devs := []ctx.Context{ctx.CPU(0), ctx.CPU(1)}
 	nd.Seed(1)
@@ -98,7 +100,7 @@ func ExampleTrainer_Stats() {
 	fmt.Println("bytes into cpu(1):", s.Contexts[1].BytesIn, "of which the batch:", 4*64*4)
 	// Output:
 	// buckets: 2 [2856 16384] summed during backward: 2 fused updates: 2
-	// bytes into cpu(1): 20264 of which the batch: 1024
+	// bytes into cpu(1): 1024 of which the batch: 1024
 }
 
 // Gradient accumulation: two half-batches add their gradients (GradAdd),
