@@ -35,13 +35,17 @@ func (a *NDArray) claimFor(s *Session) {
 
 // claimIn settles the births of arrays used together by an operation that
 // does not go through sessionOf (in-place ops, host reads): in the session
-// of the first bound array among them, else in the default session.
+// of the first bound array among them, else in the calling goroutine's
+// open non-default session scope (scoped.go), else in the default session.
 func claimIn(arrs ...*NDArray) {
 	var s *Session
 	for _, a := range arrs {
 		if a != nil && s == nil {
 			s = a.sess.Load()
 		}
+	}
+	if s == nil && hasBirth(arrs) {
+		s = scoped.current()
 	}
 	if s == nil {
 		s = defaultSession
@@ -51,4 +55,14 @@ func claimIn(arrs ...*NDArray) {
 			a.claimFor(s)
 		}
 	}
+}
+
+// hasBirth reports whether any of arrs still has an unsettled birth.
+func hasBirth(arrs []*NDArray) bool {
+	for _, a := range arrs {
+		if a != nil && a.birth.Load() != nil {
+			return true
+		}
+	}
+	return false
 }

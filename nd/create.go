@@ -10,7 +10,7 @@ func init() { backend.Register(ctx.KindCPU, cpu.New()) }
 
 // Empty returns an array with unspecified contents.
 func Empty(dev ctx.Context, dt DType, shape ...int) *NDArray {
-	return bornSession.Empty(dev, dt, shape...)
+	return creator().Empty(dev, dt, shape...)
 }
 
 // Empty is the package-level Empty making an array of s.
@@ -22,7 +22,7 @@ func (s *Session) Empty(dev ctx.Context, dt DType, shape ...int) *NDArray {
 // converted to dt as AsType converts (truncated for integers, v != 0 for
 // Bool).
 func Full(dev ctx.Context, dt DType, v float64, shape ...int) *NDArray {
-	return bornSession.Full(dev, dt, v, shape...)
+	return creator().Full(dev, dt, v, shape...)
 }
 
 // Full is the package-level Full making an array of s.
@@ -36,7 +36,7 @@ func (s *Session) Full(dev ctx.Context, dt DType, v float64, shape ...int) *NDAr
 }
 
 // Zeros returns a float32 array of zeros (ZerosOf makes other dtypes).
-func Zeros(dev ctx.Context, shape ...int) *NDArray { return bornSession.Zeros(dev, shape...) }
+func Zeros(dev ctx.Context, shape ...int) *NDArray { return creator().Zeros(dev, shape...) }
 
 // Zeros is the package-level Zeros making an array of s.
 func (s *Session) Zeros(dev ctx.Context, shape ...int) *NDArray {
@@ -44,7 +44,7 @@ func (s *Session) Zeros(dev ctx.Context, shape ...int) *NDArray {
 }
 
 // Ones returns a float32 array of ones (OnesOf makes other dtypes).
-func Ones(dev ctx.Context, shape ...int) *NDArray { return bornSession.Ones(dev, shape...) }
+func Ones(dev ctx.Context, shape ...int) *NDArray { return creator().Ones(dev, shape...) }
 
 // Ones is the package-level Ones making an array of s.
 func (s *Session) Ones(dev ctx.Context, shape ...int) *NDArray {
@@ -53,7 +53,7 @@ func (s *Session) Ones(dev ctx.Context, shape ...int) *NDArray {
 
 // ZerosOf returns an array of zeros of dtype dt (false for Bool).
 func ZerosOf(dev ctx.Context, dt DType, shape ...int) *NDArray {
-	return bornSession.ZerosOf(dev, dt, shape...)
+	return creator().ZerosOf(dev, dt, shape...)
 }
 
 // ZerosOf is the package-level ZerosOf making an array of s.
@@ -63,7 +63,7 @@ func (s *Session) ZerosOf(dev ctx.Context, dt DType, shape ...int) *NDArray {
 
 // OnesOf returns an array of ones of dtype dt (true for Bool).
 func OnesOf(dev ctx.Context, dt DType, shape ...int) *NDArray {
-	return bornSession.OnesOf(dev, dt, shape...)
+	return creator().OnesOf(dev, dt, shape...)
 }
 
 // OnesOf is the package-level OnesOf making an array of s.
@@ -89,7 +89,7 @@ func FullLike(a *NDArray, v float64) *NDArray {
 // []uint8 and []bool give the dtype of that name, and []int gives Int64.
 // With no shape the array is one-dimensional.
 func FromSlice(dev ctx.Context, data any, shape ...int) *NDArray {
-	return bornSession.FromSlice(dev, data, shape...)
+	return creator().FromSlice(dev, data, shape...)
 }
 
 // FromSlice is the package-level FromSlice making an array of s.
@@ -119,7 +119,7 @@ func (s *Session) FromSlice(dev ctx.Context, data any, shape ...int) *NDArray {
 
 // Scalar returns a one-element array holding v.
 func Scalar(dev ctx.Context, dt DType, v float64) *NDArray {
-	return bornSession.Scalar(dev, dt, v)
+	return creator().Scalar(dev, dt, v)
 }
 
 // Scalar is the package-level Scalar making an array of s.
@@ -127,7 +127,7 @@ func (s *Session) Scalar(dev ctx.Context, dt DType, v float64) *NDArray { return
 
 // Arange returns the float32 values start, start+step, ... below stop.
 func Arange(dev ctx.Context, start, stop, step float64) *NDArray {
-	return bornSession.Arange(dev, start, stop, step)
+	return creator().Arange(dev, start, stop, step)
 }
 
 // Arange is the package-level Arange making an array of s.

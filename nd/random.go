@@ -109,7 +109,7 @@ func hostRandom(op string, s *Session, dev ctx.Context, dt DType, shape []int, d
 
 // RandomUniform draws values uniformly from [lo, hi).
 func RandomUniform(dev ctx.Context, dt DType, lo, hi float64, shape ...int) *NDArray {
-	return bornSession.RandomUniform(dev, dt, lo, hi, shape...)
+	return creator().RandomUniform(dev, dt, lo, hi, shape...)
 }
 
 // RandomUniform is the package-level RandomUniform making an array of s, from s's
@@ -125,7 +125,7 @@ func (s *Session) RandomUniform(dev ctx.Context, dt DType, lo, hi float64, shape
 
 // RandomNormal draws values from a normal distribution.
 func RandomNormal(dev ctx.Context, dt DType, mean, std float64, shape ...int) *NDArray {
-	return bornSession.RandomNormal(dev, dt, mean, std, shape...)
+	return creator().RandomNormal(dev, dt, mean, std, shape...)
 }
 
 // RandomNormal is the package-level RandomNormal making an array of s, from s's

@@ -13,7 +13,7 @@ import (
 // RandomInt draws integers uniformly from [lo, hi) into an array of the
 // integer dtype dt (Int32, Int64 or Uint8), as PyTorch's randint.
 func RandomInt(dev ctx.Context, dt DType, lo, hi int64, shape ...int) *NDArray {
-	return bornSession.RandomInt(dev, dt, lo, hi, shape...)
+	return creator().RandomInt(dev, dt, lo, hi, shape...)
 }
 
 // RandomInt is the package-level RandomInt making an array of s, from s's
@@ -149,7 +149,7 @@ func Categorical(weights *NDArray, n int, logits bool) *NDArray {
 // Permutation returns a random permutation of 0 … n−1 as an Int64 array
 // (NumPy's permutation, PyTorch's randperm).
 func Permutation(dev ctx.Context, n int) *NDArray {
-	return bornSession.Permutation(dev, n)
+	return creator().Permutation(dev, n)
 }
 
 // Permutation is the package-level Permutation making an array of s, from s's

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/internal/gid"
 )
 
 // Session is the autograd state of one goroutine tree: whether ops are
@@ -22,7 +23,11 @@ import (
 //   - arrays that belong to no session (parameters, gradient buffers,
 //     arrays made by the package-level functions) are neutral: they mix
 //     with arrays of any one session, and an op whose inputs are all
-//     neutral runs in the default session.
+//     neutral runs in the default session;
+//   - except on a goroutine inside a Record, Pause or mode scope of a
+//     session s other than the default one (s.PredictMode(func() {...})):
+//     there the package-level creation functions make arrays of s and an
+//     op on neutral inputs runs in s (scoped.go).
 //
 // The package-level functions (Zeros, NewScope, EnterRecording, and
 // autograd.Record, Pause, TrainMode, PredictMode) act on the default
@@ -33,9 +38,10 @@ import (
 // inside a tree (gluon.ForEachDevice, or any goroutine given the tree's
 // arrays) inherit its session through the arrays they work on. An op that
 // mixes arrays of two sessions is an error naming both (ErrSession), and
-// so is a Record, Pause or mode scope that ends while a scope of another
-// kind, opened after it, is still open: the scopes of one goroutine nest,
-// so that proves two trees share one session.
+// so is opening a Record, Pause or mode scope that would give its
+// goroutine another state than another goroutine's open scope of the same
+// session gives that one, or a Scope while another goroutine's Scope of
+// the session is open: two trees share one session.
 //
 // A Session is safe for concurrent use by the goroutines of its tree.
 type Session struct {
@@ -157,6 +163,32 @@ func (s *Session) enterMode(train bool) func() {
 type frame struct {
 	kind  string // "Record", "Pause" or "Mode"
 	train bool
+	g     uintptr // the goroutine that opened it (gid.Current)
+}
+
+// effect returns the state that the frames opened by goroutine g give:
+// recording and training, as IsRecording and IsTraining compute them from
+// the counters, and whether g has any frame at all.
+func effect(frames []*frame, g uintptr) (rec, train, any bool) {
+	var records, pauses, trains, predicts int
+	for _, f := range frames {
+		if f.g != g {
+			continue
+		}
+		any = true
+		switch f.kind {
+		case "Record":
+			records++
+		case "Pause":
+			pauses++
+		}
+		if f.train {
+			trains++
+		} else {
+			predicts++
+		}
+	}
+	return records > 0 && pauses == 0, predicts == 0 && trains > 0, any
 }
 
 func (f *frame) String() string {
@@ -171,36 +203,63 @@ func (f *frame) String() string {
 	return f.kind + "(predict)"
 }
 
+// push opens a scope on the calling goroutine. Opening a scope that would
+// give this goroutine another recording or mode than a scope open on
+// another goroutine gives that one is an ErrSession error, raised before
+// anything changes: the state of a session is shared by its goroutines, so
+// one of the two trees would run in the other's mode (a server's
+// PredictMode beside a learner's Record on the default session).
 func (s *Session) push(kind string, train bool) *frame {
-	f := &frame{kind: kind, train: train}
+	f := &frame{kind: kind, train: train, g: gid.Current()}
 	s.frameMu.Lock()
+	rec, tr, _ := effect(append(s.frames[:len(s.frames):len(s.frames)], f), f.g)
+	for _, o := range s.frames {
+		if o.g == f.g {
+			continue
+		}
+		if orec, otr, _ := effect(s.frames, o.g); orec != rec || otr != tr {
+			s.frameMu.Unlock()
+			fail("Session", ErrSession, "%v: %v opened while another goroutine's %v scope is open: %v's recording and mode are shared by its goroutines, so one of the two would run in the other's mode; serve with a gluon.Predictor, or give each goroutine tree its own Session (autograd.NewSession) and make its arrays with it", s, f, o, s)
+		}
+	}
 	s.frames = append(s.frames, f)
 	s.frameMu.Unlock()
+	if s.registered() {
+		scoped.push(f.g, s)
+	}
 	return f
 }
 
-// pop removes f, normally the newest open scope. Scopes of one goroutine
-// nest, so a scope that ends while a scope of another kind opened after it
-// is still open proves that two goroutine trees share s: each has been
-// running under the other's recording and mode. That is an ErrSession
-// error (raised after the counters are restored). Scopes of the same kind
-// may end in any order: per-device goroutines of one tree enter and leave
-// Record concurrently.
+// pop removes f, normally the newest open scope. The scopes of one
+// goroutine nest, so a scope that ends while a scope of another kind that
+// the same goroutine opened after it is still open (exit functions of
+// EnterRecording and the like called out of order) is an ErrSession error,
+// raised after the counters are restored. Scopes of the same kind may end
+// in any order.
 func (s *Session) pop(f *frame) {
 	s.frameMu.Lock()
 	i := slices.Index(s.frames, f)
 	var other *frame
 	for _, g := range s.frames[i+1:] {
-		if g.kind != f.kind || g.train != f.train {
+		if g.g == f.g && (g.kind != f.kind || g.train != f.train) {
 			other = g
 			break
 		}
 	}
 	s.frames = slices.Delete(s.frames, i, i+1)
 	s.frameMu.Unlock()
-	if other != nil {
-		fail("Session", ErrSession, "%v: a %v scope ended while a %v scope opened after it was still open: two goroutine trees use %v at once and each ran under the other's recording and mode; give each tree its own Session (autograd.NewSession) and make its arrays with it", s, f, other, s)
+	if s.registered() {
+		scoped.pop(f.g, s)
 	}
+	if other != nil {
+		fail("Session", ErrSession, "%v: a %v scope ended while a %v scope opened after it on the same goroutine was still open: end scopes in the reverse order of their opening", s, f, other)
+	}
+}
+
+// registered reports whether s's scopes go into the scope registry
+// (scoped.go): every session but the default, persistent and born ones.
+func (s *Session) registered() bool {
+	return s != defaultSession && !s.persistent && !s.born
 }
 
 func once(f func()) func() {
@@ -277,9 +336,11 @@ func (a *NDArray) Session() *Session {
 func (a *NDArray) Bound() bool { return a.sess.Load() != nil }
 
 // sessionOf returns the session an op on arrs runs in: the one session
-// their bound arrays share, or the default session when all are neutral.
-// Arrays of two different sessions are an ErrSession error naming both.
-// Nil arrays are skipped (callers check liveness first).
+// their bound arrays share; when all are neutral, the session of the
+// innermost scope of a non-default session that the calling goroutine has
+// open (scoped.go), else the default session. Arrays of two different
+// sessions are an ErrSession error naming both. Nil arrays are skipped
+// (callers check liveness first).
 func sessionOf(op string, arrs ...*NDArray) *Session {
 	var s *Session
 	for _, a := range arrs {
@@ -294,6 +355,9 @@ func sessionOf(op string, arrs ...*NDArray) *Session {
 			fail(op, ErrSession, "arrays of %v and %v mixed (shapes %v and %v): each goroutine tree keeps to its own session; make an array that trees share neutral with Persist", s, b, firstOf(s, arrs).shape, a.shape)
 		}
 		s = b
+	}
+	if s == nil {
+		s = scoped.current()
 	}
 	if s == nil {
 		s = defaultSession

@@ -61,14 +61,15 @@ func TestImportsPointDown(t *testing.T) {
 	// allowed lists, for the packages whose place is fixed, every module
 	// package they may depend on, directly or not.
 	allowed := map[string][]string{
-		"ctx":        nil,
-		"nd/backend": {"ctx"},
-		"nd/cpu":     {"ctx", "nd/backend"},
-		"cuda":       {"ctx", "nd/backend"}, // the device error kind is the seam's
-		"nd":         {"ctx", "nd/backend", "nd/cpu"},
-		"nd/ndtest":  {"ctx", "nd", "nd/backend", "nd/cpu"}, // not autograd
-		"autograd":   {"ctx", "nd", "nd/backend", "nd/cpu"},
-		"kvstore":    {"ctx", "nd", "nd/backend", "nd/cpu"}, // a sibling of autograd
+		"ctx":          nil,
+		"internal/gid": nil, // goroutine identity, for the sessions' checks
+		"nd/backend":   {"ctx"},
+		"nd/cpu":       {"ctx", "nd/backend"},
+		"cuda":         {"ctx", "nd/backend"}, // the device error kind is the seam's
+		"nd":           {"ctx", "internal/gid", "nd/backend", "nd/cpu"},
+		"nd/ndtest":    {"ctx", "internal/gid", "nd", "nd/backend", "nd/cpu"}, // not autograd
+		"autograd":     {"ctx", "internal/gid", "nd", "nd/backend", "nd/cpu"},
+		"kvstore":      {"ctx", "internal/gid", "nd", "nd/backend", "nd/cpu"}, // a sibling of autograd
 	}
 	for _, tags := range []string{"", "cudaemu"} {
 		g := graph(t, tags)

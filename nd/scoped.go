@@ -1,0 +1,86 @@
+package nd
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/goluon/goluon/internal/gid"
+)
+
+// scopeRegistry records, per goroutine, the sessions other than the default
+// one whose Record, Pause or mode scopes that goroutine has open. Inside
+// s.PredictMode(func() {...}) (or Record, Pause, TrainMode of s) the
+// calling goroutine's arrays belong to s even when the package-level
+// functions made them:
+//
+//   - nd.FromSlice, nd.Zeros and the other package-level creation functions
+//     make arrays of s, tracked by s's innermost Scope (and random draws
+//     come from s's generators);
+//   - an op whose inputs are all neutral (package-made arrays from
+//     elsewhere, a data loader's batches, parameters) runs in s.
+//
+// Goroutines that such a goroutine starts have no scope of their own open:
+// there the arrays' sessions decide, as before. While no scope of a
+// non-default session is open anywhere, the cost is one atomic load per
+// package-level creation and per op on neutral inputs; while one is open,
+// a lookup of the calling goroutine under a read lock.
+type scopeRegistry struct {
+	open atomic.Int64 // open frames of non-default sessions, all goroutines
+	mu   sync.RWMutex
+	by   map[uintptr][]*Session // goroutine → the sessions of its open frames, oldest first
+}
+
+var scoped = &scopeRegistry{by: map[uintptr][]*Session{}}
+
+// push notes that goroutine g opened a scope of s.
+func (r *scopeRegistry) push(g uintptr, s *Session) {
+	r.mu.Lock()
+	r.by[g] = append(r.by[g], s)
+	r.mu.Unlock()
+	r.open.Add(1)
+}
+
+// pop notes that a scope of s that goroutine g opened has ended (the last
+// one g opened, normally; exit functions may run on other goroutines).
+func (r *scopeRegistry) pop(g uintptr, s *Session) {
+	r.mu.Lock()
+	l := r.by[g]
+	for i := len(l) - 1; i >= 0; i-- {
+		if l[i] == s {
+			l = append(l[:i], l[i+1:]...)
+			break
+		}
+	}
+	if len(l) == 0 {
+		delete(r.by, g)
+	} else {
+		r.by[g] = l
+	}
+	r.mu.Unlock()
+	r.open.Add(-1)
+}
+
+// current returns the session of the innermost scope the calling goroutine
+// has open, among sessions other than the default one, or nil.
+func (r *scopeRegistry) current() *Session {
+	if !gid.Supported || r.open.Load() == 0 {
+		return nil
+	}
+	g := gid.Current()
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if l := r.by[g]; len(l) > 0 {
+		return l[len(l)-1]
+	}
+	return nil
+}
+
+// creator returns the session that the package-level creation functions
+// make arrays in: the calling goroutine's innermost non-default session
+// scope's (see scopeRegistry), else the born session (birth.go).
+func creator() *Session {
+	if s := scoped.current(); s != nil {
+		return s
+	}
+	return bornSession
+}
