@@ -1,10 +1,14 @@
-// Package onnx imports ONNX models as Goluon blocks: Load reads a model
-// file and returns a Model, a gluon Block (or MultiBlock, for several
-// inputs and outputs) whose floating-point initializers are Parameters, so
-// that it can be fine-tuned like any network.
+// Package onnx imports ONNX models as Goluon blocks and exports Goluon
+// networks as ONNX models. Load reads a model file and returns a Model, a
+// gluon Block (or MultiBlock, for several inputs and outputs) whose
+// floating-point initializers are Parameters, so that it can be fine-tuned
+// like any network. Save (Export) writes a network's inference form, opset
+// 17, from the blocks' gluon.ONNXExporter forms: the nn layers and
+// containers and the model zoo's ResNets, VGGs and MobileNetV2 have one.
 //
 //	m, err := onnx.Load("resnet18.onnx")
 //	y := m.Forward(x)
+//	err = onnx.Save("mine.onnx", net, []int{1, 3, 224, 224}, onnx.ExportOpts{})
 //
 // The graph runs op by op on the input's context, recorded by autograd
 // like any other ops. The supported ops are listed by Ops; a model with

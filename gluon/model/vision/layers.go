@@ -54,18 +54,27 @@ func linear(in, out int) *nn.Dense {
 	return nn.NewDense(out, nn.DenseOpts{InUnits: in, WeightInit: initializer.Normal{Sigma: 0.01}})
 }
 
-// fn is a parameter-free layer computing f.
+// fn is a parameter-free layer computing f; onnx writes its ONNX form.
 type fn struct {
 	gluon.BlockMeta
-	f func(*nd.NDArray) *nd.NDArray
+	f    func(*nd.NDArray) *nd.NDArray
+	onnx func(g gluon.ONNXGraph, x string) string
 }
 
 func (l *fn) Forward(x *nd.NDArray) *nd.NDArray { return l.f(x) }
 
-func relu() *fn { return &fn{gluon.NewBlockMeta("relu"), nd.Relu} }
+func relu() *fn {
+	return &fn{gluon.NewBlockMeta("relu"), nd.Relu, func(g gluon.ONNXGraph, x string) string {
+		return g.Op("Relu", []string{x}, nil, 1)[0]
+	}}
+}
 func identity() *fn {
-	return &fn{gluon.NewBlockMeta("identity"), func(x *nd.NDArray) *nd.NDArray { return x }}
+	return &fn{gluon.NewBlockMeta("identity"), func(x *nd.NDArray) *nd.NDArray { return x },
+		func(_ gluon.ONNXGraph, x string) string { return x }}
 }
 func relu6() *fn {
-	return &fn{gluon.NewBlockMeta("relu6"), func(x *nd.NDArray) *nd.NDArray { return nd.Clip(x, 0, 6) }}
+	return &fn{gluon.NewBlockMeta("relu6"), func(x *nd.NDArray) *nd.NDArray { return nd.Clip(x, 0, 6) },
+		func(g gluon.ONNXGraph, x string) string {
+			return g.Op("Clip", []string{x, g.Const([]float32{0}), g.Const([]float32{6})}, nil, 1)[0]
+		}}
 }

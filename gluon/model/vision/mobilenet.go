@@ -62,7 +62,7 @@ func NewMobileNetV2(o Options) *MobileNetV2 {
 	if dropout > 0 {
 		head = append(head, nn.NewDropout(dropout))
 	} else {
-		head = append(head, &fn{gluon.NewBlockMeta("identity"), func(x *nd.NDArray) *nd.NDArray { return x }})
+		head = append(head, identity())
 	}
 	m.Classifier = named("classifier", seq(append(head, linear(last, o.Classes))...))
 	m.AddChild(m.Features)

@@ -1,6 +1,8 @@
 package vision
 
 import (
+	"sync/atomic"
+
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/nn"
 	"github.com/goluon/goluon/nd"
@@ -14,6 +16,7 @@ type VGG struct {
 	Features   *nn.Sequential
 	Classifier *nn.Sequential
 	hidden     int
+	featHW     atomic.Int64 // the last feature map's height<<32 | width, for ExportONNX
 }
 
 // The VGG configurations (torchvision's cfgs "A" and "D"): output
@@ -56,7 +59,7 @@ func newVGG(kind string, cfg []int, batchNorm bool, o Options) *VGG {
 		if dropout > 0 {
 			return nn.NewDropout(dropout)
 		}
-		return &fn{gluon.NewBlockMeta("identity"), func(x *nd.NDArray) *nd.NDArray { return x }}
+		return identity()
 	}
 	v := &VGG{BlockMeta: gluon.NewBlockMeta(kind), hidden: o.Hidden}
 	v.Features = named("features", seq(layers...))
@@ -73,7 +76,11 @@ func newVGG(kind string, cfg []int, batchNorm bool, o Options) *VGG {
 // Forward maps NCHW images to class scores; the features are pooled to
 // 7×7 (adaptive average pooling) whatever the input size.
 func (v *VGG) Forward(x *nd.NDArray) *nd.NDArray {
-	x = nd.AdaptiveAvgPool2D(v.Features.Forward(x), 7, 7)
+	f := v.Features.Forward(x)
+	if f.NDim() == 4 {
+		v.featHW.Store(int64(f.Shape()[2])<<32 | int64(f.Shape()[3]))
+	}
+	x = nd.AdaptiveAvgPool2D(f, 7, 7)
 	return v.Classifier.Forward(nd.Flatten(x))
 }
 

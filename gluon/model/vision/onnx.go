@@ -1,0 +1,144 @@
+package vision
+
+import (
+	"fmt"
+
+	"github.com/goluon/goluon/gluon"
+)
+
+// The networks' ONNX forms (gluon.ONNXExporter, predict mode); see
+// gluon/onnx.Export. The VisionTransformer has none yet.
+
+// chain writes blocks one after the other.
+func chain(g gluon.ONNXGraph, x string, blocks ...gluon.Component) (string, error) {
+	for _, b := range blocks {
+		var err error
+		if x, err = g.Block(b, x); err != nil {
+			return "", err
+		}
+	}
+	return x, nil
+}
+
+// relu writes Relu.
+func onnxRelu(g gluon.ONNXGraph, x string) string { return g.Op("Relu", []string{x}, nil, 1)[0] }
+
+// pooledHead writes GlobalAveragePool, Flatten and the head.
+func pooledHead(g gluon.ONNXGraph, x string, head gluon.Component) (string, error) {
+	p := g.Op("GlobalAveragePool", []string{x}, nil, 1)[0]
+	f := g.Op("Flatten", []string{p}, map[string]any{"axis": 1}, 1)[0]
+	return g.Block(head, f)
+}
+
+// ExportONNX writes the parameter-free layer.
+func (l *fn) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	if l.onnx == nil {
+		return "", fmt.Errorf("layer %s has no ONNX form", l.Name())
+	}
+	return l.onnx(g, x), nil
+}
+
+// ExportONNX writes the ResNet.
+func (r *ResNet) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	y, err := chain(g, x, r.Conv1, r.BN1)
+	if err != nil {
+		return "", err
+	}
+	if y, err = g.Block(r.MaxPool, onnxRelu(g, y)); err != nil {
+		return "", err
+	}
+	for _, l := range r.Layers {
+		if y, err = g.Block(l, y); err != nil {
+			return "", err
+		}
+	}
+	return pooledHead(g, y, r.FC)
+}
+
+// residual writes relu(y + shortcut(x)).
+func residual(g gluon.ONNXGraph, x, y string, down gluon.Component) (string, error) {
+	s := x
+	if down != nil {
+		var err error
+		if s, err = g.Block(down, x); err != nil {
+			return "", err
+		}
+	}
+	return onnxRelu(g, g.Op("Add", []string{y, s}, nil, 1)[0]), nil
+}
+
+// ExportONNX writes the basic block.
+func (b *basicBlock) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	y, err := chain(g, x, b.conv1, b.bn1)
+	if err != nil {
+		return "", err
+	}
+	if y, err = chain(g, onnxRelu(g, y), b.conv2, b.bn2); err != nil {
+		return "", err
+	}
+	return residual(g, x, y, componentOrNil(b.down))
+}
+
+// ExportONNX writes the bottleneck block.
+func (b *bottleneck) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	y, err := chain(g, x, b.conv1, b.bn1)
+	if err != nil {
+		return "", err
+	}
+	if y, err = chain(g, onnxRelu(g, y), b.conv2, b.bn2); err != nil {
+		return "", err
+	}
+	if y, err = chain(g, onnxRelu(g, y), b.conv3, b.bn3); err != nil {
+		return "", err
+	}
+	return residual(g, x, y, componentOrNil(b.down))
+}
+
+// componentOrNil keeps a nil *nn.Sequential nil as an interface.
+func componentOrNil[T gluon.Component](c T) gluon.Component {
+	var zero T
+	if any(c) == any(zero) {
+		return nil
+	}
+	return c
+}
+
+// ExportONNX writes the MobileNetV2.
+func (m *MobileNetV2) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	y, err := g.Block(m.Features, x)
+	if err != nil {
+		return "", err
+	}
+	return pooledHead(g, y, m.Classifier)
+}
+
+// ExportONNX writes the inverted residual block.
+func (b *invertedResidual) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	y, err := g.Block(b.conv, x)
+	if err != nil || !b.res {
+		return y, err
+	}
+	return g.Op("Add", []string{x, y}, nil, 1)[0], nil
+}
+
+// ExportONNX writes the VGG. The adaptive pooling to 7×7 becomes
+// AveragePool for the feature-map size of the last forward pass (the
+// export's example pass), which must be a multiple of 7.
+func (v *VGG) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	y, err := g.Block(v.Features, x)
+	if err != nil {
+		return "", err
+	}
+	hw := v.featHW.Load()
+	h, w := int(hw>>32), int(hw&(1<<32-1))
+	switch {
+	case h == 7 && w == 7:
+	case h > 0 && w > 0 && h%7 == 0 && w%7 == 0:
+		k := []int{h / 7, w / 7}
+		y = g.Op("AveragePool", []string{y}, map[string]any{"kernel_shape": k, "strides": k}, 1)[0]
+	default:
+		return "", fmt.Errorf("the %d×%d feature map does not pool to 7×7 evenly: no ONNX form", h, w)
+	}
+	f := g.Op("Flatten", []string{y}, map[string]any{"axis": 1}, 1)[0]
+	return g.Block(v.Classifier, f)
+}

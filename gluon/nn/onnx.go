@@ -1,0 +1,198 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/nd"
+)
+
+// The layers' ONNX forms (gluon.ONNXExporter), in predict mode, for opset
+// 17. Activations fused into a layer (Act) follow its node.
+
+// onnxAct appends the activation called name on x ("" is none).
+func onnxAct(g gluon.ONNXGraph, name, x string) (string, error) {
+	one := func(op string, attrs map[string]any) string { return g.Op(op, []string{x}, attrs, 1)[0] }
+	switch name {
+	case "":
+		return x, nil
+	case "relu":
+		return one("Relu", nil), nil
+	case "sigmoid":
+		return one("Sigmoid", nil), nil
+	case "tanh":
+		return one("Tanh", nil), nil
+	case "softrelu":
+		return one("Softplus", nil), nil
+	case "silu", "swish":
+		return g.Op("Mul", []string{x, one("Sigmoid", nil)}, nil, 1)[0], nil
+	case "gelu":
+		return onnxGELU(g, x), nil
+	}
+	return "", fmt.Errorf("activation %q has no ONNX form", name)
+}
+
+// onnxGELU writes x·(1 + erf(x/√2))/2 (Gelu is an op only from opset 20).
+func onnxGELU(g gluon.ONNXGraph, x string) string {
+	s := g.Op("Div", []string{x, g.Const([]float32{float32(math.Sqrt2)})}, nil, 1)[0]
+	e := g.Op("Erf", []string{s}, nil, 1)[0]
+	p := g.Op("Add", []string{e, g.Const([]float32{1})}, nil, 1)[0]
+	h := g.Op("Mul", []string{x, p}, nil, 1)[0]
+	return g.Op("Mul", []string{h, g.Const([]float32{0.5})}, nil, 1)[0]
+}
+
+// ExportONNX writes Conv (and the fused activation).
+func (c *Conv2D) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	o := c.opts
+	in := []string{x, g.Param(c.Weight)}
+	if c.Bias != nil {
+		in = append(in, g.Param(c.Bias))
+	}
+	attrs := map[string]any{
+		"kernel_shape": []int{o.Kernel[0], o.Kernel[1]},
+		"strides":      []int{max(o.Stride[0], 1), max(o.Stride[1], 1)},
+		"pads":         []int{o.Pad[0], o.Pad[1], o.Pad[0], o.Pad[1]},
+		"dilations":    []int{max(o.Dilate[0], 1), max(o.Dilate[1], 1)},
+		"group":        max(o.Groups, 1),
+	}
+	return onnxAct(g, o.Act, g.Op("Conv", in, attrs, 1)[0])
+}
+
+// ExportONNX writes Gemm on the flattened input (MatMul and Add on the
+// last axis with NoFlatten), then the fused activation.
+func (d *Dense) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	var y string
+	if d.opts.NoFlatten {
+		wt := g.Op("Transpose", []string{g.Param(d.Weight)}, map[string]any{"perm": []int{1, 0}}, 1)[0]
+		y = g.Op("MatMul", []string{x, wt}, nil, 1)[0]
+		if d.Bias != nil {
+			y = g.Op("Add", []string{y, g.Param(d.Bias)}, nil, 1)[0]
+		}
+	} else {
+		f := g.Op("Flatten", []string{x}, map[string]any{"axis": 1}, 1)[0]
+		in := []string{f, g.Param(d.Weight)}
+		if d.Bias != nil {
+			in = append(in, g.Param(d.Bias))
+		}
+		y = g.Op("Gemm", in, map[string]any{"transB": 1}, 1)[0]
+	}
+	return onnxAct(g, d.opts.Act, y)
+}
+
+// onnxBatchNorm writes BatchNormalization with the running statistics;
+// a missing scale or shift is a constant 1 or 0.
+func onnxBatchNorm(g gluon.ONNXGraph, x string, axis int, eps float64, gamma, beta, mean, variance *gluon.Parameter) (string, error) {
+	if axis != 1 {
+		return "", fmt.Errorf("BatchNorm on axis %d has no ONNX form (BatchNormalization normalises axis 1)", axis)
+	}
+	c := mean.Shape()[0]
+	scale, shift := "", ""
+	if gamma != nil {
+		scale = g.Param(gamma)
+	} else {
+		scale = g.Const(filled(c, 1), c)
+	}
+	if beta != nil {
+		shift = g.Param(beta)
+	} else {
+		shift = g.Const(filled(c, 0), c)
+	}
+	in := []string{x, scale, shift, g.Param(mean), g.Param(variance)}
+	return g.Op("BatchNormalization", in, map[string]any{"epsilon": eps}, 1)[0], nil
+}
+
+func filled(n int, v float32) []float32 {
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}
+
+// ExportONNX writes BatchNormalization (inference form).
+func (b *BatchNorm) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	eps := b.opts.Epsilon
+	if eps == 0 {
+		eps = 1e-5
+	}
+	return onnxBatchNorm(g, x, b.opts.Axis, eps, b.Gamma, b.Beta, b.RunningMean, b.RunningVar)
+}
+
+// ExportONNX writes the activation.
+func (a *Activation) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	return onnxAct(g, a.Name, x)
+}
+
+// ExportONNX writes Flatten(axis 1).
+func (f *Flatten) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	return g.Op("Flatten", []string{x}, map[string]any{"axis": 1}, 1)[0], nil
+}
+
+// ExportONNX writes nothing: dropout is the identity in predict mode.
+func (d *Dropout) ExportONNX(_ gluon.ONNXGraph, x string) (string, error) { return x, nil }
+
+// ExportONNX writes MaxPool or AveragePool (GlobalMaxPool or
+// GlobalAveragePool for the global layers).
+func (p *Pool2D) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	o := p.opts
+	if o.Global {
+		op := "GlobalMaxPool"
+		if o.Type != nd.PoolMax {
+			op = "GlobalAveragePool"
+		}
+		return g.Op(op, []string{x}, nil, 1)[0], nil
+	}
+	stride := o.Stride
+	if stride == [2]int{} {
+		stride = o.Kernel
+	}
+	attrs := map[string]any{
+		"kernel_shape": []int{o.Kernel[0], o.Kernel[1]},
+		"strides":      []int{stride[0], stride[1]},
+		"pads":         []int{o.Pad[0], o.Pad[1], o.Pad[0], o.Pad[1]},
+	}
+	if o.CeilMode {
+		attrs["ceil_mode"] = 1
+	}
+	op := "MaxPool"
+	if o.Type != nd.PoolMax {
+		op = "AveragePool"
+		if o.CountIncludePad {
+			attrs["count_include_pad"] = 1
+		}
+	}
+	return g.Op(op, []string{x}, attrs, 1)[0], nil
+}
+
+// ExportONNX writes GlobalAveragePool for a 1×1 output; other output
+// sizes have no ONNX form.
+func (p *AdaptiveAvgPool2D) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	if p.H != 1 || p.W != 1 {
+		return "", fmt.Errorf("AdaptiveAvgPool2D to %d×%d has no ONNX form (only 1×1: GlobalAveragePool)", p.H, p.W)
+	}
+	return g.Op("GlobalAveragePool", []string{x}, nil, 1)[0], nil
+}
+
+// ExportONNX writes the children in order.
+func (s *Sequential) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	for _, c := range s.Children() {
+		var err error
+		if x, err = g.Block(c, x); err != nil {
+			return "", err
+		}
+	}
+	return x, nil
+}
+
+// ExportONNX writes every branch and a Concat along Axis.
+func (c *Concurrent) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	outs := make([]string, len(c.Children()))
+	for i, b := range c.Children() {
+		var err error
+		if outs[i], err = g.Block(b, x); err != nil {
+			return "", err
+		}
+	}
+	return g.Op("Concat", outs, map[string]any{"axis": c.Axis}, 1)[0], nil
+}

@@ -1,0 +1,303 @@
+package onnx
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/goluon/goluon/autograd"
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/onnx/internal/onnxpb"
+	"github.com/goluon/goluon/internal/atomicfile"
+	"github.com/goluon/goluon/nd"
+)
+
+// ExportOpset is the default-domain opset that Export writes.
+const ExportOpset = 17
+
+// ExportOpts configures Export.
+type ExportOpts struct {
+	// FixedBatch keeps the input's first dimension at its example size;
+	// by default it is a named, free dimension ("N"), so that the model
+	// takes any batch size.
+	FixedBatch bool
+	// Name is the graph's name (default: the network's name, else its
+	// kind).
+	Name string
+}
+
+// Export writes net's inference form (predict mode: no dropout, batch
+// normalisation with the running statistics) as an ONNX model of opset
+// ExportOpset, with one float32 input "input" of inputShape and one output
+// "output". The network runs once in predict mode on zeros of that shape,
+// on its parameters' first context, which settles deferred shapes and
+// gives the output's shape. Every block must implement
+// gluon.ONNXExporter (the nn layers, containers and the model zoo's
+// networks do); the error names the first that does not. Parameters become
+// initializers under their names; their values are read from the first
+// context.
+func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelProto, error) {
+	dev := ctx.CPU(0)
+	params := gluon.CollectParams(net).List()
+	for _, p := range params {
+		if cs := p.Contexts(); len(cs) > 0 {
+			dev = cs[0]
+			break
+		}
+	}
+	var outShape []int
+	if err := nd.Catch(func() {
+		s := autograd.NewSession("onnx-export")
+		s.PredictMode(func() {
+			sc := s.NewScope()
+			defer sc.Close()
+			outShape = net.Forward(s.ZerosOf(dev, nd.Float32, inputShape...)).Shape()
+		})
+	}); err != nil {
+		return nil, fmt.Errorf("onnx: export: the example forward pass failed: %w", err)
+	}
+	e := &exporter{dev: dev, params: map[*gluon.Parameter]string{}, used: map[string]bool{"input": true, "output": true}}
+	out, err := e.Block(net, "input")
+	if err != nil {
+		return nil, fmt.Errorf("onnx: export: %w", err)
+	}
+	if e.err != nil {
+		return nil, fmt.Errorf("onnx: export: %w", e.err)
+	}
+	if out == "input" || e.isInitializer(out) {
+		out = e.Op("Identity", []string{out}, nil, 1)[0]
+	}
+	// The last node writes "output" directly.
+	for _, n := range e.graph.Node {
+		for i, o := range n.Output {
+			if o == out {
+				n.Output[i] = "output"
+			}
+		}
+		for i, in := range n.Input {
+			if in == out {
+				n.Input[i] = "output"
+			}
+		}
+	}
+	batch := "N"
+	if opts.FixedBatch {
+		batch = ""
+	}
+	name := opts.Name
+	if name == "" {
+		name = net.Meta().Name()
+	}
+	if name == "" {
+		name = net.Meta().Kind()
+	}
+	if name == "" {
+		name = "goluon"
+	}
+	g := &e.graph
+	g.Name = proto.String(name)
+	g.Input = []*onnxpb.ValueInfoProto{valueInfo("input", inputShape, batch)}
+	g.Output = []*onnxpb.ValueInfoProto{valueInfo("output", outShape, batch)}
+	return &onnxpb.ModelProto{
+		IrVersion:       proto.Int64(8),
+		ProducerName:    proto.String("goluon"),
+		ProducerVersion: proto.String("1"),
+		OpsetImport:     []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(ExportOpset)}},
+		Graph:           g,
+	}, nil
+}
+
+// Save exports net (see Export) and writes the model to path atomically:
+// a failure leaves an existing file as it was.
+func Save(path string, net gluon.Block, inputShape []int, opts ExportOpts) error {
+	mp, err := Export(net, inputShape, opts)
+	if err != nil {
+		return err
+	}
+	data, err := proto.Marshal(mp)
+	if err != nil {
+		return fmt.Errorf("onnx: encoding the model: %w", err)
+	}
+	if err := atomicfile.WriteBytes(path, data); err != nil {
+		return fmt.Errorf("onnx: %w", err)
+	}
+	return nil
+}
+
+// valueInfo describes a float32 tensor; a non-empty batch names the first
+// dimension instead of fixing it.
+func valueInfo(name string, shape []int, batch string) *onnxpb.ValueInfoProto {
+	dims := make([]*onnxpb.TensorShapeProto_Dimension, len(shape))
+	for i, d := range shape {
+		if i == 0 && batch != "" {
+			dims[i] = &onnxpb.TensorShapeProto_Dimension{Value: &onnxpb.TensorShapeProto_Dimension_DimParam{DimParam: batch}}
+			continue
+		}
+		dims[i] = &onnxpb.TensorShapeProto_Dimension{Value: &onnxpb.TensorShapeProto_Dimension_DimValue{DimValue: int64(d)}}
+	}
+	return &onnxpb.ValueInfoProto{
+		Name: proto.String(name),
+		Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{TensorType: &onnxpb.TypeProto_Tensor{
+			ElemType: proto.Int32(int32(onnxpb.TensorProto_FLOAT)),
+			Shape:    &onnxpb.TensorShapeProto{Dim: dims},
+		}}},
+	}
+}
+
+// exporter implements gluon.ONNXGraph over a GraphProto.
+type exporter struct {
+	graph  onnxpb.GraphProto
+	dev    ctx.Context
+	params map[*gluon.Parameter]string
+	used   map[string]bool
+	n      int
+	err    error // the first failure inside Param or Const
+}
+
+// fresh returns an unused value name starting with hint.
+func (e *exporter) fresh(hint string) string {
+	for {
+		e.n++
+		name := fmt.Sprintf("%s_%d", hint, e.n)
+		if !e.used[name] {
+			e.used[name] = true
+			return name
+		}
+	}
+}
+
+func (e *exporter) isInitializer(name string) bool {
+	return slices.ContainsFunc(e.graph.Initializer, func(t *onnxpb.TensorProto) bool { return t.GetName() == name })
+}
+
+// Param implements gluon.ONNXGraph.
+func (e *exporter) Param(p *gluon.Parameter) string {
+	if name, ok := e.params[p]; ok {
+		return name
+	}
+	name := p.Name()
+	if e.used[name] {
+		name = e.fresh(name)
+	}
+	e.used[name] = true
+	e.params[p] = name
+	var vals []float32
+	if err := nd.Catch(func() { vals = p.Data(e.dev).AsType(nd.Float32).Float32s() }); err != nil {
+		if e.err == nil {
+			e.err = fmt.Errorf("parameter %s: %w", p.Name(), err)
+		}
+		return name
+	}
+	e.graph.Initializer = append(e.graph.Initializer, floatTensor(name, vals, p.Shape()))
+	return name
+}
+
+// Const implements gluon.ONNXGraph.
+func (e *exporter) Const(data any, shape ...int) string {
+	name := e.fresh("const")
+	var t *onnxpb.TensorProto
+	switch v := data.(type) {
+	case []float32:
+		t = floatTensor(name, v, shape)
+	case []int64:
+		t = &onnxpb.TensorProto{Name: proto.String(name), DataType: proto.Int32(int32(onnxpb.TensorProto_INT64)), Dims: dims64(shape), Int64Data: slices.Clone(v)}
+	default:
+		if e.err == nil {
+			e.err = fmt.Errorf("constant of %T: want []float32 or []int64", data)
+		}
+		return name
+	}
+	e.graph.Initializer = append(e.graph.Initializer, t)
+	return name
+}
+
+// Op implements gluon.ONNXGraph.
+func (e *exporter) Op(opType string, inputs []string, attrs map[string]any, nOut int) []string {
+	outs := make([]string, nOut)
+	for i := range outs {
+		outs[i] = e.fresh(opType)
+	}
+	n := &onnxpb.NodeProto{OpType: proto.String(opType), Name: proto.String(outs[0]), Input: slices.Clone(inputs), Output: outs}
+	keys := make([]string, 0, len(attrs))
+	for k := range attrs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		a, err := attribute(k, attrs[k])
+		if err != nil {
+			if e.err == nil {
+				e.err = fmt.Errorf("%s: %w", opType, err)
+			}
+			continue
+		}
+		n.Attribute = append(n.Attribute, a)
+	}
+	e.graph.Node = append(e.graph.Node, n)
+	return outs
+}
+
+// Block implements gluon.ONNXGraph.
+func (e *exporter) Block(b gluon.Component, input string) (string, error) {
+	ex, ok := b.(gluon.ONNXExporter)
+	if !ok {
+		return "", fmt.Errorf("block %s (%T) has no ONNX form: implement gluon.ONNXExporter", b.Meta().Name(), b)
+	}
+	out, err := ex.ExportONNX(e, input)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", b.Meta().Name(), err)
+	}
+	return out, nil
+}
+
+// attribute encodes one node attribute.
+func attribute(name string, v any) (*onnxpb.AttributeProto, error) {
+	a := &onnxpb.AttributeProto{Name: proto.String(name)}
+	set := func(t onnxpb.AttributeProto_AttributeType) { a.Type = t.Enum() }
+	switch v := v.(type) {
+	case int:
+		set(onnxpb.AttributeProto_INT)
+		a.I = proto.Int64(int64(v))
+	case float64:
+		set(onnxpb.AttributeProto_FLOAT)
+		a.F = proto.Float32(float32(v))
+	case string:
+		set(onnxpb.AttributeProto_STRING)
+		a.S = []byte(v)
+	case []int:
+		set(onnxpb.AttributeProto_INTS)
+		for _, x := range v {
+			a.Ints = append(a.Ints, int64(x))
+		}
+	case []float64:
+		set(onnxpb.AttributeProto_FLOATS)
+		for _, x := range v {
+			a.Floats = append(a.Floats, float32(x))
+		}
+	default:
+		return nil, fmt.Errorf("attribute %s of %T: want int, float64, string, []int or []float64", name, v)
+	}
+	return a, nil
+}
+
+// floatTensor is a float32 initializer in raw little-endian form.
+func floatTensor(name string, vals []float32, shape []int) *onnxpb.TensorProto {
+	raw := make([]byte, 4*len(vals))
+	for i, v := range vals {
+		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
+	}
+	return &onnxpb.TensorProto{Name: proto.String(name), DataType: proto.Int32(int32(onnxpb.TensorProto_FLOAT)), Dims: dims64(shape), RawData: raw}
+}
+
+func dims64(shape []int) []int64 {
+	out := make([]int64, len(shape))
+	for i, d := range shape {
+		out[i] = int64(d)
+	}
+	return out
+}

@@ -1,0 +1,155 @@
+package onnx_test
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/goluon/goluon/autograd"
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/initializer"
+	"github.com/goluon/goluon/gluon/model/vision"
+	"github.com/goluon/goluon/gluon/modelzoo"
+	"github.com/goluon/goluon/gluon/nn"
+	"github.com/goluon/goluon/gluon/onnx"
+	"github.com/goluon/goluon/nd"
+)
+
+// exportNets are the networks the export round trip covers, with an input
+// shape each.
+func exportNets() []struct {
+	name  string
+	net   func() gluon.Block
+	shape []int
+} {
+	return []struct {
+		name  string
+		net   func() gluon.Block
+		shape []int
+	}{
+		{"lenet", func() gluon.Block { return modelzoo.LeNet() }, []int{3, 1, 28, 28}},
+		{"keras-cifar-cnn", func() gluon.Block { return modelzoo.KerasCIFARCNN() }, []int{2, 3, 32, 32}},
+		{"mlp", func() gluon.Block { return modelzoo.MLP(10, 32, 16) }, []int{4, 20}},
+		{"inception-like", func() gluon.Block {
+			// Concurrent branches (MiniGoogLeNet's module), BatchNorm
+			// without scale, average pooling counting and excluding pads.
+			branch := func(k int) gluon.Block {
+				return nn.NewSequential(nn.NewConv2D(4, k, nn.Conv2DOpts{Pad: [2]int{k / 2, k / 2}}),
+					nn.NewBatchNorm(nn.BatchNormOpts{NoScale: true}), nn.NewActivation("relu"))
+			}
+			return nn.NewSequential(
+				nn.NewConcurrent(branch(1), branch(3)),
+				nn.NewAvgPool2D(3, nn.PoolOpts{Stride: [2]int{2, 2}, Pad: [2]int{1, 1}}),
+				nn.NewConv2D(6, 3, nn.Conv2DOpts{Groups: 2, Stride: [2]int{2, 2}, Dilate: [2]int{1, 1}, Act: "tanh"}),
+				nn.NewAvgPool2D(2, nn.PoolOpts{Pad: [2]int{1, 1}, ExcludePad: true, CeilMode: true}),
+				nn.NewActivation("gelu"),
+				nn.NewGlobalMaxPool2D(),
+				nn.NewDropout(0.5),
+				nn.NewFlatten(),
+				nn.NewDense(5, nn.DenseOpts{Act: "sigmoid"}),
+			)
+		}, []int{2, 3, 12, 12}},
+		{"resnet18", func() gluon.Block { return vision.ResNet18(vision.Options{Classes: 10, Width: 8}) }, []int{2, 3, 32, 32}},
+		{"resnet50", func() gluon.Block { return vision.ResNet50(vision.Options{Classes: 10, Width: 4}) }, []int{2, 3, 32, 32}},
+		{"mobilenetv2", func() gluon.Block {
+			return vision.NewMobileNetV2(vision.Options{Classes: 10, Width: 16})
+		}, []int{2, 3, 32, 32}},
+		{"vgg11-bn", func() gluon.Block {
+			return vision.VGG11(true, vision.Options{Classes: 10, Width: 4, Hidden: 32})
+		}, []int{1, 3, 224, 224}},
+	}
+}
+
+// TestExportRoundTrip exports each network, loads the file with Load and
+// compares the outputs with the network's own in predict mode (1e-5
+// relative), with a batch size other than the example's too (the batch
+// dimension is free). With GOLUON_ONNX_EXPORT_DIR set the files stay
+// there (make onnx-check runs ONNX's own checker on them).
+func TestExportRoundTrip(t *testing.T) {
+	dev := ctx.CPU(0)
+	for _, tc := range exportNets() {
+		t.Run(tc.name, func(t *testing.T) {
+			nd.Seed(5)
+			net := tc.net()
+			params := gluon.CollectParams(net)
+			if err := params.Initialize(initializer.Xavier{}, []ctx.Context{dev}, false); err != nil {
+				t.Fatal(err)
+			}
+			// Train-mode passes give the running statistics other values
+			// than their initial ones.
+			autograd.Record(func() {
+				for range 3 {
+					net.Forward(nd.RandomNormal(dev, nd.Float32, 0.5, 2, tc.shape...))
+				}
+			})
+			dir := os.Getenv("GOLUON_ONNX_EXPORT_DIR") // make onnx-check keeps the files for onnx.checker
+			if dir == "" {
+				dir = t.TempDir()
+			}
+			path := filepath.Join(dir, tc.name+".onnx")
+			if err := onnx.Save(path, net, tc.shape, onnx.ExportOpts{}); err != nil {
+				t.Fatal(err)
+			}
+			m, err := onnx.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, batch := range []int{tc.shape[0], tc.shape[0] + 3} {
+				shape := append([]int{batch}, tc.shape[1:]...)
+				x := nd.RandomNormal(dev, nd.Float32, 0, 1, shape...)
+				var want, got []float32
+				autograd.PredictMode(func() {
+					want = net.Forward(x).Float32s()
+					got = m.Forward(x).Float32s()
+				})
+				if len(got) != len(want) {
+					t.Fatalf("batch %d: %d outputs, want %d", batch, len(got), len(want))
+				}
+				var num, den float64
+				for i := range want {
+					d := float64(got[i] - want[i])
+					num += d * d
+					den += float64(want[i]) * float64(want[i])
+				}
+				if rel := math.Sqrt(num / max(den, 1e-30)); rel > 1e-5 {
+					t.Errorf("batch %d: relative L2 difference %.3g", batch, rel)
+				}
+			}
+		})
+	}
+}
+
+// TestExportErrors: a block without an ONNX form is named; a failing
+// example pass and an unwritable path are errors, the latter leaving no
+// file.
+func TestExportErrors(t *testing.T) {
+	dev := ctx.CPU(0)
+	net := nn.NewSequential(nn.NewDense(3, nn.DenseOpts{}), &noForm{gluon.NewBlockMeta("mystery")})
+	if err := gluon.CollectParams(net).Initialize(initializer.Xavier{}, []ctx.Context{dev}, false); err != nil {
+		t.Fatal(err)
+	}
+	_, err := onnx.Export(net, []int{2, 4}, onnx.ExportOpts{})
+	if err == nil || !strings.Contains(err.Error(), "mystery") || !strings.Contains(err.Error(), "gluon.ONNXExporter") {
+		t.Errorf("unexportable block: %v", err)
+	}
+	lenet := modelzoo.LeNet()
+	_ = gluon.CollectParams(lenet).Initialize(initializer.Xavier{}, []ctx.Context{dev}, false)
+	if _, err := onnx.Export(lenet, []int{2, 3, 5}, onnx.ExportOpts{}); err == nil {
+		t.Error("an input shape the network rejects exported")
+	}
+	path := filepath.Join(t.TempDir(), "missing", "lenet.onnx")
+	if err := onnx.Save(path, lenet, []int{1, 1, 28, 28}, onnx.ExportOpts{}); err == nil {
+		t.Error("saving into a missing directory succeeded")
+	} else if _, serr := os.Stat(path); !errors.Is(serr, os.ErrNotExist) {
+		t.Errorf("a failed save left %s", path)
+	}
+}
+
+// noForm is a block with no ONNX form.
+type noForm struct{ gluon.BlockMeta }
+
+func (*noForm) Forward(x *nd.NDArray) *nd.NDArray { return x }

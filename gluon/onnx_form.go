@@ -1,0 +1,29 @@
+package gluon
+
+// ONNXGraph is what a block writes its inference form into when a network
+// is exported to ONNX (gluon/onnx.Export implements it). Values are named
+// by strings; attribute values are int, float64, string, []int or
+// []float64.
+type ONNXGraph interface {
+	// Param returns the name of p's value in the graph, adding it as an
+	// initializer the first time.
+	Param(p *Parameter) string
+	// Const adds a constant (a []float32 or []int64 of the given shape) and
+	// returns its name.
+	Const(data any, shape ...int) string
+	// Op appends a node of the default domain and returns the names of its
+	// nOut outputs.
+	Op(opType string, inputs []string, attrs map[string]any, nOut int) []string
+	// Block writes b's form on the given input and returns its output: b's
+	// ExportONNX, or an error naming b when it has none.
+	Block(b Component, input string) (string, error)
+}
+
+// ONNXExporter is implemented by blocks that can write their inference
+// form (predict mode: no dropout, running statistics) into an ONNX graph:
+// the nn layers, the containers and the model zoo's networks. A block of
+// one's own implements it to be exportable; its children are written with
+// g.Block.
+type ONNXExporter interface {
+	ExportONNX(g ONNXGraph, input string) (string, error)
+}
