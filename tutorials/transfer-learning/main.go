@@ -8,7 +8,9 @@
 //     (vision.SaveStateDict): <out>/pretrained.safetensors.
 //  2. Reload and fine-tune: a fresh ResNet-18 loads that file
 //     (vision.LoadStateDict) and must score exactly the saved model's test
-//     accuracy; then it gets a new 5-class head (ReplaceHead), everything
+//     accuracy; the network is also exported to <out>/pretrained.onnx
+//     (onnx.Save) and imported back (onnx.Load), and must score it within
+//     0.2 points; then it gets a new 5-class head (ReplaceHead), everything
 //     but the head is frozen (FreezeAllButHead), and the head alone is
 //     trained on classes 5-9 (Sandal, Shirt, Sneaker, Bag, Ankle boot,
 //     relabelled 0-4). A second copy of the pretrained network, with a new
@@ -37,6 +39,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -46,6 +49,7 @@ import (
 	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/gluon/loss"
 	"github.com/goluon/goluon/gluon/model/vision"
+	"github.com/goluon/goluon/gluon/onnx"
 	"github.com/goluon/goluon/gluon/optimizer"
 	"github.com/goluon/goluon/nd"
 	"github.com/goluon/goluon/tutorials/internal/common"
@@ -61,6 +65,7 @@ const nClasses = 5
 // The files the program writes into -out.
 const (
 	pretrainedFile = "pretrained.safetensors"
+	onnxFile       = "pretrained.onnx"
 	finetunedFile  = "finetuned.safetensors"
 	metricsFile    = "metrics.jsonl"
 	plotFile       = "transfer.png"
@@ -109,6 +114,7 @@ type outcome struct {
 	Devs                     []ctx.Context
 	Pretrained, Finetuned    *vision.ResNet
 	PretrainAcc, ReloadedAcc float64 // on classes 0-4's test images
+	ONNXAcc                  float64 // the same, from pretrained.onnx loaded with onnx.Load
 	Pretrain, Head, Scratch  []epochResult
 	All                      []epochResult // with -finetune-all
 	Summary                  common.Summary
@@ -238,6 +244,26 @@ func train(args []string, stdout io.Writer) (*outcome, error) {
 	if out.ReloadedAcc != out.PretrainAcc {
 		return nil, fmt.Errorf("the reloaded model scores %.6f, the saved one %.6f", out.ReloadedAcc, out.PretrainAcc)
 	}
+	// The same network as ONNX: exported, then imported as a graph of ops.
+	onnxPath, err := f.OutPath(onnxFile)
+	if err != nil {
+		return nil, err
+	}
+	if err := onnx.Save(onnxPath, pre, []int{1, 3, 32, 32}, onnx.ExportOpts{}); err != nil {
+		return nil, err
+	}
+	fromONNX, err := onnx.Load(onnxPath, devs...)
+	if err != nil {
+		return nil, err
+	}
+	viaONNX := &learner{net: fromONNX, devs: devs, lossFn: loss.NewSoftmaxCrossEntropy()}
+	if _, out.ONNXAcc, err = viaONNX.evaluate(source.test); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(stdout, "reloaded %s (onnx.Load): test accuracy %.4f on classes 0-4\n", onnxFile, out.ONNXAcc)
+	if math.Abs(out.ONNXAcc-out.PretrainAcc) > 0.002 {
+		return nil, fmt.Errorf("the model loaded from ONNX scores %.6f, the saved one %.6f", out.ONNXAcc, out.PretrainAcc)
+	}
 	ft.ReplaceHead(nClasses)
 	vision.FreezeAllButHead(ft)
 	trainable := 0
@@ -318,6 +344,7 @@ func train(args []string, stdout io.Writer) (*outcome, error) {
 	extra := map[string]any{
 		"pretrain_acc":        out.PretrainAcc,
 		"reloaded_acc":        out.ReloadedAcc,
+		"onnx_acc":            out.ONNXAcc,
 		"finetune_acc":        head.ValAcc,
 		"scratch_acc":         scr.ValAcc,
 		"finetune_val_acc":    valAccs(out.Head),

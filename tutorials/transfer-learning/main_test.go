@@ -53,6 +53,9 @@ func TestSmoke(t *testing.T) {
 	if res.ReloadedAcc != res.PretrainAcc {
 		t.Errorf("reloaded accuracy %v, pretrained %v: want them equal", res.ReloadedAcc, res.PretrainAcc)
 	}
+	if math.Abs(res.ONNXAcc-res.PretrainAcc) > 0.002 {
+		t.Errorf("accuracy from pretrained.onnx %v, pretrained %v", res.ONNXAcc, res.PretrainAcc)
+	}
 	if res.PretrainAcc <= 0 || res.PretrainAcc > 1 {
 		t.Errorf("pretrained accuracy %v", res.PretrainAcc)
 	}
