@@ -196,3 +196,30 @@ func (c *Concurrent) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
 	}
 	return g.Op("Concat", outs, map[string]any{"axis": c.Axis}, 1)[0], nil
 }
+
+// ExportONNX writes LeakyRelu.
+func (l *LeakyReLU) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	return g.Op("LeakyRelu", []string{x}, map[string]any{"alpha": l.Alpha}, 1)[0], nil
+}
+
+// ExportONNX writes Elu.
+func (e *ELU) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	return g.Op("Elu", []string{x}, map[string]any{"alpha": e.Alpha}, 1)[0], nil
+}
+
+// ExportONNX writes x·σ(x).
+func (s *SiLU) ExportONNX(g gluon.ONNXGraph, x string) (string, error) { return onnxAct(g, "silu", x) }
+
+// ExportONNX writes the exact GELU, or PyTorch's tanh approximation
+// x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))/2.
+func (l *GELU) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	if !l.TanhApprox {
+		return onnxGELU(g, x), nil
+	}
+	mul := func(a, b string) string { return g.Op("Mul", []string{a, b}, nil, 1)[0] }
+	c := func(v float64) string { return g.Const([]float32{float32(v)}) }
+	x3 := mul(mul(x, x), x)
+	inner := g.Op("Add", []string{x, mul(x3, c(0.044715))}, nil, 1)[0]
+	t := g.Op("Tanh", []string{mul(inner, c(math.Sqrt(2/math.Pi)))}, nil, 1)[0]
+	return mul(mul(x, g.Op("Add", []string{t, c(1)}, nil, 1)[0]), c(0.5)), nil
+}

@@ -19,21 +19,22 @@ import (
 	"github.com/goluon/goluon/nd"
 )
 
-// exportNets are the networks the export round trip covers, with an input
-// shape each.
-func exportNets() []struct {
+// exportNet is a network the export round trip covers, with an input
+// shape; fixed keeps the first dimension (a sequence's length in TNC
+// layout, which a causal mask fixes).
+type exportNet struct {
 	name  string
 	net   func() gluon.Block
 	shape []int
-} {
-	return []struct {
-		name  string
-		net   func() gluon.Block
-		shape []int
-	}{
-		{"lenet", func() gluon.Block { return modelzoo.LeNet() }, []int{3, 1, 28, 28}},
-		{"keras-cifar-cnn", func() gluon.Block { return modelzoo.KerasCIFARCNN() }, []int{2, 3, 32, 32}},
-		{"mlp", func() gluon.Block { return modelzoo.MLP(10, 32, 16) }, []int{4, 20}},
+	fixed bool
+}
+
+// exportNets are the networks the export round trip covers.
+func exportNets() []exportNet {
+	return []exportNet{
+		{"lenet", func() gluon.Block { return modelzoo.LeNet() }, []int{3, 1, 28, 28}, false},
+		{"keras-cifar-cnn", func() gluon.Block { return modelzoo.KerasCIFARCNN() }, []int{2, 3, 32, 32}, false},
+		{"mlp", func() gluon.Block { return modelzoo.MLP(10, 32, 16) }, []int{4, 20}, false},
 		{"inception-like", func() gluon.Block {
 			// Concurrent branches (MiniGoogLeNet's module), BatchNorm
 			// without scale, average pooling counting and excluding pads.
@@ -52,15 +53,37 @@ func exportNets() []struct {
 				nn.NewFlatten(),
 				nn.NewDense(5, nn.DenseOpts{Act: "sigmoid"}),
 			)
-		}, []int{2, 3, 12, 12}},
-		{"resnet18", func() gluon.Block { return vision.ResNet18(vision.Options{Classes: 10, Width: 8}) }, []int{2, 3, 32, 32}},
-		{"resnet50", func() gluon.Block { return vision.ResNet50(vision.Options{Classes: 10, Width: 4}) }, []int{2, 3, 32, 32}},
+		}, []int{2, 3, 12, 12}, false},
+		{"resnet18", func() gluon.Block { return vision.ResNet18(vision.Options{Classes: 10, Width: 8}) }, []int{2, 3, 32, 32}, false},
+		{"resnet50", func() gluon.Block { return vision.ResNet50(vision.Options{Classes: 10, Width: 4}) }, []int{2, 3, 32, 32}, false},
 		{"mobilenetv2", func() gluon.Block {
 			return vision.NewMobileNetV2(vision.Options{Classes: 10, Width: 16})
-		}, []int{2, 3, 32, 32}},
+		}, []int{2, 3, 32, 32}, false},
 		{"vgg11-bn", func() gluon.Block {
 			return vision.VGG11(true, vision.Options{Classes: 10, Width: 4, Hidden: 32})
-		}, []int{1, 3, 224, 224}},
+		}, []int{1, 3, 224, 224}, false},
+		{"vit", func() gluon.Block {
+			return vision.NewViT(vision.ViTOptions{Options: vision.Options{Classes: 10}, ImageSize: 32, PatchSize: 8, Layers: 2, Heads: 2, HiddenDim: 16, MLPDim: 32})
+		}, []int{2, 3, 32, 32}, false},
+		{"transformer-causal", func() gluon.Block {
+			// GPT-style blocks on [T, N, E] sequences: pre-norm, causal,
+			// GELU; then a post-norm layer in NTC with ReLU.
+			return nn.NewSequential(
+				nn.NewDense(16, nn.DenseOpts{NoFlatten: true}),
+				nn.NewTransformerEncoderLayer(16, 4, nn.TransformerOpts{FeedForward: 32, NormFirst: true, Activation: "gelu", Causal: true, Dropout: 0.1}),
+				nn.NewLayerNorm(-1, nn.NormOpts{}),
+				nn.NewGELU(true),
+				nn.NewDense(8, nn.DenseOpts{NoFlatten: true}),
+			)
+		}, []int{6, 2, 12}, true},
+		{"transformer-ntc", func() gluon.Block {
+			return nn.NewSequential(
+				nn.NewTransformerEncoderLayer(12, 3, nn.TransformerOpts{FeedForward: 24, Layout: "NTC"}),
+				nn.NewLeakyReLU(0.1),
+				nn.NewELU(0.5),
+				nn.NewSiLU(),
+			)
+		}, []int{2, 5, 12}, false},
 	}
 }
 
@@ -91,14 +114,18 @@ func TestExportRoundTrip(t *testing.T) {
 				dir = t.TempDir()
 			}
 			path := filepath.Join(dir, tc.name+".onnx")
-			if err := onnx.Save(path, net, tc.shape, onnx.ExportOpts{}); err != nil {
+			if err := onnx.Save(path, net, tc.shape, onnx.ExportOpts{FixedBatch: tc.fixed}); err != nil {
 				t.Fatal(err)
 			}
 			m, err := onnx.Load(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, batch := range []int{tc.shape[0], tc.shape[0] + 3} {
+			batches := []int{tc.shape[0], tc.shape[0] + 3}
+			if tc.fixed {
+				batches = batches[:1]
+			}
+			for _, batch := range batches {
 				shape := append([]int{batch}, tc.shape[1:]...)
 				x := nd.RandomNormal(dev, nd.Float32, 0, 1, shape...)
 				var want, got []float32

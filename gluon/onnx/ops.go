@@ -52,6 +52,13 @@ func init() {
 			}
 			return []*nd.NDArray{nd.Mod(a, b)}
 		},
+		"Softplus": unary(nd.Softrelu),
+		"LeakyRelu": func(n *node, in []*nd.NDArray) []*nd.NDArray {
+			return []*nd.NDArray{nd.LeakyReLU(in[0], n.a.float("alpha", 0.01))}
+		},
+		"Elu": func(n *node, in []*nd.NDArray) []*nd.NDArray {
+			return []*nd.NDArray{nd.ELU(in[0], n.a.float("alpha", 1))}
+		},
 		"Gelu": func(n *node, in []*nd.NDArray) []*nd.NDArray {
 			return []*nd.NDArray{nd.GELU(in[0], n.a.str("approximate", "none") == "tanh")}
 		},

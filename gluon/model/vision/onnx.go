@@ -7,7 +7,7 @@ import (
 )
 
 // The networks' ONNX forms (gluon.ONNXExporter, predict mode); see
-// gluon/onnx.Export. The VisionTransformer has none yet.
+// gluon/onnx.Export.
 
 // chain writes blocks one after the other.
 func chain(g gluon.ONNXGraph, x string, blocks ...gluon.Component) (string, error) {
@@ -141,4 +141,49 @@ func (v *VGG) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
 	}
 	f := g.Op("Flatten", []string{y}, map[string]any{"axis": 1}, 1)[0]
 	return g.Block(v.Classifier, f)
+}
+
+// ExportONNX writes the VisionTransformer for its image size; the batch
+// is free (the class token is expanded to it).
+func (v *VisionTransformer) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	d := v.opts.HiddenDim
+	p, err := g.Block(v.ConvProj, x) // [N, D, nh, nw]
+	if err != nil {
+		return "", err
+	}
+	p = g.Op("Reshape", []string{p, g.Const([]int64{0, int64(d), -1}, 3)}, nil, 1)[0]
+	p = g.Op("Transpose", []string{p}, map[string]any{"perm": []int{0, 2, 1}}, 1)[0] // [N, L, D]
+	// The class token, expanded to [N, 1, D]: N from the input's shape.
+	n := g.Op("Slice", []string{g.Op("Shape", []string{x}, nil, 1)[0], g.Const([]int64{0}, 1), g.Const([]int64{1}, 1)}, nil, 1)[0]
+	shape := g.Op("Concat", []string{n, g.Const([]int64{1, int64(d)}, 2)}, map[string]any{"axis": 0}, 1)[0]
+	cls := g.Op("Expand", []string{g.Param(v.ClassToken), shape}, nil, 1)[0]
+	h := g.Op("Concat", []string{cls, p}, map[string]any{"axis": 1}, 1)[0]
+	if h, err = g.Block(v.Encoder, h); err != nil {
+		return "", err
+	}
+	first := g.Op("Gather", []string{h, g.Const([]int64{0})}, map[string]any{"axis": 1}, 1)[0] // [N, D]
+	return g.Block(v.Heads, first)
+}
+
+// ExportONNX writes the encoder: position embedding, blocks, norm.
+func (e *vitEncoder) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	y, err := g.Block(e.layers, g.Op("Add", []string{x, g.Param(e.pos)}, nil, 1)[0])
+	if err != nil {
+		return "", err
+	}
+	return g.Block(e.ln, y)
+}
+
+// ExportONNX writes the pre-norm encoder block.
+func (b *vitBlock) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	a, err := chain(g, x, b.ln1, b.attn)
+	if err != nil {
+		return "", err
+	}
+	h := g.Op("Add", []string{x, a}, nil, 1)[0]
+	m, err := chain(g, h, b.ln2, b.mlp)
+	if err != nil {
+		return "", err
+	}
+	return g.Op("Add", []string{h, m}, nil, 1)[0], nil
 }

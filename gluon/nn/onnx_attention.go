@@ -1,0 +1,154 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/goluon/goluon/gluon"
+)
+
+// The ONNX forms of the normalisation and attention layers (predict mode).
+
+// ExportONNX writes LayerNormalization over the last axis (other axes
+// have no ONNX form here); a missing scale or shift is a constant.
+func (l *LayerNorm) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	if l.Axis != -1 {
+		return "", fmt.Errorf("LayerNorm over axis %d has no ONNX form (only the last axis, -1)", l.Axis)
+	}
+	var c int
+	switch {
+	case l.Gamma != nil:
+		c = l.Gamma.Shape()[0]
+	case l.Beta != nil:
+		c = l.Beta.Shape()[0]
+	default:
+		return "", fmt.Errorf("LayerNorm without scale and shift has no ONNX form here")
+	}
+	scale, shift := g.Const(filled(c, 1), c), g.Const(filled(c, 0), c)
+	if l.Gamma != nil {
+		scale = g.Param(l.Gamma)
+	}
+	if l.Beta != nil {
+		shift = g.Param(l.Beta)
+	}
+	attrs := map[string]any{"axis": -1, "epsilon": l.opts.eps()}
+	return g.Op("LayerNormalization", []string{x, scale, shift}, attrs, 1)[0], nil
+}
+
+// ExportONNX writes self-attention on x (query, key and value all x, no
+// padding or attention mask): the projections, the heads' scaled dot
+// products and softmax, and the output projection. The batch is free; a
+// causal mask is a constant for the sequence length of the last forward
+// pass (the export's example), so the model then takes that length only.
+func (a *MultiHeadAttention) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	e, h := a.EmbedDim, a.NumHeads
+	d := e / h
+	tnc := a.opts.Layout == "TNC"
+	swap := func(v string) string {
+		return g.Op("Transpose", []string{v}, map[string]any{"perm": []int{1, 0, 2}}, 1)[0]
+	}
+	if tnc {
+		x = swap(x)
+	}
+	wt := g.Op("Transpose", []string{g.Param(a.InProjWeight)}, map[string]any{"perm": []int{1, 0}}, 1)[0]
+	qkv := g.Op("MatMul", []string{x, wt}, nil, 1)[0]
+	if a.InProjBias != nil {
+		qkv = g.Op("Add", []string{qkv, g.Param(a.InProjBias)}, nil, 1)[0]
+	}
+	p := g.Op("Split", []string{qkv, g.Const([]int64{int64(e), int64(e), int64(e)}, 3)}, map[string]any{"axis": 2}, 3)
+	headShape := g.Const([]int64{0, 0, int64(h), int64(d)}, 4)
+	heads := func(v string) string { // [N, L, E] → [N, h, L, d]
+		r := g.Op("Reshape", []string{v, headShape}, nil, 1)[0]
+		return g.Op("Transpose", []string{r}, map[string]any{"perm": []int{0, 2, 1, 3}}, 1)[0]
+	}
+	q := g.Op("Mul", []string{p[0], g.Const([]float32{float32(1 / math.Sqrt(float64(d)))})}, nil, 1)[0]
+	kt := g.Op("Transpose", []string{heads(p[1])}, map[string]any{"perm": []int{0, 1, 3, 2}}, 1)[0]
+	scores := g.Op("MatMul", []string{heads(q), kt}, nil, 1)[0] // [N, h, T, S]
+	if a.opts.Causal {
+		ts := a.lastTS.Load()
+		t, s := int(ts>>32), int(ts&(1<<32-1))
+		if t == 0 {
+			return "", fmt.Errorf("a causal attention needs a forward pass before export (its mask takes the sequence length)")
+		}
+		mask := make([]float32, t*s)
+		for i := range t {
+			for j := range s {
+				if j > i+s-t {
+					mask[i*s+j] = float32(math.Inf(-1))
+				}
+			}
+		}
+		scores = g.Op("Add", []string{scores, g.Const(mask, t, s)}, nil, 1)[0]
+	}
+	w := g.Op("Softmax", []string{scores}, map[string]any{"axis": -1}, 1)[0]
+	out := g.Op("MatMul", []string{w, heads(p[2])}, nil, 1)[0] // [N, h, T, d]
+	out = g.Op("Transpose", []string{out}, map[string]any{"perm": []int{0, 2, 1, 3}}, 1)[0]
+	out = g.Op("Reshape", []string{out, g.Const([]int64{0, 0, int64(e)}, 3)}, nil, 1)[0]
+	out, err := a.OutProj.ExportONNX(g, out)
+	if err != nil {
+		return "", err
+	}
+	if tnc {
+		out = swap(out)
+	}
+	return out, nil
+}
+
+// ExportONNX writes the encoder layer's self-attention and feed-forward
+// sub-layers with their residual connections and norms (no masks).
+func (l *TransformerEncoderLayer) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	tnc := l.opts.Layout == "TNC"
+	swap := func(v string) string {
+		return g.Op("Transpose", []string{v}, map[string]any{"perm": []int{1, 0, 2}}, 1)[0]
+	}
+	if tnc {
+		x = swap(x)
+	}
+	x, err := l.onnxResidual(g, x, l.Norms[0], func(y string) (string, error) { return l.SelfAttn.ExportONNX(g, y) })
+	if err != nil {
+		return "", err
+	}
+	if x, err = l.onnxResidual(g, x, l.Norms[1], func(y string) (string, error) { return l.onnxFeedForward(g, y) }); err != nil {
+		return "", err
+	}
+	if tnc {
+		x = swap(x)
+	}
+	return x, nil
+}
+
+// onnxResidual is residual's ONNX form.
+func (s *sublayers) onnxResidual(g gluon.ONNXGraph, x string, norm *LayerNorm, f func(string) (string, error)) (string, error) {
+	if s.opts.NormFirst {
+		n, err := norm.ExportONNX(g, x)
+		if err != nil {
+			return "", err
+		}
+		y, err := f(n)
+		if err != nil {
+			return "", err
+		}
+		return g.Op("Add", []string{x, y}, nil, 1)[0], nil
+	}
+	y, err := f(x)
+	if err != nil {
+		return "", err
+	}
+	return norm.ExportONNX(g, g.Op("Add", []string{x, y}, nil, 1)[0])
+}
+
+// onnxFeedForward is feedForward's ONNX form.
+func (s *sublayers) onnxFeedForward(g gluon.ONNXGraph, x string) (string, error) {
+	h, err := s.Linear1.ExportONNX(g, x)
+	if err != nil {
+		return "", err
+	}
+	act := "relu"
+	if s.opts.Activation == "gelu" {
+		act = "gelu"
+	}
+	if h, err = onnxAct(g, act, h); err != nil {
+		return "", err
+	}
+	return s.Linear2.ExportONNX(g, h)
+}
