@@ -69,17 +69,18 @@ interop:
 	/usr/bin/python3 gluon/testdata/lenet_interop.py check $$d/lenet_from_goluon.safetensors $$d/lenet_from_goluon.json; \
 	rc=$$?; rm -rf $$d; exit $$rc
 
-# onnx-check exports the round-trip test's networks (LeNet, the Keras
+# onnx-check exports the round-trip tests' networks (LeNet, the Keras
 # CIFAR CNN, an MLP, an Inception-style block, ResNet-18/50, MobileNetV2,
-# VGG-11-BN) into a fresh directory and runs ONNX's own checker on them
-# (full check, strict shape inference; Debian's python3-onnx, installed
-# when missing): tools/onnx_check.py.
+# VGG-11-BN, the ViT, transformer stacks, MiniGoogLeNet, the char-lm GPT)
+# into a fresh directory and runs ONNX's own checker on them (full check,
+# strict shape inference; Debian's python3-onnx, installed when missing):
+# tools/onnx_check.py.
 onnx-check:
 	@/usr/bin/python3 -c 'import onnx' 2>/dev/null || { echo "installing python3-onnx from Debian"; \
 		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q python3-onnx >/dev/null; }
 	@d=$$(mktemp -d) && \
-	GOLUON_ONNX_EXPORT_DIR=$$d $(GO) test -count=1 -run TestExportRoundTrip ./gluon/onnx/ && \
+	GOLUON_ONNX_EXPORT_DIR=$$d $(GO) test -count=1 -run 'TestExportRoundTrip|TestExportONNX' ./gluon/onnx/ ./tutorials/char-lm/ ./tutorials/minigooglenet/ && \
 	/usr/bin/python3 tools/onnx_check.py $$d/*.onnx; \
 	rc=$$?; rm -rf $$d; exit $$rc
 

@@ -223,3 +223,8 @@ func (l *GELU) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
 	t := g.Op("Tanh", []string{mul(inner, c(math.Sqrt(2/math.Pi)))}, nil, 1)[0]
 	return mul(mul(x, g.Op("Add", []string{t, c(1)}, nil, 1)[0]), c(0.5)), nil
 }
+
+// ExportONNX writes Gather of the weight's rows at the (integer) input.
+func (e *Embedding) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	return g.Op("Gather", []string{g.Param(e.Weight), x}, map[string]any{"axis": 0}, 1)[0], nil
+}

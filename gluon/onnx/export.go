@@ -29,12 +29,15 @@ type ExportOpts struct {
 	// Name is the graph's name (default: the network's name, else its
 	// kind).
 	Name string
+	// InputDType is the input's element type: Float32 (the default) or
+	// Int64 (token ids, for networks that start with an Embedding).
+	InputDType nd.DType
 }
 
 // Export writes net's inference form (predict mode: no dropout, batch
 // normalisation with the running statistics) as an ONNX model of opset
-// ExportOpset, with one float32 input "input" of inputShape and one output
-// "output". The network runs once in predict mode on zeros of that shape,
+// ExportOpset, with one input "input" of inputShape (float32, or
+// opts.InputDType) and one float32 output "output". The network runs once in predict mode on zeros of that shape,
 // on its parameters' first context, which settles deferred shapes and
 // gives the output's shape. Every block must implement
 // gluon.ONNXExporter (the nn layers, containers and the model zoo's
@@ -42,6 +45,14 @@ type ExportOpts struct {
 // initializers under their names; their values are read from the first
 // context.
 func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelProto, error) {
+	inType := onnxpb.TensorProto_FLOAT
+	switch opts.InputDType {
+	case nd.Float32:
+	case nd.Int64:
+		inType = onnxpb.TensorProto_INT64
+	default:
+		return nil, fmt.Errorf("onnx: export: input dtype %v: want float32 or int64", opts.InputDType)
+	}
 	dev := ctx.CPU(0)
 	params := gluon.CollectParams(net).List()
 	for _, p := range params {
@@ -56,7 +67,7 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 		s.PredictMode(func() {
 			sc := s.NewScope()
 			defer sc.Close()
-			outShape = net.Forward(s.ZerosOf(dev, nd.Float32, inputShape...)).Shape()
+			outShape = net.Forward(s.ZerosOf(dev, opts.InputDType, inputShape...)).Shape()
 		})
 	}); err != nil {
 		return nil, fmt.Errorf("onnx: export: the example forward pass failed: %w", err)
@@ -101,8 +112,8 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 	}
 	g := &e.graph
 	g.Name = proto.String(name)
-	g.Input = []*onnxpb.ValueInfoProto{valueInfo("input", inputShape, batch)}
-	g.Output = []*onnxpb.ValueInfoProto{valueInfo("output", outShape, batch)}
+	g.Input = []*onnxpb.ValueInfoProto{valueInfo("input", inType, inputShape, batch)}
+	g.Output = []*onnxpb.ValueInfoProto{valueInfo("output", onnxpb.TensorProto_FLOAT, outShape, batch)}
 	return &onnxpb.ModelProto{
 		IrVersion:       proto.Int64(8),
 		ProducerName:    proto.String("goluon"),
@@ -129,9 +140,9 @@ func Save(path string, net gluon.Block, inputShape []int, opts ExportOpts) error
 	return nil
 }
 
-// valueInfo describes a float32 tensor; a non-empty batch names the first
-// dimension instead of fixing it.
-func valueInfo(name string, shape []int, batch string) *onnxpb.ValueInfoProto {
+// valueInfo describes a tensor of element type et; a non-empty batch names
+// the first dimension instead of fixing it.
+func valueInfo(name string, et onnxpb.TensorProto_DataType, shape []int, batch string) *onnxpb.ValueInfoProto {
 	dims := make([]*onnxpb.TensorShapeProto_Dimension, len(shape))
 	for i, d := range shape {
 		if i == 0 && batch != "" {
@@ -143,7 +154,7 @@ func valueInfo(name string, shape []int, batch string) *onnxpb.ValueInfoProto {
 	return &onnxpb.ValueInfoProto{
 		Name: proto.String(name),
 		Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{TensorType: &onnxpb.TypeProto_Tensor{
-			ElemType: proto.Int32(int32(onnxpb.TensorProto_FLOAT)),
+			ElemType: proto.Int32(int32(et)),
 			Shape:    &onnxpb.TensorShapeProto{Dim: dims},
 		}}},
 	}

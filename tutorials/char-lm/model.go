@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/initializer"
@@ -31,6 +32,7 @@ type gpt struct {
 	lnF      *nn.LayerNorm
 	head     *nn.Dense
 	context  int
+	lastT    atomic.Int64 // the sequence length of the last forward pass (ExportONNX)
 }
 
 func newGPT(o modelOpts) *gpt {
@@ -76,6 +78,7 @@ func (m *gpt) Forward(idx *nd.NDArray) *nd.NDArray {
 	if t > m.context {
 		nd.Panicf("gpt", nd.ErrShape, "sequence of %d tokens is longer than the context %d", t, m.context)
 	}
+	m.lastT.Store(int64(t))
 	pos := make([]int64, t)
 	for i := range pos {
 		pos[i] = int64(i)
@@ -129,4 +132,37 @@ func newModel(kind string, o modelOpts) (gluon.Block, error) {
 		return newLSTM(o), nil
 	}
 	return nil, fmt.Errorf("-model %q: want gpt or lstm", kind)
+}
+
+// ExportONNX writes the GPT for the sequence length of its last forward
+// pass (onnx.Export's example; the causal masks are constants of that
+// length), batch free: token and position embeddings, the blocks, the
+// final norm and the head.
+func (m *gpt) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	t := int(m.lastT.Load())
+	if t == 0 {
+		return "", fmt.Errorf("gpt: run a forward pass before export")
+	}
+	pos := make([]int64, t)
+	for i := range pos {
+		pos[i] = int64(i)
+	}
+	tok, err := g.Block(m.wte, x)
+	if err != nil {
+		return "", err
+	}
+	p, err := g.Block(m.wpe, g.Const(pos, t))
+	if err != nil {
+		return "", err
+	}
+	h := g.Op("Add", []string{tok, p}, nil, 1)[0]
+	for _, b := range m.blocks {
+		if h, err = g.Block(b, h); err != nil {
+			return "", err
+		}
+	}
+	if h, err = g.Block(m.lnF, h); err != nil {
+		return "", err
+	}
+	return g.Block(m.head, h)
 }
