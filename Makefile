@@ -2,9 +2,9 @@
 GO ?= go
 RACE_PKGS = ./...
 
-.PHONY: test demo fmt-check vet unit race kernels mpi mpi-deps cudaemu interop cuda-check cover bench bench-noise zoo-full onnx-deps onnx-check
+.PHONY: test demo fmt-check vet staticcheck unit race kernels mpi mpi-deps cudaemu interop cuda-check cover bench bench-noise zoo-full onnx-deps onnx-check
 
-test: fmt-check vet onnx-deps unit race kernels mpi cudaemu interop onnx-check
+test: fmt-check vet staticcheck onnx-deps unit race kernels mpi cudaemu interop onnx-check
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -12,6 +12,13 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+
+# staticcheck (honnef.co/go/tools, fetched through the module proxy at a
+# pinned version) on the default build; the cuda, cudaemu and mpi files
+# hold code that only their own tags use.
+STATICCHECK_VERSION = v0.8.2
+staticcheck:
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
 unit:
 	$(GO) test -count=1 ./...

@@ -19,7 +19,7 @@ func TestString(t *testing.T) {
 			t.Errorf("%#v.String() = %q, want %q", c.c, got, c.want)
 		}
 	}
-	if ctx.CPU(0) == ctx.CPU(1) || ctx.CPU(1) == ctx.GPU(1) || ctx.CPU(2) != ctx.CPU(2) {
+	if ctx.CPU(0) == ctx.CPU(1) || ctx.CPU(1) == ctx.GPU(1) || ctx.CPU(2) != (ctx.Context{Kind: ctx.KindCPU, ID: 2}) {
 		t.Error("contexts must compare by kind and number")
 	}
 }

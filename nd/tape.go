@@ -38,12 +38,11 @@ type node struct {
 // agState is an array's autograd state: an attached gradient buffer (for
 // leaves) or the node that produced it (for recorded outputs).
 type agState struct {
-	mu      sync.Mutex
-	grad    *NDArray
-	req     GradReq
-	stamp   uint64 // bumped each time Backward writes grad
-	node    *node
-	retired bool // node's graph was freed by a Backward without retainGraph
+	mu    sync.Mutex
+	grad  *NDArray
+	req   GradReq
+	stamp uint64 // bumped each time Backward writes grad
+	node  *node
 }
 
 func (a *NDArray) state() *agState { return a.ag.Load() }

@@ -213,6 +213,7 @@ func TestLoaderClose(t *testing.T) {
 			l := mustLoader(t, slowDataset(200, 50*time.Microsecond, &calls), LoaderOpts{BatchSize: 4, Workers: workers})
 
 			// Close after a partial epoch, twice.
+			//lint:ignore SA1012 Iter documents nil as context.Background, which this exercises
 			it := l.Iter(nil)
 			for range 2 {
 				if !it.Next() {

@@ -2,7 +2,6 @@ package nn_test
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -42,21 +41,6 @@ func mustNDPanic(t *testing.T, kind nd.ErrorKind, f func(), want ...string) *nd.
 		}
 	}
 	return e
-}
-
-// mustPanic runs f and returns the panic value's text; it fails when f
-// does not panic.
-func mustPanic(t *testing.T, f func()) string {
-	t.Helper()
-	var got any
-	func() {
-		defer func() { got = recover() }()
-		f()
-	}()
-	if got == nil {
-		t.Fatal("no panic")
-	}
-	return fmt.Sprint(got)
 }
 
 // initNet collects b's parameters, optionally makes them float64 and

@@ -56,7 +56,7 @@ func TestDenseValues(t *testing.T) {
 			d := nn.NewDense(5, tc.opts)
 			initNet(t, d, initializer.Xavier{}, nd.Float32)
 			x := randX(cpu0, 6, tc.in...)
-			y := forward(d, x) // infers in_units
+			forward(d, x) // infers in_units
 			w := randX(cpu0, 7, d.Weight.Shape()...)
 			d.Weight.SetData(w)
 			var b *nd.NDArray
@@ -64,7 +64,7 @@ func TestDenseValues(t *testing.T) {
 				b = randX(cpu0, 8, 5)
 				d.Bias.SetData(b)
 			}
-			y = forward(d, x)
+			y := forward(d, x)
 			allClose(t, "dense", y, tc.ref(x, w, b), 1e-6, 1e-6)
 		})
 	}

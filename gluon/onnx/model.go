@@ -46,9 +46,8 @@ type Model struct {
 	params map[string]*gluon.Parameter // float initializers
 	consts map[string]*nd.NDArray      // other initializers, on cpu(0)
 
-	mu     sync.Mutex
-	onDev  map[ctx.Context]map[string]*nd.NDArray // consts copied to a context
-	unused map[string]bool
+	mu    sync.Mutex
+	onDev map[ctx.Context]map[string]*nd.NDArray // consts copied to a context
 }
 
 // Load reads an ONNX model file; its parameters are created on devs

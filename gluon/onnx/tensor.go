@@ -67,9 +67,7 @@ func hostTensor(t *onnxpb.TensorProto) (any, []int, error) {
 				v = append(v, int32(binary.LittleEndian.Uint32(raw[i:])))
 			}
 		} else {
-			for _, x := range t.GetInt32Data() {
-				v = append(v, x)
-			}
+			v = append(v, t.GetInt32Data()...)
 		}
 		return v, shape, check(len(v))
 	case onnxpb.TensorProto_BOOL, onnxpb.TensorProto_UINT8:

@@ -32,7 +32,7 @@ func randomParams(t *testing.T, b gluon.Component, devs ...ctx.Context) []*nd.ND
 		p.SetData(ndtest.Rand(cpu0, uint64(50+i), -0.6, 0.6, p.Shape()...))
 		// The check perturbs these arrays in place: they must be the very
 		// arrays the layer reads, or it would compare zeros with zeros.
-		if p.Data(cpu0) != p.Data(cpu0) {
+		if first, second := p.Data(cpu0), p.Data(cpu0); first != second {
 			t.Fatalf("%s: Data returns a new array each call", p.Name())
 		}
 		arrs = append(arrs, p.Data(cpu0))

@@ -2,10 +2,7 @@
 
 package mpi
 
-import (
-	"time"
-	"unsafe"
-)
+import "unsafe"
 
 // commImpl has no state without MPI: Init never returns a Comm.
 type commImpl struct{}
@@ -16,13 +13,6 @@ func (commImpl) allreduce(*Buffer, DType, int, Op) error { return ErrNotBuilt }
 func (commImpl) bcast(*Buffer, DType, int, int) error    { return ErrNotBuilt }
 func (commImpl) iallreduce(*Buffer, DType, int, Op) (reqHandle, error) {
 	return nil, ErrNotBuilt
-}
-func (commImpl) progress(ps []pending, _ *[2]int32, _, _ time.Duration) ([]bool, []error) {
-	fin, errs := make([]bool, len(ps)), make([]error, len(ps))
-	for i := range ps {
-		fin[i], errs[i] = true, ErrNotBuilt
-	}
-	return fin, errs
 }
 func (commImpl) barrier() error  { return ErrNotBuilt }
 func (commImpl) finalize() error { return ErrNotBuilt }

@@ -180,10 +180,7 @@ func copyRows[T Float](d, s []T, rows, width, ldd, lds int) {
 	_, _ = d[(rows-1)*ldd+width-1], s[(rows-1)*lds+width-1]
 	if width <= tinyRow { // the few pixels of a small plane: no call per row
 		for r := range rows {
-			dr, sr := d[r*ldd:][:width], s[r*lds:][:width]
-			for j := range sr {
-				dr[j] = sr[j]
-			}
+			copy(d[r*ldd:][:width], s[r*lds:][:width])
 		}
 		return
 	}

@@ -35,9 +35,6 @@ func goroot() (string, error) {
 			return r, nil
 		}
 	}
-	if r := runtime.GOROOT(); r != "" { //nolint:staticcheck // the last resort
-		return r, nil
-	}
 	return "", errors.New("cannot find the Go distribution (set GOROOT or put go on PATH), or pass -text FILE")
 }
 
