@@ -1,7 +1,10 @@
 package nd
 
 import (
+	"fmt"
+	"os"
 	"slices"
+	"sync"
 
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/nd/backend"
@@ -14,14 +17,16 @@ var hostCPU = ctx.CPU(0)
 // hostIndex returns the CPU backend's IndexKernels.
 func hostIndex() backend.IndexKernels { return backend.For(hostCPU).(backend.IndexKernels) }
 
-// runIndexed runs an indexing kernel: on the arrays themselves when their
-// backend implements backend.IndexKernels, otherwise on host copies with
-// the CPU backend, copying out (which may be read as well as written) back.
-func runIndexed(out *NDArray, ins []*NDArray, run func(k backend.IndexKernels, out *NDArray, ins []*NDArray)) {
+// runIndexed runs the indexing kernel called kernel: on the arrays
+// themselves when their backend implements backend.IndexKernels, otherwise
+// on host copies with the CPU backend, copying out (which may be read as
+// well as written) back, after a one-time warning.
+func runIndexed(kernel string, out *NDArray, ins []*NDArray, run func(k backend.IndexKernels, out *NDArray, ins []*NDArray)) {
 	if k, ok := out.be().(backend.IndexKernels); ok {
 		run(k, out, ins)
 		return
 	}
+	warnHostFallback(kernel, out.be())
 	host := hostCPU
 	hins := make([]*NDArray, len(ins))
 	for i, a := range ins {
@@ -34,6 +39,17 @@ func runIndexed(out *NDArray, ins []*NDArray, run func(k backend.IndexKernels, o
 	transfer(out, hout)
 	release(hout)
 	release(hins...)
+}
+
+// hostWarned holds the kernel and backend pairs warned about.
+var hostWarned sync.Map
+
+// warnHostFallback prints, once per kernel and backend, that the kernel
+// runs on host copies because the backend has no IndexKernels.
+func warnHostFallback(kernel string, be backend.Backend) {
+	if _, seen := hostWarned.LoadOrStore(kernel+"/"+be.Name(), true); !seen {
+		fmt.Fprintf(os.Stderr, "nd: %s on the %s backend runs on host copies (the backend has no backend.IndexKernels): every call copies its operands to cpu(0) and back\n", kernel, be.Name())
+	}
 }
 
 // axisDims splits shape around axis: the product of the dimensions before
@@ -98,7 +114,7 @@ func gatherInto(p backend.GatherParams, out, x, idx *NDArray, idxStrides []int) 
 	if out.Size() == 0 {
 		return
 	}
-	runIndexed(out, []*NDArray{x, idx}, func(k backend.IndexKernels, out *NDArray, in []*NDArray) {
+	runIndexed("Gather", out, []*NDArray{x, idx}, func(k backend.IndexKernels, out *NDArray, in []*NDArray) {
 		ia := in[1].arg()
 		ia.Strides = idxStrides
 		k.Gather(p, out.arg(), in[0].arg(), ia)
@@ -110,7 +126,7 @@ func scatterAddInto(p backend.GatherParams, dst, src, idx *NDArray, idxStrides [
 	if src.Size() == 0 {
 		return
 	}
-	runIndexed(dst, []*NDArray{src, idx}, func(k backend.IndexKernels, dst *NDArray, in []*NDArray) {
+	runIndexed("ScatterAdd", dst, []*NDArray{src, idx}, func(k backend.IndexKernels, dst *NDArray, in []*NDArray) {
 		ia := in[1].arg()
 		ia.Strides = idxStrides
 		k.ScatterAdd(p, dst.arg(), in[0].arg(), ia)

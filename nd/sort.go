@@ -9,7 +9,7 @@ func cumsumRaw(op string, x *NDArray, ax int) *NDArray {
 	if out.Size() == 0 {
 		return out
 	}
-	runIndexed(out, []*NDArray{x}, func(k backend.IndexKernels, out *NDArray, in []*NDArray) {
+	runIndexed("Cumsum", out, []*NDArray{x}, func(k backend.IndexKernels, out *NDArray, in []*NDArray) {
 		k.Cumsum(outer, n, inner, out.arg(), in[0].arg())
 	})
 	return out
@@ -51,6 +51,7 @@ func sortRaw(op string, x *NDArray, ax int, desc bool) (vals, idx *NDArray) {
 		k.Sort(outer, n, inner, desc, vals.arg(), idx.arg(), x.arg())
 		return vals, idx
 	}
+	warnHostFallback("Sort", x.be())
 	host := []*NDArray{newArray(op, x.Session(), hostCPU, x.dtype, x.shape), newArray(op, x.Session(), hostCPU, Int64, x.shape), newArray(op, x.Session(), hostCPU, x.dtype, x.shape)}
 	transfer(host[2], x)
 	hostIndex().Sort(outer, n, inner, desc, host[0].arg(), host[1].arg(), host[2].arg())

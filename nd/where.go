@@ -19,7 +19,7 @@ func whereRaw(op string, cond, a, b *NDArray) *NDArray {
 	if out.Size() == 0 {
 		return out
 	}
-	runIndexed(out, []*NDArray{cond, a, b}, func(k backend.IndexKernels, out *NDArray, in []*NDArray) {
+	runIndexed("Where", out, []*NDArray{cond, a, b}, func(k backend.IndexKernels, out *NDArray, in []*NDArray) {
 		k.Where(shape, out.arg(), bcastArg(in[0], shape), bcastArg(in[1], shape), bcastArg(in[2], shape))
 	})
 	return out
