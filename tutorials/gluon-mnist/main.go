@@ -153,6 +153,17 @@ func run(args []string, stdout io.Writer) (err error) {
 	}
 	fmt.Fprintf(stdout, "training LeNet on %d Fashion-MNIST images (testing on %d) with %s, global batch %d (%d per context), kvstore %s, SGD lr %g\n",
 		trainSet.Len(), testSet.Len(), where, globalBatch, f.BatchPerCtx, f.KVStore, f.LR)
+	tbw, err := f.TensorBoardWriter(job.Chief())
+	if err != nil {
+		return err
+	}
+	if tbw != nil {
+		defer func() {
+			if cerr := tbw.Close(); err == nil {
+				err = cerr
+			}
+		}()
+	}
 	var last epochResult
 	var trainSamples int
 	var trainSeconds float64
@@ -170,6 +181,12 @@ func run(args []string, stdout io.Writer) (err error) {
 		fmt.Fprintln(stdout, r.line(f.Epochs))
 		if err := r.log(mlog); err != nil {
 			return err
+		}
+		if tbw != nil {
+			if err := tbw.AddScalars(map[string]float64{"train/loss": r.Loss, "train/accuracy": r.Acc,
+				"val/loss": r.ValLoss, "val/accuracy": r.ValAcc, "perf/samples_per_sec": r.SamplesPerSec}, int64(epoch)); err != nil {
+				return err
+			}
 		}
 		last = r
 	}

@@ -225,6 +225,16 @@ func run(args []string, stdout io.Writer) (err error) {
 		handlers = append(handlers, &estimator.MetricsLog{Path: metricsPath, Trainer: tr})
 	}
 	handlers = append(handlers, hist)
+	tb, closeTB, err := o.Flags.TensorBoard(gluon.CollectParams(net), job.Chief())
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := closeTB(); err == nil {
+			err = cerr
+		}
+	}()
+	handlers = append(handlers, tb...)
 	goctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := est.Fit(goctx, train, val, o.Epochs, handlers...); err != nil {

@@ -173,6 +173,16 @@ func run(args []string, stdout io.Writer) (err error) {
 		handlers = append(handlers, &estimator.MetricsLog{Path: logPath, Trainer: trainer})
 	}
 	handlers = append(handlers, ckpt, &seen)
+	tb, closeTB, err := f.TensorBoard(params, job.Chief())
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := closeTB(); err == nil {
+			err = cerr
+		}
+	}()
+	handlers = append(handlers, tb...)
 	goctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	fmt.Fprintf(stdout, "[INFO] training network: %d epochs, %d batches of %d (%d per context)...\n",

@@ -165,6 +165,16 @@ func train(args []string, w io.Writer) (_ *outcome, err error) {
 		Params: gluon.CollectParams(net), Trainer: trainer, Contexts: devs, ReadOnly: !job.Chief()}
 	rec := &epochRecorder{}
 	handlers = append(handlers, ckpt, rec)
+	tb, closeTB, err := f.TensorBoard(gluon.CollectParams(net), job.Chief())
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := closeTB(); err == nil {
+			err = cerr
+		}
+	}()
+	handlers = append(handlers, tb...)
 	where := fmt.Sprintf("contexts %v", common.ContextNames(devs))
 	if job.Size > 1 {
 		where = fmt.Sprintf("%d workers × contexts %v", job.Size, common.ContextNames(devs))

@@ -15,6 +15,7 @@ import (
 	"github.com/goluon/goluon/autograd"
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/tensorboard"
 	"github.com/goluon/goluon/nd"
 	"github.com/goluon/goluon/tutorials/internal/common"
 )
@@ -37,10 +38,31 @@ func TestSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
+	logDir := filepath.Join(dir, "tb")
 	res, err := train([]string{"-data", dataDir, "-out", outDir, "-epochs", "1", "-limit", smokeLimit,
-		"-contexts", "cpu:0,cpu:1", "-workers", "0"}, &buf)
+		"-contexts", "cpu:0,cpu:1", "-workers", "0", "-logdir", logDir}, &buf)
 	if err != nil {
 		t.Fatalf("train: %v\noutput:\n%s", err, buf.String())
+	}
+	// -logdir: one event file whose records all check out, with the
+	// epoch's metrics and the parameter histograms.
+	files, _ := filepath.Glob(filepath.Join(logDir, "events.out.tfevents.*"))
+	if len(files) != 1 {
+		t.Fatalf("event files in -logdir: %v", files)
+	}
+	eb, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := tensorboard.ReadRecords(eb)
+	if err != nil || len(recs) < 2 {
+		t.Fatalf("event file: %d records, %v", len(recs), err)
+	}
+	all := bytes.Join(recs, nil)
+	for _, tag := range []string{tensorboard.FileVersion, "train/loss", "val/accuracy", "perf/samples_per_sec", "params/"} {
+		if !bytes.Contains(all, []byte(tag)) {
+			t.Errorf("the event file has no %q", tag)
+		}
 	}
 	lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
 	if len(lines) < 3 {

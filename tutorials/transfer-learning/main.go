@@ -178,6 +178,13 @@ func train(args []string, stdout io.Writer) (*outcome, error) {
 	defer mlog.Close()
 
 	out := &outcome{Devs: devs}
+	tbw, err := f.TensorBoardWriter(true)
+	if err != nil {
+		return nil, err
+	}
+	if tbw != nil {
+		defer tbw.Close() // each phase flushes its events (learner.fit), and a failure there is returned
+	}
 	arch := fmt.Sprintf("ResNet-18 (width %d)", o.width)
 	newNet := func() *vision.ResNet { return vision.ResNet18(vision.Options{Classes: nClasses, Width: o.width}) }
 	newLearner := func(net *vision.ResNet, frozen bool) (*learner, error) {
@@ -189,7 +196,7 @@ func train(args []string, stdout io.Writer) (*outcome, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &learner{net: net, lossFn: loss.NewSoftmaxCrossEntropy(), trainer: tr, devs: devs, frozen: frozen}, nil
+		return &learner{net: net, lossFn: loss.NewSoftmaxCrossEntropy(), trainer: tr, devs: devs, frozen: frozen, tb: tbw}, nil
 	}
 	fmt.Fprintf(stdout, "%s on %v, batch %d (%d per context), SGD lr %g momentum %g\n", arch, devs, batch, f.BatchPerCtx, f.LR, o.momentum)
 

@@ -14,6 +14,7 @@ import (
 	"github.com/goluon/goluon/gluon/loss"
 	"github.com/goluon/goluon/gluon/metric"
 	"github.com/goluon/goluon/gluon/progress"
+	"github.com/goluon/goluon/gluon/tensorboard"
 	"github.com/goluon/goluon/nd"
 	"github.com/goluon/goluon/tutorials/internal/common"
 )
@@ -32,6 +33,8 @@ type learner struct {
 	// as no frozen parameter wants a gradient, only the head's
 	// operations are taped.
 	frozen bool
+	// tb, when set, receives each epoch's metrics under <phase>/.
+	tb *tensorboard.Writer
 }
 
 // forward splits a batch over the contexts and runs the network and the
@@ -117,7 +120,18 @@ func (l *learner) fit(phase string, t *task, epochs int, w, mlog io.Writer) ([]e
 		if _, err := fmt.Fprintf(mlog, "%s\n", b); err != nil {
 			return hist, err
 		}
+		if l.tb != nil {
+			if err := l.tb.AddScalars(map[string]float64{phase + "/loss": r.Loss, phase + "/accuracy": r.Acc,
+				phase + "/val_loss": r.ValLoss, phase + "/val_accuracy": r.ValAcc}, int64(epoch)); err != nil {
+				return hist, err
+			}
+		}
 		hist = append(hist, r)
+	}
+	if l.tb != nil {
+		if err := l.tb.Flush(); err != nil {
+			return hist, err
+		}
 	}
 	return hist, nil
 }

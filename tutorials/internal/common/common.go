@@ -32,6 +32,7 @@ type Flags struct {
 	Download    bool // fetch a missing data set (Fashion-MNIST: apt first)
 	Limit       int  // use only the first Limit training (and Limit/5 test) samples; 0: all
 	LR          float64
+	LogDir      string // -logdir: TensorBoard event files go here ("": none)
 }
 
 // Register defines the common flags on fs with the program's defaults.
@@ -48,6 +49,7 @@ func Register(fs *flag.FlagSet, d Flags) *Flags {
 	fs.BoolVar(&f.Download, "download", d.Download, "get a missing data set (Fashion-MNIST: apt-get install dataset-fashion-mnist when possible, else download)")
 	fs.IntVar(&f.Limit, "limit", d.Limit, "train on only the first N samples (0: all); for smoke tests")
 	fs.Float64Var(&f.LR, "lr", d.LR, "learning rate")
+	fs.StringVar(&f.LogDir, "logdir", d.LogDir, "write TensorBoard event files (metrics per epoch, batch loss, parameter histograms) into this directory")
 	return f
 }
 
