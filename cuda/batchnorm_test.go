@@ -28,7 +28,7 @@ func TestBatchNormFusedAgainstCPU(t *testing.T) {
 		gamma, beta bool
 	}{
 		{[]int{4, 3, 5, 6}, nd.BatchNormOpts{}, true, true},
-		{[]int{16, 7}, nd.BatchNormOpts{Eps: 1e-3, Momentum: 0.99}, true, true},
+		{[]int{16, 7}, nd.BatchNormOpts{Epsilon: 1e-3, Momentum: 0.99}, true, true},
 		{[]int{3, 5, 4, 9}, nd.BatchNormOpts{Axis: 3}, false, true},
 		{[]int{2, 4, 11, 13}, nd.BatchNormOpts{}, false, false},
 		{[]int{2, 3, 64, 64}, nd.BatchNormOpts{}, true, true}, // 8192 values a channel: 2 blocks each

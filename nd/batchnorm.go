@@ -11,8 +11,8 @@ type BatchNormOpts struct {
 	// Axis is the channel axis (default 1, NCHW). Set AxisSet to use 0.
 	Axis    int
 	AxisSet bool
-	// Eps is added to the variance (default 1e-5).
-	Eps float64
+	// Epsilon is added to the variance (default 1e-5).
+	Epsilon float64
 	// Momentum weighs the old running statistics, as in MXNet/Gluon:
 	// running = Momentum*running + (1-Momentum)*batch (default 0.9; this is
 	// PyTorch's momentum 0.1).
@@ -26,8 +26,8 @@ func (o BatchNormOpts) withDefaults() BatchNormOpts {
 	if !o.AxisSet && o.Axis == 0 {
 		o.Axis = 1
 	}
-	if o.Eps == 0 {
-		o.Eps = 1e-5
+	if o.Epsilon == 0 {
+		o.Epsilon = 1e-5
 	}
 	if o.Momentum == 0 {
 		o.Momentum = 0.9
@@ -91,7 +91,7 @@ func BatchNorm(x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts) *NDArr
 		sq := unaryRaw(op, backend.Square, xc, 0, 0)
 		vs := reduceRaw(op, backend.Sum, sq, mask)
 		variance := unaryRaw(op, backend.MulScalar, vs, 1/float64(m), 0)
-		invstd = unaryRaw(op, backend.AddScalar, variance, o.Eps, 0)
+		invstd = unaryRaw(op, backend.AddScalar, variance, o.Epsilon, 0)
 		unaryInPlace(invstd, backend.RSqrt, 0, 0)
 		updateRunning(runMean, mean, o.Momentum, 1)
 		updateRunning(runVar, variance, o.Momentum, float64(m)/math.Max(float64(m-1), 1))
@@ -99,7 +99,7 @@ func BatchNorm(x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts) *NDArr
 	} else {
 		mean = runMean.view(0, kshape)
 		invstd = newArray(op, sess, x.st.dev, x.dtype, kshape)
-		x.be().Unary(backend.AddScalar, invstd.arg(), runVar.arg(), c, o.Eps, 0)
+		x.be().Unary(backend.AddScalar, invstd.arg(), runVar.arg(), c, o.Epsilon, 0)
 		unaryInPlace(invstd, backend.RSqrt, 0, 0)
 	}
 	xhat := binaryRaw(op, bSub, x, mean)

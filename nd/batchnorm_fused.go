@@ -29,7 +29,7 @@ func batchNormFused(bk backend.BatchNormKernels, x, gamma, beta, runMean, runVar
 		mean = newArray(op, sess, dev, dt, []int{c})
 		variance := newArray(op, sess, dev, dt, []int{c})
 		bk.BatchNormStats(p, mean.arg(), variance.arg(), x.arg())
-		invstd = unaryRaw(op, backend.AddScalar, variance, o.Eps, 0)
+		invstd = unaryRaw(op, backend.AddScalar, variance, o.Epsilon, 0)
 		unaryInPlace(invstd, backend.RSqrt, 0, 0)
 		updateRunning(runMean, mean, o.Momentum, 1)
 		updateRunning(runVar, variance, o.Momentum, float64(m)/math.Max(float64(m-1), 1))
@@ -38,7 +38,7 @@ func batchNormFused(bk backend.BatchNormKernels, x, gamma, beta, runMean, runVar
 		// Copies: the running statistics may be updated in place before
 		// this output's backward pass runs.
 		mean = unaryRaw(op, backend.MulScalar, runMean, 1, 0)
-		invstd = unaryRaw(op, backend.AddScalar, runVar, o.Eps, 0)
+		invstd = unaryRaw(op, backend.AddScalar, runVar, o.Epsilon, 0)
 		unaryInPlace(invstd, backend.RSqrt, 0, 0)
 	}
 	y := newArray(op, sess, dev, dt, x.shape)

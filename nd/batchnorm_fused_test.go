@@ -24,7 +24,7 @@ func TestBatchNormFusedMatchesComposed(t *testing.T) {
 		gamma, beta bool
 	}{
 		{[]int{4, 3, 5, 6}, BatchNormOpts{}, true, true},
-		{[]int{16, 7}, BatchNormOpts{Eps: 1e-3, Momentum: 0.99}, true, true},
+		{[]int{16, 7}, BatchNormOpts{Epsilon: 1e-3, Momentum: 0.99}, true, true},
 		{[]int{3, 5, 4, 9}, BatchNormOpts{Axis: 3}, false, true},
 		{[]int{6, 2, 37}, BatchNormOpts{Axis: 0, AxisSet: true}, true, false},
 		{[]int{2, 4, 11, 13}, BatchNormOpts{}, false, false},

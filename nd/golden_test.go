@@ -96,7 +96,7 @@ func TestGoldenConvNet(t *testing.T) {
 		h := nd.Relu(nd.Conv2D(in["x"], in["w1"], in["b1"], nd.ConvOpts{Pad: [2]int{1, 1}}))
 		h = nd.MaxPool2D(h, [2]int{2, 2}, [2]int{2, 2}, [2]int{})
 		h = nd.Conv2D(h, in["w2"], in["b2"], nd.ConvOpts{})
-		h = nd.BatchNorm(h, in["g"], in["be"], in["rm"], in["rv"], nd.BatchNormOpts{Eps: 1e-5, Momentum: 0.9})
+		h = nd.BatchNorm(h, in["g"], in["be"], in["rm"], in["rv"], nd.BatchNormOpts{Epsilon: 1e-5, Momentum: 0.9})
 		h = nd.AvgPool2D(nd.Tanh(h), [2]int{2, 2}, [2]int{2, 2}, [2]int{})
 		logits := nd.FullyConnected(nd.Flatten(h), in["w3"], in["b3"])
 		out["logits"] = logits
@@ -112,7 +112,7 @@ func TestGoldenConvVariants(t *testing.T) {
 	runGolden(t, c, func(in, out map[string]*nd.NDArray) *nd.NDArray {
 		h := nd.Sigmoid(nd.Conv2D(in["x"], in["w"], nil, nd.ConvOpts{
 			Groups: 2, Stride: [2]int{2, 2}, Pad: [2]int{2, 2}, Dilate: [2]int{2, 2}}))
-		h = nd.AvgPool2D(h, [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1})
+		h = nd.Pool2D(h, nd.PoolOpts{Type: nd.PoolAvg, Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Pad: [2]int{1, 1}, ExcludePad: true}) // count_include_pad=False
 		h = nd.MaxPool2D(h, [2]int{2, 2}, [2]int{1, 1}, [2]int{1, 1})
 		out["out"] = h
 		return nd.Sum(nd.Mul(h, in["r"]))

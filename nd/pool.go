@@ -13,9 +13,10 @@ type PoolOpts struct {
 	// window that would start inside the right padding is dropped (MXNet's
 	// "full" convention keeps it).
 	CeilMode bool
-	// CountIncludePad makes average pooling divide by the whole window,
-	// padding included.
-	CountIncludePad bool
+	// ExcludePad makes average pooling divide by the window's elements
+	// inside the input only. By default it divides by the whole window,
+	// padding included, as Gluon's and PyTorch's count_include_pad.
+	ExcludePad bool
 	// Global pools each whole feature map to 1x1 (Kernel is ignored).
 	Global bool
 }
@@ -48,7 +49,7 @@ func poolParams(op string, x *NDArray, o PoolOpts) backend.PoolParams {
 	p := backend.PoolParams{
 		Type: o.Type, N: x.shape[0], C: x.shape[1], InH: x.shape[2], InW: x.shape[3],
 		KH: o.Kernel[0], KW: o.Kernel[1], PadH: o.Pad[0], PadW: o.Pad[1],
-		CountIncludePad: o.CountIncludePad, DType: x.dtype, Device: x.st.dev,
+		CountIncludePad: !o.ExcludePad, DType: x.dtype, Device: x.st.dev,
 	}
 	if o.Global {
 		p.KH, p.KW, p.PadH, p.PadW = p.InH, p.InW, 0, 0
@@ -95,7 +96,8 @@ func MaxPool2D(x *NDArray, kernel, stride, pad [2]int) *NDArray {
 	return Pool2D(x, PoolOpts{Type: PoolMax, Kernel: kernel, Stride: stride, Pad: pad})
 }
 
-// AvgPool2D is Pool2D with average windows (padding not counted).
+// AvgPool2D is Pool2D with average windows (padding counted, as Gluon and
+// PyTorch count it by default).
 func AvgPool2D(x *NDArray, kernel, stride, pad [2]int) *NDArray {
 	return Pool2D(x, PoolOpts{Type: PoolAvg, Kernel: kernel, Stride: stride, Pad: pad})
 }

@@ -7,34 +7,34 @@ import (
 	"github.com/goluon/goluon/nd"
 )
 
-// DefaultEps is the value CrossEntropy adds to probabilities before the
+// DefaultEpsilon is the value CrossEntropy adds to probabilities before the
 // logarithm, as mx.metric.CrossEntropy's eps.
-const DefaultEps = 1e-12
+const DefaultEpsilon = 1e-12
 
 // CrossEntropy is mx.metric.CrossEntropy: the mean over samples of
-// −log(p[label] + Eps), for predictions that are probabilities [N, C]
+// −log(p[label] + Epsilon), for predictions that are probabilities [N, C]
 // (the output of a softmax, not raw scores) and labels holding N class
 // indices. A label outside [0, C) panics.
 //
 // The zero value is ready to use.
 type CrossEntropy struct {
-	// Eps is added to each probability; 0 means DefaultEps.
-	Eps float64
+	// Epsilon is added to each probability; 0 means DefaultEpsilon.
+	Epsilon float64
 
 	mu  sync.Mutex
 	sum float64
 	num int64
 }
 
-// NewCrossEntropy returns an empty CrossEntropy with Eps = DefaultEps.
-func NewCrossEntropy() *CrossEntropy { return &CrossEntropy{Eps: DefaultEps} }
+// NewCrossEntropy returns an empty CrossEntropy with Epsilon = DefaultEpsilon.
+func NewCrossEntropy() *CrossEntropy { return &CrossEntropy{Epsilon: DefaultEpsilon} }
 
 // Update adds a batch of one label and one prediction array per device.
 func (m *CrossEntropy) Update(labels, preds []*nd.NDArray) {
 	const op = "metric.CrossEntropy.Update"
-	eps := m.Eps
+	eps := m.Epsilon
 	if eps == 0 {
-		eps = DefaultEps
+		eps = DefaultEpsilon
 	}
 	ls, ps := read(op, labels, preds, true)
 	var sum float64

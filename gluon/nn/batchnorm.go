@@ -85,5 +85,5 @@ func (b *BatchNorm) Forward(x *nd.NDArray) *nd.NDArray {
 	b.RunningMean.InferShape(c)
 	b.RunningVar.InferShape(c)
 	return nd.BatchNorm(x, gamma, beta, b.RunningMean.Data(dev), b.RunningVar.Data(dev), nd.BatchNormOpts{
-		Axis: ax, AxisSet: true, Eps: b.opts.Epsilon, Momentum: b.opts.Momentum, UseGlobalStats: b.opts.UseGlobalStats})
+		Axis: ax, AxisSet: true, Epsilon: b.opts.Epsilon, Momentum: b.opts.Momentum, UseGlobalStats: b.opts.UseGlobalStats})
 }

@@ -158,7 +158,7 @@ func (p *Pool2D) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
 	op := "MaxPool"
 	if o.Type != nd.PoolMax {
 		op = "AveragePool"
-		if o.CountIncludePad {
+		if !o.ExcludePad {
 			attrs["count_include_pad"] = 1
 		}
 	}

@@ -28,7 +28,7 @@ func newPool(kind string, typ int, size [2]int, o PoolOpts, global bool) *Pool2D
 	}
 	return &Pool2D{BlockMeta: gluon.NewBlockMeta("pool"), opts: nd.PoolOpts{
 		Type: poolType(typ), Kernel: size, Stride: o.Stride, Pad: o.Pad,
-		CeilMode: o.CeilMode, CountIncludePad: !o.ExcludePad, Global: global,
+		CeilMode: o.CeilMode, ExcludePad: o.ExcludePad, Global: global,
 	}}
 }
 

@@ -81,7 +81,7 @@ func (b *SyncBatchNorm) Forward(x *nd.NDArray) *nd.NDArray {
 	b.RunningMean.InferShape(c)
 	b.RunningVar.InferShape(c)
 	runMean, runVar := b.RunningMean.Data(dev), b.RunningVar.Data(dev)
-	o := nd.BatchNormOpts{Momentum: b.opts.Momentum, Eps: b.opts.Epsilon}
+	o := nd.BatchNormOpts{Momentum: b.opts.Momentum, Epsilon: b.opts.Epsilon}
 	o = withBNDefaults(o)
 
 	var axes []int
@@ -99,7 +99,7 @@ func (b *SyncBatchNorm) Forward(x *nd.NDArray) *nd.NDArray {
 	mean := nd.DivScalar(nd.SliceAxis(total, 0, 0, c), n)
 	// E[x²] − mean², clamped at 0 against rounding.
 	variance := nd.MaximumScalar(nd.Sub(nd.DivScalar(nd.SliceAxis(total, 0, c, 2*c), n), nd.Square(mean)), 0)
-	y := nd.Mul(nd.Sub(x, nd.Reshape(mean, bshape...)), nd.Reshape(nd.Rsqrt(nd.AddScalar(variance, o.Eps)), bshape...))
+	y := nd.Mul(nd.Sub(x, nd.Reshape(mean, bshape...)), nd.Reshape(nd.Rsqrt(nd.AddScalar(variance, o.Epsilon)), bshape...))
 	if b.Gamma != nil {
 		b.Gamma.InferShape(c)
 		y = nd.Mul(y, nd.Reshape(b.Gamma.Data(dev), bshape...))
@@ -117,8 +117,8 @@ func (b *SyncBatchNorm) Forward(x *nd.NDArray) *nd.NDArray {
 // withBNDefaults fills in nd.BatchNorm's defaults (momentum 0.9, epsilon
 // 1e-5), so that both layers read their options alike.
 func withBNDefaults(o nd.BatchNormOpts) nd.BatchNormOpts {
-	if o.Eps == 0 {
-		o.Eps = 1e-5
+	if o.Epsilon == 0 {
+		o.Epsilon = 1e-5
 	}
 	if o.Momentum == 0 {
 		o.Momentum = 0.9

@@ -337,12 +337,12 @@ func opPool(t nd.PoolType) opFunc {
 		}
 		limit := [2]int{k[0] / 2, k[1] / 2}
 		x2, pad := padFor(x, lo, hi, limit, value)
-		o := nd.PoolOpts{Type: t, Kernel: k, Stride: stride, Pad: pad, CeilMode: n.a.int("ceil_mode", 0) != 0, CountIncludePad: include}
+		o := nd.PoolOpts{Type: t, Kernel: k, Stride: stride, Pad: pad, CeilMode: n.a.int("ceil_mode", 0) != 0, ExcludePad: !include}
 		y := nd.Pool2D(x2, o)
 		if x2 != x && t == nd.PoolAvg && !include {
 			// Padded explicitly, the windows count the padding: divide by
 			// the share of each window that lies inside the input.
-			o.CountIncludePad = true
+			o.ExcludePad = false
 			inside, _ := padFor(nd.OnesOf(x.Context(), x.DType(), x.Shape()...), lo, hi, limit, 0)
 			y = nd.Div(nd.Pool2D(x2, o), nd.Pool2D(inside, o))
 		}

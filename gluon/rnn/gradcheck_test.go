@@ -85,7 +85,7 @@ func TestGradients(t *testing.T) {
 				inputs = append(inputs, params...)
 				ndtest.CheckGrad(t, func(a []*nd.NDArray) *nd.NDArray {
 					return flat(gluon.Call(b, a[:k]...))
-				}, inputs, ndtest.GradTol{Eps: 1e-7})
+				}, inputs, ndtest.GradTol{Step: 1e-7})
 			})
 		}
 	}
@@ -107,7 +107,7 @@ func TestGradientsWithDropout(t *testing.T) {
 			inputs = append(inputs, params...)
 			ndtest.CheckGrad(t, func(a []*nd.NDArray) *nd.NDArray {
 				return flat(gluon.Call(l, a[:k]...))
-			}, inputs, ndtest.GradTol{Eps: 1e-7, Train: true})
+			}, inputs, ndtest.GradTol{Step: 1e-7, Train: true})
 		})
 	}
 }
@@ -204,9 +204,9 @@ func TestGradCheckCatchesWrongGradient(t *testing.T) {
 				}
 				return a
 			}
-			ndtest.CheckGrad(t, unroll(false), inputs(), ndtest.GradTol{Eps: 1e-7})
+			ndtest.CheckGrad(t, unroll(false), inputs(), ndtest.GradTol{Step: 1e-7})
 			rec := &recordingTB{TB: t}
-			ndtest.CheckGrad(rec, unroll(true), inputs(), ndtest.GradTol{Eps: 1e-7})
+			ndtest.CheckGrad(rec, unroll(true), inputs(), ndtest.GradTol{Step: 1e-7})
 			if !rec.failed {
 				t.Error("CheckGrad accepted the gradient of a truncated unrolling")
 			}
@@ -217,7 +217,7 @@ func TestGradCheckCatchesWrongGradient(t *testing.T) {
 			rec = &recordingTB{TB: t}
 			ndtest.CheckGrad(rec, func(a []*nd.NDArray) *nd.NDArray {
 				return flat(gluon.Call(l, a[0], a[1].Detach()))
-			}, []*nd.NDArray{x, h0}, ndtest.GradTol{Eps: 1e-7})
+			}, []*nd.NDArray{x, h0}, ndtest.GradTol{Step: 1e-7})
 			if !rec.failed || !strings.Contains(rec.msg, "input 1") {
 				t.Errorf("CheckGrad on a detached begin state: failed %v (%q), want a failure on input 1", rec.failed, rec.msg)
 			}

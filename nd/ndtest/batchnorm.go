@@ -46,7 +46,7 @@ func refBatchNorm(x []float64, shape []int, axis int, gamma, beta, rm, rv []floa
 	for o := range outer {
 		for ch := range c {
 			for i := range inner {
-				v := (x[at(o, ch, i)] - mean[ch]) / math.Sqrt(variance[ch]+opts.Eps)
+				v := (x[at(o, ch, i)] - mean[ch]) / math.Sqrt(variance[ch]+opts.Epsilon)
 				if gamma != nil {
 					v *= gamma[ch]
 				}
@@ -76,7 +76,7 @@ func confBatchNorm(e confEnv) {
 		{"train_2d", []int{8, 5}, nd.BatchNormOpts{}, true, true, false},
 		{"train_4d", []int{4, 3, 5, 6}, nd.BatchNormOpts{}, true, true, false},
 		{"train_4d_nil_gamma_beta", []int{4, 3, 5, 6}, nd.BatchNormOpts{}, true, false, false},
-		{"train_4d_momentum_eps", []int{2, 4, 3, 3}, nd.BatchNormOpts{Momentum: 0.7, Eps: 1e-3}, true, true, false},
+		{"train_4d_momentum_eps", []int{2, 4, 3, 3}, nd.BatchNormOpts{Momentum: 0.7, Epsilon: 1e-3}, true, true, false},
 		{"train_2d_axis0", []int{3, 10}, nd.BatchNormOpts{Axis: 0, AxisSet: true}, true, true, false},
 		{"train_4d_axis-1", []int{2, 3, 4, 5}, nd.BatchNormOpts{Axis: -1}, true, true, false},
 		{"train_use_global_stats", []int{4, 3, 2, 2}, nd.BatchNormOpts{UseGlobalStats: true}, true, true, true},
@@ -90,8 +90,8 @@ func confBatchNorm(e confEnv) {
 			if !opts.AxisSet && opts.Axis == 0 {
 				opts.Axis = 1
 			}
-			if opts.Eps == 0 {
-				opts.Eps = 1e-5
+			if opts.Epsilon == 0 {
+				opts.Epsilon = 1e-5
 			}
 			if opts.Momentum == 0 {
 				opts.Momentum = 0.9

@@ -185,7 +185,7 @@ func gradCopyCases(dev ctx.Context) []gradCase {
 		// truncation error of tanh near 1e-7; a 2e-4 tolerance still
 		// catches a wrong gradient (off by any factor, or misrouted).
 		{op: "AsType", name: "float32-round-trip", in: in,
-			tol: GradTol{Eps: 1e-3, Atol: 2e-4, Rtol: 1e-3},
+			tol: GradTol{Step: 1e-3, Atol: 2e-4, Rtol: 1e-3},
 			f: func(in []*nd.NDArray) *nd.NDArray {
 				return nd.Tanh(in[0].AsType(nd.Float32)).AsType(nd.Float64)
 			}},

@@ -12,7 +12,7 @@ import (
 // GradTol are the tolerances of CheckGrad: an analytic gradient a matches a
 // numerical one n when |a-n| <= Atol + Rtol*|n|.
 type GradTol struct {
-	Eps  float64 // central-difference step (default 1e-6)
+	Step float64 // central-difference step (default 1e-6)
 	Atol float64 // default 1e-6
 	Rtol float64 // default 1e-4
 	// Train runs f in training mode for both the analytic and the numerical
@@ -21,8 +21,8 @@ type GradTol struct {
 }
 
 func (o GradTol) withDefaults() GradTol {
-	if o.Eps == 0 {
-		o.Eps = 1e-6
+	if o.Step == 0 {
+		o.Step = 1e-6
 	}
 	if o.Atol == 0 {
 		o.Atol = 1e-6
@@ -94,15 +94,15 @@ func CheckGrad(t testing.TB, f func(in []*nd.NDArray) *nd.NDArray, inputs []*nd.
 		vals := in.Float64s()
 		for j := range vals {
 			orig := vals[j]
-			vals[j] = orig + tol.Eps
+			vals[j] = orig + tol.Step
 			nd.Assign(in, nd.FromSlice(dev, vals, in.Shape()...))
 			lp := eval()
-			vals[j] = orig - tol.Eps
+			vals[j] = orig - tol.Step
 			nd.Assign(in, nd.FromSlice(dev, vals, in.Shape()...))
 			lm := eval()
 			vals[j] = orig
 			nd.Assign(in, nd.FromSlice(dev, vals, in.Shape()...))
-			num := (lp - lm) / (2 * tol.Eps)
+			num := (lp - lm) / (2 * tol.Step)
 			if d := math.Abs(analytic[j] - num); !(d <= tol.Atol+tol.Rtol*math.Abs(num)) {
 				t.Errorf("input %d %v, element %d: analytic gradient %.8g, numerical %.8g (diff %.3g)", i, in.Shape(), j, analytic[j], num, d)
 				return

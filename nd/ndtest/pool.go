@@ -65,7 +65,7 @@ func refPool2D(x []float64, shape []int, o nd.PoolOpts) ([]float64, []int) {
 					}
 				}
 				if o.Type == nd.PoolAvg {
-					if o.CountIncludePad {
+					if !o.ExcludePad {
 						acc /= float64(padded)
 					} else {
 						acc /= float64((y1 - y0) * (x1 - x0))
@@ -90,7 +90,7 @@ func confPool2D(e confEnv) {
 	for _, typ := range []struct {
 		name string
 		t    nd.PoolOpts
-	}{{"max", nd.PoolOpts{Type: nd.PoolMax}}, {"avg", nd.PoolOpts{Type: nd.PoolAvg}}, {"avgpad", nd.PoolOpts{Type: nd.PoolAvg, CountIncludePad: true}}} {
+	}{{"max", nd.PoolOpts{Type: nd.PoolMax}}, {"avg", nd.PoolOpts{Type: nd.PoolAvg, ExcludePad: true}}, {"avgpad", nd.PoolOpts{Type: nd.PoolAvg}}} {
 		geo := []pc{
 			{"k2s2", []int{2, 3, 6, 6}, nd.PoolOpts{Kernel: [2]int{2, 2}, Stride: [2]int{2, 2}}},
 			{"k2_default_stride", []int{1, 2, 5, 4}, nd.PoolOpts{Kernel: [2]int{2, 2}}},
@@ -107,7 +107,7 @@ func confPool2D(e confEnv) {
 			{"global_kernel_ignored", []int{2, 3, 4, 4}, nd.PoolOpts{Global: true, Kernel: [2]int{2, 2}}},
 		}
 		for _, g := range geo {
-			g.o.Type, g.o.CountIncludePad = typ.t.Type, typ.t.CountIncludePad
+			g.o.Type, g.o.ExcludePad = typ.t.Type, typ.t.ExcludePad
 			g.name = typ.name + "_" + g.name
 			cases = append(cases, g)
 		}
@@ -158,7 +158,7 @@ func confPool2D(e confEnv) {
 }
 
 // gradPoolCases checks Pool2D (max and average) with stride, padding,
-// CeilMode and CountIncludePad, global pooling, and the MaxPool2D,
+// CeilMode and ExcludePad, global pooling, and the MaxPool2D,
 // AvgPool2D, GlobalMaxPool2D and GlobalAvgPool2D shorthands. Max-pool
 // inputs are permutations of distinct values, so no window has a tie.
 func gradPoolCases(dev ctx.Context) []gradCase {
@@ -191,10 +191,11 @@ func gradPoolCases(dev ctx.Context) []gradCase {
 		a := w
 		a.name = "avg/" + w.name
 		a.o.Type = nd.PoolAvg
+		a.o.ExcludePad = true
 		all = append(all, a)
 		if w.o.Pad != [2]int{} || w.o.CeilMode {
 			a.name = "avg/" + w.name + "/count-include-pad"
-			a.o.CountIncludePad = true
+			a.o.ExcludePad = false
 			all = append(all, a)
 		}
 	}
