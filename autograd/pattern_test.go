@@ -30,23 +30,7 @@ func packageInput(i int) *nd.NDArray {
 }
 
 // trainPackage is train with package-made inputs in the default session.
-func trainPackage(steps int) []float64 {
-	m := newModel()
-	var out []float64
-	for i := range steps {
-		sc := nd.NewScope()
-		x := packageInput(i)
-		autograd.Record(func() {
-			loss := nd.Sum(nd.Square(m.forward(x)))
-			out = append(out, loss.Scalar())
-			nd.Backward([]*nd.NDArray{loss}, nil, false)
-		})
-		out = append(out, m.w.Grad().Float64s()...)
-		out = append(out, m.gamma.Grad().Float64s()...)
-		sc.Close()
-	}
-	return out
-}
+func trainPackage(steps int) []float64 { return trainWith(autograd.Default(), steps, packageInput) }
 
 // TestServeWithPackageInputs is the first pattern of issue 32: a server
 // with its own session answers inside s.PredictMode, but makes each

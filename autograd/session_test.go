@@ -58,11 +58,16 @@ func input(s *nd.Session, i int) *nd.NDArray {
 // train runs steps training steps in s on a fresh model and returns every
 // loss and gradient it saw, in order.
 func train(s *nd.Session, steps int) []float64 {
+	return trainWith(s, steps, func(i int) *nd.NDArray { return input(s, i) })
+}
+
+// trainWith is train with each step's input made by in.
+func trainWith(s *nd.Session, steps int, in func(i int) *nd.NDArray) []float64 {
 	m := newModel()
 	var out []float64
 	for i := range steps {
 		sc := s.NewScope()
-		x := input(s, i)
+		x := in(i)
 		s.Record(func() {
 			loss := nd.Sum(nd.Square(m.forward(x)))
 			out = append(out, loss.Scalar())

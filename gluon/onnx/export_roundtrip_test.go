@@ -2,7 +2,6 @@ package onnx_test
 
 import (
 	"errors"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/goluon/goluon/gluon/modelzoo"
 	"github.com/goluon/goluon/gluon/nn"
 	"github.com/goluon/goluon/gluon/onnx"
+	"github.com/goluon/goluon/internal/onnxtest"
 	"github.com/goluon/goluon/nd"
 )
 
@@ -109,43 +109,15 @@ func TestExportRoundTrip(t *testing.T) {
 					net.Forward(nd.RandomNormal(dev, nd.Float32, 0.5, 2, tc.shape...))
 				}
 			})
-			dir := os.Getenv("GOLUON_ONNX_EXPORT_DIR") // make onnx-check keeps the files for onnx.checker
-			if dir == "" {
-				dir = t.TempDir()
-			}
-			path := filepath.Join(dir, tc.name+".onnx")
-			if err := onnx.Save(path, net, tc.shape, onnx.ExportOpts{FixedBatch: tc.fixed}); err != nil {
-				t.Fatal(err)
-			}
-			m, err := onnx.Load(path)
-			if err != nil {
-				t.Fatal(err)
-			}
 			batches := []int{tc.shape[0], tc.shape[0] + 3}
 			if tc.fixed {
 				batches = batches[:1]
 			}
+			var inputs []*nd.NDArray
 			for _, batch := range batches {
-				shape := append([]int{batch}, tc.shape[1:]...)
-				x := nd.RandomNormal(dev, nd.Float32, 0, 1, shape...)
-				var want, got []float32
-				autograd.PredictMode(func() {
-					want = net.Forward(x).Float32s()
-					got = m.Forward(x).Float32s()
-				})
-				if len(got) != len(want) {
-					t.Fatalf("batch %d: %d outputs, want %d", batch, len(got), len(want))
-				}
-				var num, den float64
-				for i := range want {
-					d := float64(got[i] - want[i])
-					num += d * d
-					den += float64(want[i]) * float64(want[i])
-				}
-				if rel := math.Sqrt(num / max(den, 1e-30)); rel > 1e-5 {
-					t.Errorf("batch %d: relative L2 difference %.3g", batch, rel)
-				}
+				inputs = append(inputs, nd.RandomNormal(dev, nd.Float32, 0, 1, append([]int{batch}, tc.shape[1:]...)...))
 			}
+			onnxtest.RoundTrip(t, tc.name, net, tc.shape, onnx.ExportOpts{FixedBatch: tc.fixed}, inputs...)
 		})
 	}
 }

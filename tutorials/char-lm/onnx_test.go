@@ -1,16 +1,13 @@
 package main
 
 import (
-	"math"
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/goluon/goluon/autograd"
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/gluon/onnx"
+	"github.com/goluon/goluon/internal/onnxtest"
 	"github.com/goluon/goluon/nd"
 )
 
@@ -25,35 +22,9 @@ func TestExportONNX(t *testing.T) {
 		t.Fatal(err)
 	}
 	const seq = 10
-	dir := os.Getenv("GOLUON_ONNX_EXPORT_DIR") // make onnx-check keeps the file for onnx.checker
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	path := filepath.Join(dir, "gpt.onnx")
-	if err := onnx.Save(path, m, []int{2, seq}, onnx.ExportOpts{InputDType: nd.Int64}); err != nil {
-		t.Fatal(err)
-	}
-	lm, err := onnx.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ids := make([]int64, 3*seq)
 	for i := range ids {
 		ids[i] = int64((i*7 + 3) % 17)
 	}
-	x := nd.FromSlice(dev, ids, 3, seq)
-	var want, got []float32
-	autograd.PredictMode(func() {
-		want = m.Forward(x).Float32s()
-		got = lm.Forward(x).Float32s()
-	})
-	var num, den float64
-	for i := range want {
-		d := float64(got[i] - want[i])
-		num += d * d
-		den += float64(want[i]) * float64(want[i])
-	}
-	if rel := math.Sqrt(num / den); len(got) != len(want) || rel > 1e-5 {
-		t.Errorf("%d logits (want %d), relative L2 difference %.3g", len(got), len(want), rel)
-	}
+	onnxtest.RoundTrip(t, "gpt", m, []int{2, seq}, onnx.ExportOpts{InputDType: nd.Int64}, nd.FromSlice(dev, ids, 3, seq))
 }

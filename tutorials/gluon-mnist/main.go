@@ -158,11 +158,7 @@ func run(args []string, stdout io.Writer) (err error) {
 		return err
 	}
 	if tbw != nil {
-		defer func() {
-			if cerr := tbw.Close(); err == nil {
-				err = cerr
-			}
-		}()
+		defer common.CloseInto(&err, tbw.Close)
 	}
 	var last epochResult
 	var trainSamples int

@@ -177,11 +177,7 @@ func run(args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if cerr := closeTB(); err == nil {
-			err = cerr
-		}
-	}()
+	defer common.CloseInto(&err, closeTB)
 	handlers = append(handlers, tb...)
 	goctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

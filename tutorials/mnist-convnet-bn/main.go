@@ -169,11 +169,7 @@ func train(args []string, w io.Writer) (_ *outcome, err error) {
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if cerr := closeTB(); err == nil {
-			err = cerr
-		}
-	}()
+	defer common.CloseInto(&err, closeTB)
 	handlers = append(handlers, tb...)
 	where := fmt.Sprintf("contexts %v", common.ContextNames(devs))
 	if job.Size > 1 {

@@ -31,3 +31,12 @@ func (f *Flags) TensorBoardWriter(chief bool) (*tensorboard.Writer, error) {
 	}
 	return tensorboard.NewWriter(f.LogDir)
 }
+
+// CloseInto calls closeFn and stores its error in *errp unless *errp holds
+// one already: `defer common.CloseInto(&err, closeTB)` in a function with a
+// named error result.
+func CloseInto(errp *error, closeFn func() error) {
+	if cerr := closeFn(); *errp == nil {
+		*errp = cerr
+	}
+}
