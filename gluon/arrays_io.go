@@ -7,12 +7,12 @@ import (
 )
 
 // fileDTypes maps the safetensors dtypes that have an nd dtype of their
-// own onto it; LoadArrays reads the other floating dtypes (F16, BF16) as
-// Float32 and the other integer dtypes as Int64.
+// own onto it (F16 and BF16 onto the half-precision storage types);
+// LoadArrays reads the other integer dtypes as Int64.
 var fileDTypes = map[string]nd.DType{
 	"F32": nd.Float32, "F64": nd.Float64, "I32": nd.Int32, "I64": nd.Int64,
 	"U8": nd.Uint8, "BOOL": nd.Bool,
-	"F16": nd.Float32, "BF16": nd.Float32,
+	"F16": nd.Float16, "BF16": nd.BFloat16,
 	"I8": nd.Int64, "I16": nd.Int64, "U16": nd.Int64, "U32": nd.Int64, "U64": nd.Int64,
 }
 
@@ -35,8 +35,9 @@ func SaveArrays(path string, arrays map[string]*nd.NDArray) error {
 }
 
 // LoadArrays reads every tensor of a safetensors file onto dev, each as an
-// array of the matching dtype (F32, F64, I32, I64, U8 and BOOL exactly;
-// F16 and BF16 as Float32; the other integer types as Int64). A corrupt
+// array of the matching dtype (F32, F64, I32, I64, U8, BOOL, F16 and BF16
+// exactly, the last two as the half-precision storage types; the other
+// integer types as Int64). A corrupt
 // file, or a tensor whose dtype has no array form (F8, C64), is an error
 // and no arrays are returned.
 func LoadArrays(path string, dev ctx.Context) (map[string]*nd.NDArray, error) {

@@ -1,6 +1,9 @@
 package gluon
 
 import (
+	"encoding/binary"
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/goluon/goluon/ctx"
@@ -21,8 +24,55 @@ func toTensor(a *nd.NDArray) safetensors.Tensor {
 		return safetensors.FromUint8(a.Shape(), a.Uint8s())
 	case nd.Bool:
 		return safetensors.FromBool(a.Shape(), a.Bools())
+	case nd.Float16, nd.BFloat16:
+		return halfTensor(a)
 	}
 	return safetensors.FromFloat32(a.Shape(), a.Float32s())
+}
+
+// halfTensor stores a Float16 or BFloat16 array's bits as F16 or BF16.
+func halfTensor(a *nd.NDArray) safetensors.Tensor {
+	data := make([]byte, 2*a.Size())
+	dtype := "F16"
+	if a.DType() == nd.Float16 {
+		v := make([]nd.F16, a.Size())
+		a.ReadInto(v)
+		for i, h := range v {
+			binary.LittleEndian.PutUint16(data[2*i:], uint16(h))
+		}
+	} else {
+		dtype = "BF16"
+		v := make([]nd.BF16, a.Size())
+		a.ReadInto(v)
+		for i, h := range v {
+			binary.LittleEndian.PutUint16(data[2*i:], uint16(h))
+		}
+	}
+	return safetensors.Tensor{DType: dtype, Shape: slices.Clone(a.Shape()), Data: data}
+}
+
+// halfHost returns an F16 or BF16 tensor's elements as []nd.F16 or
+// []nd.BF16 (FromSlice's input).
+func halfHost(t safetensors.Tensor, dt nd.DType) (any, error) {
+	n := 1
+	for _, d := range t.Shape {
+		n *= d
+	}
+	if len(t.Data) != 2*n {
+		return nil, fmt.Errorf("%d bytes for %d %s elements", len(t.Data), n, t.DType)
+	}
+	if dt == nd.Float16 {
+		v := make([]nd.F16, n)
+		for i := range v {
+			v[i] = nd.F16(binary.LittleEndian.Uint16(t.Data[2*i:]))
+		}
+		return v, nil
+	}
+	v := make([]nd.BF16, n)
+	for i := range v {
+		v[i] = nd.BF16(binary.LittleEndian.Uint16(t.Data[2*i:]))
+	}
+	return v, nil
 }
 
 // fromTensor converts a tensor to a host slice of dt (FromSlice's input).
@@ -38,6 +88,8 @@ func fromTensor(t safetensors.Tensor, dt nd.DType) (any, error) {
 		return t.Uint8s()
 	case nd.Bool:
 		return t.Bools()
+	case nd.Float16, nd.BFloat16:
+		return halfHost(t, dt)
 	}
 	return t.Float32s()
 }

@@ -208,6 +208,7 @@ func LogicalNot(x *NDArray) *NDArray {
 	if x.dtype == Bool {
 		return unaryRaw(op, backend.LogicalNot, x, 0, 0)
 	}
+	checkNotHalf(op, x)
 	t := x.AsType(Bool)
 	defer t.Release()
 	return unaryRaw(op, backend.LogicalNot, t, 0, 0)

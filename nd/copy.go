@@ -21,9 +21,9 @@ func transfer(dst, src *NDArray) {
 	}
 	if dst.st.be == src.st.be { // the backend orders copies between its devices (backend.Kernels.Copy)
 		if dst.dtype == src.dtype {
-			dst.be().Copy([]int{n}, dst.arg(), src.arg())
+			dst.be().Copy([]int{n}, dst.storageArg(), src.storageArg())
 		} else {
-			dst.be().Cast(dst.arg(), src.arg(), n)
+			dst.be().Cast(dst.storageArg(), src.storageArg(), n)
 		}
 		return
 	}
@@ -59,6 +59,10 @@ func hostSlice(dt DType, n int) any {
 		return make([]uint8, n)
 	case Bool:
 		return make([]bool, n)
+	case Float16:
+		return make([]F16, n)
+	case BFloat16:
+		return make([]BF16, n)
 	}
 	return make([]float32, n)
 }
@@ -121,7 +125,7 @@ func (a *NDArray) AsType(dt DType) *NDArray {
 		return a
 	}
 	out := newArray(op, a.Session(), a.st.dev, dt, a.shape)
-	a.be().Cast(out.arg(), a.arg(), a.Size())
+	a.be().Cast(out.storageArg(), a.storageArg(), a.Size())
 	if !dt.IsFloat() || !a.dtype.IsFloat() {
 		return out // no gradient flows through integers and bools
 	}
@@ -170,5 +174,5 @@ func ScaleInPlace(dst *NDArray, s float64) {
 func FillInPlace(dst *NDArray, v float64) {
 	checkLive("FillInPlace", dst)
 	claimIn(dst)
-	dst.be().Fill(dst.arg(), dst.Size(), v)
+	dst.be().Fill(dst.storageArg(), dst.Size(), v)
 }

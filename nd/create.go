@@ -31,7 +31,7 @@ func (s *Session) Full(dev ctx.Context, dt DType, v float64, shape ...int) *NDAr
 		fail("Full", ErrDType, "unknown dtype %v", dt)
 	}
 	a := newArray("Full", s, dev, dt, shape)
-	a.be().Fill(a.arg(), a.Size(), v)
+	a.be().Fill(a.storageArg(), a.Size(), v)
 	return a
 }
 
@@ -104,7 +104,7 @@ func (s *Session) FromSlice(dev ctx.Context, data any, shape ...int) *NDArray {
 	}
 	dt, n, ok := backend.HostDType(data)
 	if !ok {
-		fail(op, ErrArgument, "data must be []float32, []float64, []int, []int32, []int64, []uint8 or []bool, got %T", data)
+		fail(op, ErrArgument, "data must be []float32, []float64, []int, []int32, []int64, []uint8, []bool, []F16 or []BF16, got %T", data)
 	}
 	if len(shape) == 0 {
 		shape = []int{n}

@@ -36,7 +36,37 @@ const (
 	Int64   = backend.Int64
 	Uint8   = backend.Uint8
 	Bool    = backend.Bool
+	// Float16 and BFloat16 are half-precision storage: arrays of them are
+	// made (FromSlice of []F16 or []BF16, Zeros, Full), cast with AsType
+	// (rounding to nearest even, keeping NaN, ±Inf and subnormals),
+	// copied between contexts, assigned, read on the host and saved; every
+	// other op asks for AsType(Float32) first (ErrDType).
+	Float16  = backend.Float16
+	BFloat16 = backend.BFloat16
 )
+
+// F16 and BF16 are the host element types of Float16 and BFloat16 data,
+// with F16From, BF16From and their Float32 methods to convert.
+type (
+	F16  = backend.F16
+	BF16 = backend.BF16
+)
+
+// F16From rounds f to the nearest binary16 value, ties to even.
+func F16From(f float32) F16 { return backend.F16From(f) }
+
+// BF16From rounds f to the nearest bfloat16 value, ties to even.
+func BF16From(f float32) BF16 { return backend.BF16From(f) }
+
+// checkNotHalf fails for a half-precision storage array, where an op would
+// otherwise convert it to another dtype on its own (Sum's integer path).
+func checkNotHalf(op string, arrs ...*NDArray) {
+	for _, a := range arrs {
+		if a != nil && a.dtype.IsHalf() {
+			fail(op, ErrDType, "%v arrays (shape %v) are storage: convert with AsType(Float32) to compute", a.dtype, a.shape)
+		}
+	}
+}
 
 // checkFloat fails unless every array has a floating dtype.
 func checkFloat(op string, arrs ...*NDArray) {

@@ -143,7 +143,19 @@ func (a *NDArray) Release() {
 }
 
 // arg returns a's operand descriptor for a kernel.
-func (a *NDArray) arg() backend.Arg { return backend.Arg{Buf: a.st.buf, Off: a.off} }
+// arg returns a as a kernel operand. Half-precision arrays are storage
+// only: an op that would compute on one fails here (storageArg is the
+// operand of the ops that only move or convert data).
+func (a *NDArray) arg() backend.Arg {
+	if a.dtype.IsHalf() {
+		fail("nd", ErrDType, "%v arrays (shape %v) are storage: convert with AsType(Float32) to compute", a.dtype, a.shape)
+	}
+	return a.storageArg()
+}
+
+// storageArg returns a as a kernel operand for Copy, Cast and Fill, which
+// take every dtype.
+func (a *NDArray) storageArg() backend.Arg { return backend.Arg{Buf: a.st.buf, Off: a.off} }
 
 func (a *NDArray) be() backend.Backend { return a.st.be }
 

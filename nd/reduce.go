@@ -119,6 +119,7 @@ func SumKeepDims(x *NDArray, axes ...int) *NDArray { return sum("SumKeepDims", x
 
 func sum(op string, x *NDArray, keep bool, axes []int) *NDArray {
 	checkLive(op, x)
+	checkNotHalf(op, x)
 	if !x.dtype.IsFloat() && x.dtype != Int64 {
 		// Integer and Bool sums are Int64, as in PyTorch.
 		t := x.AsType(Int64)

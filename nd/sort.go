@@ -23,6 +23,7 @@ func Cumsum(x *NDArray, axis int) *NDArray {
 	const op = "Cumsum"
 	checkLive(op, x)
 	ax := normAxis(op, axis, x.NDim())
+	checkNotHalf(op, x)
 	if !x.dtype.IsFloat() && x.dtype != Int64 {
 		t := x.AsType(Int64)
 		defer t.Release()

@@ -29,6 +29,38 @@ func ConvertHost(dst any, toBool bool, src any) {
 		}
 		return
 	}
+	// Half-precision storage converts through float32: decoding is exact,
+	// and encoding from float32 rounds once, to nearest even.
+	switch s := src.(type) {
+	case []F16:
+		f := make([]float32, len(s))
+		for i, v := range s {
+			f[i] = v.Float32()
+		}
+		src = f
+	case []BF16:
+		f := make([]float32, len(s))
+		for i, v := range s {
+			f[i] = v.Float32()
+		}
+		src = f
+	}
+	switch d := dst.(type) {
+	case []F16:
+		f := make([]float32, len(d))
+		ConvertHost(f, false, src)
+		for i, v := range f {
+			d[i] = F16From(v)
+		}
+		return
+	case []BF16:
+		f := make([]float32, len(d))
+		ConvertHost(f, false, src)
+		for i, v := range f {
+			d[i] = BF16From(v)
+		}
+		return
+	}
 	switch s := src.(type) {
 	case []float32:
 		convertFrom(dst, toBool, s)

@@ -29,14 +29,16 @@ import (
 
 // Buffer is host memory holding the elements of one dtype: exactly one of
 // its slices is non-nil (U8 holds both Uint8 and Bool, whose elements are 0
-// or 1).
+// or 1; F16 and BF16 hold the half-precision storage types).
 type Buffer struct {
-	F32 []float32
-	F64 []float64
-	I32 []int32
-	I64 []int64
-	U8  []uint8
-	dt  backend.DType
+	F32  []float32
+	F64  []float64
+	I32  []int32
+	I64  []int64
+	U8   []uint8
+	F16  []backend.F16
+	BF16 []backend.BF16
+	dt   backend.DType
 }
 
 // Len returns the number of elements.
@@ -50,6 +52,10 @@ func (b *Buffer) Len() int {
 		return len(b.I64)
 	case backend.Uint8, backend.Bool:
 		return len(b.U8)
+	case backend.Float16:
+		return len(b.F16)
+	case backend.BFloat16:
+		return len(b.BF16)
 	}
 	return len(b.F32)
 }
@@ -67,6 +73,10 @@ func (b *Buffer) capacity() int {
 		return cap(b.I64)
 	case backend.Uint8, backend.Bool:
 		return cap(b.U8)
+	case backend.Float16:
+		return cap(b.F16)
+	case backend.BFloat16:
+		return cap(b.BF16)
 	}
 	return cap(b.F32)
 }
@@ -83,12 +93,16 @@ func (b *Buffer) resize(n, c int) {
 		b.I64 = resized(b.I64, n, c)
 	case backend.Uint8, backend.Bool:
 		b.U8 = resized(b.U8, n, c)
+	case backend.Float16:
+		b.F16 = resized(b.F16, n, c)
+	case backend.BFloat16:
+		b.BF16 = resized(b.BF16, n, c)
 	default:
 		b.F32 = resized(b.F32, n, c)
 	}
 }
 
-func resized[T Elem](s []T, n, c int) []T {
+func resized[T Storage](s []T, n, c int) []T {
 	if s == nil {
 		return make([]T, n, c)
 	}
@@ -106,6 +120,10 @@ func (b *Buffer) host() any {
 		return b.I64
 	case backend.Uint8, backend.Bool:
 		return b.U8
+	case backend.Float16:
+		return b.F16
+	case backend.BFloat16:
+		return b.BF16
 	}
 	return b.F32
 }
@@ -256,6 +274,11 @@ type Float interface{ float32 | float64 }
 
 // slice returns the typed elements of a backend.Arg starting at its offset.
 func slice[T Elem](a backend.Arg) []T {
+	return a.Buf.(*Buffer).host().([]T)[a.Off:]
+}
+
+// storageSlice is slice for every storage type, half precision included.
+func storageSlice[T Storage](a backend.Arg) []T {
 	return a.Buf.(*Buffer).host().([]T)[a.Off:]
 }
 

@@ -8,6 +8,12 @@ import (
 // uint8 0 or 1).
 type Elem = backend.Elem
 
+// Storage is every element type a buffer stores, the half-precision
+// storage types included; only Copy, Cast and Fill take those.
+type Storage interface {
+	Elem | backend.F16 | backend.BF16
+}
+
 // Int is the set of integer element types.
 type Int interface{ int32 | int64 | uint8 }
 
@@ -22,6 +28,10 @@ func sliceFrom(b *Buffer, off, n int) any {
 	case []int32:
 		return s[off : off+n : off+n]
 	case []int64:
+		return s[off : off+n : off+n]
+	case []backend.F16:
+		return s[off : off+n : off+n]
+	case []backend.BF16:
 		return s[off : off+n : off+n]
 	default:
 		u := s.([]uint8)
@@ -58,6 +68,10 @@ func subslice(s any, lo, hi int) any {
 		return v[lo:hi]
 	case []int64:
 		return v[lo:hi]
+	case []backend.F16:
+		return v[lo:hi]
+	case []backend.BF16:
+		return v[lo:hi]
 	default:
 		return s.([]uint8)[lo:hi]
 	}
@@ -78,6 +92,10 @@ func (*Backend) Fill(dst backend.Arg, n int, v float64) {
 		fill(slice[uint8](dst)[:n], scalarAs[uint8](v))
 	case backend.Bool:
 		fill(slice[uint8](dst)[:n], b2u(v != 0))
+	case backend.Float16:
+		fill(storageSlice[backend.F16](dst)[:n], backend.F16From(float32(v)))
+	case backend.BFloat16:
+		fill(storageSlice[backend.BF16](dst)[:n], backend.BF16From(float32(v)))
 	}
 }
 
@@ -95,7 +113,7 @@ func b2u(b bool) uint8 {
 	return 0
 }
 
-func fill[T Elem](d []T, v T) {
+func fill[T Storage](d []T, v T) {
 	parallelFor(len(d), elemGrain, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			d[i] = v

@@ -65,6 +65,10 @@ func (*Backend) Copy(shape []int, dst, src backend.Arg) {
 		copyStrided(sh, st, base, slice[int32](dst), slice[int32](src))
 	case backend.Int64:
 		copyStrided(sh, st, base, slice[int64](dst), slice[int64](src))
+	case backend.Float16:
+		copyStrided(sh, st, base, storageSlice[backend.F16](dst), storageSlice[backend.F16](src))
+	case backend.BFloat16:
+		copyStrided(sh, st, base, storageSlice[backend.BF16](dst), storageSlice[backend.BF16](src))
 	default:
 		copyStrided(sh, st, base, slice[uint8](dst), slice[uint8](src))
 	}
@@ -82,7 +86,7 @@ func lowest(shape, strides []int) int {
 	return off
 }
 
-func copyStrided[T Elem](shape []int, st [][]int, base []int, d, s []T) {
+func copyStrided[T Storage](shape []int, st [][]int, base []int, d, s []T) {
 	forRows(shape, st, func(offs []int, n int, in []int) {
 		do, so := offs[0]+base[0], offs[1]+base[1]
 		if in[0] == 1 && in[1] == 1 {

@@ -1,0 +1,86 @@
+package nd_test
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/nd"
+)
+
+// TestHalfStorage: Float16 and BFloat16 arrays are made, cast both ways
+// (rounding as F16From/BF16From), filled, copied to another context,
+// assigned, reshaped and read; an op that computes on one fails with
+// ErrDType asking for AsType(Float32).
+func TestHalfStorage(t *testing.T) {
+	cpu0, cpu1 := ctx.CPU(0), ctx.CPU(1)
+	vals := []float32{0, 1, -2.5, 1.0009765625, 65504, 70000, float32(math.Inf(-1)), 6e-8, -3e-6, 0.1, float32(math.NaN()), 1e-40}
+	x := nd.FromSlice(cpu0, vals, 3, 4)
+	for _, tc := range []struct {
+		dt    nd.DType
+		round func(float32) float32
+	}{
+		{nd.Float16, func(f float32) float32 { return nd.F16From(f).Float32() }},
+		{nd.BFloat16, func(f float32) float32 { return nd.BF16From(f).Float32() }},
+	} {
+		t.Run(tc.dt.String(), func(t *testing.T) {
+			h := x.AsType(tc.dt)
+			if h.DType() != tc.dt || h.DType().Size() != 2 || !h.DType().IsHalf() {
+				t.Fatalf("AsType gave %v", h.DType())
+			}
+			want := make([]float32, len(vals))
+			for i, v := range vals {
+				want[i] = tc.round(v)
+			}
+			same := func(what string, got []float32) {
+				t.Helper()
+				for i := range want {
+					if got[i] != want[i] && !(got[i] != got[i] && want[i] != want[i]) {
+						t.Fatalf("%s[%d] = %v, want %v", what, i, got[i], want[i])
+					}
+				}
+			}
+			same("Float32s", h.Float32s())
+			same("AsType(Float32)", h.AsType(nd.Float32).Float32s())
+			same("CopyTo(cpu(1))", h.CopyTo(cpu1).AsType(nd.Float32).Float32s())
+			same("Reshape", nd.Reshape(h, 12).Float32s())
+			f64 := h.AsType(nd.Float64).Float64s()
+			for i := range want {
+				if float32(f64[i]) != want[i] && want[i] == want[i] {
+					t.Fatalf("AsType(Float64)[%d] = %v, want %v", i, f64[i], want[i])
+				}
+			}
+			z := nd.ZerosOf(cpu0, tc.dt, 3, 4)
+			nd.Assign(z, x) // float32 into half: rounds
+			same("Assign", z.Float32s())
+			full := nd.Full(cpu0, tc.dt, 1.0/3, 2)
+			if got := full.Float32s()[1]; got != tc.round(1.0/3) {
+				t.Errorf("Full: %v, want %v", got, tc.round(1.0/3))
+			}
+			for name, f := range map[string]func(){
+				"Add":       func() { nd.Add(h, h) },
+				"MulScalar": func() { nd.MulScalar(h, 2) },
+				"Sum":       func() { nd.Sum(h) },
+				"Transpose": func() { nd.Transpose(h, 1, 0) },
+			} {
+				err := nd.Catch(f)
+				var ne *nd.Error
+				if !errors.As(err, &ne) || ne.Kind != nd.ErrDType || !strings.Contains(err.Error(), "AsType(Float32)") {
+					t.Errorf("%s on %v: %v, want ErrDType asking for AsType(Float32)", name, tc.dt, err)
+				}
+			}
+		})
+	}
+	bits := []nd.F16{0x3c00, 0x7c00, 0x0001}
+	h := nd.FromSlice(cpu0, bits)
+	if got := h.Float32s(); got[0] != 1 || !math.IsInf(float64(got[1]), 1) || got[2] != 5.960464477539063e-08 {
+		t.Errorf("FromSlice([]F16) reads %v", got)
+	}
+	back := make([]nd.F16, 3)
+	h.ReadInto(back)
+	if back[0] != bits[0] || back[1] != bits[1] || back[2] != bits[2] {
+		t.Errorf("ReadInto([]F16) = %v, want %v", back, bits)
+	}
+}
