@@ -67,7 +67,12 @@ func LoadArrays(path string, dev ctx.Context) (map[string]*nd.NDArray, error) {
 		if len(shape) == 0 {
 			shape = []int{1}
 		}
-		out[name] = nd.FromSlice(dev, h, shape...)
+		if err := nd.Catch(func() { out[name] = nd.FromSlice(dev, h, shape...) }); err != nil {
+			for _, a := range out {
+				a.Release()
+			}
+			return nil, errorf("load %s: tensor %s: %v", path, name, err)
+		}
 	}
 	return out, nil
 }

@@ -99,6 +99,9 @@ func (p *Parameter) SetDType(dt nd.DType) {
 	if p.data != nil {
 		nd.Panicf("gluon.Parameter.SetDType", nd.ErrArgument, "parameter %s is already initialised", p.name)
 	}
+	if !dt.IsFloat() {
+		nd.Panicf("gluon.Parameter.SetDType", nd.ErrDType, "parameter %s: %v; parameters are float32 or float64 (half precision is storage only so far)", p.name, dt)
+	}
 	p.dtype = dt
 }
 

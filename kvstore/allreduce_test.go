@@ -121,3 +121,24 @@ func TestAllReduceOnBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestAllReduceRejectsSharedContexts: two buffers on one context (two
+// arrays, or two views of one) are an error, not a sum.
+func TestAllReduceRejectsSharedContexts(t *testing.T) {
+	kv, err := kvstore.Create("device")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := nd.FromSlice(ctx.CPU(0), []float32{1, 2, 3, 4})
+	b := nd.FromSlice(ctx.CPU(0), []float32{1, 2, 3, 4})
+	for name, bufs := range map[string][]*nd.NDArray{
+		"two arrays": {a, b}, "one array twice": {a, a}, "overlapping views": {a.Span(0, 3), a.Span(1, 4)},
+	} {
+		if err := kv.(kvstore.AllReducer).AllReduce(bufs); err == nil {
+			t.Errorf("%s on cpu(0): no error", name)
+		}
+	}
+	if got := a.Float32s(); got[0] != 1 || got[3] != 4 {
+		t.Errorf("a refused reduction changed the buffer: %v", got)
+	}
+}

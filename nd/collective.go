@@ -29,6 +29,11 @@ func LibraryAllReduce(bufs []*NDArray) (bool, error) {
 		if b.be() != be || b.dtype != bufs[0].dtype || b.Size() != bufs[0].Size() {
 			return false, nil
 		}
+		for _, o := range bufs[:i] {
+			if o.st.dev == b.st.dev { // one buffer per context: the caller reports it
+				return false, nil
+			}
+		}
 		args[i] = b.arg()
 	}
 	return coll.AllReduceSum(args, bufs[0].Size())

@@ -40,7 +40,10 @@ const (
 	// made (FromSlice of []F16 or []BF16, Zeros, Full), cast with AsType
 	// (rounding to nearest even, keeping NaN, ±Inf and subnormals),
 	// copied between contexts, assigned, read on the host and saved; every
-	// other op asks for AsType(Float32) first (ErrDType).
+	// other op asks for AsType(Float32) first (ErrDType). From Float64 (and
+	// Fill's value) they round through float32, twice: a float64 within
+	// 2⁻²⁹ relative of a tie between two half values can round the other
+	// way than NumPy, which rounds once.
 	Float16  = backend.Float16
 	BFloat16 = backend.BFloat16
 )

@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/goluon/goluon/ctx"
-	"github.com/goluon/goluon/internal/gid"
 	"github.com/goluon/goluon/nd/backend"
 )
 
@@ -33,7 +32,6 @@ type Scope struct {
 	closed    bool // removed from its session's chain (under the session's scopeMu)
 	done      bool // released its arrays (under mu): addIfOpen adds nothing
 	sess      *Session
-	g         uintptr // the goroutine that opened it
 }
 
 // NewScope opens a scope of the default session, nested in its innermost
@@ -45,26 +43,14 @@ func NewScope() *Scope { return defaultSession.NewScope() }
 func WithScope(f func() []*NDArray) []*NDArray { return defaultSession.WithScope(f) }
 
 // NewScope opens a scope of s nested in s's innermost one. The Persistent
-// session has no scopes: calling it there panics with ErrArgument. The
-// scopes of a session nest on one goroutine: the innermost scope tracks
-// every array of s made while it is open, whichever goroutine made it, so
-// opening a scope while another goroutine's scope of s is open would let
-// either goroutine release the other's arrays. That is an ErrSession
-// error (two goroutine trees sharing s; the workers of one tree run inside
-// their parent's scope and open none of their own).
+// session has no scopes: calling it there panics with ErrArgument.
 func (s *Session) NewScope() *Scope {
 	if s.persistent {
 		fail("NewScope", ErrArgument, "the persistent session has no scopes: its arrays outlive them all")
 	}
-	g := gid.Current()
 	s.scopeMu.Lock()
 	defer s.scopeMu.Unlock()
-	for c := s.top; c != nil; c = c.parent {
-		if c.g != g {
-			fail("NewScope", ErrSession, "%v: a scope opened while another goroutine's scope of %v is open: the innermost scope tracks the arrays of both goroutines, so one would release the other's; serve with a gluon.Predictor, or give each goroutine tree its own Session (autograd.NewSession) and make its arrays with it", s, s)
-		}
-	}
-	sc := &Scope{parent: s.top, sess: s, g: g}
+	sc := &Scope{parent: s.top, sess: s}
 	s.top = sc
 	return sc
 }

@@ -1,6 +1,7 @@
 package nd
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -20,22 +21,31 @@ import (
 //     elsewhere, a data loader's batches, parameters) runs in s.
 //
 // Goroutines that such a goroutine starts have no scope of their own open:
-// there the arrays' sessions decide, as before. While no scope of a
+// there the arrays' sessions decide, as before. The registry knows
+// goroutines by the runtime's descriptor, which a new goroutine may reuse
+// once the old one has exited: an Enter* scope must end (its exit
+// function called) before the goroutine that opened it exits, as the
+// closure forms (Record, PredictMode, ...) guarantee. While no scope of a
 // non-default session is open anywhere, the cost is one atomic load per
 // package-level creation and per op on neutral inputs; while one is open,
 // a lookup of the calling goroutine under a read lock.
 type scopeRegistry struct {
 	open atomic.Int64 // open frames of non-default sessions, all goroutines
-	mu   sync.RWMutex
-	by   map[uintptr][]*Session // goroutine → the sessions of its open frames, oldest first
+	mu   sync.Mutex   // serialises push and pop
+	by   sync.Map     // goroutine → *[]*Session: the sessions of its open frames, oldest first (replaced, never modified)
 }
 
-var scoped = &scopeRegistry{by: map[uintptr][]*Session{}}
+var scoped = &scopeRegistry{}
 
 // push notes that goroutine g opened a scope of s.
 func (r *scopeRegistry) push(g uintptr, s *Session) {
 	r.mu.Lock()
-	r.by[g] = append(r.by[g], s)
+	var l []*Session
+	if v, ok := r.by.Load(g); ok {
+		l = *v.(*[]*Session)
+	}
+	l = append(slices.Clip(l), s)
+	r.by.Store(g, &l)
 	r.mu.Unlock()
 	r.open.Add(1)
 }
@@ -44,35 +54,41 @@ func (r *scopeRegistry) push(g uintptr, s *Session) {
 // one g opened, normally; exit functions may run on other goroutines).
 func (r *scopeRegistry) pop(g uintptr, s *Session) {
 	r.mu.Lock()
-	l := r.by[g]
-	for i := len(l) - 1; i >= 0; i-- {
-		if l[i] == s {
-			l = append(l[:i], l[i+1:]...)
-			break
+	if v, ok := r.by.Load(g); ok {
+		l := slices.Clone(*v.(*[]*Session))
+		for i := len(l) - 1; i >= 0; i-- {
+			if l[i] == s {
+				l = slices.Delete(l, i, i+1)
+				break
+			}
 		}
-	}
-	if len(l) == 0 {
-		delete(r.by, g)
-	} else {
-		r.by[g] = l
+		if len(l) == 0 {
+			r.by.Delete(g)
+		} else {
+			r.by.Store(g, &l)
+		}
 	}
 	r.mu.Unlock()
 	r.open.Add(-1)
 }
 
 // current returns the session of the innermost scope the calling goroutine
-// has open, among sessions other than the default one, or nil.
+// has open, among sessions other than the default one, or nil. While no
+// such scope is open anywhere it is one atomic load; otherwise a lock-free
+// lookup of the calling goroutine.
 func (r *scopeRegistry) current() *Session {
 	if !gid.Supported || r.open.Load() == 0 {
 		return nil
 	}
-	g := gid.Current()
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if l := r.by[g]; len(l) > 0 {
-		return l[len(l)-1]
+	v, ok := r.by.Load(gid.Current())
+	if !ok {
+		return nil
 	}
-	return nil
+	l := *v.(*[]*Session)
+	if len(l) == 0 {
+		return nil
+	}
+	return l[len(l)-1]
 }
 
 // creator returns the session that the package-level creation functions

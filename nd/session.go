@@ -38,10 +38,9 @@ import (
 // inside a tree (gluon.ForEachDevice, or any goroutine given the tree's
 // arrays) inherit its session through the arrays they work on. An op that
 // mixes arrays of two sessions is an error naming both (ErrSession), and
-// so is opening a Record, Pause or mode scope that would give its
-// goroutine another state than another goroutine's open scope of the same
-// session gives that one, or a Scope while another goroutine's Scope of
-// the session is open: two trees share one session.
+// so is a Record, Pause or mode scope that ends while a scope of another
+// kind, opened after it, is still open: the scopes of one goroutine nest,
+// so that proves two trees share one session.
 //
 // A Session is safe for concurrent use by the goroutines of its tree.
 type Session struct {
@@ -166,31 +165,6 @@ type frame struct {
 	g     uintptr // the goroutine that opened it (gid.Current)
 }
 
-// effect returns the state that the frames opened by goroutine g give:
-// recording and training, as IsRecording and IsTraining compute them from
-// the counters, and whether g has any frame at all.
-func effect(frames []*frame, g uintptr) (rec, train, any bool) {
-	var records, pauses, trains, predicts int
-	for _, f := range frames {
-		if f.g != g {
-			continue
-		}
-		any = true
-		switch f.kind {
-		case "Record":
-			records++
-		case "Pause":
-			pauses++
-		}
-		if f.train {
-			trains++
-		} else {
-			predicts++
-		}
-	}
-	return records > 0 && pauses == 0, predicts == 0 && trains > 0, any
-}
-
 func (f *frame) String() string {
 	switch {
 	case f.kind == "Mode" && f.train:
@@ -203,25 +177,11 @@ func (f *frame) String() string {
 	return f.kind + "(predict)"
 }
 
-// push opens a scope on the calling goroutine. Opening a scope that would
-// give this goroutine another recording or mode than a scope open on
-// another goroutine gives that one is an ErrSession error, raised before
-// anything changes: the state of a session is shared by its goroutines, so
-// one of the two trees would run in the other's mode (a server's
-// PredictMode beside a learner's Record on the default session).
+// push opens a scope on the calling goroutine (noted in the scope
+// registry for sessions other than the default one).
 func (s *Session) push(kind string, train bool) *frame {
 	f := &frame{kind: kind, train: train, g: gid.Current()}
 	s.frameMu.Lock()
-	rec, tr, _ := effect(append(s.frames[:len(s.frames):len(s.frames)], f), f.g)
-	for _, o := range s.frames {
-		if o.g == f.g {
-			continue
-		}
-		if orec, otr, _ := effect(s.frames, o.g); orec != rec || otr != tr {
-			s.frameMu.Unlock()
-			fail("Session", ErrSession, "%v: %v opened while another goroutine's %v scope is open: %v's recording and mode are shared by its goroutines, so one of the two would run in the other's mode; serve with a gluon.Predictor, or give each goroutine tree its own Session (autograd.NewSession) and make its arrays with it", s, f, o, s)
-		}
-	}
 	s.frames = append(s.frames, f)
 	s.frameMu.Unlock()
 	if s.registered() {
@@ -230,18 +190,19 @@ func (s *Session) push(kind string, train bool) *frame {
 	return f
 }
 
-// pop removes f, normally the newest open scope. The scopes of one
-// goroutine nest, so a scope that ends while a scope of another kind that
-// the same goroutine opened after it is still open (exit functions of
-// EnterRecording and the like called out of order) is an ErrSession error,
-// raised after the counters are restored. Scopes of the same kind may end
-// in any order.
+// pop removes f, normally the newest open scope. Scopes of one goroutine
+// nest, so a scope that ends while a scope of another kind opened after it
+// is still open proves that two goroutine trees share s: each has been
+// running under the other's recording and mode. That is an ErrSession
+// error (raised after the counters are restored). Scopes of the same kind
+// may end in any order: per-device goroutines of one tree enter and leave
+// Record concurrently.
 func (s *Session) pop(f *frame) {
 	s.frameMu.Lock()
 	i := slices.Index(s.frames, f)
 	var other *frame
 	for _, g := range s.frames[i+1:] {
-		if g.g == f.g && (g.kind != f.kind || g.train != f.train) {
+		if g.kind != f.kind || g.train != f.train {
 			other = g
 			break
 		}
@@ -252,7 +213,7 @@ func (s *Session) pop(f *frame) {
 		scoped.pop(f.g, s)
 	}
 	if other != nil {
-		fail("Session", ErrSession, "%v: a %v scope ended while a %v scope opened after it on the same goroutine was still open: end scopes in the reverse order of their opening", s, f, other)
+		fail("Session", ErrSession, "%v: a %v scope ended while a %v scope opened after it was still open: two goroutine trees use %v at once and each ran under the other's recording and mode; serve with a gluon.Predictor, or give each tree its own Session (autograd.NewSession) and make its arrays with it", s, f, other, s)
 	}
 }
 
@@ -322,14 +283,20 @@ func EnterPause(train bool) (exit func()) { return defaultSession.EnterPause(tra
 func EnterMode(train bool) (exit func()) { return defaultSession.EnterMode(train) }
 
 // Session returns the session a belongs to: the one that made it, adopted
-// it or ran the op that computed it, or the default session for a neutral
-// array. Goroutines that work on a's tree make their own arrays with it.
+// it or ran the op that computed it; for a neutral array, the session of
+// the innermost non-default scope the calling goroutine has open
+// (scoped.go), else the default session. Goroutines that work on a's tree
+// make their own arrays with it.
 func (a *NDArray) Session() *Session {
 	if s := a.sess.Load(); s != nil {
 		return s
 	}
-	a.claimFor(defaultSession)
-	return defaultSession
+	s := scoped.current()
+	if s == nil {
+		s = defaultSession
+	}
+	a.claimFor(s)
+	return s
 }
 
 // Bound reports whether a belongs to a session other than the default one.

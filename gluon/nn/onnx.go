@@ -144,8 +144,10 @@ func (p *Pool2D) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
 		return g.Op(op, []string{x}, nil, 1)[0], nil
 	}
 	stride := o.Stride
-	if stride == [2]int{} {
-		stride = o.Kernel
+	for i := range stride {
+		if stride[i] == 0 {
+			stride[i] = o.Kernel[i]
+		}
 	}
 	attrs := map[string]any{
 		"kernel_shape": []int{o.Kernel[0], o.Kernel[1]},

@@ -37,9 +37,14 @@ type ExportOpts struct {
 // Export writes net's inference form (predict mode: no dropout, batch
 // normalisation with the running statistics) as an ONNX model of opset
 // ExportOpset, with one input "input" of inputShape (float32, or
-// opts.InputDType) and one float32 output "output". The network runs once in predict mode on zeros of that shape,
-// on its parameters' first context, which settles deferred shapes and
-// gives the output's shape. Every block must implement
+// opts.InputDType) and one float32 output "output". The network runs once
+// in predict mode on an example input of that shape (seeded normal values;
+// zeros for int64), on its parameters' first context, which settles
+// deferred shapes and gives the output's shape; the written graph is then
+// run on the same input and must give the same output (1e-4 relative), so
+// a block whose form does not match its Forward (a type that embeds an
+// exportable block and overrides Forward, say) is an error, not a wrong
+// file. Every block must implement
 // gluon.ONNXExporter (the nn layers, containers and the model zoo's
 // networks do); the error names the first that does not. Parameters become
 // initializers under their names; their values are read from the first
@@ -62,12 +67,20 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 		}
 	}
 	var outShape []int
+	var example []float32
+	var want []float32
 	if err := nd.Catch(func() {
 		s := autograd.NewSession("onnx-export")
 		s.PredictMode(func() {
 			sc := s.NewScope()
 			defer sc.Close()
-			outShape = net.Forward(s.ZerosOf(dev, opts.InputDType, inputShape...)).Shape()
+			x := s.ZerosOf(dev, opts.InputDType, inputShape...)
+			if opts.InputDType == nd.Float32 {
+				x = s.RandomNormal(dev, nd.Float32, 0, 1, inputShape...)
+				example = x.Float32s()
+			}
+			y := net.Forward(x)
+			outShape, want = y.Shape(), y.AsType(nd.Float32).Float32s()
 		})
 	}); err != nil {
 		return nil, fmt.Errorf("onnx: export: the example forward pass failed: %w", err)
@@ -114,13 +127,54 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 	g.Name = proto.String(name)
 	g.Input = []*onnxpb.ValueInfoProto{valueInfo("input", inType, inputShape, batch)}
 	g.Output = []*onnxpb.ValueInfoProto{valueInfo("output", onnxpb.TensorProto_FLOAT, outShape, batch)}
-	return &onnxpb.ModelProto{
+	mp := &onnxpb.ModelProto{
 		IrVersion:       proto.Int64(8),
 		ProducerName:    proto.String("goluon"),
 		ProducerVersion: proto.String("1"),
 		OpsetImport:     []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(ExportOpset)}},
 		Graph:           g,
-	}, nil
+	}
+	if err := verify(mp, dev, opts.InputDType, inputShape, example, want); err != nil {
+		return nil, fmt.Errorf("onnx: export: %w", err)
+	}
+	return mp, nil
+}
+
+// verify runs the exported graph on the example input and compares its
+// output with the network's (want).
+func verify(mp *onnxpb.ModelProto, dev ctx.Context, dt nd.DType, shape []int, example, want []float32) error {
+	m, err := fromProto(mp, []ctx.Context{dev})
+	if err != nil {
+		return fmt.Errorf("the written graph does not load back: %w", err)
+	}
+	var got []float32
+	if err := nd.Catch(func() {
+		s := autograd.NewSession("onnx-export-check")
+		s.PredictMode(func() {
+			sc := s.NewScope()
+			defer sc.Close()
+			x := s.ZerosOf(dev, dt, shape...)
+			if example != nil {
+				x = s.FromSlice(dev, example, shape...)
+			}
+			got = m.Forward(x).AsType(nd.Float32).Float32s()
+		})
+	}); err != nil {
+		return fmt.Errorf("the written graph fails on the example input: %w", err)
+	}
+	if len(got) != len(want) {
+		return fmt.Errorf("the written graph gives %d outputs, the network %d", len(got), len(want))
+	}
+	var num, den float64
+	for i := range want {
+		d := float64(got[i] - want[i])
+		num += d * d
+		den += float64(want[i]) * float64(want[i])
+	}
+	if rel := math.Sqrt(num / max(den, 1e-30)); rel > 1e-4 || rel != rel {
+		return fmt.Errorf("the written graph computes something else than the network (relative difference %.3g on the example input): a block's ExportONNX does not match its Forward", rel)
+	}
+	return nil
 }
 
 // Save exports net (see Export) and writes the model to path atomically:

@@ -135,6 +135,15 @@ func TestExportErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "mystery") || !strings.Contains(err.Error(), "gluon.ONNXExporter") {
 		t.Errorf("unexportable block: %v", err)
 	}
+	// A type that embeds an exportable block but computes something else
+	// gets the embedded form: Export's check against Forward refuses it.
+	doubled := &doubledSeq{nn.NewSequential(nn.NewDense(3, nn.DenseOpts{}))}
+	if err := gluon.CollectParams(doubled).Initialize(initializer.Xavier{}, []ctx.Context{dev}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := onnx.Export(doubled, []int{2, 4}, onnx.ExportOpts{}); err == nil || !strings.Contains(err.Error(), "does not match its Forward") {
+		t.Errorf("a form that does not match Forward: %v", err)
+	}
 	lenet := modelzoo.LeNet()
 	_ = gluon.CollectParams(lenet).Initialize(initializer.Xavier{}, []ctx.Context{dev}, false)
 	if _, err := onnx.Export(lenet, []int{2, 3, 5}, onnx.ExportOpts{}); err == nil {
@@ -152,3 +161,11 @@ func TestExportErrors(t *testing.T) {
 type noForm struct{ gluon.BlockMeta }
 
 func (*noForm) Forward(x *nd.NDArray) *nd.NDArray { return x }
+
+// doubledSeq embeds a Sequential (and so its ExportONNX) but doubles its
+// output.
+type doubledSeq struct{ *nn.Sequential }
+
+func (d *doubledSeq) Forward(x *nd.NDArray) *nd.NDArray {
+	return nd.MulScalar(d.Sequential.Forward(x), 2)
+}

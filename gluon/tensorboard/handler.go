@@ -59,7 +59,7 @@ func (h *Handler) EpochEnd(s *estimator.State) error {
 				continue
 			}
 			var v []float64
-			if err := nd.Catch(func() { v = p.Data(cs[0]).AsType(nd.Float64).Float64s() }); err != nil {
+			if err := nd.Catch(func() { v = p.Data(cs[0]).Float64s() }); err != nil {
 				return err
 			}
 			if err := h.w.AddHistogram("params/"+p.Name(), v, step); err != nil {

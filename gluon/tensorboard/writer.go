@@ -243,7 +243,7 @@ func ReadRecords(b []byte) ([][]byte, error) {
 		if MaskedCRC(b[off:off+8]) != binary.LittleEndian.Uint32(b[off+8:]) {
 			return out, fmt.Errorf("tensorboard: corrupt length at offset %d", off)
 		}
-		if n > uint64(len(b)-off-16) {
+		if n > uint64(len(b)-off-12) || uint64(len(b)-off-12)-n < 4 {
 			return out, fmt.Errorf("tensorboard: truncated record at offset %d (%d bytes of data announced)", off, n)
 		}
 		data := b[off+12 : off+12+int(n)]

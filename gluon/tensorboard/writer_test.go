@@ -180,6 +180,7 @@ func TestReadRecordsCorruption(t *testing.T) {
 		{"data crc", 18, false, "corrupt data in the record at offset 0"},
 		{"second data", 21 + 12 + 2, false, "offset 21"},
 		{"cut", len(good) - 3, true, "truncated record at offset 21"},
+		{"cut after a header", 21 + 13, true, "truncated record at offset 21"},
 	} {
 		b := append([]byte(nil), good...)
 		if tc.cut {
