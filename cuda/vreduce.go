@@ -3,7 +3,6 @@
 package cuda
 
 import (
-	"errors"
 	"os"
 	"slices"
 	"sync"
@@ -49,7 +48,7 @@ func (b *Backend) AllReduceSum(bufs []backend.Arg, n int) (bool, error) {
 
 // allReduceVirtual is AllReduceSum's one-kernel sum over virtual GPUs of
 // one physical device; it declines anything else.
-func (b *Backend) allReduceVirtual(bufs []backend.Arg, n int) (done bool, err error) {
+func (b *Backend) allReduceVirtual(bufs []backend.Arg, n int) (bool, error) {
 	if vreduceOff || len(bufs) < 2 || len(bufs) > vsumMax {
 		return false, nil
 	}
@@ -64,16 +63,13 @@ func (b *Backend) allReduceVirtual(bufs []backend.Arg, n int) (done bool, err er
 			return false, nil
 		}
 	}
+	return true, catchDevice(func() { vsumAll(bufs, devs, n, dt) })
+}
+
+// vsumAll queues the one-kernel sum of bufs on devs[0], ordered after the
+// work queued so far on every GPU and before their later work.
+func vsumAll(bufs []backend.Arg, devs []*device, n int, dt backend.DType) {
 	const op = "AllReduceSum"
-	defer func() {
-		if r := recover(); r != nil {
-			e, ok := r.(*backend.Error)
-			if !ok {
-				panic(r)
-			}
-			done, err = true, e
-		}
-	}()
 	root := devs[0]
 	// The other GPUs' round trips run concurrently: root's stream waits
 	// for each of them before the kernel is queued.
@@ -87,8 +83,10 @@ func (b *Backend) allReduceVirtual(bufs []backend.Arg, n int) (done bool, err er
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return true, err
+	for _, err := range errs {
+		if err != nil {
+			panic(err) // a *backend.Error, caught by catchDevice
+		}
 	}
 	var a args
 	a.i64(n)
@@ -98,7 +96,6 @@ func (b *Backend) allReduceVirtual(bufs []backend.Arg, n int) (done bool, err er
 	}
 	root.launch(op, "vsum"+suffix(dt), n, 0, 0, 0, &a)
 	handoffAll(op, root, devs[1:])
-	return true, nil
 }
 
 // catchDevice runs fn and returns the device error it panics with.

@@ -14,6 +14,7 @@ import (
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/onnx/internal/onnxpb"
 	"github.com/goluon/goluon/internal/atomicfile"
+	"github.com/goluon/goluon/internal/numcmp"
 	"github.com/goluon/goluon/nd"
 )
 
@@ -165,13 +166,7 @@ func verify(mp *onnxpb.ModelProto, dev ctx.Context, dt nd.DType, shape []int, ex
 	if len(got) != len(want) {
 		return fmt.Errorf("the written graph gives %d outputs, the network %d", len(got), len(want))
 	}
-	var num, den float64
-	for i := range want {
-		d := float64(got[i] - want[i])
-		num += d * d
-		den += float64(want[i]) * float64(want[i])
-	}
-	if rel := math.Sqrt(num / max(den, 1e-30)); rel > 1e-4 || rel != rel {
+	if rel := numcmp.RelL2(got, want); rel > 1e-4 || rel != rel {
 		return fmt.Errorf("the written graph computes something else than the network (relative difference %.3g on the example input): a block's ExportONNX does not match its Forward", rel)
 	}
 	return nil

@@ -3,7 +3,6 @@
 package onnxtest
 
 import (
-	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/goluon/goluon/autograd"
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/onnx"
+	"github.com/goluon/goluon/internal/numcmp"
 	"github.com/goluon/goluon/nd"
 )
 
@@ -44,13 +44,7 @@ func RoundTrip(t testing.TB, name string, net gluon.Block, shape []int, opts onn
 		if len(got) != len(want) {
 			t.Fatalf("input %v: %d outputs, want %d", x.Shape(), len(got), len(want))
 		}
-		var num, den float64
-		for i := range want {
-			d := float64(got[i] - want[i])
-			num += d * d
-			den += float64(want[i]) * float64(want[i])
-		}
-		if rel := math.Sqrt(num / max(den, 1e-30)); rel > 1e-5 {
+		if rel := numcmp.RelL2(got, want); rel > 1e-5 || rel != rel {
 			t.Errorf("input %v: relative L2 difference %.3g", x.Shape(), rel)
 		}
 	}
