@@ -45,6 +45,10 @@ func LeakyReLU(x *NDArray, slope float64) *NDArray {
 // slope per index of x's axis (or a single slope, shape [1]), PyTorch's
 // PReLU with num_parameters = channels. The gradient reaches alpha.
 func PReLU(x, alpha *NDArray, axis int) *NDArray {
+	return dispatch("PReLU", castWidest, []*NDArray{x, alpha}, func(in []*NDArray) *NDArray { return pReLUOp(in[0], in[1], axis) })
+}
+
+func pReLUOp(x, alpha *NDArray, axis int) *NDArray {
 	const op = "PReLU"
 	in := lifted(op, x, alpha)
 	x, alpha = in[0], in[1]
@@ -85,6 +89,10 @@ func ELU(x *NDArray, alpha float64) *NDArray {
 // computed in float64 per value; otherwise the formula is composed from
 // elementwise ops.
 func GELU(x *NDArray, tanhApprox bool) *NDArray {
+	return dispatch("GELU", castNeutral, []*NDArray{x}, func(in []*NDArray) *NDArray { return gELUOp(in[0], tanhApprox) })
+}
+
+func gELUOp(x *NDArray, tanhApprox bool) *NDArray {
 	const op = "GELU"
 	checkLive(op, x)
 	checkFloat(op, x)

@@ -7,6 +7,10 @@ package nd
 // sizes divide, it is AvgPool2D with a kernel and stride of H/outH×W/outW.
 // It is differentiable through the ops it is made of.
 func AdaptiveAvgPool2D(x *NDArray, outH, outW int) *NDArray {
+	return dispatch("AdaptiveAvgPool2D", castNeutral, []*NDArray{x}, func(in []*NDArray) *NDArray { return adaptiveAvgPool2DOp(in[0], outH, outW) })
+}
+
+func adaptiveAvgPool2DOp(x *NDArray, outH, outW int) *NDArray {
 	const op = "AdaptiveAvgPool2D"
 	checkLive(op, x)
 	if x.NDim() != 4 || outH <= 0 || outW <= 0 {

@@ -185,7 +185,7 @@ func writeLeafGrad(a, g *NDArray) {
 	defer s.mu.Unlock()
 	switch {
 	case s.req == GradAdd:
-		a.be().Binary(bAdd, s.grad.shape, s.grad.arg(), s.grad.arg(), g.arg())
+		addInPlace(s.grad, g)
 	case !swapBuffers(s.grad, g):
 		copyInto(s.grad, g)
 	}

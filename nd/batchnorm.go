@@ -45,6 +45,9 @@ func (o BatchNormOpts) withDefaults() BatchNormOpts {
 func BatchNorm(x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts) *NDArray {
 	const op = "BatchNorm"
 	o = o.withDefaults()
+	if _, ok := halfOf(x, gamma, beta, runMean, runVar); ok {
+		return batchNormHalf(x, gamma, beta, runMean, runVar, o)
+	}
 	checkInputs(op, x, runMean, runVar)
 	checkFloat(op, x)
 	ax := normAxis(op, o.Axis, x.NDim())
@@ -165,4 +168,27 @@ func updateRunning(run, batch *NDArray, momentum, scale float64) {
 	unaryInPlace(run, backend.MulScalar, momentum, 0)
 	run.be().Binary(bAdd, run.shape, run.arg(), run.arg(), b.arg())
 	b.Release()
+}
+
+// batchNormHalf is BatchNorm with a half-precision input or parameters:
+// it normalises in float32 and rounds the result to x's dtype. Half
+// running statistics are updated through float32 copies and rounded
+// back. Float32 parameters and statistics beside a half input, as AMP
+// keeps them, are used as they are.
+func batchNormHalf(x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts) *NDArray {
+	const op = "BatchNorm"
+	checkLive(op, nonNil([]*NDArray{x, gamma, beta, runMean, runVar})...)
+	rm, rv := widened(runMean), widened(runVar)
+	dt := x.dtype
+	if !dt.IsHalf() {
+		dt = Float32
+	}
+	y := via1(dt, func(w []*NDArray) *NDArray { return BatchNorm(w[0], w[1], w[2], rm, rv, o) }, x, gamma, beta)
+	for _, s := range [][2]*NDArray{{runMean, rm}, {runVar, rv}} {
+		if s[1] != s[0] {
+			s[0].be().Cast(s[0].storageArg(), s[1].storageArg(), s[0].Size())
+			s[1].Release()
+		}
+	}
+	return y
 }

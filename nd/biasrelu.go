@@ -9,6 +9,10 @@ import "github.com/goluon/goluon/nd/backend"
 // Gradients flow to x and bias. As with Relu, a NaN or −0 sum passes
 // through and its gradient is 0.
 func BiasRelu(x, bias *NDArray, axis int) *NDArray {
+	return dispatch("BiasRelu", castWidest, []*NDArray{x, bias}, func(in []*NDArray) *NDArray { return biasReluOp(in[0], in[1], axis) })
+}
+
+func biasReluOp(x, bias *NDArray, axis int) *NDArray {
 	const op = "BiasRelu"
 	checkInputs(op, x, bias)
 	checkFloat(op, x)

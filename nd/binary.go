@@ -10,9 +10,25 @@ func binaryRaw(op string, code backend.BinaryOp, a, b *NDArray) *NDArray {
 
 // binaryInto is binaryRaw with a result of dtype dt (the inputs' or Bool).
 func binaryInto(op string, code backend.BinaryOp, a, b *NDArray, dt DType) *NDArray {
+	if autocasting.Load() > 0 && a != nil && b != nil && a.dtype != b.dtype {
+		in := []*NDArray{a, b}
+		autocast(op, castWidest, in)
+		if dt == a.dtype {
+			dt = in[0].dtype
+		}
+		a, b = in[0], in[1]
+	}
 	checkInputs(op, a, b)
 	checkBinaryDType(op, code, a.dtype)
 	shape := broadcastShape(op, a.shape, b.shape)
+	if a.dtype.IsHalf() {
+		wa, wb := widened(a), widened(b)
+		defer releaseWidened([]*NDArray{a, b}, []*NDArray{wa, wb})
+		if dt == a.dtype {
+			dt = Float32
+		}
+		return narrowed(binaryInto(op, code, wa, wb, dt), a.dtype)
+	}
 	out := newArray(op, sessionOf(op, a, b), a.st.dev, dt, shape)
 	a.be().Binary(code, shape, out.arg(), bcastArg(a, shape), bcastArg(b, shape))
 	return out
@@ -45,6 +61,9 @@ func mulRaw(a, b *NDArray) *NDArray { return binaryRaw("Mul", bMul, a, b) }
 
 // Add returns a + b, broadcasting.
 func Add(a, b *NDArray) *NDArray {
+	if a, b, again := autocast2("Add", castWidest, a, b); again {
+		return Add(a, b)
+	}
 	return binaryOp("Add", bAdd, a, b, func(g, _ *NDArray, need []bool) (*NDArray, *NDArray) {
 		return pass(g, need[0]), pass(g, need[1])
 	})
@@ -52,6 +71,9 @@ func Add(a, b *NDArray) *NDArray {
 
 // Sub returns a - b, broadcasting.
 func Sub(a, b *NDArray) *NDArray {
+	if a, b, again := autocast2("Sub", castWidest, a, b); again {
+		return Sub(a, b)
+	}
 	return binaryOp("Sub", bSub, a, b, func(g, _ *NDArray, need []bool) (*NDArray, *NDArray) {
 		var gb *NDArray
 		if need[1] {
@@ -63,6 +85,9 @@ func Sub(a, b *NDArray) *NDArray {
 
 // Mul returns a * b elementwise, broadcasting.
 func Mul(a, b *NDArray) *NDArray {
+	if a, b, again := autocast2("Mul", castWidest, a, b); again {
+		return Mul(a, b)
+	}
 	return binaryOp("Mul", bMul, a, b, func(g, _ *NDArray, need []bool) (ga, gb *NDArray) {
 		if need[0] {
 			ga = mulRaw(g, b)
@@ -78,6 +103,9 @@ func Mul(a, b *NDArray) *NDArray {
 // truncates toward zero (Div(-7, 2) = -3) and a zero divisor gives 0;
 // FloorDiv floors.
 func Div(a, b *NDArray) *NDArray {
+	if a, b, again := autocast2("Div", castWidest, a, b); again {
+		return Div(a, b)
+	}
 	return binaryOp("Div", bDiv, a, b, func(g, out *NDArray, need []bool) (ga, gb *NDArray) {
 		if need[0] {
 			ga = binaryRaw("Div", bDiv, g, b)
@@ -94,6 +122,9 @@ func Div(a, b *NDArray) *NDArray {
 
 // Pow returns a ** b elementwise, broadcasting.
 func Pow(a, b *NDArray) *NDArray {
+	if a, b, again := autocast2("Pow", castFloat32, a, b); again {
+		return Pow(a, b)
+	}
 	return binaryOp("Pow", backend.Pow, a, b, func(g, out *NDArray, need []bool) (ga, gb *NDArray) {
 		if need[0] { // b * a^(b-1)
 			bm1 := unaryRaw("Pow", backend.AddScalar, b, -1, 0)
@@ -115,6 +146,9 @@ func Pow(a, b *NDArray) *NDArray {
 // Maximum returns the elementwise maximum of a and b. Where they are equal
 // the gradient goes to a.
 func Maximum(a, b *NDArray) *NDArray {
+	if a, b, again := autocast2("Maximum", castWidest, a, b); again {
+		return Maximum(a, b)
+	}
 	return binaryOp("Maximum", backend.Maximum, a, b, func(g, _ *NDArray, need []bool) (*NDArray, *NDArray) {
 		return maskedGrads(g, a, b, backend.GreaterEqual, need)
 	})
@@ -123,6 +157,9 @@ func Maximum(a, b *NDArray) *NDArray {
 // Minimum returns the elementwise minimum of a and b. Where they are equal
 // the gradient goes to a.
 func Minimum(a, b *NDArray) *NDArray {
+	if a, b, again := autocast2("Minimum", castWidest, a, b); again {
+		return Minimum(a, b)
+	}
 	return binaryOp("Minimum", backend.Minimum, a, b, func(g, _ *NDArray, need []bool) (*NDArray, *NDArray) {
 		return maskedGrads(g, a, b, backend.LessEqual, need)
 	})
@@ -208,7 +245,6 @@ func LogicalNot(x *NDArray) *NDArray {
 	if x.dtype == Bool {
 		return unaryRaw(op, backend.LogicalNot, x, 0, 0)
 	}
-	checkNotHalf(op, x)
 	t := x.AsType(Bool)
 	defer t.Release()
 	return unaryRaw(op, backend.LogicalNot, t, 0, 0)

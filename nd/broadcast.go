@@ -43,6 +43,12 @@ func dimFromRight(s []int, i int) int {
 // bcastArg describes a viewed with the (broadcast) shape target: broadcast
 // dimensions get stride 0.
 func bcastArg(a *NDArray, target []int) backend.Arg {
+	a.arg() // the compute kernels' dtype guard
+	return bcastStorage(a, target)
+}
+
+// bcastStorage is bcastArg for Copy, which takes every dtype.
+func bcastStorage(a *NDArray, target []int) backend.Arg {
 	own := backend.ContiguousStrides(a.shape)
 	st := make([]int, len(target))
 	lead := len(target) - len(a.shape)
@@ -51,7 +57,7 @@ func bcastArg(a *NDArray, target []int) backend.Arg {
 			st[i] = own[j]
 		}
 	}
-	arg := a.arg()
+	arg := a.storageArg()
 	arg.Strides = st
 	return arg
 }
@@ -77,7 +83,15 @@ func sumTo(g *NDArray, shape []int) *NDArray {
 
 // copyInto copies src's elements into dst (same shape and dtype).
 func copyInto(dst, src *NDArray) {
-	dst.be().Copy(dst.shape, dst.arg(), src.arg())
+	dst.be().Copy(dst.shape, dst.storageArg(), src.storageArg())
+}
+
+// addInPlace adds src, of dst's shape and dtype, into dst.
+func addInPlace(dst, src *NDArray) {
+	if inPlaceHalf(dst, []*NDArray{src}, func(d *NDArray, s []*NDArray) { addInPlace(d, s[0]) }) {
+		return
+	}
+	dst.be().Binary(bAdd, dst.shape, dst.arg(), dst.arg(), src.arg())
 }
 
 // channelArg describes the vector v (of length shape[axis]) broadcast along

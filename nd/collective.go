@@ -26,7 +26,7 @@ func LibraryAllReduce(bufs []*NDArray) (bool, error) {
 	}
 	args := make([]backend.Arg, len(bufs))
 	for i, b := range bufs {
-		if b.be() != be || b.dtype != bufs[0].dtype || b.Size() != bufs[0].Size() {
+		if b.be() != be || b.dtype != bufs[0].dtype || b.dtype.IsHalf() || b.Size() != bufs[0].Size() {
 			return false, nil
 		}
 		for _, o := range bufs[:i] {

@@ -56,6 +56,10 @@ func convShapes(op string, x, w *NDArray, xs, ws []int, o ConvOpts) backend.Conv
 // framework) of x [N, C, H, W] with w [O, C/groups, KH, KW], plus bias [O]
 // if bias is not nil.
 func Conv2D(x, w, bias *NDArray, o ConvOpts) *NDArray {
+	return dispatch("Conv2D", castLow, []*NDArray{x, w, bias}, func(in []*NDArray) *NDArray { return conv2DOp(in[0], in[1], in[2], o) })
+}
+
+func conv2DOp(x, w, bias *NDArray, o ConvOpts) *NDArray {
 	const op = "Conv2D"
 	inputs := convInputs(op, x, w, bias)
 	p := convParams(op, x, w, o)

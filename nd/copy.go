@@ -131,7 +131,7 @@ func (a *NDArray) AsType(dt DType) *NDArray {
 	}
 	Record(op, out, []*NDArray{a}, func(g *NDArray, _ []bool) []*NDArray {
 		gs := newArray(op, g.Session(), a.st.dev, a.dtype, g.shape)
-		g.be().Cast(gs.arg(), g.arg(), g.Size())
+		g.be().Cast(gs.storageArg(), g.storageArg(), g.Size())
 		return []*NDArray{gs}
 	})
 	return out
@@ -159,6 +159,9 @@ func AddTo(dst, src *NDArray) {
 	claimIn(dst, src)
 	if !slices.Equal(broadcastShape(op, dst.shape, src.shape), dst.shape) {
 		fail(op, ErrShape, "cannot add shape %v into %v", src.shape, dst.shape)
+	}
+	if inPlaceHalf(dst, []*NDArray{src}, func(d *NDArray, s []*NDArray) { AddTo(d, s[0]) }) {
+		return
 	}
 	dst.be().Binary(backend.Add, dst.shape, dst.arg(), dst.arg(), bcastArg(src, dst.shape))
 }

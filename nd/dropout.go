@@ -26,6 +26,9 @@ func DropoutAxes(x *NDArray, p float64, axes ...int) *NDArray {
 func dropout(op string, x *NDArray, p float64, axes []int) *NDArray {
 	checkLive(op, x)
 	checkFloat(op, x)
+	if x.dtype.IsHalf() {
+		return via1(x.dtype, func(w []*NDArray) *NDArray { return dropout(op, w[0], p, axes) }, x)
+	}
 	if p < 0 || p >= 1 {
 		fail(op, ErrArgument, "probability %g outside [0, 1)", p)
 	}

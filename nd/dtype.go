@@ -26,7 +26,8 @@ import (
 // and every shape and indexing op. Functions of real numbers (Exp, Log,
 // Sqrt, Softmax, MatMul, convolutions, ...) need a floating dtype. Bool
 // arrays support comparisons, logical ops, reductions and shape and
-// indexing ops. Gradients flow only through Float32 and Float64 arrays.
+// indexing ops. Gradients flow only through floating-point arrays (Float32,
+// Float64, Float16, BFloat16).
 
 // The element types.
 const (
@@ -36,14 +37,17 @@ const (
 	Int64   = backend.Int64
 	Uint8   = backend.Uint8
 	Bool    = backend.Bool
-	// Float16 and BFloat16 are half-precision storage: arrays of them are
-	// made (FromSlice of []F16 or []BF16, Zeros, Full), cast with AsType
+	// Float16 and BFloat16 are half precision. Arrays of them are made
+	// (FromSlice of []F16 or []BF16, Zeros, Full), cast with AsType
 	// (rounding to nearest even, keeping NaN, ±Inf and subnormals),
-	// copied between contexts, assigned, read on the host and saved; every
-	// other op asks for AsType(Float32) first (ErrDType). From Float64 (and
-	// Fill's value) they round through float32, twice: a float64 within
-	// 2⁻²⁹ relative of a tie between two half values can round the other
-	// way than NumPy, which rounds once.
+	// copied, saved, and computed on: every op converts them to float32,
+	// computes (accumulating in float32) and rounds its result back
+	// (half.go), so an elementwise result is the float32 result of the
+	// rounded inputs, rounded once. Under autocast (autocast.go) ops
+	// choose their dtype by class. From Float64 (and Fill's value) they
+	// round through float32, twice: a float64 within 2⁻²⁹ relative of a
+	// tie between two half values can round the other way than NumPy,
+	// which rounds once.
 	Float16  = backend.Float16
 	BFloat16 = backend.BFloat16
 )
@@ -60,16 +64,6 @@ func F16From(f float32) F16 { return backend.F16From(f) }
 
 // BF16From rounds f to the nearest bfloat16 value, ties to even.
 func BF16From(f float32) BF16 { return backend.BF16From(f) }
-
-// checkNotHalf fails for a half-precision storage array, where an op would
-// otherwise convert it to another dtype on its own (Sum's integer path).
-func checkNotHalf(op string, arrs ...*NDArray) {
-	for _, a := range arrs {
-		if a != nil && a.dtype.IsHalf() {
-			fail(op, ErrDType, "%v arrays (shape %v) are storage: convert with AsType(Float32) to compute", a.dtype, a.shape)
-		}
-	}
-}
 
 // checkFloat fails unless every array has a floating dtype.
 func checkFloat(op string, arrs ...*NDArray) {

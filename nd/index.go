@@ -22,6 +22,9 @@ func hostIndex() backend.IndexKernels { return backend.For(hostCPU).(backend.Ind
 // on host copies with the CPU backend, copying out (which may be read as
 // well as written) back, after a one-time warning.
 func runIndexed(kernel string, out *NDArray, ins []*NDArray, run func(k backend.IndexKernels, out *NDArray, ins []*NDArray)) {
+	if inPlaceHalf(out, ins, func(o *NDArray, w []*NDArray) { runIndexed(kernel, o, w, run) }) {
+		return
+	}
 	if k, ok := out.be().(backend.IndexKernels); ok {
 		run(k, out, ins)
 		return
@@ -84,6 +87,10 @@ const (
 // in a fixed order (repeated indices accumulate). The mode may be left
 // out: TakeClip, MXNet's default.
 func Take(x, indices *NDArray, axis int, mode ...TakeMode) *NDArray {
+	return dispatch("Take", castNeutral, []*NDArray{x, indices}, func(in []*NDArray) *NDArray { return takeOp(in[0], in[1], axis, mode...) })
+}
+
+func takeOp(x, indices *NDArray, axis int, mode ...TakeMode) *NDArray {
 	const op = "Take"
 	if len(mode) > 1 {
 		fail(op, ErrArgument, "%d modes given, want at most one", len(mode))
@@ -166,6 +173,10 @@ func gatherShapes(op string, x, idx *NDArray, axis int) (int, backend.GatherPara
 // axis; the result has idx's shape. Out-of-range indices are clipped. The
 // gradient of x is scatter-added, in a fixed order.
 func Gather(x *NDArray, axis int, idx *NDArray) *NDArray {
+	return dispatch("Gather", castNeutral, []*NDArray{x, idx}, func(in []*NDArray) *NDArray { return gatherOp(in[0], axis, in[1]) })
+}
+
+func gatherOp(x *NDArray, axis int, idx *NDArray) *NDArray {
 	const op = "Gather"
 	checkIndexArray(op, x, idx)
 	_, p := gatherShapes(op, x, idx, axis)
@@ -183,6 +194,10 @@ func Gather(x *NDArray, axis int, idx *NDArray) *NDArray {
 // axis. Repeated indices accumulate, in a fixed order. Gradients: x gets
 // the output gradient, src the output gradient gathered at idx.
 func ScatterAdd(x *NDArray, axis int, idx, src *NDArray) *NDArray {
+	return dispatch("ScatterAdd", castWidest, []*NDArray{x, idx, src}, func(in []*NDArray) *NDArray { return scatterAddOp(in[0], axis, in[1], in[2]) })
+}
+
+func scatterAddOp(x *NDArray, axis int, idx, src *NDArray) *NDArray {
 	const op = "ScatterAdd"
 	checkIndexArray(op, x, idx)
 	checkInputs(op, x, src)
@@ -202,6 +217,10 @@ func ScatterAdd(x *NDArray, axis int, idx, src *NDArray) *NDArray {
 // ...] += src[..., j, ...]. src has x's shape with len(indices) on axis.
 // Out-of-range indices are clipped; repeated ones accumulate, in order.
 func IndexAdd(x *NDArray, axis int, indices, src *NDArray) *NDArray {
+	return dispatch("IndexAdd", castWidest, []*NDArray{x, indices, src}, func(in []*NDArray) *NDArray { return indexAddOp(in[0], axis, in[1], in[2]) })
+}
+
+func indexAddOp(x *NDArray, axis int, indices, src *NDArray) *NDArray {
 	const op = "IndexAdd"
 	checkIndexArray(op, x, indices)
 	checkInputs(op, x, src)

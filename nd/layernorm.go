@@ -10,6 +10,10 @@ package nd
 // layer_norm over the last dimension when axis is −1); gamma and beta
 // hold one value per index of that axis.
 func LayerNorm(x, gamma, beta *NDArray, axis int, eps float64) *NDArray {
+	return dispatch("LayerNorm", castFloat32, []*NDArray{x, gamma, beta}, func(in []*NDArray) *NDArray { return layerNormOp(in[0], in[1], in[2], axis, eps) })
+}
+
+func layerNormOp(x, gamma, beta *NDArray, axis int, eps float64) *NDArray {
 	const op = "LayerNorm"
 	in := lifted(op, x, gamma, beta)
 	x, gamma, beta = in[0], in[1], in[2]
@@ -23,6 +27,10 @@ func LayerNorm(x, gamma, beta *NDArray, axis int, eps float64) *NDArray {
 // and positions (PyTorch's group_norm); gamma and beta hold one value per
 // channel.
 func GroupNorm(x, gamma, beta *NDArray, groups int, eps float64) *NDArray {
+	return dispatch("GroupNorm", castFloat32, []*NDArray{x, gamma, beta}, func(in []*NDArray) *NDArray { return groupNormOp(in[0], in[1], in[2], groups, eps) })
+}
+
+func groupNormOp(x, gamma, beta *NDArray, groups int, eps float64) *NDArray {
 	const op = "GroupNorm"
 	in := lifted(op, x, gamma, beta)
 	x, gamma, beta = in[0], in[1], in[2]
@@ -43,6 +51,10 @@ func GroupNorm(x, gamma, beta *NDArray, groups int, eps float64) *NDArray {
 // over its positions (PyTorch's instance_norm without running statistics):
 // GroupNorm with one channel per group.
 func InstanceNorm(x, gamma, beta *NDArray, eps float64) *NDArray {
+	return dispatch("InstanceNorm", castFloat32, []*NDArray{x, gamma, beta}, func(in []*NDArray) *NDArray { return instanceNormOp(in[0], in[1], in[2], eps) })
+}
+
+func instanceNormOp(x, gamma, beta *NDArray, eps float64) *NDArray {
 	checkLive("InstanceNorm", x)
 	if x.NDim() < 2 {
 		fail("InstanceNorm", ErrShape, "want an input [N, C, ...], got %v", x.shape)

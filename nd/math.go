@@ -76,6 +76,10 @@ func Reciprocal(x *NDArray) *NDArray {
 // given), computed stably by shifting by the maximum; keep keeps the
 // reduced axes with size 1. Its gradient is softmax(x) over those axes.
 func LogSumExp(x *NDArray, keep bool, axes ...int) *NDArray {
+	return dispatch("LogSumExp", castFloat32, []*NDArray{x}, func(in []*NDArray) *NDArray { return logSumExpOp(in[0], keep, axes...) })
+}
+
+func logSumExpOp(x *NDArray, keep bool, axes ...int) *NDArray {
 	const op = "LogSumExp"
 	checkLive(op, x)
 	checkFloat(op, x)

@@ -92,6 +92,10 @@ func MatMul(a, b *NDArray) *NDArray { return Dot(a, b, false, false) }
 // Dot returns op(a)·op(b), where op transposes the last two axes of an
 // operand when its flag is set (MXNet's dot with transpose_a/transpose_b).
 func Dot(a, b *NDArray, transA, transB bool) *NDArray {
+	return dispatch("Dot", castLow, []*NDArray{a, b}, func(w []*NDArray) *NDArray { return dot(w[0], w[1], transA, transB) })
+}
+
+func dot(a, b *NDArray, transA, transB bool) *NDArray {
 	out := gemmRaw("Dot", a, b, transA, transB)
 	Record("Dot", out, []*NDArray{a, b}, func(g *NDArray, need []bool) []*NDArray {
 		return gemmGrads("Dot", g, a, b, transA, transB, need)
@@ -102,6 +106,10 @@ func Dot(a, b *NDArray, transA, transB bool) *NDArray {
 // FullyConnected returns x·wᵀ + bias for x [N, in], w [out, in] and bias
 // [out] (bias may be nil): the Dense layer's computation.
 func FullyConnected(x, w, bias *NDArray) *NDArray {
+	return dispatch("FullyConnected", castLow, []*NDArray{x, w, bias}, func(in []*NDArray) *NDArray { return fullyConnected(in[0], in[1], in[2]) })
+}
+
+func fullyConnected(x, w, bias *NDArray) *NDArray {
 	const op = "FullyConnected"
 	inputs := []*NDArray{x, w}
 	if bias != nil {

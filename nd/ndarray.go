@@ -142,13 +142,13 @@ func (a *NDArray) Release() {
 	}
 }
 
-// arg returns a's operand descriptor for a kernel.
-// arg returns a as a kernel operand. Half-precision arrays are storage
-// only: an op that would compute on one fails here (storageArg is the
-// operand of the ops that only move or convert data).
+// arg returns a as a kernel operand. Backends compute on Float32 and
+// Float64; ops convert half-precision arrays before their kernels
+// (half.go), so one reaching here is an op without that conversion
+// (storageArg is the operand of the ops that only move or convert data).
 func (a *NDArray) arg() backend.Arg {
 	if a.dtype.IsHalf() {
-		fail("nd", ErrDType, "%v arrays (shape %v) are storage: convert with AsType(Float32) to compute", a.dtype, a.shape)
+		fail("nd", ErrDType, "this op does not take %v arrays (shape %v): convert with AsType(Float32)", a.dtype, a.shape)
 	}
 	return a.storageArg()
 }

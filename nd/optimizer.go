@@ -51,6 +51,9 @@ func OptimizerUpdate(prog backend.OptProgram, weight, grad, state *NDArray) {
 	if !weight.dtype.IsFloat() {
 		fail(op, ErrDType, "weight is %v, not a float type", weight.dtype)
 	}
+	if _, half := halfOf(weight, grad, state); half {
+		fail(op, ErrDType, "half-precision operands (weight %v, gradient %v): update a float32 master copy (optimizer multi-precision) and cast it back", weight.dtype, grad.dtype)
+	}
 	for i, a := range []*NDArray{grad, state} {
 		if a == nil {
 			continue

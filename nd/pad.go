@@ -20,6 +20,10 @@ const (
 // PadConstant's fill). The gradient flows back to the elements that were
 // copied, summed where an element fills several border positions.
 func Pad(x *NDArray, widths [][2]int, mode PadMode, value float64) *NDArray {
+	return dispatch("Pad", castNeutral, []*NDArray{x}, func(in []*NDArray) *NDArray { return padOp(in[0], widths, mode, value) })
+}
+
+func padOp(x *NDArray, widths [][2]int, mode PadMode, value float64) *NDArray {
 	const op = "Pad"
 	checkLive(op, x)
 	if len(widths) > x.NDim() {

@@ -23,6 +23,10 @@ func pickDims(op string, x, idx *NDArray, axis int) (ax, outer, n, inner int) {
 // are clipped, as in MXNet's pick with mode "clip".
 // The gradient flows to x only.
 func Pick(x, idx *NDArray, axis int) *NDArray {
+	return dispatch("Pick", castNeutral, []*NDArray{x, idx}, func(in []*NDArray) *NDArray { return pickOp(in[0], in[1], axis) })
+}
+
+func pickOp(x, idx *NDArray, axis int) *NDArray {
 	const op = "Pick"
 	_, outer, n, inner := pickDims(op, x, idx, axis)
 	out := newArray(op, sessionOf(op, x, idx), x.st.dev, x.dtype, idx.shape)
@@ -65,6 +69,14 @@ func oneHot(op string, idx *NDArray, depth int, on, off float64, dt DType) *NDAr
 	}
 	if !dt.Valid() {
 		fail(op, ErrDType, "unknown dtype %v", dt)
+	}
+	if dt.IsHalf() {
+		return narrowed(oneHot(op, idx, depth, on, off, Float32), dt)
+	}
+	if idx.dtype.IsHalf() {
+		w := widened(idx)
+		defer w.Release()
+		return oneHot(op, w, depth, on, off, dt)
 	}
 	out := newArray(op, idx.Session(), idx.st.dev, dt, append(idx.Shape(), depth))
 	idx.be().OneHot(idx.Size(), depth, out.arg(), idx.arg(), on, off)

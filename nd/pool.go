@@ -77,6 +77,10 @@ func poolParams(op string, x *NDArray, o PoolOpts) backend.PoolParams {
 
 // Pool2D pools x [N, C, H, W] with max or average windows.
 func Pool2D(x *NDArray, o PoolOpts) *NDArray {
+	return dispatch("Pool2D", castNeutral, []*NDArray{x}, func(in []*NDArray) *NDArray { return pool2DOp(in[0], o) })
+}
+
+func pool2DOp(x *NDArray, o PoolOpts) *NDArray {
 	const op = "Pool2D"
 	checkLive(op, x)
 	checkFloat(op, x)

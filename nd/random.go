@@ -107,6 +107,19 @@ func hostRandom(op string, s *Session, dev ctx.Context, dt DType, shape []int, d
 	return a
 }
 
+// roundedTo returns v as an array of dt holds it (dt floating).
+func roundedTo(dt DType, v float64) float64 {
+	switch dt {
+	case Float32:
+		return float64(float32(v))
+	case Float16:
+		return float64(F16From(float32(v)).Float32())
+	case BFloat16:
+		return float64(BF16From(float32(v)).Float32())
+	}
+	return v
+}
+
 // RandomUniform draws values uniformly from [lo, hi).
 func RandomUniform(dev ctx.Context, dt DType, lo, hi float64, shape ...int) *NDArray {
 	return creator().RandomUniform(dev, dt, lo, hi, shape...)
@@ -119,7 +132,14 @@ func (s *Session) RandomUniform(dev ctx.Context, dt DType, lo, hi float64, shape
 		fail("RandomUniform", ErrArgument, "hi %g < lo %g", hi, lo)
 	}
 	return hostRandom("RandomUniform", s, dev, dt, shape, func(r *rand.Rand) float64 {
-		return lo + (hi-lo)*r.Float64()
+		for {
+			// A draw that rounds up to hi in dt is drawn again: the
+			// interval stays half-open in every dtype.
+			v := lo + (hi-lo)*r.Float64()
+			if hi <= lo || roundedTo(dt, v) < hi {
+				return v
+			}
+		}
 	})
 }
 

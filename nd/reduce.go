@@ -58,6 +58,11 @@ func droppedShape(shape []int, axes []bool) []int {
 // reduceRaw reduces x over the marked axes, returning the keepdims shape.
 func reduceRaw(op string, code backend.ReduceOp, x *NDArray, axes []bool) *NDArray {
 	checkLive(op, x)
+	if x.dtype.IsHalf() {
+		w := widened(x)
+		defer w.Release()
+		return narrowed(reduceRaw(op, code, w, axes), x.dtype)
+	}
 	out := newArray(op, x.Session(), x.st.dev, x.dtype, keptShape(x.shape, axes))
 	if x.Size() == 0 {
 		x.be().Fill(out.arg(), out.Size(), 0)
@@ -105,7 +110,7 @@ func reduceOp(op string, code backend.ReduceOp, x *NDArray, keep bool, axes []in
 // broadcastRaw materialises a keepdims array at a full shape.
 func broadcastRaw(a *NDArray, shape []int) *NDArray {
 	out := newArray("BroadcastTo", a.Session(), a.st.dev, a.dtype, shape)
-	a.be().Copy(shape, out.arg(), bcastArg(a, shape))
+	a.be().Copy(shape, out.storageArg(), bcastStorage(a, shape))
 	return out
 }
 
@@ -119,7 +124,6 @@ func SumKeepDims(x *NDArray, axes ...int) *NDArray { return sum("SumKeepDims", x
 
 func sum(op string, x *NDArray, keep bool, axes []int) *NDArray {
 	checkLive(op, x)
-	checkNotHalf(op, x)
 	if !x.dtype.IsFloat() && x.dtype != Int64 {
 		// Integer and Bool sums are Int64, as in PyTorch.
 		t := x.AsType(Int64)
@@ -140,6 +144,9 @@ func MeanKeepDims(x *NDArray, axes ...int) *NDArray { return mean("MeanKeepDims"
 func mean(op string, x *NDArray, keep bool, axes []int) *NDArray {
 	checkLive(op, x)
 	checkFloat(op, x)
+	if x.dtype.IsHalf() { // one rounding, of the mean
+		return via1(x.dtype, func(w []*NDArray) *NDArray { return mean(op, w[0], keep, axes) }, x)
+	}
 	s := sum(op, x, keep, axes)
 	n := x.Size() / max(s.Size(), 1)
 	if x.Size() == 0 {
@@ -195,6 +202,11 @@ func argExtreme(op string, code backend.ReduceOp, x *NDArray, axis int) *NDArray
 		fail(op, ErrShape, "empty axis %d of shape %v", axis, x.shape)
 	}
 	mask := axesMask(op, x.NDim(), []int{ax})
+	if x.dtype.IsHalf() {
+		w := widened(x)
+		defer w.Release()
+		return argExtreme(op, code, w, axis)
+	}
 	out := newArray(op, x.Session(), x.st.dev, Int64, droppedShape(x.shape, mask))
 	if out.Size() > 0 {
 		x.be().Reduce(code, x.shape, mask, out.arg(), x.arg())

@@ -49,6 +49,7 @@ type Session struct {
 	born       bool // the package-level creation functions' (birth.go)
 
 	recordDepth, pauseDepth, trainDepth, predictDepth atomic.Int32
+	castF16, castBF16, castOff                        atomic.Int32 // open autocast scopes (autocast.go)
 
 	frameMu sync.Mutex
 	frames  []*frame // open Record/Pause/TrainMode/PredictMode scopes, oldest first

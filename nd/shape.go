@@ -111,14 +111,14 @@ func Transpose(x *NDArray, axes ...int) *NDArray {
 
 func permuteRaw(x *NDArray, perm []int) *NDArray {
 	shape := make([]int, len(perm))
-	src := x.arg()
+	src := x.storageArg()
 	own := backend.ContiguousStrides(x.shape)
 	src.Strides = make([]int, len(perm))
 	for i, p := range perm {
 		shape[i], src.Strides[i] = x.shape[p], own[p]
 	}
 	out := newArray("Transpose", x.Session(), x.st.dev, x.dtype, shape)
-	x.be().Copy(shape, out.arg(), src)
+	x.be().Copy(shape, out.storageArg(), src)
 	return out
 }
 
@@ -126,7 +126,7 @@ func permuteRaw(x *NDArray, perm []int) *NDArray {
 // starts at index begin along axis, with the given sub-shape.
 func region(a *NDArray, axis, begin int) backend.Arg {
 	st := backend.ContiguousStrides(a.shape)
-	arg := a.arg()
+	arg := a.storageArg()
 	arg.Off += begin * st[axis]
 	arg.Strides = st
 	return arg
@@ -156,11 +156,11 @@ func SliceAxis(x *NDArray, axis, begin, end int) *NDArray {
 		y = x.view(begin*backend.ContiguousStrides(x.shape)[ax], shape)
 	} else {
 		y = newArray(op, x.Session(), x.st.dev, x.dtype, shape)
-		x.be().Copy(shape, y.arg(), region(x, ax, begin))
+		x.be().Copy(shape, y.storageArg(), region(x, ax, begin))
 	}
 	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
 		gx := ZerosLike(x)
-		x.be().Copy(g.shape, region(gx, ax, begin), g.arg())
+		x.be().Copy(g.shape, region(gx, ax, begin), g.storageArg())
 		return []*NDArray{gx}
 	})
 	return y
@@ -171,6 +171,10 @@ func Concat(axis int, arrs ...*NDArray) *NDArray {
 	const op = "Concat"
 	if len(arrs) == 0 {
 		fail(op, ErrArgument, "no arrays")
+	}
+	if autocasting.Load() > 0 {
+		arrs = slices.Clone(arrs)
+		autocast(op, castWidest, arrs)
 	}
 	checkInputs(op, arrs...)
 	first := arrs[0]
@@ -193,7 +197,7 @@ func Concat(axis int, arrs ...*NDArray) *NDArray {
 	at := 0
 	for i, a := range arrs {
 		begins[i] = at
-		first.be().Copy(a.shape, region(out, ax, at), a.arg())
+		first.be().Copy(a.shape, region(out, ax, at), a.storageArg())
 		at += a.shape[ax]
 	}
 	Record(op, out, arrs, func(g *NDArray, need []bool) []*NDArray {
@@ -201,7 +205,7 @@ func Concat(axis int, arrs ...*NDArray) *NDArray {
 		for i, a := range arrs {
 			if need[i] {
 				grads[i] = newArray(op, g.Session(), g.st.dev, g.dtype, a.shape)
-				g.be().Copy(a.shape, grads[i].arg(), region(g, ax, begins[i]))
+				g.be().Copy(a.shape, grads[i].storageArg(), region(g, ax, begins[i]))
 			}
 		}
 		return grads
@@ -228,6 +232,10 @@ func Split(x *NDArray, axis, n int) []*NDArray {
 func Stack(axis int, arrs ...*NDArray) *NDArray {
 	if len(arrs) == 0 {
 		fail("Stack", ErrArgument, "no arrays")
+	}
+	if autocasting.Load() > 0 {
+		arrs = slices.Clone(arrs)
+		autocast("Stack", castWidest, arrs)
 	}
 	checkInputs("Stack", arrs...)
 	for _, a := range arrs[1:] {

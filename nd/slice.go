@@ -89,10 +89,10 @@ func Slice(x *NDArray, ranges ...Range) *NDArray {
 	Record(op, out, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
 		gx := ZerosLike(x)
 		if g.Size() > 0 {
-			dst := gx.arg()
+			dst := gx.storageArg()
 			dst.Off += src.Off - x.off
 			dst.Strides = src.Strides
-			x.be().Copy(dstView, dst, g.arg())
+			x.be().Copy(dstView, dst, g.storageArg())
 		}
 		return []*NDArray{gx}
 	})
@@ -114,12 +114,12 @@ func sliceRaw(op string, x *NDArray, ranges []Range) (*NDArray, backend.Arg, []i
 			off += start * own[d]
 		}
 	}
-	src := x.arg()
+	src := x.storageArg()
 	src.Off += off
 	src.Strides = st
 	out := newArray(op, x.Session(), x.st.dev, x.dtype, shape)
 	if out.Size() > 0 {
-		x.be().Copy(shape, out.arg(), src)
+		x.be().Copy(shape, out.storageArg(), src)
 	}
 	return out, src, shape
 }

@@ -20,6 +20,10 @@ func softmaxRaw(op string, x *NDArray, mask []bool, log bool) *NDArray {
 
 // Softmax returns exp(x) / Σ exp(x) along axis (use -1 for the last).
 func Softmax(x *NDArray, axis int) *NDArray {
+	return dispatch("Softmax", castFloat32, []*NDArray{x}, func(in []*NDArray) *NDArray { return softmaxOp(in[0], axis) })
+}
+
+func softmaxOp(x *NDArray, axis int) *NDArray {
 	const op = "Softmax"
 	checkLive(op, x)
 	checkFloat(op, x)
@@ -37,6 +41,10 @@ func Softmax(x *NDArray, axis int) *NDArray {
 
 // LogSoftmax returns x - log Σ exp(x) along axis, computed stably.
 func LogSoftmax(x *NDArray, axis int) *NDArray {
+	return dispatch("LogSoftmax", castFloat32, []*NDArray{x}, func(in []*NDArray) *NDArray { return logSoftmaxOp(in[0], axis) })
+}
+
+func logSoftmaxOp(x *NDArray, axis int) *NDArray {
 	const op = "LogSoftmax"
 	checkLive(op, x)
 	checkFloat(op, x)

@@ -20,10 +20,13 @@ func cumsumRaw(op string, x *NDArray, ax int) *NDArray {
 // sums into Int64). The gradient is the reversed running sum of the output
 // gradient.
 func Cumsum(x *NDArray, axis int) *NDArray {
+	return dispatch("Cumsum", castFloat32, []*NDArray{x}, func(in []*NDArray) *NDArray { return cumsumOp(in[0], axis) })
+}
+
+func cumsumOp(x *NDArray, axis int) *NDArray {
 	const op = "Cumsum"
 	checkLive(op, x)
 	ax := normAxis(op, axis, x.NDim())
-	checkNotHalf(op, x)
 	if !x.dtype.IsFloat() && x.dtype != Int64 {
 		t := x.AsType(Int64)
 		defer t.Release()
@@ -42,6 +45,12 @@ func Cumsum(x *NDArray, axis int) *NDArray {
 
 // sortRaw sorts x along ax into values and Int64 positions.
 func sortRaw(op string, x *NDArray, ax int, desc bool) (vals, idx *NDArray) {
+	if x.dtype.IsHalf() {
+		w := widened(x)
+		defer w.Release()
+		vals, idx = sortRaw(op, w, ax, desc)
+		return narrowed(vals, x.dtype), idx
+	}
 	outer, n, inner := axisDims(x.shape, ax)
 	vals = newArray(op, x.Session(), x.st.dev, x.dtype, x.shape)
 	idx = newArray(op, x.Session(), x.st.dev, Int64, x.shape)
@@ -119,6 +128,9 @@ func Norm(x *NDArray, ord int, keep bool, axes ...int) *NDArray {
 	const op = "Norm"
 	checkLive(op, x)
 	checkFloat(op, x)
+	if x.dtype.IsHalf() {
+		return via1(x.dtype, func(w []*NDArray) *NDArray { return Norm(w[0], ord, keep, axes...) }, x)
+	}
 	switch ord {
 	case 1:
 		a := Abs(x)
@@ -164,6 +176,9 @@ func Var(x *NDArray, ddof int, keep bool, axes ...int) *NDArray {
 	const op = "Var"
 	checkLive(op, x)
 	checkFloat(op, x)
+	if x.dtype.IsHalf() {
+		return via1(x.dtype, func(w []*NDArray) *NDArray { return Var(w[0], ddof, keep, axes...) }, x)
+	}
 	mask := axesMask(op, x.NDim(), axes)
 	n := x.Size() / max(numel(keptShape(x.shape, mask)), 1)
 	if n-ddof <= 0 {

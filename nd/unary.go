@@ -2,26 +2,44 @@ package nd
 
 import (
 	"math"
+	"slices"
 
 	"github.com/goluon/goluon/nd/backend"
 )
+
+// float32Unary lists the unary ops of autocast's float32 class.
+var float32Unary = []backend.UnaryOp{backend.Exp, backend.Log, backend.Log1p, backend.Expm1,
+	backend.RSqrt, backend.Reciprocal, backend.Softrelu, backend.PowScalar}
 
 // unaryRaw computes code(a) into a new array without recording.
 func unaryRaw(op string, code backend.UnaryOp, a *NDArray, p1, p2 float64) *NDArray {
 	checkLive(op, a)
 	checkUnaryDType(op, code, a.dtype, p1, p2)
+	if a.dtype.IsHalf() {
+		w := widened(a)
+		defer w.Release()
+		return narrowed(unaryRaw(op, code, w, p1, p2), a.dtype)
+	}
 	out := newArray(op, a.Session(), a.st.dev, a.dtype, a.shape)
 	a.be().Unary(code, out.arg(), a.arg(), a.Size(), p1, p2)
 	return out
 }
 
 func unaryInPlace(a *NDArray, code backend.UnaryOp, p1, p2 float64) {
+	if inPlaceHalf(a, nil, func(w *NDArray, _ []*NDArray) { unaryInPlace(w, code, p1, p2) }) {
+		return
+	}
 	a.be().Unary(code, a.arg(), a.arg(), a.Size(), p1, p2)
 }
 
 // unaryOp computes and records a differentiable unary op; grad maps the
 // output gradient g (and the input x and output y) to x's gradient.
 func unaryOp(op string, code backend.UnaryOp, x *NDArray, p1, p2 float64, grad func(g, x, y *NDArray) *NDArray) *NDArray {
+	if autocasting.Load() > 0 && x != nil && slices.Contains(float32Unary, code) {
+		in := []*NDArray{x}
+		autocast(op, castFloat32, in)
+		x = in[0]
+	}
 	y := unaryRaw(op, code, x, p1, p2)
 	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
 		return []*NDArray{grad(g, x, y)}

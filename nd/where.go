@@ -30,6 +30,10 @@ func whereRaw(op string, cond, a, b *NDArray) *NDArray {
 // and b share a dtype. The gradient goes to a where cond holds and to b
 // elsewhere.
 func Where(cond, a, b *NDArray) *NDArray {
+	return dispatch("Where", castWidest, []*NDArray{cond, a, b}, func(in []*NDArray) *NDArray { return whereOp(in[0], in[1], in[2]) })
+}
+
+func whereOp(cond, a, b *NDArray) *NDArray {
 	const op = "Where"
 	out := whereRaw(op, cond, a, b)
 	Record(op, out, []*NDArray{cond, a, b}, func(g *NDArray, need []bool) []*NDArray {
@@ -51,6 +55,10 @@ func Where(cond, a, b *NDArray) *NDArray {
 // shape) is true (PyTorch's masked_fill, the attention-mask op). The
 // gradient passes to x where mask is false.
 func MaskedFill(x, mask *NDArray, value float64) *NDArray {
+	return dispatch("MaskedFill", castNeutral, []*NDArray{x, mask}, func(in []*NDArray) *NDArray { return maskedFillOp(in[0], in[1], value) })
+}
+
+func maskedFillOp(x, mask *NDArray, value float64) *NDArray {
 	const op = "MaskedFill"
 	checkLive(op, x, mask)
 	checkContexts(op, x, mask)

@@ -48,8 +48,9 @@ func (d DType) Size() int {
 // BFloat16).
 func (d DType) IsHalf() bool { return d == Float16 || d == BFloat16 }
 
-// IsFloat reports whether d is a floating-point type (Float32 or Float64).
-func (d DType) IsFloat() bool { return d == Float32 || d == Float64 }
+// IsFloat reports whether d is a floating-point type: Float32, Float64,
+// Float16 or BFloat16.
+func (d DType) IsFloat() bool { return d == Float32 || d == Float64 || d.IsHalf() }
 
 // IsInt reports whether d is an integer type (Int32, Int64 or Uint8).
 func (d DType) IsInt() bool { return d == Int32 || d == Int64 || d == Uint8 }

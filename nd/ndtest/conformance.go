@@ -35,7 +35,7 @@ func Conformance(t *testing.T, dev ctx.Context) {
 	t.Helper()
 	for _, fam := range confFamilies {
 		t.Run(fam.name, func(t *testing.T) {
-			for _, dt := range []nd.DType{nd.Float32, nd.Float64} {
+			for _, dt := range confDTypesOn(dev) {
 				t.Run(dt.String(), func(t *testing.T) {
 					s := nd.NewScope()
 					defer s.Close()
@@ -127,22 +127,61 @@ func (e confEnv) run(name string, f func(e confEnv)) {
 	})
 }
 
-// tol picks the tolerance for e's dtype.
+// tol picks the tolerance for e's dtype. Half-precision ops compute in
+// float32 and round their result (and, in composite ops, intermediate
+// results) to the half dtype, so their tolerance is float32's with the
+// absolute part ten times larger and 4 units of the half dtype's rounding
+// (2⁻¹¹ for Float16, 2⁻⁸ for BFloat16) added to the relative part; exact
+// checks stay exact.
 func (e confEnv) tol(tl confTols) confTol {
-	if e.dt == nd.Float32 {
+	switch {
+	case e.dt == nd.Float32:
 		return tl.f32
+	case e.dt.IsHalf() && tl.f32 == (confTol{}):
+		return confTol{}
+	case e.dt.IsHalf():
+		return confTol{atol: 10 * tl.f32.atol, rtol: tl.f32.rtol + 4*halfUnit(e.dt)}
 	}
 	return tl.f64
+}
+
+// halfUnit is the unit roundoff of a half dtype: half its epsilon.
+func halfUnit(dt nd.DType) float64 {
+	if dt == nd.BFloat16 {
+		return 1.0 / (1 << 8)
+	}
+	return 1.0 / (1 << 11)
+}
+
+// confDTypesOn lists the dtypes the suite runs on dev: Float32 and
+// Float64, and Float16 and BFloat16 where dev's backend holds them.
+func confDTypesOn(dev ctx.Context) []nd.DType {
+	dts := []nd.DType{nd.Float32, nd.Float64}
+	if nd.Catch(func() { nd.ZerosOf(dev, nd.Float16, 1).Release() }) == nil {
+		dts = append(dts, nd.Float16, nd.BFloat16)
+	}
+	return dts
+}
+
+// roundTo rounds x to dt as an array of dt holds it.
+func roundTo(dt nd.DType, x float64) float64 {
+	switch dt {
+	case nd.Float32:
+		return float64(float32(x))
+	case nd.Float16:
+		return float64(nd.F16From(float32(x)).Float32())
+	case nd.BFloat16:
+		return float64(nd.BF16From(float32(x)).Float32())
+	}
+	return x
 }
 
 // round returns v rounded to e's dtype, as the device will hold it, so that
 // the references start from exactly the device's inputs.
 func (e confEnv) round(v []float64) []float64 {
 	out := slices.Clone(v)
-	if e.dt == nd.Float32 {
-		for i, x := range out {
-			out[i] = float64(float32(x))
-		}
+	for i, x := range out {
+		out[i] = roundTo(e.dt, x)
 	}
 	return out
 }
@@ -152,12 +191,13 @@ func (e confEnv) arr(v []float64, shape ...int) *nd.NDArray {
 	if shape == nil {
 		shape = []int{len(v)}
 	}
-	if e.dt == nd.Float32 {
+	switch e.dt {
+	case nd.Float32, nd.Float16, nd.BFloat16:
 		f := make([]float32, len(v))
 		for i, x := range v {
 			f[i] = float32(x)
 		}
-		return nd.FromSlice(e.dev, f, shape...)
+		return nd.FromSlice(e.dev, f, shape...).AsType(e.dt)
 	}
 	return nd.FromSlice(e.dev, slices.Clone(v), shape...)
 }

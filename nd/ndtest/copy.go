@@ -81,7 +81,7 @@ func confCopy(e confEnv) {
 			}
 		}
 		v = e.round(v)
-		if e.dt == nd.Float32 {
+		if e.dt != nd.Float64 { // exact in float64
 			want = v
 		}
 		e.checkAs(e.arr(v).AsType(to), to, []int{len(v)}, want, confTolExact)

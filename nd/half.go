@@ -1,0 +1,131 @@
+package nd
+
+import "slices"
+
+// Half-precision compute. Backends run their kernels on Float32 and
+// Float64; an op given Float16 or BFloat16 arrays converts them to float32,
+// runs the float32 kernel (which accumulates in float32: sums, GEMM and
+// convolution included) and rounds the result to the inputs' dtype, to
+// nearest even. Results are therefore exactly what PyTorch's CPU half ops
+// give for elementwise ops: the float32 result of the rounded inputs,
+// rounded once.
+//
+// Two forms:
+//   - the unrecorded kernels (unaryRaw, binaryInto, reduceRaw and the
+//     in-place ops) convert with unrecorded casts, so the backward passes
+//     built from them compute on half arrays too, rounding per op as
+//     PyTorch does;
+//   - ops with a backward of their own (convolution, GEMM, BatchNorm,
+//     pooling, softmax, ...) run through viaFloat32: recorded casts around
+//     the float32 op, so their backward runs in float32 and the gradient is
+//     rounded once, where it reaches a half array. The tape then keeps the
+//     float32 copies of those ops' inputs: in training, their saved
+//     activations take float32's memory.
+
+// halfOf returns the half-precision dtype among arrs; ok is false when
+// none is half.
+func halfOf(arrs ...*NDArray) (dt DType, ok bool) {
+	for _, a := range arrs {
+		if a != nil && a.dtype.IsHalf() {
+			return a.dtype, true
+		}
+	}
+	return 0, false
+}
+
+// widened returns a float32 copy of a, not recorded, when a is half
+// precision, and a itself otherwise.
+func widened(a *NDArray) *NDArray {
+	if a == nil || !a.dtype.IsHalf() {
+		return a
+	}
+	out := newArray("AsType", a.Session(), a.st.dev, Float32, a.shape)
+	a.be().Cast(out.storageArg(), a.storageArg(), a.Size())
+	return out
+}
+
+// narrowed returns a rounded to dt when a is Float32 (releasing a), and a
+// itself otherwise (an op's Bool or Int64 result). Not recorded.
+func narrowed(a *NDArray, dt DType) *NDArray {
+	if a.dtype != Float32 || dt == Float32 {
+		return a
+	}
+	out := newArray("AsType", a.Session(), a.st.dev, dt, a.shape)
+	a.be().Cast(out.storageArg(), a.storageArg(), a.Size())
+	a.Release()
+	return out
+}
+
+// releaseWidened releases the arrays of w that are not the originals in
+// in: the float32 copies widened or viaFloat32 made.
+func releaseWidened(in, w []*NDArray) {
+	for i := range w {
+		if w[i] != in[i] {
+			w[i].Release()
+		}
+	}
+}
+
+// inPlaceHalf runs the in-place kernel f on a float32 copy of dst (and
+// float32 copies of the half arrays in srcs) and writes the result back
+// into dst, rounded. It reports false, doing nothing, when neither dst nor
+// any src is half precision.
+func inPlaceHalf(dst *NDArray, srcs []*NDArray, f func(dst *NDArray, srcs []*NDArray)) bool {
+	if _, ok := halfOf(append([]*NDArray{dst}, srcs...)...); !ok {
+		return false
+	}
+	wd := widened(dst)
+	ws := make([]*NDArray, len(srcs))
+	for i, s := range srcs {
+		ws[i] = widened(s)
+	}
+	f(wd, ws)
+	if wd != dst {
+		dst.be().Cast(dst.storageArg(), wd.storageArg(), dst.Size())
+		wd.Release()
+	}
+	releaseWidened(srcs, ws)
+	return true
+}
+
+// viaFloat32 computes the recorded op f on float32 forms of in: each half
+// input is converted with a recorded AsType, so gradients flow back to it,
+// rounded to its dtype. f's float32 results are rounded to dt, recorded.
+// When nothing was recorded the float32 copies are released at once.
+func viaFloat32(dt DType, in []*NDArray, f func(w []*NDArray) []*NDArray) []*NDArray {
+	w := make([]*NDArray, len(in))
+	for i, a := range in {
+		w[i] = a
+		if a != nil && a.dtype.IsHalf() {
+			w[i] = a.AsType(Float32)
+		}
+	}
+	rs := f(w)
+	outs := make([]*NDArray, len(rs))
+	recorded := false
+	for i, r := range rs {
+		outs[i] = r
+		if r != nil && r.dtype == Float32 {
+			outs[i] = r.AsType(dt)
+			recorded = recorded || outs[i].requiresGrad()
+		}
+	}
+	if !recorded {
+		for i, r := range rs {
+			if r != outs[i] && !slices.Contains(in, r) {
+				r.Release()
+			}
+		}
+		for i := range w {
+			if w[i] != in[i] {
+				w[i].Release()
+			}
+		}
+	}
+	return outs
+}
+
+// via1 is viaFloat32 for an op with one result.
+func via1(dt DType, f func(w []*NDArray) *NDArray, in ...*NDArray) *NDArray {
+	return viaFloat32(dt, in, func(w []*NDArray) []*NDArray { return []*NDArray{f(w)} })[0]
+}
