@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/goluon/goluon/gluon/optimizer"
 	"github.com/goluon/goluon/nd"
 	"golang.org/x/sync/errgroup"
 )
@@ -35,7 +36,7 @@ func (t *Trainer) updateBuckets(fresh [][]int) error {
 					for _, i := range b.params {
 						if len(fresh[i]) > 0 {
 							p := t.params[i]
-							t.opt.Update(t.paramInfo(i), p.ListData()[d], p.ListData()[d].Grad(), t.states[i][d])
+							optimizer.Apply(t.opt, t.paramInfo(i), p.ListData()[d], p.ListData()[d].Grad(), t.states[i][d])
 						}
 					}
 				}
@@ -96,6 +97,9 @@ type TrainerStats struct {
 	// optimizer call per context (an elementwise rule, and parameters that
 	// share their step count and multipliers).
 	Overlapped, Fused int
+	// Skipped says the step changed nothing because its gradients held an
+	// Inf or NaN (with a GradScaler; see SetGradScaler).
+	Skipped bool
 	// ReduceTime is the time Step spent on the gradients' sums after the
 	// backward pass: waiting for the sums started during backward, running
 	// the others and, with a distributed kvstore, the step's control
@@ -126,7 +130,7 @@ func (t *Trainer) markStats() {
 
 // finishStats records the statistics of the step that ends now.
 func (t *Trainer) finishStats(overlapped int) {
-	s := TrainerStats{Buckets: len(t.buckets), Overlapped: overlapped, Fused: t.fusedLast, ReduceTime: t.reduceTime}
+	s := TrainerStats{Buckets: len(t.buckets), Overlapped: overlapped, Fused: t.fusedLast, ReduceTime: t.reduceTime, Skipped: t.skippedLast}
 	for _, b := range t.buckets {
 		s.BucketBytes = append(s.BucketBytes, b.flats[0].Size()*b.flats[0].DType().Size())
 	}

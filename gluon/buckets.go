@@ -149,7 +149,9 @@ func (t *Trainer) buildBuckets() {
 	for _, b := range order {
 		b.overlap = !t.opts.NoOverlap
 		if e, ok := t.opt.(optimizer.Elementwise); ok {
-			b.fused = e.Elementwise()
+			// Half-precision weights update through float32 master copies,
+			// parameter by parameter (optimizer.Apply).
+			b.fused = e.Elementwise() && !t.params[b.params[0]].DType().IsHalf()
 		}
 		for _, i := range b.params {
 			b.reqs = append(b.reqs, t.params[i].GradReq())

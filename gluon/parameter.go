@@ -29,6 +29,10 @@ type Parameter struct {
 	// weight and bias. Load falls back to it when a file lacks the
 	// parameter's own name, so a torch state_dict loads as it is.
 	Alias string
+	// KeepFloat32 keeps the parameter in float32 when Cast asks for a
+	// half-precision dtype: BatchNorm's scale, shift and running
+	// statistics, as Gluon's BatchNorm.cast keeps them.
+	KeepFloat32 bool
 
 	mu       sync.Mutex
 	local    string // name within its block ("weight")
@@ -100,7 +104,7 @@ func (p *Parameter) SetDType(dt nd.DType) {
 		nd.Panicf("gluon.Parameter.SetDType", nd.ErrArgument, "parameter %s is already initialised", p.name)
 	}
 	if !dt.IsFloat() {
-		nd.Panicf("gluon.Parameter.SetDType", nd.ErrDType, "parameter %s: %v; parameters are float32 or float64 (half precision is storage only so far)", p.name, dt)
+		nd.Panicf("gluon.Parameter.SetDType", nd.ErrDType, "parameter %s: %v; parameters have a floating-point dtype", p.name, dt)
 	}
 	p.dtype = dt
 }
@@ -181,7 +185,7 @@ func (p *Parameter) materialise() {
 		initializer.Fill(p.pending, p.name, p.shape, vals, initRNG(p.name))
 	}
 	var host any = vals
-	if p.dtype == nd.Float32 {
+	if p.dtype != nd.Float64 { // float32, or through float32 to half precision
 		f := make([]float32, n)
 		for i, v := range vals {
 			f[i] = float32(v)
@@ -191,6 +195,12 @@ func (p *Parameter) materialise() {
 	p.data = make([]*nd.NDArray, len(p.devs))
 	for i, d := range p.devs {
 		a := nd.Persistent().FromSlice(d, host, p.shape...)
+		if p.dtype.IsHalf() {
+			h := nd.Persistent().ZerosOf(d, p.dtype, p.shape...)
+			nd.Assign(h, a)
+			a.Release()
+			a = h
+		}
 		a.AttachGrad(p.gradReq)
 		p.data[i] = a
 	}

@@ -62,6 +62,10 @@ type Trainer struct {
 	buckets []*bucket            // gradient buckets (useBuckets), first to be reduced first
 	slots   map[*nd.NDArray]slot // where each bucketed replica sits
 
+	scaler      GradScaler // loss scale of mixed precision (trainer_scale.go)
+	unscaled    bool       // UnscaleGrads ran this round
+	skippedLast bool       // the last step's gradients were not finite
+
 	closed     bool
 	presummed  map[*Parameter]bool // summed this round by the Trainer this one took them over from
 	validMu    sync.Mutex
@@ -218,7 +222,7 @@ func (t *Trainer) initAt(lazy bool) error {
 				t.kvState[i] = t.newState(stored)
 			}
 			p := t.params[i]
-			t.opt.Update(optimizer.Param{Name: key, Step: t.steps[i] + 1, LRMult: p.LRMult, WDMult: p.WDMult, Rescale: t.rescale},
+			optimizer.Apply(t.opt, optimizer.Param{Name: key, Step: t.steps[i] + 1, LRMult: p.LRMult, WDMult: p.WDMult, Rescale: t.rescale},
 				stored, merged, t.kvState[i])
 		})
 	}
@@ -228,7 +232,7 @@ func (t *Trainer) initAt(lazy bool) error {
 
 // newState creates optimizer state for w that outlives any open scope.
 func (t *Trainer) newState(w *nd.NDArray) optimizer.State {
-	st := t.opt.CreateState(w)
+	st := optimizer.NewState(t.opt, w)
 	for _, a := range st {
 		a.Persist()
 	}
@@ -266,7 +270,16 @@ func (t *Trainer) step(batchSize int, ignoreStale bool) error {
 	if err != nil {
 		return err
 	}
-	t.rescale = 1 / float64(global)
+	scale, finite, err := t.gradScale(fresh)
+	if err != nil {
+		return err
+	}
+	if !finite {
+		t.gradScaleDone(false)
+		t.finishStats(t.overlapped)
+		return nil
+	}
+	t.rescale = 1 / (float64(global) * scale)
 	if t.buckets != nil {
 		if err := t.updateBuckets(fresh); err != nil {
 			return errorf("trainer: %v", err)
@@ -281,6 +294,7 @@ func (t *Trainer) step(batchSize int, ignoreStale bool) error {
 		}
 		t.steps[i]++
 	}
+	t.gradScaleDone(true)
 	t.finishStats(t.overlapped)
 	return nil
 }
@@ -331,11 +345,21 @@ func (t *Trainer) Update(batchSize int) error {
 	if err != nil {
 		return errorf("trainer: %v", err)
 	}
-	t.rescale = 1 / float64(global)
+	scale, finite, err := t.gradScale(nil)
+	if err != nil {
+		return err
+	}
+	if !finite {
+		t.gradScaleDone(false)
+		t.finishStats(t.overlapped)
+		return nil
+	}
+	t.rescale = 1 / (float64(global) * scale)
 	for i, p := range t.params {
 		t.updateReplicas(i, p)
 		t.steps[i]++
 	}
+	t.gradScaleDone(true)
 	t.finishStats(t.overlapped)
 	return nil
 }
@@ -444,7 +468,7 @@ func (t *Trainer) reduceAll(fresh [][]int, batch int, stale error) (int, error) 
 func (t *Trainer) updateReplicas(i int, p *Parameter) {
 	info := t.paramInfo(i)
 	for d, w := range p.ListData() {
-		t.opt.Update(info, w, w.Grad(), t.states[i][d])
+		optimizer.Apply(t.opt, info, w, w.Grad(), t.states[i][d])
 	}
 }
 

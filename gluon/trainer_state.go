@@ -15,6 +15,8 @@ type trainerMeta struct {
 	Optimizer string         `json:"optimizer"`
 	LR        float64        `json:"lr"`
 	Steps     map[string]int `json:"steps"`
+	// Scaler is the GradScaler's state, when it can save it.
+	Scaler json.RawMessage `json:"grad_scaler,omitempty"`
 }
 
 // SaveStates writes the optimizer state (momentum buffers, moment
@@ -32,6 +34,13 @@ func (t *Trainer) SaveStates(path string) error {
 		for k, a := range t.stateOf(i) {
 			f.Tensors[fmt.Sprintf("%s.state%d", p.Name(), k)] = toTensor(a)
 		}
+	}
+	if m, ok := t.scaler.(json.Marshaler); ok {
+		raw, err := m.MarshalJSON()
+		if err != nil {
+			return errorf("save states: grad scaler: %v", err)
+		}
+		meta.Scaler = raw
 	}
 	b, err := json.Marshal(meta)
 	if err != nil {
@@ -98,6 +107,11 @@ func (t *Trainer) LoadStates(path string) error {
 	for _, name := range f.Names() {
 		if !want[name] {
 			return errorf("load states %s: unexpected state %s (different optimizer settings or parameters?)", path, name)
+		}
+	}
+	if u, ok := t.scaler.(json.Unmarshaler); ok && len(meta.Scaler) > 0 {
+		if err := u.UnmarshalJSON(meta.Scaler); err != nil {
+			return errorf("load states %s: grad scaler: %v", path, err)
 		}
 	}
 	for i, p := range t.params {

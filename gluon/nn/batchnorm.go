@@ -52,6 +52,9 @@ func NewBatchNorm(o BatchNormOpts) *BatchNorm {
 	b.RunningVar = b.AddParam(gluon.NewParameter("running_var", c))
 	b.RunningMean.SetGradReq(nd.GradNull)
 	b.RunningVar.SetGradReq(nd.GradNull)
+	for _, p := range b.Params() { // float32 beside half activations (gluon.Cast)
+		p.KeepFloat32 = true
+	}
 	return b
 }
 

@@ -1,0 +1,161 @@
+package gluon
+
+import (
+	"math"
+
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/nd"
+)
+
+// GradScaler is a loss scale for mixed-precision training (package amp's
+// LossScaler implements it): the loss was multiplied by LossScale before
+// backward, so the gradients are too. A Trainer with a GradScaler divides
+// them by it in the update and skips steps whose gradients overflowed.
+type GradScaler interface {
+	// LossScale returns the factor this step's loss was multiplied by.
+	LossScale() float64
+	// Update is told, once per Step (or Update), whether the summed
+	// gradients were all finite; the step was skipped when they were not.
+	Update(finite bool)
+}
+
+// SetGradScaler makes Step and Update divide the summed gradients by
+// s.LossScale() and check them, all at once on each context after the
+// sum (one read of the device per context, none per parameter): when any
+// holds an Inf or a NaN the step changes no parameter and no optimizer
+// state, and s.Update(false) is called; otherwise the update runs and
+// s.Update(true) is. Over a distributed kvstore every worker sees the
+// same sums, so every worker skips the same steps. A nil s removes the
+// scaler. The Trainer must update on the devices (not UpdateOnKVStore).
+// If the scaler can save its state (json.Marshaler and
+// json.Unmarshaler), SaveStates and LoadStates keep it with the
+// optimizer's.
+func (t *Trainer) SetGradScaler(s GradScaler) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s != nil && t.opts.UpdateOnKVStore {
+		return errorf("trainer: a GradScaler needs the update on the devices, not UpdateOnKVStore")
+	}
+	t.scaler = s
+	return nil
+}
+
+// GradScaler returns the scaler set with SetGradScaler, or nil.
+func (t *Trainer) GradScaler() GradScaler {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.scaler
+}
+
+// UnscaleGrads divides every replica's gradient by the loss scale in place
+// and reports whether they are all finite: between AllReduceGrads and
+// Update it puts the gradients in true units, e.g. to clip them
+// (PyTorch's GradScaler.unscale_). The next Update does not divide again.
+// Without a scaler it only checks.
+func (t *Trainer) UnscaleGrads() (finite bool, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.scaler == nil || t.unscaled {
+		return t.gradsFinite(nil)
+	}
+	inv := 1 / t.scaler.LossScale()
+	err = nd.Catch(func() {
+		for _, p := range t.params {
+			for _, w := range p.ListData() {
+				if g := w.Grad(); g != nil {
+					nd.ScaleInPlace(g, inv)
+				}
+			}
+		}
+	})
+	if err != nil {
+		return false, errorf("trainer: %v", err)
+	}
+	t.unscaled = true
+	return t.gradsFinite(nil)
+}
+
+// gradScale is the factor the gradients of this step still carry, and
+// whether they are finite (always true without a scaler, where nothing
+// is checked). fresh lists the replicas updated this step (nil: all).
+func (t *Trainer) gradScale(fresh [][]int) (scale float64, finite bool, err error) {
+	if t.scaler == nil {
+		return 1, true, nil
+	}
+	scale = t.scaler.LossScale()
+	if t.unscaled {
+		scale = 1
+	}
+	finite, err = t.gradsFinite(fresh)
+	return scale, finite, err
+}
+
+// gradScaleDone reports a step's outcome to the scaler and ends the
+// round's unscaling.
+func (t *Trainer) gradScaleDone(finite bool) {
+	t.unscaled = false
+	t.skippedLast = !finite
+	if t.scaler != nil {
+		t.scaler.Update(finite)
+	}
+}
+
+// checkSession computes the finiteness checks: it never records and has
+// no scopes, so its arrays are released here and by nothing else.
+var checkSession = nd.NewSession("gradcheck")
+
+// gradsFinite reports whether the gradients of the fresh replicas (nil:
+// every replica) hold no Inf or NaN. Per context it adds Sum(0·g) over
+// the gradients, which is 0 unless some element is not finite, and reads
+// that one value.
+func (t *Trainer) gradsFinite(fresh [][]int) (bool, error) {
+	accs := map[ctx.Context]*nd.NDArray{}
+	var order []ctx.Context
+	finite := true
+	err := nd.Catch(func() {
+		for i, p := range t.params {
+			data := p.ListData()
+			idx := make([]int, 0, len(data))
+			if fresh == nil {
+				for d := range data {
+					idx = append(idx, d)
+				}
+			} else {
+				idx = fresh[i]
+			}
+			for _, d := range idx {
+				g := data[d].Grad()
+				if g == nil {
+					continue
+				}
+				v := checkSession.Use(g)
+				z := nd.MulScalar(v, 0)
+				s := nd.Sum(z)
+				s32 := s.AsType(nd.Float32)
+				dev := g.Context()
+				if acc, ok := accs[dev]; ok {
+					nd.AddTo(acc, s32)
+					s32.Release()
+				} else {
+					accs[dev] = s32
+					order = append(order, dev)
+				}
+				if s32 != s {
+					s.Release()
+				}
+				v.Release()
+				z.Release()
+			}
+		}
+		for _, dev := range order {
+			if x := accs[dev].Float64s()[0]; math.IsNaN(x) || math.IsInf(x, 0) {
+				finite = false
+			}
+			accs[dev].Release()
+		}
+	})
+	if err != nil {
+		return false, errorf("trainer: %v", err)
+	}
+	return finite, nil
+}
