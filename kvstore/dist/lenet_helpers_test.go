@@ -4,6 +4,7 @@ package dist_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/goluon/goluon/autograd"
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/amp"
 	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/gluon/modelzoo"
 	"github.com/goluon/goluon/gluon/optimizer"
@@ -48,6 +50,7 @@ type lenetJob struct {
 	ignore     bool // StepIgnoreStale instead of Step
 	bucket     int  // TrainerOpts.BucketBytes and FirstBucketBytes (0: default)
 	twice      bool // two backward passes before each step (the second overwrites)
+	overflow   bool // every rank has a GradScaler; rank `die` feeds an Inf at step dieAt
 }
 
 // stepData returns the global batch of step s: images and labels drawn
@@ -94,6 +97,11 @@ func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if j.overflow {
+		if err := tr.SetGradScaler(amp.NewLossScaler(amp.ScalerOpts{DType: nd.BFloat16})); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if j.resumeFrom != "" {
 		if err := tr.LoadStates(filepath.Join(j.resumeFrom, "trainer.states")); err != nil {
 			t.Fatal(err)
@@ -102,11 +110,14 @@ func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
 	lo, hi := j.rank*globalBatch/j.size, (j.rank+1)*globalBatch/j.size
 	for s := j.first; s < j.first+j.steps; s++ {
 		skip := j.rank == j.die && s == j.dieAt
-		if skip && !j.skip {
+		if skip && !j.skip && !j.overflow {
 			j.dieHook()
 		}
 		scope := nd.NewScope()
 		xs, ys := stepData(s)
+		if skip && j.overflow {
+			xs[lo*28*28] = float32(math.Inf(1)) // this rank's gradients become NaN
+		}
 		x := nd.FromSlice(ctx.CPU(0), xs[lo*28*28:hi*28*28], hi-lo, 1, 28, 28)
 		y := nd.FromSlice(ctx.CPU(0), ys[lo:hi])
 		if !(skip && j.skip) {
@@ -130,6 +141,13 @@ func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
 		}
 		if err != nil {
 			t.Fatalf("step %d: %v", s, err)
+		}
+		if j.overflow {
+			if skipped := tr.Stats().Skipped; skipped != (s == j.dieAt) {
+				t.Fatalf("step %d: skipped %v (rank %d fed an Inf at step %d)", s, skipped, j.die, j.dieAt)
+			} else if skipped {
+				fmt.Printf("rank %d: skipped step %d\n", j.rank, s)
+			}
 		}
 		scope.Close()
 	}

@@ -70,6 +70,8 @@ func workerJob(t *testing.T, rank, size int) lenetJob {
 	case "stale-ignore": // the same with StepIgnoreStale: the workers disagree
 		j.die, j.dieAt, j.skip, j.errAt, j.ignore = 1, 5, true, 5, true
 		j.expectErr = "workers disagree"
+	case "overflow": // rank 1's gradients are NaN at step 5: every rank skips it
+		j.die, j.dieAt, j.overflow = 1, 5, true
 	case "stall": // rank 2 stops taking part before step 5
 		j.die, j.dieAt = 2, 5
 		j.dieHook = func() { time.Sleep(time.Minute) }
@@ -186,6 +188,25 @@ func TestStaleWorkerFailsEveryWorker(t *testing.T) {
 				t.Errorf("%d of 4 ranks got the error", n)
 			}
 		})
+	}
+}
+
+// TestOverflowSkipsEveryWorker: with a GradScaler, a step whose gradients
+// are not finite on one worker is skipped on every worker (they all see
+// the same sums), and the workers end bitwise equal.
+func TestOverflowSkipsEveryWorker(t *testing.T) {
+	dir, r := runLeNet(t, "overflow", envDevices+"=2")
+	r.Check(t, 4, "TestLeNetWorker")
+	if n := strings.Count(r.Output, "skipped step 5"); n != 4 {
+		t.Errorf("%d of 4 ranks skipped step 5", n)
+	}
+	got := loadParams(t, rankFile(dir, 0))
+	for rank := 1; rank < 4; rank++ {
+		for name, w := range loadParams(t, rankFile(dir, rank)) {
+			if !slices.Equal(w, got[name]) {
+				t.Errorf("rank %d's %s differs from rank 0's", rank, name)
+			}
+		}
 	}
 }
 
