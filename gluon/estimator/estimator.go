@@ -93,6 +93,20 @@ func (t *tracker) values() map[string]float64 {
 	return out
 }
 
+// lossScaler is a GradScaler that also scales losses (amp.LossScaler).
+type lossScaler interface {
+	Scale(loss *nd.NDArray) *nd.NDArray
+}
+
+// scaled returns l multiplied by the loss scale of the Trainer's
+// GradScaler (Trainer.SetGradScaler), or l itself without one.
+func (e *Estimator) scaled(l *nd.NDArray) *nd.NDArray {
+	if s, ok := e.Trainer.GradScaler().(lossScaler); ok {
+		return s.Scale(l)
+	}
+	return l
+}
+
 // step trains on one batch: split over the contexts, concurrent forward
 // and backward, one trainer step with the global batch size.
 func (e *Estimator) step(b data.Batch, tr *tracker) (float64, error) {
@@ -111,7 +125,7 @@ func (e *Estimator) step(b data.Batch, tr *tracker) (float64, error) {
 		err = gluon.ForEachDevice(devs, func(i int, _ ctx.Context) error {
 			outs[i] = e.Net.Forward(xs[i])
 			losses[i] = e.Loss.Forward(outs[i], ys[i])
-			autograd.Backward(losses[i])
+			autograd.Backward(e.scaled(losses[i]))
 			return nil
 		})
 	})

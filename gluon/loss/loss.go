@@ -75,6 +75,19 @@ func check(op string, pred, label, sw *nd.NDArray) { checkLabels(op, pred, label
 
 // checkLabels is check where, with indices, the labels may be an integer
 // array of class indices (any floating labels still need pred's dtype).
+// autocastPred returns half-precision predictions converted to float32
+// (recorded) when their session autocasts: the losses are in autocast's
+// float32 list (package amp).
+func autocastPred(pred *nd.NDArray) *nd.NDArray {
+	if pred == nil || !pred.DType().IsHalf() {
+		return pred
+	}
+	if _, on := pred.Session().AutocastDType(); on {
+		return pred.AsType(nd.Float32)
+	}
+	return pred
+}
+
 func checkLabels(op string, pred, label, sw *nd.NDArray, indices bool) {
 	if pred == nil || label == nil {
 		nd.Panicf(op, nd.ErrArgument, "nil predictions or labels")

@@ -71,6 +71,7 @@ type config struct {
 	Text         string  `json:"text"`
 	Out          string  `json:"out"`
 	SampleLen    int     `json:"-"`
+	AMP          string  `json:"amp,omitempty"`
 }
 
 // evalSeeds are the evaluation samplers' seeds, offsets from -seed.
@@ -112,6 +113,7 @@ func parse(args []string, w io.Writer) (*config, error) {
 	fs.StringVar(&c.Text, "text", "", "train on this file instead of the Go source corpus")
 	fs.StringVar(&c.Out, "out", "out/char-lm", "output directory")
 	fs.IntVar(&c.SampleLen, "sample", 400, "bytes to generate at the end")
+	common.RegisterAMP(fs, &c.AMP)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -189,8 +191,13 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	scaler, ampOff, err := common.MixedPrecision(c.AMP, trainer)
+	if err != nil {
+		return err
+	}
+	defer ampOff()
 	m := &lm{net: net, params: params, trainer: trainer, devs: devs, lossFn: loss.NewSoftmaxCrossEntropy(),
-		context: c.Context, clip: c.Clip}
+		context: c.Context, clip: c.Clip, scaler: scaler}
 
 	if err := writeInputs(c, text, params); err != nil {
 		return err

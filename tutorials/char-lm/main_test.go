@@ -153,3 +153,31 @@ func TestSplitmix64(t *testing.T) {
 		t.Errorf("vocab round trip %q, size %d", got, v.size())
 	}
 }
+
+// TestRunAMP: the GPT with -amp fp16 (loss scaling, gradients unscaled
+// before clipping) and the LSTM with -amp bf16 train to a finite
+// validation loss below the uniform one.
+func TestRunAMP(t *testing.T) {
+	text := tinyText(t)
+	for _, c := range []struct{ model, amp string }{{"gpt", "fp16"}, {"lstm", "bf16"}} {
+		t.Run(c.model+"/"+c.amp, func(t *testing.T) {
+			var buf bytes.Buffer
+			args := []string{"-model", c.model, "-text", text, "-out", t.TempDir(), "-steps", "30", "-warmup", "3",
+				"-eval-interval", "15", "-eval-iters", "2", "-layers", "1", "-embed", "32", "-heads", "2",
+				"-hidden", "32", "-context", "16", "-sample", "20", "-lr", "3e-3", "-amp", c.amp}
+			if err := run(args, &buf); err != nil {
+				t.Fatalf("run: %v\noutput:\n%s", err, buf.String())
+			}
+			lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
+			var sum struct {
+				ValLoss float64 `json:"val_loss"`
+			}
+			if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
+				t.Fatalf("last line is not JSON: %v\n%s", err, buf.String())
+			}
+			if !(sum.ValLoss > 0 && sum.ValLoss < math.Log(256)) {
+				t.Errorf("validation loss %v", sum.ValLoss)
+			}
+		})
+	}
+}

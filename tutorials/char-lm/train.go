@@ -1,14 +1,17 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
 	"github.com/goluon/goluon/autograd"
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/amp"
 	"github.com/goluon/goluon/gluon/loss"
 	"github.com/goluon/goluon/nd"
+	"github.com/goluon/goluon/tutorials/internal/common"
 )
 
 // lm holds what the training loop works with.
@@ -20,6 +23,7 @@ type lm struct {
 	lossFn  loss.SoftmaxCrossEntropy
 	context int
 	clip    float64
+	scaler  *amp.LossScaler // -amp: the loss scale (nil in float32)
 }
 
 // passes runs the model on a batch of n windows (x and y: n·t token ids on
@@ -45,7 +49,7 @@ func (m *lm) passes(x, y []int64, n int, train bool) (float64, error) {
 			l := m.lossFn.Forward(nd.Reshape(logits, -1, v), nd.Reshape(ys[i], -1))
 			s := nd.MulScalar(nd.Sum(l), 1/float64(n*t))
 			if train {
-				autograd.Backward(s)
+				autograd.Backward(common.ScaleLoss(m.scaler, s))
 			}
 			sums[i] = s.AsType(nd.Float64).Scalar()
 		})
@@ -76,6 +80,14 @@ func (m *lm) step(x, y []int64, n int) (lossValue, norm float64, err error) {
 	}
 	if err := m.trainer.AllReduceGrads(); err != nil {
 		return 0, 0, err
+	}
+	// With -amp the gradients carry the loss scale: divide it out before
+	// clipping. A step whose gradients overflowed is not clipped, and
+	// Update skips it.
+	if m.scaler != nil {
+		if finite, err := m.trainer.UnscaleGrads(); err != nil || !finite {
+			return lossValue, math.NaN(), errors.Join(err, m.trainer.Update(1))
+		}
 	}
 	// After the all-reduce every replica holds the batch gradient: clip
 	// each context's set by the same norm.

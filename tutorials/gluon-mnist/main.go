@@ -131,7 +131,12 @@ func run(args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	t := &tutorial{net: net, lossFn: loss.NewSoftmaxCrossEntropy(), trainer: trainer, devs: devs}
+	scaler, ampOff, err := common.MixedPrecision(f.AMP, trainer)
+	if err != nil {
+		return err
+	}
+	defer ampOff()
+	t := &tutorial{net: net, lossFn: loss.NewSoftmaxCrossEntropy(), trainer: trainer, devs: devs, scaler: scaler}
 
 	logPath, err := f.OutPath("metrics.jsonl")
 	if err != nil {
@@ -217,6 +222,7 @@ func run(args []string, stdout io.Writer) (err error) {
 			"workers":       job.Size,
 			"batch_per_ctx": f.BatchPerCtx,
 			"kvstore":       f.KVStore,
+			"amp":           f.AMP,
 			"lr":            f.LR,
 			"train_samples": trainSet.Len(),
 			"test_samples":  testSet.Len(),

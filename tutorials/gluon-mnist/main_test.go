@@ -94,3 +94,36 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestRunAMP: -amp fp16 and bf16 train (autocast, loss scaling on two
+// contexts) to a finite loss and say so in the summary.
+func TestRunAMP(t *testing.T) {
+	dir := t.TempDir()
+	dataDir := filepath.Join(dir, "data")
+	if err := common.WriteFakeMNIST(dataDir, 256, 64, 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"fp16", "bf16"} {
+		t.Run(mode, func(t *testing.T) {
+			var buf bytes.Buffer
+			args := []string{"-data", dataDir, "-epochs", "1", "-limit", "256", "-contexts", "cpu:0,cpu:1", "-out", t.TempDir(), "-batch-size", "32", "-amp", mode}
+			if err := run(args, &buf); err != nil {
+				t.Fatalf("run: %v\noutput:\n%s", err, buf.String())
+			}
+			lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
+			var sum struct {
+				TrainLoss float64 `json:"train_loss"`
+				Extra     map[string]any
+			}
+			if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
+				t.Fatal(err)
+			}
+			if sum.Extra["amp"] != mode || !(sum.TrainLoss > 0 && sum.TrainLoss < 10) {
+				t.Errorf("summary: amp %v, train loss %v", sum.Extra["amp"], sum.TrainLoss)
+			}
+		})
+	}
+	if err := run([]string{"-amp", "fp8", "-data", dataDir, "-out", t.TempDir()}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "fp8") {
+		t.Errorf("-amp fp8: %v", err)
+	}
+}

@@ -9,11 +9,13 @@ import (
 	"github.com/goluon/goluon/autograd"
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/amp"
 	"github.com/goluon/goluon/gluon/data"
 	"github.com/goluon/goluon/gluon/loss"
 	"github.com/goluon/goluon/gluon/metric"
 	"github.com/goluon/goluon/gluon/progress"
 	"github.com/goluon/goluon/nd"
+	"github.com/goluon/goluon/tutorials/internal/common"
 )
 
 // tutorial holds what the training loop works with: the network (one
@@ -23,6 +25,7 @@ type tutorial struct {
 	lossFn  loss.SoftmaxCrossEntropy
 	trainer *gluon.Trainer
 	devs    []ctx.Context
+	scaler  *amp.LossScaler // -amp: the loss scale (nil in float32)
 }
 
 // forward splits a batch over the contexts with SplitAndLoad and runs the
@@ -46,7 +49,7 @@ func (t *tutorial) forward(b data.Batch, train bool) (labels, outs, losses []*nd
 		outs[i] = t.net.Forward(xs[i])
 		losses[i] = t.lossFn.Forward(outs[i], ys[i])
 		if train {
-			autograd.Backward(losses[i]) // gradients land in this device's replica
+			autograd.Backward(common.ScaleLoss(t.scaler, losses[i])) // gradients land in this device's replica
 		}
 		return nil
 	}

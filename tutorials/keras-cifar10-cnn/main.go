@@ -173,6 +173,11 @@ func run(args []string, stdout io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
+	_, ampOff, err := common.MixedPrecision(o.AMP, tr) // the estimator scales the loss
+	if err != nil {
+		return err
+	}
+	defer ampOff()
 	est, err := estimator.New(net, loss.NewSoftmaxCrossEntropy(), tr, devs,
 		func() metric.Metric { return metric.NewAccuracy() })
 	if err != nil {
@@ -267,6 +272,7 @@ func run(args []string, stdout io.Writer) (err error) {
 		Params:        paramsPath,
 		MetricsLog:    metricsPath,
 		Extra: map[string]any{
+			"amp":               o.AMP,
 			"batch_per_context": o.BatchPerCtx,
 			"global_batch":      globalBatch,
 			"workers":           job.Size,

@@ -143,3 +143,21 @@ func TestOptimizerIsKeras(t *testing.T) {
 		}
 	}
 }
+
+// TestSmokeAMP: -amp fp16 trains through the estimator, which scales the
+// loss with the Trainer's loss scaler.
+func TestSmokeAMP(t *testing.T) {
+	t.Setenv(vision.EnvData, t.TempDir())
+	root, err := common.WriteFakeCIFAR10(t.TempDir(), 32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := runOut(t, "-data", root, "-out", t.TempDir(), "-contexts", "cpu:0,cpu:1", "-limit", "64", "-epochs", "1", "-amp", "fp16")
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	s := summaryOf(t, out)
+	if v, _ := s["train_loss"].(float64); s["extra"].(map[string]any)["amp"] != "fp16" || !(v > 0 && v < 20) {
+		t.Errorf("summary %v", s)
+	}
+}

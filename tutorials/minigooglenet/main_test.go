@@ -266,3 +266,20 @@ func TestFashionMNIST(t *testing.T) {
 		t.Errorf("unknown data set: %v", err)
 	}
 }
+
+// TestAMP: -amp bf16 trains MiniGoogLeNet (BatchNorm with float32
+// statistics beside bfloat16 activations) to a finite loss.
+func TestAMP(t *testing.T) {
+	root := t.TempDir()
+	if err := common.WriteFakeMNIST(root, 64, 16, 3); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	args := []string{"-dataset", "fashion-mnist", "-data", root, "-out", t.TempDir(), "-limit", "64", "-batch-size", "16", "-epochs", "1", "-amp", "bf16"}
+	if err := run(args, &buf); err != nil {
+		t.Fatalf("run: %v\n%s", err, buf.String())
+	}
+	if !strings.Contains(buf.String(), `"amp":"bf16"`) || strings.Contains(buf.String(), "NaN") {
+		t.Errorf("output:\n%s", buf.String())
+	}
+}

@@ -33,6 +33,7 @@ type Flags struct {
 	Limit       int  // use only the first Limit training (and Limit/5 test) samples; 0: all
 	LR          float64
 	LogDir      string // -logdir: TensorBoard event files go here ("": none)
+	AMP         string // -amp: "" (float32), "fp16" or "bf16" (amp.go)
 }
 
 // Register defines the common flags on fs with the program's defaults.
@@ -50,6 +51,7 @@ func Register(fs *flag.FlagSet, d Flags) *Flags {
 	fs.IntVar(&f.Limit, "limit", d.Limit, "train on only the first N samples (0: all); for smoke tests")
 	fs.Float64Var(&f.LR, "lr", d.LR, "learning rate")
 	fs.StringVar(&f.LogDir, "logdir", d.LogDir, "write TensorBoard event files (metrics per epoch, batch loss, parameter histograms) into this directory")
+	RegisterAMP(fs, &f.AMP)
 	return f
 }
 
