@@ -48,12 +48,17 @@ func (be *Backend) Cast(dst, src backend.Arg, n int) {
 	}
 	d := sliceFrom(dst.Buf.(*Buffer), dst.Off, n)
 	s := sliceFrom(src.Buf.(*Buffer), src.Off, n)
+	convert := func(d, s any) {
+		if !castHalf(d, s) {
+			backend.ConvertHost(d, dd == backend.Bool, s)
+		}
+	}
 	if n < elemGrain {
-		backend.ConvertHost(d, dd == backend.Bool, s)
+		convert(d, s)
 		return
 	}
 	parallelFor(n, elemGrain, func(lo, hi int) {
-		backend.ConvertHost(subslice(d, lo, hi), dd == backend.Bool, subslice(s, lo, hi))
+		convert(subslice(d, lo, hi), subslice(s, lo, hi))
 	})
 }
 
