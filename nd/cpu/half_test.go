@@ -40,7 +40,6 @@ func halfInputs() []float32 {
 	return v
 }
 
-
 // TestHalfConversionsMatch: the assembly conversions (and the Go ones the
 // generic path uses) give backend.F16From/BF16From's results bit for bit
 // on the inputs of halfInputs, and decode every 16-bit pattern exactly.
