@@ -50,9 +50,6 @@ func (b *Backend) Alloc(dev ctx.Context, dt backend.DType, n int) (backend.Buffe
 	if !dt.Valid() {
 		return nil, fmt.Errorf("cuda: invalid dtype %v", dt)
 	}
-	if dt.IsHalf() {
-		return nil, fmt.Errorf("cuda: %v arrays are not supported on GPUs yet: keep them on the CPU, or AsType(Float32) before copying", dt)
-	}
 	d, err := b.device(dev)
 	if err != nil {
 		return nil, err

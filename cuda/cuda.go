@@ -186,6 +186,10 @@ func suffix(dt backend.DType) string {
 		return "_i64"
 	case backend.Uint8, backend.Bool:
 		return "_u8"
+	case backend.Float16:
+		return "_f16"
+	case backend.BFloat16:
+		return "_bf16"
 	}
 	return "_f32"
 }

@@ -122,6 +122,14 @@ struct emuKernel {
 		P(7, i64)),                                                                                 \
 	K(sort_merge_##SUF, P(0, T*), P(1, i64*), P(2, i64), P(3, T*), P(4, i64*), P(5, i64), P(6, i64),    \
 		P(7, i64), P(8, i64), P(9, i64))
+// The kernels of a half-precision storage type (HS): fill, truth and the
+// casts to and from every other storage type.
+#define HALF_KERNELS(HS)                                                                                        \
+	K(fill_##HS, P(0, u16*), P(1, i64), P(2, double)), K(truth_##HS, P(0, u8*), P(1, u16*), P(2, i64)),          \
+	CASTS(HS, u16, f32, float, f64, double, i32, int, i64, i64), K(cast_##HS##_u8, P(0, u8*), P(1, u16*), P(2, i64)), \
+	K(cast_f32_##HS, P(0, u16*), P(1, float*), P(2, i64)), K(cast_f64_##HS, P(0, u16*), P(1, double*), P(2, i64)), \
+	K(cast_i32_##HS, P(0, u16*), P(1, int*), P(2, i64)), K(cast_i64_##HS, P(0, u16*), P(1, i64*), P(2, i64)),      \
+	K(cast_u8_##HS, P(0, u16*), P(1, u8*), P(2, i64))
 // cast_S_D from S to every other storage type.
 #define CASTS(SS, S, D1S, D1, D2S, D2, D3S, D3, D4S, D4)                                                    \
 	K(cast_##SS##_##D1S, P(0, D1*), P(1, S*), P(2, i64)), K(cast_##SS##_##D2S, P(0, D2*), P(1, S*), P(2, i64)), \
@@ -151,6 +159,9 @@ static const emuKernel emuKernels[] = {
 	CASTS(i32, int, f32, float, f64, double, i64, i64, u8, u8),
 	CASTS(i64, i64, f32, float, f64, double, i32, int, u8, u8),
 	CASTS(u8, u8, f32, float, f64, double, i32, int, i64, i64),
+	HALF_KERNELS(f16), HALF_KERNELS(bf16),
+	K(cast_f16_bf16, P(0, u16*), P(1, u16*), P(2, i64)), K(cast_bf16_f16, P(0, u16*), P(1, u16*), P(2, i64)),
+	K(copy_strided_u16, P(0, u16*), P(1, u16*), P(2, i64), P(3, Dims)),
 	INDEX_K(f32, float),
 	INDEX_K(f64, double),
 	INDEX_K(i32, int),
@@ -159,6 +170,7 @@ static const emuKernel emuKernels[] = {
 	K(index_resolve, P(0, i64*), P(1, void*), P(2, i64), P(3, GatherDims), P(4, i64), P(5, i64)),
 };
 #undef CASTS
+#undef HALF_KERNELS
 #undef VSUM_K
 #undef FLOATS
 #undef TO_BOOL

@@ -33,6 +33,10 @@ func storageSlice(dt backend.DType, n int) any {
 		return make([]int32, n)
 	case backend.Int64:
 		return make([]int64, n)
+	case backend.Float16:
+		return make([]backend.F16, n)
+	case backend.BFloat16:
+		return make([]backend.BF16, n)
 	}
 	return make([]uint8, n)
 }
@@ -53,6 +57,10 @@ func hostPtr(s any) unsafe.Pointer {
 		return unsafe.Pointer(&v[0])
 	case []bool:
 		return unsafe.Pointer(&v[0]) // a Go bool is one byte, 0 or 1
+	case []backend.F16:
+		return unsafe.Pointer(&v[0])
+	case []backend.BF16:
+		return unsafe.Pointer(&v[0])
 	}
 	panic("cuda: internal error: unsupported host slice")
 }

@@ -209,7 +209,11 @@ func (d *device) copyLocal(shape []int, dst, src backend.Arg, ds, ss []int) {
 		a.i64(n)
 		p := newDims(sh, st[0], st[1])
 		p.add(&a)
-		d.launch("Copy", "copy_strided"+suffix(dt), n, 0, 0, 0, &a)
+		name := "copy_strided" + suffix(dt)
+		if dt.IsHalf() { // a copy moves bits: one kernel for both
+			name = "copy_strided_u16"
+		}
+		d.launch("Copy", name, n, 0, 0, 0, &a)
 	})
 }
 

@@ -43,3 +43,40 @@ CAST(u8, u8, f32, float)
 CAST(u8, u8, f64, double)
 CAST(u8, u8, i32, int)
 CAST(u8, u8, i64, i64)
+
+// Half-precision storage: Float16 (f16) and BFloat16 (bf16) hold u16 bits
+// and convert through float, as nd/cpu does: decoding is exact, encoding
+// rounds once from float (so a double rounds twice, through float).
+#define HALF_CASTS(HS, TOF, FROMF)                                                        \
+	extern "C" __global__ void truth_##HS(u8* d, const u16* s, i64 n) {                   \
+		GRID_LOOP(i, n) { d[i] = (s[i] & 0x7fff) != 0 ? 1 : 0; }                      \
+	}                                                                                     \
+	HALF_FROM(HS, TOF, f32, float)                                                        \
+	HALF_FROM(HS, TOF, f64, double)                                                       \
+	HALF_FROM(HS, TOF, i32, int)                                                          \
+	HALF_FROM(HS, TOF, i64, i64)                                                          \
+	HALF_FROM(HS, TOF, u8, u8)                                                            \
+	HALF_TO(HS, FROMF, f32, float)                                                        \
+	HALF_TO(HS, FROMF, f64, double)                                                       \
+	HALF_TO(HS, FROMF, i32, int)                                                          \
+	HALF_TO(HS, FROMF, i64, i64)                                                          \
+	HALF_TO(HS, FROMF, u8, u8)
+
+#define HALF_FROM(HS, TOF, DS, D)                                                         \
+	extern "C" __global__ void cast_##HS##_##DS(D* d, const u16* s, i64 n) {              \
+		GRID_LOOP(i, n) { d[i] = convert<D, float>(TOF(s[i])); }                      \
+	}
+#define HALF_TO(HS, FROMF, SS, S)                                                         \
+	extern "C" __global__ void cast_##SS##_##HS(u16* d, const S* s, i64 n) {              \
+		GRID_LOOP(i, n) { d[i] = FROMF(convert<float, S>(s[i])); }                    \
+	}
+
+HALF_CASTS(f16, halfToFloat, floatToHalf)
+HALF_CASTS(bf16, bf16ToFloat, floatToBf16)
+
+extern "C" __global__ void cast_f16_bf16(u16* d, const u16* s, i64 n) {
+	GRID_LOOP(i, n) { d[i] = floatToBf16(halfToFloat(s[i])); }
+}
+extern "C" __global__ void cast_bf16_f16(u16* d, const u16* s, i64 n) {
+	GRID_LOOP(i, n) { d[i] = floatToHalf(bf16ToFloat(s[i])); }
+}

@@ -6,6 +6,67 @@
 typedef long long i64;
 typedef unsigned long long u64;
 typedef unsigned char u8;
+typedef unsigned short u16; // Float16 and BFloat16 storage: their bits
+
+// f32bits and bitsF32 reinterpret a float's bits.
+__device__ __forceinline__ unsigned int f32bits(float f) {
+	union { float f; unsigned int u; } c;
+	c.f = f;
+	return c.u;
+}
+__device__ __forceinline__ float bitsF32(unsigned int u) {
+	union { float f; unsigned int u; } c;
+	c.u = u;
+	return c.f;
+}
+
+// halfToFloat decodes an IEEE binary16 value exactly (backend.F16.Float32).
+__device__ __forceinline__ float halfToFloat(u16 h) {
+	unsigned int sign = (unsigned int)(h & 0x8000) << 16;
+	unsigned int exp = (h >> 10) & 0x1f, frac = h & 0x3ff;
+	if (exp == 0x1f) return bitsF32(sign | 0x7f800000u | (frac << 13));
+	if (exp != 0) return bitsF32(sign | ((exp + 112) << 23) | (frac << 13));
+	float v = (float)frac * (1.0f / 16777216.0f); // a subnormal: frac·2⁻²⁴, exact
+	return sign ? -v : v;
+}
+
+// floatToHalf rounds f to binary16, to nearest even, as backend.F16From:
+// overflow to ±Inf, NaN quieted keeping its top payload bits, subnormals
+// kept.
+__device__ __forceinline__ u16 floatToHalf(float f) {
+	unsigned int b = f32bits(f);
+	unsigned int sign = (b >> 16) & 0x8000;
+	int exp = (int)((b >> 23) & 0xff);
+	unsigned int frac = b & 0x7fffff;
+	if (exp == 0xff) return (u16)(frac == 0 ? (sign | 0x7c00) : (sign | 0x7e00 | (frac >> 13)));
+	if (exp > 127 + 15) return (u16)(sign | 0x7c00);
+	if (exp >= 127 - 14) {
+		unsigned int v = ((unsigned int)(exp - 127 + 15) << 10) | (frac >> 13);
+		unsigned int rest = frac & 0x1fff;
+		if (rest > 0x1000 || (rest == 0x1000 && (v & 1))) v++;
+		return (u16)(sign | v);
+	}
+	if (exp >= 127 - 25) {
+		unsigned int m = frac | 0x800000;
+		unsigned int shift = (unsigned int)(126 - 14 - exp + 13 + 1);
+		unsigned int v = m >> shift;
+		unsigned int rest = m & ((1u << shift) - 1);
+		unsigned int half = 1u << (shift - 1);
+		if (rest > half || (rest == half && (v & 1))) v++;
+		return (u16)(sign | v);
+	}
+	return (u16)sign;
+}
+
+// bf16ToFloat decodes a bfloat16 value (its bits are a float's top half).
+__device__ __forceinline__ float bf16ToFloat(u16 h) { return bitsF32((unsigned int)h << 16); }
+
+// floatToBf16 rounds f to bfloat16, to nearest even, as backend.BF16From.
+__device__ __forceinline__ u16 floatToBf16(float f) {
+	unsigned int b = f32bits(f);
+	if ((b & 0x7fffffffu) > 0x7f800000u) return (u16)((b >> 16) | 0x40);
+	return (u16)((b + 0x7fffu + ((b >> 16) & 1)) >> 16);
+}
 
 // Element type codes, mirroring backend.DType (Float32 ... Bool). Bool is
 // stored as u8 holding 0 or 1.

@@ -247,6 +247,24 @@ __device__ __forceinline__ void stridedOffsets(const Dims& d, i64 i, int k, i64*
 		}                                                                                        \
 	}
 
+// Half-precision storage has Fill and Copy only: ops compute on float32
+// copies (nd/half.go).
+extern "C" __global__ void fill_f16(u16* d, i64 n, double v) {
+	u16 h = floatToHalf((float)v);
+	GRID_LOOP(i, n) { d[i] = h; }
+}
+extern "C" __global__ void fill_bf16(u16* d, i64 n, double v) {
+	u16 h = floatToBf16((float)v);
+	GRID_LOOP(i, n) { d[i] = h; }
+}
+extern "C" __global__ void copy_strided_u16(u16* d, const u16* s, i64 n, Dims dims) {
+	i64 off[3];
+	GRID_LOOP(i, n) {
+		stridedOffsets(dims, i, 2, off);
+		d[off[0]] = s[off[1]];
+	}
+}
+
 // SCALE_ROWS defines Gemm's beta scaling (floats only).
 #define SCALE_ROWS(SUF, T)                                                                          \
 	/* c[b*strideC + i*ldc + j] *= beta for a batch of m x n matrices (0 when beta is 0). */        \
