@@ -13,7 +13,7 @@ func Example() {
 	dev := ctx.CPU(0)
 	x := nd.FromSlice(dev, []float32{1, 2, 3}, 3, 1)
 	y := nd.FromSlice(dev, []float32{2, 4, 6}, 3, 1)
-	w := nd.Zeros(dev, 1, 1)
+	w := nd.Zeros(dev, nd.Float32, 1, 1)
 	w.AttachGrad(nd.GradWrite)
 	autograd.Record(func() {
 		loss := nd.Sum(nd.Square(nd.Sub(nd.MatMul(x, w), y)))
@@ -47,19 +47,19 @@ func ExampleNewSession() {
 	server := autograd.NewSession("server")
 	done := make(chan []float32)
 	go func() {
-		x := server.Ones(dev, 4)
+		x := server.Ones(dev, nd.Float32, 4)
 		var y []float32
 		server.PredictMode(func() { y = nd.Dropout(nd.Mul(x, w), 0.5).Float32s() })
 		done <- y
 	}()
-	x := learner.Ones(dev, 4)
+	x := learner.Ones(dev, nd.Float32, 4)
 	learner.Record(func() {
 		y := nd.Dropout(nd.Mul(x, w), 0.5) // training mode: about half zeroed, the rest doubled
 		fmt.Println(y.Session().Name(), "recorded:", y.Size() == 4)
 		autograd.Backward(nd.Sum(y))
 	})
 	fmt.Println("server:", <-done)
-	fmt.Println("mixing:", nd.Catch(func() { nd.Add(learner.Ones(dev, 4), server.Ones(dev, 4)) }) != nil)
+	fmt.Println("mixing:", nd.Catch(func() { nd.Add(learner.Ones(dev, nd.Float32, 4), server.Ones(dev, nd.Float32, 4)) }) != nil)
 	// Output:
 	// learner recorded: true
 	// server: [1 1 1 1]

@@ -196,7 +196,7 @@ func TestConcurrentScopes(t *testing.T) {
 			kept := s.FromSlice(dev, []float32{1, 2, 3}) // made outside any scope of s: lives on
 			for i := range 300 {
 				outer := s.NewScope()
-				a := s.Zeros(dev, 4)
+				a := s.Zeros(dev, nd.Float32, 4)
 				inner := s.NewScope()
 				b := nd.AddScalar(a, 1)
 				c := nd.Mul(b, nd.Reshape(kept, 3, 1)) // broadcast [3 1]×[4]
@@ -230,8 +230,8 @@ func TestConcurrentScopes(t *testing.T) {
 // naming both sessions.
 func TestSessionMixError(t *testing.T) {
 	a, b := autograd.NewSession("learner"), autograd.NewSession("server")
-	x, y := a.Ones(dev, 2), b.Ones(dev, 2)
-	neutral := nd.Ones(dev, 2)
+	x, y := a.Ones(dev, nd.Float32, 2), b.Ones(dev, nd.Float32, 2)
+	neutral := nd.Ones(dev, nd.Float32, 2)
 	for _, tc := range []struct {
 		name string
 		f    func()
@@ -242,7 +242,7 @@ func TestSessionMixError(t *testing.T) {
 		{"Adopt", func() { b.Adopt(x) }, `nd.Adopt: session mismatch: array of shape [2] belongs to session "learner", not session "server"`},
 		{"Use", func() { b.Use(x) }, `nd.Use: session mismatch`},
 		{"Backward", func() {
-			w := nd.Ones(dev, 2)
+			w := nd.Ones(dev, nd.Float32, 2)
 			w.AttachGrad(nd.GradWrite)
 			var l1, l2 *nd.NDArray
 			a.Record(func() { l1 = nd.Sum(nd.Mul(w, x)) })

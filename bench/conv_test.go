@@ -48,7 +48,7 @@ func convSetup(l convLayer) (x, w, bias, ones *nd.NDArray) {
 	w = nd.RandomUniform(dev, nd.Float32, -0.1, 0.1, l.oc, l.c, l.k, l.k)
 	bias = nd.RandomUniform(dev, nd.Float32, -0.1, 0.1, l.oc)
 	o := l.out()
-	ones = nd.Ones(dev, convBatch, l.oc, o, o)
+	ones = nd.Ones(dev, nd.Float32, convBatch, l.oc, o, o)
 	return x, w, bias, ones
 }
 

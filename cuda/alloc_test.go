@@ -93,8 +93,8 @@ func TestMemoryFlat(t *testing.T) {
 	x := nd.RandomNormal(dev, nd.Float32, 0, 1, 16, 3, 12, 12)
 	labels := nd.FromSlice(dev, []float32{0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3}, 16)
 	params := []*nd.NDArray{
-		nd.RandomNormal(dev, nd.Float32, 0, 0.1, 8, 3, 3, 3), nd.Zeros(dev, 8),
-		nd.RandomNormal(dev, nd.Float32, 0, 0.1, 4, 8*6*6), nd.Zeros(dev, 4),
+		nd.RandomNormal(dev, nd.Float32, 0, 0.1, 8, 3, 3, 3), nd.Zeros(dev, nd.Float32, 8),
+		nd.RandomNormal(dev, nd.Float32, 0, 0.1, 4, 8*6*6), nd.Zeros(dev, nd.Float32, 4),
 	}
 	for _, p := range params {
 		p.AttachGrad(nd.GradWrite)

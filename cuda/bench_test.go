@@ -196,7 +196,7 @@ func writeBenchProfile(b *testing.B) {
 func BenchmarkOpLatency(b *testing.B) {
 	needGPUs(b, 1)
 	dev := ctx.GPU(0)
-	x := nd.Ones(dev, 64)
+	x := nd.Ones(dev, nd.Float32, 64)
 	defer x.Release()
 	for b.Loop() {
 		y := nd.Add(x, x)
@@ -212,7 +212,7 @@ func BenchmarkOpLatency(b *testing.B) {
 func BenchmarkOpOverhead(b *testing.B) {
 	needGPUs(b, 1)
 	dev := ctx.GPU(0)
-	x := nd.Ones(dev, 64)
+	x := nd.Ones(dev, nd.Float32, 64)
 	defer x.Release()
 	for b.Loop() {
 		nd.Add(x, x).Release()

@@ -66,8 +66,8 @@ func TestVirtualGPUsCannotMix(t *testing.T) {
 	needGPUs(t, 2)
 	s := nd.NewScope()
 	defer s.Close()
-	a := nd.Ones(ctx.GPU(0), 4)
-	b := nd.Ones(ctx.GPU(1), 4)
+	a := nd.Ones(ctx.GPU(0), nd.Float32, 4)
+	b := nd.Ones(ctx.GPU(1), nd.Float32, 4)
 	err := nd.Catch(func() { nd.Add(a, b) })
 	if err == nil || !errors.Is(err, &nd.Error{Kind: nd.ErrContext}) {
 		t.Fatalf("Add(gpu(0), gpu(1)) gave %v, want a context mismatch error", err)
@@ -83,8 +83,8 @@ func TestStreamOrder(t *testing.T) {
 	needGPUs(t, 1)
 	s := nd.NewScope()
 	defer s.Close()
-	x := nd.Zeros(ctx.GPU(0), 1<<20)
-	one := nd.Ones(ctx.GPU(0), 1<<20)
+	x := nd.Zeros(ctx.GPU(0), nd.Float32, 1<<20)
+	one := nd.Ones(ctx.GPU(0), nd.Float32, 1<<20)
 	for range 500 {
 		nd.AddTo(x, one)
 	}

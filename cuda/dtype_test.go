@@ -451,10 +451,10 @@ func TestDTypeHostInPlace(t *testing.T) {
 		for _, ddt := range backend.DTypes {
 			for _, dirs := range [][2]ctx.Context{{cpu, gpu}, {gpu, cpu}} {
 				src := nd.SliceAxis(nd.FromSlice(dirs[0], vals, 3, 100), 0, 1, 2)
-				whole := nd.ZerosOf(dirs[1], ddt, 3, 100)
+				whole := nd.Zeros(dirs[1], ddt, 3, 100)
 				nd.Assign(nd.SliceAxis(whole, 0, 1, 2), src)
 				row := nd.SliceAxis(nd.FromSlice(cpu, vals, 3, 100), 0, 1, 2).AsType(ddt)
-				want := nd.Concat(0, nd.ZerosOf(cpu, ddt, 1, 100), row, nd.ZerosOf(cpu, ddt, 1, 100))
+				want := nd.Concat(0, nd.Zeros(cpu, ddt, 1, 100), row, nd.Zeros(cpu, ddt, 1, 100))
 				w, g := storageHost(ddt, 300), storageHost(ddt, 300)
 				want.ReadInto(w)
 				whole.ReadInto(g)

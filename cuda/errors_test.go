@@ -50,7 +50,7 @@ func TestLaunchErrors(t *testing.T) {
 		t.Fatal("a launch of 2048 threads per block did not fail")
 	}
 	t.Logf("reported: %v", err)
-	if got := nd.Ones(dev, 3).Float32s(); !slices.Equal(got, []float32{1, 1, 1}) {
+	if got := nd.Ones(dev, nd.Float32, 3).Float32s(); !slices.Equal(got, []float32{1, 1, 1}) {
 		t.Errorf("device after a failed launch: %v", got)
 	}
 }

@@ -39,7 +39,7 @@ func TestSmoke(t *testing.T) {
 		}
 	})
 	step("elementwise kernel (fill_f32, unary_f32)", func() {
-		if got := nd.MulScalar(nd.Ones(dev, 3), 2).Float32s(); !slices.Equal(got, []float32{2, 2, 2}) {
+		if got := nd.MulScalar(nd.Ones(dev, nd.Float32, 3), 2).Float32s(); !slices.Equal(got, []float32{2, 2, 2}) {
 			t.Errorf("2*ones = %v", got)
 		}
 	})
@@ -55,7 +55,7 @@ func TestSmoke(t *testing.T) {
 		if got := nd.Sum(x, 1).Float32s(); !slices.Equal(got, []float32{6, 15}) {
 			t.Errorf("row sums = %v", got)
 		}
-		if got := nd.Sum(nd.Ones(dev, 100000).AsType(nd.Float64)).Scalar(); got != 100000 {
+		if got := nd.Sum(nd.Ones(dev, nd.Float32, 100000).AsType(nd.Float64)).Scalar(); got != 100000 {
 			t.Errorf("sum of 100000 ones = %v", got)
 		}
 	})

@@ -117,8 +117,8 @@ func TestVirtualAllReduce(t *testing.T) {
 			}
 		})
 	}
-	a := nd.Ones(gpus[0], 4)
-	c := nd.Ones(gpus[0], 4)
+	a := nd.Ones(gpus[0], nd.Float32, 4)
+	c := nd.Ones(gpus[0], nd.Float32, 4)
 	ai := nd.FromSlice(gpus[0], []int32{1, 1, 1, 1})
 	i := nd.FromSlice(gpus[1], []int32{1, 1, 1, 1})
 	for name, set := range map[string][]*nd.NDArray{"one context twice": {a, c}, "int32": {ai, i}} {

@@ -60,7 +60,7 @@ func lenetTrainer(t *testing.T, devs []ctx.Context, o gluon.TrainerOpts) (gluon.
 	}
 	autograd.Pause(func() {
 		for _, d := range devs {
-			net.Forward(nd.Zeros(d, 1, 1, 28, 28))
+			net.Forward(nd.Zeros(d, nd.Float32, 1, 1, 28, 28))
 		}
 	})
 	tr, err := gluon.NewTrainer(params, optimizer.NewSGD(0.1), "device", o)

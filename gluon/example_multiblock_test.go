@@ -41,7 +41,7 @@ func ExampleMultiBlock() {
 	_ = params.Initialize(initializer.One(), []ctx.Context{dev}, false)
 	fmt.Println(params.Names())
 
-	h := nd.Zeros(dev, 1, 2)
+	h := nd.Zeros(dev, nd.Float32, 1, 2)
 	for _, v := range []float32{0.1, -0.2, 0.3} {
 		out := gluon.Call(cell, nd.FromSlice(dev, []float32{v}, 1, 1), h)
 		h = out[1]

@@ -147,7 +147,7 @@ func ExampleSummary() {
 		nn.NewDense(10, nn.DenseOpts{}),
 	)
 	_ = gluon.CollectParams(net).Initialize(initializer.Xavier{}, []ctx.Context{ctx.CPU(0)}, false)
-	_, err := gluon.Summary(os.Stdout, net, nd.Zeros(ctx.CPU(0), 2, 1, 8, 8))
+	_, err := gluon.Summary(os.Stdout, net, nd.Zeros(ctx.CPU(0), nd.Float32, 2, 1, 8, 8))
 	fmt.Println(err)
 	// Output:
 	// Layer (type)            Output shape  Params

@@ -27,11 +27,11 @@ func TestMultiBlock(t *testing.T) {
 	if err := params.Initialize(initializer.Xavier{}, []ctx.Context{dev}, false); err != nil {
 		t.Fatal(err)
 	}
-	x := nd.Ones(dev, 4, 2)
+	x := nd.Ones(dev, nd.Float32, 4, 2)
 	if out := gluon.Call(outer.Meta().Children()[0], x); len(out) != 1 || out[0].Shape()[1] != 3 {
 		t.Errorf("Call on a Block: %v", out)
 	}
-	if out := gluon.Call(cell, nd.Ones(dev, 4, 1), nd.Zeros(dev, 4, 2)); len(out) != 2 {
+	if out := gluon.Call(cell, nd.Ones(dev, nd.Float32, 4, 1), nd.Zeros(dev, nd.Float32, 4, 2)); len(out) != 2 {
 		t.Errorf("Call on a MultiBlock returned %d outputs", len(out))
 	}
 	for _, tc := range []struct {

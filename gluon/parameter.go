@@ -196,7 +196,7 @@ func (p *Parameter) materialise() {
 	for i, d := range p.devs {
 		a := nd.Persistent().FromSlice(d, host, p.shape...)
 		if p.dtype.IsHalf() {
-			h := nd.Persistent().ZerosOf(d, p.dtype, p.shape...)
+			h := nd.Persistent().Zeros(d, p.dtype, p.shape...)
 			nd.Assign(h, a)
 			a.Release()
 			a = h

@@ -260,7 +260,7 @@ func TestPredictorErrors(t *testing.T) {
 		err  func() error
 		want string
 	}{
-		{"predict before publish", func() error { _, err := pred.Predict(nd.Zeros(ctx.CPU(0), 1, 4)); return err }, "nothing published"},
+		{"predict before publish", func() error { _, err := pred.Predict(nd.Zeros(ctx.CPU(0), nd.Float32, 1, 4)); return err }, "nothing published"},
 		{"nil snapshot", func() error { return pred.Publish(nil) }, "nil snapshot"},
 		{"snapshot of another network", func() error {
 			other := nn.NewDense(3, nn.DenseOpts{InUnits: 4}) // names "weight", "bias"

@@ -34,7 +34,7 @@ func TestSaveLoadOnOtherContexts(t *testing.T) {
 	if err := srcParams.Initialize(initializer.Xavier{}, cpus(2), false); err != nil {
 		t.Fatal(err)
 	}
-	src.Forward(nd.Ones(ctx.CPU(0), 1, 1, 28, 28)) // materialise deferred shapes
+	src.Forward(nd.Ones(ctx.CPU(0), nd.Float32, 1, 1, 28, 28)) // materialise deferred shapes
 	if err := gluon.SaveParameters(src, path); err != nil {
 		t.Fatal(err)
 	}
@@ -52,8 +52,8 @@ func TestSaveLoadOnOtherContexts(t *testing.T) {
 			t.Errorf("%s loaded onto %v", name, c)
 		}
 	}
-	out := dst.Forward(nd.Ones(ctx.CPU(5), 1, 1, 28, 28))
-	ref := src.Forward(nd.Ones(ctx.CPU(1), 1, 1, 28, 28))
+	out := dst.Forward(nd.Ones(ctx.CPU(5), nd.Float32, 1, 1, 28, 28))
+	ref := src.Forward(nd.Ones(ctx.CPU(1), nd.Float32, 1, 1, 28, 28))
 	if !slices.Equal(out.Float32s(), ref.Float32s()) {
 		t.Error("the loaded network computes something else")
 	}

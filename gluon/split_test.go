@@ -56,7 +56,7 @@ func TestSplitAndLoad(t *testing.T) {
 	if _, err := gluon.SplitAndLoad(batch, cpus(2), true); err == nil {
 		t.Error("indivisible batch with evenSplit accepted")
 	}
-	few, err := gluon.SplitAndLoad(nd.Ones(ctx.CPU(0), 2, 3), cpus(4), false)
+	few, err := gluon.SplitAndLoad(nd.Ones(ctx.CPU(0), nd.Float32, 2, 3), cpus(4), false)
 	if err != nil || len(few) != 2 {
 		t.Errorf("2 samples over 4 contexts: %d slices, %v", len(few), err)
 	}
@@ -80,7 +80,7 @@ func TestForEachDevice(t *testing.T) {
 		t.Errorf("error not returned: %v", err)
 	}
 	err := gluon.ForEachDevice(cpus(2), func(i int, dev ctx.Context) error {
-		nd.Add(nd.Ones(dev, 2), nd.Ones(ctx.CPU(9), 2)) // a programmer mistake panics
+		nd.Add(nd.Ones(dev, nd.Float32, 2), nd.Ones(ctx.CPU(9), nd.Float32, 2)) // a programmer mistake panics
 		return nil
 	})
 	var e *nd.Error

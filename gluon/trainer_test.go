@@ -53,7 +53,7 @@ func TestTrainerStaleGradient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := nd.Ones(ctx.CPU(0), 2, 3)
+	x := nd.Ones(ctx.CPU(0), nd.Float32, 2, 3)
 	backwardOn(t, net, x, devs)
 	if err := tr.Step(2); err != nil {
 		t.Fatal(err)
@@ -83,7 +83,7 @@ func TestTrainerFewerSamplesThanDevices(t *testing.T) {
 			t.Fatal(err)
 		}
 		if warm { // a full step first, so that every replica has an old gradient
-			backwardOn(t, net, nd.Ones(ctx.CPU(0), 8, 3), devs)
+			backwardOn(t, net, nd.Ones(ctx.CPU(0), nd.Float32, 8, 3), devs)
 			if err := tr.Step(8); err != nil {
 				t.Fatal(err)
 			}
@@ -202,7 +202,7 @@ func TestTrainerRescalePerUpdate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			backwardOn(t, net, nd.Ones(ctx.CPU(0), 4, 3), devs)
+			backwardOn(t, net, nd.Ones(ctx.CPU(0), nd.Float32, 4, 3), devs)
 			if err := tr.Step(batch); err != nil {
 				t.Fatal(err)
 			}

@@ -100,7 +100,7 @@ func TestAllReduceOnBytes(t *testing.T) {
 		owners := make([]ctx.Context, n)
 		for d := range bufs {
 			owners[d] = ctx.CPU(d)
-			bufs[d] = nd.Ones(owners[d], size)
+			bufs[d] = nd.Ones(owners[d], nd.Float32, size)
 		}
 		before := make([]nd.DeviceStats, n)
 		for d := range bufs {

@@ -17,7 +17,7 @@ func Example() {
 		return
 	}
 	devs := []ctx.Context{ctx.CPU(0), ctx.CPU(1)}
-	if err := kv.Init([]string{"w"}, []*nd.NDArray{nd.Zeros(devs[0], 2)}); err != nil {
+	if err := kv.Init([]string{"w"}, []*nd.NDArray{nd.Zeros(devs[0], nd.Float32, 2)}); err != nil {
 		fmt.Println(err)
 		return
 	}

@@ -42,12 +42,12 @@ func TestPushPullSums(t *testing.T) {
 				}
 				devs := devices(ndev)
 				vals := perDevice(devs, 5)
-				if err := kv.Init([]string{"w"}, []*nd.NDArray{nd.Zeros(devs[0], 5)}); err != nil {
+				if err := kv.Init([]string{"w"}, []*nd.NDArray{nd.Zeros(devs[0], nd.Float32, 5)}); err != nil {
 					t.Fatal(err)
 				}
 				outs := make([]*nd.NDArray, ndev)
 				for i, d := range devs {
-					outs[i] = nd.Zeros(d, 5)
+					outs[i] = nd.Zeros(d, nd.Float32, 5)
 				}
 				if err := kv.PushPull("w", vals, outs); err != nil {
 					t.Fatal(err)
@@ -86,10 +86,10 @@ func TestSumOrderIsFixed(t *testing.T) {
 	var results []float32
 	for _, kind := range []string{"local", "device", "local", "device"} {
 		kv, _ := kvstore.Create(kind)
-		if err := kv.Init([]string{"k"}, []*nd.NDArray{nd.Zeros(devs[0], 1)}); err != nil {
+		if err := kv.Init([]string{"k"}, []*nd.NDArray{nd.Zeros(devs[0], nd.Float32, 1)}); err != nil {
 			t.Fatal(err)
 		}
-		out := []*nd.NDArray{nd.Zeros(devs[0], 1)}
+		out := []*nd.NDArray{nd.Zeros(devs[0], nd.Float32, 1)}
 		if err := kv.PushPull("k", vals, out); err != nil {
 			t.Fatal(err)
 		}
@@ -112,14 +112,14 @@ func TestDevicePlacementBalances(t *testing.T) {
 	keys := []string{"d", "c", "b", "a"}
 	var init []*nd.NDArray
 	for _, k := range keys {
-		init = append(init, nd.Zeros(devs[0], sizes[k]))
+		init = append(init, nd.Zeros(devs[0], nd.Float32, sizes[k]))
 	}
 	if err := kv.Init(keys, init); err != nil {
 		t.Fatal(err)
 	}
 	vals := map[string][]*nd.NDArray{}
 	for _, k := range keys {
-		vals[k] = []*nd.NDArray{nd.Ones(devs[0], sizes[k]), nd.Ones(devs[1], sizes[k])}
+		vals[k] = []*nd.NDArray{nd.Ones(devs[0], nd.Float32, sizes[k]), nd.Ones(devs[1], nd.Float32, sizes[k])}
 	}
 	before := nd.MemoryStats(devs[1]).InUse
 	if err := kv.Push("a", vals["a"]); err != nil { // the first push places every key
@@ -134,7 +134,7 @@ func TestDevicePlacementBalances(t *testing.T) {
 		if err := kv.Push(k, vals[k]); err != nil {
 			t.Fatal(err)
 		}
-		out := []*nd.NDArray{nd.Zeros(devs[0], sizes[k])}
+		out := []*nd.NDArray{nd.Zeros(devs[0], nd.Float32, sizes[k])}
 		if err := kv.Pull(k, out); err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +154,7 @@ func TestUpdater(t *testing.T) {
 		nd.AddTo(stored, nd.MulScalar(merged, -0.5)) // stored -= 0.5·merged
 	})
 	grads := []*nd.NDArray{nd.FromSlice(dev, []float32{1, 2}), nd.FromSlice(ctx.CPU(1), []float32{3, 4})}
-	out := []*nd.NDArray{nd.Zeros(dev, 2), nd.Zeros(ctx.CPU(1), 2)}
+	out := []*nd.NDArray{nd.Zeros(dev, nd.Float32, 2), nd.Zeros(ctx.CPU(1), nd.Float32, 2)}
 	if err := kv.PushPull("w", grads, out); err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestUpdater(t *testing.T) {
 func TestErrors(t *testing.T) {
 	dev := ctx.CPU(0)
 	kv, _ := kvstore.Create("device")
-	if err := kv.Init([]string{"w"}, []*nd.NDArray{nd.Zeros(dev, 3)}); err != nil {
+	if err := kv.Init([]string{"w"}, []*nd.NDArray{nd.Zeros(dev, nd.Float32, 3)}); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
@@ -176,12 +176,12 @@ func TestErrors(t *testing.T) {
 		err        error
 	}{
 		{"unknown kind", "unknown kind", func() error { _, err := kvstore.Create("nccl-ish"); return err }()},
-		{"init twice", "twice", kv.Init([]string{"w"}, []*nd.NDArray{nd.Zeros(dev, 3)})},
-		{"keys vs values", "2 keys but 1 values", kv.Init([]string{"x", "y"}, []*nd.NDArray{nd.Zeros(dev, 3)})},
-		{"push unknown", "never initialised", kv.Push("nope", []*nd.NDArray{nd.Zeros(dev, 3)})},
-		{"push shape", "shape [4]", kv.Push("w", []*nd.NDArray{nd.Zeros(dev, 4)})},
+		{"init twice", "twice", kv.Init([]string{"w"}, []*nd.NDArray{nd.Zeros(dev, nd.Float32, 3)})},
+		{"keys vs values", "2 keys but 1 values", kv.Init([]string{"x", "y"}, []*nd.NDArray{nd.Zeros(dev, nd.Float32, 3)})},
+		{"push unknown", "never initialised", kv.Push("nope", []*nd.NDArray{nd.Zeros(dev, nd.Float32, 3)})},
+		{"push shape", "shape [4]", kv.Push("w", []*nd.NDArray{nd.Zeros(dev, nd.Float32, 4)})},
 		{"push nothing", "no values", kv.Push("w", nil)},
-		{"pull shape", "shape [2]", kv.Pull("w", []*nd.NDArray{nd.Zeros(dev, 2)})},
+		{"pull shape", "shape [2]", kv.Pull("w", []*nd.NDArray{nd.Zeros(dev, nd.Float32, 2)})},
 	}
 	for _, c := range cases {
 		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {

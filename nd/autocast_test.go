@@ -22,8 +22,8 @@ func TestAutocastClasses(t *testing.T) {
 	b := nd.RandomUniform(dev, nd.Float32, -1, 1, 3)
 	img := nd.RandomUniform(dev, nd.Float32, -1, 1, 2, 3, 5, 5)
 	k := nd.RandomUniform(dev, nd.Float32, -1, 1, 4, 3, 3, 3)
-	gamma, beta := nd.Ones(dev, 4), nd.Zeros(dev, 4)
-	rm, rv := nd.Zeros(dev, 4), nd.Ones(dev, 4)
+	gamma, beta := nd.Ones(dev, nd.Float32, 4), nd.Zeros(dev, nd.Float32, 4)
+	rm, rv := nd.Zeros(dev, nd.Float32, 4), nd.Ones(dev, nd.Float32, 4)
 	for _, dt := range []nd.DType{nd.Float16, nd.BFloat16} {
 		t.Run(dt.String(), func(t *testing.T) {
 			nd.Autocast(dt, func() {
@@ -44,8 +44,8 @@ func TestAutocastClasses(t *testing.T) {
 					{"Exp (float32)", nd.Exp(y), nd.Float32},
 					{"Sum (float32)", nd.Sum(nd.Softmax(y, -1)), nd.Float32},
 					{"Add half+half", nd.Add(y, y), dt},
-					{"Add half+float32 (widest)", nd.Add(y, nd.Ones(dev, 3)), nd.Float32},
-					{"Concat (widest)", nd.Concat(1, y, nd.Ones(dev, 4, 2)), nd.Float32},
+					{"Add half+float32 (widest)", nd.Add(y, nd.Ones(dev, nd.Float32, 3)), nd.Float32},
+					{"Concat (widest)", nd.Concat(1, y, nd.Ones(dev, nd.Float32, 4, 2)), nd.Float32},
 				}
 				for _, c := range cases {
 					if c.got.DType() != c.want {

@@ -114,8 +114,8 @@ func BenchmarkBatchNorm(b *testing.B) {
 		v[i] = float32(r.NormFloat64())
 	}
 	x := FromSlice(dev, v, shape...)
-	gamma, beta := Ones(dev, 256), Zeros(dev, 256)
-	rm, rv := Zeros(dev, 256), Ones(dev, 256)
+	gamma, beta := Ones(dev, Float32, 256), Zeros(dev, Float32, 256)
+	rm, rv := Zeros(dev, Float32, 256), Ones(dev, Float32, 256)
 	for _, fused := range []bool{true, false} {
 		b.Run(map[bool]string{true: "fused", false: "composed"}[fused], func(b *testing.B) {
 			SetFusedKernels(fused)

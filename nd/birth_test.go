@@ -24,13 +24,13 @@ func TestPackageArraysJoinScopeAtFirstUse(t *testing.T) {
 		{"default-session op", func(x *nd.NDArray) { nd.Add(x, x) }, true},
 		{"single-input op", func(x *nd.NDArray) { nd.Exp(x) }, true},
 		{"read on the host", func(x *nd.NDArray) { _ = x.Float32s() }, true},
-		{"assigned to", func(x *nd.NDArray) { nd.Assign(x, nd.Persistent().Zeros(dev, 3)) }, true},
+		{"assigned to", func(x *nd.NDArray) { nd.Assign(x, nd.Persistent().Zeros(dev, nd.Float32, 3)) }, true},
 		{"never used", func(x *nd.NDArray) {}, false},
 		{"copied by another session", func(x *nd.NDArray) { other.CopyOf(x, dev) }, false},
-		{"op with another session's array", func(x *nd.NDArray) { nd.Add(x, other.Ones(dev, 3)) }, false},
+		{"op with another session's array", func(x *nd.NDArray) { nd.Add(x, other.Ones(dev, nd.Float32, 3)) }, false},
 		{"adopted by another session", func(x *nd.NDArray) { other.Adopt(x) }, false},
 		{"used after Persist", func(x *nd.NDArray) { x.Persist(); nd.Add(x, x) }, false},
-		{"assigned into another session's array", func(x *nd.NDArray) { nd.Assign(other.Zeros(dev, 3), x) }, false},
+		{"assigned into another session's array", func(x *nd.NDArray) { nd.Assign(other.Zeros(dev, nd.Float32, 3), x) }, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			osc := other.NewScope()
@@ -46,7 +46,7 @@ func TestPackageArraysJoinScopeAtFirstUse(t *testing.T) {
 	}
 	t.Run("first use after the scope closed", func(t *testing.T) {
 		sc := nd.NewScope()
-		x := nd.Zeros(dev, 2)
+		x := nd.Zeros(dev, nd.Float32, 2)
 		sc.Close()
 		outer := nd.NewScope()
 		nd.Add(x, x)
@@ -58,7 +58,7 @@ func TestPackageArraysJoinScopeAtFirstUse(t *testing.T) {
 	t.Run("kept, then used", func(t *testing.T) {
 		outer := nd.NewScope()
 		inner := nd.NewScope()
-		x := nd.Ones(dev, 2)
+		x := nd.Ones(dev, nd.Float32, 2)
 		inner.Keep(x)
 		nd.Add(x, x)
 		inner.Close()
@@ -83,7 +83,7 @@ func TestPackageArraysOfAnotherTree(t *testing.T) {
 	wg.Add(1)
 	go func() { // the default tree
 		defer wg.Done()
-		w := nd.Persistent().Ones(dev, 4)
+		w := nd.Persistent().Ones(dev, nd.Float32, 4)
 		for !stop.Load() {
 			sc := nd.NewScope()
 			nd.Sum(nd.Mul(nd.FromSlice(dev, []float32{1, 2, 3, 4}), w))
@@ -115,13 +115,13 @@ func TestPackageArraysOfAnotherTree(t *testing.T) {
 // them, gives all of their memory back at each Close.
 func TestPackageArraysMemoryFlat(t *testing.T) {
 	dev := ctx.CPU(0)
-	w := nd.Persistent().Ones(dev, 64, 64)
+	w := nd.Persistent().Ones(dev, nd.Float32, 64, 64)
 	step := func() {
 		sc := nd.NewScope()
 		defer sc.Close()
 		nd.Assign(w, nd.RandomNormal(dev, nd.Float32, 0, 1, 64, 64))
-		nd.AddTo(nd.Ones(dev, 64, 64), w)
-		_ = nd.Zeros(dev, 64, 64).Float32s()
+		nd.AddTo(nd.Ones(dev, nd.Float32, 64, 64), w)
+		_ = nd.Zeros(dev, nd.Float32, 64, 64).Float32s()
 		nd.FillInPlace(nd.Empty(dev, nd.Float32, 64), 1)
 		_ = nd.Sum(nd.FromSlice(dev, []float32{1, 2, 3})).Scalar()
 	}

@@ -118,8 +118,8 @@ func TestContextMismatch(t *testing.T) {
 // TestContextMismatchAllocatesNothing checks that the error is raised up
 // front: no output is allocated on either context.
 func TestContextMismatchAllocatesNothing(t *testing.T) {
-	a := nd.Ones(ctx.CPU(5), 8, 8)
-	b := nd.Ones(ctx.CPU(6), 8, 8)
+	a := nd.Ones(ctx.CPU(5), nd.Float32, 8, 8)
+	b := nd.Ones(ctx.CPU(6), nd.Float32, 8, 8)
 	ops := map[string]func(){
 		"Add":    func() { nd.Add(a, b) },
 		"MatMul": func() { nd.MatMul(a, b) },
@@ -139,8 +139,8 @@ func TestContextMismatchAllocatesNothing(t *testing.T) {
 
 // TestCopyMakesMixingLegal shows the fix the error message suggests.
 func TestCopyMakesMixingLegal(t *testing.T) {
-	a := nd.Ones(ctx.CPU(0), 2, 2)
-	b := nd.Ones(ctx.CPU(1), 2, 2)
+	a := nd.Ones(ctx.CPU(0), nd.Float32, 2, 2)
+	b := nd.Ones(ctx.CPU(1), nd.Float32, 2, 2)
 	s := nd.Add(a, b.AsIn(ctx.CPU(0)))
 	if s.Context() != ctx.CPU(0) || s.Float32s()[3] != 2 {
 		t.Fatalf("got %v", s)

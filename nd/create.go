@@ -35,39 +35,24 @@ func (s *Session) Full(dev ctx.Context, dt DType, v float64, shape ...int) *NDAr
 	return a
 }
 
-// Zeros returns a float32 array of zeros (ZerosOf makes other dtypes).
-func Zeros(dev ctx.Context, shape ...int) *NDArray { return creator().Zeros(dev, shape...) }
+// Zeros returns an array of zeros of dtype dt (false for Bool). Every
+// constructor takes its dtype right after the context.
+func Zeros(dev ctx.Context, dt DType, shape ...int) *NDArray {
+	return creator().Zeros(dev, dt, shape...)
+}
 
 // Zeros is the package-level Zeros making an array of s.
-func (s *Session) Zeros(dev ctx.Context, shape ...int) *NDArray {
-	return s.Full(dev, Float32, 0, shape...)
-}
-
-// Ones returns a float32 array of ones (OnesOf makes other dtypes).
-func Ones(dev ctx.Context, shape ...int) *NDArray { return creator().Ones(dev, shape...) }
-
-// Ones is the package-level Ones making an array of s.
-func (s *Session) Ones(dev ctx.Context, shape ...int) *NDArray {
-	return s.Full(dev, Float32, 1, shape...)
-}
-
-// ZerosOf returns an array of zeros of dtype dt (false for Bool).
-func ZerosOf(dev ctx.Context, dt DType, shape ...int) *NDArray {
-	return creator().ZerosOf(dev, dt, shape...)
-}
-
-// ZerosOf is the package-level ZerosOf making an array of s.
-func (s *Session) ZerosOf(dev ctx.Context, dt DType, shape ...int) *NDArray {
+func (s *Session) Zeros(dev ctx.Context, dt DType, shape ...int) *NDArray {
 	return s.Full(dev, dt, 0, shape...)
 }
 
-// OnesOf returns an array of ones of dtype dt (true for Bool).
-func OnesOf(dev ctx.Context, dt DType, shape ...int) *NDArray {
-	return creator().OnesOf(dev, dt, shape...)
+// Ones returns an array of ones of dtype dt (true for Bool).
+func Ones(dev ctx.Context, dt DType, shape ...int) *NDArray {
+	return creator().Ones(dev, dt, shape...)
 }
 
-// OnesOf is the package-level OnesOf making an array of s.
-func (s *Session) OnesOf(dev ctx.Context, dt DType, shape ...int) *NDArray {
+// Ones is the package-level Ones making an array of s.
+func (s *Session) Ones(dev ctx.Context, dt DType, shape ...int) *NDArray {
 	return s.Full(dev, dt, 1, shape...)
 }
 
@@ -125,19 +110,27 @@ func Scalar(dev ctx.Context, dt DType, v float64) *NDArray {
 // Scalar is the package-level Scalar making an array of s.
 func (s *Session) Scalar(dev ctx.Context, dt DType, v float64) *NDArray { return s.Full(dev, dt, v, 1) }
 
-// Arange returns the float32 values start, start+step, ... below stop.
-func Arange(dev ctx.Context, start, stop, step float64) *NDArray {
-	return creator().Arange(dev, start, stop, step)
+// Arange returns the values start, start+step, ... below stop (above it
+// for a negative step) as an array of dtype dt: each value is computed in
+// float64 from its index, so errors do not accumulate, and converted as
+// AsType converts.
+func Arange(dev ctx.Context, dt DType, start, stop, step float64) *NDArray {
+	return creator().Arange(dev, dt, start, stop, step)
 }
 
 // Arange is the package-level Arange making an array of s.
-func (s *Session) Arange(dev ctx.Context, start, stop, step float64) *NDArray {
+func (s *Session) Arange(dev ctx.Context, dt DType, start, stop, step float64) *NDArray {
 	if step == 0 || (stop-start)/step < 0 {
 		fail("Arange", ErrArgument, "empty or infinite range start=%g stop=%g step=%g", start, stop, step)
 	}
-	var v []float32
-	for x := start; (step > 0 && x < stop) || (step < 0 && x > stop); x = start + step*float64(len(v)) {
-		v = append(v, float32(x)) // x is computed from the count, so errors do not accumulate
+	if !dt.Valid() {
+		fail("Arange", ErrDType, "unknown dtype %v", dt)
 	}
-	return s.FromSlice(dev, v)
+	var v []float64
+	for x := start; (step > 0 && x < stop) || (step < 0 && x > stop); x = start + step*float64(len(v)) {
+		v = append(v, x)
+	}
+	a := newArray("Arange", s, dev, dt, []int{len(v)})
+	a.be().Write(a.st.buf, a.off, v)
+	return a
 }

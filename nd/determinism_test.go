@@ -18,8 +18,8 @@ func TestTrainingIsBitwiseReproducible(t *testing.T) {
 		x := nd.RandomNormal(dev, nd.Float32, 0, 1, 16, 2, 8, 8)
 		labels := nd.FromSlice(dev, []float32{0, 1, 2, 3, 0, 1, 2, 3, 3, 2, 1, 0, 3, 2, 1, 0}, 16)
 		params := []*nd.NDArray{
-			nd.RandomNormal(dev, nd.Float32, 0, 0.1, 4, 2, 3, 3), nd.Zeros(dev, 4),
-			nd.RandomNormal(dev, nd.Float32, 0, 0.1, 4, 64), nd.Zeros(dev, 4),
+			nd.RandomNormal(dev, nd.Float32, 0, 0.1, 4, 2, 3, 3), nd.Zeros(dev, nd.Float32, 4),
+			nd.RandomNormal(dev, nd.Float32, 0, 0.1, 4, 64), nd.Zeros(dev, nd.Float32, 4),
 		}
 		for _, p := range params {
 			p.AttachGrad(nd.GradWrite)

@@ -44,7 +44,7 @@ func ExampleMaskedFill() {
 	scores := nd.FromSlice(dev, []float32{1, 2, 3, 4}, 2, 2)
 	future := nd.FromSlice(dev, []bool{false, true, false, false}, 2, 2)
 	fmt.Println(nd.MaskedFill(scores, future, -1e9))
-	fmt.Println(nd.Where(future, nd.Zeros(dev, 1), scores))
+	fmt.Println(nd.Where(future, nd.Zeros(dev, nd.Float32, 1), scores))
 	// Output:
 	// NDArray[2 2] float32 @cpu(0) [1 -1e+09 3 4]
 	// NDArray[2 2] float32 @cpu(0) [1 0 3 4]
@@ -52,7 +52,7 @@ func ExampleMaskedFill() {
 
 // Slice takes Python-style ranges on each axis, negative steps included.
 func ExampleSlice() {
-	x := nd.Arange(ctx.CPU(0), 0, 12, 1)
+	x := nd.Arange(ctx.CPU(0), nd.Float32, 0, 12, 1)
 	m := nd.Reshape(x, 3, 4)
 	fmt.Println(nd.Slice(m, nd.From(1), nd.Every(-2)))
 	// Output:

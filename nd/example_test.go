@@ -20,8 +20,8 @@ func Example() {
 }
 
 func Example_contexts() {
-	a := nd.Ones(ctx.CPU(0), 2)
-	b := nd.Ones(ctx.CPU(1), 2)
+	a := nd.Ones(ctx.CPU(0), nd.Float32, 2)
+	b := nd.Ones(ctx.CPU(1), nd.Float32, 2)
 	err := nd.Catch(func() { nd.Add(a, b) })
 	fmt.Println(err)
 	fmt.Println(nd.Add(a, b.AsIn(ctx.CPU(0))))
@@ -32,7 +32,7 @@ func Example_contexts() {
 
 func ExampleScope() {
 	dev := ctx.CPU(0)
-	x := nd.Ones(dev, 1000)
+	x := nd.Ones(dev, nd.Float32, 1000)
 	s := nd.NewScope()
 	y := nd.Exp(nd.Neg(x)) // Neg's output is a temporary
 	total := nd.Sum(y)

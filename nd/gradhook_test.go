@@ -78,7 +78,7 @@ func TestGradHookSurvivesAttachAndRemove(t *testing.T) {
 	if a != 1 || b != 2 {
 		t.Fatalf("hook calls a=%d b=%d, want 1 and 2", a, b)
 	}
-	if err := nd.Catch(func() { nd.Ones(ctx.CPU(0), 2).AddGradHook(nd.GradHook{}) }); err == nil {
+	if err := nd.Catch(func() { nd.Ones(ctx.CPU(0), nd.Float32, 2).AddGradHook(nd.GradHook{}) }); err == nil {
 		t.Fatal("AddGradHook on an array without a gradient did not fail")
 	}
 }
@@ -127,12 +127,12 @@ func TestPackGrads(t *testing.T) {
 	f32.AttachGrad(nd.GradWrite)
 	other := nd.FromSlice(ctx.CPU(1), []float64{1}, 1)
 	other.AttachGrad(nd.GradWrite)
-	for _, bad := range [][]*nd.NDArray{{newLeaf([]float64{1}, 1), f32}, {newLeaf([]float64{1}, 1), other}, {nd.Ones(ctx.CPU(0), 1)}, nil} {
+	for _, bad := range [][]*nd.NDArray{{newLeaf([]float64{1}, 1), f32}, {newLeaf([]float64{1}, 1), other}, {nd.Ones(ctx.CPU(0), nd.Float32, 1)}, nil} {
 		if err := nd.Catch(func() { nd.PackGrads(bad) }); err == nil {
 			t.Fatalf("PackGrads(%v) did not fail", bad)
 		}
 	}
-	if err := nd.Catch(func() { nd.Ones(ctx.CPU(0), 4).Span(2, 5) }); err == nil {
+	if err := nd.Catch(func() { nd.Ones(ctx.CPU(0), nd.Float32, 4).Span(2, 5) }); err == nil {
 		t.Fatal("Span past the end did not fail")
 	}
 }

@@ -51,7 +51,7 @@ func TestHalfStorage(t *testing.T) {
 					t.Fatalf("AsType(Float64)[%d] = %v, want %v", i, f64[i], want[i])
 				}
 			}
-			z := nd.ZerosOf(cpu0, tc.dt, 3, 4)
+			z := nd.Zeros(cpu0, tc.dt, 3, 4)
 			nd.Assign(z, x) // float32 into half: rounds
 			same("Assign", z.Float32s())
 			full := nd.Full(cpu0, tc.dt, 1.0/3, 2)

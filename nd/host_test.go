@@ -11,7 +11,7 @@ import (
 
 func TestReadIntoWriteFromConvert(t *testing.T) {
 	for _, dt := range []nd.DType{nd.Float32, nd.Float64} {
-		a := nd.Zeros(ctx.CPU(1), 2, 2).AsType(dt)
+		a := nd.Zeros(ctx.CPU(1), nd.Float32, 2, 2).AsType(dt)
 		a.WriteFrom([]float64{1, 2, 3, 4.5})
 		got32 := make([]float32, 4)
 		a.ReadInto(got32)
@@ -28,7 +28,7 @@ func TestReadIntoWriteFromConvert(t *testing.T) {
 }
 
 func TestReadIntoWriteFromReject(t *testing.T) {
-	a := nd.Zeros(ctx.CPU(0), 3)
+	a := nd.Zeros(ctx.CPU(0), nd.Float32, 3)
 	tests := []struct {
 		name string
 		f    func()

@@ -38,8 +38,8 @@ func TestMemoryFlatOverManySteps(t *testing.T) {
 	x := nd.RandomNormal(dev, nd.Float32, 0, 1, 8, 2, 8, 8)
 	labels := nd.FromSlice(dev, []float32{0, 1, 2, 3, 0, 1, 2, 3}, 8)
 	params := []*nd.NDArray{
-		nd.RandomNormal(dev, nd.Float32, 0, 0.1, 4, 2, 3, 3), nd.Zeros(dev, 4),
-		nd.RandomNormal(dev, nd.Float32, 0, 0.1, 4, 64), nd.Zeros(dev, 4),
+		nd.RandomNormal(dev, nd.Float32, 0, 0.1, 4, 2, 3, 3), nd.Zeros(dev, nd.Float32, 4),
+		nd.RandomNormal(dev, nd.Float32, 0, 0.1, 4, 64), nd.Zeros(dev, nd.Float32, 4),
 	}
 	for _, p := range params {
 		p.AttachGrad(nd.GradWrite)
@@ -99,7 +99,7 @@ func TestScopeKeep(t *testing.T) {
 	outer := nd.NewScope()
 	inner := nd.NewScope()
 	s := nd.DefaultSession() // its creation methods track at once
-	a, b := s.Ones(dev, 3), s.Ones(dev, 3)
+	a, b := s.Ones(dev, nd.Float32, 3), s.Ones(dev, nd.Float32, 3)
 	inner.Keep(a)
 	inner.Close()
 	if a.Released() || !b.Released() {
@@ -113,7 +113,7 @@ func TestScopeKeep(t *testing.T) {
 		t.Fatal("kept array not released by the enclosing scope")
 	}
 	got := nd.WithScope(func() []*nd.NDArray {
-		tmp := s.Ones(dev, 2)
+		tmp := s.Ones(dev, nd.Float32, 2)
 		return []*nd.NDArray{nd.AddScalar(tmp, 1)}
 	})
 	if got[0].Released() || got[0].Float32s()[0] != 2 {
@@ -127,7 +127,7 @@ func TestLongScopeDropsReleasedArrays(t *testing.T) {
 	s := nd.NewScope()
 	defer s.Close()
 	for range 10000 {
-		nd.Zeros(ctx.CPU(0), 4).Release()
+		nd.Zeros(ctx.CPU(0), nd.Float32, 4).Release()
 	}
 	if n := s.Len(); n != 0 {
 		t.Fatalf("scope still tracks %d arrays", n)
@@ -137,7 +137,7 @@ func TestLongScopeDropsReleasedArrays(t *testing.T) {
 	runtime.ReadMemStats(&ms)
 	before := ms.HeapAlloc
 	for range 100000 {
-		nd.Zeros(ctx.CPU(0), 4).Release()
+		nd.Zeros(ctx.CPU(0), nd.Float32, 4).Release()
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&ms)

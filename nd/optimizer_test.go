@@ -34,10 +34,10 @@ func TestOptimizerUpdateErrors(t *testing.T) {
 		weights *nd.NDArray
 	}{
 		{"no state", nd.ErrArgument, []string{"uses a state"}, sgd, g, nil, w},
-		{"grad shape", nd.ErrShape, []string{"gradient shape [2]", "[3]"}, sgd, nd.Ones(dev, 2), m, w},
-		{"state dtype", nd.ErrDType, []string{"state is float64"}, sgd, g, nd.OnesOf(dev, nd.Float64, 3), w},
-		{"grad context", nd.ErrContext, []string{"cpu(1)", "cpu(0)"}, plain, nd.Ones(ctx.CPU(1), 3), nil, w},
-		{"int weight", nd.ErrDType, []string{"int64"}, plain, nd.ZerosOf(dev, nd.Int64, 3), nil, nd.ZerosOf(dev, nd.Int64, 3)},
+		{"grad shape", nd.ErrShape, []string{"gradient shape [2]", "[3]"}, sgd, nd.Ones(dev, nd.Float32, 2), m, w},
+		{"state dtype", nd.ErrDType, []string{"state is float64"}, sgd, g, nd.Ones(dev, nd.Float64, 3), w},
+		{"grad context", nd.ErrContext, []string{"cpu(1)", "cpu(0)"}, plain, nd.Ones(ctx.CPU(1), nd.Float32, 3), nil, w},
+		{"int weight", nd.ErrDType, []string{"int64"}, plain, nd.Zeros(dev, nd.Int64, 3), nil, nd.Zeros(dev, nd.Int64, 3)},
 		{"writes gradient", nd.ErrArgument, []string{"step 0 writes the gradient"},
 			step(backend.OptStep{Unary: backend.MulScalar, D: backend.OptG, A: backend.OptG, S1: 2}), g, nil, w},
 		{"reads temporary", nd.ErrArgument, []string{"step 0 reads t2 before"},

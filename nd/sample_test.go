@@ -48,10 +48,10 @@ func TestCategorical(t *testing.T) {
 		t.Errorf("two rows: %v then %v, want [0 0 0 0 2 2 2 2] twice", a, b)
 	}
 	for name, f := range map[string]func(){
-		"all zero": func() { nd.Categorical(nd.Zeros(dev, 2, 3), 1, false) },
+		"all zero": func() { nd.Categorical(nd.Zeros(dev, nd.Float32, 2, 3), 1, false) },
 		"negative": func() { nd.Categorical(nd.FromSlice(dev, []float32{1, -1}), 1, false) },
 		"nan":      func() { nd.Categorical(nd.FromSlice(dev, []float32{1, float32(math.NaN())}), 1, true) },
-		"int":      func() { nd.Categorical(nd.ZerosOf(dev, nd.Int64, 3), 1, false) },
+		"int":      func() { nd.Categorical(nd.Zeros(dev, nd.Int64, 3), 1, false) },
 	} {
 		if nd.Catch(f) == nil {
 			t.Errorf("%s weights: no error", name)
@@ -66,7 +66,7 @@ func TestBernoulliRandomIntPermutation(t *testing.T) {
 	if m := nd.Mean(b).Scalar(); math.Abs(m-0.3) > 5*math.Sqrt(0.3*0.7/20000) {
 		t.Errorf("Bernoulli(0.3) mean %.4f", m)
 	}
-	if z := nd.Sum(nd.Bernoulli(nd.Zeros(dev, 100))).Scalar(); z != 0 {
+	if z := nd.Sum(nd.Bernoulli(nd.Zeros(dev, nd.Float32, 100))).Scalar(); z != 0 {
 		t.Errorf("Bernoulli(0) drew %v ones", z)
 	}
 	if nd.Catch(func() { nd.Bernoulli(nd.Full(dev, nd.Float32, 1.5, 2)) }) == nil {

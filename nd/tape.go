@@ -93,7 +93,7 @@ func (a *NDArray) AttachGrad(req GradReq) {
 	}
 	var g *NDArray
 	if req != GradNull {
-		g = persistentSession.ZerosOf(a.st.dev, a.dtype, a.shape...) // neutral, never tracked
+		g = persistentSession.Zeros(a.st.dev, a.dtype, a.shape...) // neutral, never tracked
 	}
 	a.ag.Store(&agState{grad: g, req: req})
 }

@@ -49,7 +49,7 @@ func TestArrayDataset(t *testing.T) {
 
 func TestArrayDatasetFromND(t *testing.T) {
 	dev := ctx.CPU(0)
-	x := nd.Arange(dev, 0, 12, 1)
+	x := nd.Arange(dev, nd.Float32, 0, 12, 1)
 	x = nd.Reshape(x, 3, 2, 2)
 	cases := []struct {
 		name   string

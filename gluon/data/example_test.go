@@ -13,7 +13,7 @@ import (
 // A DataLoader batches a dataset with worker goroutines; batches come out
 // in sampler order, here with the incomplete last batch kept.
 func ExampleDataLoader() {
-	x := nd.Reshape(nd.Arange(ctx.CPU(0), 0, 10, 1), 5, 2) // five samples of shape [2]
+	x := nd.Reshape(nd.Arange(ctx.CPU(0), nd.Float32, 0, 10, 1), 5, 2) // five samples of shape [2]
 	y := nd.FromSlice(ctx.CPU(0), []float32{0, 1, 0, 1, 0})
 	ds, err := data.NewArrayDatasetFromND(x, y)
 	if err != nil {

@@ -58,7 +58,7 @@ func TestHandValues(t *testing.T) {
 		{"L1", loss.NewL1().Forward(pred, label), []float64{0.5, 1}},
 		{"L1/sample-weight", loss.NewL1().ForwardWeighted(pred, label, f64(dev, []float64{2, 0.5}, 2)), []float64{1, 0.5}},
 		// Logit 0: log 2 whatever the label.
-		{"SigmoidBCE/zero-logit", loss.NewSigmoidBCE(false).Forward(nd.Zeros(dev, 2, 1).AsType(nd.Float64), f64(dev, []float64{0, 1}, 2)), []float64{ln2, ln2}},
+		{"SigmoidBCE/zero-logit", loss.NewSigmoidBCE(false).Forward(nd.Zeros(dev, nd.Float32, 2, 1).AsType(nd.Float64), f64(dev, []float64{0, 1}, 2)), []float64{ln2, ln2}},
 		// Uniform scores over 4 classes: log 4 for any label.
 		{"SoftmaxCE/uniform", loss.NewSoftmaxCrossEntropy().Forward(nd.Full(dev, nd.Float64, 3, 2, 4), f64(dev, []float64{0, 3}, 2)), []float64{2 * ln2, 2 * ln2}},
 	} {
@@ -117,7 +117,7 @@ func TestSigmoidBCEStable(t *testing.T) {
 			}
 		}
 	}
-	x := nd.Zeros(dev, 2).AsType(nd.Float64)
+	x := nd.Zeros(dev, nd.Float32, 2).AsType(nd.Float64)
 	x.AttachGrad(nd.GradWrite)
 	var l *nd.NDArray
 	autograd.Record(func() {
@@ -132,7 +132,7 @@ func TestSigmoidBCEStable(t *testing.T) {
 // TestOtherContext checks that a loss runs where its inputs live.
 func TestOtherContext(t *testing.T) {
 	dev := ctx.CPU(1)
-	out := loss.NewSoftmaxCrossEntropy().Forward(nd.Zeros(dev, 2, 3), nd.Zeros(dev, 2))
+	out := loss.NewSoftmaxCrossEntropy().Forward(nd.Zeros(dev, nd.Float32, 2, 3), nd.Zeros(dev, nd.Float32, 2))
 	if out.Context() != dev || !slices.Equal(out.Shape(), []int{2}) {
 		t.Fatalf("got %v", out)
 	}
@@ -142,7 +142,7 @@ func TestOtherContext(t *testing.T) {
 // whose text names the loss and the shapes or contexts.
 func TestErrors(t *testing.T) {
 	c0, c1 := ctx.CPU(0), ctx.CPU(1)
-	z := func(dev ctx.Context, shape ...int) *nd.NDArray { return nd.Zeros(dev, shape...) }
+	z := func(dev ctx.Context, shape ...int) *nd.NDArray { return nd.Zeros(dev, nd.Float32, shape...) }
 	sce := loss.NewSoftmaxCrossEntropy()
 	for _, c := range []struct {
 		name string
@@ -158,7 +158,7 @@ func TestErrors(t *testing.T) {
 			[]string{"loss.L1: dtype mismatch", "float"}},
 		{"int-labels-l2", func() { loss.NewL2().Forward(z(c0, 2), nd.FromSlice(c0, []int64{0, 1})) }, nd.ErrDType,
 			[]string{"loss.L2: dtype mismatch", "float32", "int64"}},
-		{"int-labels-dense", func() { loss.SoftmaxCrossEntropy{Axis: -1}.Forward(z(c0, 2, 3), nd.ZerosOf(c0, nd.Int64, 2, 3)) }, nd.ErrDType,
+		{"int-labels-dense", func() { loss.SoftmaxCrossEntropy{Axis: -1}.Forward(z(c0, 2, 3), nd.Zeros(c0, nd.Int64, 2, 3)) }, nd.ErrDType,
 			[]string{"loss.SoftmaxCrossEntropy: dtype mismatch", "int64"}},
 		{"bool-sparse-labels", func() { sce.Forward(z(c0, 2, 3), nd.FromSlice(c0, []bool{true, false})) }, nd.ErrDType,
 			[]string{"loss.SoftmaxCrossEntropy: dtype mismatch", "bool"}},
@@ -174,7 +174,7 @@ func TestErrors(t *testing.T) {
 			[]string{"loss.SoftmaxCrossEntropy", "batch axis"}},
 		{"axis-range", func() { loss.SoftmaxCrossEntropy{Axis: 2}.Forward(z(c0, 4, 5), z(c0, 4)) }, nd.ErrArgument,
 			[]string{"axis 2 out of range"}},
-		{"scalar-pred", func() { loss.NewL2().Forward(nd.Zeros(c0), nd.Zeros(c0)) }, nd.ErrShape,
+		{"scalar-pred", func() { loss.NewL2().Forward(nd.Zeros(c0, nd.Float32), nd.Zeros(c0, nd.Float32)) }, nd.ErrShape,
 			[]string{"loss.L2", "no batch axis"}},
 		{"sample-weight-shape", func() { loss.NewL2().ForwardWeighted(z(c0, 4, 3), z(c0, 4, 3), z(c0, 5)) }, nd.ErrShape,
 			[]string{"loss.L2: shape error: sample weights of shape [5]", "[4 3]"}},

@@ -20,7 +20,7 @@ func count(t *testing.T, net gluon.Block, in ...int) ([]int, int) {
 	if err := params.Initialize(initializer.Xavier{}, []ctx.Context{ctx.CPU(0)}, false); err != nil {
 		t.Fatal(err)
 	}
-	out := net.Forward(nd.Zeros(ctx.CPU(0), in...))
+	out := net.Forward(nd.Zeros(ctx.CPU(0), nd.Float32, in...))
 	n := 0
 	for _, p := range params.List() {
 		n += p.ListData()[0].Size()
@@ -56,7 +56,7 @@ func ExampleLeNet() {
 	net := modelzoo.LeNet()
 	params := gluon.CollectParams(net)
 	_ = params.Initialize(initializer.Xavier{}, []ctx.Context{ctx.CPU(0)}, false)
-	net.Forward(nd.Zeros(ctx.CPU(0), 1, 1, 28, 28)) // infers the input sizes
+	net.Forward(nd.Zeros(ctx.CPU(0), nd.Float32, 1, 1, 28, 28)) // infers the input sizes
 	for _, name := range params.Names() {
 		fmt.Println(name, params.Get(name).Shape())
 	}

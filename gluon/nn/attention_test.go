@@ -143,7 +143,7 @@ func mapsEqual(a, b map[string][]int) bool {
 // masked keys that get no weight, and dropout on the weights in training
 // mode only.
 func TestAttentionBehaviour(t *testing.T) {
-	m := nn.CausalMask(nd.Zeros(cpu0, 1), 2, 4)
+	m := nn.CausalMask(nd.Zeros(cpu0, nd.Float32, 1), 2, 4)
 	want := []bool{false, false, false, true, false, false, false, false}
 	if got := m.Bools(); !slices.Equal(got, want) {
 		t.Errorf("CausalMask(2, 4) = %v, want %v (the diagonal aligned to the end)", got, want)

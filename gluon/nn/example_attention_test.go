@@ -20,8 +20,8 @@ func ExampleMultiHeadAttention() {
 		fmt.Println(err)
 		return
 	}
-	q := nd.Ones(dev, 2, 3, 16)
-	kv := nd.Ones(dev, 2, 5, 16)
+	q := nd.Ones(dev, nd.Float32, 2, 3, 16)
+	kv := nd.Ones(dev, nd.Float32, 2, 5, 16)
 	pad := nd.FromSlice(dev, []bool{
 		false, false, false, false, false,
 		false, false, false, false, true,
@@ -49,7 +49,7 @@ func ExampleTransformerEncoderLayer() {
 		fmt.Println(err)
 		return
 	}
-	x := nd.Ones(dev, 2, 10, 32) // batch, time, features
+	x := nd.Ones(dev, nd.Float32, 2, 10, 32) // batch, time, features
 	fmt.Println(net.Forward(x).Shape(), gluon.CollectParams(net).Len(), "parameters")
 	// Output:
 	// [2 10 32] 24 parameters
@@ -64,8 +64,8 @@ func ExampleTransformerDecoderLayer() {
 		fmt.Println(err)
 		return
 	}
-	tgt := nd.Ones(dev, 4, 2, 16)    // TNC: time, batch, features
-	memory := nd.Ones(dev, 6, 2, 16) // the encoder's output
+	tgt := nd.Ones(dev, nd.Float32, 4, 2, 16)    // TNC: time, batch, features
+	memory := nd.Ones(dev, nd.Float32, 6, 2, 16) // the encoder's output
 	fmt.Println(gluon.Call(dec, tgt, memory)[0].Shape())
 	// Output:
 	// [4 2 16]

@@ -19,7 +19,7 @@ func ExampleConv1D() {
 		fmt.Println(err)
 		return
 	}
-	y := conv.Forward(nd.Ones(ctx.CPU(0), 2, 8, 20))
+	y := conv.Forward(nd.Ones(ctx.CPU(0), nd.Float32, 2, 8, 20))
 	fmt.Println(y.Shape(), conv.Weight.Shape())
 	// Output:
 	// [2 16 20] [16 8 3]
@@ -33,7 +33,7 @@ func ExampleConv2DTranspose() {
 		fmt.Println(err)
 		return
 	}
-	y := up.Forward(nd.Ones(ctx.CPU(0), 1, 16, 7, 7))
+	y := up.Forward(nd.Ones(ctx.CPU(0), nd.Float32, 1, 16, 7, 7))
 	fmt.Println(y.Shape(), up.Weight.Shape())
 	// Output:
 	// [1 8 14 14] [16 8 4 4]
@@ -44,7 +44,7 @@ func ExampleConv2DTranspose() {
 // at every step or at none.
 func ExampleDropout() {
 	drop := nn.NewDropout(0.5, 0)
-	x := nd.Ones(ctx.CPU(0), 4, 1, 6)
+	x := nd.Ones(ctx.CPU(0), nd.Float32, 4, 1, 6)
 	var y *nd.NDArray
 	autograd.Record(func() { y = drop.Forward(x) })
 	v := y.Float32s()

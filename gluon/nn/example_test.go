@@ -29,7 +29,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	x := nd.Zeros(dev, 1, 1, 28, 28)
+	x := nd.Zeros(dev, nd.Float32, 1, 1, 28, 28)
 	var y *nd.NDArray
 	autograd.Pause(func() { y = net.Forward(x) })
 
@@ -65,7 +65,7 @@ func ExampleConcurrent() {
 		fmt.Println(err)
 		return
 	}
-	y := block.Forward(nd.Zeros(dev, 2, 3, 16, 16))
+	y := block.Forward(nd.Zeros(dev, nd.Float32, 2, 3, 16, 16))
 	fmt.Println(y.Shape())
 	fmt.Println(gluon.CollectParams(block).Names())
 	// Output:

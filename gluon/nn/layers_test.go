@@ -219,7 +219,7 @@ func TestUnknownActivationPanics(t *testing.T) {
 		"Activation/forward": func() {
 			a := nn.NewActivation("relu")
 			a.Name = "mish" // changed after construction: Forward checks too
-			a.Forward(nd.Ones(cpu0, 2))
+			a.Forward(nd.Ones(cpu0, nd.Float32, 2))
 		},
 	}
 	for name, f := range cases {

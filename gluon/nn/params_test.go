@@ -58,7 +58,7 @@ func TestSetDataMisuse(t *testing.T) {
 		// ignoring the data would leave the layer with whatever a later
 		// Initialize draws.
 		d := nn.NewDense(4, nn.DenseOpts{InUnits: 5})
-		err := nd.Catch(func() { d.Weight.SetData(nd.Ones(cpu0, 4, 5)) })
+		err := nd.Catch(func() { d.Weight.SetData(nd.Ones(cpu0, nd.Float32, 4, 5)) })
 		if err == nil && !d.Weight.Initialized() {
 			t.Error("SetData on an uninitialised parameter neither failed nor stored the data")
 		}
@@ -69,7 +69,7 @@ func TestSetDataMisuse(t *testing.T) {
 		// later as a contradiction at the forward pass.
 		d := nn.NewDense(4, nn.DenseOpts{})
 		initNet(t, d, initializer.Xavier{}, nd.Float32)
-		err := nd.Catch(func() { d.Weight.SetData(nd.Ones(cpu0, 3, 5)) })
+		err := nd.Catch(func() { d.Weight.SetData(nd.Ones(cpu0, nd.Float32, 3, 5)) })
 		if err == nil {
 			t.Errorf("SetData([3 5]) on a [4 0] weight accepted; weight shape now %v", d.Weight.Shape())
 		}
@@ -93,6 +93,6 @@ func TestSetDataMisuse(t *testing.T) {
 	t.Run("initialised-wrong-shape", func(t *testing.T) {
 		d := nn.NewDense(4, nn.DenseOpts{InUnits: 5})
 		initNet(t, d, initializer.Xavier{}, nd.Float32)
-		mustNDPanic(t, nd.ErrShape, func() { d.Weight.SetData(nd.Ones(cpu0, 3, 5)) }, "[4 5]", "[3 5]")
+		mustNDPanic(t, nd.ErrShape, func() { d.Weight.SetData(nd.Ones(cpu0, nd.Float32, 3, 5)) }, "[4 5]", "[3 5]")
 	})
 }

@@ -104,7 +104,7 @@ func TestEmbedding(t *testing.T) {
 		x    *nd.NDArray
 		want string
 	}{
-		{"float indices", nd.Ones(cpu0, 2), "indices must be an integer array"},
+		{"float indices", nd.Ones(cpu0, nd.Float32, 2), "indices must be an integer array"},
 		{"index too large", nd.FromSlice(cpu0, []int64{1, 5}), "index 5 outside [0, 5)"},
 		{"negative index", nd.FromSlice(cpu0, []int64{-1, 2}), "index -1 outside [0, 5)"},
 	} {

@@ -99,7 +99,7 @@ func TestSyncBatchNormMissingContext(t *testing.T) {
 	}
 	var err error
 	nd.DefaultSession().Record(func() {
-		err = nd.Catch(func() { b.Forward(nd.Ones(ctx.CPU(0), 2, 2)) })
+		err = nd.Catch(func() { b.Forward(nd.Ones(ctx.CPU(0), nd.Float32, 2, 2)) })
 	})
 	if err == nil {
 		t.Fatal("SyncBatchNorm with one of two contexts running did not fail")
@@ -109,7 +109,7 @@ func TestSyncBatchNormMissingContext(t *testing.T) {
 	for _, d := range devs {
 		start := time.Now()
 		nd.DefaultSession().Record(func() {
-			err = nd.Catch(func() { b.Forward(nd.Ones(d, 2, 2)) })
+			err = nd.Catch(func() { b.Forward(nd.Ones(d, nd.Float32, 2, 2)) })
 		})
 		if err == nil || !strings.Contains(err.Error(), "until Reset") || time.Since(start) > 40*time.Millisecond {
 			t.Fatalf("after a timeout, on %v: %v after %v, want the earlier failure at once", d, err, time.Since(start))

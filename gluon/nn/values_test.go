@@ -78,7 +78,7 @@ func TestConv2DValues(t *testing.T) {
 		initNet(t, c, initializer.Xavier{}, nd.Float32)
 		x := seq(cpu0, 1, 1, 1, 1, 3, 3) // 1..9
 		forward(c, x)
-		c.Weight.SetData(nd.Ones(cpu0, 1, 1, 2, 2))
+		c.Weight.SetData(nd.Ones(cpu0, nd.Float32, 1, 1, 2, 2))
 		c.Bias.SetData(nd.FromSlice(cpu0, []float32{10}, 1))
 		closeSlice(t, "conv", forward(c, x).Float64s(), []float64{22, 26, 34, 38}, 1e-6)
 	})
@@ -193,7 +193,7 @@ func TestFlattenValues(t *testing.T) {
 
 func TestDropoutModes(t *testing.T) {
 	const n = 4000
-	x := nd.Ones(cpu0, n)
+	x := nd.Ones(cpu0, nd.Float32, n)
 	count := func(y *nd.NDArray) (zeros int, kept []float64) {
 		for _, v := range y.Float64s() {
 			if v == 0 {
@@ -247,7 +247,7 @@ func TestDropoutModes(t *testing.T) {
 	})
 	t.Run("gradient-follows-mask", func(t *testing.T) {
 		d := nn.NewDropout(0.5)
-		xx := nd.Ones(cpu0, 200)
+		xx := nd.Ones(cpu0, nd.Float32, 200)
 		xx.AttachGrad(nd.GradWrite)
 		var y *nd.NDArray
 		autograd.Record(func() {

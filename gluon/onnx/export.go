@@ -75,7 +75,7 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 		s.PredictMode(func() {
 			sc := s.NewScope()
 			defer sc.Close()
-			x := s.ZerosOf(dev, opts.InputDType, inputShape...)
+			x := s.Zeros(dev, opts.InputDType, inputShape...)
 			if opts.InputDType == nd.Float32 {
 				x = s.RandomNormal(dev, nd.Float32, 0, 1, inputShape...)
 				example = x.Float32s()
@@ -154,7 +154,7 @@ func verify(mp *onnxpb.ModelProto, dev ctx.Context, dt nd.DType, shape []int, ex
 		s.PredictMode(func() {
 			sc := s.NewScope()
 			defer sc.Close()
-			x := s.ZerosOf(dev, dt, shape...)
+			x := s.Zeros(dev, dt, shape...)
 			if example != nil {
 				x = s.FromSlice(dev, example, shape...)
 			}

@@ -154,7 +154,7 @@ func opDropout(n *node, in []*nd.NDArray) []*nd.NDArray {
 	}
 	out := []*nd.NDArray{in[0]}
 	if len(n.n.GetOutput()) > 1 {
-		out = append(out, nd.OnesOf(in[0].Context(), nd.Bool, in[0].Shape()...))
+		out = append(out, nd.Ones(in[0].Context(), nd.Bool, in[0].Shape()...))
 	}
 	return out
 }
@@ -343,7 +343,7 @@ func opPool(t nd.PoolType) opFunc {
 			// Padded explicitly, the windows count the padding: divide by
 			// the share of each window that lies inside the input.
 			o.ExcludePad = false
-			inside, _ := padFor(nd.OnesOf(x.Context(), x.DType(), x.Shape()...), lo, hi, limit, 0)
+			inside, _ := padFor(nd.Ones(x.Context(), x.DType(), x.Shape()...), lo, hi, limit, 0)
 			y = nd.Div(nd.Pool2D(x2, o), nd.Pool2D(inside, o))
 		}
 		if y.DType() != dt {

@@ -20,7 +20,7 @@ func ExampleNewLSTM() {
 		fmt.Println(err)
 		return
 	}
-	x := nd.Ones(dev, 3, 10, 8) // batch 3, 10 steps, 8 features
+	x := nd.Ones(dev, nd.Float32, 3, 10, 8) // batch 3, 10 steps, 8 features
 	begin := lstm.BeginState(x, 3)
 	outs := gluon.Call(lstm, x, begin[0], begin[1])
 	fmt.Println("output", outs[0].Shape())
@@ -41,7 +41,7 @@ func ExampleNewGRUCell() {
 		fmt.Println(err)
 		return
 	}
-	x := nd.Ones(dev, 2, 4) // batch 2, 4 features
+	x := nd.Ones(dev, nd.Float32, 2, 4) // batch 2, 4 features
 	h := cell.BeginState(x, 2)[0]
 	for range 5 {
 		h = gluon.Call(cell, x, h)[0]

@@ -64,7 +64,7 @@ func TestInputSizeInferred(t *testing.T) {
 	if err := gluon.CollectParams(l).Initialize(nil, []ctx.Context{cpu0}, false); err != nil {
 		t.Fatal(err)
 	}
-	y := l.Forward(nd.Ones(cpu0, 5, 2, 7))
+	y := l.Forward(nd.Ones(cpu0, nd.Float32, 5, 2, 7))
 	if got := gluon.CollectParams(l).Get("weight_ih_l0").Shape(); !slices.Equal(got, []int{12, 7}) || !slices.Equal(y.Shape(), []int{5, 2, 4}) {
 		t.Errorf("weight_ih_l0 %v and output %v, want [12 7] and [5 2 4]", got, y.Shape())
 	}

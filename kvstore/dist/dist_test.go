@@ -134,7 +134,7 @@ func TestStoreWorker(t *testing.T) {
 		if _, err := kv.BeginStep([]string{"a"}, 1); err != nil {
 			t.Fatal(err)
 		}
-		if err := kv.Push("a", []*nd.NDArray{nd.Zeros(devs[0], 2, 4)}); err != nil {
+		if err := kv.Push("a", []*nd.NDArray{nd.Zeros(devs[0], nd.Float32, 2, 4)}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -143,16 +143,16 @@ func TestStoreWorker(t *testing.T) {
 		if rank == 3 {
 			shape = []int{5}
 		}
-		err := kv.Init([]string{"d"}, []*nd.NDArray{nd.Zeros(devs[0], shape...)})
+		err := kv.Init([]string{"d"}, []*nd.NDArray{nd.Zeros(devs[0], nd.Float32, shape...)})
 		if err == nil || !strings.Contains(err.Error(), "workers disagree") {
 			t.Fatalf("mismatched shapes: %v", err)
 		}
 	})
 	t.Run("local errors", func(t *testing.T) {
-		if err := kv.Push("nope", []*nd.NDArray{nd.Zeros(devs[0], 1)}); err == nil {
+		if err := kv.Push("nope", []*nd.NDArray{nd.Zeros(devs[0], nd.Float32, 1)}); err == nil {
 			t.Error("push of an unknown key succeeded")
 		}
-		if err := kv.Push("a", []*nd.NDArray{nd.Zeros(devs[0], 3)}); err == nil || !strings.Contains(err.Error(), "shape") {
+		if err := kv.Push("a", []*nd.NDArray{nd.Zeros(devs[0], nd.Float32, 3)}); err == nil || !strings.Contains(err.Error(), "shape") {
 			t.Errorf("push of a wrong shape: %v", err)
 		}
 	})
@@ -164,11 +164,11 @@ func TestStoreWorker(t *testing.T) {
 		if dkv.Type() != dist.DeviceKind {
 			t.Fatalf("type %q", dkv.Type())
 		}
-		if err := dkv.Init([]string{"w"}, []*nd.NDArray{nd.Zeros(devs[1], 3)}); err != nil {
+		if err := dkv.Init([]string{"w"}, []*nd.NDArray{nd.Zeros(devs[1], nd.Float32, 3)}); err != nil {
 			t.Fatal(err)
 		}
-		out := nd.Zeros(devs[0], 3)
-		vals := []*nd.NDArray{nd.Full(devs[1], nd.Float32, float64(rank), 3), nd.Ones(devs[0], 3)}
+		out := nd.Zeros(devs[0], nd.Float32, 3)
+		vals := []*nd.NDArray{nd.Full(devs[1], nd.Float32, float64(rank), 3), nd.Ones(devs[0], nd.Float32, 3)}
 		if err := dkv.PushPull("w", vals, []*nd.NDArray{out}); err != nil {
 			t.Fatal(err)
 		}
@@ -203,11 +203,11 @@ func TestSingleProcess(t *testing.T) {
 	if kv.Rank() != 0 || kv.NumWorkers() != 1 {
 		t.Fatalf("rank %d of %d", kv.Rank(), kv.NumWorkers())
 	}
-	if err := kv.Init([]string{"w"}, []*nd.NDArray{nd.Ones(ctx.CPU(0), 3)}); err != nil {
+	if err := kv.Init([]string{"w"}, []*nd.NDArray{nd.Ones(ctx.CPU(0), nd.Float32, 3)}); err != nil {
 		t.Fatal(err)
 	}
-	out := nd.Zeros(ctx.CPU(1), 3)
-	if err := kv.PushPull("w", []*nd.NDArray{nd.Ones(ctx.CPU(0), 3), nd.Ones(ctx.CPU(1), 3)}, []*nd.NDArray{out}); err != nil {
+	out := nd.Zeros(ctx.CPU(1), nd.Float32, 3)
+	if err := kv.PushPull("w", []*nd.NDArray{nd.Ones(ctx.CPU(0), nd.Float32, 3), nd.Ones(ctx.CPU(1), nd.Float32, 3)}, []*nd.NDArray{out}); err != nil {
 		t.Fatal(err)
 	}
 	if got := out.Float32s(); got[0] != 2 || got[2] != 2 {

@@ -83,7 +83,7 @@ func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
 	}
 	if !j.deferred {
 		// Materialise the deferred shapes with one forward pass.
-		autograd.Pause(func() { net.Forward(nd.Zeros(devs[0], 1, 1, 28, 28)).Release() })
+		autograd.Pause(func() { net.Forward(nd.Zeros(devs[0], nd.Float32, 1, 1, 28, 28)).Release() })
 	}
 	// Only rank 0 reads the parameters; the Trainer broadcasts them.
 	if j.resumeFrom != "" && j.rank == 0 {

@@ -157,7 +157,7 @@ func halfUnit(dt nd.DType) float64 {
 // Float64, and Float16 and BFloat16 where dev's backend holds them.
 func confDTypesOn(dev ctx.Context) []nd.DType {
 	dts := []nd.DType{nd.Float32, nd.Float64}
-	if nd.Catch(func() { nd.ZerosOf(dev, nd.Float16, 1).Release() }) == nil {
+	if nd.Catch(func() { nd.Zeros(dev, nd.Float16, 1).Release() }) == nil {
 		dts = append(dts, nd.Float16, nd.BFloat16)
 	}
 	return dts

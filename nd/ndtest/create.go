@@ -15,14 +15,11 @@ import (
 // nd/random.go.
 func confCreation(e confEnv) {
 	e.run("Zeros", func(e confEnv) {
-		e.checkAs(nd.Zeros(e.dev, 2, 3), nd.Float32, []int{2, 3}, confConst(6, 0), confTolExact)
-	})
-	e.run("ZerosOf", func(e confEnv) {
-		e.check(nd.ZerosOf(e.dev, e.dt, 2, 3), []int{2, 3}, confConst(6, 0), confTolExact)
+		e.check(nd.Zeros(e.dev, e.dt, 2, 3), []int{2, 3}, confConst(6, 0), confTolExact)
 	})
 	e.run("Ones", func(e confEnv) {
-		e.checkAs(nd.Ones(e.dev, 4), nd.Float32, []int{4}, confConst(4, 1), confTolExact)
-		e.checkAs(nd.Ones(e.dev, 2, 1, 3), nd.Float32, []int{2, 1, 3}, confConst(6, 1), confTolExact)
+		e.check(nd.Ones(e.dev, e.dt, 4), []int{4}, confConst(4, 1), confTolExact)
+		e.check(nd.Ones(e.dev, e.dt, 2, 1, 3), []int{2, 1, 3}, confConst(6, 1), confTolExact)
 	})
 	e.run("Full", func(e confEnv) {
 		e.check(nd.Full(e.dev, e.dt, 2.5, 3, 4), []int{3, 4}, confConst(12, 2.5), confTolExact)
@@ -54,8 +51,10 @@ func confCreation(e confEnv) {
 		{3, 4, 1, []float64{3}},
 	} {
 		e.run(fmt.Sprintf("Arange/%g_%g_%g", c.start, c.stop, c.step), func(e confEnv) {
-			got := nd.Arange(e.dev, c.start, c.stop, c.step)
-			e.checkAs(got, nd.Float32, []int{len(c.want)}, c.want, confTolExact)
+			e.check(nd.Arange(e.dev, e.dt, c.start, c.stop, c.step), []int{len(c.want)}, c.want, confTolExact)
+			if c.step == 1 { // whole numbers: as integers too
+				e.checkAs(nd.Arange(e.dev, nd.Int64, c.start, c.stop, c.step), nd.Int64, []int{len(c.want)}, c.want, confTolExact)
+			}
 		})
 	}
 	e.run("Like", func(e confEnv) {

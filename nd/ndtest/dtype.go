@@ -29,7 +29,7 @@ func (e confEnv) dtypeSupported() bool {
 				panic(r)
 			}
 		}()
-		nd.ZerosOf(e.dev, nd.Int64, 1).Release()
+		nd.Zeros(e.dev, nd.Int64, 1).Release()
 	}()
 	return ok
 }
@@ -58,7 +58,7 @@ func confDTypes(e confEnv) {
 		if b := nd.FromSlice(e.dev, []bool{true, false}).Bools(); !slices.Equal(b, []bool{true, false}) {
 			e.Errorf("bools %v", b)
 		}
-		e.ints(nd.OnesOf(e.dev, nd.Int32, 2), nd.Int32, []int{2}, 1, 1)
+		e.ints(nd.Ones(e.dev, nd.Int32, 2), nd.Int32, []int{2}, 1, 1)
 		e.ints(nd.Full(e.dev, nd.Uint8, 300, 1), nd.Uint8, []int{1}, 255)
 	})
 	e.run("AsType", func(e confEnv) {

@@ -56,7 +56,7 @@ func run(devFlag string, epochs, batch int, lr float64, seed uint64) (fit, error
 
 	// Parameters with gradient buffers.
 	w := nd.RandomNormal(dev, nd.Float32, 0, 0.01, 2, 1)
-	b := nd.Zeros(dev, 1)
+	b := nd.Zeros(dev, nd.Float32, 1)
 	w.AttachGrad(nd.GradWrite)
 	b.AttachGrad(nd.GradWrite)
 

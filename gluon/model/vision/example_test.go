@@ -26,7 +26,7 @@ func ExampleResNet18() {
 	net.ReplaceHead(5)
 	vision.FreezeAllButHead(net)
 	var y *nd.NDArray
-	autograd.PredictMode(func() { y = net.Forward(nd.Zeros(dev[0], 1, 3, 32, 32)) })
+	autograd.PredictMode(func() { y = net.Forward(nd.Zeros(dev[0], nd.Float32, 1, 3, 32, 32)) })
 	fmt.Println("output", y.Shape())
 	// Output:
 	// [conv1.weight bn1.weight bn1.bias] 102 parameters
