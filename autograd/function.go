@@ -61,12 +61,12 @@ func ApplyN(name string, f FunctionN, inputs ...*nd.NDArray) []*nd.NDArray {
 		shapes[i], sizes[i] = o.Shape(), o.Size()
 		flat[i] = nd.Reshape(o.Detach(), -1)
 	}
-	packed := nd.Concat(0, flat...).Detach()
+	packed := nd.Concat(flat, 0).Detach()
 	nd.Record(name, packed, inputs, func(g *nd.NDArray, need []bool) []*nd.NDArray {
 		grads := make([]*nd.NDArray, len(outs))
 		off := 0
 		for i, s := range shapes {
-			grads[i] = nd.Reshape(nd.SliceAxis(g.Detach(), 0, off, off+sizes[i]), s...)
+			grads[i] = nd.Reshape(nd.SliceAxis(g.Detach(), off, off+sizes[i], 0), s...)
 			off += sizes[i]
 		}
 		in := f.Backward(grads...)
@@ -84,7 +84,7 @@ func ApplyN(name string, f FunctionN, inputs ...*nd.NDArray) []*nd.NDArray {
 	res := make([]*nd.NDArray, len(outs))
 	off := 0
 	for i, s := range shapes {
-		res[i] = nd.Reshape(nd.SliceAxis(packed, 0, off, off+sizes[i]), s...)
+		res[i] = nd.Reshape(nd.SliceAxis(packed, off, off+sizes[i], 0), s...)
 		off += sizes[i]
 	}
 	return res

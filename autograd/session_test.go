@@ -238,7 +238,7 @@ func TestSessionMixError(t *testing.T) {
 		want string
 	}{
 		{"Add", func() { nd.Add(x, y) }, `nd.Add: session mismatch: arrays of session "learner" and session "server" mixed`},
-		{"Concat", func() { nd.Concat(0, neutral, x, y) }, `nd.Concat: session mismatch: arrays of session "learner" and session "server"`},
+		{"Concat", func() { nd.Concat([]*nd.NDArray{neutral, x, y}, 0) }, `nd.Concat: session mismatch: arrays of session "learner" and session "server"`},
 		{"Adopt", func() { b.Adopt(x) }, `nd.Adopt: session mismatch: array of shape [2] belongs to session "learner", not session "server"`},
 		{"Use", func() { b.Use(x) }, `nd.Use: session mismatch`},
 		{"Backward", func() {

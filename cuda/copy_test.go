@@ -48,7 +48,7 @@ func TestCopyBetweenContexts(t *testing.T) {
 			t.Fatalf("Assign float32 gpu(0) -> float64 %v: [%d] = %g, want %g", other, i, v, want[i])
 		}
 	}
-	tr := nd.Transpose(nd.Reshape(nd.SliceAxis(a, 0, 0, 600), 20, 30), 1, 0).CopyTo(other)
+	tr := nd.Transpose(nd.Reshape(nd.SliceAxis(a, 0, 600, 0), 20, 30), 1, 0).CopyTo(other)
 	got := tr.Float32s()
 	for i := 0; i < 30; i++ {
 		for j := 0; j < 20; j++ {

@@ -450,11 +450,11 @@ func TestDTypeHostInPlace(t *testing.T) {
 		vals := randomValues(sdt, 300, uint64(sdt)+70)
 		for _, ddt := range backend.DTypes {
 			for _, dirs := range [][2]ctx.Context{{cpu, gpu}, {gpu, cpu}} {
-				src := nd.SliceAxis(nd.FromSlice(dirs[0], vals, 3, 100), 0, 1, 2)
+				src := nd.SliceAxis(nd.FromSlice(dirs[0], vals, 3, 100), 1, 2, 0)
 				whole := nd.Zeros(dirs[1], ddt, 3, 100)
-				nd.Assign(nd.SliceAxis(whole, 0, 1, 2), src)
-				row := nd.SliceAxis(nd.FromSlice(cpu, vals, 3, 100), 0, 1, 2).AsType(ddt)
-				want := nd.Concat(0, nd.Zeros(cpu, ddt, 1, 100), row, nd.Zeros(cpu, ddt, 1, 100))
+				nd.Assign(nd.SliceAxis(whole, 1, 2, 0), src)
+				row := nd.SliceAxis(nd.FromSlice(cpu, vals, 3, 100), 1, 2, 0).AsType(ddt)
+				want := nd.Concat([]*nd.NDArray{nd.Zeros(cpu, ddt, 1, 100), row, nd.Zeros(cpu, ddt, 1, 100)}, 0)
 				w, g := storageHost(ddt, 300), storageHost(ddt, 300)
 				want.ReadInto(w)
 				whole.ReadInto(g)

@@ -312,9 +312,9 @@ func indexOps(dev ctx.Context, x, idx, gidx *nd.NDArray) []*nd.NDArray {
 	autograd.Record(func() {
 		take := nd.Take(x, idx, 0)
 		wrap := nd.Take(x, idx, 1, nd.TakeWrap)
-		g := nd.Gather(x, 1, gidx)
-		sa := nd.ScatterAdd(x, 1, gidx, g)
-		ia := nd.IndexAdd(x, 0, idx, take)
+		g := nd.Gather(x, gidx, 1)
+		sa := nd.ScatterAdd(x, gidx, g, 1)
+		ia := nd.IndexAdd(x, idx, take, 0)
 		zero := nd.Full(dev, nd.Float32, 0.5, 1)
 		w := nd.Where(nd.Greater(x, zero), x, nd.MulScalar(x, 3))
 		mf := nd.MaskedFill(x, nd.Greater(zero, x), -5)
@@ -390,7 +390,7 @@ func BenchmarkIndexOps(b *testing.B) {
 			{"topk-1x50000", func() *nd.NDArray { v, _ := nd.TopK(logits1, 5, 1, true); return v }},
 			{"topk-32x50000", func() *nd.NDArray { v, _ := nd.TopK(logits32, 5, 1, true); return v }},
 			{"embedding-4096x512", func() *nd.NDArray { return nd.Take(w, ids, 0) }},
-			{"embedding-grad", func() *nd.NDArray { return nd.IndexAdd(w, 0, ids, g) }},
+			{"embedding-grad", func() *nd.NDArray { return nd.IndexAdd(w, ids, g, 0) }},
 			{"cumsum-64x4096", func() *nd.NDArray { return nd.Cumsum(seq, 1) }},
 			{"cumsum-1x50000", func() *nd.NDArray { return nd.Cumsum(logits1, 1) }},
 		}

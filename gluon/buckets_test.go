@@ -352,7 +352,7 @@ func TestBucketGradAdd(t *testing.T) {
 				p.SetGradReq(nd.GradAdd)
 			}
 			for h := range 2 {
-				xh, yh := nd.SliceAxis(x, 0, 8*h, 8*h+8), nd.SliceAxis(y, 0, 8*h, 8*h+8)
+				xh, yh := nd.SliceAxis(x, 8*h, 8*h+8, 0), nd.SliceAxis(y, 8*h, 8*h+8, 0)
 				if err := lenetBackward(net, xh, yh, devs); err != nil {
 					t.Fatal(err)
 				}

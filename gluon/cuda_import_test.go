@@ -45,7 +45,7 @@ func trainLeNetOn(t *testing.T, devs []ctx.Context, kv string, steps int) map[st
 	allLabels := nd.FromSlice(ctx.CPU(0), labels)
 	for s := range steps {
 		scope := nd.NewScope()
-		x, y := nd.SliceAxis(host, 0, s*batch, (s+1)*batch), nd.SliceAxis(allLabels, 0, s*batch, (s+1)*batch)
+		x, y := nd.SliceAxis(host, s*batch, (s+1)*batch, 0), nd.SliceAxis(allLabels, s*batch, (s+1)*batch, 0)
 		if err := traintest.Backward(net, traintest.SoftmaxCE, x, y, devs, true); err != nil {
 			t.Fatal(err)
 		}

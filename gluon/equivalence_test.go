@@ -74,8 +74,8 @@ func trainLeNet(t *testing.T, c runConfig, steps int) map[string][]float32 {
 	}
 	for s := range steps {
 		scope := nd.NewScope()
-		x := nd.SliceAxis(host, 0, s*batch, (s+1)*batch)
-		y := nd.SliceAxis(allLabels, 0, s*batch, (s+1)*batch)
+		x := nd.SliceAxis(host, s*batch, (s+1)*batch, 0)
+		y := nd.SliceAxis(allLabels, s*batch, (s+1)*batch, 0)
 		if err := traintest.Backward(net, traintest.SoftmaxCE, x, y, devs, true); err != nil {
 			t.Fatal(err)
 		}

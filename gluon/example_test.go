@@ -120,8 +120,8 @@ func ExampleClipGlobalNorm() {
 	var norm float64
 	for range 300 {
 		for half := range 2 { // two micro-batches of 2 samples
-			xs, _ := gluon.SplitAndLoad(nd.SliceAxis(x, 0, 2*half, 2*half+2), devs, true)
-			ys, _ := gluon.SplitAndLoad(nd.SliceAxis(y, 0, 2*half, 2*half+2), devs, true)
+			xs, _ := gluon.SplitAndLoad(nd.SliceAxis(x, 2*half, 2*half+2, 0), devs, true)
+			ys, _ := gluon.SplitAndLoad(nd.SliceAxis(y, 2*half, 2*half+2, 0), devs, true)
 			autograd.Record(func() {
 				_ = gluon.ForEachDevice(devs, func(i int, _ ctx.Context) error {
 					autograd.Backward(nd.Square(nd.Sub(net.Forward(xs[i]), ys[i])))

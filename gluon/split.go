@@ -50,7 +50,7 @@ func SplitAndLoad(batch *nd.NDArray, devs []ctx.Context, evenSplit bool) ([]*nd.
 	}
 	out := make([]*nd.NDArray, len(bounds))
 	for i, b := range bounds {
-		s := nd.SliceAxis(batch, 0, b[0], b[1])
+		s := nd.SliceAxis(batch, b[0], b[1], 0)
 		out[i] = s.AsIn(devs[i])
 		if out[i] != s {
 			s.Release()

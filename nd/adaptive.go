@@ -36,7 +36,7 @@ func adaptiveAxis(x *NDArray, axis, n int) *NDArray {
 	cells := make([]*NDArray, n)
 	for i := range n {
 		lo, hi := i*size/n, ((i+1)*size+n-1)/n
-		cells[i] = MeanKeepDims(SliceAxis(x, axis, lo, hi), axis)
+		cells[i] = MeanKeepDims(SliceAxis(x, lo, hi, axis), axis)
 	}
-	return Concat(axis, cells...)
+	return Concat(cells, axis)
 }

@@ -45,7 +45,7 @@ func TestAutocastClasses(t *testing.T) {
 					{"Sum (float32)", nd.Sum(nd.Softmax(y, -1)), nd.Float32},
 					{"Add half+half", nd.Add(y, y), dt},
 					{"Add half+float32 (widest)", nd.Add(y, nd.Ones(dev, nd.Float32, 3)), nd.Float32},
-					{"Concat (widest)", nd.Concat(1, y, nd.Ones(dev, nd.Float32, 4, 2)), nd.Float32},
+					{"Concat (widest)", nd.Concat([]*nd.NDArray{y, nd.Ones(dev, nd.Float32, 4, 2)}, 1), nd.Float32},
 				}
 				for _, c := range cases {
 					if c.got.DType() != c.want {

@@ -36,48 +36,48 @@ var mixCases = []mixCase{
 	{"Dot", func(a, b *nd.NDArray) { nd.Dot(a, b, true, false) }},
 	{"FullyConnected", func(a, b *nd.NDArray) { nd.FullyConnected(a, b, nil) }},
 	{"FullyConnected", func(a, b *nd.NDArray) {
-		nd.FullyConnected(a, a, nd.Reshape(nd.SliceAxis(b, 1, 0, 1), 4))
+		nd.FullyConnected(a, a, nd.Reshape(nd.SliceAxis(b, 0, 1, 1), 4))
 	}},
-	{"Concat", func(a, b *nd.NDArray) { nd.Concat(0, a, b) }},
-	{"Stack", func(a, b *nd.NDArray) { nd.Stack(0, a, b) }},
-	{"Pick", func(a, b *nd.NDArray) { nd.Pick(a, nd.Reshape(nd.SliceAxis(b, 1, 0, 1), 4), 1) }},
+	{"Concat", func(a, b *nd.NDArray) { nd.Concat([]*nd.NDArray{a, b}, 0) }},
+	{"Stack", func(a, b *nd.NDArray) { nd.Stack([]*nd.NDArray{a, b}, 0) }},
+	{"Pick", func(a, b *nd.NDArray) { nd.Pick(a, nd.Reshape(nd.SliceAxis(b, 0, 1, 1), 4), 1) }},
 	{"Conv2D", func(a, b *nd.NDArray) {
 		nd.Conv2D(nd.Reshape(a, 1, 1, 4, 4), nd.Reshape(b, 1, 1, 4, 4), nil, nd.ConvOpts{})
 	}},
 	{"Conv2D", func(a, b *nd.NDArray) {
 		x := nd.Reshape(a, 1, 1, 4, 4)
-		nd.Conv2D(x, x, nd.Reshape(nd.SliceAxis(b, 1, 0, 1), 4), nd.ConvOpts{})
+		nd.Conv2D(x, x, nd.Reshape(nd.SliceAxis(b, 0, 1, 1), 4), nd.ConvOpts{})
 	}},
 	{"Conv1D", func(a, b *nd.NDArray) {
 		nd.Conv1D(nd.Reshape(a, 1, 1, 16), nd.Reshape(b, 1, 1, 16), nil, nd.Conv1DOpts{})
 	}},
 	{"Conv1D", func(a, b *nd.NDArray) {
 		x := nd.Reshape(a, 1, 1, 16)
-		nd.Conv1D(x, nd.Reshape(nd.SliceAxis(a, 1, 0, 1), 1, 1, 4), nd.Reshape(nd.SliceAxis(b, 1, 0, 1), 4), nd.Conv1DOpts{})
+		nd.Conv1D(x, nd.Reshape(nd.SliceAxis(a, 0, 1, 1), 1, 1, 4), nd.Reshape(nd.SliceAxis(b, 0, 1, 1), 4), nd.Conv1DOpts{})
 	}},
 	{"Conv2DTranspose", func(a, b *nd.NDArray) {
 		nd.Conv2DTranspose(nd.Reshape(a, 1, 1, 4, 4), nd.Reshape(b, 1, 1, 4, 4), nil, nd.ConvTransposeOpts{})
 	}},
 	{"BatchNorm", func(a, b *nd.NDArray) {
-		c := nd.Reshape(nd.SliceAxis(b, 1, 0, 1), 4)
+		c := nd.Reshape(nd.SliceAxis(b, 0, 1, 1), 4)
 		nd.BatchNorm(a, nil, nil, c, c, nd.BatchNormOpts{})
 	}},
 	{"BatchNorm", func(a, b *nd.NDArray) {
-		ca := nd.Reshape(nd.SliceAxis(a, 1, 0, 1), 4)
-		cb := nd.Reshape(nd.SliceAxis(b, 1, 0, 1), 4)
+		ca := nd.Reshape(nd.SliceAxis(a, 0, 1, 1), 4)
+		cb := nd.Reshape(nd.SliceAxis(b, 0, 1, 1), 4)
 		nd.BatchNorm(a, cb, nil, ca, ca, nd.BatchNormOpts{})
 	}},
 	{"Take", func(a, b *nd.NDArray) { nd.Take(a, b.AsType(nd.Int64), 0, nd.TakeClip) }},
-	{"Gather", func(a, b *nd.NDArray) { nd.Gather(a, 1, b.AsType(nd.Int64)) }},
-	{"ScatterAdd", func(a, b *nd.NDArray) { nd.ScatterAdd(a, 1, a.AsType(nd.Int64), b) }},
-	{"IndexAdd", func(a, b *nd.NDArray) { nd.IndexAdd(a, 0, nd.Reshape(b.AsType(nd.Int64), 16), a) }},
+	{"Gather", func(a, b *nd.NDArray) { nd.Gather(a, b.AsType(nd.Int64), 1) }},
+	{"ScatterAdd", func(a, b *nd.NDArray) { nd.ScatterAdd(a, a.AsType(nd.Int64), b, 1) }},
+	{"IndexAdd", func(a, b *nd.NDArray) { nd.IndexAdd(a, nd.Reshape(b.AsType(nd.Int64), 16), a, 0) }},
 	{"Where", func(a, b *nd.NDArray) { nd.Where(nd.Greater(b, b), a, a) }},
 	{"Where", func(a, b *nd.NDArray) { nd.Where(nd.Greater(a, a), a, b) }},
 	{"MaskedFill", func(a, b *nd.NDArray) { nd.MaskedFill(a, nd.Greater(b, b), 0) }},
 	{"LogicalAnd", func(a, b *nd.NDArray) { nd.LogicalAnd(a, b) }},
-	{"PReLU", func(a, b *nd.NDArray) { nd.PReLU(a, nd.Reshape(nd.SliceAxis(b, 1, 0, 1), 4), 0) }},
-	{"LayerNorm", func(a, b *nd.NDArray) { nd.LayerNorm(a, nd.Reshape(nd.SliceAxis(b, 0, 0, 1), 4), nil, -1, 1e-5) }},
-	{"GroupNorm", func(a, b *nd.NDArray) { nd.GroupNorm(a, nil, nd.Reshape(nd.SliceAxis(b, 1, 0, 1), 4), 2, 1e-5) }},
+	{"PReLU", func(a, b *nd.NDArray) { nd.PReLU(a, nd.Reshape(nd.SliceAxis(b, 0, 1, 1), 4), 0) }},
+	{"LayerNorm", func(a, b *nd.NDArray) { nd.LayerNorm(a, nd.Reshape(nd.SliceAxis(b, 0, 1, 0), 4), nil, -1, 1e-5) }},
+	{"GroupNorm", func(a, b *nd.NDArray) { nd.GroupNorm(a, nil, nd.Reshape(nd.SliceAxis(b, 0, 1, 1), 4), 2, 1e-5) }},
 	{"AddTo", func(a, b *nd.NDArray) { nd.AddTo(a, b) }},
 	{"Backward", func(a, b *nd.NDArray) {
 		a.AttachGrad(nd.GradWrite)
@@ -123,7 +123,7 @@ func TestContextMismatchAllocatesNothing(t *testing.T) {
 	ops := map[string]func(){
 		"Add":    func() { nd.Add(a, b) },
 		"MatMul": func() { nd.MatMul(a, b) },
-		"Concat": func() { nd.Concat(1, a, b) },
+		"Concat": func() { nd.Concat([]*nd.NDArray{a, b}, 1) },
 		"Conv2D": func() { nd.Conv2D(nd.Reshape(a, 1, 1, 8, 8), nd.Reshape(b, 1, 1, 8, 8), nil, nd.ConvOpts{}) },
 	}
 	for name, f := range ops {

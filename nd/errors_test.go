@@ -26,7 +26,7 @@ func TestErrors(t *testing.T) {
 		{"broadcast", nd.ErrShape, []string{"nd.Add:", "[2 3]", "[4 3]"}, func() { nd.Add(m23, m43) }},
 		{"matmul inner", nd.ErrShape, []string{"nd.Dot:", "[2 3]"}, func() { nd.MatMul(m23, m23) }},
 		{"reshape", nd.ErrShape, []string{"nd.Reshape:", "[2 3]", "[4 2]"}, func() { nd.Reshape(m23, 4, 2) }},
-		{"concat", nd.ErrShape, []string{"nd.Concat:", "[2 3]", "[4 3]"}, func() { nd.Concat(1, m23, m43) }},
+		{"concat", nd.ErrShape, []string{"nd.Concat:", "[2 3]", "[4 3]"}, func() { nd.Concat([]*nd.NDArray{m23, m43}, 1) }},
 		{"conv groups", nd.ErrShape, []string{"nd.Conv2D:", "[1 2 5 5]"}, func() {
 			nd.Conv2D(img, nd.Ones(dev, nd.Float32, 3, 2, 3, 3), nil, nd.ConvOpts{Groups: 2})
 		}},
@@ -73,8 +73,8 @@ func TestErrors(t *testing.T) {
 		{"int random", nd.ErrDType, []string{"nd.RandomUniform:", "int32"}, func() { nd.RandomUniform(dev, nd.Int32, 0, 1, 2) }},
 		{"bool index", nd.ErrDType, []string{"nd.Take:", "bool"}, func() { nd.Take(m23, nd.Zeros(dev, nd.Bool, 2), 0, nd.TakeClip) }},
 		{"where condition", nd.ErrDType, []string{"nd.Where:", "bool array", "float32"}, func() { nd.Where(m23, m23, m23) }},
-		{"gather index rank", nd.ErrShape, []string{"nd.Gather:", "[2]", "[2 3]"}, func() { nd.Gather(m23, 1, nd.Zeros(dev, nd.Int64, 2)) }},
-		{"index add source", nd.ErrShape, []string{"nd.IndexAdd:", "[2 3]"}, func() { nd.IndexAdd(m23, 0, nd.Zeros(dev, nd.Int64, 3), m23) }},
+		{"gather index rank", nd.ErrShape, []string{"nd.Gather:", "[2]", "[2 3]"}, func() { nd.Gather(m23, nd.Zeros(dev, nd.Int64, 2), 1) }},
+		{"index add source", nd.ErrShape, []string{"nd.IndexAdd:", "[2 3]"}, func() { nd.IndexAdd(m23, nd.Zeros(dev, nd.Int64, 3), m23, 0) }},
 		{"masked fill shape", nd.ErrShape, []string{"nd.MaskedFill:", "[4 3]", "[2 3]"}, func() { nd.MaskedFill(m23, nd.Zeros(dev, nd.Bool, 4, 3), 0) }},
 		{"slice step 0", nd.ErrArgument, []string{"nd.Slice:", "step 0"}, func() { nd.Slice(m23, nd.SpanStep(0, 2, 0)) }},
 		{"slice ranks", nd.ErrArgument, []string{"nd.Slice:", "3 ranges"}, func() { nd.Slice(m23, nd.All(), nd.All(), nd.All()) }},

@@ -101,16 +101,16 @@ var unaryGoldenOps = map[string]func(*nd.NDArray) *nd.NDArray{
 
 var indexGoldenOps = map[string]indexOp{
 	"gather": func(_ *testing.T, p indexParams, in, ix, _ map[string]*nd.NDArray) (*nd.NDArray, *nd.NDArray) {
-		return one(nd.Gather(in["x"], p.Axis, ix["idx"]))
+		return one(nd.Gather(in["x"], ix["idx"], p.Axis))
 	},
 	"scatter_add": func(_ *testing.T, p indexParams, in, ix, _ map[string]*nd.NDArray) (*nd.NDArray, *nd.NDArray) {
-		return one(nd.ScatterAdd(in["x"], p.Axis, ix["idx"], in["src"]))
+		return one(nd.ScatterAdd(in["x"], ix["idx"], in["src"], p.Axis))
 	},
 	"index_select": func(_ *testing.T, p indexParams, in, ix, _ map[string]*nd.NDArray) (*nd.NDArray, *nd.NDArray) {
 		return one(nd.Take(in["x"], ix["idx"], p.Axis, nd.TakeClip))
 	},
 	"index_add": func(_ *testing.T, p indexParams, in, ix, _ map[string]*nd.NDArray) (*nd.NDArray, *nd.NDArray) {
-		return one(nd.IndexAdd(in["x"], p.Axis, ix["idx"], in["src"]))
+		return one(nd.IndexAdd(in["x"], ix["idx"], in["src"], p.Axis))
 	},
 	"topk": func(_ *testing.T, p indexParams, in, _, _ map[string]*nd.NDArray) (*nd.NDArray, *nd.NDArray) {
 		return nd.TopK(in["x"], p.K, p.Axis, p.Largest)

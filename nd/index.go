@@ -172,7 +172,7 @@ func gatherShapes(op string, x, idx *NDArray, axis int) (int, backend.GatherPara
 // for axis 1. idx has x's number of dimensions and x's size on every other
 // axis; the result has idx's shape. Out-of-range indices are clipped. The
 // gradient of x is scatter-added, in a fixed order.
-func Gather(x *NDArray, axis int, idx *NDArray) *NDArray {
+func Gather(x, idx *NDArray, axis int) *NDArray {
 	return dispatch("Gather", castNeutral, []*NDArray{x, idx}, func(in []*NDArray) *NDArray { return gatherOp(in[0], axis, in[1]) })
 }
 
@@ -193,7 +193,7 @@ func gatherOp(x *NDArray, axis int, idx *NDArray) *NDArray {
 // for axis 1. idx and src have one shape, with x's size on every axis but
 // axis. Repeated indices accumulate, in a fixed order. Gradients: x gets
 // the output gradient, src the output gradient gathered at idx.
-func ScatterAdd(x *NDArray, axis int, idx, src *NDArray) *NDArray {
+func ScatterAdd(x, idx, src *NDArray, axis int) *NDArray {
 	return dispatch("ScatterAdd", castWidest, []*NDArray{x, idx, src}, func(in []*NDArray) *NDArray { return scatterAddOp(in[0], axis, in[1], in[2]) })
 }
 
@@ -216,7 +216,7 @@ func scatterAddOp(x *NDArray, axis int, idx, src *NDArray) *NDArray {
 // indices (PyTorch's index_add; the gradient of Take): out[..., idx[j],
 // ...] += src[..., j, ...]. src has x's shape with len(indices) on axis.
 // Out-of-range indices are clipped; repeated ones accumulate, in order.
-func IndexAdd(x *NDArray, axis int, indices, src *NDArray) *NDArray {
+func IndexAdd(x, indices, src *NDArray, axis int) *NDArray {
 	return dispatch("IndexAdd", castWidest, []*NDArray{x, indices, src}, func(in []*NDArray) *NDArray { return indexAddOp(in[0], axis, in[1], in[2]) })
 }
 

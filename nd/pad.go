@@ -53,7 +53,7 @@ func padOp(x *NDArray, widths [][2]int, mode PadMode, value float64) *NDArray {
 				s[d] = after
 				parts = append(parts, x.Session().Full(x.st.dev, x.dtype, value, s...))
 			}
-			out = Concat(d, parts...)
+			out = Concat(parts, d)
 		case PadEdge, PadReflect:
 			if n == 0 {
 				fail(op, ErrShape, "cannot pad an empty axis %d of shape %v by %v", d, x.shape, mode)

@@ -135,7 +135,7 @@ func region(a *NDArray, axis, begin int) backend.Arg {
 // SliceAxis returns the elements of x with begin <= index < end along
 // axis. Negative begin and end count from the end. A slice along the
 // first axis is a view; others are copies.
-func SliceAxis(x *NDArray, axis, begin, end int) *NDArray {
+func SliceAxis(x *NDArray, begin, end, axis int) *NDArray {
 	const op = "SliceAxis"
 	checkLive(op, x)
 	ax := normAxis(op, axis, x.NDim())
@@ -167,7 +167,7 @@ func SliceAxis(x *NDArray, axis, begin, end int) *NDArray {
 }
 
 // Concat joins arrays along axis; all other dimensions must agree.
-func Concat(axis int, arrs ...*NDArray) *NDArray {
+func Concat(arrs []*NDArray, axis int) *NDArray {
 	const op = "Concat"
 	if len(arrs) == 0 {
 		fail(op, ErrArgument, "no arrays")
@@ -214,7 +214,7 @@ func Concat(axis int, arrs ...*NDArray) *NDArray {
 }
 
 // Split cuts x into n equal parts along axis.
-func Split(x *NDArray, axis, n int) []*NDArray {
+func Split(x *NDArray, n, axis int) []*NDArray {
 	checkLive("Split", x)
 	ax := normAxis("Split", axis, x.NDim())
 	if n <= 0 || x.shape[ax]%n != 0 {
@@ -223,13 +223,13 @@ func Split(x *NDArray, axis, n int) []*NDArray {
 	step := x.shape[ax] / n
 	out := make([]*NDArray, n)
 	for i := range out {
-		out[i] = SliceAxis(x, ax, i*step, (i+1)*step)
+		out[i] = SliceAxis(x, i*step, (i+1)*step, ax)
 	}
 	return out
 }
 
 // Stack joins arrays of one shape along a new axis.
-func Stack(axis int, arrs ...*NDArray) *NDArray {
+func Stack(arrs []*NDArray, axis int) *NDArray {
 	if len(arrs) == 0 {
 		fail("Stack", ErrArgument, "no arrays")
 	}
@@ -248,7 +248,7 @@ func Stack(axis int, arrs ...*NDArray) *NDArray {
 	for i, a := range arrs {
 		ex[i] = ExpandDims(a, axis)
 	}
-	return Concat(axis, ex...)
+	return Concat(ex, axis)
 }
 
 // BroadcastTo repeats x along its size-1 (or missing leading) axes to shape.

@@ -144,13 +144,13 @@ func (a *MultiHeadAttention) project(q, k, v *nd.NDArray, self bool) (qp, kp, vp
 		sh := x.Shape()
 		var bb *nd.NDArray
 		if b != nil {
-			bb = nd.SliceAxis(b, 0, i*e, j*e)
+			bb = nd.SliceAxis(b, i*e, j*e, 0)
 		}
-		y := nd.FullyConnected(nd.Reshape(x, -1, e), nd.SliceAxis(w, 0, i*e, j*e), bb)
+		y := nd.FullyConnected(nd.Reshape(x, -1, e), nd.SliceAxis(w, i*e, j*e, 0), bb)
 		return nd.Reshape(y, sh[0], sh[1], (j-i)*e)
 	}
 	if self {
-		p := nd.Split(lin(q, 0, 3), 2, 3)
+		p := nd.Split(lin(q, 0, 3), 3, 2)
 		return p[0], p[1], p[2]
 	}
 	return lin(q, 0, 1), lin(k, 1, 2), lin(v, 2, 3)

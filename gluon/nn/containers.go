@@ -95,5 +95,5 @@ func (c *Concurrent) Forward(x *nd.NDArray) *nd.NDArray {
 	for i, b := range c.Children() {
 		outs[i] = asBlock("nn.Concurrent", b).Forward(x)
 	}
-	return nd.Concat(c.Axis, outs...)
+	return nd.Concat(outs, c.Axis)
 }

@@ -93,12 +93,12 @@ func (b *SyncBatchNorm) Forward(x *nd.NDArray) *nd.NDArray {
 		}
 	}
 	bshape[ax] = c
-	sums := nd.Concat(0, nd.Sum(x, axes...), nd.Sum(nd.Square(x), axes...))
+	sums := nd.Concat([]*nd.NDArray{nd.Sum(x, axes...), nd.Sum(nd.Square(x), axes...)}, 0)
 	total, count := b.allSum(sums, x.Size()/max(c, 1))
 	n := float64(count)
-	mean := nd.DivScalar(nd.SliceAxis(total, 0, 0, c), n)
+	mean := nd.DivScalar(nd.SliceAxis(total, 0, c, 0), n)
 	// E[x²] − mean², clamped at 0 against rounding.
-	variance := nd.MaximumScalar(nd.Sub(nd.DivScalar(nd.SliceAxis(total, 0, c, 2*c), n), nd.Square(mean)), 0)
+	variance := nd.MaximumScalar(nd.Sub(nd.DivScalar(nd.SliceAxis(total, c, 2*c, 0), n), nd.Square(mean)), 0)
 	y := nd.Mul(nd.Sub(x, nd.Reshape(mean, bshape...)), nd.Reshape(nd.Rsqrt(nd.AddScalar(variance, o.Epsilon)), bshape...))
 	if b.Gamma != nil {
 		b.Gamma.InferShape(c)

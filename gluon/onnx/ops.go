@@ -312,7 +312,7 @@ func opConvTranspose(n *node, in []*nd.NDArray) []*nd.NDArray {
 	for i := range 2 {
 		if extraLo, extraHi := lo[i]-pad[i], hi[i]-pad[i]; extraLo > 0 || extraHi > 0 {
 			size := y.Shape()[2+i]
-			y = nd.SliceAxis(y, 2+i, extraLo, size-extraHi)
+			y = nd.SliceAxis(y, extraLo, size-extraHi, 2+i)
 		}
 	}
 	return []*nd.NDArray{back(y)}

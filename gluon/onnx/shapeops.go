@@ -66,7 +66,7 @@ var shapeOps = map[string]opFunc{
 		for i := 1; i < len(arrs); i++ {
 			_, arrs[i] = match(arrs[0], arrs[i])
 		}
-		return []*nd.NDArray{nd.Concat(normAxis(n.a.int("axis", 0), in[0].NDim()), arrs...)}
+		return []*nd.NDArray{nd.Concat(arrs, normAxis(n.a.int("axis", 0), in[0].NDim()))}
 	},
 	"Shape": func(n *node, in []*nd.NDArray) []*nd.NDArray {
 		s := in[0].Shape()
@@ -188,7 +188,7 @@ var shapeOps = map[string]opFunc{
 		var outs []*nd.NDArray
 		off := 0
 		for _, sz := range sizes {
-			outs = append(outs, nd.SliceAxis(x, ax, off, off+sz))
+			outs = append(outs, nd.SliceAxis(x, off, off+sz, ax))
 			off += sz
 		}
 		return outs

@@ -132,12 +132,12 @@ func step(m Mode, w weights, xp *nd.NDArray, st []*nd.NDArray) []*nd.NDArray {
 	case RNNReLU:
 		return []*nd.NDArray{nd.Relu(nd.Add(xp, hp))}
 	case LSTM:
-		g := nd.Split(nd.Add(xp, hp), 1, 4)
+		g := nd.Split(nd.Add(xp, hp), 4, 1)
 		i, f, c, o := nd.Sigmoid(g[0]), nd.Sigmoid(g[1]), nd.Tanh(g[2]), nd.Sigmoid(g[3])
 		cNew := nd.Add(nd.Mul(f, st[1]), nd.Mul(i, c))
 		return []*nd.NDArray{nd.Mul(o, nd.Tanh(cNew)), cNew}
 	default: // GRU
-		x3, h3 := nd.Split(xp, 1, 3), nd.Split(hp, 1, 3)
+		x3, h3 := nd.Split(xp, 3, 1), nd.Split(hp, 3, 1)
 		r := nd.Sigmoid(nd.Add(x3[0], h3[0]))
 		z := nd.Sigmoid(nd.Add(x3[1], h3[1]))
 		n := nd.Tanh(nd.Add(x3[2], nd.Mul(r, h3[2])))

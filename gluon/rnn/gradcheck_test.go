@@ -47,7 +47,7 @@ func flat(outs []*nd.NDArray) *nd.NDArray {
 	for i, o := range outs {
 		parts[i] = nd.Reshape(o, -1)
 	}
-	return nd.Concat(0, parts...)
+	return nd.Concat(parts, 0)
 }
 
 // TestGradients checks, in float64, the gradients of every output (the
@@ -186,7 +186,7 @@ func TestGradCheckCatchesWrongGradient(t *testing.T) {
 					x, st := a[0], a[1:]
 					var hs []*nd.NDArray
 					for i := range T {
-						st = gluon.Call(cell, append([]*nd.NDArray{nd.Reshape(nd.SliceAxis(x, 0, i, i+1), n, in)}, st...)...)
+						st = gluon.Call(cell, append([]*nd.NDArray{nd.Reshape(nd.SliceAxis(x, i, i+1, 0), n, in)}, st...)...)
 						hs = append(hs, st[0])
 						if truncate {
 							for j := range st {

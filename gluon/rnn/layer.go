@@ -151,7 +151,7 @@ func (l *Layer) ForwardMulti(inputs ...*nd.NDArray) []*nd.NDArray {
 				if begin[i] == nil {
 					st[i] = zeroState(x, n, hsz)
 				} else {
-					st[i] = nd.Reshape(nd.SliceAxis(begin[i], 0, idx, idx+1), n, hsz)
+					st[i] = nd.Reshape(nd.SliceAxis(begin[i], idx, idx+1, 0), n, hsz)
 				}
 			}
 			outs[d], st = l.run(w, x, st, d == 1)
@@ -161,7 +161,7 @@ func (l *Layer) ForwardMulti(inputs ...*nd.NDArray) []*nd.NDArray {
 		}
 		x = outs[0]
 		if len(outs) == 2 {
-			x = nd.Concat(2, outs[0], outs[1])
+			x = nd.Concat([]*nd.NDArray{outs[0], outs[1]}, 2)
 		}
 		if l.opts.Dropout > 0 && k < len(l.w)-1 {
 			x = nd.Dropout(x, l.opts.Dropout)
@@ -172,7 +172,7 @@ func (l *Layer) ForwardMulti(inputs ...*nd.NDArray) []*nd.NDArray {
 	}
 	res := []*nd.NDArray{x}
 	for i := range finals {
-		res = append(res, nd.Stack(0, finals[i]...))
+		res = append(res, nd.Stack(finals[i], 0))
 	}
 	return res
 }
@@ -189,8 +189,8 @@ func (l *Layer) run(w weights, x *nd.NDArray, st []*nd.NDArray, reverse bool) (*
 		if reverse {
 			i = t - 1 - k
 		}
-		st = step(l.Mode, w, nd.Reshape(nd.SliceAxis(xp, 0, i, i+1), n, g), st)
+		st = step(l.Mode, w, nd.Reshape(nd.SliceAxis(xp, i, i+1, 0), n, g), st)
 		hs[i] = st[0]
 	}
-	return nd.Stack(0, hs...), st
+	return nd.Stack(hs, 0), st
 }

@@ -54,7 +54,7 @@ func TestMultiContext(t *testing.T) {
 			if ys[1].Context() != cpu1 {
 				t.Fatalf("second half computed on %v", ys[1].Context())
 			}
-			same(t, "outputs of both contexts", nd.Concat(0, ys[0], ys[1].CopyTo(cpu0)), whole, 1e-13)
+			same(t, "outputs of both contexts", nd.Concat([]*nd.NDArray{ys[0], ys[1].CopyTo(cpu0)}, 0), whole, 1e-13)
 			for _, p := range params.List() {
 				g := p.ListGrad()
 				sum := nd.Add(g[0], g[1].CopyTo(cpu0))
@@ -116,7 +116,7 @@ func TestMultiContextBeginStates(t *testing.T) {
 			for d, b := range bounds {
 				parts[d] = []*nd.NDArray{xs[d]}
 				for _, s := range whole[1:] {
-					parts[d] = append(parts[d], nd.SliceAxis(s, 1, b[0], b[1]).CopyTo(devs[d]))
+					parts[d] = append(parts[d], nd.SliceAxis(s, b[0], b[1], 1).CopyTo(devs[d]))
 				}
 				for _, a := range parts[d] {
 					if a.Context() != devs[d] {
@@ -139,12 +139,12 @@ func TestMultiContextBeginStates(t *testing.T) {
 			// Outputs: the sequence splits on axis 0 (NTC), the states on 1.
 			for i := range want {
 				axis := min(i, 1)
-				got := nd.Concat(axis, outs[0][i], outs[1][i].CopyTo(cpu0))
+				got := nd.Concat([]*nd.NDArray{outs[0][i], outs[1][i].CopyTo(cpu0)}, axis)
 				same(t, fmt.Sprintf("output %d", i), got, want[i], 1e-13)
 			}
 			for i, a := range whole {
 				axis := min(i, 1)
-				got := nd.Concat(axis, parts[0][i].Grad(), parts[1][i].Grad().CopyTo(cpu0))
+				got := nd.Concat([]*nd.NDArray{parts[0][i].Grad(), parts[1][i].Grad().CopyTo(cpu0)}, axis)
 				same(t, fmt.Sprintf("gradient of input %d", i), got, a.Grad(), 1e-12)
 			}
 			for _, p := range params.List() {

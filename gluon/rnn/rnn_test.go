@@ -133,12 +133,12 @@ func TestCellMatchesLayer(t *testing.T) {
 			}
 			var hs []*nd.NDArray
 			for i := range 4 {
-				st = gluon.Call(cell, append([]*nd.NDArray{nd.Reshape(nd.SliceAxis(x, 0, i, i+1), 2, 3)}, st...)...)
+				st = gluon.Call(cell, append([]*nd.NDArray{nd.Reshape(nd.SliceAxis(x, i, i+1, 0), 2, 3)}, st...)...)
 				hs = append(hs, st[0])
 			}
 			outs := gluon.Call(layer, args...)
 			what := fmt.Sprintf("%v (zero begin %v)", m, zero)
-			same(t, what+" outputs", nd.Stack(0, hs...), outs[0], 1e-14)
+			same(t, what+" outputs", nd.Stack(hs, 0), outs[0], 1e-14)
 			for i, s := range st {
 				same(t, fmt.Sprintf("%s state %d", what, i), nd.Reshape(s, 1, 2, 5), outs[1+i], 1e-14)
 			}
@@ -188,8 +188,8 @@ func TestDropoutOnlyBetweenLayers(t *testing.T) {
 		autograd.RecordMode(true, func() { train = gluon.Call(l, x) })
 		autograd.RecordMode(false, func() { infer = gluon.Call(l, x) })
 		for i := 1; i < len(train); i++ {
-			first := func(a []*nd.NDArray) []float64 { return nd.SliceAxis(a[i], 0, 0, 2).Float64s() }
-			second := func(a []*nd.NDArray) []float64 { return nd.SliceAxis(a[i], 0, 2, 4).Float64s() }
+			first := func(a []*nd.NDArray) []float64 { return nd.SliceAxis(a[i], 0, 2, 0).Float64s() }
+			second := func(a []*nd.NDArray) []float64 { return nd.SliceAxis(a[i], 2, 4, 0).Float64s() }
 			if !slices.Equal(first(train), first(infer)) {
 				t.Errorf("%v state %d: the first layer's final state changed in training", m, i-1)
 			}

@@ -21,15 +21,15 @@ func gradIndexCases(dev ctx.Context) []gradCase {
 	g.add("Take", "last-axis", g.one(3, 5), func(in []*nd.NDArray) *nd.NDArray { return nd.Take(in[0], idx(in), -1, nd.TakeClip) })
 
 	gidx := g.lazy([]int{0, 2, 2, 1, 1, 1, 3, 0}, 2, 4)
-	g.add("Gather", "axis1-repeats", g.one(2, 4), func(in []*nd.NDArray) *nd.NDArray { return nd.Gather(in[0], 1, gidx(in)) })
+	g.add("Gather", "axis1-repeats", g.one(2, 4), func(in []*nd.NDArray) *nd.NDArray { return nd.Gather(in[0], gidx(in), 1) })
 	gidx0 := g.lazy([]int{1, 0, 2, 2, 0, 1}, 2, 3)
-	g.add("Gather", "axis0", g.one(3, 3), func(in []*nd.NDArray) *nd.NDArray { return nd.Gather(in[0], 0, gidx0(in)) })
+	g.add("Gather", "axis0", g.one(3, 3), func(in []*nd.NDArray) *nd.NDArray { return nd.Gather(in[0], gidx0(in), 0) })
 	g.add("ScatterAdd", "axis1", g.two([]int{2, 4}, []int{2, 4}), func(in []*nd.NDArray) *nd.NDArray {
-		return nd.ScatterAdd(in[0], 1, gidx(in), in[1])
+		return nd.ScatterAdd(in[0], gidx(in), in[1], 1)
 	})
 	iidx := g.lazy([]int{3, 0, 3})
 	g.add("IndexAdd", "axis1-repeats", g.two([]int{2, 4, 2}, []int{2, 3, 2}), func(in []*nd.NDArray) *nd.NDArray {
-		return nd.IndexAdd(in[0], 1, iidx(in), in[1])
+		return nd.IndexAdd(in[0], iidx(in), in[1], 1)
 	})
 	return g.cases
 }
@@ -54,10 +54,10 @@ func confIndex(e confEnv) {
 // ScatterAdd, Take and IndexAdd on the 2x3 array x = [[1 2 3] [4 5 6]].
 func confGather(e confEnv, x *nd.NDArray) {
 	idx := nd.FromSlice(e.dev, []int64{2, 2, 0, 1, 0, 1}, 2, 3)
-	e.check(nd.Gather(x, 1, idx), []int{2, 3}, []float64{3, 3, 1, 5, 4, 5}, confTolExact)
-	e.check(nd.ScatterAdd(x, 1, idx, x), []int{2, 3}, []float64{4, 2, 6, 9, 15, 6}, confTolExact)
+	e.check(nd.Gather(x, idx, 1), []int{2, 3}, []float64{3, 3, 1, 5, 4, 5}, confTolExact)
+	e.check(nd.ScatterAdd(x, idx, x, 1), []int{2, 3}, []float64{4, 2, 6, 9, 15, 6}, confTolExact)
 	e.check(nd.Take(x, nd.FromSlice(e.dev, []int64{1, 1, 0}), 0, nd.TakeClip), []int{3, 3},
 		[]float64{4, 5, 6, 4, 5, 6, 1, 2, 3}, confTolExact)
-	e.check(nd.IndexAdd(x, 1, nd.FromSlice(e.dev, []int64{0, 0}), nd.Slice(x, nd.All(), nd.Span(0, 2))),
+	e.check(nd.IndexAdd(x, nd.FromSlice(e.dev, []int64{0, 0}), nd.Slice(x, nd.All(), nd.Span(0, 2)), 1),
 		[]int{2, 3}, []float64{4, 2, 3, 13, 5, 6}, confTolExact)
 }

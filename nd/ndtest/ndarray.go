@@ -16,10 +16,10 @@ import (
 // those of the other families.
 func confViews(e confEnv) {
 	base, bv := e.rand(1700, -1, 1, 5, 3, 4)
-	v := nd.SliceAxis(base, 0, 2, 4) // [2, 3, 4] at offset 24
+	v := nd.SliceAxis(base, 2, 4, 0) // [2, 3, 4] at offset 24
 	vv := bv[24:48]
 	vs := []int{2, 3, 4}
-	r := nd.Reshape(nd.SliceAxis(base, 0, 1, 3), 6, 4) // [6, 4] at offset 12
+	r := nd.Reshape(nd.SliceAxis(base, 1, 3, 0), 6, 4) // [6, 4] at offset 12
 	rv := bv[12:36]
 	add := func(a, b float64) float64 { return a + b }
 
@@ -35,15 +35,15 @@ func confViews(e confEnv) {
 		e.check(nd.Add(v, nd.Reshape(r, vs...)), sh, want, confTolDefault)
 	})
 	e.run("Add_broadcast_view", func(e confEnv) {
-		row := nd.SliceAxis(nd.Reshape(base, 15, 4), 0, 7, 8) // [1, 4] at offset 28
+		row := nd.SliceAxis(nd.Reshape(base, 15, 4), 7, 8, 0) // [1, 4] at offset 28
 		want, sh := refBroadcast(add, vv, vs, bv[28:32], []int{1, 4})
 		e.check(nd.Add(v, row), sh, want, confTolDefault)
 	})
 	e.run("SliceOfSlice", func(e confEnv) {
-		w := nd.SliceAxis(nd.SliceAxis(base, 0, 1, 5), 0, 2, 3) // row 3
+		w := nd.SliceAxis(nd.SliceAxis(base, 1, 5, 0), 2, 3, 0) // row 3
 		e.check(w, []int{1, 3, 4}, bv[36:48], confTolExact)
 		want, sh := refSlice(vv, vs, 2, 1, 3)
-		e.check(nd.SliceAxis(v, 2, 1, 3), sh, want, confTolExact)
+		e.check(nd.SliceAxis(v, 1, 3, 2), sh, want, confTolExact)
 	})
 	e.run("Reduce", func(e confEnv) {
 		want, _, drop := refReduce(refSum, vv, vs, []int{1})
@@ -68,7 +68,7 @@ func confViews(e confEnv) {
 	})
 	e.run("Concat", func(e confEnv) {
 		want, sh := refConcat(1, [][]float64{vv, rv}, [][]int{vs, vs})
-		e.check(nd.Concat(1, v, nd.Reshape(r, vs...)), sh, want, confTolExact)
+		e.check(nd.Concat([]*nd.NDArray{v, nd.Reshape(r, vs...)}, 1), sh, want, confTolExact)
 	})
 	e.run("Softmax", func(e confEnv) {
 		e.check(nd.Softmax(v, -1), vs, refSoftmax(vv, vs, -1, false), confTolDefault)
@@ -78,7 +78,7 @@ func confViews(e confEnv) {
 		e.check(nd.Pick(r, e.arr(idx, 6), 1), []int{6}, refPick(rv, []int{6, 4}, idx, 1), confTolExact)
 	})
 	img, iv := e.rand(1702, -1, 1, 3, 2, 5, 5)
-	iview := nd.SliceAxis(img, 0, 1, 3) // [2, 2, 5, 5] at offset 50
+	iview := nd.SliceAxis(img, 1, 3, 0) // [2, 2, 5, 5] at offset 50
 	ivv := iv[50:]
 	e.run("Conv2D", func(e confEnv) {
 		w, wv := e.rand(1703, -1, 1, 3, 2, 3, 3)
@@ -146,7 +146,7 @@ func confViews(e confEnv) {
 	for _, c := range inPlace {
 		e.run(c.name, func(e confEnv) {
 			b := base.Copy()
-			w := nd.SliceAxis(b, 0, 2, 4)
+			w := nd.SliceAxis(b, 2, 4, 0)
 			want := slices.Clone(bv)
 			c.f(e, w, want)
 			e.check(b, []int{5, 3, 4}, want, confTolDefault)

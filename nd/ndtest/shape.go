@@ -151,7 +151,7 @@ func confShape(e confEnv) {
 					en += s3[ax]
 				}
 				want, out := refSlice(sxv, s3, ax, b, en)
-				e.check(nd.SliceAxis(sx, axis, r[0], r[1]), out, want, confTolExact)
+				e.check(nd.SliceAxis(sx, r[0], r[1], axis), out, want, confTolExact)
 			})
 		}
 	}
@@ -169,18 +169,18 @@ func confShape(e confEnv) {
 				arrs, vals, shapes = append(arrs, a), append(vals, av), append(shapes, sh)
 			}
 			want, out := refConcat(ax, vals, shapes)
-			e.check(nd.Concat(axis, arrs...), out, want, confTolExact)
+			e.check(nd.Concat(arrs, axis), out, want, confTolExact)
 		})
 	}
 	e.run("Concat/single", func(e confEnv) {
-		e.check(nd.Concat(1, x), base, xv, confTolExact)
+		e.check(nd.Concat([]*nd.NDArray{x}, 1), base, xv, confTolExact)
 	})
 
 	sp := []int{6, 4, 6}
 	spx, spv := e.rand(1620, -1, 1, sp...)
 	for _, c := range []struct{ axis, n int }{{0, 3}, {1, 2}, {2, 3}, {-1, 2}, {1, 1}, {2, 6}} {
 		e.run(fmt.Sprintf("Split/axis%d_n%d", c.axis, c.n), func(e confEnv) {
-			parts := nd.Split(spx, c.axis, c.n)
+			parts := nd.Split(spx, c.n, c.axis)
 			if len(parts) != c.n {
 				e.Fatalf("%d parts, want %d", len(parts), c.n)
 			}
@@ -206,7 +206,7 @@ func confShape(e confEnv) {
 				arrs, vals, shapes = append(arrs, a), append(vals, av), append(shapes, exp)
 			}
 			want, out := refConcat(ax, vals, shapes)
-			e.check(nd.Stack(axis, arrs...), out, want, confTolExact)
+			e.check(nd.Stack(arrs, axis), out, want, confTolExact)
 		})
 	}
 
@@ -295,13 +295,13 @@ func gradShapeCases(dev ctx.Context) []gradCase {
 		{"axis-2/negative-end", 2, 0, -1},
 	} {
 		add("SliceAxis", c.name, one(4, 3, 2), func(x *nd.NDArray) *nd.NDArray {
-			return nd.SliceAxis(x, c.axis, c.begin, c.end)
+			return nd.SliceAxis(x, c.begin, c.end, c.axis)
 		})
 	}
 	// A leading-axis slice is a view: slicing it again and feeding a
 	// nonlinear op must still send the gradient to the right rows.
 	add("SliceAxis", "view-of-view-then-square", one(4, 3, 2), func(x *nd.NDArray) *nd.NDArray {
-		return nd.Square(nd.SliceAxis(nd.SliceAxis(x, 0, 1, 4), 0, 1, 3))
+		return nd.Square(nd.SliceAxis(nd.SliceAxis(x, 1, 4, 0), 1, 3, 0))
 	})
 
 	three := func(a, b, c []int) func() []*nd.NDArray {
@@ -310,7 +310,7 @@ func gradShapeCases(dev ctx.Context) []gradCase {
 		}
 	}
 	concat := func(axis int) func(in []*nd.NDArray) *nd.NDArray {
-		return func(in []*nd.NDArray) *nd.NDArray { return nd.Concat(axis, in...) }
+		return func(in []*nd.NDArray) *nd.NDArray { return nd.Concat(in, axis) }
 	}
 	cases = append(cases,
 		gradCase{op: "Concat", name: "axis-0", f: concat(0),
@@ -341,7 +341,7 @@ func gradShapeCases(dev ctx.Context) []gradCase {
 	}
 	split := func(axis, n, pick int) func(x *nd.NDArray) *nd.NDArray {
 		return func(x *nd.NDArray) *nd.NDArray {
-			outs := nd.Split(x, axis, n)
+			outs := nd.Split(x, n, axis)
 			if pick >= 0 {
 				return outs[pick]
 			}
@@ -355,7 +355,7 @@ func gradShapeCases(dev ctx.Context) []gradCase {
 	add("Split", "3-D/axis-neg1/all-outputs", one(2, 3, 4), split(-1, 4, -1))
 
 	stack := func(axis int) func(in []*nd.NDArray) *nd.NDArray {
-		return func(in []*nd.NDArray) *nd.NDArray { return nd.Stack(axis, in...) }
+		return func(in []*nd.NDArray) *nd.NDArray { return nd.Stack(in, axis) }
 	}
 	same := three([]int{2, 3}, []int{2, 3}, []int{2, 3})
 	cases = append(cases,

@@ -64,8 +64,8 @@ func run(devFlag string, epochs, batch int, lr float64, seed uint64) (fit, error
 	for epoch := 1; epoch <= epochs; epoch++ {
 		for start := 0; start+batch <= n; start += batch {
 			s := nd.NewScope() // every temporary of this step is released at Close
-			x := nd.SliceAxis(features, 0, start, start+batch)
-			y := nd.SliceAxis(labels, 0, start, start+batch)
+			x := nd.SliceAxis(features, start, start+batch, 0)
+			y := nd.SliceAxis(labels, start, start+batch, 0)
 			autograd.Record(func() {
 				pred := nd.Add(nd.MatMul(x, w), b)
 				loss := nd.Mean(nd.MulScalar(nd.Square(nd.Sub(pred, y)), 0.5))

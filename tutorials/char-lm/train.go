@@ -136,7 +136,7 @@ func (m *lm) sample(v *vocab, prompt []byte, n int, temperature float64) (string
 				s := nd.NewScope()
 				win := ids[max(0, len(ids)-m.context):]
 				logits := m.net.Forward(nd.FromSlice(dev, win, 1, len(win)))
-				last := nd.Reshape(nd.SliceAxis(logits, 1, len(win)-1, len(win)), 1, -1)
+				last := nd.Reshape(nd.SliceAxis(logits, len(win)-1, len(win), 1), 1, -1)
 				next := nd.Categorical(nd.DivScalar(last, temperature), 1, true)
 				ids = append(ids, next.AsType(nd.Int64).Int64s()[0])
 				s.Close()

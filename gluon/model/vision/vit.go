@@ -85,8 +85,8 @@ func (v *VisionTransformer) Forward(x *nd.NDArray) *nd.NDArray {
 	p := v.ConvProj.Forward(x) // [N, D, nh, nw]
 	p = nd.Transpose(nd.Reshape(p, n, d, -1), 0, 2, 1)
 	cls := nd.BroadcastTo(v.ClassToken.Data(x.Context()), n, 1, d)
-	h := v.Encoder.Forward(nd.Concat(1, cls, p))
-	return v.Heads.Forward(nd.Reshape(nd.SliceAxis(h, 1, 0, 1), n, d))
+	h := v.Encoder.Forward(nd.Concat([]*nd.NDArray{cls, p}, 1))
+	return v.Heads.Forward(nd.Reshape(nd.SliceAxis(h, 0, 1, 1), n, d))
 }
 
 // Head returns "heads.head".
