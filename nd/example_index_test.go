@@ -90,8 +90,8 @@ func ExampleCategorical() {
 func ExampleNorm() {
 	dev := ctx.CPU(0)
 	x := nd.FromSlice(dev, []float64{3, 4, 0, 0}, 2, 2)
-	fmt.Println(nd.Norm(x, 2, false, 1))
-	fmt.Println(nd.LogSumExp(nd.FromSlice(dev, []float64{1000, 1000}), false))
+	fmt.Println(nd.Norm(x, 2, 1))
+	fmt.Println(nd.LogSumExp(nd.FromSlice(dev, []float64{1000, 1000})))
 	fmt.Println(nd.Erf(nd.FromSlice(dev, []float64{0, 1})))
 	// Output:
 	// NDArray[2] float64 @cpu(0) [5 0]

@@ -122,16 +122,28 @@ var indexGoldenOps = map[string]indexOp{
 		return one(nd.Cumsum(in["x"], p.Axis))
 	},
 	"norm": func(_ *testing.T, p indexParams, in, _, _ map[string]*nd.NDArray) (*nd.NDArray, *nd.NDArray) {
-		return one(nd.Norm(in["x"], p.Ord, p.Keep, p.Axes...))
+		if p.Keep {
+			return one(nd.NormKeepDims(in["x"], p.Ord, p.Axes...))
+		}
+		return one(nd.Norm(in["x"], p.Ord, p.Axes...))
 	},
 	"logsumexp": func(_ *testing.T, p indexParams, in, _, _ map[string]*nd.NDArray) (*nd.NDArray, *nd.NDArray) {
-		return one(nd.LogSumExp(in["x"], p.Keep, p.Axes...))
+		if p.Keep {
+			return one(nd.LogSumExpKeepDims(in["x"], p.Axes...))
+		}
+		return one(nd.LogSumExp(in["x"], p.Axes...))
 	},
 	"var": func(_ *testing.T, p indexParams, in, _, _ map[string]*nd.NDArray) (*nd.NDArray, *nd.NDArray) {
-		return one(nd.Var(in["x"], p.Ddof, p.Keep, p.Axes...))
+		if p.Keep {
+			return one(nd.VarKeepDims(in["x"], p.Ddof, p.Axes...))
+		}
+		return one(nd.Var(in["x"], p.Ddof, p.Axes...))
 	},
 	"std": func(_ *testing.T, p indexParams, in, _, _ map[string]*nd.NDArray) (*nd.NDArray, *nd.NDArray) {
-		return one(nd.Std(in["x"], p.Ddof, p.Keep, p.Axes...))
+		if p.Keep {
+			return one(nd.StdKeepDims(in["x"], p.Ddof, p.Axes...))
+		}
+		return one(nd.Std(in["x"], p.Ddof, p.Axes...))
 	},
 	"where": func(_ *testing.T, _ indexParams, in, _, bx map[string]*nd.NDArray) (*nd.NDArray, *nd.NDArray) {
 		return one(nd.Where(bx["cond"], in["a"], in["b"]))

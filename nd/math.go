@@ -73,9 +73,14 @@ func Reciprocal(x *NDArray) *NDArray {
 }
 
 // LogSumExp returns log Σ exp(x) over the given axes (all when none are
-// given), computed stably by shifting by the maximum; keep keeps the
-// reduced axes with size 1. Its gradient is softmax(x) over those axes.
-func LogSumExp(x *NDArray, keep bool, axes ...int) *NDArray {
+// given), computed stably by shifting by the maximum, and removes them from
+// the shape. Its gradient is softmax(x) over those axes.
+func LogSumExp(x *NDArray, axes ...int) *NDArray { return logSumExp(x, false, axes) }
+
+// LogSumExpKeepDims is LogSumExp that keeps the reduced axes with size 1.
+func LogSumExpKeepDims(x *NDArray, axes ...int) *NDArray { return logSumExp(x, true, axes) }
+
+func logSumExp(x *NDArray, keep bool, axes []int) *NDArray {
 	return dispatch("LogSumExp", castFloat32, []*NDArray{x}, func(in []*NDArray) *NDArray { return logSumExpOp(in[0], keep, axes...) })
 }
 

@@ -121,15 +121,20 @@ func TopK(x *NDArray, k, axis int, largest bool) (values, indices *NDArray) {
 }
 
 // Norm returns the L1 (ord 1) or L2 (ord 2) norm of x over the given axes
-// (all when none are given), keeping them with size 1 when keep is set.
-// The L2 norm's gradient is x/‖x‖, and 0 where the norm is 0 (PyTorch's
-// choice of subgradient).
-func Norm(x *NDArray, ord int, keep bool, axes ...int) *NDArray {
+// (all when none are given), removing them from the shape. The L2 norm's
+// gradient is x/‖x‖, and 0 where the norm is 0 (PyTorch's choice of
+// subgradient).
+func Norm(x *NDArray, ord int, axes ...int) *NDArray { return norm(x, ord, false, axes) }
+
+// NormKeepDims is Norm that keeps the reduced axes with size 1.
+func NormKeepDims(x *NDArray, ord int, axes ...int) *NDArray { return norm(x, ord, true, axes) }
+
+func norm(x *NDArray, ord int, keep bool, axes []int) *NDArray {
 	const op = "Norm"
 	checkLive(op, x)
 	checkFloat(op, x)
 	if x.dtype.IsHalf() {
-		return via1(x.dtype, func(w []*NDArray) *NDArray { return Norm(w[0], ord, keep, axes...) }, x)
+		return via1(x.dtype, func(w []*NDArray) *NDArray { return norm(w[0], ord, keep, axes) }, x)
 	}
 	switch ord {
 	case 1:
@@ -170,14 +175,19 @@ func Norm(x *NDArray, ord int, keep bool, axes ...int) *NDArray {
 
 // Var returns the variance of x over the given axes (all when none are
 // given) with ddof delta degrees of freedom: Σ(x − mean)² / (n − ddof), so
-// ddof 0 is NumPy's default and ddof 1 PyTorch's. keep keeps the reduced
-// axes with size 1.
-func Var(x *NDArray, ddof int, keep bool, axes ...int) *NDArray {
+// ddof 0 is NumPy's default and ddof 1 PyTorch's. The reduced axes are
+// removed from the shape.
+func Var(x *NDArray, ddof int, axes ...int) *NDArray { return variance(x, ddof, false, axes) }
+
+// VarKeepDims is Var that keeps the reduced axes with size 1.
+func VarKeepDims(x *NDArray, ddof int, axes ...int) *NDArray { return variance(x, ddof, true, axes) }
+
+func variance(x *NDArray, ddof int, keep bool, axes []int) *NDArray {
 	const op = "Var"
 	checkLive(op, x)
 	checkFloat(op, x)
 	if x.dtype.IsHalf() {
-		return via1(x.dtype, func(w []*NDArray) *NDArray { return Var(w[0], ddof, keep, axes...) }, x)
+		return via1(x.dtype, func(w []*NDArray) *NDArray { return variance(w[0], ddof, keep, axes) }, x)
 	}
 	mask := axesMask(op, x.NDim(), axes)
 	n := x.Size() / max(numel(keptShape(x.shape, mask)), 1)
@@ -199,7 +209,10 @@ func Var(x *NDArray, ddof int, keep bool, axes ...int) *NDArray {
 	return out
 }
 
-// Std returns the standard deviation of x, √Var(x, ddof, keep, axes...).
-func Std(x *NDArray, ddof int, keep bool, axes ...int) *NDArray {
-	return Sqrt(Var(x, ddof, keep, axes...))
+// Std returns the standard deviation of x, √Var(x, ddof, axes...).
+func Std(x *NDArray, ddof int, axes ...int) *NDArray { return Sqrt(Var(x, ddof, axes...)) }
+
+// StdKeepDims is Std that keeps the reduced axes with size 1.
+func StdKeepDims(x *NDArray, ddof int, axes ...int) *NDArray {
+	return Sqrt(VarKeepDims(x, ddof, axes...))
 }

@@ -14,8 +14,8 @@ import (
 // without integer arrays) and every elementary function inside its domain.
 func gradMathCases(dev ctx.Context) []gradCase {
 	g := &gradBuilder{dev: dev}
-	g.add("LogSumExp", "axis1", g.one(3, 5), func(in []*nd.NDArray) *nd.NDArray { return nd.LogSumExp(in[0], false, 1) })
-	g.add("LogSumExp", "all-keep", g.one(2, 3), func(in []*nd.NDArray) *nd.NDArray { return nd.LogSumExp(in[0], true) })
+	g.add("LogSumExp", "axis1", g.one(3, 5), func(in []*nd.NDArray) *nd.NDArray { return nd.LogSumExp(in[0], 1) })
+	g.add("LogSumExp", "all-keep", g.one(2, 3), func(in []*nd.NDArray) *nd.NDArray { return nd.LogSumExpKeepDims(in[0]) })
 
 	nonzero := func(shape ...int) func() []*nd.NDArray {
 		return func() []*nd.NDArray { return gradIn(gradNonzero(dev, 65, shape...)) }
@@ -46,6 +46,8 @@ func gradMathCases(dev ctx.Context) []gradCase {
 // (index.go): LogSumExp on values where a formula without the maximum
 // subtracted overflows, and on a row of -Inf.
 func confLogSumExp(e confEnv) {
-	e.check(nd.LogSumExp(e.arr([]float64{1000, 1000, math.Inf(-1), math.Inf(-1)}, 2, 2), false, 1), []int{2},
+	e.check(nd.LogSumExp(e.arr([]float64{1000, 1000, math.Inf(-1), math.Inf(-1)}, 2, 2), 1), []int{2},
 		[]float64{1000 + math.Ln2, math.Inf(-1)}, confTolDefault)
+	e.check(nd.LogSumExpKeepDims(e.arr([]float64{0, 0, 0, 0}, 2, 2), 0), []int{1, 2},
+		[]float64{math.Ln2, math.Ln2}, confTolDefault)
 }

@@ -28,12 +28,12 @@ func gradSortCases(dev ctx.Context) []gradCase {
 	nonzero := func(shape ...int) func() []*nd.NDArray {
 		return func() []*nd.NDArray { return gradIn(gradNonzero(dev, 65, shape...)) }
 	}
-	g.add("Norm", "L1-axis1", nonzero(3, 4), func(in []*nd.NDArray) *nd.NDArray { return nd.Norm(in[0], 1, false, 1) })
-	g.add("Norm", "L2-all", g.one(3, 4), func(in []*nd.NDArray) *nd.NDArray { return nd.Norm(in[0], 2, false) })
-	g.add("Norm", "L2-keep-axes02", g.one(2, 3, 4), func(in []*nd.NDArray) *nd.NDArray { return nd.Norm(in[0], 2, true, 0, 2) })
-	g.add("Var", "ddof1-axis1", g.one(3, 5), func(in []*nd.NDArray) *nd.NDArray { return nd.Var(in[0], 1, false, 1) })
-	g.add("Var", "ddof0-all", g.one(2, 3), func(in []*nd.NDArray) *nd.NDArray { return nd.Var(in[0], 0, true) })
-	g.add("Std", "ddof1-axis0", g.one(4, 3), func(in []*nd.NDArray) *nd.NDArray { return nd.Std(in[0], 1, false, 0) })
+	g.add("Norm", "L1-axis1", nonzero(3, 4), func(in []*nd.NDArray) *nd.NDArray { return nd.Norm(in[0], 1, 1) })
+	g.add("Norm", "L2-all", g.one(3, 4), func(in []*nd.NDArray) *nd.NDArray { return nd.Norm(in[0], 2) })
+	g.add("Norm", "L2-keep-axes02", g.one(2, 3, 4), func(in []*nd.NDArray) *nd.NDArray { return nd.NormKeepDims(in[0], 2, 0, 2) })
+	g.add("Var", "ddof1-axis1", g.one(3, 5), func(in []*nd.NDArray) *nd.NDArray { return nd.Var(in[0], 1, 1) })
+	g.add("Var", "ddof0-all", g.one(2, 3), func(in []*nd.NDArray) *nd.NDArray { return nd.VarKeepDims(in[0], 0) })
+	g.add("Std", "ddof1-axis0", g.one(4, 3), func(in []*nd.NDArray) *nd.NDArray { return nd.Std(in[0], 1, 0) })
 	return g.cases
 }
 
@@ -45,13 +45,15 @@ func confScans(e confEnv, x *nd.NDArray) {
 	v, i := nd.TopK(e.arr([]float64{3, 1, 4, 1, 5, 9, 2, 6}, 2, 4), 2, 1, true)
 	e.check(v, []int{2, 2}, []float64{4, 3, 9, 6}, confTolExact)
 	e.checkAs(i, nd.Int64, []int{2, 2}, []float64{2, 0, 1, 3}, confTolExact)
-	e.check(nd.Norm(x, 2, false, 1), []int{2}, []float64{math.Sqrt(14), math.Sqrt(77)}, confTolDefault)
+	e.check(nd.Norm(x, 2, 1), []int{2}, []float64{math.Sqrt(14), math.Sqrt(77)}, confTolDefault)
+	e.check(nd.NormKeepDims(x, 1, 0), []int{1, 3}, []float64{5, 7, 9}, confTolDefault)
 	// x is [[1 2 3] [4 5 6]]: variances and standard deviations along each
 	// axis, sample (ddof 1) and population (ddof 0).
-	e.check(nd.Var(x, 1, false, 1), []int{2}, []float64{1, 1}, confTolDefault)
-	e.check(nd.Var(x, 0, true, 0), []int{1, 3}, []float64{2.25, 2.25, 2.25}, confTolDefault)
-	e.check(nd.Std(x, 1, false, 0), []int{3}, []float64{math.Sqrt(4.5), math.Sqrt(4.5), math.Sqrt(4.5)}, confTolDefault)
-	e.check(nd.Std(x, 0, false), []int{}, []float64{math.Sqrt(35.0 / 12)}, confTolDefault)
+	e.check(nd.Var(x, 1, 1), []int{2}, []float64{1, 1}, confTolDefault)
+	e.check(nd.VarKeepDims(x, 0, 0), []int{1, 3}, []float64{2.25, 2.25, 2.25}, confTolDefault)
+	e.check(nd.Std(x, 1, 0), []int{3}, []float64{math.Sqrt(4.5), math.Sqrt(4.5), math.Sqrt(4.5)}, confTolDefault)
+	e.check(nd.Std(x, 0), []int{}, []float64{math.Sqrt(35.0 / 12)}, confTolDefault)
+	e.check(nd.StdKeepDims(x, 0), []int{1, 1}, []float64{math.Sqrt(35.0 / 12)}, confTolDefault)
 	// ArgSort keeps the first of equal values first, both ways.
 	e.checkAs(nd.ArgSort(e.arr([]float64{3, 1, 4, 1, 5, 9, 2, 6}, 2, 4), 1, false), nd.Int64, []int{2, 4}, []float64{1, 3, 0, 2, 2, 0, 3, 1}, confTolExact)
 	e.checkAs(nd.ArgSort(e.arr([]float64{3, 1, 4, 1, 5, 9, 2, 6}, 2, 4), 0, true), nd.Int64, []int{2, 4}, []float64{1, 1, 0, 1, 0, 0, 1, 0}, confTolExact)
