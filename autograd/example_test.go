@@ -40,7 +40,7 @@ func ExamplePause() {
 // dropout off — at the same time, without seeing each other's mode.
 func ExampleNewSession() {
 	dev := ctx.CPU(0)
-	w := nd.Persistent().FromSlice(dev, []float32{1, 1, 1, 1}) // shared and neutral
+	w := nd.PersistentSession().FromSlice(dev, []float32{1, 1, 1, 1}) // shared and neutral
 	w.AttachGrad(nd.GradWrite)
 
 	learner := autograd.NewSession("learner")

@@ -28,7 +28,7 @@ func newModel() *model {
 	for i := range w {
 		w[i] = math.Sin(float64(i+1)) / 2
 	}
-	p := nd.Persistent() // long-lived arrays: no scope of any goroutine may take them
+	p := nd.PersistentSession() // long-lived arrays: no scope of any goroutine may take them
 	m := &model{
 		w:       p.FromSlice(dev, w, 4, 3),
 		gamma:   p.FromSlice(dev, []float64{1, 0.5, 2}),

@@ -133,7 +133,7 @@ func poolWords(p backend.PoolParams) []int64 {
 		typ = 1
 	}
 	inc := int64(0)
-	if p.CountIncludePad {
+	if !p.ExcludePad {
 		inc = 1
 	}
 	return []int64{typ, int64(p.N * p.C), int64(p.InH), int64(p.InW), int64(p.OutH), int64(p.OutW),

@@ -468,7 +468,7 @@ func (t *Trainer) prepareSum(b *bucket, fresh [][]int) (keep [][2]*nd.NDArray, a
 	for j, i := range b.params {
 		if len(fresh[i]) == 0 || t.presummed[t.params[i]] {
 			for d := range t.devs {
-				keep = append(keep, [2]*nd.NDArray{b.grads[d][j], nd.Persistent().CopyOf(b.grads[d][j], t.devs[d])})
+				keep = append(keep, [2]*nd.NDArray{b.grads[d][j], nd.PersistentSession().CopyOf(b.grads[d][j], t.devs[d])})
 			}
 			anyFresh = anyFresh || len(fresh[i]) > 0
 			continue

@@ -30,7 +30,7 @@ func (p *Parameter) Cast(dt nd.DType) error {
 	err := nd.Catch(func() {
 		data := make([]*nd.NDArray, len(p.data))
 		for i, a := range p.data {
-			c := nd.Persistent().Zeros(a.Context(), dt, a.Shape()...)
+			c := nd.PersistentSession().Zeros(a.Context(), dt, a.Shape()...)
 			nd.Assign(c, a)
 			c.AttachGrad(p.gradReq)
 			data[i] = c

@@ -194,9 +194,9 @@ func (p *Parameter) materialise() {
 	}
 	p.data = make([]*nd.NDArray, len(p.devs))
 	for i, d := range p.devs {
-		a := nd.Persistent().FromSlice(d, host, p.shape...)
+		a := nd.PersistentSession().FromSlice(d, host, p.shape...)
 		if p.dtype.IsHalf() {
-			h := nd.Persistent().Zeros(d, p.dtype, p.shape...)
+			h := nd.PersistentSession().Zeros(d, p.dtype, p.shape...)
 			nd.Assign(h, a)
 			a.Release()
 			a = h
@@ -362,7 +362,7 @@ func (p *Parameter) ResetContext(devs []ctx.Context) error {
 	src := p.data[0]
 	data := make([]*nd.NDArray, len(devs))
 	for i, d := range devs {
-		data[i] = nd.Persistent().CopyOf(src, d)
+		data[i] = nd.PersistentSession().CopyOf(src, d)
 		data[i].AttachGrad(p.gradReq)
 	}
 	p.devs, p.data = slices.Clone(devs), data

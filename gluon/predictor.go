@@ -100,7 +100,7 @@ func (p *Predictor) Publish(s *Snapshot) error {
 		if !shapeFits(param.Shape(), v.Shape()) {
 			return errorf("predictor: parameter %s has shape %v, the snapshot's %v", name, param.Shape(), v.Shape())
 		}
-		copies[param] = nd.Persistent().CopyOf(v, p.dev)
+		copies[param] = nd.PersistentSession().CopyOf(v, p.dev)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -149,7 +149,7 @@ func (p *Predictor) Predict(inputs ...*nd.NDArray) ([]*nd.NDArray, error) {
 			for _, y := range Call(p.net, in...) {
 				var out *nd.NDArray
 				if y != nil {
-					out = nd.Persistent().CopyOf(y, p.dev)
+					out = nd.PersistentSession().CopyOf(y, p.dev)
 				}
 				outs = append(outs, out)
 			}
@@ -170,7 +170,7 @@ func (p *Predictor) Predict(inputs ...*nd.NDArray) ([]*nd.NDArray, error) {
 // form an HTTP handler has at hand.
 func (p *Predictor) PredictData(data any, shape ...int) ([]float32, []int, error) {
 	var x *nd.NDArray
-	if err := nd.Catch(func() { x = nd.Persistent().FromSlice(p.dev, data, shape...) }); err != nil {
+	if err := nd.Catch(func() { x = nd.PersistentSession().FromSlice(p.dev, data, shape...) }); err != nil {
 		return nil, nil, errorf("predictor: input: %v", err)
 	}
 	defer x.Release()

@@ -57,7 +57,7 @@ func (d *ParamDict) Snapshot() *Snapshot {
 		}
 		w := p.ListData()[0]
 		s.names = append(s.names, name)
-		s.vals = append(s.vals, nd.Persistent().CopyOf(w, w.Context()))
+		s.vals = append(s.vals, nd.PersistentSession().CopyOf(w, w.Context()))
 	}
 	return s
 }

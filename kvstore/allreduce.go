@@ -125,7 +125,7 @@ func reducePart(bufs []*nd.NDArray, dev ctx.Context, lo, hi int) *nd.NDArray {
 		acc = bufs[0].Span(lo, hi) // the sum starts with this part: add in place
 	} else {
 		first := bufs[0].Span(lo, hi)
-		acc = nd.Persistent().CopyOf(first, dev)
+		acc = nd.PersistentSession().CopyOf(first, dev)
 		first.Release()
 	}
 	for i, b := range bufs[1:] {
@@ -133,7 +133,7 @@ func reducePart(bufs []*nd.NDArray, dev ctx.Context, lo, hi int) *nd.NDArray {
 		if i+1 == own {
 			nd.AddTo(acc, part) // (b0 + ... + b(i-1)) + bi, as in order
 		} else {
-			moved := nd.Persistent().CopyOf(part, dev)
+			moved := nd.PersistentSession().CopyOf(part, dev)
 			nd.AddTo(acc, moved)
 			moved.Release()
 		}

@@ -165,7 +165,7 @@ func (s *store) Init(keys []string, values []*nd.NDArray) error {
 		if _, dup := s.stored[k]; dup {
 			return fmt.Errorf("kvstore %s: key %q initialised twice", s.kind, k)
 		}
-		s.initial[k] = nd.Persistent().CopyOf(values[i], values[i].Context())
+		s.initial[k] = nd.PersistentSession().CopyOf(values[i], values[i].Context())
 		s.order = append(s.order, k)
 	}
 	return nil
@@ -294,7 +294,7 @@ func moveTo(v *nd.NDArray, dev ctx.Context) *nd.NDArray {
 	if v.Context() == dev {
 		return v
 	}
-	c := nd.Persistent().CopyOf(v, dev)
+	c := nd.PersistentSession().CopyOf(v, dev)
 	v.Release()
 	return c
 }

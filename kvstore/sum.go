@@ -20,13 +20,13 @@ type contextLoad struct {
 // the sum is computed; the caller releases the result. Every kind sums a
 // key's per-device values this way, so all kinds give identical sums.
 func SumOn(dev ctx.Context, values []*nd.NDArray) *nd.NDArray {
-	acc := nd.Persistent().CopyOf(values[0], dev)
+	acc := nd.PersistentSession().CopyOf(values[0], dev)
 	for _, v := range values[1:] {
 		if v.Context() == dev {
 			nd.AddTo(acc, v)
 			continue
 		}
-		moved := nd.Persistent().CopyOf(v, dev)
+		moved := nd.PersistentSession().CopyOf(v, dev)
 		nd.AddTo(acc, moved)
 		moved.Release()
 	}

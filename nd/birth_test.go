@@ -24,7 +24,7 @@ func TestPackageArraysJoinScopeAtFirstUse(t *testing.T) {
 		{"default-session op", func(x *nd.NDArray) { nd.Add(x, x) }, true},
 		{"single-input op", func(x *nd.NDArray) { nd.Exp(x) }, true},
 		{"read on the host", func(x *nd.NDArray) { _ = x.Float32s() }, true},
-		{"assigned to", func(x *nd.NDArray) { nd.Assign(x, nd.Persistent().Zeros(dev, nd.Float32, 3)) }, true},
+		{"assigned to", func(x *nd.NDArray) { nd.Assign(x, nd.PersistentSession().Zeros(dev, nd.Float32, 3)) }, true},
 		{"never used", func(x *nd.NDArray) {}, false},
 		{"copied by another session", func(x *nd.NDArray) { other.CopyOf(x, dev) }, false},
 		{"op with another session's array", func(x *nd.NDArray) { nd.Add(x, other.Ones(dev, nd.Float32, 3)) }, false},
@@ -83,7 +83,7 @@ func TestPackageArraysOfAnotherTree(t *testing.T) {
 	wg.Add(1)
 	go func() { // the default tree
 		defer wg.Done()
-		w := nd.Persistent().Ones(dev, nd.Float32, 4)
+		w := nd.PersistentSession().Ones(dev, nd.Float32, 4)
 		for !stop.Load() {
 			sc := nd.NewScope()
 			nd.Sum(nd.Mul(nd.FromSlice(dev, []float32{1, 2, 3, 4}), w))
@@ -115,7 +115,7 @@ func TestPackageArraysOfAnotherTree(t *testing.T) {
 // them, gives all of their memory back at each Close.
 func TestPackageArraysMemoryFlat(t *testing.T) {
 	dev := ctx.CPU(0)
-	w := nd.Persistent().Ones(dev, nd.Float32, 64, 64)
+	w := nd.PersistentSession().Ones(dev, nd.Float32, 64, 64)
 	step := func() {
 		sc := nd.NewScope()
 		defer sc.Close()

@@ -87,7 +87,7 @@ func (a *NDArray) CopyTo(dev ctx.Context) *NDArray {
 // recorded on the autograd tape, even inside a recording scope: the copy
 // has no history and gradients do not flow back to a. Long-lived copies
 // (parameter replicas, kvstore buffers) are made with
-// nd.Persistent().CopyOf instead.
+// nd.PersistentSession().CopyOf instead.
 func (a *NDArray) DetachedCopyTo(dev ctx.Context) *NDArray {
 	checkLive("DetachedCopyTo", a)
 	return a.Session().CopyOf(a, dev)

@@ -56,7 +56,7 @@
 //
 // Each context has a pool. Release returns an array's memory at once; a
 // Scope releases every array its session made while it was open except
-// those kept; arrays made with Persistent() are never tracked.
+// those kept; arrays made with PersistentSession() are never tracked.
 // Views (Reshape, Detach, first-axis SliceAxis) share memory through a
 // reference count, so releasing one view never frees memory another still
 // uses. Without explicit release the garbage collector reclaims memory.

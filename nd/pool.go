@@ -49,7 +49,7 @@ func poolParams(op string, x *NDArray, o PoolOpts) backend.PoolParams {
 	p := backend.PoolParams{
 		Type: o.Type, N: x.shape[0], C: x.shape[1], InH: x.shape[2], InW: x.shape[3],
 		KH: o.Kernel[0], KW: o.Kernel[1], PadH: o.Pad[0], PadW: o.Pad[1],
-		CountIncludePad: !o.ExcludePad, DType: x.dtype, Device: x.st.dev,
+		ExcludePad: o.ExcludePad, DType: x.dtype, Device: x.st.dev,
 	}
 	if o.Global {
 		p.KH, p.KW, p.PadH, p.PadW = p.InH, p.InW, 0, 0

@@ -45,7 +45,7 @@ import (
 // A Session is safe for concurrent use by the goroutines of its tree.
 type Session struct {
 	name       string
-	persistent bool // Persistent(): arrays neutral and never tracked
+	persistent bool // PersistentSession(): arrays neutral and never tracked
 	born       bool // the package-level creation functions' (birth.go)
 
 	recordDepth, pauseDepth, trainDepth, predictDepth atomic.Int32
@@ -94,7 +94,8 @@ func NewSession(name string) *Session {
 // functions use.
 func DefaultSession() *Session { return defaultSession }
 
-// Persistent returns the session for arrays that outlive every scope —
+// PersistentSession returns the session of the arrays that outlive every
+// scope, as NDArray.Persist makes an existing array —
 // parameters, optimizer state, kvstore buffers, models built by a
 // goroutine tree of its own. Its creation methods (and CopyOf) make
 // neutral arrays that no Scope ever tracks, so another goroutine's closing
@@ -103,7 +104,7 @@ func DefaultSession() *Session { return defaultSession }
 // while a default-session scope is open elsewhere. Its arrays are
 // neutral, so ops on them run in the default session (or the session of
 // the other inputs); it has no scopes of its own (NewScope panics).
-func Persistent() *Session { return persistentSession }
+func PersistentSession() *Session { return persistentSession }
 
 // Name returns the session's name.
 func (s *Session) Name() string { return s.name }
@@ -362,7 +363,7 @@ func (a *NDArray) bind(s *Session) {
 // array tracked by a scope of another session (the default session's
 // scopes track every neutral array made while they are open, in any
 // goroutine: make arrays with s's creation methods instead). Adopting into
-// the default session is a no-op; adopting into Persistent() is Persist.
+// the default session is a no-op; adopting into PersistentSession() is Persist.
 // Adopt returns its first argument, for
 // chaining. Arrays shared with other trees (parameters) stay neutral:
 // use Use for an op on them alone.
@@ -440,7 +441,7 @@ func (s *Session) Use(a *NDArray) *NDArray {
 
 // CopyOf returns a copy of a on dev made in s, not recorded: the copy has
 // no history and gradients do not flow back to a (DetachedCopyTo in s).
-// nd.Persistent().CopyOf makes parameter replicas and kvstore buffers.
+// nd.PersistentSession().CopyOf makes parameter replicas and kvstore buffers.
 func (s *Session) CopyOf(a *NDArray, dev ctx.Context) *NDArray {
 	const op = "CopyOf"
 	if a != nil {

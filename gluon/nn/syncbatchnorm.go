@@ -184,7 +184,7 @@ func (b *SyncBatchNorm) exchange(dev ctx.Context, v *nd.NDArray, count int) (*nd
 	}
 	// A copy of its own: the caller's array (a gradient, a temporary) may be
 	// released before every context has read it.
-	r.vals[me], r.counts[me] = nd.Persistent().CopyOf(v, dev), count
+	r.vals[me], r.counts[me] = nd.PersistentSession().CopyOf(v, dev), count
 	r.left--
 	last := r.left == 0
 	if last {

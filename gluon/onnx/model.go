@@ -219,7 +219,7 @@ func (m *Model) constsOn(dev ctx.Context) map[string]*nd.NDArray {
 	}
 	c := map[string]*nd.NDArray{}
 	for name, a := range m.consts {
-		c[name] = nd.Persistent().CopyOf(a, dev)
+		c[name] = nd.PersistentSession().CopyOf(a, dev)
 	}
 	m.onDev[dev] = c
 	return c

@@ -98,12 +98,12 @@ func constArray(t *onnxpb.TensorProto, dev ctx.Context) (*nd.NDArray, error) {
 	var a *nd.NDArray
 	if err := nd.Catch(func() {
 		if len(shape) == 0 { // a scalar: one element of no dimensions
-			a = nd.Persistent().FromSlice(dev, data)
+			a = nd.PersistentSession().FromSlice(dev, data)
 			a = nd.Reshape(a)
 			a.Persist()
 			return
 		}
-		a = nd.Persistent().FromSlice(dev, data, shape...)
+		a = nd.PersistentSession().FromSlice(dev, data, shape...)
 	}); err != nil {
 		return nil, fmt.Errorf("tensor %q: %w", t.GetName(), err)
 	}

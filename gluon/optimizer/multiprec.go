@@ -18,7 +18,7 @@ func NewState(opt Optimizer, weight *nd.NDArray) State {
 	if !weight.DType().IsHalf() {
 		return opt.CreateState(weight)
 	}
-	master := nd.Persistent().Zeros(weight.Context(), nd.Float32, weight.Shape()...)
+	master := nd.PersistentSession().Zeros(weight.Context(), nd.Float32, weight.Shape()...)
 	nd.Assign(master, weight)
 	return append(State{master}, opt.CreateState(master)...)
 }

@@ -260,5 +260,5 @@ func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 // zerosLike returns optimizer state for w: zeros of w's shape, dtype and
 // context that no scope tracks and any session may use (nd.Persistent).
 func zerosLike(w *nd.NDArray) *nd.NDArray {
-	return nd.Persistent().Zeros(w.Context(), w.DType(), w.Shape()...)
+	return nd.PersistentSession().Zeros(w.Context(), w.DType(), w.Shape()...)
 }

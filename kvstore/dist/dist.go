@@ -205,7 +205,7 @@ func (s *Store) Init(keys []string, values []*nd.NDArray) error {
 	singles := make([][]*nd.NDArray, len(values))
 	for i, v := range values {
 		singles[i] = []*nd.NDArray{v}
-		s.stored[keys[i]] = nd.Persistent().Empty(host, v.DType(), v.Shape()...)
+		s.stored[keys[i]] = nd.PersistentSession().Empty(host, v.DType(), v.Shape()...)
 	}
 	err := s.fused(keys, singles, "bcast", func(i int, buf any) {
 		s.stored[keys[i]].WriteFrom(buf)

@@ -319,11 +319,12 @@ type PoolParams struct {
 	KH, KW           int
 	StrideH, StrideW int
 	PadH, PadW       int
-	// CountIncludePad makes average pooling divide by the full window size
-	// even where the window overlaps the padding.
-	CountIncludePad bool
-	DType           DType
-	Device          ctx.Context
+	// ExcludePad makes average pooling divide by the number of input
+	// elements in the window; by default (false) it divides by the full
+	// window, padding included, as nd.PoolOpts and PyTorch do.
+	ExcludePad bool
+	DType      DType
+	Device     ctx.Context
 }
 
 var (

@@ -8,7 +8,7 @@ import (
 
 // window returns the input rows or columns covered by output position o:
 // [lo, hi) clipped to the input, and the divisor extent used by average
-// pooling with CountIncludePad (clipped to the padded input, as PyTorch does).
+// pooling without ExcludePad (clipped to the padded input, as PyTorch does).
 func window(o, stride, pad, k, in int) (lo, hi, padded int) {
 	start := o*stride - pad
 	end := min(start+k, in+pad)
@@ -66,7 +66,7 @@ func poolPlane[T Float](p backend.PoolParams, yp, xp []T) {
 }
 
 func avgDivisor(p backend.PoolParams, h, w, ph, pw int) int {
-	if p.CountIncludePad {
+	if !p.ExcludePad {
 		return ph * pw
 	}
 	return max(h*w, 1)
