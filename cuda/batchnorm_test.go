@@ -28,18 +28,15 @@ func TestBatchNormFusedAgainstCPU(t *testing.T) {
 		gamma, beta bool
 	}{
 		{[]int{4, 3, 5, 6}, nd.BatchNormOpts{}, true, true},
-		{[]int{16, 7}, nd.BatchNormOpts{Epsilon: 1e-3, Momentum: 0.99}, true, true},
-		{[]int{3, 5, 4, 9}, nd.BatchNormOpts{Axis: 3}, false, true},
+		{[]int{16, 7}, nd.BatchNormOpts{Epsilon: new(1e-3), Momentum: new(0.99)}, true, true},
+		{[]int{3, 5, 4, 9}, nd.BatchNormOpts{Axis: new(3)}, false, true},
 		{[]int{2, 4, 11, 13}, nd.BatchNormOpts{}, false, false},
 		{[]int{2, 3, 64, 64}, nd.BatchNormOpts{}, true, true}, // 8192 values a channel: 2 blocks each
 	} {
 		for _, train := range []bool{true, false} {
 			for _, dt := range []nd.DType{nd.Float64, nd.Float32} {
 				t.Run(fmt.Sprint(ci, train, dt), func(t *testing.T) {
-					ax := 1
-					if c.o.Axis != 0 {
-						ax = c.o.Axis
-					}
+					ax, _, _ := c.o.Resolved()
 					ch := c.shape[ax]
 					r := rand.New(rand.NewPCG(uint64(ci), 9))
 					vals := func(n int, lo, hi float64) []float64 {

@@ -39,7 +39,7 @@ func TestAutocastClasses(t *testing.T) {
 					{"Conv2D", conv, dt},
 					{"Relu (neutral)", nd.Relu(y), dt},
 					{"MaxPool2D (neutral)", nd.MaxPool2D(conv, [2]int{2, 2}, [2]int{2, 2}, [2]int{}), dt},
-					{"BatchNorm (neutral, float32 statistics)", nd.BatchNorm(conv, gamma, beta, rm, rv, nd.BatchNormOpts{Axis: 1}), dt},
+					{"BatchNorm (neutral, float32 statistics)", nd.BatchNorm(conv, gamma, beta, rm, rv, nd.BatchNormOpts{Axis: new(1)}), dt},
 					{"Softmax (float32)", nd.Softmax(y, -1), nd.Float32},
 					{"Exp (float32)", nd.Exp(y), nd.Float32},
 					{"Sum (float32)", nd.Sum(nd.Softmax(y, -1)), nd.Float32},

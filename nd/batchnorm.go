@@ -6,33 +6,50 @@ import (
 	"github.com/goluon/goluon/nd/backend"
 )
 
-// BatchNormOpts configures BatchNorm.
+// BatchNormOpts configures BatchNorm. The zero value is Gluon's default;
+// a nil field takes its default, and any value is written with new(v):
+// BatchNormOpts{Axis: new(-1), Momentum: new(0.0)}.
 type BatchNormOpts struct {
-	// Axis is the channel axis (default 1, NCHW). Set AxisSet to use 0.
-	Axis    int
-	AxisSet bool
+	// Axis is the channel axis, negative counting from the end (default 1,
+	// NCHW).
+	Axis *int
 	// Epsilon is added to the variance (default 1e-5).
-	Epsilon float64
+	Epsilon *float64
 	// Momentum weighs the old running statistics, as in MXNet/Gluon:
 	// running = Momentum*running + (1-Momentum)*batch (default 0.9; this is
-	// PyTorch's momentum 0.1).
-	Momentum float64
+	// PyTorch's momentum 0.1). 0 makes them the last batch's.
+	Momentum *float64
 	// UseGlobalStats normalises with the running statistics even in
 	// training mode.
 	UseGlobalStats bool
 }
 
-func (o BatchNormOpts) withDefaults() BatchNormOpts {
-	if !o.AxisSet && o.Axis == 0 {
-		o.Axis = 1
+// bnParams are BatchNormOpts with the defaults filled in.
+type bnParams struct {
+	axis              int
+	epsilon, momentum float64
+	useGlobalStats    bool
+}
+
+// Resolved returns the channel axis, epsilon and momentum o stands for,
+// its defaults filled in.
+func (o BatchNormOpts) Resolved() (axis int, epsilon, momentum float64) {
+	p := o.params()
+	return p.axis, p.epsilon, p.momentum
+}
+
+func (o BatchNormOpts) params() bnParams {
+	p := bnParams{axis: 1, epsilon: 1e-5, momentum: 0.9, useGlobalStats: o.UseGlobalStats}
+	if o.Axis != nil {
+		p.axis = *o.Axis
 	}
-	if o.Epsilon == 0 {
-		o.Epsilon = 1e-5
+	if o.Epsilon != nil {
+		p.epsilon = *o.Epsilon
 	}
-	if o.Momentum == 0 {
-		o.Momentum = 0.9
+	if o.Momentum != nil {
+		p.momentum = *o.Momentum
 	}
-	return o
+	return p
 }
 
 // BatchNorm normalises x per channel. In training mode (IsTraining and not
@@ -44,13 +61,16 @@ func (o BatchNormOpts) withDefaults() BatchNormOpts {
 // differentiated.
 func BatchNorm(x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts) *NDArray {
 	const op = "BatchNorm"
-	o = o.withDefaults()
 	if _, ok := halfOf(x, gamma, beta, runMean, runVar); ok {
 		return batchNormHalf(x, gamma, beta, runMean, runVar, o)
 	}
+	p := o.params()
+	if !(p.momentum >= 0 && p.momentum <= 1) || !(p.epsilon >= 0) {
+		fail(op, ErrArgument, "momentum %g must be in [0, 1] and epsilon %g non-negative", p.momentum, p.epsilon)
+	}
 	checkInputs(op, x, runMean, runVar)
 	checkFloat(op, x)
-	ax := normAxis(op, o.Axis, x.NDim())
+	ax := normAxis(op, p.axis, x.NDim())
 	c := x.shape[ax]
 	for _, v := range []*NDArray{gamma, beta, runMean, runVar} {
 		if v == nil {
@@ -68,12 +88,12 @@ func BatchNorm(x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts) *NDArr
 		l := sess.lift(op, x, gamma, beta, runMean, runVar)
 		x, gamma, beta, runMean, runVar = l[0], l[1], l[2], l[3], l[4]
 	}
-	train := sess.IsTraining() && !o.UseGlobalStats
+	train := sess.IsTraining() && !p.useGlobalStats
 	if bk, ok := x.be().(backend.BatchNormKernels); ok && fusedKernels() {
 		if train && x.Size()/max(c, 1) < 1 {
 			fail(op, ErrShape, "no samples per channel in input %v", x.shape)
 		}
-		return batchNormFused(bk, x, gamma, beta, runMean, runVar, o, ax, c, train)
+		return batchNormFused(bk, x, gamma, beta, runMean, runVar, p, ax, c, train)
 	}
 	mask := make([]bool, x.NDim())
 	for i := range mask {
@@ -94,15 +114,15 @@ func BatchNorm(x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts) *NDArr
 		sq := unaryRaw(op, backend.Square, xc, 0, 0)
 		vs := reduceRaw(op, backend.Sum, sq, mask)
 		variance := unaryRaw(op, backend.MulScalar, vs, 1/float64(m), 0)
-		invstd = unaryRaw(op, backend.AddScalar, variance, o.Epsilon, 0)
+		invstd = unaryRaw(op, backend.AddScalar, variance, p.epsilon, 0)
 		unaryInPlace(invstd, backend.RSqrt, 0, 0)
-		updateRunning(runMean, mean, o.Momentum, 1)
-		updateRunning(runVar, variance, o.Momentum, float64(m)/math.Max(float64(m-1), 1))
+		updateRunning(runMean, mean, p.momentum, 1)
+		updateRunning(runVar, variance, p.momentum, float64(m)/math.Max(float64(m-1), 1))
 		release(s, xc, sq, vs, variance)
 	} else {
 		mean = runMean.view(0, kshape)
 		invstd = newArray(op, sess, x.st.dev, x.dtype, kshape)
-		x.be().Unary(backend.AddScalar, invstd.arg(), runVar.arg(), c, o.Epsilon, 0)
+		x.be().Unary(backend.AddScalar, invstd.arg(), runVar.arg(), c, p.epsilon, 0)
 		unaryInPlace(invstd, backend.RSqrt, 0, 0)
 	}
 	xhat := binaryRaw(op, bSub, x, mean)

@@ -18,7 +18,7 @@ func optArg(a *NDArray) backend.Arg {
 // one or two passes over x forward and over x and the output gradient
 // backward, keeping only the per-channel mean and inverse standard
 // deviation for the backward pass (x̂ is recomputed from x).
-func batchNormFused(bk backend.BatchNormKernels, x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts, ax, c int, train bool) *NDArray {
+func batchNormFused(bk backend.BatchNormKernels, x, gamma, beta, runMean, runVar *NDArray, o bnParams, ax, c int, train bool) *NDArray {
 	const op = "BatchNorm"
 	dev, dt := x.st.dev, x.dtype
 	sess := sessionOf(op, x, gamma, beta, runMean, runVar)
@@ -29,16 +29,16 @@ func batchNormFused(bk backend.BatchNormKernels, x, gamma, beta, runMean, runVar
 		mean = newArray(op, sess, dev, dt, []int{c})
 		variance := newArray(op, sess, dev, dt, []int{c})
 		bk.BatchNormStats(p, mean.arg(), variance.arg(), x.arg())
-		invstd = unaryRaw(op, backend.AddScalar, variance, o.Epsilon, 0)
+		invstd = unaryRaw(op, backend.AddScalar, variance, o.epsilon, 0)
 		unaryInPlace(invstd, backend.RSqrt, 0, 0)
-		updateRunning(runMean, mean, o.Momentum, 1)
-		updateRunning(runVar, variance, o.Momentum, float64(m)/math.Max(float64(m-1), 1))
+		updateRunning(runMean, mean, o.momentum, 1)
+		updateRunning(runVar, variance, o.momentum, float64(m)/math.Max(float64(m-1), 1))
 		variance.Release()
 	} else {
 		// Copies: the running statistics may be updated in place before
 		// this output's backward pass runs.
 		mean = unaryRaw(op, backend.MulScalar, runMean, 1, 0)
-		invstd = unaryRaw(op, backend.AddScalar, runVar, o.Epsilon, 0)
+		invstd = unaryRaw(op, backend.AddScalar, runVar, o.epsilon, 0)
 		unaryInPlace(invstd, backend.RSqrt, 0, 0)
 	}
 	y := newArray(op, sess, dev, dt, x.shape)

@@ -24,18 +24,15 @@ func TestBatchNormFusedMatchesComposed(t *testing.T) {
 		gamma, beta bool
 	}{
 		{[]int{4, 3, 5, 6}, BatchNormOpts{}, true, true},
-		{[]int{16, 7}, BatchNormOpts{Epsilon: 1e-3, Momentum: 0.99}, true, true},
-		{[]int{3, 5, 4, 9}, BatchNormOpts{Axis: 3}, false, true},
-		{[]int{6, 2, 37}, BatchNormOpts{Axis: 0, AxisSet: true}, true, false},
+		{[]int{16, 7}, BatchNormOpts{Epsilon: new(1e-3), Momentum: new(0.99)}, true, true},
+		{[]int{3, 5, 4, 9}, BatchNormOpts{Axis: new(3)}, false, true},
+		{[]int{6, 2, 37}, BatchNormOpts{Axis: new(0)}, true, false},
 		{[]int{2, 4, 11, 13}, BatchNormOpts{}, false, false},
 	} {
 		for _, train := range []bool{true, false} {
 			for _, dt := range []DType{Float64, Float32} {
-				t.Run(fmt.Sprint(c.shape, c.o.Axis, train, dt), func(t *testing.T) {
-					ax := 1
-					if c.o.AxisSet || c.o.Axis != 0 {
-						ax = c.o.Axis
-					}
+				t.Run(fmt.Sprint(c.shape, c.o.Axis != nil, train, dt), func(t *testing.T) {
+					ax, _, _ := c.o.Resolved()
 					ch := c.shape[ax]
 					r := rand.New(rand.NewPCG(uint64(len(c.shape)), uint64(ch)))
 					vals := func(n int, lo, hi float64) []float64 {

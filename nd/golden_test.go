@@ -96,7 +96,7 @@ func TestGoldenConvNet(t *testing.T) {
 		h := nd.Relu(nd.Conv2D(in["x"], in["w1"], in["b1"], nd.ConvOpts{Pad: [2]int{1, 1}}))
 		h = nd.MaxPool2D(h, [2]int{2, 2}, [2]int{2, 2}, [2]int{})
 		h = nd.Conv2D(h, in["w2"], in["b2"], nd.ConvOpts{})
-		h = nd.BatchNorm(h, in["g"], in["be"], in["rm"], in["rv"], nd.BatchNormOpts{Epsilon: 1e-5, Momentum: 0.9})
+		h = nd.BatchNorm(h, in["g"], in["be"], in["rm"], in["rv"], nd.BatchNormOpts{Epsilon: new(1e-5), Momentum: new(0.9)})
 		h = nd.AvgPool2D(nd.Tanh(h), [2]int{2, 2}, [2]int{2, 2}, [2]int{})
 		logits := nd.FullyConnected(nd.Flatten(h), in["w3"], in["b3"])
 		out["logits"] = logits

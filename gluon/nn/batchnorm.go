@@ -6,12 +6,13 @@ import (
 )
 
 // BatchNormOpts configures BatchNorm; the zero value is Gluon's default
-// (axis 1, momentum 0.9, epsilon 1e-5, learnable scale and shift).
+// (axis 1, momentum 0.9, epsilon 1e-5, learnable scale and shift). A nil
+// Axis, Momentum or Epsilon takes its default; any value is written with
+// new(v), e.g. Momentum: new(0.99) (see nd.BatchNormOpts).
 type BatchNormOpts struct {
-	Axis       int
-	AxisSet    bool // set to use Axis 0
-	Momentum   float64
-	Epsilon    float64
+	Axis       *int
+	Momentum   *float64
+	Epsilon    *float64
 	NoCenter   bool // no learnable shift (beta)
 	NoScale    bool // no learnable scale (gamma)
 	InChannels int  // 0: inferred at the first forward pass
@@ -28,6 +29,9 @@ type BatchNormOpts struct {
 type BatchNorm struct {
 	gluon.BlockMeta
 	opts        BatchNormOpts
+	axis        int     // the channel axis (negative: from the end)
+	epsilon     float64 // resolved from opts
+	momentum    float64
 	Gamma, Beta *gluon.Parameter
 	RunningMean *gluon.Parameter
 	RunningVar  *gluon.Parameter
@@ -35,10 +39,8 @@ type BatchNorm struct {
 
 // NewBatchNorm returns a batch-normalisation layer.
 func NewBatchNorm(o BatchNormOpts) *BatchNorm {
-	if !o.AxisSet && o.Axis == 0 {
-		o.Axis = 1
-	}
 	b := &BatchNorm{BlockMeta: gluon.NewBlockMeta("batchnorm"), opts: o}
+	b.axis, b.epsilon, b.momentum = nd.BatchNormOpts{Axis: o.Axis, Epsilon: o.Epsilon, Momentum: o.Momentum}.Resolved()
 	c := o.InChannels
 	if !o.NoScale {
 		b.Gamma = b.AddParam(gluon.NewParameter("gamma", c))
@@ -61,12 +63,12 @@ func NewBatchNorm(o BatchNormOpts) *BatchNorm {
 // channelAxis returns the channel axis for an input of the given shape,
 // counted from the front.
 func (b *BatchNorm) channelAxis(op string, shape []int) int {
-	ax := b.opts.Axis
+	ax := b.axis
 	if ax < 0 {
 		ax += len(shape)
 	}
 	if ax < 0 || ax >= len(shape) {
-		nd.Panicf(op, nd.ErrShape, "axis %d out of range for input %v", b.opts.Axis, shape)
+		nd.Panicf(op, nd.ErrShape, "axis %d out of range for input %v", b.axis, shape)
 	}
 	return ax
 }
@@ -88,5 +90,5 @@ func (b *BatchNorm) Forward(x *nd.NDArray) *nd.NDArray {
 	b.RunningMean.InferShape(c)
 	b.RunningVar.InferShape(c)
 	return nd.BatchNorm(x, gamma, beta, b.RunningMean.Data(dev), b.RunningVar.Data(dev), nd.BatchNormOpts{
-		Axis: ax, AxisSet: true, Epsilon: b.opts.Epsilon, Momentum: b.opts.Momentum, UseGlobalStats: b.opts.UseGlobalStats})
+		Axis: new(ax), Epsilon: new(b.epsilon), Momentum: new(b.momentum), UseGlobalStats: b.opts.UseGlobalStats})
 }

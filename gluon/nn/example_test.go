@@ -77,7 +77,7 @@ func ExampleConcurrent() {
 // statistics of the whole batch, so the replicas' running statistics agree.
 func ExampleSyncBatchNorm() {
 	devs := []ctx.Context{ctx.CPU(0), ctx.CPU(1)}
-	bn := nn.NewSyncBatchNorm(nn.BatchNormOpts{InChannels: 1, Momentum: 0.5})
+	bn := nn.NewSyncBatchNorm(nn.BatchNormOpts{InChannels: 1, Momentum: new(0.5)})
 	_ = gluon.CollectParams(bn).Initialize(initializer.Zero(), devs, false)
 	halves := [][]float32{{1, 2}, {3, 6}} // mean 3, variance 3.5 over all four
 	outs := make([]*nd.NDArray, 2)

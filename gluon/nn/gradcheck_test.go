@@ -98,7 +98,7 @@ func layerGradCases() []layerGradCase {
 		{"InstanceNorm", func() gluon.Block { return nn.NewInstanceNorm(nn.NormOpts{}) }, []int{2, 3, 2, 2}, ndtest.GradTol{}, 2},
 		{"BatchNorm/train", func() gluon.Block { return nn.NewBatchNorm(nn.BatchNormOpts{}) },
 			[]int{3, 2, 2, 3}, ndtest.GradTol{Train: true}, 2},
-		{"BatchNorm/train-axis-last", func() gluon.Block { return nn.NewBatchNorm(nn.BatchNormOpts{Axis: -1}) },
+		{"BatchNorm/train-axis-last", func() gluon.Block { return nn.NewBatchNorm(nn.BatchNormOpts{Axis: new(-1)}) },
 			[]int{4, 2, 3}, ndtest.GradTol{Train: true}, 2},
 		{"BatchNorm/train-no-scale", func() gluon.Block { return nn.NewBatchNorm(nn.BatchNormOpts{NoScale: true}) },
 			[]int{4, 3}, ndtest.GradTol{Train: true}, 1},

@@ -124,13 +124,13 @@ func TestLayerShapes(t *testing.T) {
 		{"BatchNorm/2d", func() gluon.Block { return nn.NewBatchNorm(nn.BatchNormOpts{}) },
 			[]int{5, 4}, []int{5, 4},
 			map[string][]int{"gamma": {4}, "beta": {4}, "running_mean": {4}, "running_var": {4}}},
-		{"BatchNorm/axis-last", func() gluon.Block { return nn.NewBatchNorm(nn.BatchNormOpts{Axis: -1}) },
+		{"BatchNorm/axis-last", func() gluon.Block { return nn.NewBatchNorm(nn.BatchNormOpts{Axis: new(-1)}) },
 			[]int{2, 3, 4, 5}, []int{2, 3, 4, 5},
 			map[string][]int{"gamma": {5}, "beta": {5}, "running_mean": {5}, "running_var": {5}}},
-		{"BatchNorm/axis3", func() gluon.Block { return nn.NewBatchNorm(nn.BatchNormOpts{Axis: 3}) },
+		{"BatchNorm/axis3", func() gluon.Block { return nn.NewBatchNorm(nn.BatchNormOpts{Axis: new(3)}) },
 			[]int{2, 3, 4, 6}, []int{2, 3, 4, 6},
 			map[string][]int{"gamma": {6}, "beta": {6}, "running_mean": {6}, "running_var": {6}}},
-		{"BatchNorm/axis0", func() gluon.Block { return nn.NewBatchNorm(nn.BatchNormOpts{Axis: 0, AxisSet: true}) },
+		{"BatchNorm/axis0", func() gluon.Block { return nn.NewBatchNorm(nn.BatchNormOpts{Axis: new(0)}) },
 			[]int{3, 4, 2}, []int{3, 4, 2},
 			map[string][]int{"gamma": {3}, "beta": {3}, "running_mean": {3}, "running_var": {3}}},
 		{"BatchNorm/no-center", func() gluon.Block { return nn.NewBatchNorm(nn.BatchNormOpts{NoCenter: true}) },
@@ -260,7 +260,7 @@ func TestForwardShapePanics(t *testing.T) {
 	}{
 		{"Conv2D/3d-input", nn.NewConv2D(2, 3, nn.Conv2DOpts{}), []int{3, 5, 5}, nd.ErrShape, []string{"nn.Conv2D", "[3 5 5]"}},
 		{"Conv2D/groups", nn.NewConv2D(4, 3, nn.Conv2DOpts{Groups: 2}), []int{1, 3, 5, 5}, nd.ErrShape, []string{"3 input channels", "2 groups"}},
-		{"BatchNorm/axis", nn.NewBatchNorm(nn.BatchNormOpts{Axis: 4}), []int{2, 3, 4, 4}, nd.ErrShape, []string{"axis 4", "[2 3 4 4]"}},
+		{"BatchNorm/axis", nn.NewBatchNorm(nn.BatchNormOpts{Axis: new(4)}), []int{2, 3, 4, 4}, nd.ErrShape, []string{"axis 4", "[2 3 4 4]"}},
 		{"MaxPool2D/2d-input", nn.NewMaxPool2D(2, nn.PoolOpts{}), []int{4, 4}, nd.ErrShape, []string{"[4 4]"}},
 	}
 	for _, tc := range cases {

@@ -112,11 +112,7 @@ func filled(n int, v float32) []float32 {
 
 // ExportONNX writes BatchNormalization (inference form).
 func (b *BatchNorm) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
-	eps := b.opts.Epsilon
-	if eps == 0 {
-		eps = 1e-5
-	}
-	return onnxBatchNorm(g, x, b.opts.Axis, eps, b.Gamma, b.Beta, b.RunningMean, b.RunningVar)
+	return onnxBatchNorm(g, x, b.axis, b.epsilon, b.Gamma, b.Beta, b.RunningMean, b.RunningVar)
 }
 
 // ExportONNX writes the activation.

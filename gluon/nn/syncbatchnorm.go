@@ -81,8 +81,6 @@ func (b *SyncBatchNorm) Forward(x *nd.NDArray) *nd.NDArray {
 	b.RunningMean.InferShape(c)
 	b.RunningVar.InferShape(c)
 	runMean, runVar := b.RunningMean.Data(dev), b.RunningVar.Data(dev)
-	o := nd.BatchNormOpts{Momentum: b.opts.Momentum, Epsilon: b.opts.Epsilon}
-	o = withBNDefaults(o)
 
 	var axes []int
 	bshape := make([]int, len(shape)) // the per-channel arrays' broadcast shape
@@ -99,7 +97,7 @@ func (b *SyncBatchNorm) Forward(x *nd.NDArray) *nd.NDArray {
 	mean := nd.DivScalar(nd.SliceAxis(total, 0, c, 0), n)
 	// E[x²] − mean², clamped at 0 against rounding.
 	variance := nd.MaximumScalar(nd.Sub(nd.DivScalar(nd.SliceAxis(total, c, 2*c, 0), n), nd.Square(mean)), 0)
-	y := nd.Mul(nd.Sub(x, nd.Reshape(mean, bshape...)), nd.Reshape(nd.Rsqrt(nd.AddScalar(variance, o.Epsilon)), bshape...))
+	y := nd.Mul(nd.Sub(x, nd.Reshape(mean, bshape...)), nd.Reshape(nd.Rsqrt(nd.AddScalar(variance, b.epsilon)), bshape...))
 	if b.Gamma != nil {
 		b.Gamma.InferShape(c)
 		y = nd.Mul(y, nd.Reshape(b.Gamma.Data(dev), bshape...))
@@ -109,21 +107,9 @@ func (b *SyncBatchNorm) Forward(x *nd.NDArray) *nd.NDArray {
 		y = nd.Add(y, nd.Reshape(b.Beta.Data(dev), bshape...))
 	}
 	unbiased := n / max(n-1, 1)
-	updateRunning(runMean, mean.Detach(), o.Momentum, 1)
-	updateRunning(runVar, variance.Detach(), o.Momentum, unbiased)
+	updateRunning(runMean, mean.Detach(), b.momentum, 1)
+	updateRunning(runVar, variance.Detach(), b.momentum, unbiased)
 	return y
-}
-
-// withBNDefaults fills in nd.BatchNorm's defaults (momentum 0.9, epsilon
-// 1e-5), so that both layers read their options alike.
-func withBNDefaults(o nd.BatchNormOpts) nd.BatchNormOpts {
-	if o.Epsilon == 0 {
-		o.Epsilon = 1e-5
-	}
-	if o.Momentum == 0 {
-		o.Momentum = 0.9
-	}
-	return o
 }
 
 // updateRunning sets run = momentum·run + (1−momentum)·scale·batch, as

@@ -51,7 +51,7 @@ func TestSyncBatchNormMatchesOneContext(t *testing.T) {
 		w[i] = math.Cos(float64(i) * 1.3)
 	}
 	gamma, beta := []float64{1.5, -0.5, 0.8}, []float64{0.1, 0.2, -0.3}
-	o := nn.BatchNormOpts{Momentum: 0.8, Epsilon: 1e-3}
+	o := nn.BatchNormOpts{Momentum: new(0.8), Epsilon: new(1e-3)}
 	one := []ctx.Context{ctx.CPU(0)}
 	four := []ctx.Context{ctx.CPU(0), ctx.CPU(1), ctx.CPU(2), ctx.CPU(3)}
 	y1, dx1, dg1, db1, run1 := runBN(t, plainBN{nn.NewBatchNorm(o)}, one, x, w, gamma, beta, shape)

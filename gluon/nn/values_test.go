@@ -307,7 +307,7 @@ func TestBatchNormValues(t *testing.T) {
 			[]float64{0.9 + 0.1*uvar[0], 0.9 + 0.1*uvar[1]}, 1e-4)
 	})
 	t.Run("momentum", func(t *testing.T) {
-		b := newBN(nn.BatchNormOpts{Momentum: 0.5})
+		b := newBN(nn.BatchNormOpts{Momentum: new(0.5)})
 		forwardTrain(b, x)
 		forwardTrain(b, x)
 		// Two steps from 0: 0.5·(0.5·0 + 0.5·m) + 0.5·m = 0.75·m.
@@ -345,7 +345,7 @@ func TestBatchNormValues(t *testing.T) {
 		closeSlice(t, "y", forwardTrain(b, x).Float64s(), expect(rm, rv, true, true), 1e-4)
 	})
 	t.Run("epsilon", func(t *testing.T) {
-		b := newBN(nn.BatchNormOpts{Epsilon: 0.75})
+		b := newBN(nn.BatchNormOpts{Epsilon: new(0.75)})
 		y := forward(b, x).Float64s()
 		// running stats (0, 1): y = x/sqrt(1.75)·gamma + beta.
 		want := make([]float64, len(xv))
@@ -376,16 +376,16 @@ func TestBatchNormValues(t *testing.T) {
 		// The same data laid out as [4, 2] with channels on the last axis
 		// (axis -1) and on axis 1 must normalise identically.
 		x2 := nd.Reshape(x, 4, 2)
-		for _, o := range []nn.BatchNormOpts{{Axis: -1}, {Axis: 1}} {
+		for _, o := range []nn.BatchNormOpts{{Axis: new(-1)}, {Axis: new(1)}} {
 			b := nn.NewBatchNorm(o)
 			initNet(t, b, initializer.Xavier{}, nd.Float32)
-			closeSlice(t, fmt.Sprintf("axis %d", o.Axis), forwardTrain(b, x2).Float64s(), expect(mean, bvar, false, false), 1e-4)
+			closeSlice(t, fmt.Sprintf("axis %d", *o.Axis), forwardTrain(b, x2).Float64s(), expect(mean, bvar, false, false), 1e-4)
 		}
 	})
 	t.Run("axis0", func(t *testing.T) {
 		// Transposed: [2, 4] with channels on axis 0.
 		xt := nd.Transpose(nd.Reshape(x, 4, 2))
-		b := nn.NewBatchNorm(nn.BatchNormOpts{AxisSet: true})
+		b := nn.NewBatchNorm(nn.BatchNormOpts{Axis: new(0)})
 		initNet(t, b, initializer.Xavier{}, nd.Float32)
 		y := nd.Transpose(forwardTrain(b, xt))
 		closeSlice(t, "y", y.Float64s(), expect(mean, bvar, false, false), 1e-4)

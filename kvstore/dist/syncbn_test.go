@@ -51,7 +51,7 @@ func TestSyncBatchNormWorker(t *testing.T) {
 		x[i] = math.Sin(float64(i)*0.7) + 0.3*float64(i%5)
 		w[i] = math.Cos(float64(i) * 1.3)
 	}
-	o := nn.BatchNormOpts{Momentum: 0.8, Epsilon: 1e-3}
+	o := nn.BatchNormOpts{Momentum: new(0.8), Epsilon: new(1e-3)}
 	ref := nn.NewBatchNorm(o)
 	// The reference runs alone in this process: no exchange.
 	y1, dx1, dg1, db1, run1 := bnStep(t, ref, []*gluon.Parameter{ref.Gamma, ref.Beta, ref.RunningMean, ref.RunningVar}, []ctx.Context{ctx.CPU(0)}, x, w, shape, 0, 8)

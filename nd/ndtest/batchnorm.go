@@ -15,6 +15,7 @@ import (
 // statistics (running = m*running + (1-m)*batch, with the unbiased batch
 // variance); otherwise it uses and returns the running statistics.
 func refBatchNorm(x []float64, shape []int, axis int, gamma, beta, rm, rv []float64, train bool, opts nd.BatchNormOpts) (y, nm, nv []float64) {
+	_, eps, momentum := opts.Resolved()
 	ax := refAxis(axis, len(shape))
 	outer, c, inner := refNumel(shape[:ax]), shape[ax], refNumel(shape[ax+1:])
 	m := outer * inner
@@ -38,15 +39,15 @@ func refBatchNorm(x []float64, shape []int, axis int, gamma, beta, rm, rv []floa
 				}
 			}
 			mean[ch], variance[ch] = mu, ss/float64(m)
-			nm[ch] = opts.Momentum*rm[ch] + (1-opts.Momentum)*mu
-			nv[ch] = opts.Momentum*rv[ch] + (1-opts.Momentum)*ss/float64(max(m-1, 1))
+			nm[ch] = momentum*rm[ch] + (1-momentum)*mu
+			nv[ch] = momentum*rv[ch] + (1-momentum)*ss/float64(max(m-1, 1))
 		}
 	}
 	y = make([]float64, len(x))
 	for o := range outer {
 		for ch := range c {
 			for i := range inner {
-				v := (x[at(o, ch, i)] - mean[ch]) / math.Sqrt(variance[ch]+opts.Epsilon)
+				v := (x[at(o, ch, i)] - mean[ch]) / math.Sqrt(variance[ch]+eps)
 				if gamma != nil {
 					v *= gamma[ch]
 				}
@@ -76,9 +77,10 @@ func confBatchNorm(e confEnv) {
 		{"train_2d", []int{8, 5}, nd.BatchNormOpts{}, true, true, false},
 		{"train_4d", []int{4, 3, 5, 6}, nd.BatchNormOpts{}, true, true, false},
 		{"train_4d_nil_gamma_beta", []int{4, 3, 5, 6}, nd.BatchNormOpts{}, true, false, false},
-		{"train_4d_momentum_eps", []int{2, 4, 3, 3}, nd.BatchNormOpts{Momentum: 0.7, Epsilon: 1e-3}, true, true, false},
-		{"train_2d_axis0", []int{3, 10}, nd.BatchNormOpts{Axis: 0, AxisSet: true}, true, true, false},
-		{"train_4d_axis-1", []int{2, 3, 4, 5}, nd.BatchNormOpts{Axis: -1}, true, true, false},
+		{"train_4d_momentum_eps", []int{2, 4, 3, 3}, nd.BatchNormOpts{Momentum: new(0.7), Epsilon: new(1e-3)}, true, true, false},
+		{"train_4d_momentum0", []int{2, 4, 3, 3}, nd.BatchNormOpts{Momentum: new(0.0)}, true, true, false}, // the batch's statistics
+		{"train_2d_axis0", []int{3, 10}, nd.BatchNormOpts{Axis: new(0)}, true, true, false},
+		{"train_4d_axis-1", []int{2, 3, 4, 5}, nd.BatchNormOpts{Axis: new(-1)}, true, true, false},
 		{"train_use_global_stats", []int{4, 3, 2, 2}, nd.BatchNormOpts{UseGlobalStats: true}, true, true, true},
 		{"infer_2d", []int{8, 5}, nd.BatchNormOpts{}, false, true, false},
 		{"infer_4d", []int{4, 3, 5, 6}, nd.BatchNormOpts{}, false, true, false},
@@ -87,16 +89,8 @@ func confBatchNorm(e confEnv) {
 	for i, c := range cases {
 		e.run(c.name, func(e confEnv) {
 			opts := c.opts
-			if !opts.AxisSet && opts.Axis == 0 {
-				opts.Axis = 1
-			}
-			if opts.Epsilon == 0 {
-				opts.Epsilon = 1e-5
-			}
-			if opts.Momentum == 0 {
-				opts.Momentum = 0.9
-			}
-			ch := c.shape[refAxis(opts.Axis, len(c.shape))]
+			axis, _, _ := opts.Resolved()
+			ch := c.shape[refAxis(axis, len(c.shape))]
 			x, xv := e.rand(uint64(1300+10*i), -2, 3, c.shape...)
 			rm, rmv := e.rand(uint64(1301+10*i), -0.5, 0.5, ch)
 			rv, rvv := e.rand(uint64(1302+10*i), 0.5, 2, ch)
@@ -107,7 +101,7 @@ func confBatchNorm(e confEnv) {
 				beta, bv = e.rand(uint64(1304+10*i), -1, 1, ch)
 			}
 			useBatch := c.train && !c.globalOnly
-			want, wm, wv := refBatchNorm(xv, c.shape, opts.Axis, gv, bv, rmv, rvv, useBatch, opts)
+			want, wm, wv := refBatchNorm(xv, c.shape, axis, gv, bv, rmv, rvv, useBatch, opts)
 			var y *nd.NDArray
 			if c.train {
 				nd.DefaultSession().TrainMode(func() { y = nd.BatchNorm(x, gamma, beta, rm, rv, c.opts) })
@@ -142,21 +136,19 @@ func gradBatchNormCases(dev ctx.Context) []gradCase {
 		{"train/4-D/no-gamma-beta", []int{2, 3, 3, 3}, nd.BatchNormOpts{}, true, false, false},
 		{"train/4-D/gamma-only", []int{2, 3, 3, 3}, nd.BatchNormOpts{}, true, true, false},
 		{"train/4-D/beta-only", []int{2, 3, 3, 3}, nd.BatchNormOpts{}, true, false, true},
-		{"train/4-D/axis-last", []int{2, 3, 3, 3}, nd.BatchNormOpts{Axis: -1}, true, true, true},
-		{"train/2-D/axis-0", []int{3, 6}, nd.BatchNormOpts{Axis: 0, AxisSet: true}, true, true, true},
+		{"train/4-D/axis-last", []int{2, 3, 3, 3}, nd.BatchNormOpts{Axis: new(-1)}, true, true, true},
+		{"train/2-D/axis-0", []int{3, 6}, nd.BatchNormOpts{Axis: new(0)}, true, true, true},
 		{"train/3-D", []int{2, 3, 4}, nd.BatchNormOpts{}, true, true, true},
 		{"train/use-global-stats", []int{2, 3, 3, 3}, nd.BatchNormOpts{UseGlobalStats: true}, true, true, true},
 		{"infer/2-D", []int{6, 3}, nd.BatchNormOpts{}, false, true, true},
 		{"infer/4-D", []int{2, 3, 3, 3}, nd.BatchNormOpts{}, false, true, true},
 		{"infer/2-D/no-gamma-beta", []int{6, 3}, nd.BatchNormOpts{}, false, false, false},
 		{"infer/4-D/no-gamma-beta", []int{2, 3, 3, 3}, nd.BatchNormOpts{}, false, false, false},
-		{"infer/4-D/axis-last", []int{2, 3, 3, 3}, nd.BatchNormOpts{Axis: -1}, false, true, true},
+		{"infer/4-D/axis-last", []int{2, 3, 3, 3}, nd.BatchNormOpts{Axis: new(-1)}, false, true, true},
 	} {
 		seed := 300 + 10*uint64(i)
-		ax := 1
-		if c.o.AxisSet || c.o.Axis != 0 {
-			ax = (c.o.Axis + len(c.shape)) % len(c.shape)
-		}
+		ax, _, _ := c.o.Resolved()
+		ax = (ax + len(c.shape)) % len(c.shape)
 		ch := c.shape[ax]
 		gc := gradCase{op: "BatchNorm", name: c.name, tol: GradTol{Train: c.train}}
 		gc.in = func() []*nd.NDArray {

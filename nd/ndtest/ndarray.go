@@ -94,7 +94,7 @@ func confViews(e confEnv) {
 	e.run("BatchNorm", func(e confEnv) {
 		rm, rmv := e.rand(1704, -0.5, 0.5, 2)
 		rvar, rvv := e.rand(1705, 0.5, 2, 2)
-		opts := nd.BatchNormOpts{Axis: 1, Epsilon: 1e-5, Momentum: 0.9}
+		opts := nd.BatchNormOpts{Axis: new(1), Epsilon: new(1e-5), Momentum: new(0.9)}
 		want, _, _ := refBatchNorm(ivv, []int{2, 2, 5, 5}, 1, nil, nil, rmv, rvv, false, opts)
 		e.check(nd.BatchNorm(iview, nil, nil, rm, rvar, nd.BatchNormOpts{}), []int{2, 2, 5, 5}, want, confTolDefault)
 	})

@@ -32,7 +32,7 @@ func convModule(in, k, kernel, stride int, same bool) *nn.Sequential {
 			Stride: [2]int{stride, stride}, Pad: [2]int{pad, pad}, InChannels: in,
 		})),
 		named("bn", nn.NewBatchNorm(nn.BatchNormOpts{
-			Momentum: kerasBNMomentum, Epsilon: kerasBNEpsilon, InChannels: k,
+			Momentum: new(kerasBNMomentum), Epsilon: new(kerasBNEpsilon), InChannels: k,
 		})),
 		named("relu", nn.NewActivation("relu")),
 	)

@@ -25,7 +25,7 @@ const (
 // With syncBN the BatchNorm layer is a SyncBatchNorm: the statistics of the
 // whole batch over every context, whatever the number of contexts.
 func newNet(syncBN bool) *nn.Sequential {
-	bnOpts := nn.BatchNormOpts{Momentum: bnMomentum, Epsilon: bnEpsilon}
+	bnOpts := nn.BatchNormOpts{Momentum: new(bnMomentum), Epsilon: new(bnEpsilon)}
 	var bn gluon.Block = nn.NewBatchNorm(bnOpts)
 	if syncBN {
 		bn = nn.NewSyncBatchNorm(bnOpts)

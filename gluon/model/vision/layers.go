@@ -40,7 +40,7 @@ func conv(in, out, kernel, stride, pad, groups int) *nn.Conv2D {
 // bn is a BatchNorm with PyTorch's parameter names (weight, bias) and
 // defaults (epsilon 1e-5, momentum 0.1 in PyTorch's convention).
 func bn(channels int) *nn.BatchNorm {
-	b := nn.NewBatchNorm(nn.BatchNormOpts{InChannels: channels, Epsilon: 1e-5, Momentum: 0.9})
+	b := nn.NewBatchNorm(nn.BatchNormOpts{InChannels: channels, Epsilon: new(1e-5), Momentum: new(0.9)})
 	b.Gamma.Rename("weight")
 	b.Beta.Rename("bias")
 	// The initializers pick ones for "gamma" by name: keep BatchNorm's.
