@@ -1,5 +1,5 @@
-// Package nd is Goluon's n-dimensional array: an NDArray of float32 (the
-// default) or float64 that lives on exactly one context (cpu(i) or gpu(i)),
+// Package nd is Goluon's n-dimensional array: an NDArray of one element
+// type that lives on exactly one context (cpu(i) or gpu(i)),
 // the ops on it with their gradients, the autograd tape, and deterministic
 // memory release.
 //
@@ -29,11 +29,26 @@
 //
 // # Element types
 //
-// Float32 (the default), Float64, Int32, Int64, Uint8 and Bool. The ops
-// of one call take one dtype; the exceptions (comparisons return Bool,
+// Float32, Float64, Float16, BFloat16, Int32, Int64, Uint8 and Bool. The
+// ops of one call take one dtype; the exceptions (comparisons return Bool,
 // integer sums Int64, index results Int64, index operands any integer
 // dtype) and the reasons are in dtype.go. Gradients flow only through the
-// floating dtypes.
+// floating dtypes. Float16 and BFloat16 ops compute in float32 and round
+// their result (half.go); in an autocast scope ops choose their dtype by
+// class (autocast.go).
+//
+// # Argument order
+//
+// One rule for every op, NumPy's: the arrays come first, then the other
+// operands, then the axis or axes, then options — Take(x, idx, axis, mode),
+// Gather(x, idx, axis), ScatterAdd(x, idx, src, axis), Split(x, n, axis),
+// Repeat(x, n, axis), SliceAxis(x, begin, end, axis), Sort(x, axis,
+// descending), Concat(arrs, axis), Sum(x, axes...). Reductions drop the
+// reduced axes; their KeepDims twins (SumKeepDims, NormKeepDims, ...) keep
+// them with size 1. Constructors take the dtype right after the context:
+// Zeros(dev, dt, shape...), Full(dev, dt, v, shape...), Arange(dev, dt,
+// start, stop, step). Option structs take Gluon's defaults from their zero
+// value and write any other value explicitly (BatchNormOpts' pointers).
 //
 // # Indexing
 //
