@@ -270,16 +270,9 @@ func (t *Trainer) step(batchSize int, ignoreStale bool) error {
 	if err != nil {
 		return err
 	}
-	scale, finite, err := t.gradScale(fresh)
-	if err != nil {
+	if ok, err := t.beginUpdate(global, fresh); !ok {
 		return err
 	}
-	if !finite {
-		t.gradScaleDone(false)
-		t.finishStats(t.overlapped)
-		return nil
-	}
-	t.rescale = 1 / (float64(global) * scale)
 	if t.buckets != nil {
 		if err := t.updateBuckets(fresh); err != nil {
 			return errorf("trainer: %v", err)
@@ -345,16 +338,9 @@ func (t *Trainer) Update(batchSize int) error {
 	if err != nil {
 		return errorf("trainer: %v", err)
 	}
-	scale, finite, err := t.gradScale(nil)
-	if err != nil {
+	if ok, err := t.beginUpdate(global, nil); !ok {
 		return err
 	}
-	if !finite {
-		t.gradScaleDone(false)
-		t.finishStats(t.overlapped)
-		return nil
-	}
-	t.rescale = 1 / (float64(global) * scale)
 	for i, p := range t.params {
 		t.updateReplicas(i, p)
 		t.steps[i]++

@@ -90,6 +90,24 @@ func (t *Trainer) gradScale(fresh [][]int) (scale float64, finite bool, err erro
 	return scale, finite, err
 }
 
+// beginUpdate sets the rescale factor of this step's update, 1/(global
+// batch · loss scale), and reports whether the update may run: false when
+// a GradScaler found the gradients not finite (the skipped step is then
+// recorded) or the check failed (err).
+func (t *Trainer) beginUpdate(global int, fresh [][]int) (bool, error) {
+	scale, finite, err := t.gradScale(fresh)
+	if err != nil {
+		return false, err
+	}
+	if !finite {
+		t.gradScaleDone(false)
+		t.finishStats(t.overlapped)
+		return false, nil
+	}
+	t.rescale = 1 / (float64(global) * scale)
+	return true, nil
+}
+
 // gradScaleDone reports a step's outcome to the scaler and ends the
 // round's unscaling.
 func (t *Trainer) gradScaleDone(finite bool) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/internal/numcmp"
 	"github.com/goluon/goluon/nd"
 )
 
@@ -111,23 +112,14 @@ func TestAutocastGradients(t *testing.T) {
 		if math.Abs(l-l32) > tc.tol*math.Abs(l32) {
 			t.Errorf("%v: loss %v, float32 %v", tc.dt, l, l32)
 		}
-		t.Logf("%v: loss %v vs %v, weight gradient %.3g, bias %.3g", tc.dt, l, l32, relL2(gw, gw32), relL2(gb, gb32))
-		if e := relL2(gw, gw32); e > tc.tol || e == 0 {
+		t.Logf("%v: loss %v vs %v, weight gradient %.3g, bias %.3g", tc.dt, l, l32, numcmp.RelL2(gw, gw32), numcmp.RelL2(gb, gb32))
+		if e := numcmp.RelL2(gw, gw32); e > tc.tol || e == 0 {
 			t.Errorf("%v: weight gradient off by %.3g relative (want (0, %g])", tc.dt, e, tc.tol)
 		}
-		if e := relL2(gb, gb32); e > tc.tol || e == 0 {
+		if e := numcmp.RelL2(gb, gb32); e > tc.tol || e == 0 {
 			t.Errorf("%v: bias gradient off by %.3g relative (want (0, %g])", tc.dt, e, tc.tol)
 		}
 	}
-}
-
-func relL2(got, want []float64) float64 {
-	var num, den float64
-	for i := range got {
-		num += (got[i] - want[i]) * (got[i] - want[i])
-		den += want[i] * want[i]
-	}
-	return math.Sqrt(num / den)
 }
 
 // TestHalfGradients: gradients flow to half-precision leaves, in their
@@ -159,10 +151,10 @@ func TestHalfGradients(t *testing.T) {
 		if gdt != tc.dt {
 			t.Errorf("%v: gradient dtype %v", tc.dt, gdt)
 		}
-		if e := relL2(gx, gx32); e > tc.tol {
+		if e := numcmp.RelL2(gx, gx32); e > tc.tol {
 			t.Errorf("%v: input gradient off by %.3g relative", tc.dt, e)
 		}
-		if e := relL2(gk, gk32); e > tc.tol {
+		if e := numcmp.RelL2(gk, gk32); e > tc.tol {
 			t.Errorf("%v: filter gradient off by %.3g relative", tc.dt, e)
 		}
 	}

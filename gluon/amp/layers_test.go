@@ -10,6 +10,7 @@ import (
 	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/gluon/nn"
 	"github.com/goluon/goluon/gluon/rnn"
+	"github.com/goluon/goluon/internal/numcmp"
 	"github.com/goluon/goluon/nd"
 )
 
@@ -103,20 +104,11 @@ func TestLayersUnderAutocast(t *testing.T) {
 				for i := range g {
 					flat, flat32 = append(flat, g[i]...), append(flat32, g32[i]...)
 				}
-				t.Logf("%v: loss error %.2g, gradient error %.2g", tc.dt, math.Abs(l[0]-l32[0])/math.Abs(l32[0]), relL2(flat, flat32))
-				if e := relL2(flat, flat32); e > tc.tol || math.IsNaN(e) || e == 0 {
+				t.Logf("%v: loss error %.2g, gradient error %.2g", tc.dt, math.Abs(l[0]-l32[0])/math.Abs(l32[0]), numcmp.RelL2(flat, flat32))
+				if e := numcmp.RelL2(flat, flat32); e > tc.tol || math.IsNaN(e) || e == 0 {
 					t.Errorf("%v: gradients off by %.3g relative (tolerance %g)", tc.dt, e, tc.tol)
 				}
 			}
 		})
 	}
-}
-
-func relL2(got, want []float64) float64 {
-	var num, den float64
-	for i := range got {
-		num += (got[i] - want[i]) * (got[i] - want[i])
-		den += want[i] * want[i]
-	}
-	return math.Sqrt(num / den)
 }

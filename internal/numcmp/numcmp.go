@@ -6,10 +6,10 @@ import "math"
 
 // RelL2 returns ‖got − want‖₂ / ‖want‖₂ over the first len(want) values
 // (NaN when a value is NaN; the denominator is at least 1e-30).
-func RelL2(got, want []float32) float64 {
+func RelL2[T float32 | float64](got, want []T) float64 {
 	var num, den float64
 	for i := range want {
-		d := float64(got[i] - want[i])
+		d := float64(got[i]) - float64(want[i])
 		num += d * d
 		den += float64(want[i]) * float64(want[i])
 	}
