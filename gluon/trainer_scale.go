@@ -122,48 +122,66 @@ func (t *Trainer) gradScaleDone(finite bool) {
 // no scopes, so its arrays are released here and by nothing else.
 var checkSession = nd.NewSession("gradcheck")
 
-// gradsFinite reports whether the gradients of the fresh replicas (nil:
-// every replica) hold no Inf or NaN. Per context it adds Sum(0·g) over
-// the gradients, which is 0 unless some element is not finite, and reads
-// that one value.
+// gradsFinite reports whether the summed gradients of the fresh replicas
+// (nil: every replica) hold no Inf or NaN. After the sum every fresh
+// replica of a parameter holds the same values, so it checks one: a
+// gradient bucket's flat buffer on its first context when every parameter
+// of the bucket is fresh there, else each parameter's first fresh
+// replica. Per context it adds Sum(0·g) over those arrays, which is 0
+// unless some element is not finite, and reads that one value.
 func (t *Trainer) gradsFinite(fresh [][]int) (bool, error) {
+	first := func(i int) int { // the first fresh replica of parameter i, or -1
+		if fresh == nil {
+			return 0
+		}
+		if len(fresh[i]) == 0 {
+			return -1
+		}
+		return fresh[i][0]
+	}
+	var check []*nd.NDArray
+	done := make([]bool, len(t.params))
+	for _, b := range t.buckets {
+		whole := true
+		for _, i := range b.params {
+			whole = whole && first(i) == 0
+		}
+		if whole {
+			check = append(check, b.flats[0])
+			for _, i := range b.params {
+				done[i] = true
+			}
+		}
+	}
+	for i, p := range t.params {
+		if d := first(i); !done[i] && d >= 0 {
+			if g := p.ListData()[d].Grad(); g != nil {
+				check = append(check, g)
+			}
+		}
+	}
 	accs := map[ctx.Context]*nd.NDArray{}
 	var order []ctx.Context
 	finite := true
 	err := nd.Catch(func() {
-		for i, p := range t.params {
-			data := p.ListData()
-			idx := make([]int, 0, len(data))
-			if fresh == nil {
-				for d := range data {
-					idx = append(idx, d)
-				}
+		for _, g := range check {
+			v := checkSession.Use(g)
+			z := nd.MulScalar(v, 0)
+			s := nd.Sum(z)
+			s32 := s.AsType(nd.Float32)
+			dev := g.Context()
+			if acc, ok := accs[dev]; ok {
+				nd.AddTo(acc, s32)
+				s32.Release()
 			} else {
-				idx = fresh[i]
+				accs[dev] = s32
+				order = append(order, dev)
 			}
-			for _, d := range idx {
-				g := data[d].Grad()
-				if g == nil {
-					continue
-				}
-				v := checkSession.Use(g)
-				z := nd.MulScalar(v, 0)
-				s := nd.Sum(z)
-				s32 := s.AsType(nd.Float32)
-				dev := g.Context()
-				if acc, ok := accs[dev]; ok {
-					nd.AddTo(acc, s32)
-					s32.Release()
-				} else {
-					accs[dev] = s32
-					order = append(order, dev)
-				}
-				if s32 != s {
-					s.Release()
-				}
-				v.Release()
-				z.Release()
+			if s32 != s {
+				s.Release()
 			}
+			v.Release()
+			z.Release()
 		}
 		for _, dev := range order {
 			if x := accs[dev].Float64s()[0]; math.IsNaN(x) || math.IsInf(x, 0) {
