@@ -261,8 +261,8 @@ type aBlock struct {
 // useInPlaceA reports whether sgemmSerial reads A in place. Packing
 // copies A once per K block, which the kernel's time hides only when a
 // block of A meets many columns of B; reading A in place saves the copy
-// and measured up to 19% faster on the MLP's products, and never slower
-// than the noise elsewhere, except in one case, which packs: a transposed
+// and is faster on the MLP's products (BenchmarkSgemmNets), and never
+// slower than the noise elsewhere, except in one case, which packs: a transposed
 // A with a row stride that is a multiple of 1 KiB. Its kernel reads one
 // cache line per step of k, and with that stride all of a panel's lines
 // fall into a few sets of L1 (the CIFAR CNN's dense weight gradient ran 6%
