@@ -9,27 +9,13 @@ import (
 	"github.com/goluon/goluon/nd/backend"
 )
 
-// unaryCodes maps backend.UnaryOp to the U_* codes of kernels/elementwise.cu.
-var unaryCodes = map[backend.UnaryOp]int{
-	backend.Neg: 0, backend.Exp: 1, backend.Log: 2, backend.Sqrt: 3, backend.Tanh: 4,
-	backend.Sigmoid: 5, backend.Relu: 6, backend.Abs: 7, backend.Sign: 8, backend.Square: 9,
-	backend.Softrelu: 10, backend.AddScalar: 11, backend.MulScalar: 12, backend.RSubScalar: 13,
-	backend.RDivScalar: 14, backend.PowScalar: 15, backend.RPowScalar: 16, backend.Clip: 17,
-	backend.MaxScalar: 18, backend.MinScalar: 19, backend.Step: 20, backend.RSqrt: 21,
-	backend.Erf: 22, backend.Log1p: 23, backend.Expm1: 24, backend.Sin: 25, backend.Cos: 26,
-	backend.Reciprocal: 27, backend.LogicalNot: 28, backend.Floor: 29, backend.Ceil: 30,
-	backend.Round: 31, backend.Trunc: 32,
-}
+// unaryCode returns op's code in kernels/opcodes.cuh: the codes are the
+// backend's values (cuda/internal/gencodes writes the header from
+// nd/backend), so this is int(op) and a range check.
+func unaryCode(op backend.UnaryOp) (int, bool) { return int(op), int(op) < numUnaryOpCodes }
 
-// binaryCodes maps backend.BinaryOp to the B_* codes of kernels/elementwise.cu.
-var binaryCodes = map[backend.BinaryOp]int{
-	backend.Add: 0, backend.Sub: 1, backend.Mul: 2, backend.Div: 3, backend.Pow: 4,
-	backend.Maximum: 5, backend.Minimum: 6, backend.Equal: 7, backend.NotEqual: 8,
-	backend.Greater: 9, backend.GreaterEqual: 10, backend.Less: 11, backend.LessEqual: 12,
-	backend.ReluGrad: 13, backend.SigmoidGrad: 14, backend.TanhGrad: 15, backend.SoftreluGrad: 16,
-	backend.LogicalAnd: 17, backend.LogicalOr: 18, backend.LogicalXor: 19,
-	backend.FloorDiv: 20, backend.Mod: 21, backend.Fmod: 22,
-}
+// binaryCode returns op's code in kernels/opcodes.cuh (see unaryCode).
+func binaryCode(op backend.BinaryOp) (int, bool) { return int(op), int(op) < numBinaryOpCodes }
 
 // Fill sets n elements of dst to v converted to dst's dtype as Cast
 // converts a float64 (a Bool dst gets 1 where v is not zero, NaN included).
@@ -61,7 +47,7 @@ func truth(v float64) float64 {
 // Integer dtypes compute in int64 with the scalars truncated to it; Bool
 // uses the uint8 kernel.
 func (b *Backend) Unary(op backend.UnaryOp, dst, x backend.Arg, n int, p1, p2 float64) {
-	code, ok := unaryCodes[op]
+	code, ok := unaryCode(op)
 	if !ok {
 		panic(fmt.Sprintf("cuda: unknown unary op %d", op))
 	}
@@ -103,7 +89,7 @@ func binaryKernel(op backend.BinaryOp, out, in backend.DType) string {
 // broadcasts) and dst is contiguous. Comparisons and logical ops may write
 // a Bool dst from inputs of any dtype.
 func (b *Backend) Binary(op backend.BinaryOp, shape []int, dst, x, y backend.Arg) {
-	code, ok := binaryCodes[op]
+	code, ok := binaryCode(op)
 	if !ok {
 		panic(fmt.Sprintf("cuda: unknown binary op %d", op))
 	}

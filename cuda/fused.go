@@ -44,11 +44,11 @@ func (b *Backend) OptimizerUpdate(prog backend.OptProgram, w, g, s backend.Arg, 
 		var ok bool
 		if st.IsBinary {
 			var c int
-			c, ok = binaryCodes[st.Binary]
+			c, ok = binaryCode(st.Binary)
 			kind, op = 1, int64(c)
 		} else {
 			var c int
-			c, ok = unaryCodes[st.Unary]
+			c, ok = unaryCode(st.Unary)
 			op = int64(c)
 		}
 		if !ok {

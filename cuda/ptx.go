@@ -9,6 +9,7 @@ import (
 	"strings"
 )
 
+//go:generate go run ./internal/gencodes -root ..
 //go:generate sh gen.sh
 
 // ptxFiles holds the kernels compiled from kernels/*.cu by gen.sh.

@@ -8,10 +8,8 @@ import (
 	"github.com/goluon/goluon/nd/backend"
 )
 
-// reduceCodes maps backend.ReduceOp to the R_* codes of kernels/reduce.cu.
-var reduceCodes = map[backend.ReduceOp]int{
-	backend.Sum: 0, backend.Max: 1, backend.Min: 2, backend.ArgMax: 3, backend.ArgMin: 4,
-}
+// reduceCode returns op's code in kernels/opcodes.cuh (see unaryCode).
+func reduceCode(op backend.ReduceOp) (int, bool) { return int(op), int(op) < numReduceOpCodes }
 
 // planReduce describes the reduction of a contiguous source of shape over
 // the marked axes, after dropping size-1 dimensions and merging neighbours
@@ -79,7 +77,7 @@ func (d *device) blockReduce(nOut, nRed int) (parts, block, blocks int) {
 // src's. Floats accumulate in float64, integers in int64 (the partials
 // of the second pass too).
 func (b *Backend) Reduce(op backend.ReduceOp, shape []int, axes []bool, dst, src backend.Arg) {
-	code, ok := reduceCodes[op]
+	code, ok := reduceCode(op)
 	if !ok {
 		panic(fmt.Sprintf("cuda: unknown reduce op %d", op))
 	}

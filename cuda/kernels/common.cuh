@@ -3,6 +3,8 @@
 // structs in cuda/params.go: change both together.
 #pragma once
 
+#include "opcodes.cuh" // the op codes and dtype codes, generated from nd/backend
+
 typedef long long i64;
 typedef unsigned long long u64;
 typedef unsigned char u8;
@@ -68,9 +70,6 @@ __device__ __forceinline__ u16 floatToBf16(float f) {
 	return (u16)((b + 0x7fffu + ((b >> 16) & 1)) >> 16);
 }
 
-// Element type codes, mirroring backend.DType (Float32 ... Bool). Bool is
-// stored as u8 holding 0 or 1.
-enum { DT_F32, DT_F64, DT_I32, DT_I64, DT_U8, DT_BOOL };
 
 // MAXD is the most dimensions a strided kernel handles after the host has
 // dropped size-1 dimensions and merged contiguous ones.
@@ -217,17 +216,17 @@ template <typename D, typename S> __device__ __forceinline__ D convert(S v) {
 // integer: floats truncated and saturated (NaN is 0), Bool 0 or 1.
 __device__ __forceinline__ i64 loadIndex(const void* p, i64 dt, i64 i) {
 	switch (dt) {
-	case DT_F32: return floatToInt<i64>((double)((const float*)p)[i]);
-	case DT_F64: return floatToInt<i64>(((const double*)p)[i]);
-	case DT_I32: return (i64)((const int*)p)[i];
-	case DT_I64: return ((const i64*)p)[i];
+	case DT_FLOAT32: return floatToInt<i64>((double)((const float*)p)[i]);
+	case DT_FLOAT64: return floatToInt<i64>(((const double*)p)[i]);
+	case DT_INT32: return (i64)((const int*)p)[i];
+	case DT_INT64: return ((const i64*)p)[i];
 	}
 	return (i64)((const u8*)p)[i];
 }
 
 // loadFloat reads element i of an array of the floating dtype code dt.
 __device__ __forceinline__ double loadFloat(const void* p, i64 dt, i64 i) {
-	return dt == DT_F64 ? ((const double*)p)[i] : (double)((const float*)p)[i];
+	return dt == DT_FLOAT64 ? ((const double*)p)[i] : (double)((const float*)p)[i];
 }
 
 // storeAs writes the integer v (an index) into element i of an array of
@@ -235,10 +234,10 @@ __device__ __forceinline__ double loadFloat(const void* p, i64 dt, i64 i) {
 // byte, as nd/cpu does).
 __device__ __forceinline__ void storeAs(void* p, i64 dt, i64 i, i64 v) {
 	switch (dt) {
-	case DT_F32: ((float*)p)[i] = (float)v; return;
-	case DT_F64: ((double*)p)[i] = (double)v; return;
-	case DT_I32: ((int*)p)[i] = (int)v; return;
-	case DT_I64: ((i64*)p)[i] = v; return;
+	case DT_FLOAT32: ((float*)p)[i] = (float)v; return;
+	case DT_FLOAT64: ((double*)p)[i] = (double)v; return;
+	case DT_INT32: ((int*)p)[i] = (int)v; return;
+	case DT_INT64: ((i64*)p)[i] = v; return;
 	}
 	((u8*)p)[i] = (u8)v;
 }

@@ -10,21 +10,6 @@
 // toward zero with x/0 = 0.
 #include "common.cuh"
 
-// Unary op codes; cuda/elementwise.go maps backend.UnaryOp onto them.
-enum {
-	U_NEG, U_EXP, U_LOG, U_SQRT, U_TANH, U_SIGMOID, U_RELU, U_ABS, U_SIGN,
-	U_SQUARE, U_SOFTRELU, U_ADDS, U_MULS, U_RSUBS, U_RDIVS, U_POWS, U_RPOWS,
-	U_CLIP, U_MAXS, U_MINS, U_STEP, U_RSQRT, U_ERF, U_LOG1P, U_EXPM1, U_SIN, U_COS,
-	U_RECIP, U_LNOT, U_FLOOR, U_CEIL, U_ROUND, U_TRUNC
-};
-
-// Binary op codes; cuda/elementwise.go maps backend.BinaryOp onto them.
-enum {
-	B_ADD, B_SUB, B_MUL, B_DIV, B_POW, B_MAXIMUM, B_MINIMUM, B_EQ, B_NE,
-	B_GT, B_GE, B_LT, B_LE, B_RELUGRAD, B_SIGMOIDGRAD, B_TANHGRAD,
-	B_SOFTRELUGRAD, B_LAND, B_LOR, B_LXOR, B_FLOORDIV, B_MOD, B_FMOD
-};
-
 // pyDivmod is Python's a // b and a % b for doubles (nd/cpu's divmod):
 // the remainder has the divisor's sign; the quotient comes from the exact
 // remainder, rounded to the nearest integer.
@@ -51,8 +36,8 @@ template <typename T> __device__ __forceinline__ T unaryOp(int op, T x, double p
 	switch (op) {
 	case U_NEG: return -x;
 	case U_RELU: return gmax(x, (T)0);
-	case U_MULS: return x * (T)p1;
-	case U_ADDS: return x + (T)p1;
+	case U_MUL_SCALAR: return x * (T)p1;
+	case U_ADD_SCALAR: return x + (T)p1;
 	}
 	double v = (double)x, r = 0;
 	switch (op) {
@@ -65,13 +50,13 @@ template <typename T> __device__ __forceinline__ T unaryOp(int op, T x, double p
 	case U_SIGN: r = v > 0 ? 1.0 : (v < 0 ? -1.0 : 0.0); break;
 	case U_SQUARE: r = v * v; break;
 	case U_SOFTRELU: r = v > 0 ? v + log1p(exp(-v)) : log1p(exp(v)); break;
-	case U_RSUBS: r = p1 - v; break;
-	case U_RDIVS: r = p1 / v; break;
-	case U_POWS: r = pow(v, p1); break;
-	case U_RPOWS: r = pow(p1, v); break;
+	case U_RSUB_SCALAR: r = p1 - v; break;
+	case U_RDIV_SCALAR: r = p1 / v; break;
+	case U_POW_SCALAR: r = pow(v, p1); break;
+	case U_RPOW_SCALAR: r = pow(p1, v); break;
 	case U_CLIP: r = gmin(gmax(v, p1), p2); break;
-	case U_MAXS: r = gmax(v, p1); break;
-	case U_MINS: r = gmin(v, p1); break;
+	case U_MAX_SCALAR: r = gmax(v, p1); break;
+	case U_MIN_SCALAR: r = gmin(v, p1); break;
 	case U_STEP: r = v > 0 ? 1.0 : 0.0; break;
 	case U_RSQRT: r = 1.0 / sqrt(v); break;
 	case U_ERF: r = erf(v); break;
@@ -79,8 +64,8 @@ template <typename T> __device__ __forceinline__ T unaryOp(int op, T x, double p
 	case U_EXPM1: r = expm1(v); break;
 	case U_SIN: r = sin(v); break;
 	case U_COS: r = cos(v); break;
-	case U_RECIP: r = 1.0 / v; break;
-	case U_LNOT: r = v == 0 ? 1.0 : 0.0; break;
+	case U_RECIPROCAL: r = 1.0 / v; break;
+	case U_LOGICAL_NOT: r = v == 0 ? 1.0 : 0.0; break;
 	case U_FLOOR: r = floor(v); break;
 	case U_CEIL: r = ceil(v); break;
 	case U_ROUND: r = rint(v); break; // round to nearest, ties to even
@@ -95,26 +80,26 @@ template <typename T> __device__ __forceinline__ T binaryOp(int op, T a, T b) {
 	case B_SUB: return a - b;
 	case B_MUL: return a * b;
 	case B_DIV: return a / b;
-	case B_RELUGRAD: return a > (T)0 ? b : (T)0;
+	case B_RELU_GRAD: return a > (T)0 ? b : (T)0;
 	}
 	double x = (double)a, y = (double)b, r = 0;
 	switch (op) {
 	case B_POW: r = pow(x, y); break;
 	case B_MAXIMUM: r = gmax(x, y); break;
 	case B_MINIMUM: r = gmin(x, y); break;
-	case B_EQ: r = x == y ? 1.0 : 0.0; break;
-	case B_NE: r = x != y ? 1.0 : 0.0; break;
-	case B_GT: r = x > y ? 1.0 : 0.0; break;
-	case B_GE: r = x >= y ? 1.0 : 0.0; break;
-	case B_LT: r = x < y ? 1.0 : 0.0; break;
-	case B_LE: r = x <= y ? 1.0 : 0.0; break;
-	case B_SIGMOIDGRAD: r = y * x * (1.0 - x); break;
-	case B_TANHGRAD: r = y * (1.0 - x * x); break;
-	case B_SOFTRELUGRAD: r = y * stableSigmoid(x); break;
-	case B_LAND: r = (x != 0 && y != 0) ? 1.0 : 0.0; break;
-	case B_LOR: r = (x != 0 || y != 0) ? 1.0 : 0.0; break;
-	case B_LXOR: r = ((x != 0) != (y != 0)) ? 1.0 : 0.0; break;
-	case B_FLOORDIV: { double m; pyDivmod(x, y, &r, &m); break; }
+	case B_EQUAL: r = x == y ? 1.0 : 0.0; break;
+	case B_NOT_EQUAL: r = x != y ? 1.0 : 0.0; break;
+	case B_GREATER: r = x > y ? 1.0 : 0.0; break;
+	case B_GREATER_EQUAL: r = x >= y ? 1.0 : 0.0; break;
+	case B_LESS: r = x < y ? 1.0 : 0.0; break;
+	case B_LESS_EQUAL: r = x <= y ? 1.0 : 0.0; break;
+	case B_SIGMOID_GRAD: r = y * x * (1.0 - x); break;
+	case B_TANH_GRAD: r = y * (1.0 - x * x); break;
+	case B_SOFTRELU_GRAD: r = y * stableSigmoid(x); break;
+	case B_LOGICAL_AND: r = (x != 0 && y != 0) ? 1.0 : 0.0; break;
+	case B_LOGICAL_OR: r = (x != 0 || y != 0) ? 1.0 : 0.0; break;
+	case B_LOGICAL_XOR: r = ((x != 0) != (y != 0)) ? 1.0 : 0.0; break;
+	case B_FLOOR_DIV: { double m; pyDivmod(x, y, &r, &m); break; }
 	case B_MOD: { double q; pyDivmod(x, y, &q, &r); break; }
 	case B_FMOD: r = fmod(x, y); break;
 	}
@@ -130,14 +115,14 @@ __device__ __forceinline__ i64 intUnary(int op, i64 x, i64 p1, i64 p2) {
 	case U_ABS: return x < 0 ? wrapSub(0, x) : x;
 	case U_SIGN: return x > 0 ? 1 : (x < 0 ? -1 : 0);
 	case U_SQUARE: return wrapMul(x, x);
-	case U_ADDS: return wrapAdd(x, p1);
-	case U_MULS: return wrapMul(x, p1);
-	case U_RSUBS: return wrapSub(p1, x);
+	case U_ADD_SCALAR: return wrapAdd(x, p1);
+	case U_MUL_SCALAR: return wrapMul(x, p1);
+	case U_RSUB_SCALAR: return wrapSub(p1, x);
 	case U_CLIP: { i64 v = x > p1 ? x : p1; return v < p2 ? v : p2; }
-	case U_MAXS: return x > p1 ? x : p1;
-	case U_MINS: return x < p1 ? x : p1;
+	case U_MAX_SCALAR: return x > p1 ? x : p1;
+	case U_MIN_SCALAR: return x < p1 ? x : p1;
 	case U_STEP: return x > 0 ? 1 : 0;
-	case U_LNOT: return x == 0 ? 1 : 0;
+	case U_LOGICAL_NOT: return x == 0 ? 1 : 0;
 	case U_FLOOR: case U_CEIL: case U_ROUND: case U_TRUNC: return x; // integers are whole
 	}
 	return 0; // not defined on integers (nd refuses it)
@@ -155,16 +140,16 @@ __device__ __forceinline__ i64 intBinary(int op, i64 a, i64 b) {
 		return a / b;
 	case B_MAXIMUM: return a > b ? a : b;
 	case B_MINIMUM: return a < b ? a : b;
-	case B_EQ: return a == b;
-	case B_NE: return a != b;
-	case B_GT: return a > b;
-	case B_GE: return a >= b;
-	case B_LT: return a < b;
-	case B_LE: return a <= b;
-	case B_LAND: return a != 0 && b != 0;
-	case B_LOR: return a != 0 || b != 0;
-	case B_LXOR: return (a != 0) != (b != 0);
-	case B_FLOORDIV: case B_MOD: {
+	case B_EQUAL: return a == b;
+	case B_NOT_EQUAL: return a != b;
+	case B_GREATER: return a > b;
+	case B_GREATER_EQUAL: return a >= b;
+	case B_LESS: return a < b;
+	case B_LESS_EQUAL: return a <= b;
+	case B_LOGICAL_AND: return a != 0 && b != 0;
+	case B_LOGICAL_OR: return a != 0 || b != 0;
+	case B_LOGICAL_XOR: return (a != 0) != (b != 0);
+	case B_FLOOR_DIV: case B_MOD: {
 		if (b == 0) return 0;
 		if (b == -1) return op == B_MOD ? 0 : wrapSub(0, a);
 		i64 q = a / b, r = a % b;

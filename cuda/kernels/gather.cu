@@ -40,7 +40,7 @@ __device__ __forceinline__ i64 clampIndex(i64 i, i64 n) {
 	extern "C" __global__ void one_hot_##SUF(T* d, const void* idx, i64 idt, i64 n, i64 depth,       \
 	                                         double on, double off) {                                 \
 		T ton = fromDouble<T>(on), toff = fromDouble<T>(off);                                     \
-		bool fidx = idt == DT_F32 || idt == DT_F64;                                               \
+		bool fidx = idt == DT_FLOAT32 || idt == DT_FLOAT64;                                               \
 		GRID_LOOP(t, n * depth) {                                                                 \
 			i64 i = t / depth, j = t % depth;                                                 \
 			bool hit = fidx ? loadFloat(idx, idt, i) == (double)j : loadIndex(idx, idt, i) == j; \

@@ -9,8 +9,6 @@
 // other reductions write the source's dtype.
 #include "common.cuh"
 
-enum { R_SUM, R_MAX, R_MIN, R_ARGMAX, R_ARGMIN };
-
 // NO_INDEX marks an accumulator that has not taken any element.
 #define NO_INDEX ((i64)0x7fffffffffffffffLL)
 
@@ -19,8 +17,8 @@ struct FloatAcc {
 	typedef double A;
 	static __device__ __forceinline__ double init(int op) {
 		const double inf = __longlong_as_double(0x7ff0000000000000LL);
-		if (op == R_MAX || op == R_ARGMAX) return -inf;
-		if (op == R_MIN || op == R_ARGMIN) return inf;
+		if (op == R_MAX || op == R_ARG_MAX) return -inf;
+		if (op == R_MIN || op == R_ARG_MIN) return inf;
 		return 0;
 	}
 	// fold adds one element v, at reduced index r, to the accumulator.
@@ -29,8 +27,8 @@ struct FloatAcc {
 		case R_SUM: acc += v; break;
 		case R_MAX: if (v > acc || v != v) acc = v; break;
 		case R_MIN: if (v < acc || v != v) acc = v; break;
-		case R_ARGMAX: if (v > acc || (v != v && acc == acc)) { acc = v; idx = r; } break;
-		case R_ARGMIN: if (v < acc || (v != v && acc == acc)) { acc = v; idx = r; } break;
+		case R_ARG_MAX: if (v > acc || (v != v && acc == acc)) { acc = v; idx = r; } break;
+		case R_ARG_MIN: if (v < acc || (v != v && acc == acc)) { acc = v; idx = r; } break;
 		}
 	}
 	// merge combines two partial accumulators (b into a); a partial holds
@@ -41,8 +39,8 @@ struct FloatAcc {
 		case R_SUM: a += b; return;
 		case R_MAX: if (a == a && (b > a || b != b)) a = b; return;
 		case R_MIN: if (a == a && (b < a || b != b)) a = b; return;
-		case R_ARGMAX: take = bn ? (!an || ib < ia) : (!an && (b > a || (b == a && ib < ia))); break;
-		case R_ARGMIN: take = bn ? (!an || ib < ia) : (!an && (b < a || (b == a && ib < ia))); break;
+		case R_ARG_MAX: take = bn ? (!an || ib < ia) : (!an && (b > a || (b == a && ib < ia))); break;
+		case R_ARG_MIN: take = bn ? (!an || ib < ia) : (!an && (b < a || (b == a && ib < ia))); break;
 		}
 		if (take) {
 			a = b;
@@ -60,9 +58,9 @@ struct IntAcc {
 		switch (op) {
 		case R_SUM: acc = wrapAdd(acc, v); break;
 		case R_MAX:
-		case R_ARGMAX: if (idx == NO_INDEX || v > acc) { acc = v; idx = r; } break;
+		case R_ARG_MAX: if (idx == NO_INDEX || v > acc) { acc = v; idx = r; } break;
 		case R_MIN:
-		case R_ARGMIN: if (idx == NO_INDEX || v < acc) { acc = v; idx = r; } break;
+		case R_ARG_MIN: if (idx == NO_INDEX || v < acc) { acc = v; idx = r; } break;
 		}
 	}
 	static __device__ __forceinline__ void merge(int op, i64& a, i64& ia, i64 b, i64 ib) {
@@ -70,9 +68,9 @@ struct IntAcc {
 		switch (op) {
 		case R_SUM: a = wrapAdd(a, b); return;
 		case R_MAX:
-		case R_ARGMAX: take = ib != NO_INDEX && (ia == NO_INDEX || b > a || (b == a && ib < ia)); break;
+		case R_ARG_MAX: take = ib != NO_INDEX && (ia == NO_INDEX || b > a || (b == a && ib < ia)); break;
 		case R_MIN:
-		case R_ARGMIN: take = ib != NO_INDEX && (ia == NO_INDEX || b < a || (b == a && ib < ia)); break;
+		case R_ARG_MIN: take = ib != NO_INDEX && (ia == NO_INDEX || b < a || (b == a && ib < ia)); break;
 		}
 		if (take) {
 			a = b;
@@ -110,7 +108,7 @@ __device__ __forceinline__ i64 reducedOffset(const ReduceDims& d, i64 ro) {
 // into d of the source's type T.
 template <typename T, typename A>
 __device__ __forceinline__ void writeOut(int op, void* d, i64 odt, i64 o, A acc, i64 idx) {
-	if (op == R_ARGMAX || op == R_ARGMIN) {
+	if (op == R_ARG_MAX || op == R_ARG_MIN) {
 		storeAs(d, odt, o, idx == NO_INDEX ? 0 : idx);
 	} else {
 		((T*)d)[o] = (T)acc;
