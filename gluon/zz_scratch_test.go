@@ -85,26 +85,35 @@ func TestZZSetDataRevertedByMaster(t *testing.T) {
 
 // UnscaleGrads divides float16 gradients in float16: small gradients flush.
 func TestZZUnscaleHalfGrads(t *testing.T) {
-	run := func(unscale bool) float32 {
+	run := func(unscale bool) (float32, float32) {
 		d, ps := zzNet(t)
 		if err := gluon.Cast(d, nd.Float16); err != nil {
 			t.Fatal(err)
 		}
-		tr, _ := gluon.NewTrainer(ps, optimizer.NewSGD(1), "local", gluon.TrainerOpts{})
+		tr, _ := gluon.NewTrainer(ps, optimizer.NewSGD(1e6), "local", gluon.TrainerOpts{})
 		s := amp.NewLossScaler(amp.ScalerOpts{})
 		tr.SetGradScaler(s)
 		x := nd.FromSlice(ctx.CPU(0), []float32{1, 1}, 1, 2).AsType(nd.Float16)
 		var l *nd.NDArray
-		autograd.Record(func() { l = s.Scale(nd.MulScalar(nd.Sum(d.Forward(x)), 1e-8)) })
+		autograd.Record(func() { l = s.Scale(nd.MulScalar(nd.Sum(d.Forward(x).AsType(nd.Float32)), 1e-8)) })
 		autograd.Backward(l)
 		if err := tr.AllReduceGrads(); err != nil {
 			t.Fatal(err)
 		}
+		p := ps.Get("weight")
 		if unscale {
 			tr.UnscaleGrads()
 		}
-		tr.Update(1)
-		return 0
+		g := p.Grad(ctx.CPU(0)).AsType(nd.Float32).Float32s()[0]
+		if err := tr.Update(1); err != nil {
+			t.Fatal(err)
+		}
+		return g, p.Data(ctx.CPU(0)).AsType(nd.Float32).Float32s()[0]
 	}
-	_ = run
+	g1, w1 := run(false)
+	g2, w2 := run(true)
+	t.Logf("true gradient 1e-8, lr 1e6: Update alone: grad %g, weight %g; UnscaleGrads+Update: grad %g, weight %g", g1, w1, g2, w2)
+	if w1 != w2 {
+		t.Errorf("UnscaleGrads changes the update of a float16 parameter")
+	}
 }
