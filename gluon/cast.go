@@ -44,6 +44,7 @@ func (p *Parameter) Cast(dt nd.DType) error {
 		return errorf("parameter %s: %v", p.name, err)
 	}
 	p.dtype = dt
+	p.version.Add(1)
 	return nil
 }
 

@@ -46,6 +46,12 @@ type Parameter struct {
 	explicit bool // pending is the parameter's own Init: no by-name rules
 	deferred bool // Initialize was called but the shape is not known yet
 
+	// version counts the writes of the replicas' values through the
+	// Parameter (initialisation, SetData, Cast, ResetContext): a Trainer
+	// re-seeds the float32 master copies of half-precision weights when
+	// it changed since their last update.
+	version atomic.Uint64
+
 	// bucketOwner is the Trainer whose gradient buckets hold the
 	// parameter's gradients now (the last one to pack them, at its
 	// creation or its step); the hooks of any other Trainer leave the
@@ -205,6 +211,7 @@ func (p *Parameter) materialise() {
 		p.data[i] = a
 	}
 	p.deferred = false
+	p.version.Add(1)
 }
 
 // initRNG derives the generator of one parameter from the global seed and
@@ -342,6 +349,7 @@ func (p *Parameter) SetData(src *nd.NDArray) {
 	for _, d := range p.data {
 		nd.Assign(d, src)
 	}
+	p.version.Add(1)
 }
 
 // ResetContext moves the parameter to another set of contexts, keeping
@@ -366,5 +374,6 @@ func (p *Parameter) ResetContext(devs []ctx.Context) error {
 		data[i].AttachGrad(p.gradReq)
 	}
 	p.devs, p.data = slices.Clone(devs), data
+	p.version.Add(1)
 	return nil
 }

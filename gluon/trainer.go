@@ -63,6 +63,8 @@ type Trainer struct {
 	slots   map[*nd.NDArray]slot // where each bucketed replica sits
 
 	scaler      GradScaler // loss scale of mixed precision (trainer_scale.go)
+	dtypes      []nd.DType // per parameter: its dtype when the optimizer state was made
+	masters     []uint64   // per parameter: its version when its master copies were last in step
 	unscaled    bool       // UnscaleGrads ran this round
 	skippedLast bool       // the last step's gradients were not finite
 
@@ -197,6 +199,8 @@ func (t *Trainer) initAt(lazy bool) error {
 				t.states[i][d] = t.newState(w)
 			}
 		}
+		t.dtypes = append(t.dtypes, p.DType())
+		t.masters = append(t.masters, p.version.Load())
 	}
 	if err := t.kv.Init(keys, vals); err != nil {
 		return errorf("trainer: %v", err)
@@ -208,6 +212,7 @@ func (t *Trainer) initAt(lazy bool) error {
 			if err := t.kv.Pull(keys[i], p.ListData()); err != nil {
 				return errorf("trainer: %v", err)
 			}
+			t.masters[i]-- // the pull replaced the weights: re-seed their masters
 		}
 		t.ready = true
 		if kvstore.InitDiffered(t.kv) && lazy {
@@ -261,6 +266,11 @@ func (t *Trainer) step(batchSize int, ignoreStale bool) error {
 	if err := t.initAt(true); err != nil {
 		return err
 	}
+	t.unscaled = false // Step sums afresh: its gradients carry the loss scale
+	if err := t.syncMasters(); err != nil {
+		t.endRound()
+		return err
+	}
 	fresh, stale := t.freshReplicas(ignoreStale)
 	if stale != nil && !(t.useBuckets() && t.ordered()) {
 		t.endRound()
@@ -305,6 +315,7 @@ func (t *Trainer) AllReduceGrads() error {
 	if t.opts.UpdateOnKVStore {
 		return errorf("trainer: AllReduceGrads is not available with UpdateOnKVStore; use Step")
 	}
+	t.unscaled = false // a new round: its gradients carry the loss scale
 	if err := t.initAt(true); err != nil {
 		return err
 	}
@@ -332,6 +343,9 @@ func (t *Trainer) Update(batchSize int) error {
 		return errorf("trainer: batch size %d must be positive", batchSize)
 	}
 	if err := t.init(); err != nil {
+		return err
+	}
+	if err := t.syncMasters(); err != nil {
 		return err
 	}
 	global, err := t.kv.BeginStep(nil, batchSize)

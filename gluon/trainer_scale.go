@@ -50,13 +50,20 @@ func (t *Trainer) GradScaler() GradScaler {
 // UnscaleGrads divides every replica's gradient by the loss scale in place
 // and reports whether they are all finite: between AllReduceGrads and
 // Update it puts the gradients in true units, e.g. to clip them
-// (PyTorch's GradScaler.unscale_). The next Update does not divide again.
-// Without a scaler it only checks.
+// (PyTorch's GradScaler.unscale_). The next Update does not divide again;
+// the next AllReduceGrads or Step starts a new round. Without a scaler it
+// only checks. Half-precision gradients are refused, as PyTorch refuses
+// them: divided in their own dtype, small ones would flush to zero.
 func (t *Trainer) UnscaleGrads() (finite bool, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.scaler == nil || t.unscaled {
 		return t.gradsFinite(nil)
+	}
+	for _, p := range t.params {
+		if p.DType().IsHalf() {
+			return false, errorf("trainer: UnscaleGrads: %s has %v gradients, which lose their small values when divided in place; keep the parameters float32 under autocast, or clip the scaled gradients", p.Name(), p.DType())
+		}
 	}
 	inv := 1 / t.scaler.LossScale()
 	err = nd.Catch(func() {
@@ -106,6 +113,39 @@ func (t *Trainer) beginUpdate(global int, fresh [][]int) (bool, error) {
 	}
 	t.rescale = 1 / (float64(global) * scale)
 	return true, nil
+}
+
+// syncMasters checks that no parameter changed dtype since its optimizer
+// state was made, and re-seeds the float32 master copies of the
+// half-precision weights whose values were written through the Parameter
+// (SetData, loading) or the kvstore since their last update: the weight
+// is the truth then, not the stale master.
+func (t *Trainer) syncMasters() error {
+	for i, p := range t.params {
+		if i >= len(t.dtypes) {
+			break
+		}
+		if dt := p.DType(); dt != t.dtypes[i] {
+			return errorf("trainer: parameter %s was cast to %v after the Trainer made its optimizer state for %v; cast before making the Trainer", p.Name(), dt, t.dtypes[i])
+		}
+		v := p.version.Load()
+		if !p.DType().IsHalf() || v == t.masters[i] || t.opts.UpdateOnKVStore {
+			t.masters[i] = v
+			continue
+		}
+		err := nd.Catch(func() {
+			for d, w := range p.ListData() {
+				if st := t.states[i][d]; len(st) > 0 {
+					nd.Assign(st[0], w)
+				}
+			}
+		})
+		if err != nil {
+			return errorf("trainer: %v", err)
+		}
+		t.masters[i] = v
+	}
+	return nil
 }
 
 // gradScaleDone reports a step's outcome to the scaler and ends the

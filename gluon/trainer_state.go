@@ -131,5 +131,8 @@ func (t *Trainer) LoadStates(path string) error {
 		}
 	}
 	t.opt.Hyperparams().LR = meta.LR
+	for i, p := range t.params { // the loaded master copies are the truth now
+		t.masters[i] = p.version.Load()
+	}
 	return nil
 }

@@ -85,19 +85,24 @@ func EnterAutocast(dt DType) (exit func()) { return defaultSession.EnterAutocast
 func Autocast(dt DType, f func()) { defaultSession.Autocast(dt, f) }
 
 // autocast converts in (in place) as the policy of the inputs' session
-// says for an op of class c.
-func autocast(op string, c castClass, in []*NDArray) {
+// says for an op of class c; positions whose bit is set in index (index
+// and mask operands) are neither converted nor counted. It returns the
+// arrays it made, for castsDone.
+func autocast(op string, c castClass, in []*NDArray, index uint) []*NDArray {
 	if autocasting.Load() == 0 {
-		return
+		return nil
 	}
 	dt, on := sessionOf(op, in...).AutocastDType()
 	if !on {
-		return
+		return nil
+	}
+	floating := func(i int, a *NDArray) bool {
+		return a != nil && index&(1<<i) == 0 && (a.dtype == Float32 || a.dtype.IsHalf())
 	}
 	var to DType
 	switch c {
 	case castNeutral:
-		return
+		return nil
 	case castLow:
 		to = dt
 	case castFloat32:
@@ -105,8 +110,8 @@ func autocast(op string, c castClass, in []*NDArray) {
 	case castWidest:
 		first, mixed := DType(0), false
 		seen := false
-		for _, a := range in {
-			if a == nil || !(a.dtype == Float32 || a.dtype.IsHalf()) {
+		for i, a := range in {
+			if !floating(i, a) {
 				continue
 			}
 			if seen && a.dtype != first {
@@ -115,27 +120,79 @@ func autocast(op string, c castClass, in []*NDArray) {
 			first, seen = a.dtype, true
 		}
 		if !mixed {
-			return
+			return nil
 		}
 		to = Float32
 	}
+	var made []*NDArray
 	for i, a := range in {
-		if a != nil && a.dtype != to && (a.dtype == Float32 || a.dtype.IsHalf()) {
+		if floating(i, a) && a.dtype != to {
 			in[i] = a.AsType(to)
+			made = append(made, in[i])
 		}
 	}
+	return made
+}
+
+// castsDone releases the conversions autocast made for an op once the
+// op's result out is known not to be recorded: nothing else refers to
+// them then (a view of one keeps its storage).
+func castsDone(out *NDArray, made []*NDArray) {
+	if len(made) == 0 || (out != nil && out.requiresGrad()) {
+		return
+	}
+	release(made...)
 }
 
 // dispatch applies the autocast policy of class c to in and runs f on the
 // result: directly when no input is half precision, and otherwise on
-// float32 copies, its result rounded back (viaFloat32).
+// float32 copies, its result rounded back (viaFloat32). The bits of index
+// mark index and mask operands, which keep their dtype and do not decide
+// the result's. The data operands must share one dtype after autocast.
 func dispatch(op string, c castClass, in []*NDArray, f func(w []*NDArray) *NDArray) *NDArray {
+	return dispatchIx(op, c, in, 0, f)
+}
+
+// dispatchIx is dispatch with index operands (see dispatch).
+func dispatchIx(op string, c castClass, in []*NDArray, index uint, f func(w []*NDArray) *NDArray) *NDArray {
 	checkLive(op, nonNil(in)...)
-	autocast(op, c, in)
-	if dt, ok := halfOf(in...); ok {
-		return via1(dt, f, in...)
+	made := autocast(op, c, in, index)
+	var data []*NDArray
+	for i, a := range in {
+		if a == nil {
+			continue
+		}
+		if index&(1<<i) == 0 {
+			data = append(data, a)
+		} else if a.dtype.IsHalf() { // whole numbers: float32 holds them exactly
+			in[i] = widened(a)
+			defer in[i].Release()
+		}
 	}
-	return f(in)
+	dt, half := halfOf(data...)
+	if half {
+		for _, a := range data {
+			if a.dtype != dt {
+				fail(op, ErrDType, "%v and %v inputs (shapes %v and %v); convert with AsType, or use an autocast scope", dt, a.dtype, data[0].shape, a.shape)
+			}
+		}
+		out := via1(dt, f, in...)
+		castsDone(out, made)
+		return out
+	}
+	out := f(in)
+	castsDone(out, made)
+	return out
+}
+
+// autocast1 converts x alone as autocast does.
+func autocast1(op string, c castClass, x *NDArray) (*NDArray, []*NDArray) {
+	if autocasting.Load() == 0 || x == nil {
+		return x, nil
+	}
+	in := []*NDArray{x}
+	made := autocast(op, c, in, 0)
+	return in[0], made
 }
 
 // nonNil returns the arrays of in that are not nil (optional inputs).
@@ -151,12 +208,13 @@ func nonNil(in []*NDArray) []*NDArray {
 
 // autocast2 is autocast for a binary op, whose recorded inputs (captured
 // by its backward) must be the converted ones: again reports that a or b
-// was converted, and the op is then called again with them.
-func autocast2(op string, c castClass, a, b *NDArray) (_, _ *NDArray, again bool) {
+// was converted, and the op is then called again with them (and passes
+// its result and made to castsDone).
+func autocast2(op string, c castClass, a, b *NDArray) (_, _ *NDArray, made []*NDArray, again bool) {
 	if autocasting.Load() == 0 || a == nil || b == nil {
-		return a, b, false
+		return a, b, nil, false
 	}
 	in := []*NDArray{a, b}
-	autocast(op, c, in)
-	return in[0], in[1], in[0] != a || in[1] != b
+	made = autocast(op, c, in, 0)
+	return in[0], in[1], made, len(made) > 0
 }

@@ -1,7 +1,9 @@
 package nd_test
 
 import (
+	"errors"
 	"math"
+	"slices"
 	"sync"
 	"testing"
 
@@ -197,4 +199,96 @@ func TestAutocastFollowsSessions(t *testing.T) {
 	for e := range errs {
 		t.Error(e)
 	}
+}
+
+// TestAutocastReductionsFloat32: under autocast the sums, means, norms and
+// variances of half arrays are float32 (autocast's float32 list), so a sum
+// that would overflow float16 does not.
+func TestAutocastReductionsFloat32(t *testing.T) {
+	dev := ctx.CPU(0)
+	x := nd.Full(dev, nd.Float16, 1000, 100)
+	nd.Autocast(nd.Float16, func() {
+		for name, got := range map[string]*nd.NDArray{
+			"Sum": nd.Sum(x), "Mean": nd.Mean(x), "Norm": nd.Norm(x, 2), "Var": nd.Var(x, 0), "Std": nd.Std(x, 1),
+			"SumKeepDims": nd.SumKeepDims(x, 0),
+		} {
+			if got.DType() != nd.Float32 {
+				t.Errorf("%s: %v, want float32", name, got.DType())
+			}
+		}
+		if s := nd.Sum(x).Float64s()[0]; s != 100000 {
+			t.Errorf("Sum = %v, want 100000", s)
+		}
+	})
+	if s := nd.Sum(x); s.DType() != nd.Float16 || !math.IsInf(s.Float64s()[0], 1) {
+		t.Errorf("outside autocast Sum is %v %v, want float16 +Inf (65504 is float16's largest)", s.DType(), s.Float64s())
+	}
+}
+
+// TestHalfIndexOperands: index operands do not decide an op's dtype:
+// float32 data gathered with float16 indices stays float32 and equals the
+// result with Int64 indices.
+func TestHalfIndexOperands(t *testing.T) {
+	dev := ctx.CPU(0)
+	x := nd.FromSlice(dev, []float32{1.0001, 2.0001, 3.0001, 4.0001}, 2, 2)
+	i16 := nd.FromSlice(dev, []float32{1, 0}, 2).AsType(nd.Float16)
+	i64 := nd.FromSlice(dev, []int64{1, 0}, 2)
+	for name, f := range map[string]func(idx *nd.NDArray) *nd.NDArray{
+		"Pick":                func(idx *nd.NDArray) *nd.NDArray { return nd.Pick(x, idx, 1) },
+		"Take":                func(idx *nd.NDArray) *nd.NDArray { return nd.Take(x, idx, 0) },
+		"SoftmaxCrossEntropy": func(idx *nd.NDArray) *nd.NDArray { return nd.SoftmaxCrossEntropy(x, idx, 1) },
+	} {
+		got, want := f(i16), f(i64)
+		if got.DType() != nd.Float32 || !slices.Equal(got.Float32s(), want.Float32s()) {
+			t.Errorf("%s with float16 indices: %v %v, want float32 %v", name, got.DType(), got.Float32s(), want.Float32s())
+		}
+	}
+}
+
+// TestMixedDTypesOutsideAutocast: outside autocast an op given float16 and
+// float32 data fails with ErrDType, as Add does.
+func TestMixedDTypesOutsideAutocast(t *testing.T) {
+	dev := ctx.CPU(0)
+	x := nd.FromSlice(dev, []float32{1, 2}, 1, 2).AsType(nd.Float16)
+	w := nd.FromSlice(dev, []float32{1, 2}, 1, 2)
+	for name, f := range map[string]func(){
+		"Add":            func() { nd.Add(x, w) },
+		"FullyConnected": func() { nd.FullyConnected(x, w, nil) },
+		"MatMul":         func() { nd.MatMul(x, nd.Transpose(w)) },
+	} {
+		err := nd.Catch(f)
+		var ne *nd.Error
+		if !errors.As(err, &ne) || ne.Kind != nd.ErrDType {
+			t.Errorf("%s(float16, float32): %v, want ErrDType", name, err)
+		}
+	}
+}
+
+// TestAutocastReleasesConversions: when nothing records, the float16
+// copies autocast makes are released with the op, so released results
+// leave no memory behind.
+func TestAutocastReleasesConversions(t *testing.T) {
+	dev := ctx.CPU(5)
+	x := nd.RandomNormal(dev, nd.Float32, 0, 1, 64, 256)
+	w := nd.RandomNormal(dev, nd.Float32, 0, 1, 256, 256)
+	run := func() {
+		nd.FullyConnected(x, w, nil).Release()
+		fc := nd.FullyConnected(x, w, nil) // float16
+		h := nd.Relu(fc)
+		s := nd.Add(h, x) // widest: float32
+		e := nd.Exp(h)    // float32 list
+		for _, a := range []*nd.NDArray{fc, h, s, e} {
+			a.Release()
+		}
+	}
+	nd.Autocast(nd.Float16, func() {
+		run()
+		before := nd.MemoryStats(dev).InUse
+		for range 10 {
+			run()
+		}
+		if grew := nd.MemoryStats(dev).InUse - before; grew != 0 {
+			t.Errorf("in-use memory grew by %d bytes over 10 released autocast calls", grew)
+		}
+	})
 }

@@ -12,11 +12,14 @@ func binaryRaw(op string, code backend.BinaryOp, a, b *NDArray) *NDArray {
 func binaryInto(op string, code backend.BinaryOp, a, b *NDArray, dt DType) *NDArray {
 	if autocasting.Load() > 0 && a != nil && b != nil && a.dtype != b.dtype {
 		in := []*NDArray{a, b}
-		autocast(op, castWidest, in)
-		if dt == a.dtype {
-			dt = in[0].dtype
+		if made := autocast(op, castWidest, in, 0); len(made) > 0 {
+			if dt == a.dtype {
+				dt = in[0].dtype
+			}
+			out := binaryInto(op, code, in[0], in[1], dt)
+			castsDone(out, made)
+			return out
 		}
-		a, b = in[0], in[1]
 	}
 	checkInputs(op, a, b)
 	checkBinaryDType(op, code, a.dtype)
@@ -61,8 +64,10 @@ func mulRaw(a, b *NDArray) *NDArray { return binaryRaw("Mul", bMul, a, b) }
 
 // Add returns a + b, broadcasting.
 func Add(a, b *NDArray) *NDArray {
-	if a, b, again := autocast2("Add", castWidest, a, b); again {
-		return Add(a, b)
+	if a2, b2, made, again := autocast2("Add", castWidest, a, b); again {
+		out := Add(a2, b2)
+		castsDone(out, made)
+		return out
 	}
 	return binaryOp("Add", bAdd, a, b, func(g, _ *NDArray, need []bool) (*NDArray, *NDArray) {
 		return pass(g, need[0]), pass(g, need[1])
@@ -71,8 +76,10 @@ func Add(a, b *NDArray) *NDArray {
 
 // Sub returns a - b, broadcasting.
 func Sub(a, b *NDArray) *NDArray {
-	if a, b, again := autocast2("Sub", castWidest, a, b); again {
-		return Sub(a, b)
+	if a2, b2, made, again := autocast2("Sub", castWidest, a, b); again {
+		out := Sub(a2, b2)
+		castsDone(out, made)
+		return out
 	}
 	return binaryOp("Sub", bSub, a, b, func(g, _ *NDArray, need []bool) (*NDArray, *NDArray) {
 		var gb *NDArray
@@ -85,8 +92,10 @@ func Sub(a, b *NDArray) *NDArray {
 
 // Mul returns a * b elementwise, broadcasting.
 func Mul(a, b *NDArray) *NDArray {
-	if a, b, again := autocast2("Mul", castWidest, a, b); again {
-		return Mul(a, b)
+	if a2, b2, made, again := autocast2("Mul", castWidest, a, b); again {
+		out := Mul(a2, b2)
+		castsDone(out, made)
+		return out
 	}
 	return binaryOp("Mul", bMul, a, b, func(g, _ *NDArray, need []bool) (ga, gb *NDArray) {
 		if need[0] {
@@ -103,8 +112,10 @@ func Mul(a, b *NDArray) *NDArray {
 // truncates toward zero (Div(-7, 2) = -3) and a zero divisor gives 0;
 // FloorDiv floors.
 func Div(a, b *NDArray) *NDArray {
-	if a, b, again := autocast2("Div", castWidest, a, b); again {
-		return Div(a, b)
+	if a2, b2, made, again := autocast2("Div", castWidest, a, b); again {
+		out := Div(a2, b2)
+		castsDone(out, made)
+		return out
 	}
 	return binaryOp("Div", bDiv, a, b, func(g, out *NDArray, need []bool) (ga, gb *NDArray) {
 		if need[0] {
@@ -122,8 +133,10 @@ func Div(a, b *NDArray) *NDArray {
 
 // Pow returns a ** b elementwise, broadcasting.
 func Pow(a, b *NDArray) *NDArray {
-	if a, b, again := autocast2("Pow", castFloat32, a, b); again {
-		return Pow(a, b)
+	if a2, b2, made, again := autocast2("Pow", castFloat32, a, b); again {
+		out := Pow(a2, b2)
+		castsDone(out, made)
+		return out
 	}
 	return binaryOp("Pow", backend.Pow, a, b, func(g, out *NDArray, need []bool) (ga, gb *NDArray) {
 		if need[0] { // b * a^(b-1)
@@ -146,8 +159,10 @@ func Pow(a, b *NDArray) *NDArray {
 // Maximum returns the elementwise maximum of a and b. Where they are equal
 // the gradient goes to a.
 func Maximum(a, b *NDArray) *NDArray {
-	if a, b, again := autocast2("Maximum", castWidest, a, b); again {
-		return Maximum(a, b)
+	if a2, b2, made, again := autocast2("Maximum", castWidest, a, b); again {
+		out := Maximum(a2, b2)
+		castsDone(out, made)
+		return out
 	}
 	return binaryOp("Maximum", backend.Maximum, a, b, func(g, _ *NDArray, need []bool) (*NDArray, *NDArray) {
 		return maskedGrads(g, a, b, backend.GreaterEqual, need)
@@ -157,8 +172,10 @@ func Maximum(a, b *NDArray) *NDArray {
 // Minimum returns the elementwise minimum of a and b. Where they are equal
 // the gradient goes to a.
 func Minimum(a, b *NDArray) *NDArray {
-	if a, b, again := autocast2("Minimum", castWidest, a, b); again {
-		return Minimum(a, b)
+	if a2, b2, made, again := autocast2("Minimum", castWidest, a, b); again {
+		out := Minimum(a2, b2)
+		castsDone(out, made)
+		return out
 	}
 	return binaryOp("Minimum", backend.Minimum, a, b, func(g, _ *NDArray, need []bool) (*NDArray, *NDArray) {
 		return maskedGrads(g, a, b, backend.LessEqual, need)

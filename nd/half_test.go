@@ -91,3 +91,18 @@ func TestHalfStorage(t *testing.T) {
 		t.Errorf("ReadInto([]F16) = %v, want %v", back, bits)
 	}
 }
+
+// TestRandomUniformNarrowInterval: an interval too narrow for the dtype to
+// hold a value inside still returns (its draws rounded), instead of
+// drawing forever.
+func TestRandomUniformNarrowInterval(t *testing.T) {
+	for _, c := range []struct {
+		dt     nd.DType
+		lo, hi float64
+	}{{nd.Float16, 1.0006, 1.0008}, {nd.Float32, 1.00000008, 1.0000001}} {
+		a := nd.RandomUniform(ctx.CPU(0), c.dt, c.lo, c.hi, 100)
+		if a.Size() != 100 {
+			t.Errorf("%v [%v, %v): %d values", c.dt, c.lo, c.hi, a.Size())
+		}
+	}
+}

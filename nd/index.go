@@ -87,7 +87,7 @@ const (
 // in a fixed order (repeated indices accumulate). The mode may be left
 // out: TakeClip, MXNet's default.
 func Take(x, indices *NDArray, axis int, mode ...TakeMode) *NDArray {
-	return dispatch("Take", castNeutral, []*NDArray{x, indices}, func(in []*NDArray) *NDArray { return takeOp(in[0], in[1], axis, mode...) })
+	return dispatchIx("Take", castNeutral, []*NDArray{x, indices}, 0b10, func(in []*NDArray) *NDArray { return takeOp(in[0], in[1], axis, mode...) })
 }
 
 func takeOp(x, indices *NDArray, axis int, mode ...TakeMode) *NDArray {
@@ -173,7 +173,7 @@ func gatherShapes(op string, x, idx *NDArray, axis int) (int, backend.GatherPara
 // axis; the result has idx's shape. Out-of-range indices are clipped. The
 // gradient of x is scatter-added, in a fixed order.
 func Gather(x, idx *NDArray, axis int) *NDArray {
-	return dispatch("Gather", castNeutral, []*NDArray{x, idx}, func(in []*NDArray) *NDArray { return gatherOp(in[0], axis, in[1]) })
+	return dispatchIx("Gather", castNeutral, []*NDArray{x, idx}, 0b10, func(in []*NDArray) *NDArray { return gatherOp(in[0], axis, in[1]) })
 }
 
 func gatherOp(x *NDArray, axis int, idx *NDArray) *NDArray {
@@ -194,7 +194,7 @@ func gatherOp(x *NDArray, axis int, idx *NDArray) *NDArray {
 // axis. Repeated indices accumulate, in a fixed order. Gradients: x gets
 // the output gradient, src the output gradient gathered at idx.
 func ScatterAdd(x, idx, src *NDArray, axis int) *NDArray {
-	return dispatch("ScatterAdd", castWidest, []*NDArray{x, idx, src}, func(in []*NDArray) *NDArray { return scatterAddOp(in[0], axis, in[1], in[2]) })
+	return dispatchIx("ScatterAdd", castWidest, []*NDArray{x, idx, src}, 0b010, func(in []*NDArray) *NDArray { return scatterAddOp(in[0], axis, in[1], in[2]) })
 }
 
 func scatterAddOp(x *NDArray, axis int, idx, src *NDArray) *NDArray {
@@ -217,7 +217,7 @@ func scatterAddOp(x *NDArray, axis int, idx, src *NDArray) *NDArray {
 // ...] += src[..., j, ...]. src has x's shape with len(indices) on axis.
 // Out-of-range indices are clipped; repeated ones accumulate, in order.
 func IndexAdd(x, indices, src *NDArray, axis int) *NDArray {
-	return dispatch("IndexAdd", castWidest, []*NDArray{x, indices, src}, func(in []*NDArray) *NDArray { return indexAddOp(in[0], axis, in[1], in[2]) })
+	return dispatchIx("IndexAdd", castWidest, []*NDArray{x, indices, src}, 0b010, func(in []*NDArray) *NDArray { return indexAddOp(in[0], axis, in[1], in[2]) })
 }
 
 func indexAddOp(x *NDArray, axis int, indices, src *NDArray) *NDArray {

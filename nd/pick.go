@@ -23,7 +23,7 @@ func pickDims(op string, x, idx *NDArray, axis int) (ax, outer, n, inner int) {
 // are clipped, as in MXNet's pick with mode "clip".
 // The gradient flows to x only.
 func Pick(x, idx *NDArray, axis int) *NDArray {
-	return dispatch("Pick", castNeutral, []*NDArray{x, idx}, func(in []*NDArray) *NDArray { return pickOp(in[0], in[1], axis) })
+	return dispatchIx("Pick", castNeutral, []*NDArray{x, idx}, 0b10, func(in []*NDArray) *NDArray { return pickOp(in[0], in[1], axis) })
 }
 
 func pickOp(x, idx *NDArray, axis int) *NDArray {

@@ -132,11 +132,12 @@ func (s *Session) RandomUniform(dev ctx.Context, dt DType, lo, hi float64, shape
 		fail("RandomUniform", ErrArgument, "hi %g < lo %g", hi, lo)
 	}
 	return hostRandom("RandomUniform", s, dev, dt, shape, func(r *rand.Rand) float64 {
-		for {
-			// A draw that rounds up to hi in dt is drawn again: the
-			// interval stays half-open in every dtype.
+		// A draw that rounds up to hi in dt is drawn again, so that the
+		// interval stays half-open in every dtype; an interval too narrow
+		// for dt to hold a value inside gets its rounded draws.
+		for try := 0; ; try++ {
 			v := lo + (hi-lo)*r.Float64()
-			if hi <= lo || roundedTo(dt, v) < hi {
+			if hi <= lo || roundedTo(dt, v) < hi || try == 64 {
 				return v
 			}
 		}

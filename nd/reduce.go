@@ -124,6 +124,11 @@ func SumKeepDims(x *NDArray, axes ...int) *NDArray { return sum("SumKeepDims", x
 
 func sum(op string, x *NDArray, keep bool, axes []int) *NDArray {
 	checkLive(op, x)
+	if x2, made := autocast1(op, castFloat32, x); len(made) > 0 {
+		out := sum(op, x2, keep, axes)
+		castsDone(out, made)
+		return out
+	}
 	if !x.dtype.IsFloat() && x.dtype != Int64 {
 		// Integer and Bool sums are Int64, as in PyTorch.
 		t := x.AsType(Int64)
@@ -144,6 +149,11 @@ func MeanKeepDims(x *NDArray, axes ...int) *NDArray { return mean("MeanKeepDims"
 func mean(op string, x *NDArray, keep bool, axes []int) *NDArray {
 	checkLive(op, x)
 	checkFloat(op, x)
+	if x2, made := autocast1(op, castFloat32, x); len(made) > 0 {
+		out := mean(op, x2, keep, axes)
+		castsDone(out, made)
+		return out
+	}
 	if x.dtype.IsHalf() { // one rounding, of the mean
 		return via1(x.dtype, func(w []*NDArray) *NDArray { return mean(op, w[0], keep, axes) }, x)
 	}

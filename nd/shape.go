@@ -173,8 +173,12 @@ func Concat(arrs []*NDArray, axis int) *NDArray {
 		fail(op, ErrArgument, "no arrays")
 	}
 	if autocasting.Load() > 0 {
-		arrs = slices.Clone(arrs)
-		autocast(op, castWidest, arrs)
+		in := slices.Clone(arrs)
+		if made := autocast(op, castWidest, in, 0); len(made) > 0 {
+			out := Concat(in, axis)
+			castsDone(out, made)
+			return out
+		}
 	}
 	checkInputs(op, arrs...)
 	first := arrs[0]
@@ -234,8 +238,12 @@ func Stack(arrs []*NDArray, axis int) *NDArray {
 		fail("Stack", ErrArgument, "no arrays")
 	}
 	if autocasting.Load() > 0 {
-		arrs = slices.Clone(arrs)
-		autocast("Stack", castWidest, arrs)
+		in := slices.Clone(arrs)
+		if made := autocast("Stack", castWidest, in, 0); len(made) > 0 {
+			out := Stack(in, axis)
+			castsDone(out, made)
+			return out
+		}
 	}
 	checkInputs("Stack", arrs...)
 	for _, a := range arrs[1:] {

@@ -12,7 +12,7 @@ import "github.com/goluon/goluon/nd/backend"
 // it makes one pass over x forward and one backward. The gradient flows to
 // x only.
 func SoftmaxCrossEntropy(x, labels *NDArray, axis int) *NDArray {
-	return dispatch("SoftmaxCrossEntropy", castFloat32, []*NDArray{x, labels}, func(in []*NDArray) *NDArray { return softmaxCrossEntropyOp(in[0], in[1], axis) })
+	return dispatchIx("SoftmaxCrossEntropy", castFloat32, []*NDArray{x, labels}, 0b10, func(in []*NDArray) *NDArray { return softmaxCrossEntropyOp(in[0], in[1], axis) })
 }
 
 func softmaxCrossEntropyOp(x, labels *NDArray, axis int) *NDArray {

@@ -133,6 +133,11 @@ func norm(x *NDArray, ord int, keep bool, axes []int) *NDArray {
 	const op = "Norm"
 	checkLive(op, x)
 	checkFloat(op, x)
+	if x2, made := autocast1(op, castFloat32, x); len(made) > 0 {
+		out := norm(x2, ord, keep, axes)
+		castsDone(out, made)
+		return out
+	}
 	if x.dtype.IsHalf() {
 		return via1(x.dtype, func(w []*NDArray) *NDArray { return norm(w[0], ord, keep, axes) }, x)
 	}
@@ -186,6 +191,11 @@ func variance(x *NDArray, ddof int, keep bool, axes []int) *NDArray {
 	const op = "Var"
 	checkLive(op, x)
 	checkFloat(op, x)
+	if x2, made := autocast1(op, castFloat32, x); len(made) > 0 {
+		out := variance(x2, ddof, keep, axes)
+		castsDone(out, made)
+		return out
+	}
 	if x.dtype.IsHalf() {
 		return via1(x.dtype, func(w []*NDArray) *NDArray { return variance(w[0], ddof, keep, axes) }, x)
 	}

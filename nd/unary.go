@@ -35,15 +35,15 @@ func unaryInPlace(a *NDArray, code backend.UnaryOp, p1, p2 float64) {
 // unaryOp computes and records a differentiable unary op; grad maps the
 // output gradient g (and the input x and output y) to x's gradient.
 func unaryOp(op string, code backend.UnaryOp, x *NDArray, p1, p2 float64, grad func(g, x, y *NDArray) *NDArray) *NDArray {
+	var made []*NDArray
 	if autocasting.Load() > 0 && x != nil && slices.Contains(float32Unary, code) {
-		in := []*NDArray{x}
-		autocast(op, castFloat32, in)
-		x = in[0]
+		x, made = autocast1(op, castFloat32, x)
 	}
 	y := unaryRaw(op, code, x, p1, p2)
 	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
 		return []*NDArray{grad(g, x, y)}
 	})
+	castsDone(y, made)
 	return y
 }
 

@@ -30,7 +30,7 @@ func whereRaw(op string, cond, a, b *NDArray) *NDArray {
 // and b share a dtype. The gradient goes to a where cond holds and to b
 // elsewhere.
 func Where(cond, a, b *NDArray) *NDArray {
-	return dispatch("Where", castWidest, []*NDArray{cond, a, b}, func(in []*NDArray) *NDArray { return whereOp(in[0], in[1], in[2]) })
+	return dispatchIx("Where", castWidest, []*NDArray{cond, a, b}, 0b001, func(in []*NDArray) *NDArray { return whereOp(in[0], in[1], in[2]) })
 }
 
 func whereOp(cond, a, b *NDArray) *NDArray {
@@ -55,7 +55,7 @@ func whereOp(cond, a, b *NDArray) *NDArray {
 // shape) is true (PyTorch's masked_fill, the attention-mask op). The
 // gradient passes to x where mask is false.
 func MaskedFill(x, mask *NDArray, value float64) *NDArray {
-	return dispatch("MaskedFill", castNeutral, []*NDArray{x, mask}, func(in []*NDArray) *NDArray { return maskedFillOp(in[0], in[1], value) })
+	return dispatchIx("MaskedFill", castNeutral, []*NDArray{x, mask}, 0b10, func(in []*NDArray) *NDArray { return maskedFillOp(in[0], in[1], value) })
 }
 
 func maskedFillOp(x, mask *NDArray, value float64) *NDArray {

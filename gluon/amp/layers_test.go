@@ -32,6 +32,9 @@ func TestLayersUnderAutocast(t *testing.T) {
 			return nn.NewSequential(nn.NewConv2D(6, 3, nn.Conv2DOpts{Pad: [2]int{1, 1}}),
 				nn.NewBatchNorm(nn.BatchNormOpts{}), nn.NewActivation("relu"), nn.NewMaxPool2D(2, nn.PoolOpts{}))
 		}, func() *nd.NDArray { return nd.RandomNormal(dev, nd.Float32, 0, 1, 2, 3, 8, 8) }},
+		{"Conv2D+SyncBatchNorm", func() gluon.Block {
+			return nn.NewSequential(nn.NewConv2D(6, 3, nn.Conv2DOpts{Pad: [2]int{1, 1}}), nn.NewSyncBatchNorm(nn.BatchNormOpts{}))
+		}, func() *nd.NDArray { return nd.RandomNormal(dev, nd.Float32, 0, 1, 4, 3, 8, 8) }},
 		{"LayerNorm+GELU", func() gluon.Block {
 			return nn.NewSequential(nn.NewDense(16, nn.DenseOpts{}), nn.NewLayerNorm(-1, nn.NormOpts{}), nn.NewGELU(false))
 		}, func() *nd.NDArray { return nd.RandomNormal(dev, nd.Float32, 0, 1, 4, 12) }},

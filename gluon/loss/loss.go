@@ -73,8 +73,6 @@ func scale(w float64) float64 {
 // a batch axis, and every input must share pred's context and dtype.
 func check(op string, pred, label, sw *nd.NDArray) { checkLabels(op, pred, label, sw, false) }
 
-// checkLabels is check where, with indices, the labels may be an integer
-// array of class indices (any floating labels still need pred's dtype).
 // autocastPred returns half-precision predictions converted to float32
 // (recorded) when their session autocasts: the losses are in autocast's
 // float32 list (package amp).
@@ -88,6 +86,8 @@ func autocastPred(pred *nd.NDArray) *nd.NDArray {
 	return pred
 }
 
+// checkLabels is check where, with indices, the labels may be an integer
+// array of class indices (any floating labels still need pred's dtype).
 func checkLabels(op string, pred, label, sw *nd.NDArray, indices bool) {
 	if pred == nil || label == nil {
 		nd.Panicf(op, nd.ErrArgument, "nil predictions or labels")

@@ -74,6 +74,9 @@ func (b *SyncBatchNorm) Forward(x *nd.NDArray) *nd.NDArray {
 	if !x.Session().IsTraining() || b.opts.UseGlobalStats {
 		return b.BatchNorm.Forward(x)
 	}
+	if dt := x.DType(); dt.IsHalf() { // statistics in float32, as nd.BatchNorm keeps them
+		return b.Forward(x.AsType(nd.Float32)).AsType(dt)
+	}
 	shape := x.Shape()
 	ax := b.channelAxis("nn.SyncBatchNorm", shape)
 	c := shape[ax]
