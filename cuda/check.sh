@@ -5,7 +5,7 @@
 # usage: sh cuda/check.sh [BINDIR]      (from anywhere; default BINDIR /tmp/cuda-bins)
 #
 #   a. CUDA 11.8 headers, libcuda stub and nvcc from Debian non-free
-#      (../shared/tools/cuda-build-env.sh, into $CUDA_DEB_PREFIX, default /opt/cuda-deb)
+#      (cuda/build-env.sh, into $CUDA_DEB_PREFIX, default /opt/cuda-deb)
 #   b. go build / go vet with -tags cuda; the untagged build, vet and tests stay free of CUDA
 #   c. regenerate the PTX from kernels/*.cu into a temporary directory and diff it with ptx/
 #   d. assemble the committed PTX for sm_90 with ptxas
@@ -18,7 +18,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 bins=${1:-/tmp/cuda-bins}
-tools=${CUDA_BUILD_ENV:-$root/../shared/tools/cuda-build-env.sh}
+tools=${CUDA_BUILD_ENV:-$here/build-env.sh}
 prefix=${CUDA_DEB_PREFIX:-/opt/cuda-deb}
 step() { printf '\n== %s\n' "$*"; }
 cd "$root"

@@ -4,7 +4,7 @@
 # usage: sh gen.sh [OUTDIR]      (default: ptx, next to this script)
 #
 # Run by `go generate -tags cuda ./cuda`. Needs nvcc on PATH, e.g. from
-#   eval "$(sh ../shared/tools/cuda-build-env.sh /opt/cuda-deb)"
+#   eval "$(sh cuda/build-env.sh /opt/cuda-deb)"
 # (Debian's CUDA 11.8: PTX ISA 7.8 for compute_80, which the driver JITs for
 # sm_80 and newer, H100 included). -fmad=false keeps the elementwise
 # arithmetic rounding like the CPU backend's Go code.
@@ -12,7 +12,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-$here/ptx}
 command -v nvcc >/dev/null 2>&1 || {
-	echo "gen.sh: nvcc not found; run: eval \"\$(sh ../shared/tools/cuda-build-env.sh /opt/cuda-deb)\"" >&2
+	echo "gen.sh: nvcc not found; run: eval \"\$(sh cuda/build-env.sh /opt/cuda-deb)\"" >&2
 	exit 1
 }
 mkdir -p "$out"
