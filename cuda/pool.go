@@ -11,7 +11,8 @@ func (b *Backend) Pool2D(p backend.PoolParams, y, x backend.Arg) {
 		return
 	}
 	var a args
-	a.words(poolWords(p)...)
+	pp := newPool(p)
+	pp.add(&a)
 	a.ptr(y)
 	a.ptr(x)
 	devOf(y).launch("Pool2D", "pool_forward"+suffix(buf(y).dt), n, 0, 0, 0, &a)
@@ -25,7 +26,8 @@ func (b *Backend) Pool2DBackward(p backend.PoolParams, dx, x, _, dy backend.Arg)
 		return
 	}
 	var a args
-	a.words(poolWords(p)...)
+	pp := newPool(p)
+	pp.add(&a)
 	a.ptr(dx)
 	a.ptr(x)
 	a.ptr(dy)

@@ -31,22 +31,29 @@ func planReduce(shape []int, axes []bool) (reduceParam, error) {
 	for d := range sh {
 		switch {
 		case !red[d]:
-			p.kshape = append(p.kshape, sh[d])
-			p.kst = append(p.kst, st[d])
+			if p.nk == maxDims {
+				return p, tooManyAxes(shape, axes)
+			}
+			p.kshape[p.nk], p.kst[p.nk] = sh[d], st[d]
+			p.nk++
 			p.nOut *= sh[d]
 		case d == inner:
 			p.inN, p.inSt = sh[d], st[d]
 			p.nRed *= sh[d]
 		default:
-			p.rshape = append(p.rshape, sh[d])
-			p.rst = append(p.rst, st[d])
+			if p.nr == maxDims {
+				return p, tooManyAxes(shape, axes)
+			}
+			p.rshape[p.nr], p.rst[p.nr] = sh[d], st[d]
+			p.nr++
 			p.nRed *= sh[d]
 		}
 	}
-	if len(p.kshape) > maxDims || len(p.rshape) > maxDims {
-		return p, fmt.Errorf("reduction of shape %v over %v alternates kept and reduced axes more than %d times", shape, axes, maxDims)
-	}
 	return p, nil
+}
+
+func tooManyAxes(shape []int, axes []bool) error {
+	return fmt.Errorf("reduction of shape %v over %v alternates kept and reduced axes more than %d times", shape, axes, maxDims)
 }
 
 // blockReduce plans a reduction of nOut results over nRed elements each

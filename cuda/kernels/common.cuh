@@ -1,6 +1,6 @@
 // common.cuh: types and helpers shared by every kernel of the goluon CUDA
-// backend. The parameter structs here are mirrored field for field by Go
-// structs in cuda/params.go: change both together.
+// backend. The op codes and the parameter structs are generated
+// (cuda/internal/gencodes) together with their Go side.
 #pragma once
 
 #include "opcodes.cuh" // the op codes and dtype codes, generated from nd/backend
@@ -9,6 +9,8 @@ typedef long long i64;
 typedef unsigned long long u64;
 typedef unsigned char u8;
 typedef unsigned short u16; // Float16 and BFloat16 storage: their bits
+
+#include "params.cuh" // the parameter structs, generated with cuda/params_gen.go
 
 // f32bits and bitsF32 reinterpret a float's bits.
 __device__ __forceinline__ unsigned int f32bits(float f) {
@@ -70,59 +72,6 @@ __device__ __forceinline__ u16 floatToBf16(float f) {
 	return (u16)((b + 0x7fffu + ((b >> 16) & 1)) >> 16);
 }
 
-
-// MAXD is the most dimensions a strided kernel handles after the host has
-// dropped size-1 dimensions and merged contiguous ones.
-#define MAXD 8
-
-// Dims describes an iteration space of n dimensions and the element
-// strides of up to three operands over it (row-major index order).
-struct Dims {
-	i64 n;
-	i64 shape[MAXD];
-	i64 st[3][MAXD];
-};
-
-// ReduceDims describes a reduction: the kept dimensions (their order is
-// the output's row-major order), the outer reduced dimensions, and the
-// innermost reduced run, all as strides into the contiguous source.
-struct ReduceDims {
-	i64 nk;
-	i64 kshape[MAXD];
-	i64 kst[MAXD];
-	i64 nr;
-	i64 rshape[MAXD];
-	i64 rst[MAXD];
-	i64 inN;
-	i64 inSt;
-	i64 nOut;
-	i64 nRed;
-};
-
-// ConvDims describes a grouped, strided, dilated, padded NCHW convolution
-// and the layout of its column (im2col) matrix for a chunk of nc images:
-// element (image j, group g, row r, position p) of the column matrix sits
-// at j*colN + g*colG + r*colR + p.
-struct ConvDims {
-	i64 inC, inH, inW;
-	i64 outC, outH, outW;
-	i64 kh, kw;
-	i64 sh, sw;
-	i64 ph, pw;
-	i64 dh, dw;
-	i64 groups;
-	i64 nc;
-	i64 colN, colG, colR;
-};
-
-// PoolDims describes 2-D NCHW pooling (see backend.PoolParams).
-struct PoolDims {
-	i64 type; // 0 max, 1 average
-	i64 planes; // N*C
-	i64 inH, inW, outH, outW;
-	i64 kh, kw, sh, sw, ph, pw;
-	i64 includePad;
-};
 
 // Grid-stride loop over [0, n).
 #define GRID_LOOP(i, n) \

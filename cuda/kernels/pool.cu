@@ -52,7 +52,7 @@ template <typename T> __device__ __forceinline__ void poolForward(const PoolDims
 		i64 h0, h1, ph, w0, w1, pw;
 		window(oh, p.sh, p.ph, p.kh, p.inH, h0, h1, ph);
 		window(ow, p.sw, p.pw, p.kw, p.inW, w0, w1, pw);
-		if (p.type == 0) {
+		if (p.typ == 0) {
 			double m = -inf;
 			for (i64 ih = h0; ih < h1; ih++)
 				for (i64 iw = w0; iw < w1; iw++) m = gmax(m, (double)xp[ih * p.inW + iw]);
@@ -83,7 +83,7 @@ template <typename T> __device__ __forceinline__ void poolBackward(const PoolDim
 		for (i64 oh = oh0; oh <= oh1; oh++) {
 			for (i64 ow = ow0; ow <= ow1; ow++) {
 				T g = dyp[oh * p.outW + ow];
-				if (p.type == 0) {
+				if (p.typ == 0) {
 					if (windowArgMax<T>(p, xp, oh, ow) == ih * p.inW + iw) acc += g;
 					continue;
 				}

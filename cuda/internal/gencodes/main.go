@@ -1,4 +1,7 @@
-// Command gencodes writes cuda/kernels/opcodes.cuh, the C enums of the
+// Command gencodes writes the files the Go and CUDA sides of the backend
+// share: cuda/kernels/params.cuh and cuda/params_gen.go, the kernels'
+// parameter structs and their packing, from one table (package codes);
+// and cuda/kernels/opcodes.cuh, the C enums of the
 // unary, binary and reduction op codes and of the element types, and
 // cuda/opcodes_gen.go, their sizes, from the constants of
 // nd/backend/backend.go and nd/backend/dtype.go, so that the kernels'
@@ -35,10 +38,15 @@ func run(root string, check bool) error {
 	if err != nil {
 		return err
 	}
+	params, paramsGo, err := codes.Params()
+	if err != nil {
+		return err
+	}
 	for _, f := range []struct {
 		path string
 		want []byte
-	}{{filepath.Join(root, "cuda", "kernels", "opcodes.cuh"), header}, {filepath.Join(root, "cuda", "opcodes_gen.go"), goFile}} {
+	}{{filepath.Join(root, "cuda", "kernels", "opcodes.cuh"), header}, {filepath.Join(root, "cuda", "opcodes_gen.go"), goFile},
+		{filepath.Join(root, "cuda", "kernels", "params.cuh"), params}, {filepath.Join(root, "cuda", "params_gen.go"), paramsGo}} {
 		if check {
 			got, err := os.ReadFile(f.path)
 			if err != nil {

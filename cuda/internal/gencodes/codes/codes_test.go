@@ -15,7 +15,12 @@ func TestCommittedFilesCurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for path, want := range map[string][]byte{"../../../kernels/opcodes.cuh": header, "../../../opcodes_gen.go": goFile} {
+	params, paramsGo, err := Params()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string][]byte{"../../../kernels/opcodes.cuh": header, "../../../opcodes_gen.go": goFile,
+		"../../../kernels/params.cuh": params, "../../../params_gen.go": paramsGo} {
 		got, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
