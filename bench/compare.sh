@@ -6,7 +6,7 @@
 # their minimum and maximum, so that a slow phase of the machine moves one
 # pair rather than a whole side, then one JSON line ("KEY", "KEY_min",
 # "KEY_max"). KEEP=dir also keeps the raw output of every run; ONLY=a,b
-# runs those groups alone (cifar lenet lenet32 mlp infer matmul conv rss
+# runs those groups alone (cifar lenet lenet32 mlp infer matmul conv rss amp
 # mnist resnet, and resnet50, which is not in the default set: minutes).
 #
 # SCALE (default 1) multiplies every iteration count on both sides (Go
@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REPS=${REPS:-3}
 SCALE=${SCALE:-1}
-ONLY=${ONLY:-cifar,lenet,lenet32,mlp,infer,matmul,conv,rss,mnist,resnet}
+ONLY=${ONLY:-cifar,lenet,lenet32,mlp,infer,matmul,conv,rss,mnist,resnet,amp}
 GO=${GO:-go}
 PY=/usr/bin/python3
 
@@ -134,6 +134,10 @@ for r in $(seq 1 "$REPS"); do
 			(cd bench && "${nomalloc[@]}" "$out/bin/bench.test" -test.run '^$' -test.bench 'TrainStepLeNetRSS$' -test.benchtime "$(iters 200)"x) >"$out/go-$r-$g.txt"
 			OPENBLAS_NUM_THREADS=1 "${nomalloc[@]}" $PY bench/pytorch_bench.py --threads 2 --scale "$SCALE" --rss-only >"$out/py-$r-$g-a.json"
 			OPENBLAS_NUM_THREADS=2 "${nomalloc[@]}" $PY bench/pytorch_bench.py --threads 1 --scale "$SCALE" --rss-only >"$out/py-$r-$g-b.json"
+			continue
+			;;
+		amp) # mixed precision against float32, Goluon alone (the ratios printed after the table)
+			gobench 'TrainStepAMP' 20 >"$out/go-$r-$g.txt"
 			continue
 			;;
 		mnist)

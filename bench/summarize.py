@@ -124,6 +124,7 @@ def main():
     if inverted:
         print("* lower is better: the ratio is PyTorch/Goluon, so > 1 still means Goluon is better (less memory or time)")
     ratios.update(context_ratios(d))
+    ratios.update(amp_ratios(d))
     print(json.dumps(ratios, sort_keys=True))
     peak_lines(d, go)
 
@@ -147,6 +148,34 @@ def context_ratios(d):
         med = statistics.median(vals)
         print("%s on 2 contexts / 1: %.3f [%.3f-%.3f] over %d repetitions" % (w, med, min(vals), max(vals), len(vals)))
         key = w + "/2ctx_over_1ctx"
+        out[key], out[key + "_min"], out[key + "_max"] = round(med, 3), round(min(vals), 3), round(max(vals), 3)
+    return out
+
+
+def amp_ratios(d):
+    """Per TrainStepAMP workload: the median, minimum and maximum over the
+    repetitions of float16/float32 and bfloat16/float32 throughput and pool
+    memory, each pair from one go-*.txt (the rows run back to back in one
+    process), printed and returned as KEY/DT_over_float32 (and _min, _max)
+    and KEY/DT_pool_over_float32."""
+    per = {}
+    for p in sorted(glob.glob(os.path.join(d, "go-*.txt"))):
+        res = go_metrics(p)
+        for w, m in res.items():
+            for dt in ("float16", "bfloat16"):
+                if not w.startswith("TrainStepAMP/") or not w.endswith("/" + dt):
+                    continue
+                base = w[: -len(dt)] + "float32"
+                ref = res.get(base)
+                if ref and ref.get("samples/s") and "samples/s" in m:
+                    per.setdefault(w[:-len(dt)] + dt + "_over_float32", []).append(m["samples/s"] / ref["samples/s"])
+                if ref and ref.get("pool-MiB") and "pool-MiB" in m:
+                    per.setdefault(w[:-len(dt)] + dt + "_pool_over_float32", []).append(m["pool-MiB"] / ref["pool-MiB"])
+    out = {}
+    for key in sorted(per):
+        vals = per[key]
+        med = statistics.median(vals)
+        print("%s: %.3f [%.3f-%.3f] over %d repetitions" % (key, med, min(vals), max(vals), len(vals)))
         out[key], out[key + "_min"], out[key + "_max"] = round(med, 3), round(min(vals), 3), round(max(vals), 3)
     return out
 
