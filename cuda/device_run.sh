@@ -9,7 +9,7 @@
 # `sh cuda/check.sh bin/cuda` gzipped into bin/dev and Fashion-MNIST's four
 # .gz files in bin/fashion):
 #   bash cuda/device_run.sh info smoke tests equiv bench mnist ...
-# phases: info smoke conformance tests optimizer equiv memory bench profile mnist
+# phases: info smoke conformance tests optimizer equiv memory bench profile mnist amp
 #         mnist4 mnistseeds cifar minigooglenet mnistbn inferparts inferab profile4
 #         scale dptests mnistbn4 vreduce bndiag resnet50
 set -uo pipefail
@@ -150,6 +150,13 @@ for p in "$@"; do
 		phase resnet50 300 env BIN=$R/cuda.test KEEP="$LOGS/resnet50-raw" ONLY=resnet50 REPS=${REPS:-3} bash bench/gpu_compare.sh
 		tail -22 "$LOGS/resnet50.log"
 		;;
+	amp) # half-precision storage on the GPU (casts bitwise F16From/BF16From, the conformance
+		# suite in float16 and bfloat16), then gluon-mnist in float32 and with -amp fp16
+		phase amp 240 $R/cuda.test -test.run 'HalfCastKernels|ConformanceGPU0' -test.v
+		for a in "" fp16; do
+			phase amp 240 $R/gluon-mnist -contexts gpu:0 -epochs ${EPOCHS:-3} ${a:+-amp $a} -data bin/fashion -out "$LOGS/gmamp$a"
+		done
+		tail -4 "$LOGS/amp.log" ;;
 	mnistbn) phase mnistbn 300 $R/mnist-convnet-bn -contexts gpu:0 -epochs 1 -data bin/fashion -out "$LOGS/mnistbn"; tail -6 "$LOGS/mnistbn.log" ;;
 	*) echo "device_run.sh: unknown phase $p" >&2 ;;
 	esac
