@@ -16,8 +16,8 @@ import (
 // under autocast to float16 and bfloat16 (without loss scaling, which adds
 // one scalar multiply and one finiteness check per step). Each variant
 // runs on a context of its own (cpu(4) to cpu(9)), so "pool-MiB" is the
-// memory that variant's steps took from the system: the arrays live
-// during a step, saved activations included.
+// memory that variant's steps took from the system and "peak-MiB" the
+// most its live arrays held at once (saved activations included).
 func BenchmarkTrainStepAMP(b *testing.B) {
 	nets := []struct {
 		name  string
@@ -53,6 +53,7 @@ func BenchmarkTrainStepAMP(b *testing.B) {
 				}
 				b.ReportMetric(float64(n.shape[0]*b.N)/b.Elapsed().Seconds(), "samples/s")
 				b.ReportMetric(float64(nd.MemoryStats(d).Allocated)/(1<<20), "pool-MiB")
+				b.ReportMetric(float64(nd.MemoryStats(d).Peak)/(1<<20), "peak-MiB")
 			})
 		}
 	}

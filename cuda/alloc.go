@@ -75,6 +75,7 @@ func (b *Backend) allocBlock(d *device, want, size int64) (dptr, error) {
 		p.free[size] = l[:len(l)-1]
 		p.stats.Cached -= size
 		p.stats.InUse += size
+		p.stats.Peak = max(p.stats.Peak, p.stats.InUse)
 		p.mu.Unlock()
 		return ptr, nil
 	}
@@ -102,6 +103,7 @@ func (b *Backend) allocBlock(d *device, want, size int64) (dptr, error) {
 	}
 	p.mu.Lock()
 	p.stats.InUse += size
+	p.stats.Peak = max(p.stats.Peak, p.stats.InUse)
 	p.stats.Allocated += size
 	p.mu.Unlock()
 	return ptr, nil

@@ -185,6 +185,18 @@ func dispatchIx(op string, c castClass, in []*NDArray, index uint, f func(w []*N
 	return out
 }
 
+// dispatchNative is dispatch for an op that computes on half-precision
+// arrays itself (widening inside its forward and backward passes, so the
+// tape keeps the half arrays): autocast and the dtype check, no float32
+// wrapping.
+func dispatchNative(op string, c castClass, in []*NDArray, f func(w []*NDArray) *NDArray) *NDArray {
+	checkLive(op, nonNil(in)...)
+	made := autocast(op, c, in, 0)
+	out := f(in)
+	castsDone(out, made)
+	return out
+}
+
 // autocast1 converts x alone as autocast does.
 func autocast1(op string, c castClass, x *NDArray) (*NDArray, []*NDArray) {
 	if autocasting.Load() == 0 || x == nil {

@@ -126,8 +126,9 @@ func TestAutocastGradients(t *testing.T) {
 
 // TestHalfGradients: gradients flow to half-precision leaves, in their
 // dtype, close to the float32 gradients of the same values, through ops of
-// both half forms (the elementwise ones computing on halves, convolution
-// and softmax in float32 behind recorded casts).
+// all three half forms (the elementwise ones computing on halves;
+// convolution, pooling and FullyConnected widening inside; softmax in
+// float32 behind recorded casts).
 func TestHalfGradients(t *testing.T) {
 	dev := ctx.CPU(0)
 	nd.Seed(7)
@@ -138,8 +139,10 @@ func TestHalfGradients(t *testing.T) {
 		x.AttachGrad(nd.GradWrite)
 		k.AttachGrad(nd.GradWrite)
 		exit := nd.EnterRecording(true)
-		y := nd.Conv2D(x, k, nil, nd.ConvOpts{Pad: [2]int{1, 1}})
-		l := nd.Sum(nd.Mul(nd.Tanh(y), nd.LogSoftmax(y, 1)))
+		c := nd.Conv2D(x, k, nil, nd.ConvOpts{Pad: [2]int{1, 1}})
+		y := nd.Add(nd.MaxPool2D(c, [2]int{2, 2}, [2]int{2, 2}, [2]int{}), nd.AvgPool2D(c, [2]int{2, 2}, [2]int{2, 2}, [2]int{}))
+		f := nd.FullyConnected(nd.Reshape(y, 2, -1), nd.Reshape(nd.Tanh(y), 2, -1), nil)
+		l := nd.Add(nd.Sum(nd.Mul(nd.Tanh(y), nd.LogSoftmax(y, 1))), nd.Sum(nd.Square(f)))
 		exit()
 		nd.Backward([]*nd.NDArray{l}, nil, false)
 		return x.Grad().Float64s(), k.Grad().Float64s(), x.Grad().DType()

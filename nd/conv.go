@@ -56,7 +56,7 @@ func convShapes(op string, x, w *NDArray, xs, ws []int, o ConvOpts) backend.Conv
 // framework) of x [N, C, H, W] with w [O, C/groups, KH, KW], plus bias [O]
 // if bias is not nil.
 func Conv2D(x, w, bias *NDArray, o ConvOpts) *NDArray {
-	return dispatch("Conv2D", castLow, []*NDArray{x, w, bias}, func(in []*NDArray) *NDArray { return conv2DOp(in[0], in[1], in[2], o) })
+	return dispatchNative("Conv2D", castLow, []*NDArray{x, w, bias}, func(in []*NDArray) *NDArray { return conv2DOp(in[0], in[1], in[2], o) })
 }
 
 func conv2DOp(x, w, bias *NDArray, o ConvOpts) *NDArray {
@@ -98,6 +98,23 @@ func conv(op string, inputs []*NDArray, p backend.ConvParams, transposed bool, y
 			fail(op, ErrShape, "bias shape %v does not match %d output channels", bias.shape, outC)
 		}
 	}
+	if x.dtype.IsHalf() { // the tape keeps the half arrays (halfNative)
+		return halfNative(op, inputs, func(w []*NDArray) *NDArray {
+			return convKernels(op, sess, w[0], w[1], optional(w, 2), p, transposed, yShape)
+		}, func(g *NDArray, w []*NDArray, _ func() *NDArray, need []bool) []*NDArray {
+			return convGrads(op, g, w[0], w[1], bias != nil, p, transposed, len(yShape), need)
+		})
+	}
+	y := convKernels(op, sess, x, w, bias, p, transposed, yShape)
+	Record(op, y, inputs, func(g *NDArray, need []bool) []*NDArray {
+		return convGrads(op, g, x, w, bias != nil, p, transposed, len(yShape), need)
+	})
+	return y
+}
+
+// convKernels runs the convolution p of x and w, plus bias, into a new
+// array of shape yShape.
+func convKernels(op string, sess *Session, x, w, bias *NDArray, p backend.ConvParams, transposed bool, yShape []int) *NDArray {
 	be := x.be()
 	y := newArray(op, sess, x.st.dev, x.dtype, yShape)
 	bk, fuseBias := be.(backend.ConvBiasKernels)
@@ -110,19 +127,22 @@ func conv(op string, inputs []*NDArray, p backend.ConvParams, transposed bool, y
 	default:
 		be.Conv2D(p, y.arg(), x.arg(), w.arg())
 	}
-	var bshape []int
-	if bias != nil {
-		bshape = make([]int, len(yShape))
-		for i := range bshape {
-			bshape[i] = 1
-		}
-		bshape[1] = outC
-		if !fuseBias {
-			be.Binary(bAdd, y.shape, y.arg(), y.arg(), channelArg(bias, y.NDim(), 1))
-		}
+	if bias != nil && !fuseBias {
+		be.Binary(bAdd, y.shape, y.arg(), y.arg(), channelArg(bias, y.NDim(), 1))
 	}
-	Record(op, y, inputs, func(g *NDArray, need []bool) []*NDArray {
-		grads := make([]*NDArray, len(inputs))
+	return y
+}
+
+// convGrads returns the gradients of the convolution p of x and w (and of
+// a bias when hasBias) from the output gradient g, those need asks for.
+func convGrads(op string, g, x, w *NDArray, hasBias bool, p backend.ConvParams, transposed bool, ndim int, need []bool) []*NDArray {
+	be := g.be()
+	n := 2
+	if hasBias {
+		n = 3
+	}
+	grads := make([]*NDArray, n)
+	{
 		if need[0] {
 			grads[0] = newArray(op, g.Session(), x.st.dev, x.dtype, x.shape)
 			if transposed {
@@ -139,12 +159,16 @@ func conv(op string, inputs []*NDArray, p backend.ConvParams, transposed bool, y
 				be.Conv2DBackwardFilter(p, grads[1].arg(), x.arg(), g.arg())
 			}
 		}
-		if bias != nil && need[2] {
+		if hasBias && need[2] {
+			bshape := make([]int, ndim)
+			for i := range bshape {
+				bshape[i] = 1
+			}
+			bshape[1] = g.shape[1]
 			s := sumTo(g, bshape)
-			grads[2] = s.view(0, bias.shape)
+			grads[2] = s.view(0, []int{g.shape[1]})
 			s.Release()
 		}
-		return grads
-	})
-	return y
+	}
+	return grads
 }

@@ -12,7 +12,7 @@ type Conv1DOpts struct {
 // convolution kernels over a height of one, so every backend that
 // convolves in 2-D has it.
 func Conv1D(x, w, bias *NDArray, o Conv1DOpts) *NDArray {
-	return dispatch("Conv1D", castLow, []*NDArray{x, w, bias}, func(in []*NDArray) *NDArray { return conv1DOp(in[0], in[1], in[2], o) })
+	return dispatchNative("Conv1D", castLow, []*NDArray{x, w, bias}, func(in []*NDArray) *NDArray { return conv1DOp(in[0], in[1], in[2], o) })
 }
 
 func conv1DOp(x, w, bias *NDArray, o Conv1DOpts) *NDArray {

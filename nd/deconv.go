@@ -23,7 +23,7 @@ type ConvTransposeOpts struct {
 // Conv2DBackwardData, the input's gradient a Conv2D and the weight's a
 // Conv2DBackwardFilter, with the roles of input and output swapped.
 func Conv2DTranspose(x, w, bias *NDArray, o ConvTransposeOpts) *NDArray {
-	return dispatch("Conv2DTranspose", castLow, []*NDArray{x, w, bias}, func(in []*NDArray) *NDArray { return conv2DTransposeOp(in[0], in[1], in[2], o) })
+	return dispatchNative("Conv2DTranspose", castLow, []*NDArray{x, w, bias}, func(in []*NDArray) *NDArray { return conv2DTransposeOp(in[0], in[1], in[2], o) })
 }
 
 func conv2DTransposeOp(x, w, bias *NDArray, o ConvTransposeOpts) *NDArray {

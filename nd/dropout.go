@@ -26,9 +26,6 @@ func DropoutAxes(x *NDArray, p float64, axes ...int) *NDArray {
 func dropout(op string, x *NDArray, p float64, axes []int) *NDArray {
 	checkLive(op, x)
 	checkFloat(op, x)
-	if x.dtype.IsHalf() {
-		return via1(x.dtype, func(w []*NDArray) *NDArray { return dropout(op, w[0], p, axes) }, x)
-	}
 	if p < 0 || p >= 1 {
 		fail(op, ErrArgument, "probability %g outside [0, 1)", p)
 	}
@@ -43,6 +40,9 @@ func dropout(op string, x *NDArray, p float64, axes []int) *NDArray {
 			return []*NDArray{g.view(0, g.shape)}
 		})
 		return y
+	}
+	if x.dtype.IsHalf() {
+		return dropoutHalf(op, sess, x, shape, p)
 	}
 	mask := dropoutMask(op, sess, x.st.dev, x.dtype, shape, p)
 	y := mulRaw(x, mask)
@@ -135,4 +135,36 @@ func splitmix64(x uint64) uint64 {
 func maskValue[T float32 | float64](u, thr uint32, kb uint64) T {
 	lt := (uint64(u) - uint64(thr)) >> 63 // 1 when u < thr
 	return T(math.Float64frombits(kb & (lt - 1)))
+}
+
+// dropoutHalf is dropout on a half-precision x in training mode: the
+// float32 mask scales x in float32 and the product is rounded once; the
+// tape keeps only the mask's kept/dropped bits (one byte per value), and
+// backward scales the output gradient by 1/(1-p) in float32 where they are
+// set.
+func dropoutHalf(op string, sess *Session, x *NDArray, shape []int, p float64) *NDArray {
+	mask := dropoutMask(op, sess, x.st.dev, Float32, shape, p)
+	xw := widened(x)
+	y := narrowed(mulRaw(xw, mask), x.dtype)
+	xw.Release()
+	if !sess.IsRecording() {
+		mask.Release()
+		return y
+	}
+	zero := sess.Full(x.st.dev, Float32, 0, 1)
+	kept := binaryInto(op, backend.NotEqual, mask, zero, Bool)
+	release(mask, zero)
+	keep := 1 / (1 - p)
+	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+		gw := widened(g)
+		s := unaryRaw(op, backend.MulScalar, gw, keep, 0)
+		z := g.Session().Full(g.st.dev, Float32, 0, 1)
+		r := whereRaw(op, kept, s, z)
+		release(s, z)
+		if gw != g {
+			gw.Release()
+		}
+		return []*NDArray{narrowed(r, x.dtype)}
+	})
+	return y
 }

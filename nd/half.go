@@ -10,17 +10,20 @@ import "slices"
 // give for elementwise ops: the float32 result of the rounded inputs,
 // rounded once.
 //
-// Two forms:
+// Three forms:
 //   - the unrecorded kernels (unaryRaw, binaryInto, reduceRaw and the
 //     in-place ops) convert with unrecorded casts, so the backward passes
 //     built from them compute on half arrays too, rounding per op as
 //     PyTorch does;
-//   - ops with a backward of their own (convolution, GEMM, BatchNorm,
-//     pooling, softmax, ...) run through viaFloat32: recorded casts around
-//     the float32 op, so their backward runs in float32 and the gradient is
-//     rounded once, where it reaches a half array. The tape then keeps the
-//     float32 copies of those ops' inputs: in training, their saved
-//     activations take float32's memory.
+//   - convolution and GEMM (the low-precision class of autocast) run
+//     through halfNative: forward and backward widen the half arrays and
+//     round their results, and the tape keeps only the half arrays;
+//   - the other ops with a backward of their own (BatchNorm, pooling,
+//     softmax, norms, dropout, ...) run through viaFloat32: recorded casts
+//     around the float32 op, so their backward runs in float32 and the
+//     gradient is rounded once, where it reaches a half array. The tape
+//     then keeps the float32 copies of those ops' inputs: in training,
+//     their saved activations take float32's memory.
 
 // halfOf returns the half-precision dtype among arrs; ok is false when
 // none is half.
@@ -128,4 +131,67 @@ func viaFloat32(dt DType, in []*NDArray, f func(w []*NDArray) []*NDArray) []*NDA
 // via1 is viaFloat32 for an op with one result.
 func via1(dt DType, f func(w []*NDArray) *NDArray, in ...*NDArray) *NDArray {
 	return viaFloat32(dt, in, func(w []*NDArray) []*NDArray { return []*NDArray{f(w)} })[0]
+}
+
+// halfNative runs a recorded op on half-precision inputs in (one dtype)
+// whose forward (fwd) and backward (bwd) are written for float32: both
+// widen the half arrays with unrecorded casts, compute in float32 and
+// round their results to the inputs' dtype. Unlike viaFloat32 the tape
+// keeps only the half inputs, so training holds half the bytes of the
+// float32 activations; the backward pass pays for widening them again.
+//
+// bwd gets the float32 form of the op's (rounded) output from y, for ops
+// whose backward reads it, as max pooling does; only ops whose output
+// rounds to itself (a maximum of half values) may use it.
+func halfNative(op string, in []*NDArray, fwd func(w []*NDArray) *NDArray, bwd func(g *NDArray, w []*NDArray, y func() *NDArray, need []bool) []*NDArray) *NDArray {
+	dt := in[0].dtype
+	for _, a := range in {
+		if a.dtype != dt {
+			fail(op, ErrDType, "%v and %v inputs (shapes %v and %v); convert with AsType", dt, a.dtype, in[0].shape, a.shape)
+		}
+	}
+	widenAll := func() []*NDArray {
+		w := make([]*NDArray, len(in))
+		for i, a := range in {
+			w[i] = widened(a)
+		}
+		return w
+	}
+	w := widenAll()
+	out := narrowed(fwd(w), dt)
+	releaseWidened(in, w)
+	Record(op, out, in, func(g *NDArray, need []bool) []*NDArray {
+		gw, w := widened(g), widenAll()
+		var yw *NDArray
+		y := func() *NDArray {
+			if yw == nil {
+				yw = widened(out)
+			}
+			return yw
+		}
+		grads := bwd(gw, w, y, need)
+		if yw != nil {
+			yw.Release()
+		}
+		for i, gr := range grads {
+			if gr != nil {
+				grads[i] = narrowed(gr, in[i].dtype)
+			}
+		}
+		releaseWidened(in, w)
+		if gw != g {
+			gw.Release()
+		}
+		return grads
+	})
+	return out
+}
+
+// optional returns in[i], or nil when in has no element i (an absent
+// optional operand such as a bias).
+func optional(in []*NDArray, i int) *NDArray {
+	if i < len(in) {
+		return in[i]
+	}
+	return nil
 }

@@ -106,3 +106,36 @@ func TestRandomUniformNarrowInterval(t *testing.T) {
 		}
 	}
 }
+
+// TestHalfDropout: in training mode a float16 input is scaled by the
+// float32 mask and rounded once, and the gradient is 1/(1-p), rounded,
+// exactly where the value was kept.
+func TestHalfDropout(t *testing.T) {
+	dev := ctx.CPU(0)
+	x := nd.Ones(dev, nd.Float16, 1000)
+	x.AttachGrad(nd.GradWrite)
+	var y *nd.NDArray
+	exit := nd.EnterRecording(true)
+	y = nd.Dropout(x, 0.25)
+	l := nd.Sum(y.AsType(nd.Float32))
+	exit()
+	nd.Backward([]*nd.NDArray{l}, nil, false)
+	keep := float64(nd.F16From(float32(1 / 0.75)).Float32())
+	ys, gs := y.Float64s(), x.Grad().Float64s()
+	kept := 0
+	for i := range ys {
+		switch {
+		case ys[i] == 0 && gs[i] == 0:
+		case ys[i] == keep && gs[i] == keep:
+			kept++
+		default:
+			t.Fatalf("element %d: value %v, gradient %v (want both 0 or both %v)", i, ys[i], gs[i], keep)
+		}
+	}
+	if kept < 700 || kept > 800 {
+		t.Errorf("%d of 1000 kept at p = 0.25", kept)
+	}
+	if y.DType() != nd.Float16 || x.Grad().DType() != nd.Float16 {
+		t.Errorf("dtypes %v, %v", y.DType(), x.Grad().DType())
+	}
+}

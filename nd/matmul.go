@@ -92,10 +92,17 @@ func MatMul(a, b *NDArray) *NDArray { return Dot(a, b, false, false) }
 // Dot returns op(a)·op(b), where op transposes the last two axes of an
 // operand when its flag is set (MXNet's dot with transpose_a/transpose_b).
 func Dot(a, b *NDArray, transA, transB bool) *NDArray {
-	return dispatch("Dot", castLow, []*NDArray{a, b}, func(w []*NDArray) *NDArray { return dot(w[0], w[1], transA, transB) })
+	return dispatchNative("Dot", castLow, []*NDArray{a, b}, func(w []*NDArray) *NDArray { return dot(w[0], w[1], transA, transB) })
 }
 
 func dot(a, b *NDArray, transA, transB bool) *NDArray {
+	if a.dtype.IsHalf() || b.dtype.IsHalf() { // the tape keeps the half arrays (halfNative)
+		return halfNative("Dot", []*NDArray{a, b}, func(w []*NDArray) *NDArray {
+			return gemmRaw("Dot", w[0], w[1], transA, transB)
+		}, func(g *NDArray, w []*NDArray, _ func() *NDArray, need []bool) []*NDArray {
+			return gemmGrads("Dot", g, w[0], w[1], transA, transB, need)
+		})
+	}
 	out := gemmRaw("Dot", a, b, transA, transB)
 	Record("Dot", out, []*NDArray{a, b}, func(g *NDArray, need []bool) []*NDArray {
 		return gemmGrads("Dot", g, a, b, transA, transB, need)
@@ -106,7 +113,7 @@ func dot(a, b *NDArray, transA, transB bool) *NDArray {
 // FullyConnected returns x·wᵀ + bias for x [N, in], w [out, in] and bias
 // [out] (bias may be nil): the Dense layer's computation.
 func FullyConnected(x, w, bias *NDArray) *NDArray {
-	return dispatch("FullyConnected", castLow, []*NDArray{x, w, bias}, func(in []*NDArray) *NDArray { return fullyConnected(in[0], in[1], in[2]) })
+	return dispatchNative("FullyConnected", castLow, []*NDArray{x, w, bias}, func(in []*NDArray) *NDArray { return fullyConnected(in[0], in[1], in[2]) })
 }
 
 func fullyConnected(x, w, bias *NDArray) *NDArray {
@@ -115,7 +122,10 @@ func fullyConnected(x, w, bias *NDArray) *NDArray {
 	if bias != nil {
 		inputs = append(inputs, bias)
 	}
-	checkInputs(op, inputs...)
+	checkLive(op, inputs...)
+	if _, half := halfOf(inputs...); !half {
+		checkInputs(op, inputs...)
+	}
 	checkFloat(op, inputs...)
 	if x.NDim() != 2 || w.NDim() != 2 || x.shape[1] != w.shape[1] {
 		fail(op, ErrShape, "want x [N, in] and w [out, in], got %v and %v", x.shape, w.shape)
@@ -129,6 +139,21 @@ func fullyConnected(x, w, bias *NDArray) *NDArray {
 		if bias != nil {
 			bias = inputs[2]
 		}
+	}
+	if _, half := halfOf(inputs...); half { // the tape keeps the half arrays (halfNative)
+		return halfNative(op, inputs, func(in []*NDArray) *NDArray {
+			out := gemmRaw(op, in[0], in[1], false, true)
+			if len(in) == 3 {
+				out.be().Binary(bAdd, out.shape, out.arg(), out.arg(), bcastArg(in[2], out.shape))
+			}
+			return out
+		}, func(g *NDArray, in []*NDArray, _ func() *NDArray, need []bool) []*NDArray {
+			grads := gemmGrads(op, g, in[0], in[1], false, true, need[:2])
+			if len(in) == 3 && need[2] {
+				grads = append(grads, sumTo(g, in[2].shape))
+			}
+			return grads
+		})
 	}
 	out := gemmRaw(op, x, w, false, true)
 	if bias != nil {

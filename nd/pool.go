@@ -85,6 +85,19 @@ func pool2DOp(x *NDArray, o PoolOpts) *NDArray {
 	checkLive(op, x)
 	checkFloat(op, x)
 	p := poolParams(op, x, o)
+	if x.dtype.IsHalf() { // the tape keeps the half arrays (halfNative)
+		return halfNative(op, []*NDArray{x}, func(w []*NDArray) *NDArray {
+			y := newArray(op, x.Session(), x.st.dev, Float32, []int{p.N, p.C, p.OutH, p.OutW})
+			x.be().Pool2D(p32(p), y.arg(), w[0].arg())
+			return y
+		}, func(g *NDArray, w []*NDArray, y func() *NDArray, _ []bool) []*NDArray {
+			// A maximum of half values is one of them: the rounded output
+			// is the float32 one (an average's backward does not read it).
+			gx := newArray(op, g.Session(), x.st.dev, Float32, x.shape)
+			x.be().Pool2DBackward(p32(p), gx.arg(), w[0].arg(), y().arg(), g.arg())
+			return []*NDArray{gx}
+		})
+	}
 	y := newArray(op, x.Session(), x.st.dev, x.dtype, []int{p.N, p.C, p.OutH, p.OutW})
 	x.be().Pool2D(p, y.arg(), x.arg())
 	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
@@ -114,4 +127,10 @@ func GlobalMaxPool2D(x *NDArray) *NDArray {
 // GlobalAvgPool2D reduces each feature map to its mean: [N, C, 1, 1].
 func GlobalAvgPool2D(x *NDArray) *NDArray {
 	return Pool2D(x, PoolOpts{Type: PoolAvg, Global: true})
+}
+
+// p32 is p for float32 operands (the half-precision path's widened ones).
+func p32(p backend.PoolParams) backend.PoolParams {
+	p.DType = Float32
+	return p
 }

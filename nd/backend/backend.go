@@ -38,6 +38,7 @@ type Arg struct {
 // MemStats reports a device's memory in bytes.
 type MemStats struct {
 	InUse     int64 // held by live buffers
+	Peak      int64 // the most InUse has been
 	Cached    int64 // freed buffers kept for reuse
 	Allocated int64 // total ever requested from the system (grows only on pool misses)
 	Allocs    int64 // number of Alloc calls

@@ -190,12 +190,14 @@ func (be *Backend) Alloc(dev ctx.Context, dt backend.DType, n int) (backend.Buff
 		p.free[key] = l[:len(l)-1]
 		p.stats.Cached -= bytes
 		p.stats.InUse += bytes
+		p.stats.Peak = max(p.stats.Peak, p.stats.InUse)
 		be.mu.Unlock()
 		b.resize(n, class)
 		return b, nil
 	}
 	p.stats.Misses++
 	p.stats.InUse += bytes
+	p.stats.Peak = max(p.stats.Peak, p.stats.InUse)
 	p.stats.Allocated += bytes
 	be.mu.Unlock()
 	b := &Buffer{dt: dt}
