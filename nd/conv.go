@@ -99,6 +99,7 @@ func conv(op string, inputs []*NDArray, p backend.ConvParams, transposed bool, y
 		}
 	}
 	if x.dtype.IsHalf() { // the tape keeps the half arrays (halfNative)
+		p.DType = Float32 // the kernels see the widened operands
 		return halfNative(op, inputs, func(w []*NDArray) *NDArray {
 			return convKernels(op, sess, w[0], w[1], optional(w, 2), p, transposed, yShape)
 		}, func(g *NDArray, w []*NDArray, _ func() *NDArray, need []bool) []*NDArray {

@@ -3,6 +3,7 @@ package nd_test
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/goluon/goluon/ctx"
@@ -137,5 +138,70 @@ func TestHalfDropout(t *testing.T) {
 	}
 	if y.DType() != nd.Float16 || x.Grad().DType() != nd.Float16 {
 		t.Errorf("dtypes %v, %v", y.DType(), x.Grad().DType())
+	}
+}
+
+// TestHalfOpsRoundOnce: convolution, FullyConnected and pooling on half
+// arrays give exactly the float32 op on the widened inputs, rounded once
+// (the same kernels, chosen for float32 operands).
+func TestHalfOpsRoundOnce(t *testing.T) {
+	dev := ctx.CPU(0)
+	nd.Seed(9)
+	for _, dt := range []nd.DType{nd.Float16, nd.BFloat16} {
+		x := nd.RandomNormal(dev, nd.Float32, 0, 1, 4, 3, 12, 12).AsType(dt)
+		w := nd.RandomNormal(dev, nd.Float32, 0, 0.3, 8, 3, 3, 3).AsType(dt)
+		b := nd.RandomNormal(dev, nd.Float32, 0, 0.3, 8).AsType(dt)
+		x1 := nd.RandomNormal(dev, nd.Float32, 0, 1, 64, 1, 28, 28).AsType(dt) // LeNet's first layer
+		w5 := nd.RandomNormal(dev, nd.Float32, 0, 0.3, 6, 1, 5, 5).AsType(dt)
+		f := func(a *nd.NDArray) *nd.NDArray { return a.AsType(nd.Float32) }
+		o := nd.ConvOpts{Pad: [2]int{1, 1}}
+		m := nd.Reshape(x, 4, -1)
+		v := nd.Reshape(nd.SliceAxis(x, 0, 2, 0), 2, -1)
+		for name, c := range map[string][2]*nd.NDArray{
+			"Conv2D":         {nd.Conv2D(x, w, b, o), nd.Conv2D(f(x), f(w), f(b), o).AsType(dt)},
+			"Conv2D 5x5":     {nd.Conv2D(x1, w5, nil, nd.ConvOpts{}), nd.Conv2D(f(x1), f(w5), nil, nd.ConvOpts{}).AsType(dt)},
+			"FullyConnected": {nd.FullyConnected(m, v, nil), nd.FullyConnected(f(m), f(v), nil).AsType(dt)},
+			"MaxPool2D":      {nd.MaxPool2D(x, [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1}), nd.MaxPool2D(f(x), [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1}).AsType(dt)},
+			"AvgPool2D":      {nd.AvgPool2D(x, [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1}), nd.AvgPool2D(f(x), [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1}).AsType(dt)},
+		} {
+			if got, want := c[0].Float32s(), c[1].Float32s(); c[0].DType() != dt || !slices.Equal(got, want) {
+				t.Errorf("%v %s: not the float32 result rounded once", dt, name)
+			}
+		}
+	}
+}
+
+// TestHalfConvGradsRoundOnce: the gradients of a half-precision
+// convolution are the float32 ones of the widened operands, rounded once.
+func TestHalfConvGradsRoundOnce(t *testing.T) {
+	dev := ctx.CPU(0)
+	nd.Seed(10)
+	x := nd.RandomNormal(dev, nd.Float32, 0, 1, 64, 6, 12, 12).AsType(nd.Float16) // LeNet's second layer
+	w := nd.RandomNormal(dev, nd.Float32, 0, 0.3, 16, 6, 5, 5).AsType(nd.Float16)
+	b := nd.RandomNormal(dev, nd.Float32, 0, 0.3, 16).AsType(nd.Float16)
+	grads := func(x, w *nd.NDArray) (gx, gw []float32) {
+		x, w = x.Detach(), w.Detach()
+		x.AttachGrad(nd.GradWrite)
+		w.AttachGrad(nd.GradWrite)
+		exit := nd.EnterRecording(true)
+		y := nd.Conv2D(x, w, b, nd.ConvOpts{})
+		l := nd.Sum(nd.Mul(y, y).AsType(nd.Float32))
+		exit()
+		nd.Backward([]*nd.NDArray{l}, nil, false)
+		return x.Grad().AsType(nd.Float16).Float32s(), w.Grad().AsType(nd.Float16).Float32s()
+	}
+	gx, gw := grads(x, w)
+	// The same graph with the convolution in float32: its output rounded
+	// to float16 before the square, as the half op rounds it.
+	x32, w32 := x.AsType(nd.Float32).Detach(), w.AsType(nd.Float32).Detach()
+	x32.AttachGrad(nd.GradWrite)
+	w32.AttachGrad(nd.GradWrite)
+	exit := nd.EnterRecording(true)
+	y := nd.Conv2D(x32, w32, b.AsType(nd.Float32), nd.ConvOpts{}).AsType(nd.Float16)
+	l := nd.Sum(nd.Mul(y, y).AsType(nd.Float32))
+	exit()
+	nd.Backward([]*nd.NDArray{l}, nil, false)
+	if !slices.Equal(gx, x32.Grad().AsType(nd.Float16).Float32s()) || !slices.Equal(gw, w32.Grad().AsType(nd.Float16).Float32s()) {
+		t.Error("the half convolution's gradients are not the float32 ones rounded once")
 	}
 }
