@@ -187,8 +187,8 @@ func dispatchIx(op string, c castClass, in []*NDArray, index uint, f func(w []*N
 
 // dispatchNative is dispatch for an op that computes on half-precision
 // arrays itself (widening inside its forward and backward passes, so the
-// tape keeps the half arrays): autocast and the dtype check, no float32
-// wrapping.
+// tape keeps the half arrays): autocast, and no float32 wrapping; the op
+// checks the dtypes.
 func dispatchNative(op string, c castClass, in []*NDArray, f func(w []*NDArray) *NDArray) *NDArray {
 	checkLive(op, nonNil(in)...)
 	made := autocast(op, c, in, 0)

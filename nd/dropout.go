@@ -147,7 +147,7 @@ func dropoutHalf(op string, sess *Session, x *NDArray, shape []int, p float64) *
 	xw := widened(x)
 	y := narrowed(mulRaw(xw, mask), x.dtype)
 	xw.Release()
-	if !sess.IsRecording() {
+	if !sess.IsRecording() || !x.requiresGrad() {
 		mask.Release()
 		return y
 	}

@@ -15,11 +15,11 @@ import "slices"
 //     in-place ops) convert with unrecorded casts, so the backward passes
 //     built from them compute on half arrays too, rounding per op as
 //     PyTorch does;
-//   - convolution and GEMM (the low-precision class of autocast) run
-//     through halfNative: forward and backward widen the half arrays and
+//   - convolution, GEMM and pooling run through halfNative (dropout has
+//     its own form of it): forward and backward widen the half arrays and
 //     round their results, and the tape keeps only the half arrays;
-//   - the other ops with a backward of their own (BatchNorm, pooling,
-//     softmax, norms, dropout, ...) run through viaFloat32: recorded casts
+//   - the other ops with a backward of their own (BatchNorm, softmax,
+//     norms, ...) run through viaFloat32: recorded casts
 //     around the float32 op, so their backward runs in float32 and the
 //     gradient is rounded once, where it reaches a half array. The tape
 //     then keeps the float32 copies of those ops' inputs: in training,

@@ -123,8 +123,9 @@ func fullyConnected(x, w, bias *NDArray) *NDArray {
 		inputs = append(inputs, bias)
 	}
 	checkLive(op, inputs...)
+	checkContexts(op, inputs...)
 	if _, half := halfOf(inputs...); !half {
-		checkInputs(op, inputs...)
+		checkInputs(op, inputs...) // halfNative checks the half dtypes
 	}
 	checkFloat(op, inputs...)
 	if x.NDim() != 2 || w.NDim() != 2 || x.shape[1] != w.shape[1] {

@@ -77,7 +77,7 @@ func poolParams(op string, x *NDArray, o PoolOpts) backend.PoolParams {
 
 // Pool2D pools x [N, C, H, W] with max or average windows.
 func Pool2D(x *NDArray, o PoolOpts) *NDArray {
-	return dispatch("Pool2D", castNeutral, []*NDArray{x}, func(in []*NDArray) *NDArray { return pool2DOp(in[0], o) })
+	return dispatchNative("Pool2D", castNeutral, []*NDArray{x}, func(in []*NDArray) *NDArray { return pool2DOp(in[0], o) })
 }
 
 func pool2DOp(x *NDArray, o PoolOpts) *NDArray {
@@ -92,9 +92,14 @@ func pool2DOp(x *NDArray, o PoolOpts) *NDArray {
 			return y
 		}, func(g *NDArray, w []*NDArray, y func() *NDArray, _ []bool) []*NDArray {
 			// A maximum of half values is one of them: the rounded output
-			// is the float32 one (an average's backward does not read it).
+			// is the float32 one. An average's backward does not read it,
+			// but the kernels take an operand of the output's shape.
+			ya := g.arg()
+			if p.Type == PoolMax {
+				ya = y().arg()
+			}
 			gx := newArray(op, g.Session(), x.st.dev, Float32, x.shape)
-			x.be().Pool2DBackward(p32(p), gx.arg(), w[0].arg(), y().arg(), g.arg())
+			x.be().Pool2DBackward(p32(p), gx.arg(), w[0].arg(), ya, g.arg())
 			return []*NDArray{gx}
 		})
 	}
