@@ -176,7 +176,7 @@ func dispatchIx(op string, c castClass, in []*NDArray, index uint, f func(w []*N
 				fail(op, ErrDType, "%v and %v inputs (shapes %v and %v); convert with AsType, or use an autocast scope", dt, a.dtype, data[0].shape, a.shape)
 			}
 		}
-		out := via1(dt, f, in...)
+		out := viaFloat32(dt, f, in...)
 		castsDone(out, made)
 		return out
 	}

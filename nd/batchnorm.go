@@ -203,7 +203,7 @@ func batchNormHalf(x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts) *N
 	if !dt.IsHalf() {
 		dt = Float32
 	}
-	y := via1(dt, func(w []*NDArray) *NDArray { return BatchNorm(w[0], w[1], w[2], rm, rv, o) }, x, gamma, beta)
+	y := viaFloat32(dt, func(w []*NDArray) *NDArray { return BatchNorm(w[0], w[1], w[2], rm, rv, o) }, x, gamma, beta)
 	for _, s := range [][2]*NDArray{{runMean, rm}, {runVar, rv}} {
 		if s[1] != s[0] {
 			s[0].be().Cast(s[0].storageArg(), s[1].storageArg(), s[0].Size())

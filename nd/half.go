@@ -93,9 +93,9 @@ func inPlaceHalf(dst *NDArray, srcs []*NDArray, f func(dst *NDArray, srcs []*NDA
 
 // viaFloat32 computes the recorded op f on float32 forms of in: each half
 // input is converted with a recorded AsType, so gradients flow back to it,
-// rounded to its dtype. f's float32 results are rounded to dt, recorded.
+// rounded to its dtype. f's float32 result is rounded to dt, recorded.
 // When nothing was recorded the float32 copies are released at once.
-func viaFloat32(dt DType, in []*NDArray, f func(w []*NDArray) []*NDArray) []*NDArray {
+func viaFloat32(dt DType, f func(w []*NDArray) *NDArray, in ...*NDArray) *NDArray {
 	w := make([]*NDArray, len(in))
 	for i, a := range in {
 		w[i] = a
@@ -103,34 +103,18 @@ func viaFloat32(dt DType, in []*NDArray, f func(w []*NDArray) []*NDArray) []*NDA
 			w[i] = a.AsType(Float32)
 		}
 	}
-	rs := f(w)
-	outs := make([]*NDArray, len(rs))
-	recorded := false
-	for i, r := range rs {
-		outs[i] = r
-		if r != nil && r.dtype == Float32 {
-			outs[i] = r.AsType(dt)
-			recorded = recorded || outs[i].requiresGrad()
-		}
+	r := f(w)
+	if r.dtype != Float32 { // an index or Bool result: nothing to round
+		return r
 	}
-	if !recorded {
-		for i, r := range rs {
-			if r != outs[i] && !slices.Contains(in, r) {
-				r.Release()
-			}
+	out := r.AsType(dt)
+	if !out.requiresGrad() { // nothing recorded: the float32 copies go now
+		if r != out && !slices.Contains(in, r) {
+			r.Release()
 		}
-		for i := range w {
-			if w[i] != in[i] {
-				w[i].Release()
-			}
-		}
+		releaseWidened(in, w)
 	}
-	return outs
-}
-
-// via1 is viaFloat32 for an op with one result.
-func via1(dt DType, f func(w []*NDArray) *NDArray, in ...*NDArray) *NDArray {
-	return viaFloat32(dt, in, func(w []*NDArray) []*NDArray { return []*NDArray{f(w)} })[0]
+	return out
 }
 
 // halfNative runs a recorded op on half-precision inputs in (one dtype)

@@ -155,7 +155,7 @@ func mean(op string, x *NDArray, keep bool, axes []int) *NDArray {
 		return out
 	}
 	if x.dtype.IsHalf() { // one rounding, of the mean
-		return via1(x.dtype, func(w []*NDArray) *NDArray { return mean(op, w[0], keep, axes) }, x)
+		return viaFloat32(x.dtype, func(w []*NDArray) *NDArray { return mean(op, w[0], keep, axes) }, x)
 	}
 	s := sum(op, x, keep, axes)
 	n := x.Size() / max(s.Size(), 1)

@@ -139,7 +139,7 @@ func norm(x *NDArray, ord int, keep bool, axes []int) *NDArray {
 		return out
 	}
 	if x.dtype.IsHalf() {
-		return via1(x.dtype, func(w []*NDArray) *NDArray { return norm(w[0], ord, keep, axes) }, x)
+		return viaFloat32(x.dtype, func(w []*NDArray) *NDArray { return norm(w[0], ord, keep, axes) }, x)
 	}
 	switch ord {
 	case 1:
@@ -197,7 +197,7 @@ func variance(x *NDArray, ddof int, keep bool, axes []int) *NDArray {
 		return out
 	}
 	if x.dtype.IsHalf() {
-		return via1(x.dtype, func(w []*NDArray) *NDArray { return variance(w[0], ddof, keep, axes) }, x)
+		return viaFloat32(x.dtype, func(w []*NDArray) *NDArray { return variance(w[0], ddof, keep, axes) }, x)
 	}
 	mask := axesMask(op, x.NDim(), axes)
 	n := x.Size() / max(numel(keptShape(x.shape, mask)), 1)
