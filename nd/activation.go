@@ -96,7 +96,7 @@ func gELUOp(x *NDArray, tanhApprox bool) *NDArray {
 	const op = "GELU"
 	checkLive(op, x)
 	checkFloat(op, x)
-	if k, ok := x.be().(backend.GELUKernels); ok && fusedKernels() {
+	if k, ok := kernelsOf[backend.GELUKernels](x.be()); ok && fusedKernels() {
 		sess := sessionOf(op, x)
 		y := newArray(op, sess, x.st.dev, x.dtype, x.shape)
 		gate := newArray(op, sess, x.st.dev, x.dtype, x.shape)

@@ -44,6 +44,19 @@ func Backward(heads, headGrads []*NDArray, retainGraph bool) {
 		}
 		accumulateGrad(grads, h, g)
 	}
+	walk(order, grads, finishLeaf)
+	if !retainGraph {
+		for _, a := range order {
+			n := a.state().node
+			n.backward, n.inputs = nil, nil
+		}
+	}
+}
+
+// walk runs the backward functions of the recorded arrays in order, last
+// first, from the gradients in grads, and hands each leaf's gradient to
+// finish as soon as every op that read the leaf has been walked.
+func walk(order []*NDArray, grads map[*NDArray]*NDArray, finish func(a, g *NDArray)) {
 	pending := leafEdges(order)
 	for i := len(order) - 1; i >= 0; i-- {
 		a := order[i]
@@ -67,20 +80,49 @@ func Backward(heads, headGrads []*NDArray, retainGraph bool) {
 			if pending[in]--; pending[in] == 0 {
 				if g := grads[in]; g != nil {
 					delete(grads, in)
-					finishLeaf(in, g)
+					finish(in, g)
 				}
 			}
 		}
 	}
 	for a, g := range grads { // leaves that are heads themselves
-		finishLeaf(a, g)
+		finish(a, g)
 	}
-	if !retainGraph {
-		for _, a := range order {
-			n := a.state().node
-			n.backward, n.inputs = nil, nil
+}
+
+// gradsOf backpropagates headGrads from heads like Backward, without
+// retaining the graph, and returns the gradients of leaves (nil where none
+// flows) instead of storing them. A leaf outside leaves that wants a
+// gradient is an ErrTrace error: Trace uses it for its backward pass, and
+// such a leaf (an array with AttachGrad that a block captured) would
+// silently get none.
+func gradsOf(heads, headGrads, leaves []*NDArray) []*NDArray {
+	order := topoOrder(heads)
+	grads := map[*NDArray]*NDArray{}
+	for i, h := range heads {
+		accumulateGrad(grads, h, headGrads[i])
+	}
+	at := map[*NDArray]int{}
+	for i, l := range leaves {
+		at[l] = i
+	}
+	out := make([]*NDArray, len(leaves))
+	walk(order, grads, func(a, g *NDArray) {
+		i, ok := at[a]
+		if !ok {
+			g.Release()
+			if a.requiresGrad() {
+				fail("Trace", ErrTrace, "the computation reads an array of shape %v that takes a gradient but is neither an input nor a bound array (a parameter): pass it as one", a.shape)
+			}
+			return
 		}
+		out[i] = g
+	})
+	for _, a := range order {
+		n := a.state().node
+		n.backward, n.inputs = nil, nil
 	}
+	return out
 }
 
 // isLeaf reports whether a was not produced by a recorded op.
@@ -201,7 +243,7 @@ func writeLeafGrad(a, g *NDArray) {
 // src, about to be released, takes the old buffer back to the pool.
 func swapBuffers(dst, src *NDArray) bool {
 	d, s := dst.st, src.st
-	if d == s || d.be != s.be || d.dev != s.dev || dst.dtype != src.dtype ||
+	if d == s || d.owner != nil || s.owner != nil || d.be != s.be || d.dev != s.dev || dst.dtype != src.dtype ||
 		dst.off != 0 || src.off != 0 || d.refs.Load() != 1 || s.refs.Load() != 1 ||
 		!slices.Equal(dst.shape, src.shape) {
 		return false

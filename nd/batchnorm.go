@@ -89,7 +89,7 @@ func BatchNorm(x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts) *NDArr
 		x, gamma, beta, runMean, runVar = l[0], l[1], l[2], l[3], l[4]
 	}
 	train := sess.IsTraining() && !p.useGlobalStats
-	if bk, ok := x.be().(backend.BatchNormKernels); ok && fusedKernels() {
+	if bk, ok := kernelsOf[backend.BatchNormKernels](x.be()); ok && fusedKernels() {
 		if train && x.Size()/max(c, 1) < 1 {
 			fail(op, ErrShape, "no samples per channel in input %v", x.shape)
 		}

@@ -21,7 +21,7 @@ func biasReluOp(x, bias *NDArray, axis int) *NDArray {
 	if bias.NDim() != 1 || bias.shape[0] != c {
 		fail(op, ErrShape, "bias of shape %v for input %v with %d channels on axis %d", bias.shape, x.shape, c, ax)
 	}
-	bk, ok := x.be().(backend.BiasReluKernels)
+	bk, ok := kernelsOf[backend.BiasReluKernels](x.be())
 	if !ok || !fusedKernels() {
 		if s := sessionOf(op, x, bias); s != defaultSession {
 			l := s.lift(op, x, bias) // Reshape(bias) must be s's

@@ -20,7 +20,7 @@ func LibraryAllReduce(bufs []*NDArray) (bool, error) {
 	}
 	checkLive(op, bufs...)
 	be := bufs[0].be()
-	coll, ok := be.(backend.Collective)
+	coll, ok := kernelsOf[backend.Collective](be)
 	if !ok {
 		return false, nil
 	}

@@ -118,7 +118,7 @@ func conv(op string, inputs []*NDArray, p backend.ConvParams, transposed bool, y
 func convKernels(op string, sess *Session, x, w, bias *NDArray, p backend.ConvParams, transposed bool, yShape []int) *NDArray {
 	be := x.be()
 	y := newArray(op, sess, x.st.dev, x.dtype, yShape)
-	bk, fuseBias := be.(backend.ConvBiasKernels)
+	bk, fuseBias := kernelsOf[backend.ConvBiasKernels](be)
 	fuseBias = fuseBias && bias != nil && !transposed && fusedKernels()
 	switch {
 	case transposed:

@@ -65,24 +65,34 @@ func dropout(op string, x *NDArray, p float64, axes []int) *NDArray {
 // values.
 func dropoutMask(op string, sess *Session, dev ctx.Context, dt DType, shape []int, p float64) *NDArray {
 	checkShape(op, shape)
-	g := sess.rngFor(dev)
-	g.mu.Lock()
-	seed := g.r.Uint64()
-	g.mu.Unlock()
 	n := numel(shape)
 	thr := uint32(min(p*(1<<32), 1<<32-1))
 	keep := 1 / (1 - p)
 	a := newArray(op, sess, dev, dt, shape)
-	if k, ok := a.be().(backend.DropoutKernels); ok {
-		k.DropoutMask(a.arg(), n, seed, thr, keep)
+	if r := currentTrace(); r != nil { // each replay draws its own seed
+		r.dropout(a, n, thr, keep)
 		return a
 	}
-	if dt == Float64 {
-		writeMask[float64](a, n, seed, thr, keep)
-	} else {
-		writeMask[float32](a, n, seed, thr, keep)
-	}
+	g := sess.rngFor(dev)
+	g.mu.Lock()
+	seed := g.r.Uint64()
+	g.mu.Unlock()
+	writeMaskTo(a.be(), a.arg(), dt, n, seed, thr, keep)
 	return a
+}
+
+// writeMaskTo draws the mask into dst: on the device when be has
+// DropoutKernels, else on the host.
+func writeMaskTo(be backend.Backend, dst backend.Arg, dt DType, n int, seed uint64, thr uint32, keep float64) {
+	if k, ok := be.(backend.DropoutKernels); ok {
+		k.DropoutMask(dst, n, seed, thr, keep)
+		return
+	}
+	if dt == Float64 {
+		writeMask[float64](be, dst, n, seed, thr, keep)
+	} else {
+		writeMask[float32](be, dst, n, seed, thr, keep)
+	}
 }
 
 // maskStaging recycles the host slices masks are drawn into before they
@@ -90,8 +100,8 @@ func dropoutMask(op string, sess *Session, dev ctx.Context, dt DType, shape []in
 // more in page faults than drawing the mask.
 var maskStaging [2]sync.Pool
 
-// writeMask draws n mask values into a staging slice and writes them to a.
-func writeMask[T float32 | float64](a *NDArray, n int, seed uint64, thr uint32, keep float64) {
+// writeMask draws n mask values into a staging slice and writes them to dst.
+func writeMask[T float32 | float64](be backend.Backend, dst backend.Arg, n int, seed uint64, thr uint32, keep float64) {
 	pool := &maskStaging[0]
 	if _, ok := any(T(0)).(float64); ok {
 		pool = &maskStaging[1]
@@ -101,7 +111,7 @@ func writeMask[T float32 | float64](a *NDArray, n int, seed uint64, thr uint32, 
 		s := make([]T, n)
 		p = &s
 	}
-	a.be().Write(a.st.buf, a.off, fillMask((*p)[:n], seed, thr, keep))
+	be.Write(dst.Buf, dst.Off, fillMask((*p)[:n], seed, thr, keep))
 	pool.Put(p)
 }
 

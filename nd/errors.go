@@ -19,6 +19,7 @@ const (
 	ErrGraph    = backend.ErrGraph    // autograd misuse (no graph, graph freed)
 	ErrDevice   = backend.ErrDevice   // the device failed (allocation, driver)
 	ErrSession  = backend.ErrSession  // arrays of two sessions mixed (see Session)
+	ErrTrace    = backend.ErrTrace    // a traced computation did what a replay cannot repeat (see Trace)
 )
 
 // Error is the value every op panics with when it is called wrongly. Its

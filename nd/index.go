@@ -25,7 +25,7 @@ func runIndexed(kernel string, out *NDArray, ins []*NDArray, run func(k backend.
 	if inPlaceHalf(out, ins, func(o *NDArray, w []*NDArray) { runIndexed(kernel, o, w, run) }) {
 		return
 	}
-	if k, ok := out.be().(backend.IndexKernels); ok {
+	if k, ok := kernelsOf[backend.IndexKernels](out.be()); ok {
 		run(k, out, ins)
 		return
 	}

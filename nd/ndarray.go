@@ -21,6 +21,9 @@ type storage struct {
 	dev  ctx.Context
 	buf  backend.Buffer
 	refs atomic.Int32
+	// owner is the trace (trace.go) that allocated buf during its dry run:
+	// the trace frees it, Release does not.
+	owner *recording
 }
 
 // NDArray is an n-dimensional array of one DType on one context.
@@ -108,6 +111,9 @@ func newArray(op string, s *Session, dev ctx.Context, dt DType, shape []int) *ND
 	st := &storage{be: be, dev: dev, buf: buf}
 	st.refs.Store(1)
 	a := &NDArray{st: st, shape: slices.Clone(shape), dtype: dt}
+	if r := currentTrace(); r != nil {
+		r.own(st, s)
+	}
 	a.bind(s)
 	s.track(a)
 	return a
@@ -137,7 +143,9 @@ func (a *NDArray) Release() {
 		return
 	}
 	if a.st.refs.Add(-1) == 0 {
-		a.st.be.Free(a.st.dev, a.st.buf)
+		if a.st.owner == nil {
+			a.st.be.Free(a.st.dev, a.st.buf)
+		}
 		a.st.buf = nil
 	}
 }
@@ -157,7 +165,16 @@ func (a *NDArray) arg() backend.Arg {
 // take every dtype.
 func (a *NDArray) storageArg() backend.Arg { return backend.Arg{Buf: a.st.buf, Off: a.off} }
 
-func (a *NDArray) be() backend.Backend { return a.st.be }
+// be returns the backend that runs a's kernels: its own, or, while the
+// calling goroutine traces, the tracer that records them (trace.go).
+func (a *NDArray) be() backend.Backend {
+	if traceCount.Load() != 0 {
+		if r := currentTrace(); r != nil {
+			return r.tracerFor(a.st.be)
+		}
+	}
+	return a.st.be
+}
 
 // checkLive panics if any array is nil or released.
 func checkLive(op string, arrs ...*NDArray) {

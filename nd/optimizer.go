@@ -73,7 +73,7 @@ func OptimizerUpdate(prog backend.OptProgram, weight, grad, state *NDArray) {
 		fail(op, ErrArgument, "%v", err)
 	}
 	n := weight.Size()
-	if k, ok := weight.be().(backend.OptimizerKernels); ok && fusedKernels() {
+	if k, ok := kernelsOf[backend.OptimizerKernels](weight.be()); ok && fusedKernels() {
 		var s backend.Arg
 		if state != nil {
 			s = state.arg()

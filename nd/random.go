@@ -85,26 +85,31 @@ func hostRandom(op string, s *Session, dev ctx.Context, dt DType, shape []int, d
 	checkShape(op, shape)
 	checkFloatDType(op, dt)
 	n := numel(shape)
-	g := s.rngFor(dev)
+	a := newArray(op, s, dev, dt, shape)
+	if r := currentTrace(); r != nil {
+		r.random(a, s, func(s *Session) any { return drawHost(s.rngFor(dev), dt, n, draw) })
+		return a
+	}
+	a.be().Write(a.st.buf, a.off, drawHost(s.rngFor(dev), dt, n, draw))
+	return a
+}
+
+// drawHost draws n values of dt from g.
+func drawHost(g *lockedRand, dt DType, n int, draw func(r *rand.Rand) float64) any {
 	g.mu.Lock()
-	var data any
+	defer g.mu.Unlock()
 	if dt == Float64 {
 		v := make([]float64, n)
 		for i := range v {
 			v[i] = draw(g.r)
 		}
-		data = v
-	} else {
-		v := make([]float32, n)
-		for i := range v {
-			v[i] = float32(draw(g.r))
-		}
-		data = v
+		return v
 	}
-	g.mu.Unlock()
-	a := newArray(op, s, dev, dt, shape)
-	a.be().Write(a.st.buf, a.off, data)
-	return a
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(draw(g.r))
+	}
+	return v
 }
 
 // roundedTo returns v as an array of dt holds it (dt floating).

@@ -27,15 +27,23 @@ func (s *Session) RandomInt(dev ctx.Context, dt DType, lo, hi int64, shape ...in
 	if hi <= lo {
 		fail(op, ErrArgument, "empty range [%d, %d)", lo, hi)
 	}
-	v := make([]int64, numel(shape))
-	g := s.rngFor(dev)
-	g.mu.Lock()
-	for i := range v {
-		v[i] = lo + g.r.Int64N(hi-lo)
+	n := numel(shape)
+	draw := func(s *Session) any {
+		v := make([]int64, n)
+		g := s.rngFor(dev)
+		g.mu.Lock()
+		for i := range v {
+			v[i] = lo + g.r.Int64N(hi-lo)
+		}
+		g.mu.Unlock()
+		return v
 	}
-	g.mu.Unlock()
 	a := newArray(op, s, dev, dt, shape)
-	a.be().Write(a.st.buf, a.off, v)
+	if r := currentTrace(); r != nil {
+		r.random(a, s, draw)
+		return a
+	}
+	a.be().Write(a.st.buf, a.off, draw(s))
 	return a
 }
 
@@ -159,15 +167,22 @@ func (s *Session) Permutation(dev ctx.Context, n int) *NDArray {
 	if n < 0 {
 		fail(op, ErrArgument, "negative length %d", n)
 	}
-	g := s.rngFor(dev)
-	g.mu.Lock()
-	p := g.r.Perm(n)
-	g.mu.Unlock()
-	v := make([]int64, n)
-	for i, x := range p {
-		v[i] = int64(x)
+	draw := func(s *Session) any {
+		g := s.rngFor(dev)
+		g.mu.Lock()
+		p := g.r.Perm(n)
+		g.mu.Unlock()
+		v := make([]int64, n)
+		for i, x := range p {
+			v[i] = int64(x)
+		}
+		return v
 	}
 	a := newArray(op, s, dev, Int64, []int{n})
-	a.be().Write(a.st.buf, a.off, v)
+	if r := currentTrace(); r != nil {
+		r.random(a, s, draw)
+		return a
+	}
+	a.be().Write(a.st.buf, a.off, draw(s))
 	return a
 }

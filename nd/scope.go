@@ -128,6 +128,9 @@ func untrack(a *NDArray) { a.scope.Store(nil) }
 // returns a.
 func (a *NDArray) Persist() *NDArray {
 	if a != nil {
+		if r := a.st.owner; r != nil && currentTrace() == r {
+			r.fail("the computation keeps an array it made (Persist): state a block keeps between calls must be made before it is traced")
+		}
 		a.birth.Store(nil)
 		untrack(a)
 		a.sess.Store(nil)

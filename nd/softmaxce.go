@@ -18,7 +18,7 @@ func SoftmaxCrossEntropy(x, labels *NDArray, axis int) *NDArray {
 func softmaxCrossEntropyOp(x, labels *NDArray, axis int) *NDArray {
 	const op = "SoftmaxCrossEntropy"
 	ax, outer, n, inner := pickDims(op, x, labels, axis)
-	k, ok := x.be().(backend.SoftmaxCEKernels)
+	k, ok := kernelsOf[backend.SoftmaxCEKernels](x.be())
 	if !ok || !fusedKernels() || n == 0 {
 		if s := sessionOf(op, x, labels); s != defaultSession {
 			l := s.lift(op, x, labels) // LogSoftmax(x) must be s's

@@ -57,7 +57,7 @@ func sortRaw(op string, x *NDArray, ax int, desc bool) (vals, idx *NDArray) {
 	if x.Size() == 0 {
 		return vals, idx
 	}
-	if k, ok := x.be().(backend.IndexKernels); ok {
+	if k, ok := kernelsOf[backend.IndexKernels](x.be()); ok {
 		k.Sort(outer, n, inner, desc, vals.arg(), idx.arg(), x.arg())
 		return vals, idx
 	}

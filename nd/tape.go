@@ -43,6 +43,9 @@ type agState struct {
 	req   GradReq
 	stamp uint64 // bumped each time Backward writes grad
 	node  *node
+	// traced marks a leaf of a trace's own backward pass (an input that
+	// needs a gradient): its gradient is collected, not stored.
+	traced bool
 }
 
 func (a *NDArray) state() *agState { return a.ag.Load() }
@@ -51,7 +54,7 @@ func (a *NDArray) state() *agState { return a.ag.Load() }
 // buffer that wants one, or it was produced by a recorded op.
 func (a *NDArray) requiresGrad() bool {
 	s := a.state()
-	return s != nil && (s.node != nil || (s.grad != nil && s.req != GradNull))
+	return s != nil && (s.node != nil || s.traced || (s.grad != nil && s.req != GradNull))
 }
 
 // Record attaches a tape node to out when the session of the inputs (see

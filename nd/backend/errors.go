@@ -23,12 +23,13 @@ const (
 	ErrGraph                         // autograd misuse (no graph, graph freed)
 	ErrDevice                        // the device failed (allocation, driver)
 	ErrSession                       // arrays of two sessions mixed (see nd.Session)
+	ErrTrace                         // a traced computation did what a replay cannot repeat (see nd.Trace)
 )
 
 var kindNames = map[ErrorKind]string{
 	ErrContext: "context mismatch", ErrShape: "shape error", ErrDType: "dtype mismatch",
 	ErrArgument: "invalid argument", ErrReleased: "released array", ErrGraph: "autograd error",
-	ErrDevice: "device error", ErrSession: "session mismatch",
+	ErrDevice: "device error", ErrSession: "session mismatch", ErrTrace: "trace error",
 }
 
 // String names the kind.

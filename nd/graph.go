@@ -1,0 +1,446 @@
+package nd
+
+import (
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/internal/gid"
+	"github.com/goluon/goluon/nd/backend"
+)
+
+// Graph is a traced computation (see Trace): the kernels it ran, with
+// their buffers planned, replayed by Call on new inputs of the same shapes
+// without the ops' checks, allocations and tape. A Graph is safe for
+// concurrent calls: each call in flight has its own set of buffers.
+type Graph struct {
+	name        string
+	recording   bool // traced while recording
+	grads       bool // with a backward pass (some output needs a gradient, some input or bound array takes one)
+	training    bool
+	castDT      DType // autocast at trace time (castOn)
+	castOn      bool
+	inputs      []inSpec
+	bound       []boundSpec
+	boundArrays []*NDArray
+	slots       []slot
+	fwd, bwd    []step
+	outs        []outSpec
+	heads       []int32 // per output: the slot of its gradient (-1: no gradient flows)
+	results     []resSpec
+	phys        []physSpec
+
+	mu       sync.Mutex
+	free     []*instance
+	released bool
+	made     int
+}
+
+type inSpec struct {
+	absent bool
+	shape  []int
+	dt     DType
+	dev    ctx.Context
+	alias  int // an earlier input this one must be (the same array), or -1
+	slot   int32
+	grad   bool // needs a gradient
+}
+
+type boundSpec struct {
+	buf  backend.Buffer
+	off  int
+	grad bool
+}
+
+type outSpec struct {
+	slot   int32
+	off    int
+	shape  []int
+	dt     DType
+	dev    ctx.Context
+	be     backend.Backend
+	fresh  bool // the slot is the output's own buffer, fresh per call (else copied out)
+	packed int  // offset in the packed array of a recorded multi-output call
+}
+
+type resSpec struct {
+	target int // index among the inputs, then the bound arrays
+	slot   int32
+	off    int
+	shape  []int
+	dt     DType
+	dev    ctx.Context
+	be     backend.Backend
+	fresh  bool
+}
+
+type physSpec struct {
+	be   backend.Backend
+	dev  ctx.Context
+	dt   DType
+	n    int
+	busy int // last step of the slot holding it while planning
+}
+
+// instance is one set of a graph's planned buffers with the slot bindings
+// of the call using it.
+type instance struct {
+	args []backend.Arg
+	bufs []backend.Buffer
+	held atomic.Bool // a recorded call's backward pass has not run yet
+}
+
+// GraphStats describes a Graph.
+type GraphStats struct {
+	Steps         int   // kernels replayed by a call
+	BackwardSteps int   // kernels replayed by its backward pass
+	Slots         int   // buffers the trace saw
+	Buffers       int   // planned buffers per call in flight
+	PlannedBytes  int64 // their size
+	TracedBytes   int64 // the size of the buffers they replace
+	Sets          int   // buffer sets made so far (one per call in flight at once)
+}
+
+// Stats describes g.
+func (g *Graph) Stats() GraphStats {
+	st := GraphStats{Steps: len(g.fwd), BackwardSteps: len(g.bwd), Slots: len(g.slots), Buffers: len(g.phys)}
+	for _, p := range g.phys {
+		st.PlannedBytes += int64(p.n * p.dt.Size())
+	}
+	for _, s := range g.slots {
+		if s.kind == slotPlanned && s.first >= 0 {
+			st.TracedBytes += int64(s.n * s.dt.Size())
+		}
+	}
+	g.mu.Lock()
+	st.Sets = g.made
+	g.mu.Unlock()
+	return st
+}
+
+// Trace runs f on inputs as a dry run (nothing is computed) and returns
+// the Graph of the kernels it would run. bound lists the arrays f reads
+// besides its inputs that calls must keep (a block's parameters): their
+// memory is used in place, and they get gradients when the calling
+// session records. Inputs may be nil (optional inputs); calls must pass
+// nil in the same places.
+//
+// Inside f, reading values on the host (Float32s, Scalar, a copy to
+// another device), drawing random numbers other than with Dropout,
+// RandomNormal and RandomUniform, and making persistent arrays are ErrTrace
+// errors. Arrays f captures other than inputs and bound arrays are used
+// by every call as they were at trace time: they must stay alive.
+func Trace(name string, f func(in []*NDArray) []*NDArray, inputs, bound []*NDArray) *Graph {
+	const op = "Trace"
+	if !TraceSupported {
+		fail(op, ErrTrace, "tracing needs amd64 or arm64 (it tells goroutines apart)")
+	}
+	if Tracing() {
+		fail(op, ErrTrace, "%s: the calling goroutine is already tracing", name)
+	}
+	live := nonNil(inputs)
+	if len(live) == 0 {
+		fail(op, ErrArgument, "%s: no inputs", name)
+	}
+	checkLive(op, live...)
+	checkLive(op, bound...)
+	sess := sessionOf(op, append(slices.Clone(live), bound...)...)
+	g := &Graph{name: name, recording: sess.IsRecording(), training: sess.IsTraining()}
+	g.castDT, g.castOn = sess.AutocastDType()
+	r := &recording{name: name, slotOf: map[backend.Buffer]int32{}, tracers: map[backend.Backend]*tracer{}}
+	ins := g.bindInputs(r, inputs)
+	var leaves []*NDArray
+	var targets []int
+	for i, x := range ins {
+		if x != nil && g.inputs[i].grad && g.inputs[i].alias < 0 {
+			leaves, targets = append(leaves, x), append(targets, i)
+		}
+	}
+	g.boundArrays = slices.Clone(bound)
+	for j, b := range bound {
+		need := g.recording && b.requiresGrad()
+		g.bound = append(g.bound, boundSpec{buf: b.st.buf, off: b.off, grad: need})
+		if need {
+			leaves, targets = append(leaves, b), append(targets, len(inputs)+j)
+		}
+	}
+
+	me := gid.Current()
+	traceBy.Store(me, r)
+	traceCount.Add(1)
+	defer func() {
+		traceBy.Delete(me)
+		traceCount.Add(-1)
+		for _, o := range r.owned {
+			o.st.be.Free(o.st.dev, o.buf)
+			o.st.buf = nil // an array kept from the dry run fails at its next use
+		}
+	}()
+	outs := f(ins)
+	if len(outs) == 0 {
+		fail(op, ErrArgument, "%s: the computation returned no outputs", name)
+	}
+	checkLive(op, outs...)
+	var heads, grads []*NDArray
+	if g.recording {
+		heads = g.bindHeads(r, outs, sess)
+	}
+	if len(heads) > 0 { // (with no leaves, gradsOf reports the captured array that needs a gradient)
+		bwdStart := len(r.steps)
+		grads = gradsOf(outsWithHeads(outs, heads), nonNil(heads), leaves)
+		g.fwd, g.bwd, g.grads = r.steps[:bwdStart], r.steps[bwdStart:], true
+	} else {
+		g.fwd, g.heads = r.steps, nil
+	}
+	g.bindOutputs(r, outs)
+	for k, gr := range grads {
+		if gr != nil {
+			g.results = append(g.results, resSpec{target: targets[k], slot: r.slotOf[gr.st.buf], off: gr.off,
+				shape: slices.Clone(gr.shape), dt: gr.dtype, dev: gr.st.dev, be: gr.st.be})
+		}
+	}
+	g.slots = r.slots
+	for _, o := range r.owned { // the dry run's buffers go back below; planning only needs their sizes
+		g.slots[r.slotOf[o.buf]].buf = nil
+	}
+	g.plan()
+	return g
+}
+
+// bindInputs makes the input slots and returns what f receives: the
+// inputs, or, for those that need a gradient while recording, leaf views
+// of them (the trace's backward pass stops there).
+func (g *Graph) bindInputs(r *recording, inputs []*NDArray) []*NDArray {
+	ins := make([]*NDArray, len(inputs))
+	for i, x := range inputs {
+		spec := inSpec{alias: -1, slot: -1}
+		if x == nil {
+			spec.absent = true
+			g.inputs = append(g.inputs, spec)
+			continue
+		}
+		spec.shape, spec.dt, spec.dev = slices.Clone(x.shape), x.dtype, x.st.dev
+		if j, ok := r.slotOf[x.st.buf]; ok {
+			s := r.slots[j]
+			if s.kind != slotInput || inputs[s.index].off != x.off || !slices.Equal(inputs[s.index].shape, x.shape) || inputs[s.index].dtype != x.dtype {
+				r.fail("input " + strconv.Itoa(i) + " shares memory with another input without being the same array: pass a copy")
+			}
+			spec.alias, spec.slot = s.index, j
+			ins[i] = ins[s.index]
+			g.inputs = append(g.inputs, spec)
+			continue
+		}
+		spec.slot = r.addSlot(slot{kind: slotInput, index: i, buf: x.st.buf, dt: x.st.buf.DType(), n: x.st.buf.Len(), base: x.off})
+		ins[i] = x
+		if g.recording && x.requiresGrad() && x.dtype.IsFloat() {
+			spec.grad = true
+			v := x.view(0, x.shape)
+			v.ag.Store(&agState{traced: true})
+			ins[i] = v
+		}
+		g.inputs = append(g.inputs, spec)
+	}
+	return ins
+}
+
+// bindHeads makes one head-gradient slot per output that needs a gradient
+// (nil for the others). A recorded call with several outputs packs them
+// into one array, so they must share a float dtype and a context.
+func (g *Graph) bindHeads(r *recording, outs []*NDArray, sess *Session) []*NDArray {
+	heads := make([]*NDArray, len(outs))
+	g.heads = make([]int32, len(outs))
+	any := false
+	for i, o := range outs {
+		g.heads[i] = -1
+		if len(outs) > 1 && (o.dtype != outs[0].dtype || o.st.dev != outs[0].st.dev || !o.dtype.IsFloat()) {
+			r.fail("a recorded call with several outputs needs them all of one floating dtype on one context")
+		}
+		if !o.requiresGrad() {
+			continue
+		}
+		h := newArray("Trace", sess, o.st.dev, o.dtype, o.shape)
+		j := r.slotOf[h.st.buf]
+		r.slots[j].kind, r.slots[j].index = slotHead, i
+		heads[i], g.heads[i], any = h, j, true
+	}
+	if !any {
+		return nil
+	}
+	return heads
+}
+
+func outsWithHeads(outs, heads []*NDArray) []*NDArray {
+	var o []*NDArray
+	for i, h := range heads {
+		if h != nil {
+			o = append(o, outs[i])
+		}
+	}
+	return o
+}
+
+// bindOutputs describes the outputs. An output whose slot is its own
+// planned buffer, written by this graph and used by no other output, is
+// given a fresh buffer per call; any other is copied out of its slot.
+func (g *Graph) bindOutputs(r *recording, outs []*NDArray) {
+	packed := 0
+	for i, o := range outs {
+		j := r.slotOf[o.st.buf]
+		s := &r.slots[j]
+		spec := outSpec{slot: j, off: o.off - s.base, shape: slices.Clone(o.shape), dt: o.dtype, dev: o.st.dev, be: o.st.be, packed: packed}
+		packed += o.Size()
+		if s.kind == slotPlanned && o.off == 0 && o.Size() == s.n {
+			s.kind, s.index, spec.fresh = slotOutput, i, true
+		}
+		g.outs = append(g.outs, spec)
+	}
+}
+
+// plan marks the results that get fresh buffers and gives the planned
+// slots physical buffers: in order of first use, each takes a free buffer
+// of its backend, context and dtype (the closest in size, grown when
+// short) whose last slot's last use came before its first.
+func (g *Graph) plan() {
+	steps := append(slices.Clone(g.fwd), g.bwd...)
+	for i, st := range steps {
+		for _, j := range st.uses {
+			s := &g.slots[j]
+			if s.first < 0 {
+				s.first = i
+			}
+			s.last = i
+		}
+	}
+	for k := range g.results {
+		rs := &g.results[k]
+		s := &g.slots[rs.slot]
+		if s.kind == slotPlanned && rs.off == 0 && numel(rs.shape) == s.n && s.first >= len(g.fwd) {
+			s.kind, s.index, rs.fresh = slotResult, k, true
+		}
+	}
+	var order []int
+	for i, s := range g.slots {
+		if s.kind == slotPlanned && s.first >= 0 {
+			order = append(order, i)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return g.slots[a].first - g.slots[b].first })
+	for _, i := range order {
+		s := &g.slots[i]
+		best := -1
+		for p, ph := range g.phys {
+			if ph.busy >= s.first || ph.be != s.be || ph.dev != s.dev || ph.dt != s.dt {
+				continue
+			}
+			if best < 0 || fitsBetter(ph.n, g.phys[best].n, s.n) {
+				best = p
+			}
+		}
+		if best < 0 {
+			g.phys = append(g.phys, physSpec{be: s.be, dev: s.dev, dt: s.dt})
+			best = len(g.phys) - 1
+		}
+		ph := &g.phys[best]
+		ph.n, ph.busy, s.phys = max(ph.n, s.n), s.last, best
+	}
+}
+
+// fitsBetter reports whether a buffer of a elements suits a slot of n
+// better than one of b: the smallest that holds it, else the largest.
+func fitsBetter(a, b, n int) bool {
+	switch {
+	case a >= n && b >= n:
+		return a < b
+	case a >= n || b >= n:
+		return a >= n
+	}
+	return a > b
+}
+
+// claim returns a free buffer set, or makes one.
+func (g *Graph) claim() *instance {
+	g.mu.Lock()
+	if n := len(g.free); n > 0 {
+		in := g.free[n-1]
+		g.free = g.free[:n-1]
+		g.mu.Unlock()
+		return in
+	}
+	g.made++
+	g.mu.Unlock()
+	in := &instance{args: make([]backend.Arg, len(g.slots)), bufs: make([]backend.Buffer, len(g.phys))}
+	for p, ph := range g.phys {
+		buf, err := ph.be.Alloc(ph.dev, ph.dt, ph.n)
+		if err != nil {
+			in.bufs = in.bufs[:p]
+			g.drop(in)
+			fail(g.name, ErrDevice, "allocating a traced graph's buffer of %d %v on %v: %v", ph.n, ph.dt, ph.dev, err)
+		}
+		in.bufs[p] = buf
+	}
+	for i, s := range g.slots {
+		switch {
+		case s.kind == slotPlanned && s.phys >= 0:
+			in.args[i] = backend.Arg{Buf: in.bufs[s.phys]}
+		case s.kind == slotCaptured:
+			in.args[i] = backend.Arg{Buf: s.buf}
+		}
+	}
+	return in
+}
+
+// put returns a buffer set after its call (and backward pass). A graph
+// keeps two sets for reuse; more were in flight at once only briefly.
+func (g *Graph) put(in *instance) {
+	for i, s := range g.slots {
+		if s.kind != slotPlanned && s.kind != slotCaptured {
+			in.args[i] = backend.Arg{}
+		}
+	}
+	g.mu.Lock()
+	if !g.released && len(g.free) < 2 {
+		g.free = append(g.free, in)
+		g.mu.Unlock()
+		return
+	}
+	g.mu.Unlock()
+	g.drop(in)
+}
+
+func (g *Graph) drop(in *instance) {
+	for p, b := range in.bufs {
+		g.phys[p].be.Free(g.phys[p].dev, b)
+	}
+	in.bufs = nil
+}
+
+// Release gives g's buffers back to their pools. Calls in flight finish;
+// g must not be called afterwards.
+func (g *Graph) Release() {
+	g.mu.Lock()
+	free := g.free
+	g.free, g.released = nil, true
+	g.mu.Unlock()
+	for _, in := range free {
+		g.drop(in)
+	}
+}
+
+// BoundTo reports whether bound are the arrays g was traced with, in the
+// same memory and with the same gradient requests: a parameter replaced
+// (SetData with a new shape, Cast, a reinitialisation on new contexts) or
+// frozen since calls for a new trace.
+func (g *Graph) BoundTo(bound []*NDArray) bool {
+	if len(bound) != len(g.bound) {
+		return false
+	}
+	for i, b := range bound {
+		s := g.bound[i]
+		if b == nil || b.released.Load() || b.st.buf != s.buf || b.off != s.off || (g.recording && b.requiresGrad() != s.grad) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,184 @@
+package nd
+
+import (
+	"runtime"
+	"slices"
+
+	"github.com/goluon/goluon/nd/backend"
+)
+
+// Call replays g on inputs, which must match the traced ones in number,
+// nil places, shapes, dtypes and contexts, with the calling session in the
+// mode g was traced in (recording and training alike, the same autocast)
+// and its bound arrays unchanged (BoundTo). It returns fresh output arrays
+// in the inputs' session, tracked by its innermost Scope as an op's
+// results are. When g was traced while recording, the outputs carry one
+// tape node whose backward pass replays g's backward kernels, once: a
+// second Backward through it (retainGraph) is an ErrGraph error.
+func (g *Graph) Call(inputs []*NDArray) []*NDArray {
+	op := g.name
+	if Tracing() {
+		fail(op, ErrTrace, "a traced graph cannot be called while the goroutine traces (call the computation itself)")
+	}
+	g.checkInputs(inputs)
+	sess := sessionOf(op, nonNil(inputs)...)
+	if sess.IsRecording() != g.recording || sess.IsTraining() != g.training {
+		fail(op, ErrTrace, "traced with recording=%v training=%v, called with recording=%v training=%v: trace again for this mode",
+			g.recording, g.training, sess.IsRecording(), sess.IsTraining())
+	}
+	if dt, on := sess.AutocastDType(); on != g.castOn || (on && dt != g.castDT) {
+		fail(op, ErrTrace, "traced with autocast %v (%v), called with %v (%v): trace again", g.castDT, g.castOn, dt, on)
+	}
+	in := g.claim()
+	e := &replay{args: in.args, sess: sess}
+	for i, x := range inputs {
+		if x != nil && g.inputs[i].alias < 0 {
+			e.args[g.inputs[i].slot] = backend.Arg{Buf: x.st.buf, Off: x.off}
+		}
+	}
+	outs, anchor := g.makeOutputs(e, sess)
+	for _, s := range g.fwd {
+		s.run(e)
+	}
+	for i, o := range g.outs {
+		if !o.fresh {
+			src := e.args[o.slot]
+			o.be.Copy([]int{numel(o.shape)}, outs[i].storageArg(), backend.Arg{Buf: src.Buf, Off: src.Off + o.off})
+		}
+	}
+	if !g.grads || !g.recordNode(e, in, inputs, anchor) {
+		g.put(in)
+	}
+	if anchor != nil && len(outs) > 1 { // views of the packed array, recorded
+		for i, o := range g.outs {
+			outs[i].Release()
+			outs[i] = Reshape(SliceAxis(anchor, o.packed, o.packed+numel(o.shape), 0), o.shape...)
+		}
+	}
+	return outs
+}
+
+// checkInputs validates a call's inputs against the traced ones.
+func (g *Graph) checkInputs(inputs []*NDArray) {
+	op := g.name
+	if len(inputs) != len(g.inputs) {
+		fail(op, ErrArgument, "traced with %d inputs, called with %d", len(g.inputs), len(inputs))
+	}
+	for i, x := range inputs {
+		s := g.inputs[i]
+		switch {
+		case s.absent != (x == nil):
+			fail(op, ErrTrace, "input %d: traced absent=%v, called absent=%v", i, s.absent, x == nil)
+		case x == nil:
+			continue
+		case x.released.Load():
+			fail(op, ErrReleased, "input %d (shape %v on %v) was released", i, x.shape, x.st.dev)
+		case !slices.Equal(x.shape, s.shape) || x.dtype != s.dt || x.st.dev != s.dev:
+			fail(op, ErrTrace, "input %d is %v %v on %v, traced as %v %v on %v: a replay cannot change shapes; trace again",
+				i, x.shape, x.dtype, x.st.dev, s.shape, s.dt, s.dev)
+		case s.alias >= 0 && (inputs[s.alias] == nil || inputs[s.alias].st != x.st || inputs[s.alias].off != x.off):
+			fail(op, ErrTrace, "input %d was traced as the same array as input %d: trace again", i, s.alias)
+		case g.recording && s.alias < 0 && s.grad != (x.requiresGrad() && x.dtype.IsFloat()):
+			fail(op, ErrTrace, "input %d: traced with needs-gradient=%v: trace again", i, s.grad)
+		}
+	}
+}
+
+// makeOutputs allocates the call's outputs in sess and binds the fresh
+// ones' slots. A recorded call with several outputs allocates one packed
+// array (its anchor, which carries the tape node) and binds each output
+// to its region; a recorded call with one output anchors on it.
+func (g *Graph) makeOutputs(e *replay, sess *Session) (outs []*NDArray, anchor *NDArray) {
+	outs = make([]*NDArray, len(g.outs))
+	if g.grads && len(g.outs) > 1 {
+		o0 := g.outs[0]
+		total := 0
+		for _, o := range g.outs {
+			total += numel(o.shape)
+		}
+		anchor = newArray(g.name, sess, o0.dev, o0.dt, []int{total})
+		for i, o := range g.outs {
+			outs[i] = anchor.view(o.packed, o.shape)
+			if o.fresh {
+				e.args[o.slot] = backend.Arg{Buf: anchor.st.buf, Off: o.packed}
+			}
+		}
+		return outs, anchor
+	}
+	for i, o := range g.outs {
+		outs[i] = newArray(g.name, sess, o.dev, o.dt, o.shape)
+		if o.fresh {
+			e.args[o.slot] = backend.Arg{Buf: outs[i].st.buf}
+		}
+	}
+	if g.grads {
+		anchor = outs[0]
+	}
+	return outs, anchor
+}
+
+// recordNode records the call's tape node on anchor, its inputs being the
+// call's inputs and then the bound arrays. It reports whether a node was
+// recorded (no input wanting a gradient records none); the buffer set is
+// then held until the node's backward pass, or until anchor is collected
+// without one.
+func (g *Graph) recordNode(e *replay, in *instance, inputs []*NDArray, anchor *NDArray) bool {
+	nodeIn := slices.Concat(inputs, g.boundArrays)
+	in.held.Store(true)
+	Record(g.name, anchor, nodeIn, func(gr *NDArray, need []bool) []*NDArray {
+		return g.backward(e, in, anchor, gr, need)
+	})
+	if anchor.state() == nil {
+		in.held.Store(false)
+		return false
+	}
+	runtime.AddCleanup(anchor, func(in *instance) {
+		if in.held.CompareAndSwap(true, false) {
+			g.put(in)
+		}
+	}, in)
+	return true
+}
+
+// backward replays the backward kernels of the call bound in e with the
+// output gradient gr (packed as the outputs are).
+func (g *Graph) backward(e *replay, in *instance, anchor, gr *NDArray, need []bool) []*NDArray {
+	op := g.name
+	if !in.held.CompareAndSwap(true, false) {
+		fail(op, ErrGraph, "a hybridized call's graph was already backpropagated: it supports one backward pass (run the block without Hybridize to backpropagate twice)")
+	}
+	defer g.put(in)
+	if anchor.released.Load() {
+		fail(op, ErrReleased, "the output of %s was released before its backward pass", op)
+	}
+	for i, h := range g.heads {
+		if h >= 0 {
+			e.args[h] = backend.Arg{Buf: gr.st.buf, Off: gr.off + g.outs[i].packed}
+		}
+	}
+	res := make([]*NDArray, len(need))
+	sess := gr.Session()
+	for _, r := range g.results {
+		a := newArray(op, sess, r.dev, r.dt, r.shape)
+		if r.fresh {
+			e.args[r.slot] = backend.Arg{Buf: a.st.buf}
+		}
+		res[r.target] = a
+	}
+	for _, s := range g.bwd {
+		s.run(e)
+	}
+	for _, r := range g.results {
+		if !r.fresh {
+			src := e.args[r.slot]
+			r.be.Copy([]int{numel(r.shape)}, res[r.target].storageArg(), backend.Arg{Buf: src.Buf, Off: src.Off + r.off})
+		}
+	}
+	for i, a := range res {
+		if a != nil && !need[i] {
+			a.Release()
+			res[i] = nil
+		}
+	}
+	return res
+}
