@@ -285,6 +285,22 @@ func (p *Parameter) replica(op string, dev ctx.Context) *nd.NDArray {
 	return nil
 }
 
+// replicaIfReady returns the replica on dev, or false when the parameter
+// is not initialised or does not live on dev.
+func (p *Parameter) replicaIfReady(dev ctx.Context) (*nd.NDArray, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.data == nil {
+		return nil, false
+	}
+	for i, d := range p.devs {
+		if d == dev {
+			return p.data[i], true
+		}
+	}
+	return nil, false
+}
+
 // Grad returns the gradient of the replica on dev (nil with GradNull).
 func (p *Parameter) Grad(dev ctx.Context) *nd.NDArray {
 	p.mu.Lock()

@@ -89,7 +89,14 @@ type physSpec struct {
 type instance struct {
 	args []backend.Arg
 	bufs []backend.Buffer
-	held atomic.Bool // a recorded call's backward pass has not run yet
+}
+
+// hold is a recorded call's claim on an instance until its backward pass
+// (or the collection of its output): whichever comes first returns the
+// instance, once.
+type hold struct {
+	in   *instance
+	done atomic.Bool
 }
 
 // GraphStats describes a Graph.

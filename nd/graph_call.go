@@ -3,6 +3,7 @@ package nd
 import (
 	"runtime"
 	"slices"
+	"strconv"
 
 	"github.com/goluon/goluon/nd/backend"
 )
@@ -124,30 +125,29 @@ func (g *Graph) makeOutputs(e *replay, sess *Session) (outs []*NDArray, anchor *
 // without one.
 func (g *Graph) recordNode(e *replay, in *instance, inputs []*NDArray, anchor *NDArray) bool {
 	nodeIn := slices.Concat(inputs, g.boundArrays)
-	in.held.Store(true)
+	h := &hold{in: in}
 	Record(g.name, anchor, nodeIn, func(gr *NDArray, need []bool) []*NDArray {
-		return g.backward(e, in, anchor, gr, need)
+		return g.backward(e, h, anchor, gr, need)
 	})
 	if anchor.state() == nil {
-		in.held.Store(false)
 		return false
 	}
-	runtime.AddCleanup(anchor, func(in *instance) {
-		if in.held.CompareAndSwap(true, false) {
-			g.put(in)
+	runtime.AddCleanup(anchor, func(h *hold) {
+		if h.done.CompareAndSwap(false, true) {
+			g.put(h.in)
 		}
-	}, in)
+	}, h)
 	return true
 }
 
 // backward replays the backward kernels of the call bound in e with the
 // output gradient gr (packed as the outputs are).
-func (g *Graph) backward(e *replay, in *instance, anchor, gr *NDArray, need []bool) []*NDArray {
+func (g *Graph) backward(e *replay, h *hold, anchor, gr *NDArray, need []bool) []*NDArray {
 	op := g.name
-	if !in.held.CompareAndSwap(true, false) {
+	if !h.done.CompareAndSwap(false, true) {
 		fail(op, ErrGraph, "a hybridized call's graph was already backpropagated: it supports one backward pass (run the block without Hybridize to backpropagate twice)")
 	}
-	defer g.put(in)
+	defer g.put(h.in)
 	if anchor.released.Load() {
 		fail(op, ErrReleased, "the output of %s was released before its backward pass", op)
 	}
@@ -181,4 +181,43 @@ func (g *Graph) backward(e *replay, in *instance, anchor, gr *NDArray, need []bo
 		}
 	}
 	return res
+}
+
+// Signature returns a key for a call on inputs: their shapes, dtypes,
+// contexts, which need a gradient and which are the same array, with the
+// calling session's recording and training modes and autocast. Calls with
+// equal signatures can replay one Graph (whose bound arrays are still
+// BoundTo the call's); gluon.Hybridize keys its graphs by it.
+func Signature(inputs []*NDArray) string {
+	sess := sessionOf("Signature", nonNil(inputs)...)
+	b := make([]byte, 0, 64)
+	b = strconv.AppendBool(b, sess.IsRecording())
+	b = strconv.AppendBool(b, sess.IsTraining())
+	if dt, on := sess.AutocastDType(); on {
+		b = append(b, dt.String()...)
+	}
+	for i, x := range inputs {
+		b = append(b, '|')
+		if x == nil {
+			b = append(b, '-')
+			continue
+		}
+		for j, y := range inputs[:i] {
+			if y != nil && y.st == x.st && y.off == x.off && slices.Equal(y.shape, x.shape) {
+				b = append(b, '=')
+				b = strconv.AppendInt(b, int64(j), 10)
+				break
+			}
+		}
+		for _, d := range x.shape {
+			b = strconv.AppendInt(b, int64(d), 10)
+			b = append(b, ',')
+		}
+		b = append(b, x.dtype.String()...)
+		b = append(b, x.st.dev.String()...)
+		if x.requiresGrad() {
+			b = append(b, 'g')
+		}
+	}
+	return string(b)
 }

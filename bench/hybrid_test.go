@@ -1,0 +1,64 @@
+package bench
+
+import (
+	"testing"
+
+	"github.com/goluon/goluon/autograd"
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/initializer"
+	"github.com/goluon/goluon/gluon/modelzoo"
+	"github.com/goluon/goluon/gluon/optimizer"
+	"github.com/goluon/goluon/nd"
+)
+
+// hybridModes runs a benchmark body eagerly and hybridized (gluon.Hybridize).
+func hybridModes(b *testing.B, body func(b *testing.B, wrap func(gluon.Block) gluon.Block)) {
+	b.Run("eager", func(b *testing.B) { body(b, func(n gluon.Block) gluon.Block { return n }) })
+	b.Run("hybrid", func(b *testing.B) {
+		body(b, func(n gluon.Block) gluon.Block { return gluon.Hybridize(n, gluon.HybridOpts{}) })
+	})
+}
+
+// BenchmarkHybridTrainLeNetB32 is LeNet's training step at batch 32 on
+// cpu(0), eager and hybridized.
+func BenchmarkHybridTrainLeNetB32(b *testing.B) {
+	hybridModes(b, func(b *testing.B, wrap func(gluon.Block) gluon.Block) {
+		trainStepBench(b, wrap(modelzoo.LeNet()), optimizer.NewSGD(0.04), []int{32, 1, 28, 28}, []ctx.Context{ctx.CPU(0)})
+	})
+}
+
+// BenchmarkHybridTrainMLP is the MLP's training step (batch 128) on
+// cpu(0), eager and hybridized.
+func BenchmarkHybridTrainMLP(b *testing.B) {
+	hybridModes(b, func(b *testing.B, wrap func(gluon.Block) gluon.Block) {
+		trainStepBench(b, wrap(modelzoo.MLP(10, 256, 256)), optimizer.NewSGD(0.1), []int{128, 784}, []ctx.Context{ctx.CPU(0)})
+	})
+}
+
+// BenchmarkHybridInferLeNetB1 is LeNet's predict-mode forward pass at batch
+// 1 on cpu(0) (latency), eager and hybridized, in samples/s.
+func BenchmarkHybridInferLeNetB1(b *testing.B) {
+	hybridModes(b, func(b *testing.B, wrap func(gluon.Block) gluon.Block) {
+		nd.Seed(1)
+		inner := modelzoo.LeNet()
+		dev := ctx.CPU(0)
+		if err := gluon.CollectParams(inner).Initialize(initializer.Xavier{}, []ctx.Context{dev}, false); err != nil {
+			b.Fatal(err)
+		}
+		net := wrap(inner)
+		x := nd.RandomUniform(dev, nd.Float32, 0, 1, 1, 1, 28, 28)
+		out := make([]float32, 10)
+		step := func() {
+			s := nd.NewScope()
+			defer s.Close()
+			autograd.PredictMode(func() { net.Forward(x).ReadInto(out) })
+		}
+		step() // deferred shapes, the trace and the pools outside the timing
+		step()
+		for b.Loop() {
+			step()
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "samples/s")
+	})
+}

@@ -1,0 +1,210 @@
+package gluon
+
+import (
+	"container/list"
+	"sync"
+
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/nd"
+)
+
+// HybridOpts configure Hybridize.
+type HybridOpts struct {
+	// CacheSize is how many traced graphs the block keeps, one per call
+	// signature; the least recently used goes when a new one comes. 0
+	// means 8.
+	CacheSize int
+}
+
+// HybridBlock runs a Block or MultiBlock through traced graphs, Gluon's
+// hybridize: the first call with a given signature (the inputs' shapes,
+// dtypes and contexts, which need a gradient, the session's recording and
+// training modes and autocast) traces the block's ops into an nd.Graph,
+// and later calls with that signature replay the graph, without the ops'
+// checks, allocations and tape. While recording, a call records one tape
+// node whose backward pass replays the traced backward kernels; the
+// parameters get their gradients as eagerly, hooks included. Outputs and
+// gradients equal the eager block's bit for bit, dropout masks included.
+//
+// The contract, as in Gluon and JAX: a hybridized block is a function of
+// its inputs and its parameters. Its Forward must not read values on the
+// host (Float32s, Scalar, branching on data), must not keep arrays it
+// makes between calls, and must do the same ops for inputs of the same
+// signature; arrays it holds besides its parameters must stay alive.
+// Reading on the host is an nd.ErrTrace panic at the trace. A
+// replay does the traced ops, so Forward code whose ops depend on
+// anything but the signature (a counter, the time) must not be
+// hybridized.
+//
+// A call runs eagerly instead while a parameter is not initialised yet
+// (deferred shapes: the first call infers them), and inside another
+// block's trace (which records its ops). A parameter replaced since the
+// trace (SetData with a new shape, Cast, Initialize with force) or
+// frozen makes a new trace. A recorded call supports one backward pass.
+//
+// HybridBlock shares the wrapped block's Meta: its parameters, children,
+// name, saving and loading are the block's.
+type HybridBlock struct {
+	inner Component
+	size  int
+
+	mu     sync.Mutex
+	params []*Parameter
+	graphs map[string]*list.Element // of *hybridGraph
+	lru    list.List
+	stats  HybridStats
+}
+
+type hybridGraph struct {
+	key string
+	g   *nd.Graph
+}
+
+// HybridStats counts a HybridBlock's calls.
+type HybridStats struct {
+	Traces  int // calls that traced a graph
+	Replays int // calls that replayed one
+	Eager   int // calls run eagerly (deferred parameters, inside another trace)
+	Graphs  int // graphs held now
+}
+
+// Hybridize wraps b (a Block or a MultiBlock) so that its calls run
+// through traced graphs (see HybridBlock). On architectures where nd
+// cannot trace (nd.TraceSupported is false) every call runs eagerly.
+func Hybridize(b Component, opts HybridOpts) *HybridBlock {
+	if h, ok := b.(*HybridBlock); ok {
+		b = h.inner
+	}
+	size := opts.CacheSize
+	if size <= 0 {
+		size = 8
+	}
+	return &HybridBlock{inner: b, size: size, graphs: map[string]*list.Element{}}
+}
+
+// Meta returns the wrapped block's Meta.
+func (h *HybridBlock) Meta() *BlockMeta { return h.inner.Meta() }
+
+// Unwrap returns the wrapped block.
+func (h *HybridBlock) Unwrap() Component { return h.inner }
+
+// Forward runs the block on x.
+func (h *HybridBlock) Forward(x *nd.NDArray) *nd.NDArray { return h.call([]*nd.NDArray{x})[0] }
+
+// ForwardMulti runs the block on inputs (a Block takes one).
+func (h *HybridBlock) ForwardMulti(inputs ...*nd.NDArray) []*nd.NDArray { return h.call(inputs) }
+
+// ExportONNX writes the wrapped block's form.
+func (h *HybridBlock) ExportONNX(g ONNXGraph, input string) (string, error) {
+	return g.Block(h.inner, input)
+}
+
+// Stats returns the block's call counts.
+func (h *HybridBlock) Stats() HybridStats {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := h.stats
+	s.Graphs = h.lru.Len()
+	return s
+}
+
+// Clear releases every traced graph; the next calls trace again.
+func (h *HybridBlock) Clear() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for e := h.lru.Front(); e != nil; e = e.Next() {
+		e.Value.(*hybridGraph).g.Release()
+	}
+	h.lru.Init()
+	clear(h.graphs)
+}
+
+func (h *HybridBlock) eager(inputs []*nd.NDArray) []*nd.NDArray {
+	h.mu.Lock()
+	h.stats.Eager++
+	h.mu.Unlock()
+	return Call(h.inner, inputs...)
+}
+
+func (h *HybridBlock) call(inputs []*nd.NDArray) []*nd.NDArray {
+	if !nd.TraceSupported || nd.Tracing() {
+		return h.eager(inputs)
+	}
+	dev, ok := firstContext(inputs)
+	if !ok {
+		return h.eager(inputs)
+	}
+	bound, ready := h.bound(dev)
+	if !ready {
+		return h.eager(inputs)
+	}
+	key := nd.Signature(inputs)
+	h.mu.Lock()
+	var g *nd.Graph
+	if e, ok := h.graphs[key]; ok {
+		hg := e.Value.(*hybridGraph)
+		if hg.g.BoundTo(bound) {
+			h.lru.MoveToFront(e)
+			g = hg.g
+			h.stats.Replays++
+		} else {
+			hg.g.Release()
+			h.lru.Remove(e)
+			delete(h.graphs, key)
+		}
+	}
+	h.mu.Unlock()
+	if g == nil {
+		g = nd.Trace(h.name(), func(in []*nd.NDArray) []*nd.NDArray { return Call(h.inner, in...) }, inputs, bound)
+		h.mu.Lock()
+		h.stats.Traces++
+		if e, ok := h.graphs[key]; ok { // traced meanwhile by another goroutine
+			e.Value.(*hybridGraph).g.Release()
+			h.lru.Remove(e)
+		}
+		h.graphs[key] = h.lru.PushFront(&hybridGraph{key: key, g: g})
+		for h.lru.Len() > h.size {
+			old := h.lru.Remove(h.lru.Back()).(*hybridGraph)
+			delete(h.graphs, old.key)
+			old.g.Release()
+		}
+		h.mu.Unlock()
+	}
+	return g.Call(inputs)
+}
+
+func (h *HybridBlock) name() string {
+	if n := h.inner.Meta().Name(); n != "" {
+		return "gluon.Hybridize(" + n + ")"
+	}
+	return "gluon.Hybridize(" + h.inner.Meta().Kind() + ")"
+}
+
+// bound returns the parameters' replicas on dev, or false while some
+// parameter is not initialised there yet.
+func (h *HybridBlock) bound(dev ctx.Context) ([]*nd.NDArray, bool) {
+	h.mu.Lock()
+	if h.params == nil {
+		h.params = CollectParams(h.inner).List()
+	}
+	params := h.params
+	h.mu.Unlock()
+	out := make([]*nd.NDArray, len(params))
+	for i, p := range params {
+		a, ok := p.replicaIfReady(dev)
+		if !ok {
+			return nil, false
+		}
+		out[i] = a
+	}
+	return out, true
+}
+
+func firstContext(inputs []*nd.NDArray) (ctx.Context, bool) {
+	for _, x := range inputs {
+		if x != nil {
+			return x.Context(), true
+		}
+	}
+	return ctx.Context{}, false
+}
