@@ -7,7 +7,7 @@
 # pair rather than a whole side, then one JSON line ("KEY", "KEY_min",
 # "KEY_max"). KEEP=dir also keeps the raw output of every run; ONLY=a,b
 # runs those groups alone (cifar lenet lenet32 mlp infer matmul conv rss amp
-# mnist resnet, and resnet50, which is not in the default set: minutes).
+# mnist resnet hybrid, and resnet50, which is not in the default set: minutes).
 #
 # SCALE (default 1) multiplies every iteration count on both sides (Go
 # -benchtime and pytorch_bench.py --scale), e.g. SCALE=0.05 REPS=1 for a
@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REPS=${REPS:-3}
 SCALE=${SCALE:-1}
-ONLY=${ONLY:-cifar,lenet,lenet32,mlp,infer,matmul,conv,rss,mnist,resnet,amp}
+ONLY=${ONLY:-cifar,lenet,lenet32,mlp,infer,matmul,conv,rss,mnist,resnet,amp,hybrid}
 GO=${GO:-go}
 PY=/usr/bin/python3
 
@@ -135,6 +135,13 @@ for r in $(seq 1 "$REPS"); do
 			OPENBLAS_NUM_THREADS=1 "${nomalloc[@]}" $PY bench/pytorch_bench.py --threads 2 --scale "$SCALE" --rss-only >"$out/py-$r-$g-a.json"
 			OPENBLAS_NUM_THREADS=2 "${nomalloc[@]}" $PY bench/pytorch_bench.py --threads 1 --scale "$SCALE" --rss-only >"$out/py-$r-$g-b.json"
 			continue
+			;;
+		hybrid) # gluon.Hybridize: eager and hybridized rows in one process (the ratio printed after the table), PyTorch eager
+			{
+				gobench 'HybridTrainLeNetB32' 400
+				gobench 'HybridTrainMLP' 200
+				gobench 'HybridInferLeNetB1' 4000
+			} >"$out/go-$r-$g.txt"
 			;;
 		amp) # mixed precision against float32, Goluon alone (the ratios printed after the table)
 			gobench 'TrainStepAMP' 20 >"$out/go-$r-$g.txt"

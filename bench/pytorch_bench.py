@@ -175,7 +175,7 @@ def peak_rss_mib():
 
 
 # The workload groups, each run alone by make bench beside its Go side.
-GROUPS = ("cifar", "lenet", "lenet32", "mlp", "infer", "matmul", "conv", "resnet", "resnet50")
+GROUPS = ("cifar", "lenet", "lenet32", "mlp", "infer", "matmul", "conv", "resnet", "resnet50", "hybrid")
 
 
 def main():
@@ -222,6 +222,17 @@ def main():
             m, torch.optim.SGD(m.parameters(), lr=0.1), [B, 784], 20, it(400))
     if "infer" in groups:
         res["InferLeNet"] = infer(lenet(), [B, 1, 28, 28], 20, it(400))
+    if "hybrid" in groups:
+        # The workloads of Goluon's BenchmarkHybrid* (eager and hybridized
+        # there; PyTorch eager here): LeNet's step at batch 32, the MLP's
+        # at batch 128, LeNet's inference at batch 1.
+        h32 = lenet()
+        res["HybridTrainLeNetB32"] = train_step(
+            h32, torch.optim.SGD(h32.parameters(), lr=0.04), [32, 1, 28, 28], 10, it(400))
+        hm = mlp()
+        res["HybridTrainMLP"] = train_step(
+            hm, torch.optim.SGD(hm.parameters(), lr=0.1), [B, 784], 20, it(200))
+        res["HybridInferLeNetB1"] = infer(lenet(), [1, 1, 28, 28], 100, it(4000))
     if "resnet" in groups or "resnet50" in groups:
         from torchvision.models import resnet
     if "resnet" in groups:

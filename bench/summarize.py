@@ -97,7 +97,7 @@ def main():
     for w in sorted(go, key=natural):
         vals, unit = go[w]
         lower = unit in LOWER_IS_BETTER
-        base = re.sub(r"/\d+ctx$", "", w)
+        base = re.sub(r"/(\d+ctx|eager|hybrid)$", "", w)
         best = {rep: (min if lower else max)(r[base]) for rep, r in reps.items() if base in r}
         pairs = []
         for rep, p in best.items():
@@ -125,6 +125,7 @@ def main():
         print("* lower is better: the ratio is PyTorch/Goluon, so > 1 still means Goluon is better (less memory or time)")
     ratios.update(context_ratios(d))
     ratios.update(amp_ratios(d))
+    ratios.update(hybrid_ratios(d))
     print(json.dumps(ratios, sort_keys=True))
     peak_lines(d, go)
 
@@ -148,6 +149,29 @@ def context_ratios(d):
         med = statistics.median(vals)
         print("%s on 2 contexts / 1: %.3f [%.3f-%.3f] over %d repetitions" % (w, med, min(vals), max(vals), len(vals)))
         key = w + "/2ctx_over_1ctx"
+        out[key], out[key + "_min"], out[key + "_max"] = round(med, 3), round(min(vals), 3), round(max(vals), 3)
+    return out
+
+
+def hybrid_ratios(d):
+    """Per workload with /eager and /hybrid rows (gluon.Hybridize): the
+    median, minimum and maximum over the repetitions of hybrid/eager
+    throughput, each pair from one go-*.txt (the rows run back to back in
+    one process), printed and returned as KEY/hybrid_over_eager."""
+    per = {}
+    for p in sorted(glob.glob(os.path.join(d, "go-*.txt"))):
+        res = go_results(p)
+        for w, (v, u) in res.items():
+            if w.endswith("/hybrid") and u == "samples/s":
+                eager = res.get(w[:-7] + "/eager")
+                if eager and eager[0]:
+                    per.setdefault(w[:-7], []).append(v / eager[0])
+    out = {}
+    for w in sorted(per):
+        vals = per[w]
+        med = statistics.median(vals)
+        print("%s hybridized / eager: %.3f [%.3f-%.3f] over %d repetitions" % (w, med, min(vals), max(vals), len(vals)))
+        key = w + "/hybrid_over_eager"
         out[key], out[key + "_min"], out[key + "_max"] = round(med, 3), round(min(vals), 3), round(max(vals), 3)
     return out
 
