@@ -62,3 +62,34 @@ func BenchmarkHybridInferLeNetB1(b *testing.B) {
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "samples/s")
 	})
 }
+
+// smallOps is a block of 32 cheap elementwise ops on its (tiny) input: its
+// cost is the per-op cost of whatever runs it.
+type smallOps struct{ gluon.BlockMeta }
+
+func (s *smallOps) Forward(x *nd.NDArray) *nd.NDArray {
+	for range 16 {
+		x = nd.MulScalar(nd.AddScalar(x, 0.5), 0.5)
+	}
+	return x
+}
+
+// BenchmarkHybridSmallOps runs 32 elementwise ops on 16 values in predict
+// mode, eager and hybridized, and reports the time per op.
+func BenchmarkHybridSmallOps(b *testing.B) {
+	hybridModes(b, func(b *testing.B, wrap func(gluon.Block) gluon.Block) {
+		net := wrap(&smallOps{BlockMeta: gluon.NewBlockMeta("smallops")})
+		x := nd.RandomUniform(ctx.CPU(0), nd.Float32, 0, 1, 16)
+		step := func() {
+			s := nd.NewScope()
+			defer s.Close()
+			net.Forward(x)
+		}
+		step()
+		step()
+		for b.Loop() {
+			step()
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(32*b.N), "ns/kernel")
+	})
+}

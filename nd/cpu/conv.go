@@ -141,7 +141,7 @@ func addChannelBias[T Float](p backend.ConvParams, y, bias []T) {
 	parallelFor(p.N*p.OutC, max(1, elemGrain/max(ohw, 1)), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			plane := y[i*ohw : (i+1)*ohw]
-			unaryRange(backend.AddScalar, nil, plane, plane, float64(bias[i%p.OutC]))
+			unaryRange(backend.AddScalar, nil, plane, plane, float64(bias[i%p.OutC]), 0)
 		}
 	})
 }

@@ -30,15 +30,20 @@ func (*Backend) Unary(op backend.UnaryOp, dst, x backend.Arg, n int, p1, p2 floa
 }
 
 func unary[T Float](op backend.UnaryOp, d, x []T, p1, p2 float64) {
+	if numChunks(len(d), elemGrain) <= 1 { // small: no closures to allocate
+		unaryRange(op, nil, d, x, p1, p2)
+		return
+	}
 	f := unaryFunc(op, p1, p2)
 	parallelFor(len(d), elemGrain, func(lo, hi int) {
-		unaryRange(op, f, d[lo:hi], x[lo:hi], p1)
+		unaryRange(op, f, d[lo:hi], x[lo:hi], p1, p2)
 	})
 }
 
 // unaryRange is one chunk of unary: d = op(x) elementwise, where f is
-// unaryFunc(op, p1, p2) and d may be x.
-func unaryRange[T Float](op backend.UnaryOp, f func(float64) float64, d, x []T, p1 float64) {
+// unaryFunc(op, p1, p2), or nil to make it here when needed, and d may be
+// x.
+func unaryRange[T Float](op backend.UnaryOp, f func(float64) float64, d, x []T, p1, p2 float64) {
 	if vecUnary(op, d, x, p1) {
 		return
 	}
@@ -71,6 +76,9 @@ func unaryRange[T Float](op backend.UnaryOp, f func(float64) float64, d, x []T, 
 			d[i] = v * v
 		}
 	default:
+		if f == nil {
+			f = unaryFunc(op, p1, p2)
+		}
 		for i, v := range x {
 			d[i] = T(f(float64(v)))
 		}

@@ -62,7 +62,7 @@ func runOptProgram[T Float](prog backend.OptProgram, w, g, s []T) {
 				if k.step.IsBinary {
 					binaryContig(k.step.Binary, k.bin, d, a, regs[k.step.B])
 				} else {
-					unaryRange(k.step.Unary, k.unary, d, a, k.step.S1)
+					unaryRange(k.step.Unary, k.unary, d, a, k.step.S1, k.step.S2)
 				}
 			}
 		}

@@ -142,6 +142,12 @@ func startHelpers(want int) {
 // parallelFor calls fn over [0, n) split into at most workers() contiguous
 // chunks of at least grain items each.
 func parallelFor(n, grain int, fn func(lo, hi int)) {
+	if numChunks(n, grain) <= 1 { // no job, no wrapper closure
+		if n > 0 {
+			fn(0, n)
+		}
+		return
+	}
 	parallelChunks(n, grain, func(_, lo, hi int) { fn(lo, hi) })
 }
 
@@ -150,8 +156,11 @@ func numChunks(n, grain int) int {
 	if grain < 1 {
 		grain = 1
 	}
-	c := min(workers(), n/grain)
-	return max(c, 1)
+	c := n / grain
+	if c <= 1 { // before workers(): runtime.GOMAXPROCS takes a lock
+		return 1
+	}
+	return min(workers(), c)
 }
 
 // chunkBounds returns the half-open range of chunk c out of chunks over n.
