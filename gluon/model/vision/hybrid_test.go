@@ -1,0 +1,63 @@
+package vision_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/goluon/goluon/autograd"
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/initializer"
+	"github.com/goluon/goluon/nd"
+)
+
+// TestHybridizeZoo runs every model of the zoo (small configurations)
+// eagerly and hybridized: two recorded training passes (outputs and every
+// parameter's gradient) and a predict-mode pass must agree bit for bit.
+func TestHybridizeZoo(t *testing.T) {
+	dev := ctx.CPU(0)
+	for _, m := range zoo {
+		t.Run(m.name, func(t *testing.T) {
+			run := func(hybrid bool) [][]float32 {
+				net := gluon.Component(m.build())
+				params := gluon.CollectParams(net)
+				nd.Seed(1)
+				if err := params.Initialize(initializer.Xavier{}, []ctx.Context{dev}, false); err != nil {
+					t.Fatal(err)
+				}
+				if hybrid {
+					net = gluon.Hybridize(net, gluon.HybridOpts{})
+				}
+				nd.Seed(2)
+				x := nd.RandomNormal(dev, nd.Float32, 0, 1, 2, 3, 32, 32)
+				var got [][]float32
+				for range 3 { // the first call infers deferred shapes eagerly
+					var y *nd.NDArray
+					autograd.Record(func() {
+						y = gluon.Call(net, x)[0]
+						autograd.Backward(nd.Sum(nd.Square(y)))
+					})
+					got = append(got, y.Float32s())
+					for _, p := range params.List() {
+						if g := p.Grad(dev); g != nil {
+							got = append(got, g.Float32s())
+						}
+					}
+				}
+				autograd.PredictMode(func() { got = append(got, gluon.Call(net, x)[0].Float32s()) })
+				if h, ok := net.(*gluon.HybridBlock); ok && h.Stats().Replays < 2 {
+					t.Fatalf("stats %+v: no replays", h.Stats())
+				}
+				return got
+			}
+			want, got := run(false), run(true)
+			for i := range want {
+				for j := range want[i] {
+					if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
+						t.Fatalf("array %d [%d] = %v hybridized, %v eager", i, j, got[i][j], want[i][j])
+					}
+				}
+			}
+		})
+	}
+}
