@@ -42,6 +42,9 @@ type HybridOpts struct {
 // trace (SetData with a new shape, Cast, Initialize with force) or
 // frozen makes a new trace. A recorded call supports one backward pass.
 //
+// A network containing a block that implements EagerOnly (SyncBatchNorm,
+// which meets the other contexts while it runs) runs eagerly.
+//
 // HybridBlock shares the wrapped block's Meta: its parameters, children,
 // name, saving and loading are the block's.
 type HybridBlock struct {
@@ -49,10 +52,20 @@ type HybridBlock struct {
 	size  int
 
 	mu     sync.Mutex
+	walked bool
 	params []*Parameter
+	why    string // why every call runs eagerly ("" for none)
 	graphs map[string]*list.Element // of *hybridGraph
 	lru    list.List
 	stats  HybridStats
+}
+
+// EagerOnly is implemented by blocks that cannot be traced, such as those
+// that synchronise with other contexts or processes while they run
+// (nn.SyncBatchNorm). EagerOnly says why; Hybridize runs a network that
+// contains one eagerly.
+type EagerOnly interface {
+	EagerOnly() string
 }
 
 type hybridGraph struct {
@@ -135,7 +148,7 @@ func (h *HybridBlock) call(inputs []*nd.NDArray) []*nd.NDArray {
 		return h.eager(inputs)
 	}
 	bound, ready := h.bound(dev)
-	if !ready {
+	if !ready || h.eagerReason() != "" {
 		return h.eager(inputs)
 	}
 	key := nd.Signature(inputs)
@@ -184,8 +197,10 @@ func (h *HybridBlock) name() string {
 // parameter is not initialised there yet.
 func (h *HybridBlock) bound(dev ctx.Context) ([]*nd.NDArray, bool) {
 	h.mu.Lock()
-	if h.params == nil {
+	if !h.walked {
+		h.walked = true
 		h.params = CollectParams(h.inner).List()
+		h.why = eagerOnly(h.inner)
 	}
 	params := h.params
 	h.mu.Unlock()
@@ -198,6 +213,30 @@ func (h *HybridBlock) bound(dev ctx.Context) ([]*nd.NDArray, bool) {
 		out[i] = a
 	}
 	return out, true
+}
+
+// EagerReason returns why the block runs eagerly on every call (it holds
+// an EagerOnly block), or "" when it is traced. It is known after the
+// first call.
+func (h *HybridBlock) EagerReason() string { return h.eagerReason() }
+
+func (h *HybridBlock) eagerReason() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.why
+}
+
+// eagerOnly returns the reason of the first EagerOnly block in c's tree.
+func eagerOnly(c Component) string {
+	if e, ok := c.(EagerOnly); ok {
+		return c.Meta().Name() + ": " + e.EagerOnly()
+	}
+	for _, ch := range c.Meta().Children() {
+		if r := eagerOnly(ch); r != "" {
+			return r
+		}
+	}
+	return ""
 }
 
 func firstContext(inputs []*nd.NDArray) (ctx.Context, bool) {

@@ -2,6 +2,7 @@ package gluon_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/goluon/goluon/autograd"
@@ -162,4 +163,40 @@ func TestHybridizeSessions(t *testing.T) {
 		})
 	}
 	<-done
+}
+
+// TestHybridizeEagerOnly: a network holding a SyncBatchNorm (which meets
+// the other contexts while it runs) runs eagerly when hybridized, on two
+// contexts at once, and says why.
+func TestHybridizeEagerOnly(t *testing.T) {
+	devs := []ctx.Context{ctx.CPU(0), ctx.CPU(1)}
+	net := nn.NewSequential()
+	net.Add(nn.NewDense(4, nn.DenseOpts{InUnits: 3}), nn.NewSyncBatchNorm(nn.BatchNormOpts{InChannels: 4}))
+	if err := gluon.CollectParams(net).Initialize(initializer.Xavier{}, devs, false); err != nil {
+		t.Fatal(err)
+	}
+	h := gluon.Hybridize(net, gluon.HybridOpts{})
+	nd.Seed(1)
+	x := nd.RandomNormal(devs[0], nd.Float32, 0, 1, 8, 3)
+	xs, err := gluon.SplitAndLoad(x, devs, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		autograd.Record(func() {
+			err = gluon.ForEachDevice(devs, func(i int, _ ctx.Context) error {
+				autograd.Backward(nd.Sum(h.Forward(xs[i])))
+				return nil
+			})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := h.Stats(); st.Traces != 0 || st.Eager != 6 {
+		t.Errorf("stats %+v: want 6 eager calls", st)
+	}
+	if r := h.EagerReason(); !strings.Contains(r, "SyncBatchNorm") {
+		t.Errorf("EagerReason %q", r)
+	}
 }

@@ -149,9 +149,18 @@ func (b *SyncBatchNorm) allSum(v *nd.NDArray, count int) (*nd.NDArray, int) {
 	return sum, total
 }
 
+// EagerOnly says why SyncBatchNorm cannot be traced (gluon.Hybridize runs
+// a network holding one eagerly).
+func (b *SyncBatchNorm) EagerOnly() string {
+	return "SyncBatchNorm meets the other contexts and processes while it runs, which a replay cannot repeat"
+}
+
 // exchange joins dev's next round with v and returns, once every context
 // has joined, the sum of their arrays on dev and of their counts.
 func (b *SyncBatchNorm) exchange(dev ctx.Context, v *nd.NDArray, count int) (*nd.NDArray, int) {
+	if nd.Tracing() { // before joining a round: a trace cannot meet the other contexts
+		nd.Panicf("nn.SyncBatchNorm", nd.ErrTrace, "%s: %s", b.Meta().Name(), b.EagerOnly())
+	}
 	devs := b.RunningMean.Contexts()
 	me := slices.Index(devs, dev)
 	if me < 0 {

@@ -136,7 +136,7 @@ func run(args []string, stdout io.Writer) (err error) {
 		return err
 	}
 	defer ampOff()
-	t := &tutorial{net: net, lossFn: loss.NewSoftmaxCrossEntropy(), trainer: trainer, devs: devs, scaler: scaler}
+	t := &tutorial{net: f.Model(net), lossFn: loss.NewSoftmaxCrossEntropy(), trainer: trainer, devs: devs, scaler: scaler}
 
 	logPath, err := f.OutPath("metrics.jsonl")
 	if err != nil {
@@ -223,6 +223,7 @@ func run(args []string, stdout io.Writer) (err error) {
 			"batch_per_ctx": f.BatchPerCtx,
 			"kvstore":       f.KVStore,
 			"amp":           f.AMP,
+			"hybridize":     f.Hybridize,
 			"lr":            f.LR,
 			"train_samples": trainSet.Len(),
 			"test_samples":  testSet.Len(),

@@ -127,3 +127,36 @@ func TestRunAMP(t *testing.T) {
 		t.Errorf("-amp fp8: %v", err)
 	}
 }
+
+// TestRunHybridize: -hybridize trains LeNet on two contexts to the same
+// loss and accuracy as the eager run, to the last bit (the replays run the
+// eager kernels, dropout-free here, in the same order).
+func TestRunHybridize(t *testing.T) {
+	dir := t.TempDir()
+	dataDir := filepath.Join(dir, "data")
+	if err := common.WriteFakeMNIST(dataDir, 256, 64, 1); err != nil {
+		t.Fatal(err)
+	}
+	summary := func(extra ...string) map[string]any {
+		var buf bytes.Buffer
+		args := append([]string{"-data", dataDir, "-epochs", "2", "-limit", "256", "-contexts", "cpu:0,cpu:1", "-out", t.TempDir(), "-batch-size", "32"}, extra...)
+		if err := run(args, &buf); err != nil {
+			t.Fatalf("run %v: %v\noutput:\n%s", extra, err, buf.String())
+		}
+		lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
+		var sum map[string]any
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
+			t.Fatal(err)
+		}
+		return sum
+	}
+	eager, hybrid := summary(), summary("-hybridize")
+	for _, k := range []string{"train_loss", "train_acc", "val_loss", "val_acc"} {
+		if eager[k] == nil || eager[k] != hybrid[k] {
+			t.Errorf("%s: eager %v, hybridized %v", k, eager[k], hybrid[k])
+		}
+	}
+	if ex, _ := hybrid["extra"].(map[string]any); ex == nil || ex["hybridize"] != true {
+		t.Errorf("summary extra %v: want hybridize true", hybrid["extra"])
+	}
+}

@@ -178,7 +178,7 @@ func run(args []string, stdout io.Writer) (err error) {
 		return err
 	}
 	defer ampOff()
-	est, err := estimator.New(net, loss.NewSoftmaxCrossEntropy(), tr, devs,
+	est, err := estimator.New(o.Model(net), loss.NewSoftmaxCrossEntropy(), tr, devs,
 		func() metric.Metric { return metric.NewAccuracy() })
 	if err != nil {
 		return err
@@ -273,6 +273,7 @@ func run(args []string, stdout io.Writer) (err error) {
 		MetricsLog:    metricsPath,
 		Extra: map[string]any{
 			"amp":               o.AMP,
+			"hybridize":         o.Hybridize,
 			"batch_per_context": o.BatchPerCtx,
 			"global_batch":      globalBatch,
 			"workers":           job.Size,

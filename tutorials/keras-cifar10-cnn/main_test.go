@@ -161,3 +161,28 @@ func TestSmokeAMP(t *testing.T) {
 		t.Errorf("summary %v", s)
 	}
 }
+
+// TestSmokeHybridize: -hybridize trains the CNN (dropout and augmentation
+// included) on two contexts to the summary of the eager run, to the last
+// bit: the replays draw the eager masks.
+func TestSmokeHybridize(t *testing.T) {
+	t.Setenv(vision.EnvData, t.TempDir())
+	root, err := common.WriteFakeCIFAR10(t.TempDir(), 32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	summary := func(extra ...string) map[string]any {
+		args := append([]string{"-data", root, "-out", filepath.Join(t.TempDir(), "out"), "-contexts", "cpu:0,cpu:1", "-limit", "64", "-epochs", "1", "-workers", "2"}, extra...)
+		out, err := runOut(t, args...)
+		if err != nil {
+			t.Fatalf("run %v: %v\n%s", extra, err, out)
+		}
+		return summaryOf(t, out)
+	}
+	eager, hybrid := summary(), summary("-hybridize")
+	for _, k := range []string{"train_loss", "train_acc", "val_loss", "val_acc"} {
+		if eager[k] == nil || eager[k] != hybrid[k] {
+			t.Errorf("%s: eager %v, hybridized %v", k, eager[k], hybrid[k])
+		}
+	}
+}

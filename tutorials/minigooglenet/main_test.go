@@ -283,3 +283,27 @@ func TestAMP(t *testing.T) {
 		t.Errorf("output:\n%s", buf.String())
 	}
 }
+
+// TestSmokeHybridize: -hybridize (Inception modules' concatenations,
+// BatchNorm in training and predict mode) ends an epoch with the eager
+// run's summary, to the last bit.
+func TestSmokeHybridize(t *testing.T) {
+	root, err := common.WriteFakeCIFAR10(t.TempDir(), 16, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	summary := func(extra ...string) map[string]any {
+		var stdout bytes.Buffer
+		args := append([]string{"-data", root, "-out", filepath.Join(t.TempDir(), "out"), "-limit", smokeLimit, "-batch-size", smokeBatch, "-epochs", "1"}, extra...)
+		if err := run(args, &stdout); err != nil {
+			t.Fatalf("run %v: %v\n%s", extra, err, stdout.String())
+		}
+		return lastLine(t, stdout.String())
+	}
+	eager, hybrid := summary(), summary("-hybridize")
+	for _, k := range []string{"train_loss", "train_acc", "val_loss", "val_acc"} {
+		if eager[k] == nil || eager[k] != hybrid[k] {
+			t.Errorf("%s: eager %v, hybridized %v", k, eager[k], hybrid[k])
+		}
+	}
+}

@@ -140,7 +140,7 @@ func train(args []string, w io.Writer) (_ *outcome, err error) {
 		return nil, err
 	}
 	accuracy := func() metric.Metric { return metric.NewAccuracy() }
-	est, err := estimator.New(net, loss.NewSoftmaxCrossEntropy(), trainer, devs, accuracy)
+	est, err := estimator.New(f.Model(net), loss.NewSoftmaxCrossEntropy(), trainer, devs, accuracy)
 	if err != nil {
 		return nil, err
 	}

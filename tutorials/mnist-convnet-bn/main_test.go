@@ -263,3 +263,27 @@ func TestBadArguments(t *testing.T) {
 		})
 	}
 }
+
+// TestSmokeHybridize: -hybridize trains the BatchNorm ConvNet on two
+// contexts to the eager run's summary, to the last bit.
+func TestSmokeHybridize(t *testing.T) {
+	dir := t.TempDir()
+	dataDir := filepath.Join(dir, "data")
+	if err := common.WriteFakeMNIST(dataDir, 128, 32, 1); err != nil {
+		t.Fatal(err)
+	}
+	summary := func(extra ...string) common.Summary {
+		var buf bytes.Buffer
+		args := append([]string{"-data", dataDir, "-out", t.TempDir(), "-epochs", "1", "-limit", smokeLimit,
+			"-contexts", "cpu:0,cpu:1", "-workers", "0"}, extra...)
+		res, err := train(args, &buf)
+		if err != nil {
+			t.Fatalf("train %v: %v\noutput:\n%s", extra, err, buf.String())
+		}
+		return res.Summary
+	}
+	eager, hybrid := summary(), summary("-hybridize")
+	if eager.TrainLoss != hybrid.TrainLoss || eager.TrainAcc != hybrid.TrainAcc || eager.ValLoss != hybrid.ValLoss || eager.ValAcc != hybrid.ValAcc {
+		t.Errorf("eager %+v\nhybridized %+v", eager, hybrid)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/data"
 	"github.com/goluon/goluon/gluon/data/vision"
 )
@@ -34,6 +35,7 @@ type Flags struct {
 	LR          float64
 	LogDir      string // -logdir: TensorBoard event files go here ("": none)
 	AMP         string // -amp: "" (float32), "fp16" or "bf16" (amp.go)
+	Hybridize   bool   // -hybridize: run the network through traced graphs
 }
 
 // Register defines the common flags on fs with the program's defaults.
@@ -52,7 +54,16 @@ func Register(fs *flag.FlagSet, d Flags) *Flags {
 	fs.Float64Var(&f.LR, "lr", d.LR, "learning rate")
 	fs.StringVar(&f.LogDir, "logdir", d.LogDir, "write TensorBoard event files (metrics per epoch, batch loss, parameter histograms) into this directory")
 	RegisterAMP(fs, &f.AMP)
+	fs.BoolVar(&f.Hybridize, "hybridize", d.Hybridize, "run the network through traced graphs (gluon.Hybridize): the same results with less per-op overhead")
 	return f
+}
+
+// Model returns net as the program runs it: hybridized with -hybridize.
+func (f *Flags) Model(net gluon.Block) gluon.Block {
+	if f.Hybridize {
+		return gluon.Hybridize(net, gluon.HybridOpts{})
+	}
+	return net
 }
 
 // Devices parses and checks -contexts.
