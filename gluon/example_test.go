@@ -3,11 +3,13 @@ package gluon_test
 import (
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/goluon/goluon/autograd"
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/initializer"
+	"github.com/goluon/goluon/gluon/modelzoo"
 	"github.com/goluon/goluon/gluon/nn"
 	"github.com/goluon/goluon/gluon/optimizer"
 	"github.com/goluon/goluon/nd"
@@ -158,4 +160,29 @@ func ExampleSummary() {
 	// dense0 (Dense)          [2 10]        370
 	// Total params: 426 (trainable 418, fixed 8)
 	// <nil>
+}
+
+// ExampleHybridize runs a network through traced graphs: the first call
+// of a signature traces its kernels, later calls replay them, with the
+// eager network's results.
+func ExampleHybridize() {
+	dev := ctx.CPU(0)
+	nd.Seed(1)
+	net := modelzoo.MLP(3, 8)
+	if err := gluon.Initialize(net, initializer.Xavier{}, dev); err != nil {
+		panic(err)
+	}
+	x := nd.RandomUniform(dev, nd.Float32, 0, 1, 2, 4)
+	eager := net.Forward(x).Float32s() // also infers the deferred shapes
+	h := gluon.Hybridize(net, gluon.HybridOpts{})
+	for range 3 {
+		same := slices.Equal(h.Forward(x).Float32s(), eager)
+		fmt.Println("same as eager:", same)
+	}
+	fmt.Printf("%+v\n", h.Stats())
+	// Output:
+	// same as eager: true
+	// same as eager: true
+	// same as eager: true
+	// {Traces:1 Replays:2 Eager:0 Graphs:1}
 }
