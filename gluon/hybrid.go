@@ -54,7 +54,7 @@ type HybridBlock struct {
 	mu     sync.Mutex
 	walked bool
 	params []*Parameter
-	why    string // why every call runs eagerly ("" for none)
+	why    string                   // why every call runs eagerly ("" for none)
 	graphs map[string]*list.Element // of *hybridGraph
 	lru    list.List
 	stats  HybridStats
