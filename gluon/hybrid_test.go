@@ -60,8 +60,11 @@ func TestHybridizeTrainsLikeEager(t *testing.T) {
 			}
 			want, _ := run(false)
 			got, st := run(true)
-			if st.Replays == 0 || st.Traces != len(c.devs) {
-				t.Fatalf("stats %+v: want one trace per context and replays", st)
+			// One trace per context, and one more where a context traced
+			// before the Trainer's first step moved the parameters into its
+			// flat buffers (the graph is then stale: BoundTo).
+			if st.Replays == 0 || st.Traces < len(c.devs) || st.Traces > 2*len(c.devs) {
+				t.Fatalf("stats %+v: want one or two traces per context, and replays", st)
 			}
 			for name, w := range want {
 				g := got[name]

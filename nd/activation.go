@@ -21,7 +21,7 @@ func lifted(op string, arrs ...*NDArray) []*NDArray {
 			live = append(live, a)
 		}
 	}
-	checkLive(op, live...)
+	defer checkLive(op, live...).done()
 	checkContexts(op, live...)
 	checkFloat(op, live...)
 	return sessionOf(op, live...).lift(op, arrs...)
@@ -94,7 +94,7 @@ func GELU(x *NDArray, tanhApprox bool) *NDArray {
 
 func gELUOp(x *NDArray, tanhApprox bool) *NDArray {
 	const op = "GELU"
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	checkFloat(op, x)
 	if k, ok := kernelsOf[backend.GELUKernels](x.be()); ok && fusedKernels() {
 		sess := sessionOf(op, x)

@@ -12,7 +12,7 @@ func AdaptiveAvgPool2D(x *NDArray, outH, outW int) *NDArray {
 
 func adaptiveAvgPool2DOp(x *NDArray, outH, outW int) *NDArray {
 	const op = "AdaptiveAvgPool2D"
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	if x.NDim() != 4 || outH <= 0 || outW <= 0 {
 		fail(op, ErrShape, "input %v (want NCHW) to %d×%d", x.shape, outH, outW)
 	}

@@ -155,7 +155,7 @@ func dispatch(op string, c castClass, in []*NDArray, f func(w []*NDArray) *NDArr
 
 // dispatchIx is dispatch with index operands (see dispatch).
 func dispatchIx(op string, c castClass, in []*NDArray, index uint, f func(w []*NDArray) *NDArray) *NDArray {
-	checkLive(op, nonNil(in)...)
+	defer checkLive(op, nonNil(in)...).done()
 	made := autocast(op, c, in, index)
 	var data []*NDArray
 	for i, a := range in {
@@ -190,7 +190,7 @@ func dispatchIx(op string, c castClass, in []*NDArray, index uint, f func(w []*N
 // tape keeps the half arrays): autocast, and no float32 wrapping; the op
 // checks the dtypes.
 func dispatchNative(op string, c castClass, in []*NDArray, f func(w []*NDArray) *NDArray) *NDArray {
-	checkLive(op, nonNil(in)...)
+	defer checkLive(op, nonNil(in)...).done()
 	made := autocast(op, c, in, 0)
 	out := f(in)
 	castsDone(out, made)

@@ -22,7 +22,7 @@ func Backward(heads, headGrads []*NDArray, retainGraph bool) {
 		fail(op, ErrArgument, "%d heads but %d head gradients", len(heads), len(headGrads))
 	}
 	for i, h := range heads {
-		checkLive(op, h)
+		defer checkLive(op, h).done()
 		if !h.requiresGrad() {
 			fail(op, ErrGraph, "head %d (shape %v) is not part of a recorded graph: attach a gradient to an input with AttachGrad and compute the head inside autograd.Record", i, h.shape)
 		}
@@ -34,7 +34,7 @@ func Backward(heads, headGrads []*NDArray, retainGraph bool) {
 		var g *NDArray
 		if headGrads != nil && headGrads[i] != nil {
 			hg := headGrads[i]
-			checkInputs(op, h, hg)
+			defer checkInputs(op, h, hg).done()
 			if !slices.Equal(h.shape, hg.shape) {
 				fail(op, ErrShape, "head %d has shape %v but its gradient has shape %v", i, h.shape, hg.shape)
 			}

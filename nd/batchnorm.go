@@ -68,7 +68,7 @@ func BatchNorm(x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts) *NDArr
 	if !(p.momentum >= 0 && p.momentum <= 1) || !(p.epsilon >= 0) {
 		fail(op, ErrArgument, "momentum %g must be in [0, 1] and epsilon %g non-negative", p.momentum, p.epsilon)
 	}
-	checkInputs(op, x, runMean, runVar)
+	defer checkInputs(op, x, runMean, runVar).done()
 	checkFloat(op, x)
 	ax := normAxis(op, p.axis, x.NDim())
 	c := x.shape[ax]
@@ -76,7 +76,7 @@ func BatchNorm(x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts) *NDArr
 		if v == nil {
 			continue
 		}
-		checkInputs(op, x, v)
+		defer checkInputs(op, x, v).done()
 		if v.NDim() != 1 || v.shape[0] != c {
 			fail(op, ErrShape, "per-channel array of shape %v for input %v with %d channels on axis %d", v.shape, x.shape, c, ax)
 		}
@@ -197,7 +197,7 @@ func updateRunning(run, batch *NDArray, momentum, scale float64) {
 // keeps them, are used as they are.
 func batchNormHalf(x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts) *NDArray {
 	const op = "BatchNorm"
-	checkLive(op, nonNil([]*NDArray{x, gamma, beta, runMean, runVar})...)
+	defer checkLive(op, nonNil([]*NDArray{x, gamma, beta, runMean, runVar})...).done()
 	rm, rv := widened(runMean), widened(runVar)
 	dt := x.dtype
 	if !dt.IsHalf() {

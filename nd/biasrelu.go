@@ -14,7 +14,7 @@ func BiasRelu(x, bias *NDArray, axis int) *NDArray {
 
 func biasReluOp(x, bias *NDArray, axis int) *NDArray {
 	const op = "BiasRelu"
-	checkInputs(op, x, bias)
+	defer checkInputs(op, x, bias).done()
 	checkFloat(op, x)
 	ax := normAxis(op, axis, x.NDim())
 	c := x.shape[ax]

@@ -21,7 +21,7 @@ func binaryInto(op string, code backend.BinaryOp, a, b *NDArray, dt DType) *NDAr
 			return out
 		}
 	}
-	checkInputs(op, a, b)
+	defer checkInputs(op, a, b).done()
 	checkBinaryDType(op, code, a.dtype)
 	shape := broadcastShape(op, a.shape, b.shape)
 	if a.dtype.IsHalf() {
@@ -258,7 +258,7 @@ func LogicalXor(a, b *NDArray) *NDArray {
 // LogicalNot returns a Bool array, true where x is zero (false).
 func LogicalNot(x *NDArray) *NDArray {
 	const op = "LogicalNot"
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	if x.dtype == Bool {
 		return unaryRaw(op, backend.LogicalNot, x, 0, 0)
 	}

@@ -18,7 +18,7 @@ func LibraryAllReduce(bufs []*NDArray) (bool, error) {
 	if len(bufs) == 0 {
 		return false, nil
 	}
-	checkLive(op, bufs...)
+	defer checkLive(op, bufs...).done()
 	be := bufs[0].be()
 	coll, ok := kernelsOf[backend.Collective](be)
 	if !ok {

@@ -72,7 +72,7 @@ func convInputs(op string, x, w, bias *NDArray) []*NDArray {
 	if bias != nil {
 		inputs = append(inputs, bias)
 	}
-	checkInputs(op, inputs...)
+	defer checkInputs(op, inputs...).done()
 	checkFloat(op, inputs...)
 	return inputs
 }

@@ -71,7 +71,7 @@ func hostSlice(dt DType, n int) any {
 // there). Gradients flow back to a.
 func (a *NDArray) CopyTo(dev ctx.Context) *NDArray {
 	const op = "CopyTo"
-	checkLive(op, a)
+	defer checkLive(op, a).done()
 	out := newArray(op, a.Session(), dev, a.dtype, a.shape)
 	transfer(out, a)
 	src := a.st.dev
@@ -89,14 +89,14 @@ func (a *NDArray) CopyTo(dev ctx.Context) *NDArray {
 // (parameter replicas, kvstore buffers) are made with
 // nd.PersistentSession().CopyOf instead.
 func (a *NDArray) DetachedCopyTo(dev ctx.Context) *NDArray {
-	checkLive("DetachedCopyTo", a)
+	defer checkLive("DetachedCopyTo", a).done()
 	return a.Session().CopyOf(a, dev)
 }
 
 // AsIn returns a itself when it already lives on dev, and a copy there
 // otherwise (Gluon's as_in_context).
 func (a *NDArray) AsIn(dev ctx.Context) *NDArray {
-	checkLive("AsIn", a)
+	defer checkLive("AsIn", a).done()
 	if a.st.dev == dev {
 		return a
 	}
@@ -105,7 +105,7 @@ func (a *NDArray) AsIn(dev ctx.Context) *NDArray {
 
 // Copy returns a copy of a on its own context.
 func (a *NDArray) Copy() *NDArray {
-	checkLive("Copy", a)
+	defer checkLive("Copy", a).done()
 	return a.CopyTo(a.st.dev)
 }
 
@@ -117,7 +117,7 @@ func (a *NDArray) Copy() *NDArray {
 // recorded (its result has no gradient, as in PyTorch).
 func (a *NDArray) AsType(dt DType) *NDArray {
 	const op = "AsType"
-	checkLive(op, a)
+	defer checkLive(op, a).done()
 	if !dt.Valid() {
 		fail(op, ErrDType, "unknown dtype %v", dt)
 	}
@@ -143,7 +143,7 @@ func (a *NDArray) AsType(dt DType) *NDArray {
 // parameter loading write into arrays.
 func Assign(dst, src *NDArray) {
 	const op = "Assign"
-	checkLive(op, dst, src)
+	defer checkLive(op, dst, src).done()
 	claimIn(dst, src)
 	if !slices.Equal(dst.shape, src.shape) {
 		fail(op, ErrShape, "destination shape %v vs source shape %v", dst.shape, src.shape)
@@ -155,7 +155,7 @@ func Assign(dst, src *NDArray) {
 // be on one context. It is not recorded.
 func AddTo(dst, src *NDArray) {
 	const op = "AddTo"
-	checkInputs(op, dst, src)
+	defer checkInputs(op, dst, src).done()
 	claimIn(dst, src)
 	if !slices.Equal(broadcastShape(op, dst.shape, src.shape), dst.shape) {
 		fail(op, ErrShape, "cannot add shape %v into %v", src.shape, dst.shape)
@@ -168,14 +168,14 @@ func AddTo(dst, src *NDArray) {
 
 // ScaleInPlace multiplies dst by s in place. It is not recorded.
 func ScaleInPlace(dst *NDArray, s float64) {
-	checkLive("ScaleInPlace", dst)
+	defer checkLive("ScaleInPlace", dst).done()
 	claimIn(dst)
 	unaryInPlace(dst, backend.MulScalar, s, 0)
 }
 
 // FillInPlace sets every element of dst to v. It is not recorded.
 func FillInPlace(dst *NDArray, v float64) {
-	checkLive("FillInPlace", dst)
+	defer checkLive("FillInPlace", dst).done()
 	claimIn(dst)
 	dst.be().Fill(dst.storageArg(), dst.Size(), v)
 }

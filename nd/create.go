@@ -65,7 +65,7 @@ func OnesLike(a *NDArray) *NDArray { return FullLike(a, 1) }
 // FullLike returns an array filled with v with a's shape, dtype, context
 // and session.
 func FullLike(a *NDArray, v float64) *NDArray {
-	checkLive("FullLike", a)
+	defer checkLive("FullLike", a).done()
 	return a.Session().Full(a.st.dev, a.dtype, v, a.shape...)
 }
 

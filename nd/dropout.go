@@ -24,7 +24,7 @@ func DropoutAxes(x *NDArray, p float64, axes ...int) *NDArray {
 }
 
 func dropout(op string, x *NDArray, p float64, axes []int) *NDArray {
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	checkFloat(op, x)
 	if p < 0 || p >= 1 {
 		fail(op, ErrArgument, "probability %g outside [0, 1)", p)

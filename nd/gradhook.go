@@ -28,7 +28,7 @@ type hookList struct{ hooks []*GradHook }
 // returned function removes h.
 func (a *NDArray) AddGradHook(h GradHook) (remove func()) {
 	const op = "AddGradHook"
-	checkLive(op, a)
+	defer checkLive(op, a).done()
 	s := a.state()
 	if s == nil || s.grad == nil {
 		fail(op, ErrGraph, "array of shape %v has no gradient attached (call AttachGrad first)", a.shape)
@@ -91,8 +91,17 @@ func Pack(arrs []*NDArray) (flat *NDArray, offs []int) {
 	}
 	total := 0
 	offs = make([]int, len(arrs))
+	olds := make([]*storage, len(arrs)) // pinned; the arrays move to flat's storage
+	defer func() {
+		for _, st := range olds {
+			if st != nil {
+				st.unpin()
+			}
+		}
+	}()
 	for i, a := range arrs {
 		checkLive(op, a)
+		olds[i] = a.st
 		if f := arrs[0]; a.st.dev != f.st.dev || a.dtype != f.dtype {
 			fail(op, ErrContext, "array %d is %v on %v, array 0 %v on %v", i, a.dtype, a.st.dev, f.dtype, f.st.dev)
 		}
@@ -108,8 +117,7 @@ func Pack(arrs []*NDArray) (flat *NDArray, offs []int) {
 		flat.st.refs.Add(1)
 		a.st, a.off = flat.st, offs[i]
 		if old.refs.Add(-1) == 0 {
-			old.be.Free(old.dev, old.buf)
-			old.buf = nil
+			old.release() // when the pin above is undone
 		}
 	}
 	return flat, offs
@@ -125,7 +133,7 @@ func PackGrads(leaves []*NDArray) (flat *NDArray, offs []int) {
 	}
 	grads := make([]*NDArray, len(leaves))
 	for i, a := range leaves {
-		checkLive(op, a)
+		defer checkLive(op, a).done()
 		if grads[i] = a.Grad(); grads[i] == nil {
 			fail(op, ErrGraph, "leaf %d (shape %v) has no gradient attached", i, a.shape)
 		}
@@ -140,7 +148,7 @@ func PackGrads(leaves []*NDArray) (flat *NDArray, offs []int) {
 // possibly beside other goroutines' scopes.
 func (a *NDArray) Span(lo, hi int) *NDArray {
 	const op = "Span"
-	checkLive(op, a)
+	defer checkLive(op, a).done()
 	if lo < 0 || hi < lo || hi > a.Size() {
 		fail(op, ErrShape, "span [%d, %d) of an array of %d elements", lo, hi, a.Size())
 	}

@@ -151,8 +151,8 @@ func Trace(name string, f func(in []*NDArray) []*NDArray, inputs, bound []*NDArr
 	if len(live) == 0 {
 		fail(op, ErrArgument, "%s: no inputs", name)
 	}
-	checkLive(op, live...)
-	checkLive(op, bound...)
+	defer checkLive(op, live...).done()
+	defer checkLive(op, bound...).done()
 	sess := sessionOf(op, append(slices.Clone(live), bound...)...)
 	g := &Graph{name: name, recording: sess.IsRecording(), training: sess.IsTraining()}
 	g.castDT, g.castOn = sess.AutocastDType()
@@ -189,7 +189,7 @@ func Trace(name string, f func(in []*NDArray) []*NDArray, inputs, bound []*NDArr
 	if len(outs) == 0 {
 		fail(op, ErrArgument, "%s: the computation returned no outputs", name)
 	}
-	checkLive(op, outs...)
+	defer checkLive(op, outs...).done()
 	var heads, grads []*NDArray
 	if g.recording {
 		heads = g.bindHeads(r, outs, sess)

@@ -22,7 +22,9 @@ func (g *Graph) Call(inputs []*NDArray) []*NDArray {
 		fail(op, ErrTrace, "a traced graph cannot be called while the goroutine traces (call the computation itself)")
 	}
 	g.checkInputs(inputs)
-	sess := sessionOf(op, nonNil(inputs)...)
+	live := nonNil(inputs)
+	defer pin(op, live).done() // the replay reads them
+	sess := sessionOf(op, live...)
 	if sess.IsRecording() != g.recording || sess.IsTraining() != g.training {
 		fail(op, ErrTrace, "traced with recording=%v training=%v, called with recording=%v training=%v: trace again for this mode",
 			g.recording, g.training, sess.IsRecording(), sess.IsTraining())
@@ -47,7 +49,7 @@ func (g *Graph) Call(inputs []*NDArray) []*NDArray {
 			o.be.Copy([]int{numel(o.shape)}, outs[i].storageArg(), backend.Arg{Buf: src.Buf, Off: src.Off + o.off})
 		}
 	}
-	if !g.grads || !g.recordNode(e, in, inputs, anchor) {
+	if !g.grads || !g.recordNode(e, in, inputs, live, anchor) {
 		g.put(in)
 	}
 	if anchor != nil && len(outs) > 1 { // views of the packed array, recorded
@@ -123,10 +125,12 @@ func (g *Graph) makeOutputs(e *replay, sess *Session) (outs []*NDArray, anchor *
 // recorded (no input wanting a gradient records none); the buffer set is
 // then held until the node's backward pass, or until anchor is collected
 // without one.
-func (g *Graph) recordNode(e *replay, in *instance, inputs []*NDArray, anchor *NDArray) bool {
+func (g *Graph) recordNode(e *replay, in *instance, inputs, live []*NDArray, anchor *NDArray) bool {
 	nodeIn := slices.Concat(inputs, g.boundArrays)
+	reads := slices.Concat(live, g.boundArrays, []*NDArray{anchor}) // what the backward replay reads
 	h := &hold{in: in}
 	Record(g.name, anchor, nodeIn, func(gr *NDArray, need []bool) []*NDArray {
+		defer pin(g.name, reads).done()
 		return g.backward(e, h, anchor, gr, need)
 	})
 	if anchor.state() == nil {
@@ -148,9 +152,6 @@ func (g *Graph) backward(e *replay, h *hold, anchor, gr *NDArray, need []bool) [
 		fail(op, ErrGraph, "a hybridized call's graph was already backpropagated: it supports one backward pass (run the block without Hybridize to backpropagate twice)")
 	}
 	defer g.put(h.in)
-	if anchor.released.Load() {
-		fail(op, ErrReleased, "the output of %s was released before its backward pass", op)
-	}
 	for i, h := range g.heads {
 		if h >= 0 {
 			e.args[h] = backend.Arg{Buf: gr.st.buf, Off: gr.off + g.outs[i].packed}

@@ -4,7 +4,7 @@ import "github.com/goluon/goluon/nd/backend"
 
 // checkHost validates the host slice s of a transfer to or from a.
 func checkHost(op, what string, a *NDArray, s any) {
-	checkLive(op, a)
+	defer checkLive(op, a).done()
 	_, n, ok := backend.HostDType(s)
 	if !ok {
 		fail(op, ErrArgument, "%s is %T, want []float32, []float64, []int32, []int64, []uint8 or []bool", what, s)

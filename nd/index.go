@@ -64,7 +64,7 @@ func axisDims(shape []int, axis int) (outer, n, inner int) {
 // checkIndexArray checks an index operand: live, on x's context, integer
 // (or whole floats).
 func checkIndexArray(op string, x, idx *NDArray) {
-	checkLive(op, x, idx)
+	defer checkLive(op, x, idx).done()
 	checkContexts(op, x, idx)
 	checkIndex(op, idx)
 }
@@ -200,7 +200,7 @@ func ScatterAdd(x, idx, src *NDArray, axis int) *NDArray {
 func scatterAddOp(x *NDArray, axis int, idx, src *NDArray) *NDArray {
 	const op = "ScatterAdd"
 	checkIndexArray(op, x, idx)
-	checkInputs(op, x, src)
+	defer checkInputs(op, x, src).done()
 	if !slices.Equal(idx.shape, src.shape) {
 		fail(op, ErrShape, "index of shape %v and source of shape %v differ", idx.shape, src.shape)
 	}
@@ -223,7 +223,7 @@ func IndexAdd(x, indices, src *NDArray, axis int) *NDArray {
 func indexAddOp(x *NDArray, axis int, indices, src *NDArray) *NDArray {
 	const op = "IndexAdd"
 	checkIndexArray(op, x, indices)
-	checkInputs(op, x, src)
+	defer checkInputs(op, x, src).done()
 	ax := normAxis(op, axis, x.NDim())
 	if indices.NDim() != 1 {
 		fail(op, ErrShape, "indices of shape %v must be 1-D", indices.shape)

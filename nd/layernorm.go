@@ -55,7 +55,7 @@ func InstanceNorm(x, gamma, beta *NDArray, eps float64) *NDArray {
 }
 
 func instanceNormOp(x, gamma, beta *NDArray, eps float64) *NDArray {
-	checkLive("InstanceNorm", x)
+	defer checkLive("InstanceNorm", x).done()
 	if x.NDim() < 2 {
 		fail("InstanceNorm", ErrShape, "want an input [N, C, ...], got %v", x.shape)
 	}

@@ -86,7 +86,7 @@ func logSumExp(x *NDArray, keep bool, axes []int) *NDArray {
 
 func logSumExpOp(x *NDArray, keep bool, axes ...int) *NDArray {
 	const op = "LogSumExp"
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	checkFloat(op, x)
 	d := x.Detach()
 	m := MaxKeepDims(d, axes...)

@@ -5,7 +5,7 @@ import "github.com/goluon/goluon/nd/backend"
 // gemmRaw computes op(a)·op(b) for 2-D operands or batches of them (3-D).
 // A 2-D operand next to a 3-D one is shared by every matrix of the batch.
 func gemmRaw(op string, a, b *NDArray, ta, tb bool) *NDArray {
-	checkInputs(op, a, b)
+	defer checkInputs(op, a, b).done()
 	checkFloat(op, a, b)
 	if a.NDim() < 2 || a.NDim() > 3 || b.NDim() < 2 || b.NDim() > 3 {
 		fail(op, ErrShape, "operands must be 2-D or 3-D, got %v and %v", a.shape, b.shape)
@@ -122,10 +122,10 @@ func fullyConnected(x, w, bias *NDArray) *NDArray {
 	if bias != nil {
 		inputs = append(inputs, bias)
 	}
-	checkLive(op, inputs...)
+	defer checkLive(op, inputs...).done()
 	checkContexts(op, inputs...)
 	if _, half := halfOf(inputs...); !half {
-		checkInputs(op, inputs...) // halfNative checks the half dtypes
+		checkInputs(op, inputs...).done() // (pinned above); halfNative checks the half dtypes
 	}
 	checkFloat(op, inputs...)
 	if x.NDim() != 2 || w.NDim() != 2 || x.shape[1] != w.shape[1] {

@@ -24,6 +24,9 @@ type storage struct {
 	// owner is the trace (trace.go) that allocated buf during its dry run:
 	// the trace frees it, Release does not.
 	owner *recording
+	pins  atomic.Int32 // ops working on it now (pin.go)
+	dead  atomic.Bool  // its last array was released
+	freed atomic.Bool
 }
 
 // NDArray is an n-dimensional array of one DType on one context.
@@ -143,10 +146,7 @@ func (a *NDArray) Release() {
 		return
 	}
 	if a.st.refs.Add(-1) == 0 {
-		if a.st.owner == nil {
-			a.st.be.Free(a.st.dev, a.st.buf)
-		}
-		a.st.buf = nil
+		a.st.release() // at once, or when the last op using it returns (pin.go)
 	}
 }
 
@@ -176,22 +176,20 @@ func (a *NDArray) be() backend.Backend {
 	return a.st.be
 }
 
-// checkLive panics if any array is nil or released.
-func checkLive(op string, arrs ...*NDArray) {
-	for i, a := range arrs {
-		if a == nil {
-			fail(op, ErrArgument, "input %d is nil", i)
-		}
-		if a.released.Load() {
-			fail(op, ErrReleased, "input %d (shape %v on %v) was released", i, a.shape, a.st.dev)
-		}
-	}
-}
+// checkLive panics if any array is nil or released, and pins them (pin.go):
+// the caller defers the result's done.
+func checkLive(op string, arrs ...*NDArray) pins { return pin(op, arrs) }
 
 // checkInputs validates that all inputs are live, on one context and of one
-// dtype. It runs before any op does work.
-func checkInputs(op string, arrs ...*NDArray) {
-	checkLive(op, arrs...)
+// dtype, and pins them as checkLive does. It runs before any op does work.
+func checkInputs(op string, arrs ...*NDArray) (p pins) {
+	p = checkLive(op, arrs...)
+	defer func() {
+		if r := recover(); r != nil {
+			p.done()
+			panic(r)
+		}
+	}()
 	checkContexts(op, arrs...)
 	a := arrs[0]
 	for _, b := range arrs[1:] {
@@ -200,6 +198,7 @@ func checkInputs(op string, arrs ...*NDArray) {
 				a.dtype, b.dtype, a.shape, b.shape)
 		}
 	}
+	return p
 }
 
 // checkContexts validates that the live arrays all sit on one context and
@@ -218,7 +217,7 @@ func checkContexts(op string, arrs ...*NDArray) {
 // Float32s copies the array's elements to a new Go slice, converting if the
 // array holds float64.
 func (a *NDArray) Float32s() []float32 {
-	checkLive("Float32s", a)
+	defer checkLive("Float32s", a).done()
 	claimIn(a)
 	out := make([]float32, a.Size())
 	a.be().Read(a.st.buf, a.off, out)
@@ -228,7 +227,7 @@ func (a *NDArray) Float32s() []float32 {
 // Float64s copies the array's elements to a new Go slice, converting if the
 // array holds float32.
 func (a *NDArray) Float64s() []float64 {
-	checkLive("Float64s", a)
+	defer checkLive("Float64s", a).done()
 	claimIn(a)
 	out := make([]float64, a.Size())
 	a.be().Read(a.st.buf, a.off, out)
@@ -237,7 +236,7 @@ func (a *NDArray) Float64s() []float64 {
 
 // Scalar returns the value of a one-element array.
 func (a *NDArray) Scalar() float64 {
-	checkLive("Scalar", a)
+	defer checkLive("Scalar", a).done()
 	if a.Size() != 1 {
 		fail("Scalar", ErrShape, "array of shape %v has %d elements, want 1", a.shape, a.Size())
 	}

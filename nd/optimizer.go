@@ -38,7 +38,7 @@ func RMSPropProgram(p OptimizerParams) OptProgram { return backend.RMSPropProgra
 // *Error, changing nothing.
 func OptimizerUpdate(prog backend.OptProgram, weight, grad, state *NDArray) {
 	const op = "OptimizerUpdate"
-	checkLive(op, weight, grad)
+	defer checkLive(op, weight, grad).done()
 	if prog.UsesState && state == nil {
 		fail(op, ErrArgument, "the program uses a state and none was given")
 	}
@@ -59,7 +59,7 @@ func OptimizerUpdate(prog backend.OptProgram, weight, grad, state *NDArray) {
 			continue
 		}
 		name := [...]string{"gradient", "state"}[i]
-		checkLive(op, a)
+		defer checkLive(op, a).done()
 		switch {
 		case a.st.dev != weight.st.dev:
 			fail(op, ErrContext, "%s on %v, weight on %v", name, a.st.dev, weight.st.dev)

@@ -25,7 +25,7 @@ func Pad(x *NDArray, widths [][2]int, mode PadMode, value float64) *NDArray {
 
 func padOp(x *NDArray, widths [][2]int, mode PadMode, value float64) *NDArray {
 	const op = "Pad"
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	if len(widths) > x.NDim() {
 		fail(op, ErrArgument, "%d pad widths for a %d-d array of shape %v", len(widths), x.NDim(), x.shape)
 	}

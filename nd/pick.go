@@ -4,7 +4,7 @@ import "slices"
 
 // pickDims splits x's shape around axis and checks idx's shape.
 func pickDims(op string, x, idx *NDArray, axis int) (ax, outer, n, inner int) {
-	checkLive(op, x, idx)
+	defer checkLive(op, x, idx).done()
 	checkContexts(op, x, idx)
 	checkFloat(op, x)
 	checkIndex(op, idx)
@@ -48,7 +48,7 @@ func pickOp(x, idx *NDArray, axis int) *NDArray {
 // dtype when idx is floating (as before integer arrays existed) and
 // Float32 when idx is an integer array; OneHotAs chooses.
 func OneHot(idx *NDArray, depth int, on, off float64) *NDArray {
-	checkLive("OneHot", idx)
+	defer checkLive("OneHot", idx).done()
 	dt := idx.dtype
 	if !dt.IsFloat() {
 		dt = Float32
@@ -62,7 +62,7 @@ func OneHotAs(idx *NDArray, depth int, on, off float64, dt DType) *NDArray {
 }
 
 func oneHot(op string, idx *NDArray, depth int, on, off float64, dt DType) *NDArray {
-	checkLive(op, idx)
+	defer checkLive(op, idx).done()
 	checkIndex(op, idx)
 	if depth <= 0 {
 		fail(op, ErrArgument, "depth %d must be positive", depth)

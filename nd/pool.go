@@ -82,7 +82,7 @@ func Pool2D(x *NDArray, o PoolOpts) *NDArray {
 
 func pool2DOp(x *NDArray, o PoolOpts) *NDArray {
 	const op = "Pool2D"
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	checkFloat(op, x)
 	p := poolParams(op, x, o)
 	if x.dtype.IsHalf() { // the tape keeps the half arrays (halfNative)

@@ -168,13 +168,13 @@ func (s *Session) RandomNormal(dev ctx.Context, dt DType, mean, std float64, sha
 // RandomUniformLike draws uniform values with a's shape, dtype, context and
 // session.
 func RandomUniformLike(a *NDArray, lo, hi float64) *NDArray {
-	checkLive("RandomUniformLike", a)
+	defer checkLive("RandomUniformLike", a).done()
 	return a.Session().RandomUniform(a.st.dev, a.dtype, lo, hi, a.shape...)
 }
 
 // RandomNormalLike draws normal values with a's shape, dtype, context and
 // session.
 func RandomNormalLike(a *NDArray, mean, std float64) *NDArray {
-	checkLive("RandomNormalLike", a)
+	defer checkLive("RandomNormalLike", a).done()
 	return a.Session().RandomNormal(a.st.dev, a.dtype, mean, std, a.shape...)
 }

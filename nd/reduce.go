@@ -57,7 +57,7 @@ func droppedShape(shape []int, axes []bool) []int {
 
 // reduceRaw reduces x over the marked axes, returning the keepdims shape.
 func reduceRaw(op string, code backend.ReduceOp, x *NDArray, axes []bool) *NDArray {
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	if x.dtype.IsHalf() {
 		w := widened(x)
 		defer w.Release()
@@ -77,7 +77,7 @@ func reduceRaw(op string, code backend.ReduceOp, x *NDArray, axes []bool) *NDArr
 // of the output itself (nil for Sum, which lets callers release the output
 // of an inner Sum, as Mean does).
 func reduceOp(op string, code backend.ReduceOp, x *NDArray, keep bool, axes []int, grad func(g, y *NDArray, mask []bool) *NDArray) *NDArray {
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	mask := axesMask(op, x.NDim(), axes)
 	if code == backend.Max || code == backend.Min {
 		for i, m := range mask {
@@ -123,7 +123,7 @@ func Sum(x *NDArray, axes ...int) *NDArray { return sum("Sum", x, false, axes) }
 func SumKeepDims(x *NDArray, axes ...int) *NDArray { return sum("SumKeepDims", x, true, axes) }
 
 func sum(op string, x *NDArray, keep bool, axes []int) *NDArray {
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	if x2, made := autocast1(op, castFloat32, x); len(made) > 0 {
 		out := sum(op, x2, keep, axes)
 		castsDone(out, made)
@@ -147,7 +147,7 @@ func Mean(x *NDArray, axes ...int) *NDArray { return mean("Mean", x, false, axes
 func MeanKeepDims(x *NDArray, axes ...int) *NDArray { return mean("MeanKeepDims", x, true, axes) }
 
 func mean(op string, x *NDArray, keep bool, axes []int) *NDArray {
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	checkFloat(op, x)
 	if x2, made := autocast1(op, castFloat32, x); len(made) > 0 {
 		out := mean(op, x2, keep, axes)
@@ -206,7 +206,7 @@ func ArgMax(x *NDArray, axis int) *NDArray { return argExtreme("ArgMax", backend
 func ArgMin(x *NDArray, axis int) *NDArray { return argExtreme("ArgMin", backend.ArgMin, x, axis) }
 
 func argExtreme(op string, code backend.ReduceOp, x *NDArray, axis int) *NDArray {
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	ax := normAxis(op, axis, x.NDim())
 	if x.shape[ax] == 0 {
 		fail(op, ErrShape, "empty axis %d of shape %v", axis, x.shape)

@@ -53,7 +53,7 @@ func (s *Session) RandomInt(dev ctx.Context, dt DType, lo, hi int64, shape ...in
 // differentiable.
 func Bernoulli(p *NDArray) *NDArray {
 	const op = "Bernoulli"
-	checkLive(op, p)
+	defer checkLive(op, p).done()
 	checkFloat(op, p)
 	probs := p.Float64s()
 	for i, q := range probs {
@@ -85,7 +85,7 @@ func Bernoulli(p *NDArray) *NDArray {
 // infinite weight, is an error.
 func Categorical(weights *NDArray, n int, logits bool) *NDArray {
 	const op = "Categorical"
-	checkLive(op, weights)
+	defer checkLive(op, weights).done()
 	checkFloat(op, weights)
 	if weights.NDim() == 0 || weights.shape[weights.NDim()-1] == 0 {
 		fail(op, ErrShape, "weights of shape %v have no classes", weights.shape)

@@ -369,7 +369,7 @@ func (a *NDArray) bind(s *Session) {
 // use Use for an op on them alone.
 func (s *Session) Adopt(arrs ...*NDArray) *NDArray {
 	for _, a := range arrs {
-		checkLive("Adopt", a)
+		defer checkLive("Adopt", a).done()
 		if s == defaultSession {
 			continue
 		}
@@ -427,7 +427,7 @@ func (s *Session) lift(op string, arrs ...*NDArray) []*NDArray {
 // gradients flow through it to a. a must be neutral or already s's.
 func (s *Session) Use(a *NDArray) *NDArray {
 	const op = "Use"
-	checkLive(op, a)
+	defer checkLive(op, a).done()
 	if b := a.sess.Load(); b != nil && b != s {
 		fail(op, ErrSession, "array of shape %v belongs to %v, not %v", a.shape, b, s)
 	}
@@ -447,7 +447,7 @@ func (s *Session) CopyOf(a *NDArray, dev ctx.Context) *NDArray {
 	if a != nil {
 		a.claimFor(s)
 	}
-	checkLive(op, a)
+	defer checkLive(op, a).done()
 	out := newArray(op, s, dev, a.dtype, a.shape)
 	transfer(out, a)
 	return out

@@ -10,7 +10,7 @@ import (
 // elements. One dimension may be -1 and is then inferred.
 func Reshape(x *NDArray, shape ...int) *NDArray {
 	const op = "Reshape"
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	shape = slices.Clone(shape)
 	infer, known := -1, 1
 	for i, s := range shape {
@@ -41,7 +41,7 @@ func Reshape(x *NDArray, shape ...int) *NDArray {
 
 // Flatten reshapes x to [N, rest], keeping the first axis.
 func Flatten(x *NDArray) *NDArray {
-	checkLive("Flatten", x)
+	defer checkLive("Flatten", x).done()
 	if x.NDim() == 0 {
 		fail("Flatten", ErrShape, "cannot flatten a 0-d array")
 	}
@@ -51,7 +51,7 @@ func Flatten(x *NDArray) *NDArray {
 // ExpandDims inserts an axis of size 1 at position axis (which may be
 // NDim, or negative counting from the end).
 func ExpandDims(x *NDArray, axis int) *NDArray {
-	checkLive("ExpandDims", x)
+	defer checkLive("ExpandDims", x).done()
 	ax := normAxis("ExpandDims", axis, x.NDim()+1)
 	return Reshape(x, slices.Insert(x.Shape(), ax, 1)...)
 }
@@ -59,7 +59,7 @@ func ExpandDims(x *NDArray, axis int) *NDArray {
 // Squeeze removes the given axes of size 1 (all size-1 axes when none are
 // given).
 func Squeeze(x *NDArray, axes ...int) *NDArray {
-	checkLive("Squeeze", x)
+	defer checkLive("Squeeze", x).done()
 	drop := make([]bool, x.NDim())
 	if len(axes) == 0 {
 		for i, s := range x.shape {
@@ -79,7 +79,7 @@ func Squeeze(x *NDArray, axes ...int) *NDArray {
 // Transpose permutes the axes of x; with no axes it reverses them.
 func Transpose(x *NDArray, axes ...int) *NDArray {
 	const op = "Transpose"
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	nd := x.NDim()
 	if len(axes) == 0 {
 		for i := nd - 1; i >= 0; i-- {
@@ -137,7 +137,7 @@ func region(a *NDArray, axis, begin int) backend.Arg {
 // first axis is a view; others are copies.
 func SliceAxis(x *NDArray, begin, end, axis int) *NDArray {
 	const op = "SliceAxis"
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	ax := normAxis(op, axis, x.NDim())
 	n := x.shape[ax]
 	if begin < 0 {
@@ -180,7 +180,7 @@ func Concat(arrs []*NDArray, axis int) *NDArray {
 			return out
 		}
 	}
-	checkInputs(op, arrs...)
+	defer checkInputs(op, arrs...).done()
 	first := arrs[0]
 	ax := normAxis(op, axis, first.NDim())
 	shape := first.Shape()
@@ -219,7 +219,7 @@ func Concat(arrs []*NDArray, axis int) *NDArray {
 
 // Split cuts x into n equal parts along axis.
 func Split(x *NDArray, n, axis int) []*NDArray {
-	checkLive("Split", x)
+	defer checkLive("Split", x).done()
 	ax := normAxis("Split", axis, x.NDim())
 	if n <= 0 || x.shape[ax]%n != 0 {
 		fail("Split", ErrShape, "axis %d of shape %v does not split into %d equal parts", axis, x.shape, n)
@@ -245,7 +245,7 @@ func Stack(arrs []*NDArray, axis int) *NDArray {
 			return out
 		}
 	}
-	checkInputs("Stack", arrs...)
+	defer checkInputs("Stack", arrs...).done()
 	for _, a := range arrs[1:] {
 		if !slices.Equal(a.shape, arrs[0].shape) {
 			fail("Stack", ErrShape, "shapes %v and %v differ", arrs[0].shape, a.shape)
@@ -262,7 +262,7 @@ func Stack(arrs []*NDArray, axis int) *NDArray {
 // BroadcastTo repeats x along its size-1 (or missing leading) axes to shape.
 func BroadcastTo(x *NDArray, shape ...int) *NDArray {
 	const op = "BroadcastTo"
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	if !slices.Equal(broadcastShape(op, x.shape, shape), shape) {
 		fail(op, ErrShape, "cannot broadcast %v to %v", x.shape, shape)
 	}

@@ -81,7 +81,7 @@ func (r Range) resolve(op string, axis, n int) (start, step, count int) {
 // scattered back to the selected positions.
 func Slice(x *NDArray, ranges ...Range) *NDArray {
 	const op = "Slice"
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	if len(ranges) > x.NDim() {
 		fail(op, ErrArgument, "%d ranges for a %d-d array of shape %v", len(ranges), x.NDim(), x.shape)
 	}
@@ -136,7 +136,7 @@ func flipRaw(x *NDArray, axis int) *NDArray {
 // NumPy's flip and PyTorch's flip.
 func Flip(x *NDArray, axes ...int) *NDArray {
 	const op = "Flip"
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	mask := axesMask(op, x.NDim(), axes)
 	ranges := make([]Range, x.NDim())
 	for d, m := range mask {
@@ -151,7 +151,7 @@ func Flip(x *NDArray, axes ...int) *NDArray {
 // transpose(a, b)).
 func SwapAxes(x *NDArray, a, b int) *NDArray {
 	const op = "SwapAxes"
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	a, b = normAxis(op, a, x.NDim()), normAxis(op, b, x.NDim())
 	perm := make([]int, x.NDim())
 	for i := range perm {
@@ -166,7 +166,7 @@ func SwapAxes(x *NDArray, a, b int) *NDArray {
 // axes. The gradient sums over the copies.
 func Tile(x *NDArray, reps ...int) *NDArray {
 	const op = "Tile"
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	nd := max(len(reps), x.NDim())
 	shape := slices.Concat(make([]int, nd-x.NDim()), x.shape)
 	r := slices.Concat(make([]int, nd-len(reps)), reps)
@@ -198,7 +198,7 @@ func Tile(x *NDArray, reps ...int) *NDArray {
 // gradient sums over the copies.
 func Repeat(x *NDArray, n, axis int) *NDArray {
 	const op = "Repeat"
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	if n < 0 {
 		fail(op, ErrArgument, "negative repeat count %d", n)
 	}

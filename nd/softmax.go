@@ -25,7 +25,7 @@ func Softmax(x *NDArray, axis int) *NDArray {
 
 func softmaxOp(x *NDArray, axis int) *NDArray {
 	const op = "Softmax"
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	checkFloat(op, x)
 	mask := axesMask(op, x.NDim(), []int{axis})
 	y := softmaxRaw(op, x, mask, false)
@@ -46,7 +46,7 @@ func LogSoftmax(x *NDArray, axis int) *NDArray {
 
 func logSoftmaxOp(x *NDArray, axis int) *NDArray {
 	const op = "LogSoftmax"
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	checkFloat(op, x)
 	mask := axesMask(op, x.NDim(), []int{axis})
 	y := softmaxRaw(op, x, mask, true)

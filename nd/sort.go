@@ -25,7 +25,7 @@ func Cumsum(x *NDArray, axis int) *NDArray {
 
 func cumsumOp(x *NDArray, axis int) *NDArray {
 	const op = "Cumsum"
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	ax := normAxis(op, axis, x.NDim())
 	if !x.dtype.IsFloat() && x.dtype != Int64 {
 		t := x.AsType(Int64)
@@ -78,7 +78,7 @@ func sortRaw(op string, x *NDArray, ax int, desc bool) (vals, idx *NDArray) {
 // positions they came from.
 func Sort(x *NDArray, axis int, descending bool) (values, indices *NDArray) {
 	const op = "Sort"
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	ax := normAxis(op, axis, x.NDim())
 	vals, idx := sortRaw(op, x, ax, descending)
 	outer, n, inner := axisDims(x.shape, ax)
@@ -93,7 +93,7 @@ func Sort(x *NDArray, axis int, descending bool) (values, indices *NDArray) {
 // NaN last ascending), as NumPy's argsort and PyTorch's argsort.
 func ArgSort(x *NDArray, axis int, descending bool) *NDArray {
 	const op = "ArgSort"
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	vals, idx := sortRaw(op, x, normAxis(op, axis, x.NDim()), descending)
 	vals.Release()
 	return idx
@@ -105,7 +105,7 @@ func ArgSort(x *NDArray, axis int, descending bool) *NDArray {
 // gradient flows back to the positions they came from.
 func TopK(x *NDArray, k, axis int, largest bool) (values, indices *NDArray) {
 	const op = "TopK"
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	ax := normAxis(op, axis, x.NDim())
 	if k < 0 || k > x.shape[ax] {
 		fail(op, ErrArgument, "k = %d out of range for axis %d of shape %v", k, axis, x.shape)
@@ -131,7 +131,7 @@ func NormKeepDims(x *NDArray, ord int, axes ...int) *NDArray { return norm(x, or
 
 func norm(x *NDArray, ord int, keep bool, axes []int) *NDArray {
 	const op = "Norm"
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	checkFloat(op, x)
 	if x2, made := autocast1(op, castFloat32, x); len(made) > 0 {
 		out := norm(x2, ord, keep, axes)
@@ -189,7 +189,7 @@ func VarKeepDims(x *NDArray, ddof int, axes ...int) *NDArray { return variance(x
 
 func variance(x *NDArray, ddof int, keep bool, axes []int) *NDArray {
 	const op = "Var"
-	checkLive(op, x)
+	defer checkLive(op, x).done()
 	checkFloat(op, x)
 	if x2, made := autocast1(op, castFloat32, x); len(made) > 0 {
 		out := variance(x2, ddof, keep, axes)

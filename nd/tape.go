@@ -90,7 +90,7 @@ func (s *Session) record(op string, out *NDArray, inputs []*NDArray, backward Ba
 // request, making a a leaf whose gradient Backward fills. It replaces any
 // earlier buffer and detaches a from the graph that produced it.
 func (a *NDArray) AttachGrad(req GradReq) {
-	checkLive("AttachGrad", a)
+	defer checkLive("AttachGrad", a).done()
 	if !a.dtype.IsFloat() && req != GradNull {
 		fail("AttachGrad", ErrDType, "a %v array (shape %v) cannot have a gradient: gradients flow only through floating-point arrays", a.dtype, a.shape)
 	}
@@ -144,6 +144,6 @@ func (a *NDArray) GradStamp() uint64 {
 
 // Detach returns a view of a's memory that is not connected to any graph.
 func (a *NDArray) Detach() *NDArray {
-	checkLive("Detach", a)
+	defer checkLive("Detach", a).done()
 	return a.view(0, a.shape)
 }

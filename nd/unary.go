@@ -13,7 +13,7 @@ var float32Unary = []backend.UnaryOp{backend.Exp, backend.Log, backend.Log1p, ba
 
 // unaryRaw computes code(a) into a new array without recording.
 func unaryRaw(op string, code backend.UnaryOp, a *NDArray, p1, p2 float64) *NDArray {
-	checkLive(op, a)
+	defer checkLive(op, a).done()
 	checkUnaryDType(op, code, a.dtype, p1, p2)
 	if a.dtype.IsHalf() {
 		w := widened(a)

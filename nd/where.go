@@ -8,9 +8,9 @@ import (
 
 // whereRaw computes cond ? a : b with broadcasting, without recording.
 func whereRaw(op string, cond, a, b *NDArray) *NDArray {
-	checkLive(op, cond, a, b)
+	defer checkLive(op, cond, a, b).done()
 	checkContexts(op, cond, a, b)
-	checkInputs(op, a, b)
+	defer checkInputs(op, a, b).done()
 	if cond.dtype != Bool {
 		fail(op, ErrDType, "condition must be a bool array, got %v (shape %v); compare, or convert with AsType(Bool)", cond.dtype, cond.shape)
 	}
@@ -60,7 +60,7 @@ func MaskedFill(x, mask *NDArray, value float64) *NDArray {
 
 func maskedFillOp(x, mask *NDArray, value float64) *NDArray {
 	const op = "MaskedFill"
-	checkLive(op, x, mask)
+	defer checkLive(op, x, mask).done()
 	checkContexts(op, x, mask)
 	if mask.dtype != Bool {
 		fail(op, ErrDType, "mask must be a bool array, got %v (shape %v)", mask.dtype, mask.shape)

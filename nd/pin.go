@@ -1,0 +1,77 @@
+package nd
+
+// Pinning keeps an array's memory from being freed while an op works on
+// it, whatever other goroutines do: a scope of another goroutine tree
+// closing, a Release racing with a read.
+//
+// An op pins its inputs when it checks them (checkLive), before it reads
+// their memory, and unpins them when it returns (pins.done, deferred).
+// Release marks the array released first and frees the memory only when
+// no op has it pinned; otherwise the last op to unpin it frees it. An op
+// that pins an array and then finds it released fails with ErrReleased
+// without touching the memory. So an op either fails at its start or runs
+// to its end on memory nobody else has, and a kernel never reads a buffer
+// that went back to the pool (before pinning, the race could hand the
+// buffer to another array, or crash on a half-cleared buffer reference).
+//
+// The ordering argument: an op pins (pins.Add) and then reads released;
+// Release sets released and then, once the storage's last array is
+// released, reads pins. Go's atomics are sequentially consistent, so
+// either the op sees released (and fails), or Release sees the pin (and
+// leaves the free to the op's unpin).
+
+// pins are the arrays an op pinned; done unpins them.
+type pins []*NDArray
+
+// done unpins the arrays, freeing any whose storage was released while
+// pinned.
+func (p pins) done() {
+	for _, a := range p {
+		if a != nil {
+			a.st.unpin()
+		}
+	}
+}
+
+// pin pins arrs and checks that none is nil or released; on failure it
+// unpins what it pinned and panics.
+func pin(op string, arrs []*NDArray) pins {
+	for i, a := range arrs {
+		if a == nil {
+			pins(arrs[:i]).done()
+			fail(op, ErrArgument, "input %d is nil", i)
+		}
+		a.st.pins.Add(1)
+		if a.released.Load() {
+			pins(arrs[:i+1]).done()
+			fail(op, ErrReleased, "input %d (shape %v on %v) was released", i, a.shape, a.st.dev)
+		}
+	}
+	return arrs
+}
+
+func (st *storage) unpin() {
+	if st.pins.Add(-1) == 0 && st.dead.Load() {
+		st.free()
+	}
+}
+
+// release frees the storage, whose last array was released, now or at
+// its last unpin.
+func (st *storage) release() {
+	st.dead.Store(true)
+	if st.pins.Load() == 0 {
+		st.free()
+	}
+}
+
+// free gives the buffer back to its pool, once.
+func (st *storage) free() {
+	if !st.freed.CompareAndSwap(false, true) {
+		return
+	}
+	if st.owner == nil {
+		st.be.Free(st.dev, st.buf)
+	}
+	st.buf = nil
+}
