@@ -132,46 +132,37 @@ def main():
 
 def context_ratios(d):
     """Per workload with /1ctx and /2ctx rows: the median, minimum and
-    maximum over the repetitions of 2ctx/1ctx throughput, each pair from one
-    go-*.txt (the two rows run back to back in one process), printed and
+    maximum over the repetitions of 2ctx/1ctx throughput, printed and
     returned as KEY/2ctx_over_1ctx, _min and _max."""
-    per = {}
-    for p in sorted(glob.glob(os.path.join(d, "go-*.txt"))):
-        res = go_results(p)
-        for w, (v, u) in res.items():
-            if w.endswith("/2ctx") and u == "samples/s":
-                one = res.get(w[:-5] + "/1ctx")
-                if one and one[0]:
-                    per.setdefault(w[:-5], []).append(v / one[0])
-    out = {}
-    for w in sorted(per):
-        vals = per[w]
-        med = statistics.median(vals)
-        print("%s on 2 contexts / 1: %.3f [%.3f-%.3f] over %d repetitions" % (w, med, min(vals), max(vals), len(vals)))
-        key = w + "/2ctx_over_1ctx"
-        out[key], out[key + "_min"], out[key + "_max"] = round(med, 3), round(min(vals), 3), round(max(vals), 3)
-    return out
+    return row_ratios(d, "/2ctx", "/1ctx", "on 2 contexts / 1", "/2ctx_over_1ctx")
 
 
 def hybrid_ratios(d):
     """Per workload with /eager and /hybrid rows (gluon.Hybridize): the
     median, minimum and maximum over the repetitions of hybrid/eager
-    throughput, each pair from one go-*.txt (the rows run back to back in
-    one process), printed and returned as KEY/hybrid_over_eager."""
+    throughput, printed and returned as KEY/hybrid_over_eager."""
+    return row_ratios(d, "/hybrid", "/eager", "hybridized / eager", "/hybrid_over_eager")
+
+
+def row_ratios(d, row, ref, label, suffix):
+    """The throughput of each workload's ROW over its REF row, one pair per
+    go-*.txt (the two rows run back to back in one process): median,
+    minimum and maximum over the repetitions, printed as "KEY LABEL" and
+    returned as KEY+SUFFIX (and _min, _max)."""
     per = {}
     for p in sorted(glob.glob(os.path.join(d, "go-*.txt"))):
         res = go_results(p)
         for w, (v, u) in res.items():
-            if w.endswith("/hybrid") and u == "samples/s":
-                eager = res.get(w[:-7] + "/eager")
-                if eager and eager[0]:
-                    per.setdefault(w[:-7], []).append(v / eager[0])
+            if w.endswith(row) and u == "samples/s":
+                one = res.get(w[:-len(row)] + ref)
+                if one and one[0]:
+                    per.setdefault(w[:-len(row)], []).append(v / one[0])
     out = {}
     for w in sorted(per):
         vals = per[w]
         med = statistics.median(vals)
-        print("%s hybridized / eager: %.3f [%.3f-%.3f] over %d repetitions" % (w, med, min(vals), max(vals), len(vals)))
-        key = w + "/hybrid_over_eager"
+        print("%s %s: %.3f [%.3f-%.3f] over %d repetitions" % (w, label, med, min(vals), max(vals), len(vals)))
+        key = w + suffix
         out[key], out[key + "_min"], out[key + "_max"] = round(med, 3), round(min(vals), 3), round(max(vals), 3)
     return out
 

@@ -54,26 +54,32 @@ type boundSpec struct {
 	grad bool
 }
 
+// handout is an array a call hands out (an output, a gradient): where the
+// trace left it, and whether its slot is its own buffer, fresh per call
+// (else it is copied out of the slot).
+type handout struct {
+	slot  int32
+	off   int
+	shape []int
+	dt    DType
+	dev   ctx.Context
+	be    backend.Backend
+	fresh bool
+}
+
+func handoutOf(r *recording, a *NDArray) handout {
+	j := r.slotOf[a.st.buf]
+	return handout{slot: j, off: a.off - r.slots[j].base, shape: slices.Clone(a.shape), dt: a.dtype, dev: a.st.dev, be: a.st.be}
+}
+
 type outSpec struct {
-	slot   int32
-	off    int
-	shape  []int
-	dt     DType
-	dev    ctx.Context
-	be     backend.Backend
-	fresh  bool // the slot is the output's own buffer, fresh per call (else copied out)
-	packed int  // offset in the packed array of a recorded multi-output call
+	handout
+	packed int // offset in the packed array of a recorded multi-output call
 }
 
 type resSpec struct {
+	handout
 	target int // index among the inputs, then the bound arrays
-	slot   int32
-	off    int
-	shape  []int
-	dt     DType
-	dev    ctx.Context
-	be     backend.Backend
-	fresh  bool
 }
 
 type physSpec struct {
@@ -204,8 +210,7 @@ func Trace(name string, f func(in []*NDArray) []*NDArray, inputs, bound []*NDArr
 	g.bindOutputs(r, outs)
 	for k, gr := range grads {
 		if gr != nil {
-			g.results = append(g.results, resSpec{target: targets[k], slot: r.slotOf[gr.st.buf], off: gr.off,
-				shape: slices.Clone(gr.shape), dt: gr.dtype, dev: gr.st.dev, be: gr.st.be})
+			g.results = append(g.results, resSpec{handout: handoutOf(r, gr), target: targets[k]})
 		}
 	}
 	g.slots = r.slots
@@ -294,11 +299,10 @@ func outsWithHeads(outs, heads []*NDArray) []*NDArray {
 func (g *Graph) bindOutputs(r *recording, outs []*NDArray) {
 	packed := 0
 	for i, o := range outs {
-		j := r.slotOf[o.st.buf]
-		s := &r.slots[j]
-		spec := outSpec{slot: j, off: o.off - s.base, shape: slices.Clone(o.shape), dt: o.dtype, dev: o.st.dev, be: o.st.be, packed: packed}
+		spec := outSpec{handout: handoutOf(r, o), packed: packed}
+		s := &r.slots[spec.slot]
 		packed += o.Size()
-		if s.kind == slotPlanned && o.off == 0 && o.Size() == s.n {
+		if s.kind == slotPlanned && spec.off == 0 && o.Size() == s.n {
 			s.kind, s.index, spec.fresh = slotOutput, i, true
 		}
 		g.outs = append(g.outs, spec)
