@@ -9,6 +9,7 @@ import (
 	"github.com/goluon/goluon/gluon/modelzoo"
 	"github.com/goluon/goluon/gluon/optimizer"
 	"github.com/goluon/goluon/internal/traintest"
+	"github.com/goluon/goluon/nd"
 )
 
 // TestHybridizeTrainsLikeEager trains networks for a few steps eagerly and
@@ -75,5 +76,46 @@ func TestHybridizeTrainsLikeEager(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHybridizeAutocast trains LeNet under float16 and bfloat16 autocast
+// eagerly and hybridized: the traced casts replay to the same parameters,
+// bit for bit.
+func TestHybridizeAutocast(t *testing.T) {
+	for _, dt := range []nd.DType{nd.Float16, nd.BFloat16} {
+		run := func(hybrid bool) map[string][]float32 {
+			defer nd.EnterAutocast(dt)()
+			var net gluon.Block = modelzoo.LeNet()
+			params := gluon.CollectParams(net)
+			if hybrid {
+				net = gluon.Hybridize(net, gluon.HybridOpts{})
+			}
+			step, err := traintest.NewStep(net, optimizer.NewSGD(0.05), []int{8, 1, 28, 28}, []ctx.Context{ctx.CPU(0)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 4 {
+				if err := step(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if h, ok := net.(*gluon.HybridBlock); ok && h.Stats().Replays == 0 {
+				t.Fatalf("%v: no replays: %+v", dt, h.Stats())
+			}
+			s, err := traintest.Snapshot(params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		want, got := run(false), run(true)
+		for k, w := range want {
+			for i := range w {
+				if math.Float32bits(w[i]) != math.Float32bits(got[k][i]) {
+					t.Fatalf("%v: %s[%d] = %v hybridized, %v eager", dt, k, i, got[k][i], w[i])
+				}
+			}
+		}
 	}
 }
