@@ -11,7 +11,9 @@ import (
 // last axis of OutputDim (Gluon's nn.Embedding, PyTorch's nn.Embedding).
 // The weight is [InputDim, OutputDim]; its gradient is a deterministic
 // scatter-add of the output gradient into the rows used. An index outside
-// [0, InputDim) is an error.
+// [0, InputDim) is an error (checked on the host, which waits for the
+// device); in a hybridized network (gluon.Hybridize), whose replays cannot
+// read values on the host, it is clipped into the range instead.
 type Embedding struct {
 	gluon.BlockMeta
 	InputDim, OutputDim int
@@ -36,7 +38,7 @@ func (e *Embedding) Forward(x *nd.NDArray) *nd.NDArray {
 	if x.DType().IsFloat() {
 		nd.Panicf(op, nd.ErrDType, "indices must be an integer array, got %v (convert with AsType(nd.Int64))", x.DType())
 	}
-	if x.Size() > 0 {
+	if x.Size() > 0 && !nd.Tracing() {
 		if lo := scalarOf(nd.Min(x)); lo < 0 {
 			nd.Panicf(op, nd.ErrArgument, "index %d outside [0, %d)", lo, e.InputDim)
 		}

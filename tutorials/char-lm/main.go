@@ -72,6 +72,7 @@ type config struct {
 	Out          string  `json:"out"`
 	SampleLen    int     `json:"-"`
 	AMP          string  `json:"amp,omitempty"`
+	Hybridize    bool    `json:"hybridize,omitempty"`
 }
 
 // evalSeeds are the evaluation samplers' seeds, offsets from -seed.
@@ -114,6 +115,7 @@ func parse(args []string, w io.Writer) (*config, error) {
 	fs.StringVar(&c.Out, "out", "out/char-lm", "output directory")
 	fs.IntVar(&c.SampleLen, "sample", 400, "bytes to generate at the end")
 	common.RegisterAMP(fs, &c.AMP)
+	fs.BoolVar(&c.Hybridize, "hybridize", false, "train and evaluate through traced graphs (gluon.Hybridize; sampling, whose window grows, runs eagerly)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -196,7 +198,11 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	defer ampOff()
-	m := &lm{net: net, params: params, trainer: trainer, devs: devs, lossFn: loss.NewSoftmaxCrossEntropy(),
+	var run gluon.Block = net
+	if c.Hybridize {
+		run = gluon.Hybridize(net, gluon.HybridOpts{})
+	}
+	m := &lm{net: run, eager: net, params: params, trainer: trainer, devs: devs, lossFn: loss.NewSoftmaxCrossEntropy(),
 		context: c.Context, clip: c.Clip, scaler: scaler}
 
 	if err := writeInputs(c, text, params); err != nil {

@@ -181,3 +181,33 @@ func TestRunAMP(t *testing.T) {
 		})
 	}
 }
+
+// TestRunHybridize: -hybridize trains the GPT (with dropout) and the LSTM
+// on two contexts to the eager run's evaluations, to the last bit.
+func TestRunHybridize(t *testing.T) {
+	text := tinyText(t)
+	for _, model := range []string{"gpt", "lstm"} {
+		t.Run(model, func(t *testing.T) {
+			evals := func(extra ...string) []evalPoint {
+				out := t.TempDir()
+				var buf bytes.Buffer
+				args := append([]string{"-model", model, "-text", text, "-out", out, "-steps", "20", "-warmup", "3",
+					"-eval-interval", "10", "-eval-iters", "2", "-layers", "1", "-embed", "32", "-heads", "2",
+					"-hidden", "32", "-context", "16", "-sample", "5", "-lr", "3e-3", "-dropout", "0.1"}, extra...)
+				if err := run(args, &buf); err != nil {
+					t.Fatalf("run %v: %v\noutput:\n%s", extra, err, buf.String())
+				}
+				return readEvals(t, filepath.Join(out, "metrics.jsonl"))
+			}
+			eager, hybrid := evals(), evals("-hybridize")
+			if len(eager) != 3 || len(hybrid) != len(eager) {
+				t.Fatalf("evaluations: eager %+v, hybridized %+v", eager, hybrid)
+			}
+			for i := range eager {
+				if eager[i] != hybrid[i] {
+					t.Errorf("evaluation %d: eager %+v, hybridized %+v", i, eager[i], hybrid[i])
+				}
+			}
+		})
+	}
+}

@@ -16,7 +16,8 @@ import (
 
 // lm holds what the training loop works with.
 type lm struct {
-	net     gluon.Block
+	net     gluon.Block // what training and evaluation run (hybridized with -hybridize)
+	eager   gluon.Block // the network itself, for sampling (its window grows: a new shape each step)
 	params  *gluon.ParamDict
 	trainer *gluon.Trainer
 	devs    []ctx.Context
@@ -135,7 +136,7 @@ func (m *lm) sample(v *vocab, prompt []byte, n int, temperature float64) (string
 			for range n {
 				s := nd.NewScope()
 				win := ids[max(0, len(ids)-m.context):]
-				logits := m.net.Forward(nd.FromSlice(dev, win, 1, len(win)))
+				logits := m.eager.Forward(nd.FromSlice(dev, win, 1, len(win)))
 				last := nd.Reshape(nd.SliceAxis(logits, len(win)-1, len(win), 1), 1, -1)
 				next := nd.Categorical(nd.DivScalar(last, temperature), 1, true)
 				ids = append(ids, next.AsType(nd.Int64).Int64s()[0])
