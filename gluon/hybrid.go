@@ -38,9 +38,10 @@ type HybridOpts struct {
 //
 // A call runs eagerly instead while a parameter is not initialised yet
 // (deferred shapes: the first call infers them), and inside another
-// block's trace (which records its ops). A parameter replaced since the
-// trace (SetData with a new shape, Cast, Initialize with force) or
-// frozen makes a new trace. A recorded call supports one backward pass.
+// block's trace (which records its ops). A parameter replaced by another
+// array since the trace (Cast, Initialize with force, ResetContext) or
+// frozen makes a new trace; one whose memory moved (a Trainer packing it)
+// does not. A recorded call supports one backward pass.
 //
 // A network containing a block that implements EagerOnly (SyncBatchNorm,
 // which meets the other contexts while it runs) runs eagerly.
@@ -228,6 +229,9 @@ func (h *HybridBlock) eagerReason() string {
 
 // eagerOnly returns the reason of the first EagerOnly block in c's tree.
 func eagerOnly(c Component) string {
+	if h, ok := c.(*HybridBlock); ok { // its Meta is the wrapped block's
+		c = h.inner
+	}
 	if e, ok := c.(EagerOnly); ok {
 		return c.Meta().Name() + ": " + e.EagerOnly()
 	}

@@ -91,17 +91,8 @@ func Pack(arrs []*NDArray) (flat *NDArray, offs []int) {
 	}
 	total := 0
 	offs = make([]int, len(arrs))
-	olds := make([]*storage, len(arrs)) // pinned; the arrays move to flat's storage
-	defer func() {
-		for _, st := range olds {
-			if st != nil {
-				st.unpin()
-			}
-		}
-	}()
 	for i, a := range arrs {
-		checkLive(op, a)
-		olds[i] = a.st
+		defer checkLive(op, a).done() // unpins the storage a has now, which it leaves below
 		if f := arrs[0]; a.st.dev != f.st.dev || a.dtype != f.dtype {
 			fail(op, ErrContext, "array %d is %v on %v, array 0 %v on %v", i, a.dtype, a.st.dev, f.dtype, f.st.dev)
 		}
@@ -117,7 +108,7 @@ func Pack(arrs []*NDArray) (flat *NDArray, offs []int) {
 		flat.st.refs.Add(1)
 		a.st, a.off = flat.st, offs[i]
 		if old.refs.Add(-1) == 0 {
-			old.release() // when the pin above is undone
+			old.release() // at the unpin above
 		}
 	}
 	return flat, offs

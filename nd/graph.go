@@ -2,7 +2,6 @@ package nd
 
 import (
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -24,6 +23,8 @@ type Graph struct {
 	castOn      bool
 	inputs      []inSpec
 	bound       []boundSpec
+	packN       int  // outputs packed into a recorded call's anchor (those that need a gradient)
+	bwdReadsOut bool // the backward kernels read an output's own buffer
 	boundArrays []*NDArray
 	slots       []slot
 	fwd, bwd    []step
@@ -49,9 +50,8 @@ type inSpec struct {
 }
 
 type boundSpec struct {
-	buf  backend.Buffer
-	off  int
-	grad bool
+	slot int32
+	grad bool // takes a gradient
 }
 
 // handout is an array a call hands out (an output, a gradient): where the
@@ -68,13 +68,13 @@ type handout struct {
 }
 
 func handoutOf(r *recording, a *NDArray) handout {
-	j := r.slotOf[a.st.buf]
-	return handout{slot: j, off: a.off - r.slots[j].base, shape: slices.Clone(a.shape), dt: a.dtype, dev: a.st.dev, be: a.st.be}
+	x := r.ref(a.storageArg())
+	return handout{slot: x.slot, off: x.off, shape: slices.Clone(a.shape), dt: a.dtype, dev: a.st.dev, be: a.st.be}
 }
 
 type outSpec struct {
 	handout
-	packed int // offset in the packed array of a recorded multi-output call
+	packed int // offset in a recorded call's anchor (-1: not in it)
 }
 
 type resSpec struct {
@@ -140,11 +140,12 @@ func (g *Graph) Stats() GraphStats {
 // session records. Inputs may be nil (optional inputs); calls must pass
 // nil in the same places.
 //
-// Inside f, reading values on the host (Float32s, Scalar, a copy to
-// another device), drawing random numbers other than with Dropout,
-// RandomNormal and RandomUniform, and making persistent arrays are ErrTrace
-// errors. Arrays f captures other than inputs and bound arrays are used
-// by every call as they were at trace time: they must stay alive.
+// Inside f, reading values on the host (Float32s, Scalar, Bernoulli's and
+// Categorical's reads, a copy to another device) and making persistent
+// arrays (Persist, AttachGrad) are ErrTrace errors; Dropout and the random
+// creation functions draw again on every call. Arrays f captures other
+// than inputs and bound arrays are used by every call as they were at
+// trace time: they must stay alive.
 func Trace(name string, f func(in []*NDArray) []*NDArray, inputs, bound []*NDArray) *Graph {
 	const op = "Trace"
 	if !TraceSupported {
@@ -162,7 +163,9 @@ func Trace(name string, f func(in []*NDArray) []*NDArray, inputs, bound []*NDArr
 	sess := sessionOf(op, append(slices.Clone(live), bound...)...)
 	g := &Graph{name: name, recording: sess.IsRecording(), training: sess.IsTraining()}
 	g.castDT, g.castOn = sess.AutocastDType()
-	r := &recording{name: name, slotOf: map[backend.Buffer]int32{}, tracers: map[backend.Backend]*tracer{}}
+	r := &recording{name: name, sess: sess, slotOf: map[backend.Buffer]int32{},
+		ranged: map[backend.Buffer][]int32{}, tracers: map[backend.Backend]*tracer{}}
+	defer func() { release(r.views...) }()
 	ins := g.bindInputs(r, inputs)
 	var leaves []*NDArray
 	var targets []int
@@ -174,7 +177,8 @@ func Trace(name string, f func(in []*NDArray) []*NDArray, inputs, bound []*NDArr
 	g.boundArrays = slices.Clone(bound)
 	for j, b := range bound {
 		need := g.recording && b.requiresGrad()
-		g.bound = append(g.bound, boundSpec{buf: b.st.buf, off: b.off, grad: need})
+		slot := r.addRanged(slot{kind: slotBound, index: j, buf: b.st.buf, dt: b.dtype, n: b.Size(), base: b.off, size: b.Size()})
+		g.bound = append(g.bound, boundSpec{slot: slot, grad: need})
 		if need {
 			leaves, targets = append(leaves, b), append(targets, len(inputs)+j)
 		}
@@ -217,13 +221,23 @@ func Trace(name string, f func(in []*NDArray) []*NDArray, inputs, bound []*NDArr
 	for _, o := range r.owned { // the dry run's buffers go back below; planning only needs their sizes
 		g.slots[r.slotOf[o.buf]].buf = nil
 	}
+	for _, sp := range append(slices.Clone(g.inputs), inSpec{slot: -1}) { // bound per call
+		if sp.slot >= 0 {
+			g.slots[sp.slot].buf = nil
+		}
+	}
+	for _, b := range g.bound {
+		g.slots[b.slot].buf = nil
+	}
 	g.plan()
 	return g
 }
 
 // bindInputs makes the input slots and returns what f receives: the
 // inputs, or, for those that need a gradient while recording, leaf views
-// of them (the trace's backward pass stops there).
+// of them (the trace's backward pass stops there). An input that is the
+// same array (memory, shape and dtype) as an earlier one is that input's
+// alias; inputs that merely share memory get slots of their own.
 func (g *Graph) bindInputs(r *recording, inputs []*NDArray) []*NDArray {
 	ins := make([]*NDArray, len(inputs))
 	for i, x := range inputs {
@@ -234,22 +248,27 @@ func (g *Graph) bindInputs(r *recording, inputs []*NDArray) []*NDArray {
 			continue
 		}
 		spec.shape, spec.dt, spec.dev = slices.Clone(x.shape), x.dtype, x.st.dev
-		if j, ok := r.slotOf[x.st.buf]; ok {
-			s := r.slots[j]
-			if s.kind != slotInput || inputs[s.index].off != x.off || !slices.Equal(inputs[s.index].shape, x.shape) || inputs[s.index].dtype != x.dtype {
-				r.fail("input " + strconv.Itoa(i) + " shares memory with another input without being the same array: pass a copy")
+		for j, y := range inputs[:i] {
+			if y != nil && y.st == x.st && y.off == x.off && y.dtype == x.dtype && slices.Equal(y.shape, x.shape) {
+				spec.alias, spec.slot = g.inputs[j].alias, g.inputs[j].slot
+				if spec.alias < 0 {
+					spec.alias = j
+				}
+				break
 			}
-			spec.alias, spec.slot = s.index, j
-			ins[i] = ins[s.index]
+		}
+		if spec.alias >= 0 {
+			ins[i] = ins[spec.alias]
 			g.inputs = append(g.inputs, spec)
 			continue
 		}
-		spec.slot = r.addSlot(slot{kind: slotInput, index: i, buf: x.st.buf, dt: x.st.buf.DType(), n: x.st.buf.Len(), base: x.off})
+		spec.slot = r.addRanged(slot{kind: slotInput, index: i, buf: x.st.buf, dt: x.dtype, n: x.Size(), base: x.off, size: x.Size()})
 		ins[i] = x
 		if g.recording && x.requiresGrad() && x.dtype.IsFloat() {
 			spec.grad = true
 			v := x.view(0, x.shape)
 			v.ag.Store(&agState{traced: true})
+			r.views = append(r.views, v)
 			ins[i] = v
 		}
 		g.inputs = append(g.inputs, spec)
@@ -258,19 +277,22 @@ func (g *Graph) bindInputs(r *recording, inputs []*NDArray) []*NDArray {
 }
 
 // bindHeads makes one head-gradient slot per output that needs a gradient
-// (nil for the others). A recorded call with several outputs packs them
-// into one array, so they must share a float dtype and a context.
+// (nil for the others). A recorded call packs those outputs into one
+// array, so they must share a dtype and a context.
 func (g *Graph) bindHeads(r *recording, outs []*NDArray, sess *Session) []*NDArray {
 	heads := make([]*NDArray, len(outs))
 	g.heads = make([]int32, len(outs))
 	any := false
+	var first *NDArray
 	for i, o := range outs {
 		g.heads[i] = -1
-		if len(outs) > 1 && (o.dtype != outs[0].dtype || o.st.dev != outs[0].st.dev || !o.dtype.IsFloat()) {
-			r.fail("a recorded call with several outputs needs them all of one floating dtype on one context")
-		}
 		if !o.requiresGrad() {
 			continue
+		}
+		if first == nil {
+			first = o
+		} else if o.dtype != first.dtype || o.st.dev != first.st.dev {
+			r.fail("a recorded call's outputs that need a gradient must share a dtype and a context")
 		}
 		h := newArray("Trace", sess, o.st.dev, o.dtype, o.shape)
 		j := r.slotOf[h.st.buf]
@@ -299,9 +321,13 @@ func outsWithHeads(outs, heads []*NDArray) []*NDArray {
 func (g *Graph) bindOutputs(r *recording, outs []*NDArray) {
 	packed := 0
 	for i, o := range outs {
-		spec := outSpec{handout: handoutOf(r, o), packed: packed}
+		spec := outSpec{handout: handoutOf(r, o), packed: -1}
+		if g.grads && g.heads[i] >= 0 {
+			spec.packed = packed
+			packed += o.Size()
+			g.packN++
+		}
 		s := &r.slots[spec.slot]
-		packed += o.Size()
 		if s.kind == slotPlanned && spec.off == 0 && o.Size() == s.n {
 			s.kind, s.index, spec.fresh = slotOutput, i, true
 		}
@@ -314,21 +340,40 @@ func (g *Graph) bindOutputs(r *recording, outs []*NDArray) {
 // of its backend, context and dtype (the closest in size, grown when
 // short) whose last slot's last use came before its first.
 func (g *Graph) plan() {
-	steps := append(slices.Clone(g.fwd), g.bwd...)
-	for i, st := range steps {
+	// Positions: the forward kernels, the copy of outputs that are not
+	// fresh, the backward kernels, the copy of results that are not fresh.
+	fwdEnd := len(g.fwd)
+	resultCopy := fwdEnd + 1 + len(g.bwd)
+	use := func(j int32, at int) {
+		s := &g.slots[j]
+		if s.first < 0 {
+			s.first = at
+		}
+		s.first, s.last = min(s.first, at), max(s.last, at)
+	}
+	for i, st := range g.fwd {
 		for _, j := range st.uses {
-			s := &g.slots[j]
-			if s.first < 0 {
-				s.first = i
-			}
-			s.last = i
+			use(j, i)
+		}
+	}
+	for i, st := range g.bwd {
+		for _, j := range st.uses {
+			use(j, fwdEnd+1+i)
+			g.bwdReadsOut = g.bwdReadsOut || g.slots[j].kind == slotOutput
+		}
+	}
+	for _, o := range g.outs {
+		if !o.fresh {
+			use(o.slot, fwdEnd)
 		}
 	}
 	for k := range g.results {
 		rs := &g.results[k]
 		s := &g.slots[rs.slot]
-		if s.kind == slotPlanned && rs.off == 0 && numel(rs.shape) == s.n && s.first >= len(g.fwd) {
+		if s.kind == slotPlanned && rs.off == 0 && numel(rs.shape) == s.n && s.first > fwdEnd {
 			s.kind, s.index, rs.fresh = slotResult, k, true
+		} else {
+			use(rs.slot, resultCopy)
 		}
 	}
 	var order []int
@@ -428,7 +473,8 @@ func (g *Graph) drop(in *instance) {
 }
 
 // Release gives g's buffers back to their pools. Calls in flight finish;
-// g must not be called afterwards.
+// a later call still works, but allocates (and then frees) a buffer set of
+// its own.
 func (g *Graph) Release() {
 	g.mu.Lock()
 	free := g.free
@@ -439,17 +485,18 @@ func (g *Graph) Release() {
 	}
 }
 
-// BoundTo reports whether bound are the arrays g was traced with, in the
-// same memory and with the same gradient requests: a parameter replaced
-// (SetData with a new shape, Cast, a reinitialisation on new contexts) or
-// frozen since calls for a new trace.
+// BoundTo reports whether bound are the arrays g was traced with (the same
+// arrays, not released, with the same gradient requests while recording):
+// a parameter replaced (Cast, Initialize with force, ResetContext) or
+// frozen since calls for a new trace. Arrays moved to other memory (a
+// Trainer packing its parameters) are still bound: calls use them where
+// they are.
 func (g *Graph) BoundTo(bound []*NDArray) bool {
 	if len(bound) != len(g.bound) {
 		return false
 	}
 	for i, b := range bound {
-		s := g.bound[i]
-		if b == nil || b.released.Load() || b.st.buf != s.buf || b.off != s.off || (g.recording && b.requiresGrad() != s.grad) {
+		if b == nil || b != g.boundArrays[i] || b.released.Load() || (g.recording && b.requiresGrad() != g.bound[i].grad) {
 			return false
 		}
 	}

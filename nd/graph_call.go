@@ -23,7 +23,8 @@ func (g *Graph) Call(inputs []*NDArray) []*NDArray {
 	}
 	g.checkInputs(inputs)
 	live := nonNil(inputs)
-	defer pin(op, live).done() // the replay reads them
+	defer pin(op, live).done()          // the replay reads them
+	defer pin(op, g.boundArrays).done() // and these
 	sess := sessionOf(op, live...)
 	if sess.IsRecording() != g.recording || sess.IsTraining() != g.training {
 		fail(op, ErrTrace, "traced with recording=%v training=%v, called with recording=%v training=%v: trace again for this mode",
@@ -39,6 +40,7 @@ func (g *Graph) Call(inputs []*NDArray) []*NDArray {
 			e.args[g.inputs[i].slot] = backend.Arg{Buf: x.st.buf, Off: x.off}
 		}
 	}
+	g.bindBound(e)
 	outs, anchor := g.makeOutputs(e, sess)
 	for _, s := range g.fwd {
 		s.run(e)
@@ -52,13 +54,23 @@ func (g *Graph) Call(inputs []*NDArray) []*NDArray {
 	if !g.grads || !g.recordNode(e, in, inputs, live, anchor) {
 		g.put(in)
 	}
-	if anchor != nil && len(outs) > 1 { // views of the packed array, recorded
+	if g.packN > 1 { // views of the packed anchor, recorded
 		for i, o := range g.outs {
-			outs[i].Release()
-			outs[i] = Reshape(SliceAxis(anchor, o.packed, o.packed+numel(o.shape), 0), o.shape...)
+			if o.packed >= 0 {
+				outs[i].Release()
+				outs[i] = Reshape(SliceAxis(anchor, o.packed, o.packed+numel(o.shape), 0), o.shape...)
+			}
 		}
 	}
 	return outs
+}
+
+// bindBound binds the bound arrays' slots to where their memory is now
+// (a Trainer may have packed them since the trace, or since the call).
+func (g *Graph) bindBound(e *replay) {
+	for i, b := range g.boundArrays {
+		e.args[g.bound[i].slot] = backend.Arg{Buf: b.st.buf, Off: b.off}
+	}
 }
 
 // checkInputs validates a call's inputs against the traced ones.
@@ -88,34 +100,38 @@ func (g *Graph) checkInputs(inputs []*NDArray) {
 }
 
 // makeOutputs allocates the call's outputs in sess and binds the fresh
-// ones' slots. A recorded call with several outputs allocates one packed
-// array (its anchor, which carries the tape node) and binds each output
-// to its region; a recorded call with one output anchors on it.
+// ones' slots. A recorded call packs its outputs that need a gradient into
+// one array (its anchor, which carries the tape node) when there are
+// several, binding each to its region, and anchors on the one otherwise.
 func (g *Graph) makeOutputs(e *replay, sess *Session) (outs []*NDArray, anchor *NDArray) {
 	outs = make([]*NDArray, len(g.outs))
-	if g.grads && len(g.outs) > 1 {
-		o0 := g.outs[0]
-		total := 0
-		for _, o := range g.outs {
-			total += numel(o.shape)
-		}
-		anchor = newArray(g.name, sess, o0.dev, o0.dt, []int{total})
+	if g.packN > 1 {
+		total, first := 0, -1
 		for i, o := range g.outs {
+			if o.packed >= 0 {
+				total += numel(o.shape)
+				if first < 0 {
+					first = i
+				}
+			}
+		}
+		anchor = newArray(g.name, sess, g.outs[first].dev, g.outs[first].dt, []int{total})
+	}
+	for i, o := range g.outs {
+		if o.packed >= 0 && g.packN > 1 {
 			outs[i] = anchor.view(o.packed, o.shape)
 			if o.fresh {
 				e.args[o.slot] = backend.Arg{Buf: anchor.st.buf, Off: o.packed}
 			}
+			continue
 		}
-		return outs, anchor
-	}
-	for i, o := range g.outs {
 		outs[i] = newArray(g.name, sess, o.dev, o.dt, o.shape)
 		if o.fresh {
 			e.args[o.slot] = backend.Arg{Buf: outs[i].st.buf}
 		}
-	}
-	if g.grads {
-		anchor = outs[0]
+		if o.packed >= 0 { // the one output that needs a gradient
+			anchor = outs[i]
+		}
 	}
 	return outs, anchor
 }
@@ -127,7 +143,10 @@ func (g *Graph) makeOutputs(e *replay, sess *Session) (outs []*NDArray, anchor *
 // without one.
 func (g *Graph) recordNode(e *replay, in *instance, inputs, live []*NDArray, anchor *NDArray) bool {
 	nodeIn := slices.Concat(inputs, g.boundArrays)
-	reads := slices.Concat(live, g.boundArrays, []*NDArray{anchor}) // what the backward replay reads
+	reads := slices.Concat(live, g.boundArrays) // what the backward replay reads
+	if g.bwdReadsOut {
+		reads = append(reads, anchor)
+	}
 	h := &hold{in: in}
 	Record(g.name, anchor, nodeIn, func(gr *NDArray, need []bool) []*NDArray {
 		defer pin(g.name, reads).done()
@@ -152,6 +171,7 @@ func (g *Graph) backward(e *replay, h *hold, anchor, gr *NDArray, need []bool) [
 		fail(op, ErrGraph, "a hybridized call's graph was already backpropagated: it supports one backward pass (run the block without Hybridize to backpropagate twice)")
 	}
 	defer g.put(h.in)
+	g.bindBound(e)
 	for i, h := range g.heads {
 		if h >= 0 {
 			e.args[h] = backend.Arg{Buf: gr.st.buf, Off: gr.off + g.outs[i].packed}

@@ -20,34 +20,52 @@ package nd
 // either the op sees released (and fails), or Release sees the pin (and
 // leaves the free to the op's unpin).
 
-// pins are the arrays an op pinned; done unpins them.
-type pins []*NDArray
+// pins are the storages an op pinned (those of its arrays when it pinned
+// them: Pack may move an array to another storage meanwhile); done unpins
+// them. It holds up to four without allocating.
+type pins struct {
+	n     int
+	first [4]*storage
+	more  []*storage
+}
 
-// done unpins the arrays, freeing any whose storage was released while
-// pinned.
+func (p *pins) add(st *storage) {
+	if p.n < len(p.first) {
+		p.first[p.n] = st
+	} else {
+		p.more = append(p.more, st)
+	}
+	p.n++
+}
+
+// done unpins the storages, freeing any that was released while pinned.
 func (p pins) done() {
-	for _, a := range p {
-		if a != nil {
-			a.st.unpin()
+	for i := 0; i < p.n; i++ {
+		if i < len(p.first) {
+			p.first[i].unpin()
+		} else {
+			p.more[i-len(p.first)].unpin()
 		}
 	}
 }
 
 // pin pins arrs and checks that none is nil or released; on failure it
 // unpins what it pinned and panics.
-func pin(op string, arrs []*NDArray) pins {
+func pin(op string, arrs []*NDArray) (p pins) {
 	for i, a := range arrs {
 		if a == nil {
-			pins(arrs[:i]).done()
+			p.done()
 			fail(op, ErrArgument, "input %d is nil", i)
 		}
-		a.st.pins.Add(1)
+		st := a.st
+		st.pins.Add(1)
+		p.add(st)
 		if a.released.Load() {
-			pins(arrs[:i+1]).done()
-			fail(op, ErrReleased, "input %d (shape %v on %v) was released", i, a.shape, a.st.dev)
+			p.done()
+			fail(op, ErrReleased, "input %d (shape %v on %v) was released", i, a.shape, st.dev)
 		}
 	}
-	return arrs
+	return p
 }
 
 func (st *storage) unpin() {

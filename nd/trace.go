@@ -21,8 +21,10 @@ import (
 // replays, once per call, as eagerly). Each buffer a kernel touches
 // becomes a slot of the graph:
 //
-//   - an input's buffer, bound to the call's input on each replay;
-//   - a parameter's (an array passed to Trace as bound), bound by identity;
+//   - an input's memory, bound to the call's input on each replay;
+//   - a bound array's (a block's parameter, passed to Trace as bound),
+//     bound on each replay (and again for its backward pass) to where the
+//     same array's memory is then;
 //   - a buffer the computation allocated: planned (below), or, for the
 //     outputs and the gradients Backward hands out, fresh on every call;
 //   - any other buffer that existed before the trace (an array the
@@ -89,6 +91,7 @@ type slot struct {
 	dt    DType
 	n     int // elements
 	base  int // element offset of the array bound to it (inputs, bound arrays)
+	size  int // the size of that array: an input or bound slot covers [base, base+size) of buf
 	first int // index of the first and last step using it (-1: none)
 	last  int
 	phys  int // planned slots: the physical buffer
@@ -132,7 +135,10 @@ func (x ref) arg(e *replay) backend.Arg {
 // recording is a trace in progress on one goroutine.
 type recording struct {
 	name    string
-	slotOf  map[backend.Buffer]int32
+	sess    *Session                   // the session the computation runs in
+	slotOf  map[backend.Buffer]int32   // planned and captured slots
+	ranged  map[backend.Buffer][]int32 // input and bound slots: several arrays may share a buffer
+	views   []*NDArray                 // leaf views of the inputs (released when the trace ends)
 	slots   []slot
 	steps   []step
 	tracers map[backend.Backend]*tracer
@@ -166,11 +172,27 @@ func (r *recording) addSlot(s slot) int32 {
 	return i
 }
 
-// ref turns a kernel operand into a slot reference; a buffer the trace has
-// not seen is one the computation captured.
+// addRanged adds an input or bound slot: the region [s.base,
+// s.base+s.size) of s.buf.
+func (r *recording) addRanged(s slot) int32 {
+	s.first, s.last, s.phys = -1, -1, -1
+	r.slots = append(r.slots, s)
+	i := int32(len(r.slots) - 1)
+	r.ranged[s.buf] = append(r.ranged[s.buf], i)
+	return i
+}
+
+// ref turns a kernel operand into a slot reference: the input or bound
+// array whose region holds it, else its buffer's slot; a buffer the trace
+// has not seen is one the computation captured.
 func (r *recording) ref(a backend.Arg) ref {
 	if a.Buf == nil {
 		return ref{slot: -1}
+	}
+	for _, j := range r.ranged[a.Buf] {
+		if s := r.slots[j]; a.Off >= s.base && a.Off < s.base+max(s.size, 1) {
+			return ref{slot: j, off: a.Off - s.base, strides: slices.Clone(a.Strides)}
+		}
 	}
 	i, ok := r.slotOf[a.Buf]
 	if !ok {
@@ -253,15 +275,19 @@ func (r *recording) dropout(a *NDArray, n int, thr uint32, keep float64) {
 
 // random records a host-drawn random array (RandomNormal, RandomUniform,
 // RandomInt, Permutation inside the computation): each replay draws again,
-// from the generators of the session the trace drew from, or, where that
-// was the package-level functions' (the default session's), from those of
-// the session the package-level functions use on the replaying goroutine.
+// as the eager call would: from the replaying call's session where the
+// trace drew from the traced call's, from the package-level functions'
+// session on the replaying goroutine where the trace drew from theirs, and
+// from a session the computation named otherwise.
 func (r *recording) random(a *NDArray, s *Session, draw func(s *Session) any) {
 	be := a.st.be
 	d := r.ref(a.storageArg())
 	r.add(func(e *replay) {
-		from := s
-		if s == bornSession || s == defaultSession {
+		from := s // a session the computation named
+		switch {
+		case s == r.sess: // the computation's own: the replaying call's
+			from = e.sess
+		case s == bornSession || s == defaultSession:
 			from = creator()
 		}
 		dst := d.arg(e)

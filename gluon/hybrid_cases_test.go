@@ -1,0 +1,108 @@
+package gluon_test
+
+import (
+	"testing"
+
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/initializer"
+	"github.com/goluon/goluon/gluon/nn"
+	"github.com/goluon/goluon/nd"
+)
+
+// Cast to float64 and back: the float32 replicas made by the second Cast
+// get the pool's buffers of the first replicas, the graph traced before
+// the casts is BoundTo them, and its tape node is recorded on the
+// released old replicas.
+func TestHybridizeCastRoundTrip(t *testing.T) {
+	dev := ctx.CPU(0)
+	nd.Seed(1)
+	net := nn.NewDense(5, nn.DenseOpts{NoBias: true, InUnits: 4})
+	if err := gluon.Initialize(net, initializer.Xavier{}, dev); err != nil {
+		t.Fatal(err)
+	}
+	x := nd.RandomUniform(dev, nd.Float32, 0, 1, 2, 4).Persist()
+	net.Forward(x) // infers the shapes
+	h := gluon.Hybridize(net, gluon.HybridOpts{})
+	step := func(x *nd.NDArray) error {
+		return nd.Catch(func() {
+			var y *nd.NDArray
+			nd.DefaultSession().Record(func() { y = nd.Sum(h.Forward(x)) })
+			nd.Backward([]*nd.NDArray{y}, nil, false)
+		})
+	}
+	if err := step(x); err != nil {
+		t.Fatal(err)
+	}
+	if err := gluon.Cast(net, nd.Float64); err != nil {
+		t.Fatal(err)
+	}
+	if err := step(x.AsType(nd.Float64)); err != nil {
+		t.Fatal(err)
+	}
+	if err := gluon.Cast(net, nd.Float32); err != nil {
+		t.Fatal(err)
+	}
+	if err := step(x); err != nil {
+		t.Fatalf("after casting back to float32: %v (stats %+v)", err, h.Stats())
+	}
+}
+
+// A network holding a hybridized SyncBatchNorm: eagerOnly looks through
+// the HybridBlock's Meta (the SyncBatchNorm's children), not at the block
+// it wraps, so the outer network is traced and the SyncBatchNorm panics.
+func TestHybridizeNestedEagerOnly(t *testing.T) {
+	dev := ctx.CPU(0)
+	nd.Seed(1)
+	net := nn.NewSequential(nn.NewDense(4, nn.DenseOpts{InUnits: 3}), gluon.Hybridize(nn.NewSyncBatchNorm(nn.BatchNormOpts{InChannels: 4}), gluon.HybridOpts{}))
+	if err := gluon.Initialize(net, initializer.Xavier{}, dev); err != nil {
+		t.Fatal(err)
+	}
+	x := nd.RandomUniform(dev, nd.Float32, 0, 1, 2, 3).Persist()
+	h := gluon.Hybridize(net, gluon.HybridOpts{})
+	err := nd.Catch(func() {
+		nd.DefaultSession().TrainMode(func() { h.Forward(x) })
+	})
+	if err != nil {
+		t.Fatalf("hybridized: %v (EagerReason %q); eagerly it runs", err, h.EagerReason())
+	}
+}
+
+// Many goroutines, several signatures, a cache of one graph: graphs are
+// evicted and released while other goroutines replay them.
+func TestHybridizeEvictionRace(t *testing.T) {
+	dev := ctx.CPU(0)
+	nd.Seed(1)
+	net := nn.NewSequential(nn.NewDense(8, nn.DenseOpts{InUnits: 3, Act: "tanh"}), nn.NewDense(2, nn.DenseOpts{InUnits: 8}))
+	if err := gluon.Initialize(net, initializer.Xavier{}, dev); err != nil {
+		t.Fatal(err)
+	}
+	h := gluon.Hybridize(net, gluon.HybridOpts{CacheSize: 1})
+	done := make(chan error, 8)
+	for k := range 8 {
+		go func() {
+			done <- nd.Catch(func() {
+				s := nd.NewSession("")
+				for i := range 40 {
+					n := 1 + (i+k)%4
+					x := s.RandomUniform(dev, nd.Float32, 0, 1, n, 3)
+					want := net.Forward(x).Float32s()
+					got := h.Forward(x).Float32s()
+					for j := range want {
+						if want[j] != got[j] {
+							panic("differs")
+						}
+					}
+					if i%7 == 0 {
+						h.Clear()
+					}
+				}
+			})
+		}()
+	}
+	for range 8 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

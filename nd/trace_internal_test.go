@@ -1,0 +1,70 @@
+package nd
+
+import (
+	"testing"
+
+	"github.com/goluon/goluon/ctx"
+)
+
+// pins.done unpins a.st as it is at done time: an op that pinned a before
+// Pack moved a to the flat storage unpins the flat storage instead of the
+// one it pinned. The old storage is never freed and the flat one's count
+// goes negative (so a later Release can free it under a running op).
+func TestPackWhilePinned(t *testing.T) {
+	dev := ctx.CPU(0)
+	a, b := Ones(dev, Float32, 3), Full(dev, Float32, 2, 4)
+	old := a.st
+	p := checkLive("reader", a) // an op on another goroutine, still running
+	flat, _ := Pack([]*NDArray{a, b})
+	p.done() // the op returns
+	if old.pins.Load() != 0 || !old.freed.Load() {
+		t.Errorf("a's old storage: pins %d, freed %v; want 0, true", old.pins.Load(), old.freed.Load())
+	}
+	if n := flat.st.pins.Load(); n != 0 {
+		t.Errorf("flat storage pins %d, want 0", n)
+	}
+}
+
+// A trace that panics midway leaves no trace registered and no pins.
+func TestTracePanicCleansUp(t *testing.T) {
+	dev := ctx.CPU(0)
+	x := Ones(dev, Float32, 3).Persist()
+	err := Catch(func() {
+		Trace("boom", func(in []*NDArray) []*NDArray {
+			y := Exp(in[0])
+			y.Scalar()
+			return []*NDArray{y}
+		}, []*NDArray{x}, nil)
+	})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if traceCount.Load() != 0 || Tracing() || x.st.pins.Load() != 0 {
+		t.Fatalf("after a failed trace: traceCount %d, tracing %v, pins %d", traceCount.Load(), Tracing(), x.st.pins.Load())
+	}
+	func() {
+		defer func() { recover() }()
+		Trace("boom2", func(in []*NDArray) []*NDArray { panic("user panic") }, []*NDArray{x}, nil)
+	}()
+	if traceCount.Load() != 0 || Tracing() || x.st.pins.Load() != 0 {
+		t.Fatalf("after a panicking trace: traceCount %d, tracing %v, pins %d", traceCount.Load(), Tracing(), x.st.pins.Load())
+	}
+}
+
+// The leaf view a recorded trace makes of an input that needs a gradient
+// keeps a reference to the input's storage: releasing the input afterwards
+// does not free its memory.
+func TestTraceReleasesLeafViews(t *testing.T) {
+	dev := ctx.CPU(0)
+	x := Ones(dev, Float32, 4, 3).Persist()
+	x.AttachGrad(GradWrite)
+	exit := EnterRecording(true)
+	g := Trace("exp", func(in []*NDArray) []*NDArray { return []*NDArray{Exp(in[0])} }, []*NDArray{x}, nil)
+	exit()
+	defer g.Release()
+	st := x.st
+	x.Release()
+	if !st.freed.Load() {
+		t.Fatalf("input released after the trace: refs %d, freed %v", st.refs.Load(), st.freed.Load())
+	}
+}
