@@ -37,8 +37,9 @@ type HybridOpts struct {
 // hybridized.
 //
 // A call runs eagerly instead while a parameter is not initialised yet
-// (deferred shapes: the first call infers them), and inside another
-// block's trace (which records its ops). A parameter replaced by another
+// (deferred shapes: the first call infers them), inside another block's
+// trace (which records its ops), and when an input shares memory with a
+// parameter or with another input that is not the same array. A parameter replaced by another
 // array since the trace (Cast, Initialize with force, ResetContext) or
 // frozen makes a new trace; one whose memory moved (a Trainer packing it)
 // does not. A recorded call supports one backward pass.
@@ -149,7 +150,7 @@ func (h *HybridBlock) call(inputs []*nd.NDArray) []*nd.NDArray {
 		return h.eager(inputs)
 	}
 	bound, ready := h.bound(dev)
-	if !ready || h.eagerReason() != "" {
+	if !ready || h.eagerReason() != "" || sharedInputs(inputs, bound) {
 		return h.eager(inputs)
 	}
 	key := nd.Signature(inputs)
@@ -241,6 +242,29 @@ func eagerOnly(c Component) string {
 		}
 	}
 	return ""
+}
+
+// sharedInputs reports whether an input shares memory with a parameter
+// (a block called on its own weight) or with another input that is not
+// the same array (a slice of it): a trace cannot tell such operands apart,
+// so these calls run eagerly.
+func sharedInputs(inputs, bound []*nd.NDArray) bool {
+	for i, x := range inputs {
+		if x == nil {
+			continue
+		}
+		for _, y := range inputs[:i] {
+			if y != x && x.SharesMemory(y) {
+				return true
+			}
+		}
+		for _, b := range bound {
+			if x.SharesMemory(b) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func firstContext(inputs []*nd.NDArray) (ctx.Context, bool) {

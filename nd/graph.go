@@ -23,8 +23,7 @@ type Graph struct {
 	castOn      bool
 	inputs      []inSpec
 	bound       []boundSpec
-	packN       int  // outputs packed into a recorded call's anchor (those that need a gradient)
-	bwdReadsOut bool // the backward kernels read an output's own buffer
+	packN       int // outputs packed into a recorded call's anchor (those that need a gradient)
 	boundArrays []*NDArray
 	slots       []slot
 	fwd, bwd    []step
@@ -74,7 +73,8 @@ func handoutOf(r *recording, a *NDArray) handout {
 
 type outSpec struct {
 	handout
-	packed int // offset in a recorded call's anchor (-1: not in it)
+	packed int  // offset in a recorded call's anchor (-1: not in it)
+	kept   bool // fresh, and read by the backward kernels: pinned until they ran
 }
 
 type resSpec struct {
@@ -102,6 +102,7 @@ type instance struct {
 // instance, once.
 type hold struct {
 	in   *instance
+	keep []*NDArray // views of the outputs the backward kernels read
 	done atomic.Bool
 }
 
@@ -359,7 +360,9 @@ func (g *Graph) plan() {
 	for i, st := range g.bwd {
 		for _, j := range st.uses {
 			use(j, fwdEnd+1+i)
-			g.bwdReadsOut = g.bwdReadsOut || g.slots[j].kind == slotOutput
+			if s := g.slots[j]; s.kind == slotOutput {
+				g.outs[s.index].kept = true
+			}
 		}
 	}
 	for _, o := range g.outs {

@@ -35,11 +35,7 @@ func (g *Graph) Call(inputs []*NDArray) []*NDArray {
 	}
 	in := g.claim()
 	e := &replay{args: in.args, sess: sess}
-	for i, x := range inputs {
-		if x != nil && g.inputs[i].alias < 0 {
-			e.args[g.inputs[i].slot] = backend.Arg{Buf: x.st.buf, Off: x.off}
-		}
-	}
+	g.bindCallInputs(e, inputs)
 	g.bindBound(e)
 	outs, anchor := g.makeOutputs(e, sess)
 	for _, s := range g.fwd {
@@ -51,7 +47,7 @@ func (g *Graph) Call(inputs []*NDArray) []*NDArray {
 			o.be.Copy([]int{numel(o.shape)}, outs[i].storageArg(), backend.Arg{Buf: src.Buf, Off: src.Off + o.off})
 		}
 	}
-	if !g.grads || !g.recordNode(e, in, inputs, live, anchor) {
+	if !g.grads || !g.recordNode(e, in, inputs, live, outs, anchor) {
 		g.put(in)
 	}
 	if g.packN > 1 { // views of the packed anchor, recorded
@@ -63,6 +59,15 @@ func (g *Graph) Call(inputs []*NDArray) []*NDArray {
 		}
 	}
 	return outs
+}
+
+// bindCallInputs binds the input slots to the inputs' memory.
+func (g *Graph) bindCallInputs(e *replay, inputs []*NDArray) {
+	for i, x := range inputs {
+		if x != nil && g.inputs[i].alias < 0 {
+			e.args[g.inputs[i].slot] = backend.Arg{Buf: x.st.buf, Off: x.off}
+		}
+	}
 }
 
 // bindBound binds the bound arrays' slots to where their memory is now
@@ -141,22 +146,37 @@ func (g *Graph) makeOutputs(e *replay, sess *Session) (outs []*NDArray, anchor *
 // recorded (no input wanting a gradient records none); the buffer set is
 // then held until the node's backward pass, or until anchor is collected
 // without one.
-func (g *Graph) recordNode(e *replay, in *instance, inputs, live []*NDArray, anchor *NDArray) bool {
+func (g *Graph) recordNode(e *replay, in *instance, inputs, live, outs []*NDArray, anchor *NDArray) bool {
 	nodeIn := slices.Concat(inputs, g.boundArrays)
-	reads := slices.Concat(live, g.boundArrays) // what the backward replay reads
-	if g.bwdReadsOut {
-		reads = append(reads, anchor)
-	}
+	// Outputs the backward kernels read stay alive as a view each (as an
+	// eager op's node keeps its output while the caller may release a
+	// detached copy); released after the backward pass or with the hold.
 	h := &hold{in: in}
+	packedKept := false
+	for i, o := range g.outs {
+		if !o.kept {
+			continue
+		}
+		t := outs[i]
+		if o.packed >= 0 && g.packN > 1 {
+			if packedKept {
+				continue
+			}
+			t, packedKept = anchor, true
+		}
+		h.keep = append(h.keep, t.viewIn(persistentSession, 0, t.shape))
+	}
+	reads := slices.Concat(live, g.boundArrays, h.keep) // what the backward replay reads
 	Record(g.name, anchor, nodeIn, func(gr *NDArray, need []bool) []*NDArray {
-		defer pin(g.name, reads).done()
-		return g.backward(e, h, anchor, gr, need)
+		return g.backward(e, h, inputs, reads, gr, need)
 	})
 	if anchor.state() == nil {
+		release(h.keep...)
 		return false
 	}
 	runtime.AddCleanup(anchor, func(h *hold) {
 		if h.done.CompareAndSwap(false, true) {
+			release(h.keep...)
 			g.put(h.in)
 		}
 	}, h)
@@ -165,12 +185,15 @@ func (g *Graph) recordNode(e *replay, in *instance, inputs, live []*NDArray, anc
 
 // backward replays the backward kernels of the call bound in e with the
 // output gradient gr (packed as the outputs are).
-func (g *Graph) backward(e *replay, h *hold, anchor, gr *NDArray, need []bool) []*NDArray {
+func (g *Graph) backward(e *replay, h *hold, inputs, reads []*NDArray, gr *NDArray, need []bool) []*NDArray {
 	op := g.name
 	if !h.done.CompareAndSwap(false, true) {
 		fail(op, ErrGraph, "a hybridized call's graph was already backpropagated: it supports one backward pass (run the block without Hybridize to backpropagate twice)")
 	}
 	defer g.put(h.in)
+	defer release(h.keep...)
+	defer pin(op, reads).done()
+	g.bindCallInputs(e, inputs) // where they are now, as eager reads them
 	g.bindBound(e)
 	for i, h := range g.heads {
 		if h >= 0 {

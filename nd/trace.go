@@ -173,8 +173,15 @@ func (r *recording) addSlot(s slot) int32 {
 }
 
 // addRanged adds an input or bound slot: the region [s.base,
-// s.base+s.size) of s.buf.
+// s.base+s.size) of s.buf. Regions must not overlap: a kernel operand in
+// two of them could not be told apart (a parameter passed as an input, an
+// input and a slice of it).
 func (r *recording) addRanged(s slot) int32 {
+	for _, j := range r.ranged[s.buf] {
+		if o := r.slots[j]; s.size > 0 && o.size > 0 && s.base < o.base+o.size && o.base < s.base+s.size {
+			r.fail("two inputs, or an input and a bound array (a parameter), overlap in memory without being the same array: a replay cannot tell them apart; pass a copy")
+		}
+	}
 	s.first, s.last, s.phys = -1, -1, -1
 	r.slots = append(r.slots, s)
 	i := int32(len(r.slots) - 1)
@@ -190,7 +197,7 @@ func (r *recording) ref(a backend.Arg) ref {
 		return ref{slot: -1}
 	}
 	for _, j := range r.ranged[a.Buf] {
-		if s := r.slots[j]; a.Off >= s.base && a.Off < s.base+max(s.size, 1) {
+		if s := r.slots[j]; a.Off >= s.base && a.Off < s.base+s.size {
 			return ref{slot: j, off: a.Off - s.base, strides: slices.Clone(a.Strides)}
 		}
 	}
