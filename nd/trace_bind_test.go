@@ -85,39 +85,6 @@ func TestTraceZeroSizeInput(t *testing.T) {
 	}
 }
 
-// Pack of an input (a parameter passed as an input) between a recorded
-// replay and its backward: the backward replay reads the input where it
-// was at the forward call (its slot is bound only then), a buffer Pack gave
-// back to the pool; eager reads it where it is now.
-func TestTracePackInputBetweenForwardAndBackward(t *testing.T) {
-	run := func(traced bool) []float32 {
-		x := randn(1, 4, 3).Persist()
-		x.AttachGrad(nd.GradWrite)
-		w := randn(2, 4, 3).Persist()
-		w.AttachGrad(nd.GradWrite)
-		other := randn(3, 5).Persist()
-		f := func(in []*nd.NDArray) []*nd.NDArray { return []*nd.NDArray{nd.Mul(in[0], w)} }
-		exit := nd.EnterRecording(true)
-		var y *nd.NDArray
-		if traced {
-			g := nd.Trace("mul", f, []*nd.NDArray{x}, []*nd.NDArray{w})
-			y = g.Call([]*nd.NDArray{x})[0]
-		} else {
-			y = f([]*nd.NDArray{x})[0]
-		}
-		exit()
-		nd.Pack([]*nd.NDArray{x, other})
-		junk := nd.Full(cpu0, nd.Float32, 99, 4, 3) // takes x's old buffer from the pool
-		defer junk.Release()
-		nd.Backward([]*nd.NDArray{y}, nil, false)
-		return w.Grad().Float32s()
-	}
-	want, got := run(false), run(true)
-	if !eqF32(got, want) {
-		t.Fatalf("w's gradient: replay %v, eager %v", got, want)
-	}
-}
-
 // One recorded call with outputs [no-grad, grad, no-grad, grad]: packed
 // offsets and heads.
 func TestTraceMixedGradOutputs(t *testing.T) {

@@ -180,35 +180,41 @@ func TestTraceUntouchedOutput(t *testing.T) {
 }
 
 // Pack between a recorded replay and its backward pass (a Trainer made
-// after the first forward pass): the replay's backward kernels read the
-// parameter's old buffer, which Pack gave back to the pool; eager reads
-// the parameter where it is now.
+// after the first forward pass) moves the parameter, or an input, to other
+// memory and gives the old buffer back to the pool: the backward replay
+// reads them where they are then, as eager does.
 func TestTracePackBetweenForwardAndBackward(t *testing.T) {
-	run := func(traced bool) []float32 {
-		x := randn(1, 4, 3).Persist()
-		x.AttachGrad(nd.GradWrite)
-		w := randn(2, 4, 3).Persist()
-		w.AttachGrad(nd.GradWrite)
-		other := randn(3, 5).Persist()
-		f := func(in []*nd.NDArray) []*nd.NDArray { return []*nd.NDArray{nd.Mul(in[0], w)} }
-		exit := nd.EnterRecording(true)
-		var y *nd.NDArray
-		if traced {
-			g := nd.Trace("mul", f, []*nd.NDArray{x}, []*nd.NDArray{w})
-			y = g.Call([]*nd.NDArray{x})[0]
-		} else {
-			y = f([]*nd.NDArray{x})[0]
+	for _, packInput := range []bool{false, true} {
+		run := func(traced bool) []float32 {
+			x := randn(1, 4, 3).Persist()
+			x.AttachGrad(nd.GradWrite)
+			w := randn(2, 4, 3).Persist()
+			w.AttachGrad(nd.GradWrite)
+			other := randn(3, 5).Persist()
+			f := func(in []*nd.NDArray) []*nd.NDArray { return []*nd.NDArray{nd.Mul(in[0], w)} }
+			exit := nd.EnterRecording(true)
+			var y *nd.NDArray
+			if traced {
+				g := nd.Trace("mul", f, []*nd.NDArray{x}, []*nd.NDArray{w})
+				y = g.Call([]*nd.NDArray{x})[0]
+			} else {
+				y = f([]*nd.NDArray{x})[0]
+			}
+			exit()
+			moved, other2 := w, x
+			if packInput {
+				moved, other2 = x, w
+			}
+			nd.Pack([]*nd.NDArray{moved, other})
+			junk := nd.Full(cpu0, nd.Float32, 99, 4, 3) // takes the old buffer from the pool
+			defer junk.Release()
+			nd.Backward([]*nd.NDArray{y}, nil, false)
+			return other2.Grad().Float32s()
 		}
-		exit()
-		nd.Pack([]*nd.NDArray{w, other})
-		junk := nd.Full(cpu0, nd.Float32, 99, 4, 3) // takes w's old buffer from the pool
-		defer junk.Release()
-		nd.Backward([]*nd.NDArray{y}, nil, false)
-		return x.Grad().Float32s()
-	}
-	want, got := run(false), run(true)
-	if !eqF32(got, want) {
-		t.Fatalf("x's gradient: replay %v, eager %v", got, want)
+		want, got := run(false), run(true)
+		if !eqF32(got, want) {
+			t.Fatalf("packing the input=%v: gradient replayed %v, eager %v", packInput, got, want)
+		}
 	}
 }
 
