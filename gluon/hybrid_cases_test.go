@@ -11,9 +11,8 @@ import (
 )
 
 // Cast to float64 and back: the float32 replicas made by the second Cast
-// get the pool's buffers of the first replicas, the graph traced before
-// the casts is BoundTo them, and its tape node is recorded on the
-// released old replicas.
+// (which may get the pool's buffers of the first) are new arrays, so the
+// graph traced before the casts is stale and the next call traces again.
 func TestHybridizeCastRoundTrip(t *testing.T) {
 	dev := ctx.CPU(0)
 	nd.Seed(1)
@@ -48,9 +47,8 @@ func TestHybridizeCastRoundTrip(t *testing.T) {
 	}
 }
 
-// A network holding a hybridized SyncBatchNorm: eagerOnly looks through
-// the HybridBlock's Meta (the SyncBatchNorm's children), not at the block
-// it wraps, so the outer network is traced and the SyncBatchNorm panics.
+// A network holding a hybridized SyncBatchNorm runs eagerly: the
+// EagerOnly block is found behind the inner HybridBlock.
 func TestHybridizeNestedEagerOnly(t *testing.T) {
 	dev := ctx.CPU(0)
 	nd.Seed(1)
@@ -103,6 +101,30 @@ func TestHybridizeEvictionRace(t *testing.T) {
 	for range 8 {
 		if err := <-done; err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// A hybridized Dense called on its own weight (an input that is a
+// parameter) runs that call eagerly, and a later call on another array of
+// the same signature computes with the weight.
+func TestHybridizeInputIsParameter(t *testing.T) {
+	dev := ctx.CPU(0)
+	nd.Seed(1)
+	net := nn.NewDense(4, nn.DenseOpts{NoBias: true, InUnits: 4})
+	if err := gluon.Initialize(net, initializer.Xavier{}, dev); err != nil {
+		t.Fatal(err)
+	}
+	w := net.Weight.Data(dev)
+	h := gluon.Hybridize(net, gluon.HybridOpts{})
+	h.Forward(w)
+	x := nd.RandomUniform(dev, nd.Float32, 0, 1, 4, 4).Persist()
+	x.AttachGrad(nd.GradWrite) // same signature as w
+	want := net.Forward(x).Float32s()
+	got := h.Forward(x).Float32s()
+	for i := range want {
+		if want[i] != got[i] {
+			t.Fatalf("hybrid %v, eager %v (stats %+v)", got, want, h.Stats())
 		}
 	}
 }

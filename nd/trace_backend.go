@@ -35,35 +35,28 @@ func (t *tracer) Alloc(dev ctx.Context, dt backend.DType, n int) (backend.Buffer
 	return t.real.Alloc(dev, dt, n)
 }
 
-func (t *tracer) Free(dev ctx.Context, b backend.Buffer)        { t.real.Free(dev, b) }
-func (t *tracer) Stats(dev ctx.Context) backend.MemStats        { return t.real.Stats(dev) }
-func (t *tracer) ReleaseCache(dev ctx.Context)                  { t.real.ReleaseCache(dev) }
-func (t *tracer) Sync(dev ctx.Context)                          {}
-func (t *tracer) Read(src backend.Buffer, off int, dst any)     { t.r.hostRead() }
-func (t *tracer) Write(dst backend.Buffer, off int, src any)    { t.r.write(t.real, dst, off, src) }
-func (t *tracer) add(run func(e *replay), refs ...ref)          { t.r.add(run, refs...) }
-func (t *tracer) ref(a backend.Arg) ref                         { return t.r.ref(a) }
-func (t *tracer) refs(a ...backend.Arg) []ref                   { return t.r.refsOf(a) }
-func (t *tracer) noteShape(shape []int) []int                   { return slices.Clone(shape) }
-func (t *tracer) noteAxes(axes []bool) []bool                   { return slices.Clone(axes) }
-func (t *tracer) Fill(dst backend.Arg, n int, v float64)        { t.fill(dst, n, v) }
-func (t *tracer) Cast(dst, src backend.Arg, n int)              { t.cast(dst, src, n) }
-func (t *tracer) Copy(shape []int, dst, src backend.Arg)        { t.copy(shape, dst, src) }
-func (t *tracer) Gemm(p backend.GemmParams)                     { t.gemm(p) }
-func (t *tracer) Pool2D(p backend.PoolParams, y, x backend.Arg) { t.pool(p, y, x) }
+func (t *tracer) Free(dev ctx.Context, b backend.Buffer)     { t.real.Free(dev, b) }
+func (t *tracer) Stats(dev ctx.Context) backend.MemStats     { return t.real.Stats(dev) }
+func (t *tracer) ReleaseCache(dev ctx.Context)               { t.real.ReleaseCache(dev) }
+func (t *tracer) Sync(dev ctx.Context)                       {}
+func (t *tracer) Read(src backend.Buffer, off int, dst any)  { t.r.hostRead() }
+func (t *tracer) Write(dst backend.Buffer, off int, src any) { t.r.write(t.real, dst, off, src) }
+func (t *tracer) add(run func(e *replay), refs ...ref)       { t.r.add(run, refs...) }
+func (t *tracer) ref(a backend.Arg) ref                      { return t.r.ref(a) }
+func (t *tracer) refs(a ...backend.Arg) []ref                { return t.r.refsOf(a) }
 
-func (t *tracer) fill(dst backend.Arg, n int, v float64) {
+func (t *tracer) Fill(dst backend.Arg, n int, v float64) {
 	be, d := t.real, t.ref(dst)
 	t.add(func(e *replay) { be.Fill(d.arg(e), n, v) }, d)
 }
 
-func (t *tracer) cast(dst, src backend.Arg, n int) {
+func (t *tracer) Cast(dst, src backend.Arg, n int) {
 	be, d, s := t.real, t.ref(dst), t.ref(src)
 	t.add(func(e *replay) { be.Cast(d.arg(e), s.arg(e), n) }, d, s)
 }
 
-func (t *tracer) copy(shape []int, dst, src backend.Arg) {
-	be, sh, d, s := t.real, t.noteShape(shape), t.ref(dst), t.ref(src)
+func (t *tracer) Copy(shape []int, dst, src backend.Arg) {
+	be, sh, d, s := t.real, slices.Clone(shape), t.ref(dst), t.ref(src)
 	t.add(func(e *replay) { be.Copy(sh, d.arg(e), s.arg(e)) }, d, s)
 }
 
@@ -73,16 +66,16 @@ func (t *tracer) Unary(op backend.UnaryOp, dst, x backend.Arg, n int, p1, p2 flo
 }
 
 func (t *tracer) Binary(op backend.BinaryOp, shape []int, dst, a, b backend.Arg) {
-	be, sh, d, x, y := t.real, t.noteShape(shape), t.ref(dst), t.ref(a), t.ref(b)
+	be, sh, d, x, y := t.real, slices.Clone(shape), t.ref(dst), t.ref(a), t.ref(b)
 	t.add(func(e *replay) { be.Binary(op, sh, d.arg(e), x.arg(e), y.arg(e)) }, d, x, y)
 }
 
 func (t *tracer) Reduce(op backend.ReduceOp, shape []int, axes []bool, dst, src backend.Arg) {
-	be, sh, ax, d, s := t.real, t.noteShape(shape), t.noteAxes(axes), t.ref(dst), t.ref(src)
+	be, sh, ax, d, s := t.real, slices.Clone(shape), slices.Clone(axes), t.ref(dst), t.ref(src)
 	t.add(func(e *replay) { be.Reduce(op, sh, ax, d.arg(e), s.arg(e)) }, d, s)
 }
 
-func (t *tracer) gemm(p backend.GemmParams) {
+func (t *tracer) Gemm(p backend.GemmParams) {
 	be, a, b, c := t.real, t.ref(p.A), t.ref(p.B), t.ref(p.C)
 	t.add(func(e *replay) {
 		q := p
@@ -106,7 +99,7 @@ func (t *tracer) Conv2DBackwardFilter(p backend.ConvParams, dw, x, dy backend.Ar
 	t.add(func(e *replay) { be.Conv2DBackwardFilter(p, r[0].arg(e), r[1].arg(e), r[2].arg(e)) }, r...)
 }
 
-func (t *tracer) pool(p backend.PoolParams, y, x backend.Arg) {
+func (t *tracer) Pool2D(p backend.PoolParams, y, x backend.Arg) {
 	be, r := t.real, t.refs(y, x)
 	t.add(func(e *replay) { be.Pool2D(p, r[0].arg(e), r[1].arg(e)) }, r...)
 }
@@ -211,7 +204,7 @@ func (t *tracer) ScatterAdd(p backend.GatherParams, dst, src, idx backend.Arg) {
 }
 
 func (t *tracer) Where(shape []int, dst, cond, a, b backend.Arg) {
-	be, sh, r := t.real.(backend.IndexKernels), t.noteShape(shape), t.refs(dst, cond, a, b)
+	be, sh, r := t.real.(backend.IndexKernels), slices.Clone(shape), t.refs(dst, cond, a, b)
 	t.add(func(e *replay) { be.Where(sh, r[0].arg(e), r[1].arg(e), r[2].arg(e), r[3].arg(e)) }, r...)
 }
 

@@ -6,10 +6,9 @@ import (
 	"github.com/goluon/goluon/ctx"
 )
 
-// pins.done unpins a.st as it is at done time: an op that pinned a before
-// Pack moved a to the flat storage unpins the flat storage instead of the
-// one it pinned. The old storage is never freed and the flat one's count
-// goes negative (so a later Release can free it under a running op).
+// An op that pinned an array before Pack moved it to a flat storage
+// unpins the storage it pinned: the old one is freed, the flat one's count
+// stays balanced.
 func TestPackWhilePinned(t *testing.T) {
 	dev := ctx.CPU(0)
 	a, b := Ones(dev, Float32, 3), Full(dev, Float32, 2, 4)
@@ -52,8 +51,8 @@ func TestTracePanicCleansUp(t *testing.T) {
 }
 
 // The leaf view a recorded trace makes of an input that needs a gradient
-// keeps a reference to the input's storage: releasing the input afterwards
-// does not free its memory.
+// is released when the trace ends: releasing the input afterwards frees its
+// memory.
 func TestTraceReleasesLeafViews(t *testing.T) {
 	dev := ctx.CPU(0)
 	x := Ones(dev, Float32, 4, 3).Persist()
