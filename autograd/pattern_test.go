@@ -119,3 +119,105 @@ func TestServeWithPackageInputs(t *testing.T) {
 		})
 	}
 }
+
+// onWorker runs f on a goroutine started with nd.Go, as a per-device
+// worker of the caller's tree, and waits for it.
+func onWorker(f func()) {
+	done := make(chan struct{})
+	nd.Go(func() { defer close(done); f() })
+	<-done
+}
+
+// TestServeBesideLearnerInDefaultSession is the second pattern of issue
+// 32: a learner and a server both use the default session — autograd.Record
+// in one goroutine, autograd.PredictMode or Pause in another, inputs made
+// with nd.FromSlice, a scope per step and per request — as a user who never
+// heard of sessions writes them. The learner's passes run on its own
+// goroutine or on a worker started with nd.Go. Every prediction must equal
+// the one made alone, no array may be released under the server, and
+// training must end bitwise as alone.
+func TestServeBesideLearnerInDefaultSession(t *testing.T) {
+	needGID(t)
+	const steps, requests, minServed = 60, 16, 1000
+	for _, tc := range []struct {
+		name           string
+		pause, workers bool
+	}{
+		{"predict-mode", false, false},
+		{"pause", true, false},
+		{"predict-mode/learner-workers", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := func(f func()) { f() }
+			if tc.workers {
+				run = onWorker
+			}
+			serve := func(m *model, i int) (y []float64, err error) {
+				err = nd.Catch(func() {
+					sc := nd.NewScope()
+					defer sc.Close()
+					x := packageInput(i)
+					f := func() { y = m.forward(nd.Reshape(nd.Dropout(nd.Relu(x), 0.5), 8, 4)).Float64s() }
+					if tc.pause {
+						autograd.Pause(f)
+					} else {
+						autograd.PredictMode(f)
+					}
+				})
+				return y, err
+			}
+			learn := func() []float64 { return trainOn(autograd.Default(), steps, packageInput, run) }
+			nd.Seed(13)
+			wantTrain := learn()
+			sm := newModel()
+			want := make([][]float64, requests)
+			for i := range want {
+				var err error
+				if want[i], err = serve(sm, i); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			nd.Seed(13)
+			var done atomic.Bool
+			var served, wrong, failed atomic.Int64
+			var firstErr atomic.Value
+			var gotTrain []float64
+			var trainErr error
+			var wg sync.WaitGroup
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				defer done.Store(true)
+				trainErr = nd.Catch(func() { gotTrain = learn() })
+			}()
+			go func() {
+				defer wg.Done()
+				m := newModel()
+				for i := 0; !done.Load() || i < minServed; i++ {
+					y, err := serve(m, i%requests)
+					served.Add(1)
+					if err != nil {
+						failed.Add(1)
+						firstErr.CompareAndSwap(nil, err)
+						continue
+					}
+					if !identical(y, want[i%requests]) {
+						wrong.Add(1)
+					}
+				}
+			}()
+			wg.Wait()
+			if trainErr != nil {
+				t.Fatalf("training beside the server: %v", trainErr)
+			}
+			if !identical(gotTrain, wantTrain) {
+				t.Errorf("training beside the server differs from training alone")
+			}
+			if wrong.Load() != 0 || failed.Load() != 0 {
+				t.Errorf("%d wrong and %d failed of %d predictions (first error: %v)", wrong.Load(), failed.Load(), served.Load(), firstErr.Load())
+			}
+			t.Logf("%d predictions beside %d training steps", served.Load(), steps)
+		})
+	}
+}

@@ -63,15 +63,23 @@ func train(s *nd.Session, steps int) []float64 {
 
 // trainWith is train with each step's input made by in.
 func trainWith(s *nd.Session, steps int, in func(i int) *nd.NDArray) []float64 {
+	return trainOn(s, steps, in, func(f func()) { f() })
+}
+
+// trainOn is trainWith with each step's forward and backward pass run by
+// run (on the calling goroutine, or on a worker it starts and waits for).
+func trainOn(s *nd.Session, steps int, in func(i int) *nd.NDArray, run func(func())) []float64 {
 	m := newModel()
 	var out []float64
 	for i := range steps {
 		sc := s.NewScope()
 		x := in(i)
 		s.Record(func() {
-			loss := nd.Sum(nd.Square(m.forward(x)))
-			out = append(out, loss.Scalar())
-			nd.Backward([]*nd.NDArray{loss}, nil, false)
+			run(func() {
+				loss := nd.Sum(nd.Square(m.forward(x)))
+				out = append(out, loss.Scalar())
+				nd.Backward([]*nd.NDArray{loss}, nil, false)
+			})
 		})
 		out = append(out, m.w.Grad().Float64s()...)
 		out = append(out, m.gamma.Grad().Float64s()...)
@@ -112,10 +120,10 @@ func identical(a, b []float64) bool {
 }
 
 // TestConcurrentTrainAndServe trains in one goroutine tree while another
-// serves predictions, in every pairing where at most one of them uses the
-// default session, and checks that both get exactly what they get alone.
+// serves predictions, in every pairing of the default session and own
+// sessions, and checks that both get exactly what they get alone.
 func TestConcurrentTrainAndServe(t *testing.T) {
-	const steps, requests = 60, 16
+	const steps, requests, minServed = 60, 16, 1000
 	for _, tc := range []struct {
 		name               string
 		trainOwn, serveOwn bool // use an own session (else the default one)
@@ -126,6 +134,8 @@ func TestConcurrentTrainAndServe(t *testing.T) {
 		{"train-session/serve-default", true, false, false},
 		{"train-session/serve-default-paused", true, false, true},
 		{"train-session/serve-session", true, true, false},
+		{"train-default/serve-default", false, false, false},
+		{"train-default/serve-default-paused", false, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sessions := func() (tr, sv *nd.Session) {
@@ -164,7 +174,7 @@ func TestConcurrentTrainAndServe(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				m := newModel()
-				for i := 0; !done.Load() || i < requests; i++ {
+				for i := 0; !done.Load() || i < minServed; i++ {
 					if !identical(serve(sv, m, i%requests, tc.pause), wantServe[i%requests]) {
 						wrong.Add(1)
 					}
@@ -284,35 +294,94 @@ func TestSessionUse(t *testing.T) {
 	}
 }
 
-// TestSharedSessionConflict reproduces the mistake sessions exist for —
-// a learner's Record and a server's PredictMode in the default session at
-// once — with a fixed interleaving, and checks that it fails with an error
-// naming both scopes instead of training silently in the wrong mode.
-// Scopes of one kind (per-device workers' Records) may interleave.
-func TestSharedSessionConflict(t *testing.T) {
+// TestDefaultSessionTrees opens a learner's Record and a server's
+// PredictMode in the default session at once, with a fixed interleaving:
+// each goroutine tree sees its own state, a goroutine started with nd.Go
+// sees its parent's, and a goroutine of no tree fails at its first op
+// while the trees disagree. Scopes that interleave inside one tree are
+// still an error.
+func TestDefaultSessionTrees(t *testing.T) {
+	needGID(t)
+	type state struct{ rec, train bool }
+	now := func() state { return state{autograd.IsRecording(), autograd.IsTraining()} }
+	x := nd.FromSlice(dev, []float32{-1, 2})
 	inServer, release, serverDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var server, child state
+	var orphanErr, opErr error
 	err := nd.Catch(func() {
 		autograd.Record(func() {
-			go func() {
+			go func() { // a plain goroutine: a tree of its own once it opens a scope
 				defer close(serverDone)
-				autograd.PredictMode(func() { close(inServer); <-release })
+				autograd.PredictMode(func() {
+					server = now()
+					close(inServer)
+					<-release
+				})
 			}()
 			<-inServer
-		}) // ends while the server's PredictMode is open
+			done := make(chan struct{})
+			nd.Go(func() { defer close(done); child = now() })
+			<-done
+			done = make(chan struct{})
+			go func() { // a plain goroutine that opens nothing
+				defer close(done)
+				orphanErr = nd.Catch(func() { now() })
+				opErr = nd.Catch(func() { nd.Relu(x) })
+			}()
+			<-done
+			if got := now(); got != (state{true, true}) {
+				t.Errorf("learner with a server open: %+v, want recording in training mode", got)
+			}
+		})
 	})
 	close(release)
 	<-serverDone
-	var ne *nd.Error
-	if !errors.As(err, &ne) || ne.Kind != nd.ErrSession {
-		t.Fatalf("got %v, want an ErrSession", err)
+	if err != nil {
+		t.Fatalf("a learner's and a server's scopes in the default session: %v", err)
 	}
-	for _, want := range []string{`session "default"`, "Record(train)", "PredictMode", "autograd.NewSession"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q does not mention %q", err, want)
+	if server != (state{false, false}) {
+		t.Errorf("server: %+v, want predict mode, not recording", server)
+	}
+	if child != (state{true, true}) {
+		t.Errorf("goroutine started with nd.Go: %+v, want its parent's state", child)
+	}
+	for _, e := range []error{orphanErr, opErr} {
+		var ne *nd.Error
+		if !errors.As(e, &ne) || ne.Kind != nd.ErrSession {
+			t.Fatalf("goroutine of no tree: got %v, want an ErrSession", e)
+		}
+		for _, want := range []string{"recording, training mode", "not recording, predict mode", "nd.Go", "gluon.Predictor"} {
+			if !strings.Contains(e.Error(), want) {
+				t.Errorf("error %q does not mention %q", e, want)
+			}
 		}
 	}
 	if autograd.IsRecording() || autograd.IsTraining() {
 		t.Error("the default session's state was not restored")
+	}
+
+	// One tree: a goroutine it started with nd.Go opens PredictMode and
+	// the Record ends before it — each ran under the other's mode.
+	inChild, end, childDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	err = nd.Catch(func() {
+		autograd.Record(func() {
+			nd.Go(func() {
+				defer close(childDone)
+				autograd.PredictMode(func() { close(inChild); <-end })
+			})
+			<-inChild
+		})
+	})
+	close(end)
+	<-childDone
+	var ne *nd.Error
+	if !errors.As(err, &ne) || ne.Kind != nd.ErrSession {
+		t.Fatalf("interleaved scopes in one tree: got %v, want an ErrSession", err)
+	}
+	for _, want := range []string{`session "default"`, "Record(train)", "PredictMode", "same goroutine tree"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
 	}
 
 	// Two workers of one tree: the same kind of scope, the first opened
@@ -322,16 +391,18 @@ func TestSharedSessionConflict(t *testing.T) {
 	var errs [2]error
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() {
+	sc := nd.NewScope() // the test goroutine's tree, which both workers join
+	defer sc.Close()
+	nd.Go(func() {
 		defer wg.Done()
 		defer close(done1)
 		errs[0] = nd.Catch(func() { autograd.Record(func() { close(in1); <-end1 }) })
-	}()
-	go func() {
+	})
+	nd.Go(func() {
 		defer wg.Done()
 		<-in1
 		errs[1] = nd.Catch(func() { autograd.Record(func() { close(in2); <-end2 }) })
-	}()
+	})
 	<-in2
 	close(end1) // the first worker's Record ends while the second's is open
 	<-done1

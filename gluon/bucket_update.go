@@ -25,22 +25,26 @@ func (t *Trainer) updateBuckets(fresh [][]int) error {
 		}
 	}
 	var g errgroup.Group
+	tree := nd.CurrentTree() // the workers run in the caller's goroutine tree
 	for d := range t.devs {
-		g.Go(func() error {
-			return nd.Catch(func() {
-				for k, b := range t.buckets {
-					if whole[k] {
-						t.updateFused(b, d)
-						continue
-					}
-					for _, i := range b.params {
-						if len(fresh[i]) > 0 {
-							p := t.params[i]
-							optimizer.Apply(t.opt, t.paramInfo(i), p.ListData()[d], p.ListData()[d].Grad(), t.states[i][d])
+		g.Go(func() (err error) {
+			tree.Run(func() {
+				err = nd.Catch(func() {
+					for k, b := range t.buckets {
+						if whole[k] {
+							t.updateFused(b, d)
+							continue
+						}
+						for _, i := range b.params {
+							if len(fresh[i]) > 0 {
+								p := t.params[i]
+								optimizer.Apply(t.opt, t.paramInfo(i), p.ListData()[d], p.ListData()[d].Grad(), t.states[i][d])
+							}
 						}
 					}
-				}
+				})
 			})
+			return err
 		})
 	}
 	return g.Wait()

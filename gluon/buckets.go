@@ -321,13 +321,13 @@ func (t *Trainer) gradReady(leaf *nd.NDArray) {
 	done := b.done
 	b.mu.Unlock()
 	if launch {
-		go func() {
+		nd.Go(func() { // in the step's goroutine tree
 			err := t.kv.(kvstore.AllReducer).AllReduce(b.flats)
 			b.mu.Lock()
 			b.err = err
 			b.mu.Unlock()
 			close(done)
-		}()
+		})
 	}
 }
 

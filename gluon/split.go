@@ -75,6 +75,7 @@ func SplitAndLoad(batch *nd.NDArray, devs []ctx.Context, evenSplit bool) ([]*nd.
 // error instead of crashing the program.
 func ForEachDevice(devs []ctx.Context, f func(i int, dev ctx.Context) error) error {
 	var g errgroup.Group
+	tree := nd.CurrentTree()
 	for i, d := range devs {
 		g.Go(func() (err error) {
 			defer func() {
@@ -86,7 +87,8 @@ func ForEachDevice(devs []ctx.Context, f func(i int, dev ctx.Context) error) err
 					panic(r)
 				}
 			}()
-			return f(i, d)
+			tree.Run(func() { err = f(i, d) })
+			return err
 		})
 	}
 	return g.Wait()

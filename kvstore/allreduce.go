@@ -88,13 +88,15 @@ func AllReduceOn(bufs []*nd.NDArray, owners []ctx.Context) error {
 	parts := len(owners)
 	res := make([]*nd.NDArray, parts) // part k's sum, on owners[k]
 	var g errgroup.Group
+	tree := nd.CurrentTree() // the workers run in the caller's goroutine tree
 	for k, dev := range owners {
 		lo, hi := k*n/parts, (k+1)*n/parts
 		if lo == hi {
 			continue
 		}
-		g.Go(func() error {
-			return nd.Catch(func() { res[k] = reducePart(bufs, dev, lo, hi) })
+		g.Go(func() (err error) {
+			tree.Run(func() { err = nd.Catch(func() { res[k] = reducePart(bufs, dev, lo, hi) }) })
+			return err
 		})
 	}
 	err := g.Wait()
@@ -103,8 +105,9 @@ func AllReduceOn(bufs []*nd.NDArray, owners []ctx.Context) error {
 		for k, dev := range owners {
 			lo, hi := k*n/parts, (k+1)*n/parts
 			if res[k] != nil {
-				gather.Go(func() error {
-					return nd.Catch(func() { gatherPart(bufs, res[k], dev, lo, hi) })
+				gather.Go(func() (err error) {
+					tree.Run(func() { err = nd.Catch(func() { gatherPart(bufs, res[k], dev, lo, hi) }) })
+					return err
 				})
 			}
 		}

@@ -41,20 +41,16 @@ var autocasting atomic.Int32
 // may enter and leave them concurrently; an off scope wins over an open
 // one, and Float16 over BFloat16.
 func (s *Session) EnterAutocast(dt DType) (exit func()) {
-	var c *atomic.Int32
 	switch dt {
-	case Float16:
-		c = &s.castF16
-	case BFloat16:
-		c = &s.castBF16
-	case Float32:
-		c = &s.castOff
+	case Float16, BFloat16, Float32:
 	default:
 		fail("EnterAutocast", ErrDType, "autocast runs in Float16 or BFloat16 (Float32 turns it off), not %v", dt)
 	}
-	c.Add(1)
+	f := &frame{kind: "Autocast", dt: dt}
+	s.attach(f)
+	f.bump(s, 1)
 	autocasting.Add(1)
-	return once(func() { c.Add(-1); autocasting.Add(-1) })
+	return once(func() { f.bump(s, -1); autocasting.Add(-1); s.detach(f) })
 }
 
 // Autocast runs f with s's ops following the autocast policy in dt (see
@@ -66,17 +62,7 @@ func (s *Session) Autocast(dt DType, f func()) {
 
 // AutocastDType returns the dtype s's low-precision ops run in, and false
 // when s does not autocast.
-func (s *Session) AutocastDType() (DType, bool) {
-	switch {
-	case s.castOff.Load() > 0:
-		return Float32, false
-	case s.castF16.Load() > 0:
-		return Float16, true
-	case s.castBF16.Load() > 0:
-		return BFloat16, true
-	}
-	return Float32, false
-}
+func (s *Session) AutocastDType() (DType, bool) { return s.mode("Autocast").autocast() }
 
 // EnterAutocast is Session.EnterAutocast on the default session.
 func EnterAutocast(dt DType) (exit func()) { return defaultSession.EnterAutocast(dt) }

@@ -21,9 +21,10 @@ import (
 // Scopes nest within a Session. The arrays of a session (see Session) are
 // tracked by that session's scopes only, so goroutine trees with their own
 // sessions open and close scopes independently. NewScope opens a scope of
-// the default session, which tracks every neutral array made anywhere in
-// the process while it is innermost. Gradient buffers attached with
-// AttachGrad are never tracked.
+// the default session in the calling goroutine's tree (see Go), which
+// tracks the neutral arrays that the tree's goroutines make while it is
+// the tree's innermost. Gradient buffers attached with AttachGrad are
+// never tracked.
 type Scope struct {
 	mu        sync.Mutex
 	arrays    []*NDArray
@@ -32,6 +33,7 @@ type Scope struct {
 	closed    bool // removed from its session's chain (under the session's scopeMu)
 	done      bool // released its arrays (under mu): addIfOpen adds nothing
 	sess      *Session
+	tree      *tree // the default session's tree it belongs to (tree.go)
 }
 
 // NewScope opens a scope of the default session, nested in its innermost
@@ -48,11 +50,31 @@ func (s *Session) NewScope() *Scope {
 	if s.persistent {
 		fail("NewScope", ErrArgument, "the persistent session has no scopes: its arrays outlive them all")
 	}
+	var t *tree
+	if s == defaultSession {
+		t = trees.enter()
+	}
 	s.scopeMu.Lock()
 	defer s.scopeMu.Unlock()
-	sc := &Scope{parent: s.top, sess: s}
-	s.top = sc
+	sc := &Scope{parent: s.innermost(t), sess: s, tree: t}
+	if t != nil {
+		t.scopes = append(t.scopes, sc)
+	} else {
+		s.top = sc
+	}
 	return sc
+}
+
+// innermost returns the innermost open scope of s (scopeMu held): of tree
+// t in the default session (nil: none).
+func (s *Session) innermost(t *tree) *Scope {
+	if s != defaultSession {
+		return s.top
+	}
+	if t == nil || len(t.scopes) == 0 {
+		return nil
+	}
+	return t.scopes[len(t.scopes)-1]
 }
 
 // WithScope runs f inside a new scope of s and closes it afterwards,
@@ -71,16 +93,21 @@ func (s *Session) track(a *NDArray) {
 		return
 	}
 	if s.born {
+		t := trees.scoping()
 		defaultSession.scopeMu.Lock()
-		sc := defaultSession.top
+		sc := defaultSession.innermost(t)
 		defaultSession.scopeMu.Unlock()
 		if sc != nil {
 			a.birth.Store(sc)
 		}
 		return
 	}
+	var t *tree
+	if s == defaultSession {
+		t = trees.scoping()
+	}
 	s.scopeMu.Lock()
-	sc := s.top
+	sc := s.innermost(t)
 	s.scopeMu.Unlock()
 	if sc != nil {
 		sc.add(a)
@@ -173,7 +200,14 @@ func (s *Scope) Close() {
 	}
 	s.closed = true
 	// Remove s wherever it is in the chain (normally the top).
-	if ss.top == s {
+	if t := s.tree; t != nil {
+		t.scopes = slices.DeleteFunc(t.scopes, func(c *Scope) bool { return c == s })
+		for _, c := range t.scopes {
+			if c.parent == s {
+				c.parent = s.parent
+			}
+		}
+	} else if ss.top == s {
 		ss.top = s.parent
 	} else {
 		for c := ss.top; c != nil; c = c.parent {
@@ -184,6 +218,9 @@ func (s *Scope) Close() {
 		}
 	}
 	ss.scopeMu.Unlock()
+	if s.tree != nil {
+		trees.leave(s.tree)
+	}
 
 	s.mu.Lock()
 	arrs := s.arrays

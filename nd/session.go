@@ -31,16 +31,19 @@ import (
 //
 // The package-level functions (Zeros, NewScope, EnterRecording, and
 // autograd.Record, Pause, TrainMode, PredictMode) act on the default
-// session, which is process-wide: a program with one goroutine tree needs
-// nothing else. A program in which independent goroutine trees train,
-// evaluate or serve at the same time gives each tree but one its own
-// Session (NewSession) and makes its inputs with it; goroutines spawned
-// inside a tree (gluon.ForEachDevice, or any goroutine given the tree's
-// arrays) inherit its session through the arrays they work on. An op that
-// mixes arrays of two sessions is an error naming both (ErrSession), and
-// so is a Record, Pause or mode scope that ends while a scope of another
-// kind, opened after it, is still open: the scopes of one goroutine nest,
-// so that proves two trees share one session.
+// session, which is process-wide but keeps its state per goroutine tree
+// (tree.go): a learner in autograd.Record and a server in
+// autograd.PredictMode on another goroutine each run in their own mode,
+// and goroutines started with Go or gluon.ForEachDevice join the tree
+// they were started from. A goroutine started with a plain go statement
+// belongs to no tree; its ops fail with ErrSession while the open trees
+// disagree. Trees may also have sessions of their own (NewSession), whose
+// arrays their goroutines inherit through the arrays they work on. An op
+// that mixes arrays of two sessions is an error naming both (ErrSession),
+// and so is a Record, Pause or mode scope that ends while a scope of
+// another kind, opened after it in the same tree, is still open: the
+// scopes of one goroutine nest, so that proves two goroutines of one tree
+// ran under each other's mode.
 //
 // A Session is safe for concurrent use by the goroutines of its tree.
 type Session struct {
@@ -48,8 +51,7 @@ type Session struct {
 	persistent bool // PersistentSession(): arrays neutral and never tracked
 	born       bool // the package-level creation functions' (birth.go)
 
-	recordDepth, pauseDepth, trainDepth, predictDepth atomic.Int32
-	castF16, castBF16, castOff                        atomic.Int32 // open autocast scopes (autocast.go)
+	modeState // every tree's open scopes together (tree.go)
 
 	frameMu sync.Mutex
 	frames  []*frame // open Record/Pause/TrainMode/PredictMode scopes, oldest first
@@ -113,58 +115,95 @@ func (s *Session) Name() string { return s.name }
 func (s *Session) String() string { return fmt.Sprintf("session %q", s.name) }
 
 // IsRecording reports whether ops of s are being recorded for autograd.
-func (s *Session) IsRecording() bool {
-	return s.recordDepth.Load() > 0 && s.pauseDepth.Load() == 0
-}
+// For the default session: in the calling goroutine's tree (tree.go).
+func (s *Session) IsRecording() bool { return s.mode("IsRecording").recording() }
 
 // IsTraining reports whether ops of s run in training mode (dropout
-// active, batch norm using batch statistics).
-func (s *Session) IsTraining() bool {
-	return s.predictDepth.Load() == 0 && s.trainDepth.Load() > 0
+// active, batch norm using batch statistics). For the default session: in
+// the calling goroutine's tree (tree.go).
+func (s *Session) IsTraining() bool { return s.mode("IsTraining").training() }
+
+// mode returns the state an op of s on the calling goroutine sees. For the
+// default session while two or more goroutine trees are open, that is the
+// calling goroutine's tree's (tree.go); otherwise the session's counters.
+// A tree that opens bumps trees.gen before it moves any counter, so a read
+// of the session's counters that saw at most one tree open before and the
+// same generation after saw no other tree's scopes.
+func (s *Session) mode(op string) mode {
+	if s != defaultSession {
+		return s.modeState.load()
+	}
+	g := trees.gen.Load()
+	if trees.count.Load() <= 1 {
+		m := s.modeState.load()
+		if trees.gen.Load() == g {
+			return m
+		}
+	}
+	return trees.mode(op)
 }
 
 // EnterRecording starts recording in s (and training mode when train is
 // set) and returns the function that ends it. The state is a set of
 // counters, not flags, so the goroutines of one tree (per-device workers)
 // may each enter and leave recording concurrently.
-func (s *Session) EnterRecording(train bool) (exit func()) {
-	f := s.push("Record", train)
-	s.recordDepth.Add(1)
-	mode := s.enterMode(train)
-	return once(func() { mode(); s.recordDepth.Add(-1); s.pop(f) })
-}
+func (s *Session) EnterRecording(train bool) (exit func()) { return s.enter("Record", train) }
 
 // EnterPause stops recording in s (and sets the mode given by train) until
 // the returned function is called.
-func (s *Session) EnterPause(train bool) (exit func()) {
-	f := s.push("Pause", train)
-	s.pauseDepth.Add(1)
-	mode := s.enterMode(train)
-	return once(func() { mode(); s.pauseDepth.Add(-1); s.pop(f) })
-}
+func (s *Session) EnterPause(train bool) (exit func()) { return s.enter("Pause", train) }
 
 // EnterMode sets training (train) or predict mode in s until the returned
 // function is called; predict mode wins while any predict scope is open.
-func (s *Session) EnterMode(train bool) (exit func()) {
-	f := s.push("Mode", train)
-	mode := s.enterMode(train)
-	return once(func() { mode(); s.pop(f) })
+func (s *Session) EnterMode(train bool) (exit func()) { return s.enter("Mode", train) }
+
+// enter opens a scope of the given kind and returns its exit function.
+func (s *Session) enter(kind string, train bool) (exit func()) {
+	f := s.push(kind, train)
+	f.bump(s, 1)
+	return once(func() { f.bump(s, -1); s.pop(f) })
 }
 
-func (s *Session) enterMode(train bool) func() {
-	c := &s.predictDepth
-	if train {
-		c = &s.trainDepth
-	}
-	c.Add(1)
-	return func() { c.Add(-1) }
-}
-
-// frame is an open Record, Pause or mode scope of a session.
+// frame is an open Record, Pause, mode or autocast scope of a session.
 type frame struct {
-	kind  string // "Record", "Pause" or "Mode"
+	kind  string // "Record", "Pause", "Mode" or "Autocast"
 	train bool
+	dt    DType   // Autocast's
 	g     uintptr // the goroutine that opened it (gid.Current)
+	tree  *tree   // the default session's tree it belongs to (tree.go)
+}
+
+// bump moves the counters that f holds by d, in s and in f's tree.
+func (f *frame) bump(s *Session, d int32) {
+	f.bumpIn(&s.modeState, d)
+	if f.tree != nil {
+		f.tree.frames.Add(d)
+		f.bumpIn(&f.tree.modeState, d)
+	}
+}
+
+func (f *frame) bumpIn(m *modeState, d int32) {
+	switch f.kind {
+	case "Record":
+		m.recordDepth.Add(d)
+	case "Pause":
+		m.pauseDepth.Add(d)
+	case "Autocast":
+		switch f.dt {
+		case Float16:
+			m.castF16.Add(d)
+		case BFloat16:
+			m.castBF16.Add(d)
+		default:
+			m.castOff.Add(d)
+		}
+		return
+	}
+	if f.train {
+		m.trainDepth.Add(d)
+	} else {
+		m.predictDepth.Add(d)
+	}
 }
 
 func (f *frame) String() string {
@@ -180,9 +219,11 @@ func (f *frame) String() string {
 }
 
 // push opens a scope on the calling goroutine (noted in the scope
-// registry for sessions other than the default one).
+// registry for sessions other than the default one, and in the calling
+// goroutine's tree for the default one).
 func (s *Session) push(kind string, train bool) *frame {
 	f := &frame{kind: kind, train: train, g: gid.Current()}
+	s.attach(f)
 	s.frameMu.Lock()
 	s.frames = append(s.frames, f)
 	s.frameMu.Unlock()
@@ -192,19 +233,35 @@ func (s *Session) push(kind string, train bool) *frame {
 	return f
 }
 
+// attach makes f a scope of the calling goroutine's tree, in the default
+// session (tree.go).
+func (s *Session) attach(f *frame) {
+	if s == defaultSession {
+		f.tree = trees.enter()
+	}
+}
+
+// detach ends f's part in its tree.
+func (s *Session) detach(f *frame) {
+	if f.tree != nil {
+		trees.leave(f.tree)
+	}
+}
+
 // pop removes f, normally the newest open scope. Scopes of one goroutine
-// nest, so a scope that ends while a scope of another kind opened after it
-// is still open proves that two goroutine trees share s: each has been
-// running under the other's recording and mode. That is an ErrSession
-// error (raised after the counters are restored). Scopes of the same kind
-// may end in any order: per-device goroutines of one tree enter and leave
-// Record concurrently.
+// nest, so a scope that ends while a scope of another kind, opened after
+// it in the same goroutine tree, is still open proves that two goroutines
+// of one tree ran under each other's recording and mode. That is an
+// ErrSession error (raised after the counters are restored). Scopes of the
+// same kind may end in any order: per-device goroutines of one tree enter
+// and leave Record concurrently. The default session's trees (tree.go)
+// each have their own state, so their scopes may interleave.
 func (s *Session) pop(f *frame) {
 	s.frameMu.Lock()
 	i := slices.Index(s.frames, f)
 	var other *frame
 	for _, g := range s.frames[i+1:] {
-		if g.kind != f.kind || g.train != f.train {
+		if g.tree == f.tree && (g.kind != f.kind || g.train != f.train) {
 			other = g
 			break
 		}
@@ -214,8 +271,9 @@ func (s *Session) pop(f *frame) {
 	if s.registered() {
 		scoped.pop(f.g, s)
 	}
+	s.detach(f)
 	if other != nil {
-		fail("Session", ErrSession, "%v: a %v scope ended while a %v scope opened after it was still open: two goroutine trees use %v at once and each ran under the other's recording and mode; serve with a gluon.Predictor, or give each tree its own Session (autograd.NewSession) and make its arrays with it", s, f, other, s)
+		fail("Session", ErrSession, "%v: a %v scope ended while a %v scope opened after it in the same goroutine tree was still open: the goroutines of a tree share its recording and mode, so each ran under the other's; serve with a gluon.Predictor, or give each tree its own Session (autograd.NewSession), or start the second tree with a plain go statement instead of nd.Go", s, f, other)
 	}
 }
 
