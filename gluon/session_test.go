@@ -94,7 +94,8 @@ func trainIn(t *testing.T, s *nd.Session, steps int) []float32 {
 // goroutine tree while another predicts with its own network, and checks
 // that training gives the parameters it gives alone and that every
 // prediction equals the one made alone — with the learner in the default
-// session and the server in its own, and the other way round.
+// session and the server in its own, the other way round, and both in the
+// default session (each a goroutine tree of its own).
 func TestSessionTrainingBesideServing(t *testing.T) {
 	const steps, requests = 25, 8
 	for _, tc := range []struct {
@@ -103,6 +104,7 @@ func TestSessionTrainingBesideServing(t *testing.T) {
 	}{
 		{"train-default/serve-session", false, true},
 		{"train-session/serve-default", true, false},
+		{"train-default/serve-default", false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pick := func(own bool, name string) *nd.Session {
