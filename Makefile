@@ -2,9 +2,9 @@
 GO ?= go
 RACE_PKGS = ./...
 
-.PHONY: test demo fmt-check vet staticcheck unit race kernels mpi mpi-deps cudaemu interop cuda-check cover bench bench-noise zoo-full onnx-deps onnx-check
+.PHONY: test demo fmt-check vet staticcheck unit race kernels mpi mpi-deps cudaemu cuda-build interop cuda-check cover bench bench-noise zoo-full onnx-deps onnx-check
 
-test: fmt-check vet staticcheck onnx-deps unit race kernels mpi cudaemu interop onnx-check
+test: fmt-check vet staticcheck onnx-deps unit race kernels mpi cudaemu cuda-build interop onnx-check
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -110,6 +110,19 @@ cudaemu:
 	@command -v g++ >/dev/null || { SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q g++ >/dev/null; }
 	GOLUON_VIRTUAL_GPUS=2 $(GO) test -short -count=1 -tags cudaemu ./cuda/ ./gluon/optimizer/
+
+# cuda-build compiles and links the CUDA build (-tags cuda: the driver
+# through cgo, cuBLAS/cuDNN/NCCL through dlopen) and vets it with its tests,
+# against CUDA 11.8's cuda.h and libcuda link stub from Debian non-free
+# (cuda/build-env.sh HEADERS_ONLY=1: nvidia-cuda-dev, ~770 MB, fetched into
+# CUDA_DEB_PREFIX on first use). No GPU and no nvcc are needed.
+CUDA_DEB_PREFIX ?= /opt/cuda-deb
+cuda-build:
+	@env_lines=$$(HEADERS_ONLY=1 NO_VERIFY=1 sh cuda/build-env.sh $(CUDA_DEB_PREFIX)) && eval "$$env_lines" && \
+	$(GO) build -tags cuda ./... && $(GO) vet -tags cuda ./... && \
+	$(GO) test -c -tags cuda -o /dev/null ./cuda/ && $(GO) test -c -tags cuda -o /dev/null ./gluon/ && \
+	$(GO) build -tags cuda -o /dev/null ./tutorials/gluon-mnist && \
+	echo "cuda-build: -tags cuda builds, links and vets"
 
 # cuda-check builds the CUDA backend (-tags cuda) against Debian's CUDA
 # headers, checks the committed PTX and runs the backend's tests on the host

@@ -13,6 +13,8 @@
 #   KEEP_DEBS=1              keep the downloaded .debs under PREFIX/.apt/debs
 #   FORCE=1                  re-download/re-extract even if PREFIX is complete
 #   NO_VERIFY=1              skip the PTX + cgo smoke test
+#   HEADERS_ONLY=1           only cuda.h and the libcuda stub (nvidia-cuda-dev), no nvcc:
+#                            enough to compile and link `-tags cuda` (make cuda-build)
 # Only the "export ..." lines go to stdout; progress goes to stderr.
 # Needs: apt-get, dpkg-deb, tar, gcc (for cgo and as nvcc's host compiler).
 set -eu
@@ -32,6 +34,7 @@ command -v gcc >/dev/null || die "gcc not found (needed for cgo and as nvcc host
 [ -x "$(gcc -print-prog-name=cc1plus)" ] || die "g++ not installed (nvcc preprocesses .cu files as C++)"
 [ "$(uname -m)" = x86_64 ] || die "only x86_64 is handled"
 
+HEADERS=${HEADERS_ONLY:-0}
 case "$SUITE" in
 bookworm) PKGS="nvidia-cuda-toolkit/bookworm nvidia-cuda-dev/bookworm"
           SOURCES="deb [signed-by=$KEYRING] $MIRROR bookworm non-free" ;;
@@ -41,12 +44,19 @@ deb [signed-by=$KEYRING] $MIRROR bookworm main" ;;
 *) die "CUDA_DEB_SUITE must be bookworm or trixie" ;;
 esac
 
+if [ "$HEADERS" = 1 ]; then
+	PKGS=$(printf '%s\n' $PKGS | grep -v '^nvidia-cuda-toolkit/' | tr '\n' ' ')
+fi
+
 mkdir -p "$PREFIX"
 PREFIX=$(cd "$PREFIX" && pwd)
 STAMP="$PREFIX/.cuda-build-env.$SUITE.done"
+HSTAMP="$PREFIX/.cuda-build-env.$SUITE.headers.done"
 
 if [ -f "$STAMP" ] && [ "${FORCE:-0}" != 1 ]; then
 	log "already installed in $PREFIX ($SUITE); FORCE=1 to redo"
+elif [ "$HEADERS" = 1 ] && [ -f "$HSTAMP" ] && [ "${FORCE:-0}" != 1 ]; then
+	log "headers already installed in $PREFIX ($SUITE); FORCE=1 to redo"
 else
 	t0=$(date +%s)
 	APTD="$PREFIX/.apt"
@@ -65,12 +75,16 @@ else
 	t1=$(date +%s)
 	log "download done in $((t1 - t0))s: $(du -sh "$APTD/debs" | cut -f1)"
 
-	log "extracting nvidia-cuda-toolkit (nvcc, cicc, ptxas, libdevice)"
-	dpkg-deb -x "$APTD"/debs/nvidia-cuda-toolkit_*.deb "$PREFIX"
 	log "extracting headers + stubs from nvidia-cuda-dev (must decompress the whole package)"
 	dpkg-deb --fsys-tarfile "$APTD"/debs/nvidia-cuda-dev_*.deb |
 		tar -x -C "$PREFIX" --wildcards './usr/include/*' "./usr/lib/$ARCH_LIB/stubs/*"
 	for d in "$APTD"/debs/libcu++-dev_*.deb; do if [ -f "$d" ]; then dpkg-deb -x "$d" "$PREFIX"; fi; done
+fi
+if [ "$HEADERS" = 1 ] && [ ! -f "$STAMP" ]; then
+	[ -f "$HSTAMP" ] || { rm -rf "$PREFIX/.apt/debs" "$PREFIX/.apt/cache" "$PREFIX/.apt/lists"; touch "$HSTAMP"; log "headers installed in $(( $(date +%s) - t0 ))s"; }
+elif [ ! -f "$STAMP" ] || [ "${FORCE:-0}" = 1 ]; then
+	log "extracting nvidia-cuda-toolkit (nvcc, cicc, ptxas, libdevice)"
+	dpkg-deb -x "$APTD"/debs/nvidia-cuda-toolkit_*.deb "$PREFIX"
 
 	# Debian's nvcc.profile is a symlink to /etc/nvcc.profile with absolute
 	# /usr paths; replace it with one relative to nvcc's own directory.
@@ -113,7 +127,7 @@ fi
 CFLAGS="-O2 -g -I$PREFIX/usr/include"
 LDFLAGS="-O2 -g -L$PREFIX/usr/lib/$ARCH_LIB/stubs"
 
-if [ "${NO_VERIFY:-0}" != 1 ]; then
+if [ "${NO_VERIFY:-0}" != 1 ] && [ "$HEADERS" != 1 ]; then
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
 	printf '%s\n' 'extern "C" __global__ void k(float* y, float a, int n) { int i = blockIdx.x*blockDim.x + threadIdx.x; if (i < n) y[i] *= a; }' > "$tmp/k.cu"
