@@ -40,7 +40,7 @@ func trainPackage(steps int) []float64 { return trainWith(autograd.Default(), st
 // must end bitwise as alone.
 func TestServeWithPackageInputs(t *testing.T) {
 	needGID(t)
-	const steps, requests, minServed = 60, 16, 1000
+	const steps, requests, minServed = 200, 16, 1000
 	for _, before := range []bool{false, true} {
 		name := "input-inside"
 		if before {
@@ -67,55 +67,11 @@ func TestServeWithPackageInputs(t *testing.T) {
 				})
 				return y, err
 			}
-			nd.Seed(11)
-			wantTrain := trainPackage(steps)
-			sm := newModel()
-			alone := autograd.NewSession("server")
-			want := make([][]float64, requests)
-			for i := range want {
-				var err error
-				if want[i], err = serve(alone, sm, i); err != nil {
-					t.Fatal(err)
-				}
+			newServer := func() func(i int) ([]float64, error) {
+				s, m := autograd.NewSession("server"), newModel()
+				return func(i int) ([]float64, error) { return serve(s, m, i) }
 			}
-
-			nd.Seed(11)
-			var done atomic.Bool
-			var served, wrong, failed atomic.Int64
-			var firstErr atomic.Value
-			var gotTrain []float64
-			var wg sync.WaitGroup
-			wg.Add(2)
-			go func() {
-				defer wg.Done()
-				defer done.Store(true)
-				gotTrain = trainPackage(steps)
-			}()
-			go func() {
-				defer wg.Done()
-				s := autograd.NewSession("server")
-				m := newModel()
-				for i := 0; !done.Load() || i < minServed; i++ {
-					y, err := serve(s, m, i%requests)
-					served.Add(1)
-					if err != nil {
-						failed.Add(1)
-						firstErr.CompareAndSwap(nil, err)
-						continue
-					}
-					if !identical(y, want[i%requests]) {
-						wrong.Add(1)
-					}
-				}
-			}()
-			wg.Wait()
-			if !identical(gotTrain, wantTrain) {
-				t.Errorf("training beside the server differs from training alone")
-			}
-			if wrong.Load() != 0 || failed.Load() != 0 {
-				t.Errorf("%d wrong and %d failed of %d predictions (first error: %v)", wrong.Load(), failed.Load(), served.Load(), firstErr.Load())
-			}
-			t.Logf("%d predictions beside %d training steps", served.Load(), steps)
+			besideLearner(t, 11, steps, requests, minServed, trainPackage, newServer)
 		})
 	}
 }
@@ -138,7 +94,7 @@ func onWorker(f func()) {
 // training must end bitwise as alone.
 func TestServeBesideLearnerInDefaultSession(t *testing.T) {
 	needGID(t)
-	const steps, requests, minServed = 60, 16, 1000
+	const steps, requests, minServed = 200, 16, 1000
 	for _, tc := range []struct {
 		name           string
 		pause, workers bool
@@ -166,58 +122,72 @@ func TestServeBesideLearnerInDefaultSession(t *testing.T) {
 				})
 				return y, err
 			}
-			learn := func() []float64 { return trainOn(autograd.Default(), steps, packageInput, run) }
-			nd.Seed(13)
-			wantTrain := learn()
-			sm := newModel()
-			want := make([][]float64, requests)
-			for i := range want {
-				var err error
-				if want[i], err = serve(sm, i); err != nil {
-					t.Fatal(err)
-				}
-			}
-
-			nd.Seed(13)
-			var done atomic.Bool
-			var served, wrong, failed atomic.Int64
-			var firstErr atomic.Value
-			var gotTrain []float64
-			var trainErr error
-			var wg sync.WaitGroup
-			wg.Add(2)
-			go func() {
-				defer wg.Done()
-				defer done.Store(true)
-				trainErr = nd.Catch(func() { gotTrain = learn() })
-			}()
-			go func() {
-				defer wg.Done()
+			learn := func(steps int) []float64 { return trainOn(autograd.Default(), steps, packageInput, run) }
+			newServer := func() func(i int) ([]float64, error) {
 				m := newModel()
-				for i := 0; !done.Load() || i < minServed; i++ {
-					y, err := serve(m, i%requests)
-					served.Add(1)
-					if err != nil {
-						failed.Add(1)
-						firstErr.CompareAndSwap(nil, err)
-						continue
-					}
-					if !identical(y, want[i%requests]) {
-						wrong.Add(1)
-					}
-				}
-			}()
-			wg.Wait()
-			if trainErr != nil {
-				t.Fatalf("training beside the server: %v", trainErr)
+				return func(i int) ([]float64, error) { return serve(m, i) }
 			}
-			if !identical(gotTrain, wantTrain) {
-				t.Errorf("training beside the server differs from training alone")
-			}
-			if wrong.Load() != 0 || failed.Load() != 0 {
-				t.Errorf("%d wrong and %d failed of %d predictions (first error: %v)", wrong.Load(), failed.Load(), served.Load(), firstErr.Load())
-			}
-			t.Logf("%d predictions beside %d training steps", served.Load(), steps)
+			besideLearner(t, 13, steps, requests, minServed, learn, newServer)
 		})
 	}
+}
+
+// besideLearner trains (learn) and answers requests 0..requests-1 (a
+// server made by newServer) alone, each after nd.Seed(seed); then trains
+// again while another server answers at least minServed requests until
+// training ends. Training must end bitwise as alone, and every prediction
+// must equal the one made alone, with no error.
+func besideLearner(t *testing.T, seed uint64, steps, requests, minServed int, learn func(steps int) []float64, newServer func() func(i int) ([]float64, error)) {
+	t.Helper()
+	nd.Seed(seed)
+	wantTrain := learn(steps)
+	alone := newServer()
+	want := make([][]float64, requests)
+	for i := range want {
+		var err error
+		if want[i], err = alone(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	nd.Seed(seed)
+	var done atomic.Bool
+	var served, wrong, failed atomic.Int64
+	var firstErr atomic.Value
+	var gotTrain []float64
+	var trainErr error
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		defer done.Store(true)
+		trainErr = nd.Catch(func() { gotTrain = learn(steps) })
+	}()
+	go func() {
+		defer wg.Done()
+		serve := newServer()
+		for i := 0; !done.Load() || i < minServed; i++ {
+			y, err := serve(i % requests)
+			served.Add(1)
+			if err != nil {
+				failed.Add(1)
+				firstErr.CompareAndSwap(nil, err)
+				continue
+			}
+			if !identical(y, want[i%requests]) {
+				wrong.Add(1)
+			}
+		}
+	}()
+	wg.Wait()
+	if trainErr != nil {
+		t.Fatalf("training beside the server: %v", trainErr)
+	}
+	if !identical(gotTrain, wantTrain) {
+		t.Errorf("training beside the server differs from training alone")
+	}
+	if wrong.Load() != 0 || failed.Load() != 0 {
+		t.Errorf("%d wrong and %d failed of %d predictions (first error: %v)", wrong.Load(), failed.Load(), served.Load(), firstErr.Load())
+	}
+	t.Logf("%d predictions beside %d training steps", served.Load(), steps)
 }
