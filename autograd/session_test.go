@@ -351,6 +351,9 @@ func TestDefaultSessionTrees(t *testing.T) {
 			t.Fatalf("goroutine of no tree: got %v, want an ErrSession", e)
 		}
 		for _, want := range []string{"recording, training mode", "not recording, predict mode", "nd.Go", "gluon.Predictor"} {
+			if e == opErr && !strings.Contains(e.Error(), "Relu") {
+				t.Errorf("error %q does not name the op", e)
+			}
 			if !strings.Contains(e.Error(), want) {
 				t.Errorf("error %q does not mention %q", e, want)
 			}

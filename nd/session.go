@@ -388,6 +388,9 @@ func sessionOf(op string, arrs ...*NDArray) *Session {
 	}
 	if s == nil {
 		s = defaultSession
+		if trees.count.Load() > 1 {
+			trees.mode(op) // a goroutine of no tree fails here, before anything is made
+		}
 	}
 	for _, a := range arrs {
 		if a != nil && a.birth.Load() != nil {
