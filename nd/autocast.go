@@ -53,6 +53,27 @@ func (s *Session) EnterAutocast(dt DType) (exit func()) {
 	return once(func() { f.bump(s, -1); autocasting.Add(-1); s.detach(f) })
 }
 
+// EnterAutocastAll is EnterAutocast for every goroutine tree of s at
+// once: in the default session, whose state is kept per goroutine tree
+// (see Go), it applies to the ops of every tree, those that open later
+// included, as amp.Init does; an EnterAutocast(Float32) scope of a tree
+// still turns it off there. In any other session it is EnterAutocast.
+func (s *Session) EnterAutocastAll(dt DType) (exit func()) {
+	if s != defaultSession {
+		return s.EnterAutocast(dt)
+	}
+	switch dt {
+	case Float16, BFloat16, Float32:
+	default:
+		fail("EnterAutocastAll", ErrDType, "autocast runs in Float16 or BFloat16 (Float32 turns it off), not %v", dt)
+	}
+	f := &frame{kind: "Autocast", dt: dt}
+	f.bumpIn(&everyTree, 1)
+	f.bump(s, 1)
+	autocasting.Add(1)
+	return once(func() { f.bump(s, -1); f.bumpIn(&everyTree, -1); autocasting.Add(-1) })
+}
+
 // Autocast runs f with s's ops following the autocast policy in dt (see
 // EnterAutocast).
 func (s *Session) Autocast(dt DType, f func()) {

@@ -24,7 +24,7 @@ func Backward(heads, headGrads []*NDArray, retainGraph bool) {
 	for i, h := range heads {
 		defer checkLive(op, h).done()
 		if !h.requiresGrad() {
-			fail(op, ErrGraph, "head %d (shape %v) is not part of a recorded graph: attach a gradient to an input with AttachGrad and compute the head inside autograd.Record", i, h.shape)
+			fail(op, ErrGraph, "head %d (shape %v) is not part of a recorded graph: attach a gradient to an input with AttachGrad and compute the head inside autograd.Record (a goroutine that opens a scope of its own is a goroutine tree of its own and does not record with its parent: start workers with nd.Go or gluon.ForEachDevice)", i, h.shape)
 		}
 	}
 	sessionOf(op, heads...)

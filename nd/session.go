@@ -177,7 +177,6 @@ type frame struct {
 func (f *frame) bump(s *Session, d int32) {
 	f.bumpIn(&s.modeState, d)
 	if f.tree != nil {
-		f.tree.frames.Add(d)
 		f.bumpIn(&f.tree.modeState, d)
 	}
 }

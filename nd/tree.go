@@ -16,25 +16,34 @@ import (
 // another) each run in their own mode:
 //
 //   - a goroutine that opens a Record, Pause, mode or autocast scope or a
-//     memory Scope of the default session while it belongs to no tree
+//     memory Scope of the default session while it belongs to no open tree
 //     starts one; the tree ends when its last open scope ends;
 //   - a goroutine started with Go, or running Tree.Run (gluon.ForEachDevice
-//     and the Trainer's reduction goroutines do), belongs to the tree it was
-//     started from for as long as it runs;
-//   - an op sees its tree's recording, mode and autocast state, and the
-//     arrays it makes are tracked by its tree's innermost Scope;
-//   - an op on a goroutine of no tree (started with a plain go statement),
-//     or of a tree with no Record, Pause, mode or autocast scope open, sees
-//     the state of the trees that have such scopes open when they agree
-//     (one tree, in a program with one tree: goroutines started inside a
-//     Record record); when they disagree it fails with ErrSession. Arrays
-//     made on a goroutine of no tree are tracked by no scope.
+//     and the Trainer's and kvstore's worker goroutines do), belongs to the
+//     tree it was started from for as long as it runs;
+//   - an op on a goroutine of an open tree sees that tree's recording, mode
+//     and autocast state (not recording and predict mode while it has only
+//     memory scopes open), and the arrays it makes are tracked by the
+//     tree's innermost Scope;
+//   - an op on a goroutine of no open tree (started with a plain go
+//     statement) sees the state of the open trees when they agree — in a
+//     program with one tree, that tree's, so goroutines started inside a
+//     Record record and their arrays are tracked by its innermost scope, as
+//     before trees existed — and fails with ErrSession when they disagree;
+//     while two or more trees are open its arrays are tracked by no scope;
+//   - EnterAutocastAll (amp.Init) applies to every tree.
 //
 // While at most one tree is open — every program with one goroutine tree —
-// ops read the session's counters directly, as before trees existed; the
-// per-tree lookup runs only while two or more are open. Where goroutines
-// cannot be told apart (gid.Supported is false) every goroutine belongs to
-// one tree, the session-wide state.
+// ops read the session's counters directly; the per-tree lookup (the
+// goroutine's identity, a map load, and for a goroutine of no tree a walk
+// over the open trees) runs only while two or more are open. Goroutines
+// are told apart by the runtime's descriptor, which a new goroutine may
+// reuse once one has exited: the goroutine that opens a scope of the
+// default session must not exit before the scope ends (the closure forms,
+// autograd.Record and the like, guarantee it; a Scope handed to another
+// goroutine to close breaks it). Where goroutines cannot be told apart
+// (gid.Supported is false) every goroutine belongs to one tree, the
+// session-wide state.
 
 // modeState is a set of open-scope counters: a session's (every tree's
 // together) or one tree's.
@@ -97,18 +106,33 @@ func (m mode) String() string {
 type tree struct {
 	modeState
 	id     int64
-	owner  uintptr      // the goroutine that started it
-	frames atomic.Int32 // open Record, Pause, mode and autocast scopes
-	open   int          // frames and memory scopes (under trees.mu)
-	scopes []*Scope     // open memory scopes, oldest first (under defaultSession.scopeMu)
+	owner  atomic.Uintptr // the goroutine that started it, while it is open (0 after)
+	open   atomic.Int32   // open scopes of every kind (changed under trees.mu)
+	scopes []*Scope       // open memory scopes, oldest first (under defaultSession.scopeMu)
+}
+
+// load returns the tree's state, with the autocast that applies to every
+// tree (EnterAutocastAll) added.
+func (t *tree) load() mode { return everyTree.add(t.modeState.load()) }
+
+// everyTree holds the default session's autocast scopes that apply to
+// every tree (amp.Init).
+var everyTree modeState
+
+// add returns m with every tree's autocast scopes added.
+func (m *modeState) add(to mode) mode {
+	to.f16 += m.castF16.Load()
+	to.bf16 += m.castBF16.Load()
+	to.off += m.castOff.Load()
+	return to
 }
 
 // treeRegistry knows the trees of the default session and which goroutine
 // belongs to which.
 type treeRegistry struct {
 	mu     sync.Mutex
-	by     sync.Map // goroutine → *tree: owners while their tree is open, Run members while they run
-	active []*tree  // open trees (under mu)
+	by     sync.Map                // goroutine → *tree: owners while their tree is open, Run members while they run
+	active atomic.Pointer[[]*tree] // open trees (replaced under mu, never modified)
 	count  atomic.Int32
 	solo   atomic.Pointer[tree] // the open tree while exactly one is
 	gen    atomic.Uint64        // bumped whenever a tree opens
@@ -117,7 +141,13 @@ type treeRegistry struct {
 	shadow atomic.Int32 // Runs on a goroutine that owns another tree: solo's owner may be in one
 }
 
-var trees = &treeRegistry{shared: &tree{id: 1}}
+var trees = newTreeRegistry()
+
+func newTreeRegistry() *treeRegistry {
+	r := &treeRegistry{shared: &tree{id: 1}}
+	r.active.Store(&[]*tree{})
+	return r
+}
 
 // mine returns the calling goroutine's tree, or nil.
 func (r *treeRegistry) mine() *tree {
@@ -125,7 +155,7 @@ func (r *treeRegistry) mine() *tree {
 		return r.shared
 	}
 	g := gid.Current()
-	if t := r.solo.Load(); t != nil && t.owner == g && r.shadow.Load() == 0 {
+	if t := r.solo.Load(); t != nil && t.owner.Load() == g && r.shadow.Load() == 0 {
 		return t
 	}
 	if v, ok := r.by.Load(g); ok {
@@ -134,13 +164,19 @@ func (r *treeRegistry) mine() *tree {
 	return nil
 }
 
-// scoping returns the calling goroutine's tree for scope tracking: nil
-// at once while no tree is open (no scope of the default session is).
+// scoping returns the tree whose innermost scope tracks the arrays the
+// calling goroutine makes: its own while that is open; for a goroutine of
+// no open tree, the only open tree (as before trees existed, so that plain
+// go statements inside a one-tree program's scope stay tracked), or nil
+// while two or more are.
 func (r *treeRegistry) scoping() *tree {
 	if r.count.Load() == 0 {
 		return nil
 	}
-	return r.mine()
+	if t := r.mine(); t != nil && t.open.Load() > 0 {
+		return t
+	}
+	return r.solo.Load()
 }
 
 // enter counts a scope that the calling goroutine opens in its tree,
@@ -151,70 +187,65 @@ func (r *treeRegistry) enter() *tree {
 	t := r.mine()
 	if t == nil {
 		r.ids++
-		t = &tree{id: r.ids + 1, owner: gid.Current()}
-		r.by.Store(t.owner, t)
+		t = &tree{id: r.ids + 1}
+		t.owner.Store(gid.Current())
+		r.by.Store(gid.Current(), t)
 	}
-	if t.open == 0 {
-		r.active = append(r.active, t)
+	if t.open.Load() == 0 {
+		r.setActive(append(slices.Clone(*r.active.Load()), t))
 		r.gen.Add(1) // before any of its counters move: see Session.mode
-		r.publish()
 	}
-	t.open++
+	t.open.Add(1)
 	return t
 }
 
-// leave counts the end of a scope of t (on any goroutine).
+// leave counts the end of a scope of t (on any goroutine). A tree whose
+// last scope ends forgets its owner: a goroutine of it that opens a scope
+// again (a Run member) reopens it without pulling the owner back in.
 func (r *treeRegistry) leave(t *tree) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if t.open--; t.open > 0 {
+	if t.open.Add(-1) > 0 {
 		return
 	}
-	r.active = slices.DeleteFunc(r.active, func(a *tree) bool { return a == t })
-	r.publish()
-	if gid.Supported {
-		r.by.CompareAndDelete(t.owner, t)
+	r.setActive(slices.DeleteFunc(slices.Clone(*r.active.Load()), func(a *tree) bool { return a == t }))
+	if o := t.owner.Swap(0); o != 0 && gid.Supported {
+		r.by.CompareAndDelete(o, t)
 	}
 }
 
-// publish updates count and solo from active (mu held).
-func (r *treeRegistry) publish() {
-	r.count.Store(int32(len(r.active)))
-	if len(r.active) == 1 {
-		r.solo.Store(r.active[0])
+// setActive publishes the open trees, their count and solo (mu held).
+func (r *treeRegistry) setActive(a []*tree) {
+	r.active.Store(&a)
+	r.count.Store(int32(len(a)))
+	if len(a) == 1 {
+		r.solo.Store(a[0])
 	} else {
 		r.solo.Store(nil)
 	}
 }
 
 // mode returns the state that an op on the calling goroutine sees while
-// two or more trees are open (see the comment at the top of this file).
+// two or more trees are open (see the comment at the top of this file):
+// its own tree's; for a goroutine of no open tree, the state the open
+// trees share, or an ErrSession failure naming op when they differ.
 func (r *treeRegistry) mode(op string) mode {
-	if t := r.mine(); t != nil && t.frames.Load() > 0 {
+	if t := r.mine(); t != nil && t.open.Load() > 0 {
 		return t.load()
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var (
-		m     mode
-		found bool
-		desc  []string
-	)
-	for _, t := range r.active {
-		if t.frames.Load() == 0 {
-			continue
-		}
-		tm := t.load()
-		desc = append(desc, fmt.Sprintf("tree %d: %v", t.id, tm))
-		switch {
-		case !found:
-			m, found = tm, true
-		case !tm.same(m):
-			m = mode{record: -1}
-		}
+	act := *r.active.Load()
+	if len(act) == 0 {
+		return everyTree.add(mode{})
 	}
-	if m.record < 0 {
-		fail(op, ErrSession, "the default session is used by goroutine trees in different states (%s), and this goroutine belongs to none of them or to one with no Record, Pause or mode scope open: start it from its tree with nd.Go or gluon.ForEachDevice (or Tree.Run), open its own scope, or serve with a gluon.Predictor", strings.Join(desc, "; "))
+	m := act[0].load()
+	for _, t := range act[1:] {
+		if !t.load().same(m) {
+			var desc []string
+			for _, t := range act {
+				desc = append(desc, fmt.Sprintf("tree %d: %v", t.id, t.load()))
+			}
+			fail(op, ErrSession, "the default session is used by goroutine trees in different states (%s), and this goroutine belongs to none of them: start it from its tree with nd.Go or gluon.ForEachDevice (or Tree.Run), open a scope of its own, or serve with a gluon.Predictor", strings.Join(desc, "; "))
+		}
 	}
 	return m
 }
@@ -240,16 +271,18 @@ func (t Tree) Run(f func()) {
 	}
 	g := gid.Current()
 	prev, had := trees.by.Swap(g, t.t)
-	shadowing := had && prev.(*tree).owner == g
+	shadowing := had && prev.(*tree).owner.Load() == g
 	if shadowing {
 		trees.shadow.Add(1)
 	}
 	defer func() {
-		if had {
+		trees.mu.Lock() // against the previous tree's closing (leave)
+		if had && prev.(*tree).open.Load() > 0 {
 			trees.by.Store(g, prev)
 		} else {
 			trees.by.CompareAndDelete(g, t.t)
 		}
+		trees.mu.Unlock()
 		if shadowing {
 			trees.shadow.Add(-1)
 		}

@@ -2,6 +2,7 @@ package nd_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/goluon/goluon/ctx"
@@ -97,13 +98,7 @@ func TestTreeAutocast(t *testing.T) {
 	dev := ctx.CPU(0)
 	a := nd.PersistentSession().FromSlice(dev, []float32{1, 2, 3, 4}, 2, 2)
 	defer a.Release()
-	in, out := make(chan struct{}), make(chan struct{})
-	go nd.Autocast(nd.Float16, func() {
-		close(in)
-		<-out
-	})
-	<-in
-	defer close(out)
+	defer otherTree(func() func() { return nd.EnterAutocast(nd.Float16) })()
 	var mine, worker, other nd.DType
 	nd.Autocast(nd.Float16, func() {
 		mine = nd.MatMul(a, a).DType()
@@ -150,4 +145,191 @@ func ExampleGo() {
 	// Output:
 	// worker records: true training: true
 	// learner records: true training: true
+}
+
+// TestTreePlainWorkerInScope: in a program with one goroutine tree, a
+// goroutine started with a plain go statement inside a scope has its
+// arrays (results and package-made ones) tracked by that scope.
+func TestTreePlainWorkerInScope(t *testing.T) {
+	dev := ctx.CPU(0)
+	x := nd.PersistentSession().FromSlice(dev, []float32{1, 2, 3})
+	sc := nd.NewScope()
+	var y, born *nd.NDArray
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		y = nd.AddScalar(x, 1)
+		born = nd.FromSlice(dev, []float32{4})
+		nd.Relu(born)
+	}()
+	<-done
+	n := sc.Len()
+	sc.Close()
+	if !y.Released() || !born.Released() {
+		t.Errorf("plain go worker inside a NewScope: scope tracked %d arrays; result released=%v born released=%v (leaked)", n, y.Released(), born.Released())
+	}
+}
+
+// TestTreePlainWorkerInRecordScope: the same inside Record — the plain
+// worker records with its parent and its intermediates are released with
+// the scope.
+func TestTreePlainWorkerInRecordScope(t *testing.T) {
+	dev := ctx.CPU(0)
+	w := nd.PersistentSession().FromSlice(dev, []float32{1, 2, 3})
+	w.AttachGrad(nd.GradWrite)
+	sc := nd.NewScope()
+	var h *nd.NDArray
+	var rec bool
+	exit := nd.EnterRecording(true)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		rec = nd.IsRecording()
+		h = nd.MulScalar(w, 2)
+	}()
+	<-done
+	exit()
+	sc.Close()
+	if !rec || !h.Released() {
+		t.Errorf("plain go worker in Record+NewScope: recorded %v, intermediate released %v", rec, h.Released())
+	}
+}
+
+// TestTreeReopenedByMember: a tree whose scopes have all ended is reopened
+// by a goroutine started in it with nd.Go; the goroutine that started the
+// tree belongs to no tree now and stays out of it: a scope it opens starts
+// a tree of its own, whose arrays the member's scope does not release.
+func TestTreeReopenedByMember(t *testing.T) {
+	if !gid.Supported {
+		t.Skip("goroutines cannot be told apart on this architecture")
+	}
+	dev := ctx.CPU(0)
+	x := nd.PersistentSession().FromSlice(dev, []float32{1, 2})
+	exit := nd.EnterMode(true) // this goroutine starts tree T
+	start, opened, closeIt, done := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var member nd.Tree
+	nd.Go(func() { // member of T for as long as it runs
+		<-start
+		sc := nd.NewScope() // reopens T after it closed
+		member = nd.CurrentTree()
+		close(opened)
+		<-closeIt
+		sc.Close()
+		close(done)
+	})
+	exit() // T closes: this goroutine belongs to no tree now
+	if nd.CurrentTree() != (nd.Tree{}) {
+		t.Fatalf("still in a tree right after its last scope ended")
+	}
+	close(start)
+	<-opened
+	inTree := nd.CurrentTree() != (nd.Tree{})
+	own := nd.NewScope()
+	mine := nd.CurrentTree()
+	y := nd.AddScalar(x, 1)
+	close(closeIt)
+	<-done
+	if inTree || mine == member || y.Released() {
+		t.Errorf("former owner of a tree reopened by a member: in a tree %v, its own scope in the member's tree %v, its array released by the member's scope %v", inTree, mine == member, y.Released())
+	}
+	own.Close()
+	if !y.Released() {
+		t.Error("its own scope did not release its array")
+	}
+}
+
+// TestTreeScopeOnlyOwnMode: a tree with only a memory scope open (an
+// evaluator relying on predict mode being the default) beside a learner
+// in Record does not record and runs dropout in predict mode.
+func TestTreeScopeOnlyOwnMode(t *testing.T) {
+	dev := ctx.CPU(0)
+	x := nd.PersistentSession().FromSlice(dev, []float32{1, 2, 3, 4, 5, 6, 7, 8})
+	// The learner records on a goroutine of its own; the evaluator opens a
+	// scope per batch and relies on predict mode being the default.
+	defer otherTree(func() func() { return nd.EnterRecording(true) })()
+	sc := nd.NewScope()
+	defer sc.Close()
+	rec, train := nd.IsRecording(), nd.IsTraining()
+	y := nd.Dropout(x, 0.5).Float32s()
+	if rec || train {
+		t.Errorf("evaluator tree with its own scope: recording=%v training=%v (dropout output %v)", rec, train, y)
+	}
+}
+
+// TestTreeLearnerBesideAutocastServer: a learner's ops outside its Record
+// but inside its step's scope (Backward, a metric) keep its own state
+// while a server beside it predicts under nd.Autocast(Float16): gradients
+// and the metric's dtype are those of the learner alone.
+func TestTreeLearnerBesideAutocastServer(t *testing.T) {
+	dev := ctx.CPU(0)
+	ps := nd.PersistentSession()
+	w := ps.FromSlice(dev, []float32{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9}, 3, 3)
+	a := ps.FromSlice(dev, []float32{1.001, 2.002, 3.003, 4.004, 5.005, 6.006, 7.007, 8.008, 9.009}, 3, 3)
+	w.AttachGrad(nd.GradWrite)
+	step := func() ([]float32, nd.DType) {
+		sc := nd.NewScope()
+		defer sc.Close()
+		var loss *nd.NDArray
+		nd.DefaultSession().Record(func() { loss = nd.Sum(nd.MatMul(w, a)) })
+		nd.Backward([]*nd.NDArray{loss}, nil, false)
+		metric := nd.MatMul(a, a) // e.g. a metric between steps
+		return w.Grad().Float32s(), metric.DType()
+	}
+	wantG, wantDT := step()
+	release := otherTree(func() func() {
+		cast, mode := nd.EnterAutocast(nd.Float16), nd.EnterMode(false)
+		return func() { mode(); cast() }
+	})
+	gotG, gotDT := step()
+	release()
+	if gotDT != wantDT || !slices.Equal(gotG, wantG) {
+		t.Errorf("learner beside a half-precision server: metric dtype %v (alone %v); grad %v (alone %v)", gotDT, wantDT, gotG, wantG)
+	}
+}
+
+// TestTreeAutocastAll: amp.Init's autocast (EnterAutocastAll) applies to
+// every tree of the default session, one started later by a plain go
+// statement included, and to a plain worker inside that tree's Record.
+func TestTreeAutocastAll(t *testing.T) {
+	dev := ctx.CPU(0)
+	a := nd.PersistentSession().FromSlice(dev, []float32{1, 2, 3, 4}, 2, 2)
+	off := nd.DefaultSession().EnterAutocastAll(nd.Float16)
+	defer off()
+	var dt, workerDT nd.DType
+	var workerErr error
+	done := make(chan struct{})
+	go func() { // the training loop's goroutine
+		defer close(done)
+		exit := nd.EnterRecording(true)
+		defer exit()
+		dt = nd.MatMul(a, a).DType()
+		w := make(chan struct{})
+		go func() { defer close(w); workerErr = nd.Catch(func() { workerDT = nd.MatMul(a, a).DType() }) }()
+		<-w
+	}()
+	<-done
+	if dt != nd.Float16 || workerDT != nd.Float16 || workerErr != nil {
+		t.Errorf("after EnterAutocastAll: training goroutine %v, its worker %v (%v); want float16", dt, workerDT, workerErr)
+	}
+	exit := nd.EnterAutocast(nd.Float32) // a tree may still turn it off for itself
+	defer exit()
+	if got := nd.MatMul(a, a).DType(); got != nd.Float32 {
+		t.Errorf("inside an Autocast(Float32) scope: %v, want float32", got)
+	}
+}
+
+// otherTree runs open on a goroutine of its own (a tree of its own) and
+// returns a function that calls the exit function open returned there and
+// waits until that goroutine has ended.
+func otherTree(open func() (exit func())) (release func()) {
+	in, out, done := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		exit := open()
+		close(in)
+		<-out
+		exit()
+	}()
+	<-in
+	return func() { close(out); <-done }
 }

@@ -64,18 +64,19 @@ import (
 )
 
 // Init makes the default session's ops autocast to dt (nd.Float16 or
-// nd.BFloat16) from now on, as MXNet's amp.init(): every op of a program
-// with one goroutine tree, and of goroutines spawned inside it, follows
-// the lists of the package documentation. Sessions made with
+// nd.BFloat16) from now on, as MXNet's amp.init(): every op of every
+// goroutine tree of the default session, those started later included,
+// follows the lists of the package documentation. Sessions made with
 // nd.NewSession (a server beside the learner) are not affected. It
 // returns the function that turns it off again.
 func Init(dt nd.DType) (off func()) { return Enable(nd.DefaultSession(), dt) }
 
 // Enable makes s's ops autocast to dt until the returned function is
-// called.
+// called (in the default session: the ops of every goroutine tree,
+// nd.Session.EnterAutocastAll).
 func Enable(s *nd.Session, dt nd.DType) (off func()) {
 	if !dt.IsHalf() {
 		nd.Panicf("amp.Enable", nd.ErrDType, "mixed precision runs in float16 or bfloat16, not %v", dt)
 	}
-	return s.EnterAutocast(dt)
+	return s.EnterAutocastAll(dt)
 }
