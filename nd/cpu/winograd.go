@@ -148,8 +148,12 @@ func winoForward[T Float](p winoProblem, y, x, u []T) {
 		plane := scratch[T](p.padH * p.padW)
 		v := scratch[T](16 * p.ci * p.ldV)
 		m := scratch[T](16 * p.co * p.ldV)
-		ldo := 2 * p.tw8
-		out := scratch[T](2 * p.tilesH * ldo)
+		// All tile rows of a plane go through the output transform in one
+		// call: tile t = th·tilesW + tw lands in columns 2t, 2t+1 of two
+		// long rows, which hold output rows 2th and 2th+1 at th·2·tilesW.
+		groups := ceilDiv(p.t, 8)
+		ldo := 16 * groups
+		out := scratch[T](2 * ldo)
 		defer release(plane)
 		defer release(v)
 		defer release(m)
@@ -168,10 +172,10 @@ func winoForward[T Float](p winoProblem, y, x, u []T) {
 			for i := 0; i < nb; i++ {
 				yi := y[(g0+i)*outImg:]
 				for oc := 0; oc < p.co; oc++ {
-					for th := 0; th < p.tilesH; th++ {
-						winoOutputRow(m[oc*p.ldV+i*p.t+th*p.tilesW:], p.co*p.ldV, out[2*th*ldo:], ldo, p.tw8/8)
-					}
-					copyRows(yi[oc*p.oh*p.ow:], out, p.oh, p.ow, p.ow, ldo)
+					winoOutputRow(m[oc*p.ldV+i*p.t:], p.co*p.ldV, out, ldo, groups)
+					yo := yi[oc*p.oh*p.ow:]
+					copyRows(yo, out, (p.oh+1)/2, p.ow, 2*p.ow, 2*p.tilesW)
+					copyRows(yo[p.ow:], out[ldo:], p.oh/2, p.ow, 2*p.ow, 2*p.tilesW)
 				}
 			}
 		}
@@ -227,8 +231,12 @@ func winoBackwardFilter[T Float](s convShape, dw, x, dy []T) {
 		du := scratch[T](ulen)
 		partials[chunk] = du
 		plane := scratch[T](p.padH * p.padW)
-		ldq := 2 * p.tw8
-		dplane := scratch[T](2 * p.tilesH * ldq)
+		// dY's even and odd rows go into two long rows (row 2th at
+		// th·2·tilesW), zero past each row's ow columns and past the last
+		// row, so that one call transforms every tile of a plane.
+		groups := ceilDiv(p.t, 8)
+		ldq := 16 * groups
+		dplane := scratch[T](2 * ldq)
 		v := scratch[T](16 * p.ci * p.ldV)
 		dm := scratch[T](16 * p.co * p.ldV)
 		defer release(plane)
@@ -243,10 +251,10 @@ func winoBackwardFilter[T Float](s convShape, dw, x, dy []T) {
 				winoInput(p, plane, x[(g0+i)*inImg:], v[i*p.t:])
 				dyi := dy[(g0+i)*outImg:]
 				for oc := 0; oc < p.co; oc++ {
-					copyRows(dplane, dyi[oc*p.oh*p.ow:], p.oh, p.ow, ldq, p.ow)
-					for th := 0; th < p.tilesH; th++ {
-						winoGradOutRow(dplane[2*th*ldq:], ldq, dm[oc*p.ldV+i*p.t+th*p.tilesW:], p.co*p.ldV, p.tw8/8)
-					}
+					dyo := dyi[oc*p.oh*p.ow:]
+					copyRows(dplane, dyo, (p.oh+1)/2, p.ow, 2*p.tilesW, 2*p.ow)
+					copyRows(dplane[ldq:], dyo[p.ow:], p.oh/2, p.ow, 2*p.tilesW, 2*p.ow)
+					winoGradOutRow(dplane, ldq, dm[oc*p.ldV+i*p.t:], p.co*p.ldV, groups)
 				}
 			}
 			beta := T(1)
