@@ -182,8 +182,8 @@ func TestCustomFunction(t *testing.T) {
 }
 
 // TestConcurrentDevices runs forward and backward of the same model on
-// four CPU contexts in goroutines inside one recording scope, as the
-// multi-device training loop does, and checks each device's gradient
+// four CPU contexts in goroutines started with nd.Go inside one recording
+// scope, as the multi-device training loop does (gluon.ForEachDevice), and checks each device's gradient
 // against a sequential run. Run with -race.
 func TestConcurrentDevices(t *testing.T) {
 	const devices = 4
@@ -211,10 +211,10 @@ func TestConcurrentDevices(t *testing.T) {
 		var wg sync.WaitGroup
 		for i := range devices {
 			wg.Add(1)
-			go func() {
+			nd.Go(func() { // a goroutine of the recording tree
 				defer wg.Done()
 				step(ctx.CPU(i), ws[i])
-			}()
+			})
 		}
 		wg.Wait()
 	})

@@ -83,7 +83,7 @@ func (s *Session) Autocast(dt DType, f func()) {
 
 // AutocastDType returns the dtype s's low-precision ops run in, and false
 // when s does not autocast.
-func (s *Session) AutocastDType() (DType, bool) { return s.mode("Autocast").autocast() }
+func (s *Session) AutocastDType() (DType, bool) { return s.mode().autocast() }
 
 // EnterAutocast is Session.EnterAutocast on the default session.
 func EnterAutocast(dt DType) (exit func()) { return defaultSession.EnterAutocast(dt) }

@@ -23,8 +23,7 @@ import (
 // sessions open and close scopes independently. NewScope opens a scope of
 // the default session in the calling goroutine's tree (see Go), which
 // tracks the neutral arrays that the tree's goroutines make while it is
-// the tree's innermost (and, while its tree is the only open one, those of
-// goroutines of no tree). Gradient buffers attached with AttachGrad are
+// the tree's innermost. Gradient buffers attached with AttachGrad are
 // never tracked.
 type Scope struct {
 	mu        sync.Mutex

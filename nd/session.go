@@ -36,9 +36,10 @@ import (
 // autograd.PredictMode on another goroutine each run in their own mode,
 // and goroutines started with Go or gluon.ForEachDevice join the tree
 // they were started from. A goroutine started with a plain go statement
-// belongs to no tree; its ops fail with ErrSession while the open trees
-// disagree. Trees may also have sessions of their own (NewSession), whose
-// arrays their goroutines inherit through the arrays they work on. An op
+// belongs to no tree and works in the default state (not recording,
+// predict mode), as a new thread does in PyTorch and MXNet. Trees may
+// also have sessions of their own (NewSession), whose arrays their
+// goroutines inherit through the arrays they work on. An op
 // that mixes arrays of two sessions is an error naming both (ErrSession),
 // and so is a Record, Pause or mode scope that ends while a scope of
 // another kind, opened after it in the same tree, is still open: the
@@ -116,31 +117,40 @@ func (s *Session) String() string { return fmt.Sprintf("session %q", s.name) }
 
 // IsRecording reports whether ops of s are being recorded for autograd.
 // For the default session: in the calling goroutine's tree (tree.go).
-func (s *Session) IsRecording() bool { return s.mode("IsRecording").recording() }
+func (s *Session) IsRecording() bool { return s.mode().recording() }
 
 // IsTraining reports whether ops of s run in training mode (dropout
 // active, batch norm using batch statistics). For the default session: in
 // the calling goroutine's tree (tree.go).
-func (s *Session) IsTraining() bool { return s.mode("IsTraining").training() }
+func (s *Session) IsTraining() bool { return s.mode().training() }
 
 // mode returns the state an op of s on the calling goroutine sees. For the
-// default session while two or more goroutine trees are open, that is the
-// calling goroutine's tree's (tree.go); otherwise the session's counters.
-// A tree that opens bumps trees.gen before it moves any counter, so a read
-// of the session's counters that saw at most one tree open before and the
-// same generation after saw no other tree's scopes.
-func (s *Session) mode(op string) mode {
+// default session that is the calling goroutine's tree's, or the default
+// state for a goroutine of none (tree.go), read from the session's
+// counters while they hold no other tree's: while no tree is open, or
+// while one is and the caller belongs to it. A tree that opens bumps
+// trees.gen before it moves any counter, so a read of the session's
+// counters that saw that much before and the same generation after saw
+// no other tree's scopes.
+func (s *Session) mode() mode {
 	if s != defaultSession {
 		return s.modeState.load()
 	}
 	g := trees.gen.Load()
-	if trees.count.Load() <= 1 {
-		m := s.modeState.load()
-		if trees.gen.Load() == g {
-			return m
+	switch trees.count.Load() {
+	case 0: // every tree's counters are zero: the session's hold EnterAutocastAll's alone
+	case 1:
+		if t := trees.mine(); t == nil || t != trees.solo.Load() {
+			return trees.mode()
 		}
+	default:
+		return trees.mode()
 	}
-	return trees.mode(op)
+	m := s.modeState.load()
+	if trees.gen.Load() == g {
+		return m
+	}
+	return trees.mode()
 }
 
 // EnterRecording starts recording in s (and training mode when train is
@@ -387,9 +397,6 @@ func sessionOf(op string, arrs ...*NDArray) *Session {
 	}
 	if s == nil {
 		s = defaultSession
-		if trees.count.Load() > 1 {
-			trees.mode(op) // a goroutine of no tree fails here, before anything is made
-		}
 	}
 	for _, a := range arrs {
 		if a != nil && a.birth.Load() != nil {

@@ -1,9 +1,7 @@
 package nd
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -11,39 +9,37 @@ import (
 )
 
 // The default session is process-wide, but its state is kept per goroutine
-// tree, so that a learner and a server that both use the package-level
-// functions (autograd.Record in one goroutine, autograd.PredictMode in
-// another) each run in their own mode:
+// tree, as PyTorch and MXNet keep autograd state per thread, so that a
+// learner and a server that both use the package-level functions
+// (autograd.Record in one goroutine, autograd.PredictMode in another) each
+// run in their own mode:
 //
 //   - a goroutine that opens a Record, Pause, mode or autocast scope or a
-//     memory Scope of the default session while it belongs to no open tree
-//     starts one; the tree ends when its last open scope ends;
+//     memory Scope of the default session while it belongs to no tree
+//     starts one; when the tree's last scope ends, the tree closes and the
+//     goroutine belongs to none again;
 //   - a goroutine started with Go, or running Tree.Run (gluon.ForEachDevice
 //     and the Trainer's and kvstore's worker goroutines do), belongs to the
-//     tree it was started from for as long as it runs;
-//   - an op on a goroutine of an open tree sees that tree's recording, mode
-//     and autocast state (not recording and predict mode while it has only
-//     memory scopes open), and the arrays it makes are tracked by the
-//     tree's innermost Scope;
-//   - an op on a goroutine of no open tree (started with a plain go
-//     statement) sees the state of the open trees when they agree — in a
-//     program with one tree, that tree's, so goroutines started inside a
-//     Record record and their arrays are tracked by its innermost scope, as
-//     before trees existed — and fails with ErrSession when they disagree;
-//     while two or more trees are open its arrays are tracked by no scope;
-//   - EnterAutocastAll (amp.Init) applies to every tree.
+//     tree it was started from for as long as it runs, open or closed;
+//   - an op sees its goroutine's tree's recording, mode and autocast state,
+//     and the arrays it makes are tracked by the tree's innermost Scope;
+//   - a goroutine of no tree, or of a closed tree, works in the default
+//     state — not recording, predict mode, no autocast but amp.Init's
+//     (EnterAutocastAll) — and no scope tracks its arrays, as a new thread
+//     starts with the default autograd state in PyTorch and MXNet: a
+//     goroutine started with a plain go statement inside autograd.Record
+//     does not record (Backward on its loss says so).
 //
-// While at most one tree is open — every program with one goroutine tree —
-// ops read the session's counters directly; the per-tree lookup (the
-// goroutine's identity, a map load, and for a goroutine of no tree a walk
-// over the open trees) runs only while two or more are open. Goroutines
-// are told apart by the runtime's descriptor, which a new goroutine may
-// reuse once one has exited: the goroutine that opens a scope of the
-// default session must not exit before the scope ends (the closure forms,
-// autograd.Record and the like, guarantee it; a Scope handed to another
-// goroutine to close breaks it). Where goroutines cannot be told apart
-// (gid.Supported is false) every goroutine belongs to one tree, the
-// session-wide state.
+// Ops read the session's counters directly while they hold no other
+// tree's state than the calling goroutine's: while no tree is open, or
+// one is and the caller is its owner (a gid comparison); other goroutines
+// look their tree up (a map load). Goroutines are told apart by the
+// runtime's descriptor, which a new goroutine may reuse once one has
+// exited: the goroutine that opens a scope of the default session must not
+// exit before the scope ends (the closure forms, autograd.Record and the
+// like, guarantee it; a Scope handed to another goroutine to close breaks
+// it). Where goroutines cannot be told apart (gid.Supported is false)
+// every goroutine belongs to one tree, the session-wide state.
 
 // modeState is a set of open-scope counters: a session's (every tree's
 // together) or one tree's.
@@ -79,34 +75,11 @@ func (m mode) autocast() (DType, bool) {
 	return Float32, false
 }
 
-// same reports whether ops see the same state in m and o.
-func (m mode) same(o mode) bool {
-	d1, c1 := m.autocast()
-	d2, c2 := o.autocast()
-	return m.recording() == o.recording() && m.training() == o.training() && d1 == d2 && c1 == c2
-}
-
-func (m mode) String() string {
-	s := "not recording"
-	if m.recording() {
-		s = "recording"
-	}
-	if m.training() {
-		s += ", training mode"
-	} else {
-		s += ", predict mode"
-	}
-	if dt, ok := m.autocast(); ok {
-		s += ", autocast to " + dt.String()
-	}
-	return s
-}
-
 // tree is one goroutine tree's share of the default session.
 type tree struct {
 	modeState
 	id     int64
-	owner  atomic.Uintptr // the goroutine that started it, while it is open (0 after)
+	owner  atomic.Uintptr // the goroutine that started it
 	open   atomic.Int32   // open scopes of every kind (changed under trees.mu)
 	scopes []*Scope       // open memory scopes, oldest first (under defaultSession.scopeMu)
 }
@@ -131,7 +104,7 @@ func (m *modeState) add(to mode) mode {
 // belongs to which.
 type treeRegistry struct {
 	mu     sync.Mutex
-	by     sync.Map                // goroutine → *tree: owners while their tree is open, Run members while they run
+	by     sync.Map                // goroutine → *tree: owners (for good), Run members while they run
 	active atomic.Pointer[[]*tree] // open trees (replaced under mu, never modified)
 	count  atomic.Int32
 	solo   atomic.Pointer[tree] // the open tree while exactly one is
@@ -165,10 +138,7 @@ func (r *treeRegistry) mine() *tree {
 }
 
 // scoping returns the tree whose innermost scope tracks the arrays the
-// calling goroutine makes: its own while that is open; for a goroutine of
-// no open tree, the only open tree (as before trees existed, so that plain
-// go statements inside a one-tree program's scope stay tracked), or nil
-// while two or more are.
+// calling goroutine makes: its own while that is open, else nil.
 func (r *treeRegistry) scoping() *tree {
 	if r.count.Load() == 0 {
 		return nil
@@ -176,7 +146,7 @@ func (r *treeRegistry) scoping() *tree {
 	if t := r.mine(); t != nil && t.open.Load() > 0 {
 		return t
 	}
-	return r.solo.Load()
+	return nil
 }
 
 // enter counts a scope that the calling goroutine opens in its tree,
@@ -200,8 +170,10 @@ func (r *treeRegistry) enter() *tree {
 }
 
 // leave counts the end of a scope of t (on any goroutine). A tree whose
-// last scope ends forgets its owner: a goroutine of it that opens a scope
-// again (a Run member) reopens it without pulling the owner back in.
+// last scope ends closes and forgets its owner, which belongs to no tree
+// again; its Run members stay in it while they run (a bucket's reduction
+// that outlives the step's Record), in the default state, and a scope one
+// of them opens reopens it without the former owner.
 func (r *treeRegistry) leave(t *tree) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -225,29 +197,13 @@ func (r *treeRegistry) setActive(a []*tree) {
 	}
 }
 
-// mode returns the state that an op on the calling goroutine sees while
-// two or more trees are open (see the comment at the top of this file):
-// its own tree's; for a goroutine of no open tree, the state the open
-// trees share, or an ErrSession failure naming op when they differ.
-func (r *treeRegistry) mode(op string) mode {
-	if t := r.mine(); t != nil && t.open.Load() > 0 {
+// mode returns the state that an op on the calling goroutine sees (see
+// the comment at the top of this file): its tree's, else the default one.
+func (r *treeRegistry) mode() mode {
+	if t := r.mine(); t != nil {
 		return t.load()
 	}
-	act := *r.active.Load()
-	if len(act) == 0 {
-		return everyTree.add(mode{})
-	}
-	m := act[0].load()
-	for _, t := range act[1:] {
-		if !t.load().same(m) {
-			var desc []string
-			for _, t := range act {
-				desc = append(desc, fmt.Sprintf("tree %d: %v", t.id, t.load()))
-			}
-			fail(op, ErrSession, "the default session is used by goroutine trees in different states (%s), and this goroutine belongs to none of them: start it from its tree with nd.Go or gluon.ForEachDevice (or Tree.Run), open a scope of its own, or serve with a gluon.Predictor", strings.Join(desc, "; "))
-		}
-	}
-	return m
+	return everyTree.add(mode{})
 }
 
 // Tree is a goroutine tree of the default session (see Go), or the zero
@@ -277,8 +233,8 @@ func (t Tree) Run(f func()) {
 	}
 	defer func() {
 		trees.mu.Lock() // against the previous tree's closing (leave)
-		if had && prev.(*tree).open.Load() > 0 {
-			trees.by.Store(g, prev)
+		if had && (prev.(*tree).owner.Load() == g || !shadowing) {
+			trees.by.Store(g, prev) // an owner only into the tree it still owns
 		} else {
 			trees.by.CompareAndDelete(g, t.t)
 		}
@@ -292,11 +248,10 @@ func (t Tree) Run(f func()) {
 
 // Go runs f in a new goroutine that belongs to the calling goroutine's tree
 // of the default session (see CurrentTree and Tree.Run): a goroutine that a
-// training step starts inside autograd.Record records, even while another
-// goroutine tree serves predictions in the default session. A goroutine
-// started with a plain go statement belongs to no tree: it follows the
-// state of the open trees while they agree, and its ops fail with
-// ErrSession when they do not.
+// training step starts inside autograd.Record records, and the arrays it
+// makes are tracked by the step's scope. A goroutine started with a plain
+// go statement belongs to no tree: it works in the default state (not
+// recording, predict mode), as a new thread does in PyTorch and MXNet.
 func Go(f func()) {
 	t := CurrentTree()
 	go t.Run(f)

@@ -1,8 +1,10 @@
 package nd_test
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/goluon/goluon/ctx"
@@ -147,95 +149,114 @@ func ExampleGo() {
 	// learner records: true training: true
 }
 
-// TestTreePlainWorkerInScope: in a program with one goroutine tree, a
-// goroutine started with a plain go statement inside a scope has its
-// arrays (results and package-made ones) tracked by that scope.
-func TestTreePlainWorkerInScope(t *testing.T) {
-	dev := ctx.CPU(0)
-	x := nd.PersistentSession().FromSlice(dev, []float32{1, 2, 3})
-	sc := nd.NewScope()
-	var y, born *nd.NDArray
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		y = nd.AddScalar(x, 1)
-		born = nd.FromSlice(dev, []float32{4})
-		nd.Relu(born)
-	}()
-	<-done
-	n := sc.Len()
-	sc.Close()
-	if !y.Released() || !born.Released() {
-		t.Errorf("plain go worker inside a NewScope: scope tracked %d arrays; result released=%v born released=%v (leaked)", n, y.Released(), born.Released())
-	}
-}
-
-// TestTreePlainWorkerInRecordScope: the same inside Record — the plain
-// worker records with its parent and its intermediates are released with
-// the scope.
-func TestTreePlainWorkerInRecordScope(t *testing.T) {
-	dev := ctx.CPU(0)
-	w := nd.PersistentSession().FromSlice(dev, []float32{1, 2, 3})
-	w.AttachGrad(nd.GradWrite)
-	sc := nd.NewScope()
-	var h *nd.NDArray
-	var rec bool
-	exit := nd.EnterRecording(true)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		rec = nd.IsRecording()
-		h = nd.MulScalar(w, 2)
-	}()
-	<-done
-	exit()
-	sc.Close()
-	if !rec || !h.Released() {
-		t.Errorf("plain go worker in Record+NewScope: recorded %v, intermediate released %v", rec, h.Released())
-	}
-}
-
-// TestTreeReopenedByMember: a tree whose scopes have all ended is reopened
-// by a goroutine started in it with nd.Go; the goroutine that started the
-// tree belongs to no tree now and stays out of it: a scope it opens starts
-// a tree of its own, whose arrays the member's scope does not release.
-func TestTreeReopenedByMember(t *testing.T) {
+// TestTreePlainGoroutine: a goroutine started with a plain go statement
+// inside a Record and a scope belongs to no tree, as a new thread in
+// PyTorch or MXNet starts with the default autograd state: it does not
+// record, runs in predict mode, no scope tracks its arrays, and Backward
+// on its result says how to start it instead. One started with nd.Go
+// records and is tracked.
+func TestTreePlainGoroutine(t *testing.T) {
 	if !gid.Supported {
 		t.Skip("goroutines cannot be told apart on this architecture")
 	}
 	dev := ctx.CPU(0)
-	x := nd.PersistentSession().FromSlice(dev, []float32{1, 2})
-	exit := nd.EnterMode(true) // this goroutine starts tree T
-	start, opened, closeIt, done := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
-	var member nd.Tree
-	nd.Go(func() { // member of T for as long as it runs
-		<-start
-		sc := nd.NewScope() // reopens T after it closed
-		member = nd.CurrentTree()
-		close(opened)
-		<-closeIt
-		sc.Close()
-		close(done)
-	})
-	exit() // T closes: this goroutine belongs to no tree now
-	if nd.CurrentTree() != (nd.Tree{}) {
-		t.Fatalf("still in a tree right after its last scope ended")
-	}
-	close(start)
-	<-opened
-	inTree := nd.CurrentTree() != (nd.Tree{})
-	own := nd.NewScope()
-	mine := nd.CurrentTree()
-	y := nd.AddScalar(x, 1)
-	close(closeIt)
+	w := nd.PersistentSession().FromSlice(dev, []float32{1, 2, 3})
+	w.AttachGrad(nd.GradWrite)
+	sc := nd.NewScope()
+	exit := nd.EnterRecording(true)
+	var plain, viaGo *nd.NDArray
+	var plainRec, plainTrain, goRec bool
+	var backErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		plainRec, plainTrain = nd.IsRecording(), nd.IsTraining()
+		plain = nd.Sum(nd.MulScalar(w, 2))
+		backErr = nd.Catch(func() { nd.Backward([]*nd.NDArray{plain}, nil, false) })
+	}()
 	<-done
-	if inTree || mine == member || y.Released() {
-		t.Errorf("former owner of a tree reopened by a member: in a tree %v, its own scope in the member's tree %v, its array released by the member's scope %v", inTree, mine == member, y.Released())
+	done = make(chan struct{})
+	nd.Go(func() {
+		defer close(done)
+		goRec = nd.IsRecording()
+		viaGo = nd.MulScalar(w, 2)
+	})
+	<-done
+	exit()
+	sc.Close()
+	if plainRec || plainTrain || plain.Released() {
+		t.Errorf("plain goroutine: recording %v, training %v, its array released by the scope %v; want the default state, untracked", plainRec, plainTrain, plain.Released())
 	}
-	own.Close()
-	if !y.Released() {
-		t.Error("its own scope did not release its array")
+	var ne *nd.Error
+	if !errors.As(backErr, &ne) || ne.Kind != nd.ErrGraph || !strings.Contains(backErr.Error(), "nd.Go") {
+		t.Errorf("Backward on a plain goroutine's result: %v, want an ErrGraph naming nd.Go", backErr)
 	}
+	if !goRec || !viaGo.Released() {
+		t.Errorf("nd.Go goroutine: recording %v, its array released by the scope %v", goRec, viaGo.Released())
+	}
+	plain.Release()
+}
+
+// TestTreeClosed: when a tree's last scope ends its owner belongs to no
+// tree again (a learner between steps), while the goroutines it started
+// with nd.Go stay in it as long as they run (a bucket's reduction that
+// outlives the step's Record). While another tree serves under
+// Autocast(Float16) with a scope per request, both work in the default
+// state and the server's scope releases none of their arrays; a scope the
+// worker opens reopens its tree, without the former owner.
+func TestTreeClosed(t *testing.T) {
+	if !gid.Supported {
+		t.Skip("goroutines cannot be told apart on this architecture")
+	}
+	dev := ctx.CPU(0)
+	x := nd.PersistentSession().FromSlice(dev, []float32{1, 2, 3, 4}, 2, 2)
+	exit := nd.EnterRecording(true) // the learner's step
+	step := nd.CurrentTree()
+	start, made, reopen, done := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
+	made2, end := make(chan struct{}), make(chan struct{})
+	var tmp *nd.NDArray
+	var tmpDT nd.DType
+	var workerTree nd.Tree
+	nd.Go(func() {
+		defer close(done)
+		<-start
+		tmp = nd.MatMul(x, x)
+		tmpDT = tmp.DType()
+		close(made)
+		<-reopen
+		sc := nd.NewScope()
+		workerTree = nd.CurrentTree()
+		close(made2)
+		<-end
+		sc.Close()
+	})
+	exit()
+	if nd.CurrentTree() != (nd.Tree{}) {
+		t.Fatal("the owner still belongs to its tree after the tree's last scope ended")
+	}
+	release := otherTree(func() func() {
+		cast, mode, sc := nd.EnterAutocast(nd.Float16), nd.EnterMode(false), nd.NewScope()
+		return func() { sc.Close(); mode(); cast() }
+	})
+	close(start)
+	<-made
+	metric := nd.MatMul(x, x) // between steps
+	born := nd.FromSlice(dev, []float32{9})
+	nd.Relu(born)
+	release() // the request ends
+	if metric.DType() != nd.Float32 || tmpDT != nd.Float32 {
+		t.Errorf("beside a half-precision server: learner %v, its worker %v; want float32", metric.DType(), tmpDT)
+	}
+	if metric.Released() || born.Released() || tmp.Released() {
+		t.Errorf("the server's scope released the learner's arrays: metric %v, born %v, worker's %v", metric.Released(), born.Released(), tmp.Released())
+	}
+	close(reopen)
+	<-made2
+	if workerTree != step || nd.CurrentTree() == step {
+		t.Errorf("a worker's scope reopened its tree %v; the former owner is back in it %v", workerTree == step, nd.CurrentTree() == step)
+	}
+	close(end)
+	<-done
 }
 
 // TestTreeScopeOnlyOwnMode: a tree with only a memory scope open (an
@@ -289,7 +310,7 @@ func TestTreeLearnerBesideAutocastServer(t *testing.T) {
 
 // TestTreeAutocastAll: amp.Init's autocast (EnterAutocastAll) applies to
 // every tree of the default session, one started later by a plain go
-// statement included, and to a plain worker inside that tree's Record.
+// statement included, and to goroutines of no tree.
 func TestTreeAutocastAll(t *testing.T) {
 	dev := ctx.CPU(0)
 	a := nd.PersistentSession().FromSlice(dev, []float32{1, 2, 3, 4}, 2, 2)
@@ -332,4 +353,45 @@ func otherTree(open func() (exit func())) (release func()) {
 	}()
 	<-in
 	return func() { close(out); <-done }
+}
+
+// TestTreeRunAcrossClose: the owner of a tree runs Tree.Run of another
+// tree; meanwhile its own tree closes and a goroutine it started with
+// nd.Go reopens it. When Run returns, the former owner belongs to no
+// tree: it is not put back into the reopened one.
+func TestTreeRunAcrossClose(t *testing.T) {
+	if !gid.Supported {
+		t.Skip("goroutines cannot be told apart on this architecture")
+	}
+	var other nd.Tree
+	release := otherTree(func() func() { e := nd.EnterMode(false); other = nd.CurrentTree(); return e })
+	defer release()
+	sc := nd.NewScope() // this goroutine owns a tree
+	start, opened, closeIt, done := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var member nd.Tree
+	nd.Go(func() {
+		defer close(done)
+		<-start
+		s := nd.NewScope() // reopens the tree
+		member = nd.CurrentTree()
+		close(opened)
+		<-closeIt
+		s.Close()
+	})
+	var inside nd.Tree
+	other.Run(func() {
+		inside = nd.CurrentTree()
+		sc.Close() // the owner's tree closes
+		close(start)
+		<-opened
+	})
+	after := nd.CurrentTree()
+	close(closeIt)
+	<-done
+	if inside != other {
+		t.Error("Tree.Run did not run in the other tree")
+	}
+	if after == member || after != (nd.Tree{}) {
+		t.Errorf("after Tree.Run the former owner is in a tree (the reopened one: %v)", after == member)
+	}
 }
