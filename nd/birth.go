@@ -1,11 +1,12 @@
 package nd
 
 // Arrays made by the package-level creation functions (Zeros, FromSlice,
-// RandomNormal, ...) are not tracked by a scope when they are made: any
-// goroutine tree may have called them, and the default session's innermost
-// scope, which belongs to whichever tree opened it, must not release
-// another tree's input. Such an array remembers the default-session scope
-// that was innermost when it was made (its birth scope) and joins it at its
+// RandomNormal, ...) are not tracked by a scope when they are made: they
+// may be made for another session's ops (a server's input built with
+// nd.FromSlice inside s.PredictMode, or before it), which the maker's
+// default-session scope must not release. Such an array remembers the
+// default-session scope that tracked its maker's arrays when it was made
+// (its birth scope; tree.go) and joins it at its
 // first use by an op that runs in the default session, which shows that it
 // is the default tree's. Used first in another session (an op with that
 // session's arrays, CopyOf, Adopt, Use), it is that tree's and is never

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/internal/gid"
 	"github.com/goluon/goluon/nd/backend"
 )
 
@@ -22,9 +23,10 @@ import (
 // tracked by that session's scopes only, so goroutine trees with their own
 // sessions open and close scopes independently. NewScope opens a scope of
 // the default session in the calling goroutine's tree (see Go), which
-// tracks the neutral arrays that the tree's goroutines make while it is
-// the tree's innermost. Gradient buffers attached with AttachGrad are
-// never tracked.
+// tracks the neutral arrays that the calling goroutine makes while it is
+// the innermost scope it opened, and those of the goroutines it starts
+// with Go (gluon.ForEachDevice's) that open no scope of their own.
+// Gradient buffers attached with AttachGrad are never tracked.
 type Scope struct {
 	mu        sync.Mutex
 	arrays    []*NDArray
@@ -33,7 +35,8 @@ type Scope struct {
 	closed    bool // removed from its session's chain (under the session's scopeMu)
 	done      bool // released its arrays (under mu): addIfOpen adds nothing
 	sess      *Session
-	tree      *tree // the default session's tree it belongs to (tree.go)
+	tree      *tree   // the default session's tree it belongs to (tree.go)
+	g         uintptr // the goroutine that opened it, in the default session
 }
 
 // NewScope opens a scope of the default session, nested in its innermost
@@ -51,12 +54,13 @@ func (s *Session) NewScope() *Scope {
 		fail("NewScope", ErrArgument, "the persistent session has no scopes: its arrays outlive them all")
 	}
 	var t *tree
+	var g uintptr
 	if s == defaultSession {
-		t = trees.enter()
+		t, g = trees.enter(), gid.Current()
 	}
 	s.scopeMu.Lock()
 	defer s.scopeMu.Unlock()
-	sc := &Scope{parent: s.innermost(t), sess: s, tree: t}
+	sc := &Scope{parent: s.innermost(t, g), sess: s, tree: t, g: g}
 	if t != nil {
 		t.scopes = append(t.scopes, sc)
 	} else {
@@ -65,16 +69,14 @@ func (s *Session) NewScope() *Scope {
 	return sc
 }
 
-// innermost returns the innermost open scope of s (scopeMu held): of tree
-// t in the default session (nil: none).
-func (s *Session) innermost(t *tree) *Scope {
+// innermost returns the innermost open scope of s (scopeMu held): in the
+// default session, the scope of tree t that tracks goroutine g's arrays
+// (treeRegistry.innermost; nil: none).
+func (s *Session) innermost(t *tree, g uintptr) *Scope {
 	if s != defaultSession {
 		return s.top
 	}
-	if t == nil || len(t.scopes) == 0 {
-		return nil
-	}
-	return t.scopes[len(t.scopes)-1]
+	return trees.innermost(t, g)
 }
 
 // WithScope runs f inside a new scope of s and closes it afterwards,
@@ -93,9 +95,9 @@ func (s *Session) track(a *NDArray) {
 		return
 	}
 	if s.born {
-		t := trees.scoping()
+		t, g := trees.scoping()
 		defaultSession.scopeMu.Lock()
-		sc := defaultSession.innermost(t)
+		sc := defaultSession.innermost(t, g)
 		defaultSession.scopeMu.Unlock()
 		if sc != nil {
 			a.birth.Store(sc)
@@ -103,11 +105,12 @@ func (s *Session) track(a *NDArray) {
 		return
 	}
 	var t *tree
+	var g uintptr
 	if s == defaultSession {
-		t = trees.scoping()
+		t, g = trees.scoping()
 	}
 	s.scopeMu.Lock()
-	sc := s.innermost(t)
+	sc := s.innermost(t, g)
 	s.scopeMu.Unlock()
 	if sc != nil {
 		sc.add(a)

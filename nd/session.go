@@ -101,10 +101,10 @@ func DefaultSession() *Session { return defaultSession }
 // scope, as NDArray.Persist makes an existing array —
 // parameters, optimizer state, kvstore buffers, models built by a
 // goroutine tree of its own. Its creation methods (and CopyOf) make
-// neutral arrays that no Scope ever tracks, so another goroutine's closing
-// scope cannot release them between their creation and a call to Persist,
-// as it could release an array made with the package-level functions
-// while a default-session scope is open elsewhere. Its arrays are
+// neutral arrays that no Scope ever tracks, so no closing scope can
+// release them between their creation and a call to Persist, as the
+// calling goroutine's own default-session scope could release an array
+// made with the package-level functions. Its arrays are
 // neutral, so ops on them run in the default session (or the session of
 // the other inputs); it has no scopes of its own (NewScope panics).
 func PersistentSession() *Session { return persistentSession }
@@ -427,9 +427,9 @@ func (a *NDArray) bind(s *Session) {
 // loader, another session's work handed over with Detach) belong to s, and
 // tracks each one not already tracked by a Scope in s's innermost Scope.
 // It is an ErrSession error to adopt an array of another session, and an
-// array tracked by a scope of another session (the default session's
-// scopes track every neutral array made while they are open, in any
-// goroutine: make arrays with s's creation methods instead). Adopting into
+// array tracked by a scope of another session (a default-session scope
+// tracks the neutral arrays its tree's goroutines make while it is open:
+// make arrays with s's creation methods instead). Adopting into
 // the default session is a no-op; adopting into PersistentSession() is Persist.
 // Adopt returns its first argument, for
 // chaining. Arrays shared with other trees (parameters) stay neutral:

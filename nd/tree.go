@@ -22,7 +22,9 @@ import (
 //     and the Trainer's and kvstore's worker goroutines do), belongs to the
 //     tree it was started from for as long as it runs, open or closed;
 //   - an op sees its goroutine's tree's recording, mode and autocast state,
-//     and the arrays it makes are tracked by the tree's innermost Scope;
+//     and the arrays it makes are tracked by the innermost Scope the
+//     goroutine opened, else by the one the goroutine it was started from
+//     uses (treeRegistry.innermost);
 //   - a goroutine of no tree, or of a closed tree, works in the default
 //     state — not recording, predict mode, no autocast but amp.Init's
 //     (EnterAutocastAll) — and no scope tracks its arrays, as a new thread
@@ -32,8 +34,8 @@ import (
 //
 // Ops read the session's counters directly while they hold no other
 // tree's state than the calling goroutine's: while no tree is open, or
-// one is and the caller is its owner (a gid comparison); other goroutines
-// look their tree up (a map load). Goroutines are told apart by the
+// one is and the caller belongs to it (its owner: a gid comparison; its
+// Tree.Run members: a map load); otherwise from the caller's tree. Goroutines are told apart by the
 // runtime's descriptor, which a new goroutine may reuse once one has
 // exited: the goroutine that opens a scope of the default session must not
 // exit before the scope ends (the closure forms, autograd.Record and the
@@ -103,15 +105,23 @@ func (m *modeState) add(to mode) mode {
 // treeRegistry knows the trees of the default session and which goroutine
 // belongs to which.
 type treeRegistry struct {
-	mu     sync.Mutex
-	by     sync.Map                // goroutine → *tree: owners (for good), Run members while they run
-	active atomic.Pointer[[]*tree] // open trees (replaced under mu, never modified)
-	count  atomic.Int32
-	solo   atomic.Pointer[tree] // the open tree while exactly one is
-	gen    atomic.Uint64        // bumped whenever a tree opens
-	ids    int64
-	shared *tree        // every goroutine's tree where goroutines cannot be told apart
-	shadow atomic.Int32 // Runs on a goroutine that owns another tree: solo's owner may be in one
+	mu      sync.Mutex
+	owners  sync.Map                // goroutine → *tree it started, while the tree is open
+	members sync.Map                // goroutine → *member, while it runs Tree.Run
+	running atomic.Int32            // Tree.Run calls in progress: members is empty while 0
+	active  atomic.Pointer[[]*tree] // open trees (replaced under mu, never modified)
+	count   atomic.Int32
+	solo    atomic.Pointer[tree] // the open tree while exactly one is
+	gen     atomic.Uint64        // bumped whenever a tree opens
+	ids     int64
+	shared  *tree // every goroutine's tree where goroutines cannot be told apart
+}
+
+// member is a goroutine running Tree.Run: in tree t, started from
+// goroutine from (whose scopes track its arrays while it opens none).
+type member struct {
+	t    *tree
+	from uintptr
 }
 
 var trees = newTreeRegistry()
@@ -127,24 +137,63 @@ func (r *treeRegistry) mine() *tree {
 	if !gid.Supported {
 		return r.shared
 	}
-	g := gid.Current()
-	if t := r.solo.Load(); t != nil && t.owner.Load() == g && r.shadow.Load() == 0 {
+	return r.of(gid.Current())
+}
+
+// of returns goroutine g's tree, or nil: the one it runs Tree.Run in, else
+// the one it started.
+func (r *treeRegistry) of(g uintptr) *tree {
+	if r.running.Load() > 0 {
+		if v, ok := r.members.Load(g); ok {
+			return v.(*member).t
+		}
+	}
+	if t := r.solo.Load(); t != nil && t.owner.Load() == g {
 		return t
 	}
-	if v, ok := r.by.Load(g); ok {
+	if v, ok := r.owners.Load(g); ok {
 		return v.(*tree)
 	}
 	return nil
 }
 
-// scoping returns the tree whose innermost scope tracks the arrays the
-// calling goroutine makes: its own while that is open, else nil.
-func (r *treeRegistry) scoping() *tree {
+// scoping returns the tree whose scopes track the arrays the calling
+// goroutine makes (its own while that is open, else nil) and the
+// goroutine's identity, for Session.innermost.
+func (r *treeRegistry) scoping() (*tree, uintptr) {
 	if r.count.Load() == 0 {
+		return nil, 0
+	}
+	g := gid.Current()
+	if t := r.mine(); t != nil && t.open.Load() > 0 {
+		return t, g
+	}
+	return nil, g
+}
+
+// innermost returns the scope of t that tracks what goroutine g makes:
+// the innermost one g opened; for a goroutine that opened none, the one
+// the goroutine it was started from (Go) would use, and so on up; else
+// nil. Workers of one tree that each open a scope so do not release each
+// other's arrays. Held: defaultSession.scopeMu.
+func (r *treeRegistry) innermost(t *tree, g uintptr) *Scope {
+	if t == nil || len(t.scopes) == 0 {
 		return nil
 	}
-	if t := r.mine(); t != nil && t.open.Load() > 0 {
-		return t
+	if !gid.Supported {
+		return t.scopes[len(t.scopes)-1]
+	}
+	for range 64 { // a chain of starters; never a cycle, but bounded anyway
+		for i := len(t.scopes) - 1; i >= 0; i-- {
+			if t.scopes[i].g == g {
+				return t.scopes[i]
+			}
+		}
+		v, ok := r.members.Load(g)
+		if !ok || v.(*member).t != t {
+			return nil
+		}
+		g = v.(*member).from
 	}
 	return nil
 }
@@ -159,7 +208,7 @@ func (r *treeRegistry) enter() *tree {
 		r.ids++
 		t = &tree{id: r.ids + 1}
 		t.owner.Store(gid.Current())
-		r.by.Store(gid.Current(), t)
+		r.owners.Store(gid.Current(), t)
 	}
 	if t.open.Load() == 0 {
 		r.setActive(append(slices.Clone(*r.active.Load()), t))
@@ -182,7 +231,7 @@ func (r *treeRegistry) leave(t *tree) {
 	}
 	r.setActive(slices.DeleteFunc(slices.Clone(*r.active.Load()), func(a *tree) bool { return a == t }))
 	if o := t.owner.Swap(0); o != 0 && gid.Supported {
-		r.by.CompareAndDelete(o, t)
+		r.owners.CompareAndDelete(o, t)
 	}
 }
 
@@ -206,19 +255,33 @@ func (r *treeRegistry) mode() mode {
 	return everyTree.add(mode{})
 }
 
-// Tree is a goroutine tree of the default session (see Go), or the zero
-// Tree for a goroutine that belongs to none.
-type Tree struct{ t *tree }
+// Tree is a goroutine tree of the default session (see Go) as seen from
+// the goroutine that took it with CurrentTree, or the zero Tree for a
+// goroutine that belongs to none.
+type Tree struct {
+	t    *tree
+	from uintptr
+}
 
 // CurrentTree returns the tree of the default session that the calling
 // goroutine belongs to: the one it started by opening a Record, Pause, mode
 // or memory scope of the default session, or the one it runs in through
 // Go or Tree.Run. It is the zero Tree when there is none.
-func CurrentTree() Tree { return Tree{trees.mine()} }
+func CurrentTree() Tree {
+	t := trees.mine()
+	if t == nil {
+		return Tree{}
+	}
+	return Tree{t, gid.Current()}
+}
+
+// Same reports whether t and o are the same tree (taken on any goroutines).
+func (t Tree) Same(o Tree) bool { return t.t == o.t }
 
 // Run runs f on the calling goroutine as a member of t: its ops see t's
-// recording and mode, and the arrays they make are tracked by t's
-// innermost memory scope. gluon.ForEachDevice runs each device's function
+// recording and mode, and the arrays they make are tracked by the
+// innermost scope it opens itself, else by the one the goroutine that took
+// t with CurrentTree uses. gluon.ForEachDevice runs each device's function
 // this way. With the zero Tree, Run just calls f.
 func (t Tree) Run(f func()) {
 	if t.t == nil || !gid.Supported {
@@ -226,22 +289,15 @@ func (t Tree) Run(f func()) {
 		return
 	}
 	g := gid.Current()
-	prev, had := trees.by.Swap(g, t.t)
-	shadowing := had && prev.(*tree).owner.Load() == g
-	if shadowing {
-		trees.shadow.Add(1)
-	}
+	prev, had := trees.members.Swap(g, &member{t.t, t.from})
+	trees.running.Add(1)
 	defer func() {
-		trees.mu.Lock() // against the previous tree's closing (leave)
-		if had && (prev.(*tree).owner.Load() == g || !shadowing) {
-			trees.by.Store(g, prev) // an owner only into the tree it still owns
+		if had {
+			trees.members.Store(g, prev)
 		} else {
-			trees.by.CompareAndDelete(g, t.t)
+			trees.members.Delete(g)
 		}
-		trees.mu.Unlock()
-		if shadowing {
-			trees.shadow.Add(-1)
-		}
+		trees.running.Add(-1)
 	}()
 	f()
 }

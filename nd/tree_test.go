@@ -252,8 +252,8 @@ func TestTreeClosed(t *testing.T) {
 	}
 	close(reopen)
 	<-made2
-	if workerTree != step || nd.CurrentTree() == step {
-		t.Errorf("a worker's scope reopened its tree %v; the former owner is back in it %v", workerTree == step, nd.CurrentTree() == step)
+	if !workerTree.Same(step) || nd.CurrentTree().Same(step) {
+		t.Errorf("a worker's scope reopened its tree %v; the former owner is back in it %v", workerTree.Same(step), nd.CurrentTree().Same(step))
 	}
 	close(end)
 	<-done
@@ -388,10 +388,10 @@ func TestTreeRunAcrossClose(t *testing.T) {
 	after := nd.CurrentTree()
 	close(closeIt)
 	<-done
-	if inside != other {
+	if !inside.Same(other) {
 		t.Error("Tree.Run did not run in the other tree")
 	}
-	if after == member || after != (nd.Tree{}) {
-		t.Errorf("after Tree.Run the former owner is in a tree (the reopened one: %v)", after == member)
+	if after.Same(member) || after != (nd.Tree{}) {
+		t.Errorf("after Tree.Run the former owner is in a tree (the reopened one: %v)", after.Same(member))
 	}
 }
