@@ -18,7 +18,12 @@ package nd
 // Release sets released and then, once the storage's last array is
 // released, reads pins. Go's atomics are sequentially consistent, so
 // either the op sees released (and fails), or Release sees the pin (and
-// leaves the free to the op's unpin).
+// leaves the free to the op's unpin). Whoever frees (Release, or the unpin
+// that finds the storage dead) does so only by swapping a pin count of
+// zero for a large negative one: an unpin that reached zero before another
+// op pinned the storage, and read dead after Release set it, must not free
+// under that op (TestReleaseWhileReading with GOMAXPROCS=4 hit exactly
+// that).
 
 // pins are the storages an op pinned (those of its arrays when it pinned
 // them: Pack may move an array to another storage meanwhile); done unpins
@@ -70,7 +75,7 @@ func pin(op string, arrs []*NDArray) (p pins) {
 
 func (st *storage) unpin() {
 	if st.pins.Add(-1) == 0 && st.dead.Load() {
-		st.free()
+		st.freeUnpinned()
 	}
 }
 
@@ -79,6 +84,21 @@ func (st *storage) unpin() {
 func (st *storage) release() {
 	st.dead.Store(true)
 	if st.pins.Load() == 0 {
+		st.freeUnpinned()
+	}
+}
+
+// freeing is what pins holds once the storage is being freed: far below
+// zero, so that an op pinning it afterwards (which then finds its array
+// released and unpins) never brings the count back to zero.
+const freeing = -1 << 30
+
+// freeUnpinned frees the storage if no op has it pinned at this instant.
+// An unpin that brought the count to zero may read dead only after another
+// op pinned the storage again (that op's array was still live then, and
+// released since): the count, not the earlier decrement, decides.
+func (st *storage) freeUnpinned() {
+	if st.pins.CompareAndSwap(0, freeing) {
 		st.free()
 	}
 }
