@@ -117,19 +117,47 @@ func (s *Session) String() string { return fmt.Sprintf("session %q", s.name) }
 
 // IsRecording reports whether ops of s are being recorded for autograd.
 // For the default session: in the calling goroutine's tree (tree.go).
-func (s *Session) IsRecording() bool { return s.mode().recording() }
+func (s *Session) IsRecording() bool {
+	g := trees.gen.Load()
+	if m, ok := s.direct(); ok {
+		r := m.recordDepth.Load() > 0 && m.pauseDepth.Load() == 0
+		if s != defaultSession || trees.gen.Load() == g {
+			return r
+		}
+	}
+	return s.mode().recording()
+}
 
 // IsTraining reports whether ops of s run in training mode (dropout
 // active, batch norm using batch statistics). For the default session: in
 // the calling goroutine's tree (tree.go).
 func (s *Session) IsTraining() bool { return s.mode().training() }
 
+// direct returns the counters that hold exactly the calling goroutine's
+// state, when one set does: s's own for a session other than the default
+// one; the default session's while no tree is open, or one is and the
+// caller belongs to it (a read from them must then check that trees.gen
+// did not move meanwhile, as mode does). Otherwise ok is false.
+func (s *Session) direct() (m *modeState, ok bool) {
+	if s != defaultSession {
+		return &s.modeState, true
+	}
+	switch trees.count.Load() {
+	case 0:
+		return &s.modeState, true
+	case 1:
+		if t := trees.mine(); t != nil && t == trees.solo.Load() {
+			return &s.modeState, true
+		}
+	}
+	return nil, false
+}
+
 // mode returns the state an op of s on the calling goroutine sees. For the
 // default session that is the calling goroutine's tree's, or the default
 // state for a goroutine of none (tree.go), read from the session's
-// counters while they hold no other tree's: while no tree is open, or
-// while one is and the caller belongs to it. A tree that opens bumps
-// trees.gen before it moves any counter, so a read of the session's
+// counters while they hold no other tree's (direct). A tree that opens
+// bumps trees.gen before it moves any counter, so a read of the session's
 // counters that saw that much before and the same generation after saw
 // no other tree's scopes.
 func (s *Session) mode() mode {
@@ -137,18 +165,11 @@ func (s *Session) mode() mode {
 		return s.modeState.load()
 	}
 	g := trees.gen.Load()
-	switch trees.count.Load() {
-	case 0: // every tree's counters are zero: the session's hold EnterAutocastAll's alone
-	case 1:
-		if t := trees.mine(); t == nil || t != trees.solo.Load() {
-			return trees.mode()
+	if m, ok := s.direct(); ok {
+		v := m.load()
+		if trees.gen.Load() == g {
+			return v
 		}
-	default:
-		return trees.mode()
-	}
-	m := s.modeState.load()
-	if trees.gen.Load() == g {
-		return m
 	}
 	return trees.mode()
 }
