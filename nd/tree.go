@@ -80,7 +80,6 @@ func (m mode) autocast() (DType, bool) {
 // tree is one goroutine tree's share of the default session.
 type tree struct {
 	modeState
-	id     int64
 	owner  atomic.Uintptr // the goroutine that started it
 	open   atomic.Int32   // open scopes of every kind (changed under trees.mu)
 	scopes []*Scope       // open memory scopes, oldest first (under defaultSession.scopeMu)
@@ -113,8 +112,7 @@ type treeRegistry struct {
 	count   atomic.Int32
 	solo    atomic.Pointer[tree] // the open tree while exactly one is
 	gen     atomic.Uint64        // bumped whenever a tree opens
-	ids     int64
-	shared  *tree // every goroutine's tree where goroutines cannot be told apart
+	shared  *tree                // every goroutine's tree where goroutines cannot be told apart
 }
 
 // member is a goroutine running Tree.Run: in tree t, started from
@@ -127,7 +125,7 @@ type member struct {
 var trees = newTreeRegistry()
 
 func newTreeRegistry() *treeRegistry {
-	r := &treeRegistry{shared: &tree{id: 1}}
+	r := &treeRegistry{shared: &tree{}}
 	r.active.Store(&[]*tree{})
 	return r
 }
@@ -205,8 +203,7 @@ func (r *treeRegistry) enter() *tree {
 	defer r.mu.Unlock()
 	t := r.mine()
 	if t == nil {
-		r.ids++
-		t = &tree{id: r.ids + 1}
+		t = &tree{}
 		t.owner.Store(gid.Current())
 		r.owners.Store(gid.Current(), t)
 	}
