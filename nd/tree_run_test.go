@@ -27,7 +27,7 @@ func TestTreeOwnerRunsOwnTree(t *testing.T) {
 		_ = sc
 		defer sc.Close()
 	})
-	if inside != tr {
+	if !inside.Same(tr) {
 		t.Errorf("inside its own tree's Run, after the tree closed, the goroutine is in no tree (want: the tree, open or closed)")
 	}
 	if leaked {
