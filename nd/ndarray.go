@@ -127,14 +127,28 @@ func (a *NDArray) view(off int, shape []int) *NDArray { return a.viewIn(a.Sessio
 
 // viewIn is view with the result in session s.
 func (a *NDArray) viewIn(s *Session, off int, shape []int) *NDArray {
-	if a.released.Load() {
+	if a.released.Load() || !a.st.addRef() {
 		fail("view", ErrReleased, "array of shape %v on %v was released (is it still needed by a recorded graph?)", a.shape, a.st.dev)
 	}
-	a.st.refs.Add(1)
 	v := &NDArray{st: a.st, off: a.off + off, shape: slices.Clone(shape), dtype: a.dtype}
 	v.bind(s)
 	s.track(v)
 	return v
+}
+
+// addRef counts one more array on st, unless its count has reached zero:
+// a storage whose last array was released stays dead, even for a view
+// taken by an op that checked its array just before that Release.
+func (st *storage) addRef() bool {
+	for {
+		r := st.refs.Load()
+		if r <= 0 {
+			return false
+		}
+		if st.refs.CompareAndSwap(r, r+1) {
+			return true
+		}
+	}
 }
 
 // Release gives the array's memory back to its context's pool at once,
