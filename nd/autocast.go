@@ -41,11 +41,7 @@ var autocasting atomic.Int32
 // may enter and leave them concurrently; an off scope wins over an open
 // one, and Float16 over BFloat16.
 func (s *Session) EnterAutocast(dt DType) (exit func()) {
-	switch dt {
-	case Float16, BFloat16, Float32:
-	default:
-		fail("EnterAutocast", ErrDType, "autocast runs in Float16 or BFloat16 (Float32 turns it off), not %v", dt)
-	}
+	checkAutocastDType("EnterAutocast", dt)
 	f := &frame{kind: "Autocast", dt: dt}
 	s.attach(f)
 	f.bump(s, 1)
@@ -62,16 +58,20 @@ func (s *Session) EnterAutocastAll(dt DType) (exit func()) {
 	if s != defaultSession {
 		return s.EnterAutocast(dt)
 	}
-	switch dt {
-	case Float16, BFloat16, Float32:
-	default:
-		fail("EnterAutocastAll", ErrDType, "autocast runs in Float16 or BFloat16 (Float32 turns it off), not %v", dt)
-	}
+	checkAutocastDType("EnterAutocastAll", dt)
 	f := &frame{kind: "Autocast", dt: dt}
 	f.bumpIn(&everyTree, 1)
 	f.bump(s, 1)
 	autocasting.Add(1)
 	return once(func() { f.bump(s, -1); f.bumpIn(&everyTree, -1); autocasting.Add(-1) })
+}
+
+func checkAutocastDType(op string, dt DType) {
+	switch dt {
+	case Float16, BFloat16, Float32:
+	default:
+		fail(op, ErrDType, "autocast runs in Float16 or BFloat16 (Float32 turns it off), not %v", dt)
+	}
 }
 
 // Autocast runs f with s's ops following the autocast policy in dt (see

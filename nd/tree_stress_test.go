@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goluon/goluon/internal/gid"
 	"github.com/goluon/goluon/nd"
 )
 
@@ -16,9 +15,7 @@ import (
 // Pause, TrainMode, autocast) open and close around it, and plain
 // goroutines check the default state.
 func TestTreeFastPathStress(t *testing.T) {
-	if !gid.Supported {
-		t.Skip("goroutines cannot be told apart on this architecture")
-	}
+	needGID(t)
 	var stop atomic.Bool
 	var bad atomic.Int64
 	var msg atomic.Value

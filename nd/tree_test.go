@@ -19,9 +19,7 @@ import (
 // tree opened a scope in between, and a goroutine of no tree has its
 // arrays tracked by neither.
 func TestTreeScopes(t *testing.T) {
-	if !gid.Supported {
-		t.Skip("goroutines cannot be told apart on this architecture")
-	}
+	needGID(t)
 	dev := ctx.CPU(0)
 	step := make(chan struct{})
 	back := make(chan struct{})
@@ -94,9 +92,7 @@ func TestTreeScopes(t *testing.T) {
 // on the default session, and the workers it starts with nd.Go, do not
 // autocast.
 func TestTreeAutocast(t *testing.T) {
-	if !gid.Supported {
-		t.Skip("goroutines cannot be told apart on this architecture")
-	}
+	needGID(t)
 	dev := ctx.CPU(0)
 	a := nd.PersistentSession().FromSlice(dev, []float32{1, 2, 3, 4}, 2, 2)
 	defer a.Release()
@@ -156,9 +152,7 @@ func ExampleGo() {
 // on its result says how to start it instead. One started with nd.Go
 // records and is tracked.
 func TestTreePlainGoroutine(t *testing.T) {
-	if !gid.Supported {
-		t.Skip("goroutines cannot be told apart on this architecture")
-	}
+	needGID(t)
 	dev := ctx.CPU(0)
 	w := nd.PersistentSession().FromSlice(dev, []float32{1, 2, 3})
 	w.AttachGrad(nd.GradWrite)
@@ -205,9 +199,7 @@ func TestTreePlainGoroutine(t *testing.T) {
 // state and the server's scope releases none of their arrays; a scope the
 // worker opens reopens its tree, without the former owner.
 func TestTreeClosed(t *testing.T) {
-	if !gid.Supported {
-		t.Skip("goroutines cannot be told apart on this architecture")
-	}
+	needGID(t)
 	dev := ctx.CPU(0)
 	x := nd.PersistentSession().FromSlice(dev, []float32{1, 2, 3, 4}, 2, 2)
 	exit := nd.EnterRecording(true) // the learner's step
@@ -360,9 +352,7 @@ func otherTree(open func() (exit func())) (release func()) {
 // nd.Go reopens it. When Run returns, the former owner belongs to no
 // tree: it is not put back into the reopened one.
 func TestTreeRunAcrossClose(t *testing.T) {
-	if !gid.Supported {
-		t.Skip("goroutines cannot be told apart on this architecture")
-	}
+	needGID(t)
 	var other nd.Tree
 	release := otherTree(func() func() { e := nd.EnterMode(false); other = nd.CurrentTree(); return e })
 	defer release()
@@ -393,5 +383,13 @@ func TestTreeRunAcrossClose(t *testing.T) {
 	}
 	if after.Same(member) || after != (nd.Tree{}) {
 		t.Errorf("after Tree.Run the former owner is in a tree (the reopened one: %v)", after.Same(member))
+	}
+}
+
+// needGID skips a test that needs goroutines told apart (internal/gid).
+func needGID(t *testing.T) {
+	t.Helper()
+	if !gid.Supported {
+		t.Skip("goroutines cannot be told apart on this architecture")
 	}
 }
