@@ -85,6 +85,7 @@ func (*Backend) Conv2D(p backend.ConvParams, y, x, w backend.Arg) {
 func convForward[T Float](s convShape, y, x, w []T) {
 	inImg, outImg := s.InC*s.InH*s.InW, s.OutC*s.ohw
 	par := innerParallel(s.N)
+	tab := imageGather[T](s)
 	parallelFor(s.N, 1, func(lo, hi int) {
 		var col, out []T
 		if !s.direct() {
@@ -99,9 +100,12 @@ func convForward[T Float](s convShape, y, x, w []T) {
 			for g := 0; g < s.Groups; g++ {
 				xg := x[n*inImg+g*s.cg*s.InH*s.InW:]
 				yg := y[n*outImg+g*s.ocg*s.ohw:]
-				if s.direct() {
+				switch {
+				case s.direct():
 					col = xg
-				} else {
+				case tab != nil:
+					im2colGather(s, asF32s(xg), 0, 1, asF32s(col), s.KH*s.KW, tab)
+				default:
 					im2col(s, xg, col)
 				}
 				if !s.padded() {
@@ -178,6 +182,7 @@ func (*Backend) Conv2DBackwardData(p backend.ConvParams, dx, dy, w backend.Arg) 
 func convBackwardData[T Float](s convShape, dx, dy, w []T) {
 	inImg, outImg, gIn := s.InC*s.InH*s.InW, s.OutC*s.ohw, s.cg*s.InH*s.InW
 	par := innerParallel(s.N)
+	tab := scatterTable(imageGather[T](s))
 	parallelFor(s.N, 1, func(lo, hi int) {
 		var col []T
 		if !s.direct() {
@@ -195,7 +200,11 @@ func convBackwardData[T Float](s convShape, dx, dy, w []T) {
 				}
 				gemmSlices(true, false, s.kk, s.ohw, s.ocg, 1, wg, s.kk, dyg, s.ohw, 0, col, s.ld, par)
 				clear(dxg)
-				col2im(s, col, dxg)
+				if tab != nil {
+					col2imGather(s, asF32s(col), asF32s(dxg), 0, 1, s.KH*s.KW, tab)
+				} else {
+					col2im(s, col, dxg)
+				}
 			}
 		}
 	})
@@ -230,6 +239,7 @@ func convBackwardFilter[T Float](s convShape, dw, x, dy []T) {
 	wlen := s.OutC * s.kk
 	partials := make([][]T, workers())
 	par := innerParallel(s.N)
+	tab := imageGather[T](s)
 	chunks := parallelChunks(s.N, 1, func(chunk, lo, hi int) {
 		acc := dw[:wlen]
 		if chunk > 0 {
@@ -248,9 +258,12 @@ func convBackwardFilter[T Float](s convShape, dw, x, dy []T) {
 			}
 			for g := 0; g < s.Groups; g++ {
 				xg := x[n*inImg+g*s.cg*s.InH*s.InW:]
-				if s.direct() {
+				switch {
+				case s.direct():
 					col = xg
-				} else {
+				case tab != nil:
+					im2colGather(s, asF32s(xg), 0, 1, asF32s(col), s.KH*s.KW, tab)
+				default:
 					im2col(s, xg, col)
 				}
 				gemmSlices(false, true, s.ocg, s.kk, s.ohw, 1, dy[n*outImg+g*s.ocg*s.ohw:], s.ohw,

@@ -66,12 +66,13 @@ func convForwardBatched[T Float](s convShape, y, x, w []T) {
 		w = weights(p, s, w)
 		defer release(w)
 	}
+	tab := batchGather[T](p)
 	parallelFor(s.N, 1, func(lo, hi int) {
 		col, out, done := scratchPair[T](p, s)
 		defer done()
 		for n0 := lo; n0 < hi; n0 += p.b {
 			m := min(p.b, hi-n0)
-			unroll(p.bs, x[n0*p.inImg:], p.inImg, m, col, p.taps)
+			unroll(p.bs, x[n0*p.inImg:], p.inImg, m, col, p.taps, tab)
 			gemmSlices(false, false, s.OutC, m*s.ohw, p.k, 1, w, p.k, col, p.bs.ld, 0, out, p.bs.ld, p.par)
 			for i := range m {
 				copyRows(y[(n0+i)*p.outI:], out[i*s.ohw:], s.OutC, s.ohw, s.ohw, p.bs.ld)
@@ -87,6 +88,7 @@ func convBackwardDataBatched[T Float](s convShape, dx, dy, w []T) {
 		w = weights(p, s, w)
 		defer release(w)
 	}
+	tab := scatterTable(batchGather[T](p))
 	parallelFor(s.N, 1, func(lo, hi int) {
 		col, g, done := scratchPair[T](p, s)
 		defer done()
@@ -95,7 +97,9 @@ func convBackwardDataBatched[T Float](s convShape, dx, dy, w []T) {
 			stageDY(p, s, g, dy, n0, m)
 			gemmSlices(true, false, p.k, m*s.ohw, s.OutC, 1, w, p.k, g, p.bs.ld, 0, col, p.bs.ld, p.par)
 			clear(dx[n0*p.inImg:][:m*p.inImg])
-			if p.taps != nil {
+			if tab != nil {
+				col2imGather(p.bs, any(col).([]float32), any(dx[n0*p.inImg:]).([]float32), p.inImg, m, tapCount(s, p.taps), tab)
+			} else if p.taps != nil {
 				col2imTiny(p.bs, col, dx[n0*p.inImg:], p.inImg, m, p.taps)
 			} else {
 				col2imImages(p.bs, col, dx[n0*p.inImg:], p.inImg, m)
@@ -119,6 +123,7 @@ func convBackwardFilterBatched[T Float](s convShape, dw, x, dy []T) {
 	taps, k := p.taps, p.k
 	wlen := s.OutC * k
 	partials := make([][]T, workers())
+	tab := batchGather[T](p)
 	chunks := parallelChunks(s.N, 1, func(chunk, lo, hi int) {
 		acc := scratch[T](wlen)
 		partials[chunk] = acc
@@ -126,7 +131,7 @@ func convBackwardFilterBatched[T Float](s convShape, dw, x, dy []T) {
 		defer done()
 		for n0 := lo; n0 < hi; n0 += p.b {
 			m := min(p.b, hi-n0)
-			unroll(p.bs, x[n0*p.inImg:], p.inImg, m, col, taps)
+			unroll(p.bs, x[n0*p.inImg:], p.inImg, m, col, taps, tab)
 			stageDY(p, s, g, dy, n0, m)
 			beta := T(1)
 			if n0 == lo {
@@ -207,8 +212,13 @@ func gatherTaps[T Float](s convShape, w []T, taps []int) []T {
 	return out
 }
 
-// unroll is im2colImages, or with taps the pruned column matrix.
-func unroll[T Float](s convShape, x []T, inImg, m int, col []T, taps []int) {
+// unroll is im2colImages, or with taps the pruned column matrix; with a
+// gather table (batchGather), through the gather kernel.
+func unroll[T Float](s convShape, x []T, inImg, m int, col []T, taps []int, tab []int32) {
+	if tab != nil {
+		im2colGather(s, any(x).([]float32), inImg, m, any(col).([]float32), tapCount(s, taps), tab)
+		return
+	}
 	if taps != nil {
 		im2colTiny(s, x, inImg, m, col, taps)
 		return

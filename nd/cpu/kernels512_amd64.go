@@ -175,4 +175,5 @@ func useZMMKernels() {
 	bnSumsF32k, scaleShiftF32k, axpbycF32k = bnSumsF32x512, scaleShiftF32x512, axpbycF32x512
 	maxPool2x2RowF32k, maxPool2x2BackRowF32k = maxPool2x2RowF32x512, maxPool2x2BackRowF32x512
 	winoInputRowF32k, winoOutputRowF32k, winoGradOutRowF32k = winoInputRowF32x512, winoOutputRowF32x512, winoGradOutRowF32x512
+	gatherRowsF32k = gatherRowsF32x512
 }

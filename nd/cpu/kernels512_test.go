@@ -494,6 +494,7 @@ func TestZMMDispatch(t *testing.T) {
 		{winoInputRowF32k, winoInputRowF32, winoInputRowF32x512},
 		{winoOutputRowF32k, winoOutputRowF32, winoOutputRowF32x512},
 		{winoGradOutRowF32k, winoGradOutRowF32, winoGradOutRowF32x512},
+		{gatherRowsF32k, gatherRowsF32, gatherRowsF32x512},
 	}
 	fp := func(f any) uintptr { return reflect.ValueOf(f).Pointer() }
 	for i, p := range pairs {

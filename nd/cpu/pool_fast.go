@@ -6,23 +6,31 @@ import (
 	"github.com/goluon/goluon/nd/backend"
 )
 
-// Max pooling without padding is what the tutorials' networks use; it gets
-// these loops, which work in the element type, index rows directly instead
-// of clipping every window, and unroll the 2×2 window. They give exactly
-// the generic loops' results: the forward pass propagates NaN (Go's max),
-// and the backward pass routes each gradient to the first maximum of its
-// window, in row-major window order.
+// Max pooling gets these loops, which work in the element type, clip each
+// window to the input once per row and column instead of testing every
+// element (padding only ever loses a maximum to a real value), and unroll
+// the 2×2 window of the tutorials' networks. They give exactly the generic
+// loops' results: the forward pass propagates NaN (Go's max), and the
+// backward pass routes each gradient to the first maximum of its window,
+// in row-major window order.
 
-// fastMaxPool reports whether the no-padding loops apply: max pooling,
-// no padding, and every window inside the input.
+// fastMaxPool reports whether the loops apply: max pooling, with padding
+// smaller than the window, so that every window holds an input value.
 func fastMaxPool(p backend.PoolParams) bool {
-	return p.Type == backend.PoolMax && p.PadH == 0 && p.PadW == 0 && p.KH > 0 && p.KW > 0 &&
+	return p.Type == backend.PoolMax && p.KH > 0 && p.KW > 0 && p.PadH >= 0 && p.PadW >= 0 &&
+		p.PadH < p.KH && p.PadW < p.KW && p.OutH > 0 && p.OutW > 0 &&
+		(p.OutH-1)*p.StrideH-p.PadH < p.InH && (p.OutW-1)*p.StrideW-p.PadW < p.InW
+}
+
+// unpadded reports whether every window lies inside the input.
+func unpadded(p backend.PoolParams) bool {
+	return p.PadH == 0 && p.PadW == 0 &&
 		(p.OutH-1)*p.StrideH+p.KH <= p.InH && (p.OutW-1)*p.StrideW+p.KW <= p.InW
 }
 
 // maxPoolPlane pools one plane xp into yp.
 func maxPoolPlane[T Float](p backend.PoolParams, yp, xp []T) {
-	if p.KH == 2 && p.KW == 2 && p.StrideW == 2 {
+	if p.KH == 2 && p.KW == 2 && p.StrideW == 2 && unpadded(p) {
 		_, vec := asF32(yp)
 		vec = vec && useAsmKernel
 		for oh := 0; oh < p.OutH; oh++ {
@@ -44,12 +52,13 @@ func maxPoolPlane[T Float](p backend.PoolParams, yp, xp []T) {
 		return
 	}
 	for oh := 0; oh < p.OutH; oh++ {
+		h0, h1, _ := window(oh, p.StrideH, p.PadH, p.KH, p.InH)
 		yr := yp[oh*p.OutW:][:p.OutW]
 		for ow := range yr {
-			base := oh*p.StrideH*p.InW + ow*p.StrideW
-			m := xp[base]
-			for kh := 0; kh < p.KH; kh++ {
-				for _, v := range xp[base+kh*p.InW:][:p.KW] {
+			w0, w1, _ := window(ow, p.StrideW, p.PadW, p.KW, p.InW)
+			m := xp[h0*p.InW+w0]
+			for ih := h0; ih < h1; ih++ {
+				for _, v := range xp[ih*p.InW+w0 : ih*p.InW+w1] {
 					m = max(m, v)
 				}
 			}
@@ -62,7 +71,7 @@ func maxPoolPlane[T Float](p backend.PoolParams, yp, xp []T) {
 // first maximum of its window in xp.
 func maxPoolBackwardPlane[T Float](p backend.PoolParams, dxp, xp, dyp []T) {
 	clear(dxp)
-	if p.KH == 2 && p.KW == 2 && p.StrideW == 2 {
+	if p.KH == 2 && p.KW == 2 && p.StrideW == 2 && unpadded(p) {
 		for oh := 0; oh < p.OutH; oh++ {
 			i0 := oh * p.StrideH * p.InW
 			i1 := i0 + p.InW
@@ -86,15 +95,17 @@ func maxPoolBackwardPlane[T Float](p backend.PoolParams, dxp, xp, dyp []T) {
 		return
 	}
 	for oh := 0; oh < p.OutH; oh++ {
+		h0, h1, _ := window(oh, p.StrideH, p.PadH, p.KH, p.InH)
 		gr := dyp[oh*p.OutW:][:p.OutW]
 		for ow, g := range gr {
-			base := oh*p.StrideH*p.InW + ow*p.StrideW
-			at, best := base, xp[base]
-			for kh := 0; kh < p.KH; kh++ {
-				row := base + kh*p.InW
-				for kw, v := range xp[row:][:p.KW] {
+			w0, w1, _ := window(ow, p.StrideW, p.PadW, p.KW, p.InW)
+			at := h0*p.InW + w0
+			best := xp[at]
+			for ih := h0; ih < h1; ih++ {
+				row := ih * p.InW
+				for iw, v := range xp[row+w0 : row+w1] {
 					if v > best {
-						at, best = row+kw, v
+						at, best = row+w0+iw, v
 					}
 				}
 			}
@@ -107,7 +118,7 @@ func maxPoolBackwardPlane[T Float](p backend.PoolParams, dxp, xp, dyp []T) {
 // pooling with stride 2 and no padding, the pooling of LeNet and the CIFAR
 // networks, whose windows do not overlap.
 func pool2x2(p backend.PoolParams) bool {
-	return fastMaxPool(p) && p.KH == 2 && p.KW == 2 && p.StrideH == 2 && p.StrideW == 2
+	return fastMaxPool(p) && unpadded(p) && p.KH == 2 && p.KW == 2 && p.StrideH == 2 && p.StrideW == 2
 }
 
 // maxPool2x2BackwardPlane is the backward pass of one plane of 2×2,

@@ -11,43 +11,52 @@ import (
 )
 
 // poolCase builds the parameters of one plane of max pooling.
-func poolCase(in, k, s [2]int) backend.PoolParams {
+func poolCase(in, k, s [2]int) backend.PoolParams { return paddedPoolCase(in, k, s, [2]int{}) }
+
+// paddedPoolCase is poolCase with padding.
+func paddedPoolCase(in, k, s, pad [2]int) backend.PoolParams {
 	return backend.PoolParams{
 		Type: backend.PoolMax, N: 1, C: 1, InH: in[0], InW: in[1],
-		OutH: (in[0]-k[0])/s[0] + 1, OutW: (in[1]-k[1])/s[1] + 1,
-		KH: k[0], KW: k[1], StrideH: s[0], StrideW: s[1],
+		OutH: (in[0]+2*pad[0]-k[0])/s[0] + 1, OutW: (in[1]+2*pad[1]-k[1])/s[1] + 1,
+		KH: k[0], KW: k[1], StrideH: s[0], StrideW: s[1], PadH: pad[0], PadW: pad[1],
 	}
 }
 
-// TestMaxPoolFastPath checks that the no-padding max-pooling loops give
-// bit-identical results to the generic loops, forward and backward, on
-// inputs with ties (small integers, −0 against +0), NaN and −Inf, for the
-// 2×2 special case, other windows, overlapping windows and inputs the
-// windows do not cover entirely; with the AVX2 kernels and without them.
+// TestMaxPoolFastPath checks that the max-pooling loops give bit-identical
+// results to the generic loops, forward and backward, on inputs with ties
+// (small integers, −0 against +0), NaN and −Inf, for the 2×2 special case,
+// other windows, overlapping windows, padding (ResNet's 3×3 stride-2
+// pooling) and inputs the windows do not cover entirely; with the AVX2
+// kernels and without them.
 func TestMaxPoolFastPath(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	cases := []struct{ in, k, s [2]int }{
-		{[2]int{24, 24}, [2]int{2, 2}, [2]int{2, 2}},
-		{[2]int{7, 9}, [2]int{2, 2}, [2]int{2, 2}},
-		{[2]int{10, 10}, [2]int{2, 2}, [2]int{2, 2}},
-		{[2]int{8, 8}, [2]int{2, 2}, [2]int{3, 3}},
-		{[2]int{6, 6}, [2]int{2, 2}, [2]int{1, 2}},
-		{[2]int{9, 8}, [2]int{3, 3}, [2]int{2, 2}},
-		{[2]int{8, 8}, [2]int{3, 2}, [2]int{1, 1}},
-		{[2]int{5, 5}, [2]int{5, 5}, [2]int{1, 1}},
-		{[2]int{10, 10}, [2]int{1, 1}, [2]int{3, 3}},
+	cases := []struct{ in, k, s, pad [2]int }{
+		{[2]int{24, 24}, [2]int{2, 2}, [2]int{2, 2}, [2]int{}},
+		{[2]int{7, 9}, [2]int{2, 2}, [2]int{2, 2}, [2]int{}},
+		{[2]int{10, 10}, [2]int{2, 2}, [2]int{2, 2}, [2]int{}},
+		{[2]int{8, 8}, [2]int{2, 2}, [2]int{3, 3}, [2]int{}},
+		{[2]int{6, 6}, [2]int{2, 2}, [2]int{1, 2}, [2]int{}},
+		{[2]int{9, 8}, [2]int{3, 3}, [2]int{2, 2}, [2]int{}},
+		{[2]int{8, 8}, [2]int{3, 2}, [2]int{1, 1}, [2]int{}},
+		{[2]int{5, 5}, [2]int{5, 5}, [2]int{1, 1}, [2]int{}},
+		{[2]int{10, 10}, [2]int{1, 1}, [2]int{3, 3}, [2]int{}},
 		// Rows of 8·k + r windows for the AVX2 kernels (with NaN in
 		// some groups of 8 and not others), an odd input width.
-		{[2]int{4, 40}, [2]int{2, 2}, [2]int{2, 2}},
-		{[2]int{6, 33}, [2]int{2, 2}, [2]int{2, 2}},
-		{[2]int{8, 70}, [2]int{2, 2}, [2]int{2, 2}},
+		{[2]int{4, 40}, [2]int{2, 2}, [2]int{2, 2}, [2]int{}},
+		{[2]int{6, 33}, [2]int{2, 2}, [2]int{2, 2}, [2]int{}},
+		{[2]int{8, 70}, [2]int{2, 2}, [2]int{2, 2}, [2]int{}},
+		// Padding: ResNet's stem pooling, uneven padding, 2×2 padded.
+		{[2]int{16, 16}, [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1}},
+		{[2]int{7, 9}, [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1}},
+		{[2]int{5, 6}, [2]int{3, 2}, [2]int{1, 2}, [2]int{2, 1}},
+		{[2]int{6, 6}, [2]int{2, 2}, [2]int{2, 2}, [2]int{1, 1}},
 	}
 	defer func(v bool) { useAsmKernel = v }(useAsmKernel)
 	for _, c := range cases {
 		for _, asm := range []bool{useAsmKernel, false} {
 			useAsmKernel = asm
-			t.Run(fmt.Sprint(c.in, c.k, c.s, asm), func(t *testing.T) {
-				p := poolCase(c.in, c.k, c.s)
+			t.Run(fmt.Sprint(c.in, c.k, c.s, c.pad, asm), func(t *testing.T) {
+				p := paddedPoolCase(c.in, c.k, c.s, c.pad)
 				if !fastMaxPool(p) {
 					t.Fatal("the fast path does not apply")
 				}
@@ -102,10 +111,11 @@ func TestMaxPoolFastPath(t *testing.T) {
 			})
 		}
 	}
-	padded := poolCase([2]int{6, 6}, [2]int{2, 2}, [2]int{2, 2})
-	padded.PadH = 1
-	if fastMaxPool(padded) {
-		t.Error("the fast path claims a padded pooling")
+	if padded := paddedPoolCase([2]int{6, 6}, [2]int{2, 2}, [2]int{2, 2}, [2]int{1, 0}); pool2x2(padded) {
+		t.Error("the 2×2 kernels claim a padded pooling")
+	}
+	if wide := paddedPoolCase([2]int{6, 6}, [2]int{2, 2}, [2]int{2, 2}, [2]int{2, 0}); fastMaxPool(wide) {
+		t.Error("the fast path claims padding as wide as the window")
 	}
 }
 
