@@ -1,6 +1,10 @@
 package cpu
 
-import "math"
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+)
 
 // Unrolling through gathers. im2colTiny (planes of a few pixels) and
 // im2colStrided (column strides above 1) move the column matrix one value
@@ -34,6 +38,23 @@ var gatherRowsF32k = gatherRowsF32
 // useGather lets tests turn the gathers off, to compare the two ways.
 var useGather = true
 
+// gatherKey is what a lane table depends on: the plane geometry, whether
+// the taps are pruned (prunedTaps follows from the geometry), the image
+// stride and the number of images.
+type gatherKey struct {
+	inH, inW, outH, outW, kh, kw, sh, sw, ph, pw, dh, dw int
+	pruned                                               bool
+	inImg, m                                             int
+}
+
+// gatherTables keeps the tables of the convolutions seen (a network has a
+// few dozen), up to maxGatherTables; tables are read-only once built.
+var (
+	gatherTables    sync.Map
+	gatherTableN    atomic.Int32
+	maxGatherTables = int32(512)
+)
+
 // gatherTable returns the lane tables that unroll up to m images (inImg
 // values apart) with the given taps (nil: all), tap t and panel j at entry
 // t·panels+j; nil when the gathers do not apply: no AVX2, a plane that is
@@ -44,6 +65,22 @@ func gatherTable(s convShape, taps []int, inImg, m int) []int32 {
 		int64(m)*int64(max(inImg, s.cg*s.InH*s.InW)) > math.MaxInt32 {
 		return nil
 	}
+	key := gatherKey{s.InH, s.InW, s.OutH, s.OutW, s.KH, s.KW, s.StrideH, s.StrideW, s.PadH, s.PadW,
+		s.DilateH, s.DilateW, taps != nil, inImg, m}
+	if t, ok := gatherTables.Load(key); ok {
+		return t.([]int32)
+	}
+	tab := buildGatherTable(s, taps, inImg, m)
+	if gatherTableN.Load() < maxGatherTables {
+		if _, loaded := gatherTables.LoadOrStore(key, tab); !loaded {
+			gatherTableN.Add(1)
+		}
+	}
+	return tab
+}
+
+// buildGatherTable makes gatherTable's tables.
+func buildGatherTable(s convShape, taps []int, inImg, m int) []int32 {
 	nt := tapCount(s, taps)
 	panels := ceilDiv(m*s.ohw, gatherLanes)
 	tab := make([]int32, nt*panels*gatherEntry)
