@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/nd/backend"
 )
 
@@ -100,5 +101,72 @@ func BenchmarkIm2col(b *testing.B) {
 			}
 			b.ReportMetric(float64(s.kk*s.ohw*4*b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 		})
+	}
+}
+
+// resnet18Layers are the convolutions of the model zoo's ResNet-18 at
+// CIFAR's shape (batch 128) and how many times each occurs.
+var resnet18Layers = []struct {
+	name  string
+	p     backend.ConvParams
+	count int
+}{
+	{"stem", convSP(128, 3, 32, 64, 7, 2, 3), 1},
+	{"layer1", convSP(128, 64, 8, 64, 3, 1, 1), 4},
+	{"layer2.0", convSP(128, 64, 8, 128, 3, 2, 1), 1},
+	{"layer2.down", convSP(128, 64, 8, 128, 1, 2, 0), 1},
+	{"layer2", convSP(128, 128, 4, 128, 3, 1, 1), 3},
+	{"layer3.0", convSP(128, 128, 4, 256, 3, 2, 1), 1},
+	{"layer3.down", convSP(128, 128, 4, 256, 1, 2, 0), 1},
+	{"layer3", convSP(128, 256, 2, 256, 3, 1, 1), 3},
+	{"layer4.0", convSP(128, 256, 2, 512, 3, 2, 1), 1},
+	{"layer4.down", convSP(128, 256, 2, 512, 1, 2, 0), 1},
+	{"layer4", convSP(128, 512, 1, 512, 3, 1, 1), 3},
+}
+
+// convSP returns the parameters of a square convolution with a stride.
+func convSP(n, c, hw, oc, k, stride, pad int) backend.ConvParams {
+	p := convP(n, c, hw, oc, k, pad)
+	p.StrideH, p.StrideW = stride, stride
+	p.OutH = (hw+2*pad-k)/stride + 1
+	p.OutW = p.OutH
+	p.DType = backend.Float32
+	return p
+}
+
+// BenchmarkConvResNet18 times each ResNet-18 CIFAR convolution's three
+// passes through the backend, as the network runs them, and reports the
+// time all of the layer's occurrences take per batch (ms-per-batch).
+func BenchmarkConvResNet18(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	be, dev := New(), ctx.CPU(0)
+	arg := func(v []float32) backend.Arg {
+		buf, err := be.Alloc(dev, backend.Float32, len(v))
+		if err != nil {
+			b.Fatal(err)
+		}
+		be.Write(buf, 0, v)
+		return backend.Arg{Buf: buf}
+	}
+	for _, l := range resnet18Layers {
+		s := newConvShape(l.p)
+		x, w := arg(randSlice(l.p.N*l.p.InC*l.p.InH*l.p.InW, r)), arg(randSlice(l.p.OutC*s.kk, r))
+		y := arg(randSlice(l.p.N*l.p.OutC*s.ohw, r))
+		dx, dw := arg(make([]float32, x.Buf.Len())), arg(make([]float32, w.Buf.Len()))
+		for _, pass := range []struct {
+			name string
+			fn   func()
+		}{
+			{"forward", func() { be.Conv2D(l.p, y, x, w) }},
+			{"data", func() { be.Conv2DBackwardData(l.p, dx, y, w) }},
+			{"filter", func() { be.Conv2DBackwardFilter(l.p, dw, x, y) }},
+		} {
+			b.Run(l.name+"/"+pass.name, func(b *testing.B) {
+				for b.Loop() {
+					pass.fn()
+				}
+				b.ReportMetric(float64(l.count)*b.Elapsed().Seconds()*1e3/float64(b.N), "ms-per-batch")
+			})
+		}
 	}
 }
