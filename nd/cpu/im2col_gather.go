@@ -48,21 +48,31 @@ type gatherKey struct {
 }
 
 // gatherTables keeps the tables of the convolutions seen (a network has a
-// few dozen), up to maxGatherTables; tables are read-only once built.
+// few dozen), up to maxGatherCache bytes in all; tables are read-only once
+// built. A table takes 8 bytes per column and tap; one larger than
+// maxGatherTable (a large strided plane: a 7×7 stem on 224×224 images
+// needs 4.9 MB) is not made, and those planes keep the one-value loops.
 var (
-	gatherTables    sync.Map
-	gatherTableN    atomic.Int32
-	maxGatherTables = int32(512)
+	gatherTables   sync.Map
+	gatherCached   atomic.Int64
+	maxGatherCache = int64(32 << 20)
+	maxGatherTable = int64(2 << 20)
 )
 
 // gatherTable returns the lane tables that unroll up to m images (inImg
 // values apart) with the given taps (nil: all), tap t and panel j at entry
 // t·panels+j; nil when the gathers do not apply: no AVX2, a plane that is
-// neither tiny nor strided (im2colUnitStride copies whole runs), offsets
-// past int32, or useGather off.
+// neither tiny nor strided (im2colUnitStride copies whole runs), an empty
+// plane, a table above maxGatherTable, offsets past int32, or useGather
+// off.
 func gatherTable(s convShape, taps []int, inImg, m int) []int32 {
 	if !useAsmKernel || !useGather || s.ohw > tinyPlane && s.StrideW == 1 ||
+		s.ohw == 0 || s.InH*s.InW == 0 || s.cg == 0 || m == 0 ||
 		int64(m)*int64(max(inImg, s.cg*s.InH*s.InW)) > math.MaxInt32 {
+		return nil
+	}
+	bytes := int64(tapCount(s, taps)) * int64(ceilDiv(m*s.ohw, gatherLanes)) * gatherEntry * 4
+	if bytes > maxGatherTable {
 		return nil
 	}
 	key := gatherKey{s.InH, s.InW, s.OutH, s.OutW, s.KH, s.KW, s.StrideH, s.StrideW, s.PadH, s.PadW,
@@ -71,10 +81,12 @@ func gatherTable(s convShape, taps []int, inImg, m int) []int32 {
 		return t.([]int32)
 	}
 	tab := buildGatherTable(s, taps, inImg, m)
-	if gatherTableN.Load() < maxGatherTables {
-		if _, loaded := gatherTables.LoadOrStore(key, tab); !loaded {
-			gatherTableN.Add(1)
+	if gatherCached.Add(bytes) <= maxGatherCache {
+		if _, loaded := gatherTables.LoadOrStore(key, tab); loaded {
+			gatherCached.Add(-bytes)
 		}
+	} else {
+		gatherCached.Add(-bytes)
 	}
 	return tab
 }

@@ -135,6 +135,9 @@ func TestConvGather(t *testing.T) {
 	for _, c := range gatherCases {
 		t.Run(fmt.Sprint(c), func(t *testing.T) {
 			p := gatherParams(c)
+			if batchGather[float32](planBatched(newConvShape(p))) == nil {
+				t.Fatal("the gathers do not apply")
+			}
 			convGatherCase(t, newConvShape(p), r, true)
 		})
 	}
@@ -160,6 +163,42 @@ func TestConvGather(t *testing.T) {
 			}
 			convGatherCase(t, s, r, false)
 		})
+	}
+}
+
+// TestGatherLimits: empty planes and planes whose table would be large
+// keep the one-value loops; an empty input plane with padding gives zeros
+// on both the batched and the per-image kernels.
+func TestGatherLimits(t *testing.T) {
+	if !useAsmKernel {
+		t.Skip("no AVX2: the gathers do not run")
+	}
+	stem := convSP(1, 3, 0, 8, 7, 2, 3)
+	stem.InH, stem.InW, stem.OutH, stem.OutW = 800, 1333, 400, 667
+	if imageGather[float32](newConvShape(stem)) != nil {
+		t.Error("a 7×7 stem on 800×1333 images gets a gather table (over 100 MB)")
+	}
+	for _, n := range []int{1, 2} {
+		p := backend.ConvParams{N: n, InC: 3, InH: 0, InW: 4, OutC: 2, KH: 1, KW: 1, OutH: 2, OutW: 6,
+			StrideH: 1, StrideW: 2, PadH: 1, PadW: 1, DilateH: 1, DilateW: 1, Groups: 1, DType: backend.Float32}
+		s := newConvShape(p)
+		if imageGather[float32](s) != nil || batchGather[float32](planBatched(s)) != nil {
+			t.Errorf("N=%d: an empty input plane gets a gather table", n)
+		}
+		y := make([]float32, n*2*12)
+		for i := range y {
+			y[i] = float32(math.NaN())
+		}
+		if useBatched(s) {
+			convForwardBatched(s, y, nil, make([]float32, 2*3))
+		} else {
+			convForward(s, y, nil, make([]float32, 2*3))
+		}
+		for i, v := range y {
+			if v != 0 {
+				t.Fatalf("N=%d: y[%d] = %v, want 0", n, i, v)
+			}
+		}
 	}
 }
 

@@ -14,10 +14,11 @@ import (
 // backward pass routes each gradient to the first maximum of its window,
 // in row-major window order.
 
-// fastMaxPool reports whether the loops apply: max pooling, with padding
-// smaller than the window, so that every window holds an input value.
+// fastMaxPool reports whether the loops apply: max pooling of a non-empty
+// input, with padding smaller than the window, so that every window holds
+// an input value.
 func fastMaxPool(p backend.PoolParams) bool {
-	return p.Type == backend.PoolMax && p.KH > 0 && p.KW > 0 && p.PadH >= 0 && p.PadW >= 0 &&
+	return p.Type == backend.PoolMax && p.InH > 0 && p.InW > 0 && p.KH > 0 && p.KW > 0 && p.PadH >= 0 && p.PadW >= 0 &&
 		p.PadH < p.KH && p.PadW < p.KW && p.OutH > 0 && p.OutW > 0 &&
 		(p.OutH-1)*p.StrideH-p.PadH < p.InH && (p.OutW-1)*p.StrideW-p.PadW < p.InW
 }

@@ -117,6 +117,17 @@ func TestMaxPoolFastPath(t *testing.T) {
 	if wide := paddedPoolCase([2]int{6, 6}, [2]int{2, 2}, [2]int{2, 2}, [2]int{2, 0}); fastMaxPool(wide) {
 		t.Error("the fast path claims padding as wide as the window")
 	}
+	empty := paddedPoolCase([2]int{0, 4}, [2]int{2, 2}, [2]int{2, 2}, [2]int{1, 1})
+	if fastMaxPool(empty) {
+		t.Error("the fast path claims an empty input")
+	}
+	y := make([]float32, empty.OutH*empty.OutW)
+	pool2D(empty, y, nil)
+	for i, v := range y {
+		if !math.IsInf(float64(v), -1) {
+			t.Errorf("max pooling of an empty input: y[%d] = %v, want -Inf", i, v)
+		}
+	}
 }
 
 // BenchmarkMaxPool times LeNet's first pooling layer (batch 128, 6
