@@ -89,7 +89,7 @@ func pool2DBackward[T Float](p backend.PoolParams, dx, x, y, dy []T) {
 	case pool2x2(p):
 		plane = maxPool2x2BackwardPlane[T]
 	case fastMaxPool(p):
-		plane = func(p backend.PoolParams, dxp, xp, _, dyp []T) { maxPoolBackwardPlane(p, dxp, xp, dyp) }
+		plane = maxPoolBackwardPlaneY[T]
 	}
 	parallelFor(p.N*p.C, 1, func(lo, hi int) {
 		for pl := lo; pl < hi; pl++ {

@@ -115,6 +115,52 @@ func maxPoolBackwardPlane[T Float](p backend.PoolParams, dxp, xp, dyp []T) {
 	}
 }
 
+// maxPoolBackwardPlaneY is maxPoolBackwardPlane given the forward output
+// yp: each window's gradient goes to its first input equal to the
+// window's maximum, the first maximum maxPoolBackwardPlane would find, so
+// the scan stops there instead of comparing every input with the best so
+// far (one mispredicted branch per window instead of several). A window
+// whose maximum is NaN, or where no input equals yp's value (an output not
+// computed from xp), takes maxPoolBackwardPlane's search.
+func maxPoolBackwardPlaneY[T Float](p backend.PoolParams, dxp, xp, yp, dyp []T) {
+	clear(dxp)
+	for oh := 0; oh < p.OutH; oh++ {
+		h0, h1, _ := window(oh, p.StrideH, p.PadH, p.KH, p.InH)
+		yr, gr := yp[oh*p.OutW:][:p.OutW], dyp[oh*p.OutW:][:p.OutW]
+		for ow, g := range gr {
+			w0, w1, _ := window(ow, p.StrideW, p.PadW, p.KW, p.InW)
+			at := firstEqual(xp, yr[ow], h0, h1, w0, w1, p.InW)
+			if at < 0 {
+				at = h0*p.InW + w0
+				best := xp[at]
+				for ih := h0; ih < h1; ih++ {
+					row := ih * p.InW
+					for iw, v := range xp[row+w0 : row+w1] {
+						if v > best {
+							at, best = row+w0+iw, v
+						}
+					}
+				}
+			}
+			dxp[at] += g
+		}
+	}
+}
+
+// firstEqual returns the offset of the first input of the window [h0, h1)
+// × [w0, w1) equal to y, in row-major order, or −1 (none, or y is NaN).
+func firstEqual[T Float](xp []T, y T, h0, h1, w0, w1, inW int) int {
+	for ih := h0; ih < h1; ih++ {
+		row := ih * inW
+		for iw, v := range xp[row+w0 : row+w1] {
+			if v == y {
+				return row + w0 + iw
+			}
+		}
+	}
+	return -1
+}
+
 // pool2x2 reports whether maxPool2x2BackwardPlane applies: 2×2 max
 // pooling with stride 2 and no padding, the pooling of LeNet and the CIFAR
 // networks, whose windows do not overlap.

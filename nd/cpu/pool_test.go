@@ -93,6 +93,18 @@ func TestMaxPoolFastPath(t *testing.T) {
 				if !slices.EqualFunc(dx, dxWant, sameBits) {
 					t.Errorf("backward\n got %v\nwant %v", dx, dxWant)
 				}
+				maxPoolBackwardPlaneY(p, dx, x, want, dy)
+				if !slices.EqualFunc(dx, dxWant, sameBits) {
+					t.Errorf("backward from y\n got %v\nwant %v", dx, dxWant)
+				}
+				other := slices.Clone(want) // outputs not computed from x: the search
+				for i := range other {
+					other[i] = other[i]*0.5 + 0.25
+				}
+				maxPoolBackwardPlaneY(p, dx, x, other, dy)
+				if !slices.EqualFunc(dx, dxWant, sameBits) {
+					t.Errorf("backward from another y\n got %v\nwant %v", dx, dxWant)
+				}
 				if !pool2x2(p) {
 					return
 				}
@@ -131,25 +143,38 @@ func TestMaxPoolFastPath(t *testing.T) {
 }
 
 // BenchmarkMaxPool times LeNet's first pooling layer (batch 128, 6
-// channels, 24×24, 2×2 stride 2), forward and backward.
+// channels, 24×24, 2×2 stride 2) and ResNet's stem pooling at CIFAR's
+// shape (batch 128, 64 channels, 16×16, 3×3 stride 2 padding 1), forward
+// and backward.
 func BenchmarkMaxPool(b *testing.B) {
-	p := poolCase([2]int{24, 24}, [2]int{2, 2}, [2]int{2, 2})
-	p.N, p.C = 128, 6
-	x := make([]float32, p.N*p.C*p.InH*p.InW)
-	r := rand.New(rand.NewPCG(1, 1))
-	for i := range x {
-		x[i] = float32(r.NormFloat64())
+	for _, c := range []struct {
+		name string
+		p    backend.PoolParams
+	}{
+		{"lenet", poolCase([2]int{24, 24}, [2]int{2, 2}, [2]int{2, 2})},
+		{"resnet", paddedPoolCase([2]int{16, 16}, [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1})},
+	} {
+		p := c.p
+		p.N, p.C = 128, 6
+		if c.name == "resnet" {
+			p.C = 64
+		}
+		x := make([]float32, p.N*p.C*p.InH*p.InW)
+		r := rand.New(rand.NewPCG(1, 1))
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		y := make([]float32, p.N*p.C*p.OutH*p.OutW)
+		dx := make([]float32, len(x))
+		b.Run(c.name+"/forward", func(b *testing.B) {
+			for b.Loop() {
+				pool2D(p, y, x)
+			}
+		})
+		b.Run(c.name+"/backward", func(b *testing.B) {
+			for b.Loop() {
+				pool2DBackward(p, dx, x, y, y)
+			}
+		})
 	}
-	y := make([]float32, p.N*p.C*p.OutH*p.OutW)
-	dx := make([]float32, len(x))
-	b.Run("forward", func(b *testing.B) {
-		for b.Loop() {
-			pool2D(p, y, x)
-		}
-	})
-	b.Run("backward", func(b *testing.B) {
-		for b.Loop() {
-			pool2DBackward(p, dx, x, y, y)
-		}
-	})
 }
