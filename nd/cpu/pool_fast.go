@@ -52,10 +52,23 @@ func maxPoolPlane[T Float](p backend.PoolParams, yp, xp []T) {
 		}
 		return
 	}
+	// Windows three wide that the padding does not clip (owLo ≤ ow < owHi)
+	// take maxPool3Wide, two at a time.
+	owLo, owHi := p.OutW, p.OutW
+	if p.KW == 3 {
+		if lo, hi := validRange(p.OutW, p.StrideW, p.PadW, 0, p.InW-2); lo < hi {
+			owLo, owHi = lo, hi
+		}
+	}
 	for oh := 0; oh < p.OutH; oh++ {
 		h0, h1, _ := window(oh, p.StrideH, p.PadH, p.KH, p.InH)
 		yr := yp[oh*p.OutW:][:p.OutW]
-		for ow := range yr {
+		for ow := 0; ow < len(yr); ow++ {
+			if ow == owLo {
+				maxPool3Wide(p, yr, xp, h0, h1, owLo, owHi)
+				ow = owHi - 1
+				continue
+			}
 			w0, w1, _ := window(ow, p.StrideW, p.PadW, p.KW, p.InW)
 			m := xp[h0*p.InW+w0]
 			for ih := h0; ih < h1; ih++ {
@@ -65,6 +78,40 @@ func maxPoolPlane[T Float](p backend.PoolParams, yp, xp []T) {
 			}
 			yr[ow] = m
 		}
+	}
+}
+
+// maxPool3Wide computes outputs [lo, hi) of one row of a max pooling
+// whose windows are three columns wide and inside the input, rows [h0,
+// h1), with maxPoolPlane's operations in its order, two windows at a time:
+// the max of one window is a chain of dependent operations, and two
+// chains side by side keep the core busy.
+func maxPool3Wide[T Float](p backend.PoolParams, yr, xp []T, h0, h1, lo, hi int) {
+	ow := lo
+	for ; ow+1 < hi; ow += 2 {
+		c0 := ow*p.StrideW - p.PadW
+		c1 := c0 + p.StrideW
+		a, b := xp[h0*p.InW+c0:][:3], xp[h0*p.InW+c1:][:3]
+		m0, m1 := a[0], b[0]
+		m0, m1 = max(m0, a[1]), max(m1, b[1])
+		m0, m1 = max(m0, a[2]), max(m1, b[2])
+		for ih := h0 + 1; ih < h1; ih++ {
+			a, b := xp[ih*p.InW+c0:][:3], xp[ih*p.InW+c1:][:3]
+			m0, m1 = max(m0, a[0]), max(m1, b[0])
+			m0, m1 = max(m0, a[1]), max(m1, b[1])
+			m0, m1 = max(m0, a[2]), max(m1, b[2])
+		}
+		yr[ow], yr[ow+1] = m0, m1
+	}
+	if ow < hi {
+		c := ow*p.StrideW - p.PadW
+		m := xp[h0*p.InW+c]
+		for ih := h0; ih < h1; ih++ {
+			for _, v := range xp[ih*p.InW+c:][:3] {
+				m = max(m, v)
+			}
+		}
+		yr[ow] = m
 	}
 }
 

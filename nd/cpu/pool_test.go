@@ -50,6 +50,10 @@ func TestMaxPoolFastPath(t *testing.T) {
 		{[2]int{7, 9}, [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1}},
 		{[2]int{5, 6}, [2]int{3, 2}, [2]int{1, 2}, [2]int{2, 1}},
 		{[2]int{6, 6}, [2]int{2, 2}, [2]int{2, 2}, [2]int{1, 1}},
+		// Three-wide windows: an odd number inside, none inside.
+		{[2]int{6, 11}, [2]int{3, 3}, [2]int{1, 1}, [2]int{1, 1}},
+		{[2]int{4, 2}, [2]int{3, 3}, [2]int{1, 1}, [2]int{1, 1}},
+		{[2]int{5, 3}, [2]int{2, 3}, [2]int{2, 1}, [2]int{0, 0}},
 	}
 	defer func(v bool) { useAsmKernel = v }(useAsmKernel)
 	for _, c := range cases {
