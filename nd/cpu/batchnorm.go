@@ -50,13 +50,49 @@ func (*Backend) BatchNormStats(p backend.ChannelParams, mean, variance, x backen
 func bnStats[T Float](p backend.ChannelParams, mean, variance, x []T) {
 	m := float64(p.Outer * p.Inner)
 	parallelFor(p.C, 1, func(lo, hi int) {
-		for c := lo; c < hi; c++ {
-			sx, sxx := bnSums(p, x, x, c)
+		bnSumsRange(p, x, x, lo, hi, func(c int, sx, sxx float64) {
 			mu := sx / m
 			mean[c] = T(mu)
 			variance[c] = T(max(sxx/m-mu*mu, 0))
-		}
+		})
 	})
+}
+
+// bnShortSums is the run length below which bnSumsRange adds a range of
+// channels' values in one pass over the rows instead of one kernel call
+// per run (a ResNet's 2×2 and 1×1 planes made a call per 4 or 1 values).
+const bnShortSums = 16
+
+// bnSumsRange calls fn with Σx and Σx·y of each channel in [lo, hi): per
+// run with the sums kernel, or for short runs in one pass over the rows,
+// adding each channel's values in order (a fixed order, so reproducible,
+// but not the per-run kernel's).
+func bnSumsRange[T Float](p backend.ChannelParams, x, y []T, lo, hi int, fn func(c int, sx, sxy float64)) {
+	if p.Inner >= bnShortSums || hi <= lo {
+		for c := lo; c < hi; c++ {
+			sx, sxy := bnSums(p, x, y, c)
+			fn(c, sx, sxy)
+		}
+		return
+	}
+	acc := make([]float64, 2*(hi-lo))
+	row := p.C * p.Inner
+	for o := 0; o < p.Outer; o++ {
+		xs := x[o*row+lo*p.Inner : o*row+hi*p.Inner]
+		ys := y[o*row+lo*p.Inner : o*row+hi*p.Inner]
+		for k := range hi - lo {
+			sx, sxy := acc[2*k], acc[2*k+1]
+			for i := k * p.Inner; i < (k+1)*p.Inner; i++ {
+				v := float64(xs[i])
+				sx += v
+				sxy += v * float64(ys[i])
+			}
+			acc[2*k], acc[2*k+1] = sx, sxy
+		}
+	}
+	for k := range hi - lo {
+		fn(lo+k, acc[2*k], acc[2*k+1])
+	}
 }
 
 // BatchNormApply implements backend.BatchNormKernels.
@@ -93,9 +129,74 @@ func bnApply[T Float](p backend.ChannelParams, y, x, mean, invstd, gamma, beta [
 		scale[c] = T(s)
 		shift[c] = T(at(beta, c, 0) - float64(mean[c])*s)
 	}
+	if yf, ok := asF32(y); ok && useAsmKernel && p.Inner < bnShortRun {
+		xf, _ := asF32(x)
+		sf, _ := asF32(scale)
+		tf, _ := asF32(shift)
+		bnApplyRows(p, yf, xf, sf, tf)
+		return
+	}
 	channelRuns(p, func(o, c int) {
 		affine(channelRun(p, y, o, c), nil, channelRun(p, x, o, c), 0, scale[c], shift[c])
 	})
+}
+
+// bnShortRun is the run length (values per channel and outer index: a
+// plane) below which bnApply works a whole outer row at a time: a ResNet's
+// 4×4, 2×2 and 1×1 planes made one kernel call per 16, 4 or 1 values.
+const bnShortRun = 128
+
+// bnBackwardRows is bnBackward's input gradient for short runs, one row
+// at a time: dx = a·g + (b·x + c) as two FMA passes (b·x + c, then a·g
+// added), the operations of axpbycF32; without batch statistics dx = a·g
+// + 0, those of scaleShiftF32.
+func bnBackwardRows(p backend.ChannelParams, batchStats bool, dx, g, x, coef []float32) {
+	row := p.C * p.Inner
+	if row == 0 || p.Outer == 0 {
+		return
+	}
+	a, b, c := scratch[float32](row), scratch[float32](row), scratch[float32](row)
+	defer release(a)
+	defer release(b)
+	defer release(c)
+	for ch := 0; ch < p.C; ch++ {
+		for i := ch * p.Inner; i < (ch+1)*p.Inner; i++ {
+			a[i], b[i], c[i] = coef[3*ch], coef[3*ch+1], coef[3*ch+2]
+			if !batchStats {
+				c[i] = 0
+			}
+		}
+	}
+	_, _, _ = dx[p.Outer*row-1], g[p.Outer*row-1], x[p.Outer*row-1]
+	channelRows(p, func(o int) {
+		d := &dx[o*row]
+		if !batchStats { // x plays no part (not even as 0·x)
+			fmaF32k(d, &g[o*row], &a[0], &c[0], row)
+			return
+		}
+		fmaF32k(d, &x[o*row], &b[0], &c[0], row)
+		fmaF32k(d, &g[o*row], &a[0], d, row)
+	})
+}
+
+// bnApplyRows is bnApply's float32 loop for short runs: each channel's
+// scale and shift spread over its run, one FMA kernel call per outer row,
+// the same operation on each value as scaleShiftF32.
+func bnApplyRows(p backend.ChannelParams, y, x, scale, shift []float32) {
+	row := p.C * p.Inner
+	s, t := scratch[float32](row), scratch[float32](row)
+	defer release(s)
+	defer release(t)
+	for c := 0; c < p.C; c++ {
+		for i := c * p.Inner; i < (c+1)*p.Inner; i++ {
+			s[i], t[i] = scale[c], shift[c]
+		}
+	}
+	if row == 0 || p.Outer == 0 {
+		return
+	}
+	_, _ = y[p.Outer*row-1], x[p.Outer*row-1]
+	channelRows(p, func(o int) { fmaF32k(&y[o*row], &x[o*row], &s[0], &t[0], row) })
 }
 
 // affine sets d = a·g + b·x + c (g may be nil: d = b·x + c), with FMA
@@ -139,8 +240,7 @@ func bnBackward[T Float](p backend.ChannelParams, batchStats bool, dx, dgamma, d
 	coef := scratch[T](3 * p.C)
 	defer release(coef)
 	parallelFor(p.C, 1, func(lo, hi int) {
-		for c := lo; c < hi; c++ {
-			sg, sgx := bnSums(p, g, x, c)
+		bnSumsRange(p, g, x, lo, hi, func(c int, sg, sgx float64) {
 			mu, is := float64(mean[c]), float64(invstd[c])
 			db := sg
 			dg := is * (sgx - mu*sg) // Σ g·x̂
@@ -153,9 +253,16 @@ func bnBackward[T Float](p backend.ChannelParams, batchStats bool, dx, dgamma, d
 				cc = k * (is*dg*mu - db) / m
 			}
 			coef[3*c], coef[3*c+1], coef[3*c+2] = T(a), T(b), T(cc)
-		}
+		})
 	})
 	if dx == nil {
+		return
+	}
+	if df, ok := asF32(dx); ok && useAsmKernel && p.Inner < bnShortRun {
+		gf, _ := asF32(g)
+		xf, _ := asF32(x)
+		cf, _ := asF32(coef)
+		bnBackwardRows(p, batchStats, df, gf, xf, cf)
 		return
 	}
 	channelRuns(p, func(o, c int) {

@@ -188,3 +188,40 @@ axtail:
 axdone:
 	VZEROUPPER
 	RET
+
+// func fmaF32x512(d, x, s, t *float32, n int)
+// fmaF32 on ZMM registers, the last 1 to 15 values under a mask.
+TEXT ·fmaF32x512(SB), NOSPLIT, $0-40
+	MOVQ d+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ s+16(FP), DX
+	MOVQ t+24(FP), BX
+	MOVQ n+32(FP), CX
+
+zfm16:
+	CMPQ        CX, $16
+	JLT         zfmtail
+	VMOVUPS     (SI), Z0
+	VMOVUPS     (DX), Z1
+	VFMADD213PS (BX), Z1, Z0
+	VMOVUPS     Z0, (DI)
+	ADDQ        $64, SI
+	ADDQ        $64, DX
+	ADDQ        $64, BX
+	ADDQ        $64, DI
+	SUBQ        $16, CX
+	JMP         zfm16
+
+zfmtail:
+	TESTQ       CX, CX
+	JEQ         zfmdone
+	TAILMASK
+	VMOVUPS.Z   (SI), K1, Z0
+	VMOVUPS.Z   (DX), K1, Z1
+	VMOVUPS.Z   (BX), K1, Z2
+	VFMADD213PS Z2, Z1, Z0
+	VMOVUPS     Z0, K1, (DI)
+
+zfmdone:
+	VZEROUPPER
+	RET

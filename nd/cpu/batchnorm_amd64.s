@@ -151,3 +151,45 @@ axtail:
 axdone:
 	VZEROUPPER
 	RET
+
+// func fmaF32(d, x, s, t *float32, n int)
+// d[i] = x[i]·s[i] + t[i] with one rounding (FMA): scaleShiftF32 with a
+// scale and shift per element.
+TEXT ·fmaF32(SB), NOSPLIT, $0-40
+	MOVQ d+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ s+16(FP), AX
+	MOVQ t+24(FP), BX
+	MOVQ n+32(FP), CX
+
+fm8:
+	CMPQ        CX, $8
+	JLT         fmtail
+	VMOVUPS     (SI), Y0
+	VMOVUPS     (AX), Y1
+	VFMADD213PS (BX), Y1, Y0
+	VMOVUPS     Y0, (DI)
+	ADDQ        $32, SI
+	ADDQ        $32, AX
+	ADDQ        $32, BX
+	ADDQ        $32, DI
+	SUBQ        $8, CX
+	JMP         fm8
+
+fmtail:
+	TESTQ       CX, CX
+	JEQ         fmdone
+	VMOVSS      (SI), X0
+	VMOVSS      (AX), X1
+	VFMADD213SS (BX), X1, X0
+	VMOVSS      X0, (DI)
+	ADDQ        $4, SI
+	ADDQ        $4, AX
+	ADDQ        $4, BX
+	ADDQ        $4, DI
+	DECQ        CX
+	JMP         fmtail
+
+fmdone:
+	VZEROUPPER
+	RET

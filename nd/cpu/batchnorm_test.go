@@ -47,6 +47,92 @@ func TestBatchNormKernels(t *testing.T) {
 	}
 }
 
+// TestBatchNormApplyShortRuns: bnApply on planes of fewer than
+// bnShortRun values (whole rows through fmaF32) gives the bits of the
+// per-run scaleShiftF32 calls, for every plane size that matters and
+// channel counts off the vector width.
+func TestBatchNormApplyShortRuns(t *testing.T) {
+	if !useAsmKernel {
+		t.Skip("no AVX2: the plain loops run")
+	}
+	r := rand.New(rand.NewPCG(41, 42))
+	for _, c := range []struct{ outer, ch, inner int }{
+		{5, 3, 1}, {4, 64, 1}, {3, 7, 4}, {2, 17, 16}, {3, 5, 100}, {1, 2, bnShortRun - 1}, {0, 3, 4},
+	} {
+		p := backend.ChannelParams{Outer: c.outer, C: c.ch, Inner: c.inner}
+		n := c.outer * c.ch * c.inner
+		x := randSlice(n, r)
+		if n > 0 {
+			x[0], x[n-1] = float32(math.NaN()), float32(math.Inf(-1))
+		}
+		mean, invstd := randSlice(c.ch, r), randSlice(c.ch, r)
+		gamma, beta := randSlice(c.ch, r), randSlice(c.ch, r)
+		got, want := make([]float32, n), make([]float32, n)
+		bnApply(p, got, x, mean, invstd, gamma, beta)
+		for o := range c.outer {
+			for ch := range c.ch {
+				s := float64(invstd[ch]) * float64(gamma[ch])
+				run := want[(o*c.ch+ch)*c.inner:][:c.inner]
+				scaleShiftF32k(&run[0], &x[(o*c.ch+ch)*c.inner], c.inner, float32(s), float32(float64(beta[ch])-float64(mean[ch])*s))
+			}
+		}
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%+v [%d] = %v, per run %v", c, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// TestBatchNormShortRunsBackward: for runs shorter than bnShortRun the
+// input gradient made a row at a time has the bits of the per-run affine
+// calls, with and without batch statistics; for runs shorter than
+// bnShortSums the one-pass channel sums equal the per-run ones to float64
+// rounding.
+func TestBatchNormShortRunsBackward(t *testing.T) {
+	if !useAsmKernel {
+		t.Skip("no AVX2: the plain loops run")
+	}
+	r := rand.New(rand.NewPCG(43, 44))
+	for _, c := range []struct{ outer, ch, inner int }{
+		{5, 3, 1}, {4, 64, 1}, {3, 7, 4}, {2, 17, 16}, {3, 5, 100}, {0, 3, 4},
+	} {
+		p := backend.ChannelParams{Outer: c.outer, C: c.ch, Inner: c.inner}
+		n := c.outer * c.ch * c.inner
+		g, x, coef := randSlice(n, r), randSlice(n, r), randSlice(3*c.ch, r)
+		for _, batchStats := range []bool{true, false} {
+			got, want := make([]float32, n), make([]float32, n)
+			bnBackwardRows(p, batchStats, got, g, x, coef)
+			for o := range c.outer {
+				for ch := range c.ch {
+					d, gr, xr := channelRun(p, want, o, ch), channelRun(p, g, o, ch), channelRun(p, x, o, ch)
+					if batchStats {
+						affine(d, gr, xr, coef[3*ch], coef[3*ch+1], coef[3*ch+2])
+					} else {
+						affine(d, nil, gr, 0, coef[3*ch], 0)
+					}
+				}
+			}
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%+v batchStats=%v [%d] = %v, per run %v", c, batchStats, i, got[i], want[i])
+				}
+			}
+		}
+		seen := 0
+		bnSumsRange(p, g, x, 0, c.ch, func(ch int, sg, sgx float64) {
+			seen++
+			wg, wgx := bnSums(p, g, x, ch)
+			if math.Abs(sg-wg) > 1e-12*(1+math.Abs(wg)) || math.Abs(sgx-wgx) > 1e-12*(1+math.Abs(wgx)) {
+				t.Fatalf("%+v channel %d: sums %v, %v; per run %v, %v", c, ch, sg, sgx, wg, wgx)
+			}
+		})
+		if seen != c.ch {
+			t.Fatalf("%+v: %d channels summed", c, seen)
+		}
+	}
+}
+
 // TestBiasReluKernels runs the fused bias + ReLU forward and backward
 // passes with the AVX2 kernels and with the plain loops, on long runs and
 // on [N, C] rows, with NaN, ±0 and ±Inf among the inputs: outputs and input

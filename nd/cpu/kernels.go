@@ -26,6 +26,7 @@ var (
 	bnSumsF32k        = bnSumsF32
 	scaleShiftF32k    = scaleShiftF32
 	axpbycF32k        = axpbycF32
+	fmaF32k           = fmaF32
 
 	maxPool2x2RowF32k     = maxPool2x2RowF32
 	maxPool2x2BackRowF32k = maxPool2x2BackRowF32

@@ -114,6 +114,11 @@ func reluGradSumF32x512(d, y, gr *float32, n int) float64
 //go:noescape
 func bnSumsF32x512(x, y *float32, n int) (sx, sxy float64)
 
+// fmaF32x512 is fmaF32 on ZMM registers.
+//
+//go:noescape
+func fmaF32x512(d, x, s, t *float32, n int)
+
 // scaleShiftF32x512 is scaleShiftF32 on ZMM registers.
 //
 //go:noescape
@@ -173,6 +178,7 @@ func useZMMKernels() {
 	sumF32k, accF32k = sumF32x512, accF32x512
 	addReluF32k, addReluScalarF32k, reluGradSumF32k = addReluF32x512, addReluScalarF32x512, reluGradSumF32x512
 	bnSumsF32k, scaleShiftF32k, axpbycF32k = bnSumsF32x512, scaleShiftF32x512, axpbycF32x512
+	fmaF32k = fmaF32x512
 	maxPool2x2RowF32k, maxPool2x2BackRowF32k = maxPool2x2RowF32x512, maxPool2x2BackRowF32x512
 	winoInputRowF32k, winoOutputRowF32k, winoGradOutRowF32k = winoInputRowF32x512, winoOutputRowF32x512, winoGradOutRowF32x512
 	gatherRowsF32k = gatherRowsF32x512

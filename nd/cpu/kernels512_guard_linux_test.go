@@ -59,8 +59,9 @@ func TestZMMGuardPage(t *testing.T) {
 		_, d := regions[0].tail(n, vals)
 		_, a := regions[1].tail(n, vals)
 		_, b := regions[2].tail(n, vals)
+		_, e := regions[4].tail(n, vals)
 		for _, c := range zmmElemCases {
-			c.zmm(d, []*float32{a, b}, []float32{2, 0.5, -1}, n)
+			c.zmm(d, []*float32{a, b, e}, []float32{2, 0.5, -1}, n)
 		}
 		sumF32x512(a, n)
 		bnSumsF32x512(a, b, n)

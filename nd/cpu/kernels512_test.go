@@ -130,6 +130,9 @@ var zmmElemCases = []struct {
 		func(d *float32, in []*float32, s []float32, n int) {
 			axpbycF32x512(d, in[0], in[1], n, s[0], s[1], s[2])
 		}, false},
+	{"fma", 3, 0,
+		func(d *float32, in []*float32, _ []float32, n int) { fmaF32(d, in[0], in[1], in[2], n) },
+		func(d *float32, in []*float32, _ []float32, n int) { fmaF32x512(d, in[0], in[1], in[2], n) }, false},
 	{"reluGradSum.d", 2, 0,
 		func(d *float32, in []*float32, _ []float32, n int) { reluGradSumF32(d, in[0], in[1], n) },
 		func(d *float32, in []*float32, _ []float32, n int) { reluGradSumF32x512(d, in[0], in[1], n) }, false},
@@ -159,7 +162,7 @@ func TestZMMElementwise(t *testing.T) {
 					}
 				}
 				for _, inPlace := range []bool{false, true} {
-					offs := []int{r.IntN(16), r.IntN(16), r.IntN(16)}
+					offs := []int{r.IntN(16), r.IntN(16), r.IntN(16), r.IntN(16)}
 					run := func(k elemKernel) (out []float32, ins [][]float32) {
 						in := make([]*float32, c.ins)
 						ins = make([][]float32, c.ins)
@@ -489,6 +492,7 @@ func TestZMMDispatch(t *testing.T) {
 		{addReluF32k, addReluF32, addReluF32x512}, {addReluScalarF32k, addReluScalarF32, addReluScalarF32x512},
 		{reluGradSumF32k, reluGradSumF32, reluGradSumF32x512}, {bnSumsF32k, bnSumsF32, bnSumsF32x512},
 		{scaleShiftF32k, scaleShiftF32, scaleShiftF32x512}, {axpbycF32k, axpbycF32, axpbycF32x512},
+		{fmaF32k, fmaF32, fmaF32x512},
 		{maxPool2x2RowF32k, maxPool2x2RowF32, maxPool2x2RowF32x512},
 		{maxPool2x2BackRowF32k, maxPool2x2BackRowF32, maxPool2x2BackRowF32x512},
 		{winoInputRowF32k, winoInputRowF32, winoInputRowF32x512},

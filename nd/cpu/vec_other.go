@@ -37,6 +37,7 @@ func maxPool2x2BackRowF32(d0, d1, r0, r1, y, dy *float32, groups int) int {
 func bnSumsF32(x, y *float32, n int) (sx, sxy float64)    { panic("unreachable") }
 func scaleShiftF32(d, x *float32, n int, s, t float32)    { panic("unreachable") }
 func axpbycF32(d, gp, x *float32, n int, a, b, c float32) { panic("unreachable") }
+func fmaF32(d, x, s, t *float32, n int)                   { panic("unreachable") }
 
 // And the bias + ReLU kernels (biasrelu.go).
 func addReluF32(d, x, b *float32, n int)               { panic("unreachable") }
