@@ -147,17 +147,7 @@ func maxPoolBackwardPlane[T Float](p backend.PoolParams, dxp, xp, dyp []T) {
 		gr := dyp[oh*p.OutW:][:p.OutW]
 		for ow, g := range gr {
 			w0, w1, _ := window(ow, p.StrideW, p.PadW, p.KW, p.InW)
-			at := h0*p.InW + w0
-			best := xp[at]
-			for ih := h0; ih < h1; ih++ {
-				row := ih * p.InW
-				for iw, v := range xp[row+w0 : row+w1] {
-					if v > best {
-						at, best = row+w0+iw, v
-					}
-				}
-			}
-			dxp[at] += g
+			dxp[firstMax(xp, h0, h1, w0, w1, p.InW)] += g
 		}
 	}
 }
@@ -178,20 +168,28 @@ func maxPoolBackwardPlaneY[T Float](p backend.PoolParams, dxp, xp, yp, dyp []T) 
 			w0, w1, _ := window(ow, p.StrideW, p.PadW, p.KW, p.InW)
 			at := firstEqual(xp, yr[ow], h0, h1, w0, w1, p.InW)
 			if at < 0 {
-				at = h0*p.InW + w0
-				best := xp[at]
-				for ih := h0; ih < h1; ih++ {
-					row := ih * p.InW
-					for iw, v := range xp[row+w0 : row+w1] {
-						if v > best {
-							at, best = row+w0+iw, v
-						}
-					}
-				}
+				at = firstMax(xp, h0, h1, w0, w1, p.InW)
 			}
 			dxp[at] += g
 		}
 	}
+}
+
+// firstMax returns the offset of the first maximum of the window [h0, h1)
+// × [w0, w1) in row-major order (the first input when it is NaN: nothing
+// is greater than NaN).
+func firstMax[T Float](xp []T, h0, h1, w0, w1, inW int) int {
+	at := h0*inW + w0
+	best := xp[at]
+	for ih := h0; ih < h1; ih++ {
+		row := ih * inW
+		for iw, v := range xp[row+w0 : row+w1] {
+			if v > best {
+				at, best = row+w0+iw, v
+			}
+		}
+	}
+	return at
 }
 
 // firstEqual returns the offset of the first input of the window [h0, h1)
