@@ -141,6 +141,9 @@ func bnApply[T Float](p backend.ChannelParams, y, x, mean, invstd, gamma, beta [
 	})
 }
 
+// sameStart reports whether a and b start at the same element.
+func sameStart[T Float](a, b []T) bool { return len(a) > 0 && len(b) > 0 && &a[0] == &b[0] }
+
 // bnShortRun is the run length (values per channel and outer index: a
 // plane) below which bnApply works a whole outer row at a time: a ResNet's
 // 4×4, 2×2 and 1×1 planes made one kernel call per 16, 4 or 1 values.
@@ -168,14 +171,14 @@ func bnBackwardRows(p backend.ChannelParams, batchStats bool, dx, g, x, coef []f
 		}
 	}
 	_, _, _ = dx[p.Outer*row-1], g[p.Outer*row-1], x[p.Outer*row-1]
-	channelRows(p, func(o int) {
-		d := &dx[o*row]
+	rowPieces(p.Outer, row, func(o, lo, hi int) {
+		d, n := &dx[o*row+lo], hi-lo
 		if !batchStats { // x plays no part (not even as 0·x)
-			fmaF32k(d, &g[o*row], &a[0], &c[0], row)
+			fmaF32k(d, &g[o*row+lo], &a[lo], &c[lo], n)
 			return
 		}
-		fmaF32k(d, &x[o*row], &b[0], &c[0], row)
-		fmaF32k(d, &g[o*row], &a[0], d, row)
+		fmaF32k(d, &x[o*row+lo], &b[lo], &c[lo], n)
+		fmaF32k(d, &g[o*row+lo], &a[lo], d, n)
 	})
 }
 
@@ -196,7 +199,26 @@ func bnApplyRows(p backend.ChannelParams, y, x, scale, shift []float32) {
 		return
 	}
 	_, _ = y[p.Outer*row-1], x[p.Outer*row-1]
-	channelRows(p, func(o int) { fmaF32k(&y[o*row], &x[o*row], &s[0], &t[0], row) })
+	rowPieces(p.Outer, row, func(o, lo, hi int) { fmaF32k(&y[o*row+lo], &x[o*row+lo], &s[lo], &t[lo], hi-lo) })
+}
+
+// rowPieces calls fn for pieces [lo, hi) of rows rows of n values, in
+// parallel: whole rows, or pieces of them when there are too few rows to
+// keep every worker busy (a batch of one).
+func rowPieces(rows, n int, fn func(o, lo, hi int)) {
+	pieces := 1
+	if rows < workers() {
+		pieces = max(1, min(ceilDiv(workers(), rows), n/elemGrain))
+	}
+	size := ceilDiv(n, pieces)
+	parallelFor(rows*pieces, max(1, elemGrain/n), func(a, b int) {
+		for k := a; k < b; k++ {
+			o, lo := k/pieces, k%pieces*size
+			if hi := min(lo+size, n); lo < hi {
+				fn(o, lo, hi)
+			}
+		}
+	})
 }
 
 // affine sets d = a·g + b·x + c (g may be nil: d = b·x + c), with FMA
@@ -258,7 +280,10 @@ func bnBackward[T Float](p backend.ChannelParams, batchStats bool, dx, dgamma, d
 	if dx == nil {
 		return
 	}
-	if df, ok := asF32(dx); ok && useAsmKernel && p.Inner < bnShortRun {
+	// The row kernels write b·x + c into dx before reading g, so an input
+	// gradient written over g keeps the per-run kernels (which read each g
+	// before writing its dx).
+	if df, ok := asF32(dx); ok && useAsmKernel && p.Inner < bnShortRun && !sameStart(dx, g) {
 		gf, _ := asF32(g)
 		xf, _ := asF32(x)
 		cf, _ := asF32(coef)

@@ -86,20 +86,25 @@ func TestBatchNormApplyShortRuns(t *testing.T) {
 
 // TestBatchNormShortRunsBackward: for runs shorter than bnShortRun the
 // input gradient made a row at a time has the bits of the per-run affine
-// calls, with and without batch statistics; for runs shorter than
-// bnShortSums the one-pass channel sums equal the per-run ones to float64
-// rounding.
+// calls, with and without batch statistics, on inputs with ±0, NaN and
+// ±Inf, for a batch of one split into pieces, and with dx written over g
+// (the per-run kernels then run).
 func TestBatchNormShortRunsBackward(t *testing.T) {
 	if !useAsmKernel {
 		t.Skip("no AVX2: the plain loops run")
 	}
 	r := rand.New(rand.NewPCG(43, 44))
+	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))}
 	for _, c := range []struct{ outer, ch, inner int }{
-		{5, 3, 1}, {4, 64, 1}, {3, 7, 4}, {2, 17, 16}, {3, 5, 100}, {0, 3, 4},
+		{5, 3, 1}, {4, 64, 1}, {3, 7, 4}, {2, 17, 16}, {3, 5, 100}, {0, 3, 4}, {1, 1024, 64},
 	} {
 		p := backend.ChannelParams{Outer: c.outer, C: c.ch, Inner: c.inner}
 		n := c.outer * c.ch * c.inner
 		g, x, coef := randSlice(n, r), randSlice(n, r), randSlice(3*c.ch, r)
+		for i := 0; i < n; i += 7 {
+			g[i], x[(i*3)%n] = special[i%len(special)], special[(i/7)%len(special)]
+		}
+		coef[0], coef[len(coef)-1] = 0, float32(math.Copysign(0, -1))
 		for _, batchStats := range []bool{true, false} {
 			got, want := make([]float32, n), make([]float32, n)
 			bnBackwardRows(p, batchStats, got, g, x, coef)
@@ -119,16 +124,49 @@ func TestBatchNormShortRunsBackward(t *testing.T) {
 				}
 			}
 		}
-		seen := 0
-		bnSumsRange(p, g, x, 0, c.ch, func(ch int, sg, sgx float64) {
-			seen++
-			wg, wgx := bnSums(p, g, x, ch)
-			if math.Abs(sg-wg) > 1e-12*(1+math.Abs(wg)) || math.Abs(sgx-wgx) > 1e-12*(1+math.Abs(wgx)) {
-				t.Fatalf("%+v channel %d: sums %v, %v; per run %v, %v", c, ch, sg, sgx, wg, wgx)
+	}
+	// dx over g, through BatchNormBackward's own dispatch.
+	p := backend.ChannelParams{Outer: 6, C: 5, Inner: 4}
+	n := 6 * 5 * 4
+	g, x := randSlice(n, r), randSlice(n, r)
+	mean, invstd, gamma := randSlice(5, r), randSlice(5, r), randSlice(5, r)
+	dg, db := make([]float32, 5), make([]float32, 5)
+	want := make([]float32, n)
+	bnBackward(p, true, want, dg, db, g, x, mean, invstd, gamma)
+	bnBackward(p, true, g, dg, db, g, x, mean, invstd, gamma)
+	for i := range want {
+		if math.Float32bits(g[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("dx written over g: [%d] = %v, want %v", i, g[i], want[i])
+		}
+	}
+}
+
+// TestBatchNormShortSums: for runs shorter than bnShortSums the one-pass
+// channel sums equal the per-run ones to float64 rounding, at every
+// instruction level (the one-pass loop is Go).
+func TestBatchNormShortSums(t *testing.T) {
+	r := rand.New(rand.NewPCG(45, 46))
+	for _, c := range []struct{ outer, ch, inner int }{
+		{5, 3, 1}, {4, 64, 1}, {3, 7, 4}, {2, 17, 15}, {0, 3, 4}, {3, 0, 2},
+	} {
+		p := backend.ChannelParams{Outer: c.outer, C: c.ch, Inner: c.inner}
+		n := c.outer * c.ch * c.inner
+		a, b := randSlice(n, r), randSlice(n, r)
+		for _, lohi := range [][2]int{{0, c.ch}, {c.ch / 3, c.ch}} {
+			seen := 0
+			bnSumsRange(p, a, b, lohi[0], lohi[1], func(ch int, sa, sab float64) {
+				if ch != lohi[0]+seen {
+					t.Fatalf("%+v: channel %d out of order", c, ch)
+				}
+				seen++
+				wa, wab := bnSums(p, a, b, ch)
+				if math.Abs(sa-wa) > 1e-12*(1+math.Abs(wa)) || math.Abs(sab-wab) > 1e-12*(1+math.Abs(wab)) {
+					t.Fatalf("%+v channel %d: sums %v, %v; per run %v, %v", c, ch, sa, sab, wa, wab)
+				}
+			})
+			if seen != lohi[1]-lohi[0] {
+				t.Fatalf("%+v: %d channels summed", c, seen)
 			}
-		})
-		if seen != c.ch {
-			t.Fatalf("%+v: %d channels summed", c, seen)
 		}
 	}
 }

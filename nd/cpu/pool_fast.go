@@ -19,6 +19,7 @@ import (
 // an input value.
 func fastMaxPool(p backend.PoolParams) bool {
 	return p.Type == backend.PoolMax && p.InH > 0 && p.InW > 0 && p.KH > 0 && p.KW > 0 && p.PadH >= 0 && p.PadW >= 0 &&
+		p.StrideH > 0 && p.StrideW > 0 &&
 		p.PadH < p.KH && p.PadW < p.KW && p.OutH > 0 && p.OutW > 0 &&
 		(p.OutH-1)*p.StrideH-p.PadH < p.InH && (p.OutW-1)*p.StrideW-p.PadW < p.InW
 }
@@ -152,13 +153,14 @@ func maxPoolBackwardPlane[T Float](p backend.PoolParams, dxp, xp, dyp []T) {
 	}
 }
 
-// maxPoolBackwardPlaneY is maxPoolBackwardPlane given the forward output
-// yp: each window's gradient goes to its first input equal to the
-// window's maximum, the first maximum maxPoolBackwardPlane would find, so
-// the scan stops there instead of comparing every input with the best so
-// far (one mispredicted branch per window instead of several). A window
-// whose maximum is NaN, or where no input equals yp's value (an output not
-// computed from xp), takes maxPoolBackwardPlane's search.
+// maxPoolBackwardPlaneY is maxPoolBackwardPlane given yp, which must be
+// the forward output for xp (as Pool2DBackward's y is): each window's
+// gradient goes to its first input equal to the window's maximum, the
+// first maximum maxPoolBackwardPlane would find, so the scan stops there
+// instead of comparing every input with the best so far (one mispredicted
+// branch per window instead of several). A window whose maximum is NaN,
+// or where no input equals yp's value, takes maxPoolBackwardPlane's
+// search.
 func maxPoolBackwardPlaneY[T Float](p backend.PoolParams, dxp, xp, yp, dyp []T) {
 	clear(dxp)
 	for oh := 0; oh < p.OutH; oh++ {

@@ -101,7 +101,7 @@ func TestMaxPoolFastPath(t *testing.T) {
 				if !slices.EqualFunc(dx, dxWant, sameBits) {
 					t.Errorf("backward from y\n got %v\nwant %v", dx, dxWant)
 				}
-				other := slices.Clone(want) // outputs not computed from x: the search
+				other := slices.Clone(want) // outputs equal to no input: the search
 				for i := range other {
 					other[i] = other[i]*0.5 + 0.25
 				}
@@ -132,6 +132,11 @@ func TestMaxPoolFastPath(t *testing.T) {
 	}
 	if wide := paddedPoolCase([2]int{6, 6}, [2]int{2, 2}, [2]int{2, 2}, [2]int{2, 0}); fastMaxPool(wide) {
 		t.Error("the fast path claims padding as wide as the window")
+	}
+	zero := poolCase([2]int{6, 6}, [2]int{2, 2}, [2]int{1, 1})
+	zero.StrideW = 0
+	if fastMaxPool(zero) {
+		t.Error("the fast path claims a stride of 0")
 	}
 	empty := paddedPoolCase([2]int{0, 4}, [2]int{2, 2}, [2]int{2, 2}, [2]int{1, 1})
 	if fastMaxPool(empty) {
