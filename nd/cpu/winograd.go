@@ -99,7 +99,15 @@ var winoMinChannels = 16
 // w [co][ci][3][3] (in float64, rounded once).
 func winoFilter[T Float](u, w []T, co, ci int) {
 	plane := co * ci
-	for k := 0; k < plane; k++ {
+	parallelFor(plane, winoFilterGrain, func(lo, hi int) { winoFilterRange(u, w, plane, lo, hi) })
+}
+
+// winoFilterGrain is the fewest filters a worker transforms.
+const winoFilterGrain = 512
+
+// winoFilterRange is winoFilter for filters [lo, hi) of plane.
+func winoFilterRange[T Float](u, w []T, plane, lo, hi int) {
+	for k := lo; k < hi; k++ {
 		g := w[9*k : 9*k+9]
 		var h [3][4]float64 // G applied along each row of g
 		for r := 0; r < 3; r++ {
@@ -120,10 +128,15 @@ func winoFilter[T Float](u, w []T, co, ci int) {
 // du [16][co][ci], the adjoint of winoFilter.
 func winoFilterGrad[T Float](dw, du []T, co, ci int) {
 	plane := co * ci
+	parallelFor(plane, winoFilterGrain, func(lo, hi int) { winoFilterGradRange(dw, du, plane, lo, hi) })
+}
+
+// winoFilterGradRange is winoFilterGrad for filters [lo, hi) of plane.
+func winoFilterGradRange[T Float](dw, du []T, plane, lo, hi int) {
 	gt := func(u0, u1, u2, u3 float64) [3]float64 {
 		return [3]float64{u0 + (u1+u2)/2, (u1 - u2) / 2, (u1+u2)/2 + u3}
 	}
-	for k := 0; k < plane; k++ {
+	for k := lo; k < hi; k++ {
 		var h [4][3]float64 // Gᵀ applied along each row of dU
 		for i := 0; i < 4; i++ {
 			r := func(j int) float64 { return float64(du[(4*i+j)*plane+k]) }
