@@ -8,13 +8,13 @@ import (
 
 // Unrolling through gathers. im2colTiny (planes of a few pixels) and
 // im2colStrided (column strides above 1) move the column matrix one value
-// at a time: about 1.6 ns a value on the ResNet-18 CIFAR layers, where a
-// row of the matrix is a handful of images' few pixels, and on its
-// stride-2 7×7 stem. With AVX2 or AVX-512, 16 columns of a row (c, tap)
-// are instead one gather from the images: a lane table for each (tap, panel of 16
-// columns) holds, per lane, the offset of the lane's input pixel from
-// channel c's plane of the first image, and a mask that is zero where the
-// pixel is padding. Going down the channels only moves the base by one
+// at a time, which was most of the unrolling's cost on the ResNet-18 CIFAR
+// layers (BenchmarkConvResNet18), where a row of the matrix is a handful
+// of images' few pixels, and on its stride-2 7×7 stem. With AVX2 or
+// AVX-512, 16 columns of a row (c, tap) are instead one gather from the
+// images: a lane table for each (tap, panel of 16 columns) holds, per
+// lane, the offset of the lane's input pixel from channel c's plane of the
+// first image, and a mask that is zero where the pixel is padding. Going down the channels only moves the base by one
 // plane, so one table serves every row of a tap, and the kernel
 // (gather_amd64.s) loops over the channels.
 //
