@@ -67,13 +67,19 @@ func convForwardBatched[T Float](s convShape, y, x, w []T) {
 		defer release(w)
 	}
 	tab := batchGather[T](p)
+	packed := tab != nil && !p.par && usePackedGather
 	parallelFor(s.N, 1, func(lo, hi int) {
 		col, out, done := scratchPair[T](p, s)
 		defer done()
 		for n0 := lo; n0 < hi; n0 += p.b {
 			m := min(p.b, hi-n0)
-			unroll(p.bs, x[n0*p.inImg:], p.inImg, m, col, p.taps, tab)
-			gemmSlices(false, false, s.OutC, m*s.ohw, p.k, 1, w, p.k, col, p.bs.ld, 0, out, p.bs.ld, p.par)
+			if packed { // the gathers fill the GEMM's packed panels: no column matrix
+				pack := packGather(p.bs, asF32s(x[n0*p.inImg:]), p.inImg, m, tapCount(s, p.taps), tab)
+				sgemmPacked(s.OutC, m*s.ohw, p.k, asF32s(w), p.k, pack, asF32s(out), p.bs.ld)
+			} else {
+				unroll(p.bs, x[n0*p.inImg:], p.inImg, m, col, p.taps, tab)
+				gemmSlices(false, false, s.OutC, m*s.ohw, p.k, 1, w, p.k, col, p.bs.ld, 0, out, p.bs.ld, p.par)
+			}
 			for i := range m {
 				copyRows(y[(n0+i)*p.outI:], out[i*s.ohw:], s.OutC, s.ohw, s.ohw, p.bs.ld)
 			}

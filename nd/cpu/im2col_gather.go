@@ -35,8 +35,10 @@ const (
 // gatherRowsF32k is the gather kernel of the active level.
 var gatherRowsF32k = gatherRowsF32
 
-// useGather lets tests turn the gathers off, to compare the two ways.
-var useGather = true
+// useGather lets tests turn the gathers off, to compare the two ways, and
+// usePackedGather the packing of the batched forward pass's GEMM panels
+// straight from the images (packGather).
+var useGather, usePackedGather = true, true
 
 // gatherKey is what a lane table depends on: the plane geometry, whether
 // the taps are pruned (prunedTaps follows from the geometry), the image
@@ -199,3 +201,37 @@ func scatterTable(t []int32) []int32 {
 
 // asF32s is s as []float32; T must be float32.
 func asF32s[T Float](s []T) []float32 { return any(s).([]float32) }
+
+// packGather returns a pack function for sgemmPacked whose B is the column
+// matrix that im2colGather makes from m images (x at the first, inImg
+// apart) with tab (nt taps): the gathers write the GEMM's packed panels
+// directly, so the column matrix is never stored. Rows (c, t) of a panel
+// lie nt·16 values apart for one tap, which is the stride the kernel takes
+// between channels.
+func packGather(s convShape, x []float32, inImg, m, nt int, tab []int32) func(pc, kb, jc, nb int, dst []float32) {
+	cols, plane := m*s.ohw, s.InH*s.InW
+	tabPanels := len(tab) / (nt * gatherEntry)
+	if ceilDiv(cols, gatherLanes) > tabPanels {
+		panic("cpu: gather table built for fewer images")
+	}
+	_ = x[(m-1)*inImg+s.cg*plane-1]
+	return func(pc, kb, jc, nb int, dst []float32) {
+		for jr := 0; jr < nb; jr += gatherLanes {
+			j := (jc + jr) / gatherLanes
+			lanes := min(gatherLanes, cols-j*gatherLanes)
+			panel := dst[jr*kb:][:gatherLanes*kb]
+			for t := range nt {
+				last := pc + kb - 1 - t // rows c·nt+t in [pc, pc+kb)
+				if last < 0 {
+					continue
+				}
+				cLo, cHi := max(ceilDiv(pc-t, nt), 0), min(last/nt, s.cg-1)
+				if cHi < cLo {
+					continue
+				}
+				gatherRowsF32k(&panel[(cLo*nt+t-pc)*gatherLanes], nt*gatherLanes, &x[cLo*plane], plane,
+					&tab[(t*tabPanels+j)*gatherEntry], lanes, cHi-cLo+1)
+			}
+		}
+	}
+}

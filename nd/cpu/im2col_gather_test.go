@@ -126,17 +126,29 @@ func TestTinyGatherGuardPage(t *testing.T) {
 // TestConvGather: the float32 convolutions give the same bits with the
 // gathers as with the one-value loops, forward, backward data and backward
 // filter: the batched kernels (with batches that leave a worker a partial
-// group of images) and the per-image ones (strided planes, groups).
+// group of images; the forward pass packing the GEMM's panels from the
+// images or through a column matrix) and the per-image ones (strided
+// planes, groups).
 func TestConvGather(t *testing.T) {
 	if !useAsmKernel {
 		t.Skip("no AVX2: the gathers do not run")
 	}
 	r := rand.New(rand.NewPCG(9, 10))
+	packed := 0 // batched cases whose forward pass packs the GEMM's panels from the images
+	defer func() {
+		if packed == 0 && !t.Failed() {
+			t.Error("no batched case packed its panels from the images")
+		}
+	}()
 	for _, c := range gatherCases {
 		t.Run(fmt.Sprint(c), func(t *testing.T) {
 			p := gatherParams(c)
-			if batchGather[float32](planBatched(newConvShape(p))) == nil {
+			plan := planBatched(newConvShape(p))
+			if batchGather[float32](plan) == nil {
 				t.Fatal("the gathers do not apply")
+			}
+			if !plan.par {
+				packed++
 			}
 			convGatherCase(t, newConvShape(p), r, true)
 		})
@@ -208,9 +220,9 @@ func convGatherCase(t *testing.T, s convShape, r *rand.Rand, batched bool) {
 	t.Helper()
 	x, w := randSlice(s.N*s.InC*s.InH*s.InW, r), randSlice(s.OutC*s.kk, r)
 	dy := randSlice(s.N*s.OutC*s.ohw, r)
-	run := func(gather bool) (y, dx, dw []float32) {
-		defer func(old bool) { useGather = old }(useGather)
-		useGather = gather
+	run := func(gather, packed bool) (y, dx, dw []float32) {
+		defer func(g, p bool) { useGather, usePackedGather = g, p }(useGather, usePackedGather)
+		useGather, usePackedGather = gather, packed
 		y, dx, dw = make([]float32, len(dy)), make([]float32, len(x)), make([]float32, len(w))
 		if batched {
 			convForwardBatched(s, y, x, w)
@@ -223,11 +235,13 @@ func convGatherCase(t *testing.T, s convShape, r *rand.Rand, batched bool) {
 		}
 		return y, dx, dw
 	}
-	y1, dx1, dw1 := run(false)
-	y2, dx2, dw2 := run(true)
+	y1, dx1, dw1 := run(false, false)
+	y2, dx2, dw2 := run(true, true)
 	sameF32(t, "forward", y2, y1)
 	sameF32(t, "backward data", dx2, dx1)
 	sameF32(t, "backward filter", dw2, dw1)
+	y3, _, _ := run(true, false)
+	sameF32(t, "forward, column matrix through gathers", y3, y1)
 }
 
 // sameF32 fails t unless got and want hold the same bits.

@@ -244,6 +244,54 @@ func sgemmSerial(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, 
 	}
 }
 
+// sgemmPacked computes C = A·B (A m×k, row-major with row stride lda,
+// not transposed; beta 0) on the calling goroutine, where B is never
+// stored: pack(pc, kb, jc, nb, dst) writes op(B)[pc:pc+kb, jc:jc+nb] in
+// packB's layout (16-wide micro-panels of kb rows; the columns of a ragged
+// last panel past nb may hold anything, they are never written to C). The
+// blocking, and so every sum's order, is sgemmSerial's: with the same
+// values in the packed blocks, C is bitwise what sgemm gives.
+func sgemmPacked(m, n, k int, a []float32, lda int, pack func(pc, kb, jc, nb int, dst []float32), c []float32, ldc int) {
+	if m <= 0 || n <= 0 {
+		return
+	}
+	if k <= 0 {
+		scaleC(m, n, 0, c, ldc)
+		return
+	}
+	if m < 0 || n < 0 || lda < k || ldc < n || len(a) < (m-1)*lda+k || len(c) < (m-1)*ldc+n {
+		panic(fmt.Sprintf("sgemm: bad packed product m=%d n=%d k=%d lda=%d ldc=%d len(a)=%d len(c)=%d", m, n, k, lda, ldc, len(a), len(c)))
+	}
+	buf := sgemmPool.Get().(*sgemmBuf)
+	defer sgemmPool.Put(buf)
+	kc := blocks(k, sgemmKC, 1)
+	mc := blocks(m, sgemmMC, sgemmMR)
+	nc := blocks(n, sgemmNC, sgemmNR)
+	inA := sgemmAInPlace && useInPlaceA(false, 1, lda)
+	buf.a = grow(buf.a, mc*kc+2)
+	buf.b = grow(buf.b, nc*kc)
+	for jc := 0; jc < n; jc += nc {
+		nb := min(nc, n-jc)
+		for pc := 0; pc < k; pc += kc {
+			kb := min(kc, k-pc)
+			bp := buf.b[:ceilDiv(nb, sgemmNR)*sgemmNR*kb]
+			pack(pc, kb, jc, nb, bp)
+			for ic := 0; ic < m; ic += mc {
+				mb := min(mc, m-ic)
+				var ab aBlock
+				if inA {
+					ab = inPlaceA(false, a, lda, ic, pc, mb, kb)
+				}
+				if rest := mb - ab.full; rest > 0 {
+					ab.packed = buf.a[:ceilDiv(rest, sgemmMR)*sgemmMR*kb]
+					packA(false, a, lda, ic+ab.full, pc, rest, kb, 1, ab.packed)
+				}
+				macroKernel(mb, nb, kb, ab, bp, buf, c[ic*ldc+jc:], ldc, pc > 0)
+			}
+		}
+	}
+}
+
 // sgemmAInPlace lets tests turn reading A in place off, to compare the
 // two ways.
 var sgemmAInPlace = true
