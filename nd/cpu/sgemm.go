@@ -225,14 +225,7 @@ func sgemmSerial(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, 
 			}
 			for ic := 0; ic < m; ic += mc {
 				mb := min(mc, m-ic)
-				var ab aBlock
-				if inA {
-					ab = inPlaceA(tA, a, lda, ic, pc, mb, kb)
-				}
-				if rest := mb - ab.full; rest > 0 {
-					ab.packed = buf.a[:ceilDiv(rest, sgemmMR)*sgemmMR*kb]
-					packA(tA, a, lda, ic+ab.full, pc, rest, kb, alpha, ab.packed)
-				}
+				ab := blockA(tA, a, lda, ic, pc, mb, kb, alpha, inA, buf)
 				cb := c[ic*ldc+jc:]
 				if direct {
 					macroDirect(mb, nb, kb, ab, b[pc*ldb+jc:], ldb, buf, cb, ldc, accum)
@@ -278,18 +271,26 @@ func sgemmPacked(m, n, k int, a []float32, lda int, pack func(pc, kb, jc, nb int
 			pack(pc, kb, jc, nb, bp)
 			for ic := 0; ic < m; ic += mc {
 				mb := min(mc, m-ic)
-				var ab aBlock
-				if inA {
-					ab = inPlaceA(false, a, lda, ic, pc, mb, kb)
-				}
-				if rest := mb - ab.full; rest > 0 {
-					ab.packed = buf.a[:ceilDiv(rest, sgemmMR)*sgemmMR*kb]
-					packA(false, a, lda, ic+ab.full, pc, rest, kb, 1, ab.packed)
-				}
+				ab := blockA(false, a, lda, ic, pc, mb, kb, 1, inA, buf)
 				macroKernel(mb, nb, kb, ab, bp, buf, c[ic*ldc+jc:], ldc, pc > 0)
 			}
 		}
 	}
+}
+
+// blockA returns alpha·op(A)[ic:ic+mb, pc:pc+kb] for the micro-kernels:
+// its whole 6-row panels read in place when inA, the other rows packed
+// into buf.a.
+func blockA(tA bool, a []float32, lda, ic, pc, mb, kb int, alpha float32, inA bool, buf *sgemmBuf) aBlock {
+	var ab aBlock
+	if inA {
+		ab = inPlaceA(tA, a, lda, ic, pc, mb, kb)
+	}
+	if rest := mb - ab.full; rest > 0 {
+		ab.packed = buf.a[:ceilDiv(rest, sgemmMR)*sgemmMR*kb]
+		packA(tA, a, lda, ic+ab.full, pc, rest, kb, alpha, ab.packed)
+	}
+	return ab
 }
 
 // sgemmAInPlace lets tests turn reading A in place off, to compare the
