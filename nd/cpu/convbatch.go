@@ -69,8 +69,13 @@ func convForwardBatched[T Float](s convShape, y, x, w []T) {
 	tab := batchGather[T](p)
 	packed := tab != nil && !p.par && usePackedGather
 	parallelFor(s.N, 1, func(lo, hi int) {
-		col, out, done := scratchPair[T](p, s)
-		defer done()
+		out := scratch[T](s.OutC * p.bs.ld)
+		defer release(out)
+		var col []T
+		if !packed {
+			col = scratch[T](s.kk * p.bs.ld)
+			defer release(col)
+		}
 		for n0 := lo; n0 < hi; n0 += p.b {
 			m := min(p.b, hi-n0)
 			if packed { // the gathers fill the GEMM's packed panels: no column matrix
@@ -104,7 +109,7 @@ func convBackwardDataBatched[T Float](s convShape, dx, dy, w []T) {
 			gemmSlices(true, false, p.k, m*s.ohw, s.OutC, 1, w, p.k, g, p.bs.ld, 0, col, p.bs.ld, p.par)
 			clear(dx[n0*p.inImg:][:m*p.inImg])
 			if tab != nil {
-				col2imGather(p.bs, any(col).([]float32), any(dx[n0*p.inImg:]).([]float32), p.inImg, m, tapCount(s, p.taps), tab)
+				col2imGather(p.bs, asF32s(col), asF32s(dx[n0*p.inImg:]), p.inImg, m, tapCount(s, p.taps), tab)
 			} else if p.taps != nil {
 				col2imTiny(p.bs, col, dx[n0*p.inImg:], p.inImg, m, p.taps)
 			} else {
@@ -222,7 +227,7 @@ func gatherTaps[T Float](s convShape, w []T, taps []int) []T {
 // gather table (batchGather), through the gather kernel.
 func unroll[T Float](s convShape, x []T, inImg, m int, col []T, taps []int, tab []int32) {
 	if tab != nil {
-		im2colGather(s, any(x).([]float32), inImg, m, any(col).([]float32), tapCount(s, taps), tab)
+		im2colGather(s, asF32s(x), inImg, m, asF32s(col), tapCount(s, taps), tab)
 		return
 	}
 	if taps != nil {
