@@ -161,15 +161,17 @@ func convBackwardFilterBatched[T Float](s convShape, dw, x, dy []T) {
 	if taps == nil {
 		copy(dw[:wlen], sum)
 	} else { // the pruned taps' gradients are zero: their inputs are all padding
-		clear(dw[:s.OutC*s.kk])
 		nt, kk := len(taps), s.KH*s.KW
-		for oc := 0; oc < s.OutC; oc++ {
-			for c := 0; c < s.cg; c++ {
-				for t, tap := range taps {
-					dw[(oc*s.cg+c)*kk+tap] = sum[oc*k+c*nt+t]
+		parallelFor(s.OutC, max(1, elemGrain/max(s.kk, 1)), func(lo, hi int) {
+			clear(dw[lo*s.kk : hi*s.kk])
+			for oc := lo; oc < hi; oc++ {
+				for c := 0; c < s.cg; c++ {
+					for t, tap := range taps {
+						dw[(oc*s.cg+c)*kk+tap] = sum[oc*k+c*nt+t]
+					}
 				}
 			}
-		}
+		})
 	}
 	release(sum)
 }
@@ -213,13 +215,15 @@ func tapCount(s convShape, taps []int) int {
 func gatherTaps[T Float](s convShape, w []T, taps []int) []T {
 	nt, kk := len(taps), s.KH*s.KW
 	out := scratch[T](s.OutC * s.cg * nt)
-	for oc := 0; oc < s.OutC; oc++ {
-		for c := 0; c < s.cg; c++ {
-			for t, tap := range taps {
-				out[(oc*s.cg+c)*nt+t] = w[(oc*s.cg+c)*kk+tap]
+	parallelFor(s.OutC, max(1, elemGrain/max(s.cg*kk, 1)), func(lo, hi int) {
+		for oc := lo; oc < hi; oc++ {
+			for c := 0; c < s.cg; c++ {
+				for t, tap := range taps {
+					out[(oc*s.cg+c)*nt+t] = w[(oc*s.cg+c)*kk+tap]
+				}
 			}
 		}
-	}
+	})
 	return out
 }
 
