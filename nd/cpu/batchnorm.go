@@ -187,6 +187,9 @@ func bnBackwardRows(p backend.ChannelParams, batchStats bool, dx, g, x, coef []f
 // the same operation on each value as scaleShiftF32.
 func bnApplyRows(p backend.ChannelParams, y, x, scale, shift []float32) {
 	row := p.C * p.Inner
+	if row == 0 || p.Outer == 0 {
+		return
+	}
 	s, t := scratch[float32](row), scratch[float32](row)
 	defer release(s)
 	defer release(t)
@@ -194,9 +197,6 @@ func bnApplyRows(p backend.ChannelParams, y, x, scale, shift []float32) {
 		for i := c * p.Inner; i < (c+1)*p.Inner; i++ {
 			s[i], t[i] = scale[c], shift[c]
 		}
-	}
-	if row == 0 || p.Outer == 0 {
-		return
 	}
 	_, _ = y[p.Outer*row-1], x[p.Outer*row-1]
 	rowPieces(p.Outer, row, func(o, lo, hi int) { fmaF32k(&y[o*row+lo], &x[o*row+lo], &s[lo], &t[lo], hi-lo) })

@@ -70,6 +70,20 @@ gdone:
 	VZEROUPPER
 	RET
 
+// ZLANES reads a table entry (AX) and the lane count (CX): Z1 the offsets,
+// K2 the store mask (lane < lanes), K3 and BX the gather mask (the
+// entry's mask within the store mask). Uses Z2.
+#define ZLANES \
+	MOVL      $1, BX;        \
+	SHLL      CX, BX;        \
+	DECL      BX;            \
+	KMOVW     BX, K2;        \
+	VMOVDQU32 (AX), Z1;      \
+	VMOVDQU32 64(AX), Z2;    \
+	VPTESTMD  Z2, Z2, K3;    \
+	KANDW     K2, K3, K3;    \
+	KMOVW     K3, BX
+
 // func gatherRowsF32x512(d *float32, ldd int, s *float32, lds int, tab *int32, lanes, rows int)
 // gatherRowsF32 with one 16-lane gather per row under a K mask.
 TEXT ·gatherRowsF32x512(SB), NOSPLIT, $0-56
@@ -82,15 +96,7 @@ TEXT ·gatherRowsF32x512(SB), NOSPLIT, $0-56
 	SHLQ $2, R9
 	SHLQ $2, R10
 
-	MOVL      $1, BX
-	SHLL      CX, BX
-	DECL      BX
-	KMOVW     BX, K2 // store mask: lane < lanes
-	VMOVDQU32 (AX), Z1
-	VMOVDQU32 64(AX), Z2
-	VPTESTMD  Z2, Z2, K3
-	KANDW     K2, K3, K3
-	KMOVW     K3, BX // gather mask
+	ZLANES
 	MOVQ      rows+48(FP), CX
 
 zrow:
@@ -124,15 +130,7 @@ TEXT ·scatterAddRowsF32x512(SB), NOSPLIT, $0-56
 	SHLQ $2, R9
 	SHLQ $2, R10
 
-	MOVL      $1, BX
-	SHLL      CX, BX
-	DECL      BX
-	KMOVW     BX, K2
-	VMOVDQU32 (AX), Z1
-	VMOVDQU32 64(AX), Z2
-	VPTESTMD  Z2, Z2, K3
-	KANDW     K2, K3, K3
-	KMOVW     K3, BX
+	ZLANES
 	MOVQ      rows+48(FP), CX
 
 srow:

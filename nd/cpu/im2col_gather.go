@@ -14,9 +14,10 @@ import (
 // AVX-512, 16 columns of a row (c, tap) are instead one gather from the
 // images: a lane table for each (tap, panel of 16 columns) holds, per
 // lane, the offset of the lane's input pixel from channel c's plane of the
-// first image, and a mask that is zero where the pixel is padding. Going down the channels only moves the base by one
-// plane, so one table serves every row of a tap, and the kernel
-// (gather_amd64.s) loops over the channels.
+// first image, and a mask that is zero where the pixel is padding. Going
+// down the channels only moves the base by one plane, so one table serves
+// every row of a tap, and the kernel (gather_amd64.s) loops over the
+// channels.
 //
 // The transpose, col2im, is a gather, an add and a scatter per 16 lanes
 // (AVX-512 only; AVX2 has no scatter). Within one row the active lanes
@@ -129,14 +130,19 @@ func buildGatherTable(s convShape, taps []int, inImg, m int) []int32 {
 // gatherSpan checks the bounds the kernels do not and returns the number
 // of panels for m images and the table's panels per tap.
 func gatherSpan(s convShape, x, col []float32, inImg, m, nt int, tab []int32) (panels, tabPanels int) {
-	cols := m * s.ohw
+	panels, tabPanels = gatherInput(s, x, inImg, m, nt, tab)
+	_ = col[(s.cg*nt-1)*s.ld+m*s.ohw-1]
+	return panels, tabPanels
+}
+
+// gatherInput is gatherSpan's check of the images x and the table.
+func gatherInput(s convShape, x []float32, inImg, m, nt int, tab []int32) (panels, tabPanels int) {
 	tabPanels = len(tab) / (nt * gatherEntry)
-	panels = ceilDiv(cols, gatherLanes)
+	panels = ceilDiv(m*s.ohw, gatherLanes)
 	if panels > tabPanels {
 		panic("cpu: gather table built for fewer images")
 	}
 	_ = x[(m-1)*inImg+s.cg*s.InH*s.InW-1]
-	_ = col[(s.cg*nt-1)*s.ld+cols-1]
 	return panels, tabPanels
 }
 
@@ -184,13 +190,6 @@ func imageGather[T Float](s convShape) []int32 {
 	return gatherTable(s, nil, 0, 1)
 }
 
-// isFloat32 reports whether T is float32.
-func isFloat32[T Float]() bool {
-	var z T
-	_, ok := any(z).(float32)
-	return ok
-}
-
 // scatterTable is t where the scatter kernel runs (AVX-512), else nil.
 func scatterTable(t []int32) []int32 {
 	if !useZMMKernel {
@@ -199,9 +198,6 @@ func scatterTable(t []int32) []int32 {
 	return t
 }
 
-// asF32s is s as []float32; T must be float32.
-func asF32s[T Float](s []T) []float32 { return any(s).([]float32) }
-
 // packGather returns a pack function for sgemmPacked whose B is the column
 // matrix that im2colGather makes from m images (x at the first, inImg
 // apart) with tab (nt taps): the gathers write the GEMM's packed panels
@@ -209,12 +205,8 @@ func asF32s[T Float](s []T) []float32 { return any(s).([]float32) }
 // lie nt·16 values apart for one tap, which is the stride the kernel takes
 // between channels.
 func packGather(s convShape, x []float32, inImg, m, nt int, tab []int32) func(pc, kb, jc, nb int, dst []float32) {
+	_, tabPanels := gatherInput(s, x, inImg, m, nt, tab)
 	cols, plane := m*s.ohw, s.InH*s.InW
-	tabPanels := len(tab) / (nt * gatherEntry)
-	if ceilDiv(cols, gatherLanes) > tabPanels {
-		panic("cpu: gather table built for fewer images")
-	}
-	_ = x[(m-1)*inImg+s.cg*plane-1]
 	return func(pc, kb, jc, nb int, dst []float32) {
 		for jr := 0; jr < nb; jr += gatherLanes {
 			j := (jc + jr) / gatherLanes

@@ -71,13 +71,7 @@ func maxPoolPlane[T Float](p backend.PoolParams, yp, xp []T) {
 				continue
 			}
 			w0, w1, _ := window(ow, p.StrideW, p.PadW, p.KW, p.InW)
-			m := xp[h0*p.InW+w0]
-			for ih := h0; ih < h1; ih++ {
-				for _, v := range xp[ih*p.InW+w0 : ih*p.InW+w1] {
-					m = max(m, v)
-				}
-			}
-			yr[ow] = m
+			yr[ow] = windowMax(xp, h0, h1, w0, w1, p.InW)
 		}
 	}
 }
@@ -106,14 +100,20 @@ func maxPool3Wide[T Float](p backend.PoolParams, yr, xp []T, h0, h1, lo, hi int)
 	}
 	if ow < hi {
 		c := ow*p.StrideW - p.PadW
-		m := xp[h0*p.InW+c]
-		for ih := h0; ih < h1; ih++ {
-			for _, v := range xp[ih*p.InW+c:][:3] {
-				m = max(m, v)
-			}
-		}
-		yr[ow] = m
+		yr[ow] = windowMax(xp, h0, h1, c, c+3, p.InW)
 	}
+}
+
+// windowMax is the max of the window [h0, h1) × [w0, w1), taken in
+// row-major order from its first input (Go's max: NaN propagates).
+func windowMax[T Float](xp []T, h0, h1, w0, w1, inW int) T {
+	m := xp[h0*inW+w0]
+	for ih := h0; ih < h1; ih++ {
+		for _, v := range xp[ih*inW+w0 : ih*inW+w1] {
+			m = max(m, v)
+		}
+	}
+	return m
 }
 
 // maxPoolBackwardPlane adds each dyp value into dxp (cleared first) at the

@@ -15,6 +15,21 @@ func asF32[T Float](s []T) ([]float32, bool) {
 	return f, ok
 }
 
+// asF32s is s as []float32 for callers that know T is float32.
+func asF32s[T Float](s []T) []float32 {
+	f, ok := asF32(s)
+	if !ok {
+		panic("cpu: asF32s of a float64 slice")
+	}
+	return f
+}
+
+// isFloat32 reports whether T is float32.
+func isFloat32[T Float]() bool {
+	_, ok := asF32([]T(nil))
+	return ok
+}
+
 // vecBinary computes d = a op b over equal-length contiguous slices with an
 // AVX2 kernel; it reports false when there is none for op and T.
 func vecBinary[T Float](op backend.BinaryOp, d, a, b []T) bool {
