@@ -2,6 +2,8 @@ package cpu
 
 import (
 	"math/bits"
+	"sync"
+	"sync/atomic"
 
 	"github.com/goluon/goluon/nd/backend"
 )
@@ -120,6 +122,40 @@ type directPlan struct {
 	dst    []int
 }
 
+// directKey is what a directPlan depends on besides the batch size.
+type directKey struct {
+	inC, inH, inW, outC, outH, outW, kh, kw, ph, pw, dh, dw int
+	zmm                                                     bool
+}
+
+// directPlans keeps the plans of the convolutions seen (a network has a
+// few), read-only once built, up to maxDirectPlans of them: building one
+// walks every wide position, which at batch 1 cost as much as the tiles.
+var (
+	directPlans    sync.Map
+	directCached   atomic.Int32
+	maxDirectPlans = int32(256)
+)
+
+// directPlanFor returns s's plan, from the cache when it holds it.
+func directPlanFor(s convShape) directPlan {
+	key := directKey{s.InC, s.InH, s.InW, s.OutC, s.OutH, s.OutW, s.KH, s.KW, s.PadH, s.PadW, s.DilateH, s.DilateW, useZMMKernel}
+	if d, ok := directPlans.Load(key); ok {
+		p := *d.(*directPlan)
+		p.s = s // the batch size differs between calls
+		return p
+	}
+	d := newDirectPlan(s)
+	if directCached.Add(1) <= maxDirectPlans {
+		if _, loaded := directPlans.LoadOrStore(key, &d); loaded {
+			directCached.Add(-1)
+		}
+	} else {
+		directCached.Add(-1)
+	}
+	return d
+}
+
 func newDirectPlan(s convShape) directPlan {
 	d := directPlan{s: s, hp: s.InH + 2*s.PadH, wp: s.InW + 2*s.PadW, zmm: useZMMKernel, rows: 4}
 	wide := s.OutH * d.wp
@@ -186,7 +222,7 @@ func (d directPlan) packWeights(w []float32) []float32 {
 // inside x. With AVX-512 they store into y; with AVX2 into a wide scratch
 // output, whose columns past OW are then dropped by copying the rows out.
 func directConv2D(s convShape, y, x, w, bias []float32) {
-	d := newDirectPlan(s)
+	d := directPlanFor(s)
 	wp := d.packWeights(w)
 	defer release(wp)
 	var bp []float32 // the bias, padded to whole blocks

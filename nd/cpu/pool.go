@@ -31,7 +31,7 @@ func pool2D[T Float](p backend.PoolParams, y, x []T) {
 	if fastMaxPool(p) {
 		plane = maxPoolPlane[T]
 	}
-	parallelFor(p.N*p.C, 1, func(lo, hi int) {
+	parallelFor(p.N*p.C, max(1, elemGrain/max(inPlane+outPlane, 1)), func(lo, hi int) {
 		for pl := lo; pl < hi; pl++ {
 			plane(p, y[pl*outPlane:][:outPlane], x[pl*inPlane:][:inPlane])
 		}

@@ -30,6 +30,22 @@ func unpadded(p backend.PoolParams) bool {
 		(p.OutH-1)*p.StrideH+p.KH <= p.InH && (p.OutW-1)*p.StrideW+p.KW <= p.InW
 }
 
+// maxPool2x2Tail pools the last 1–7 windows of a row (y: their outputs,
+// r0 and r1: their two input rows) with one group of the vector kernel,
+// through zero-padded copies: the same values as the scalar max.
+func maxPool2x2Tail[T Float](y, r0, r1 []T) {
+	var a, b [16]float32
+	var o [8]float32
+	copy(a[:], asF32s(r0)[:2*len(y)])
+	copy(b[:], asF32s(r1)[:2*len(y)])
+	if useZMMKernel { // direct calls: through the variable the arrays would escape
+		maxPool2x2RowF32x512(&o[0], &a[0], &b[0], 1)
+	} else {
+		maxPool2x2RowF32(&o[0], &a[0], &b[0], 1)
+	}
+	copy(asF32s(y), o[:len(y)])
+}
+
 // maxPoolPlane pools one plane xp into yp.
 func maxPoolPlane[T Float](p backend.PoolParams, yp, xp []T) {
 	if p.KH == 2 && p.KW == 2 && p.StrideW == 2 && unpadded(p) {
@@ -46,6 +62,10 @@ func maxPoolPlane[T Float](p backend.PoolParams, yp, xp []T) {
 				b, _ := asF32(r1)
 				maxPool2x2RowF32k(&y32[0], &a[0], &b[0], groups)
 				ow = 8 * groups
+			}
+			if vec && ow < len(yr) {
+				maxPool2x2Tail(yr[ow:], r0[2*ow:], r1[2*ow:])
+				continue
 			}
 			for ; ow < len(yr); ow++ {
 				yr[ow] = max(r0[2*ow], r0[2*ow+1], r1[2*ow], r1[2*ow+1])

@@ -199,6 +199,10 @@ func sgemmSerial(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, 
 		scaleC(m, n, beta, c, ldc)
 		beta = 1
 	}
+	if useDotRows(tA, tB, m, k) {
+		sgemmDotRows(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
 	buf := sgemmPool.Get().(*sgemmBuf)
 	defer sgemmPool.Put(buf)
 

@@ -207,6 +207,9 @@ func TestSgemmShapes(t *testing.T) {
 		{64, 64, 64}, {6, 576, 25}, {16, 100, 54}, {25, 576, 6}, {54, 100, 16},
 		{6, 25, 576}, {32, 288, 900}, {24, 130, 513}, {25, 33, 40},
 		{13, 2100, 20}, {150, 70, 300}, {300, 40, 700}, {97, 4099, 3},
+		// Dot products of rows (useDotRows with B transposed): LeNet's
+		// dense layers at batch 1–3, a long row split over the cores.
+		{1, 120, 400}, {2, 84, 120}, {3, 10, 84}, {4, 37, 1000}, {1, 4099, 33}, {4, 5, 16},
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, s := range shapes {

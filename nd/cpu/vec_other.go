@@ -43,3 +43,7 @@ func fmaF32(d, x, s, t *float32, n int)                   { panic("unreachable")
 func addReluF32(d, x, b *float32, n int)               { panic("unreachable") }
 func addReluScalarF32(d, x *float32, s float32, n int) { panic("unreachable") }
 func reluGradSumF32(d, y, gr *float32, n int) float64  { panic("unreachable") }
+
+// And the dot-product kernels (sgemm_dot.go).
+func dot4F32(x, b0, b1, b2, b3 *float32, k int, out *float32)     { panic("unreachable") }
+func dot4F32x512(x, b0, b1, b2, b3 *float32, k int, out *float32) { panic("unreachable") }

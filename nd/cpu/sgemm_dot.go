@@ -1,0 +1,53 @@
+package cpu
+
+// Products of a few rows by a transposed matrix: C = alpha·A·Bᵀ + beta·C
+// with A m×k for m ≤ dotMaxM and B n×k row-major (a Dense layer's forward
+// pass at batch 1–4: x·Wᵀ). Packing B into column panels, as sgemmSerial
+// does, reads and writes all of B to use each value m times; here each
+// element of C is the dot product of a row of A and a row of B, read in
+// place (dot4F32: four rows of B per pass over the row of A).
+
+// dotMaxM is the most rows of A computed as dot products.
+const dotMaxM = 4
+
+// useDotRows reports whether sgemmSerial computes the product as dot
+// products: B transposed, A not, at most dotMaxM rows and a row long
+// enough for one vector step.
+func useDotRows(tA, tB bool, m, k int) bool {
+	return tB && !tA && m <= dotMaxM && k >= 16
+}
+
+// sgemmDotRows computes C = alpha·A·Bᵀ + beta·C for beta 0 or 1. Each
+// element is the kernel's sum over the first k &^ 15 values plus the
+// rest added one at a time, times alpha, plus C when beta is 1.
+func sgemmDotRows(m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	kv := k &^ 15
+	var out [4]float32
+	for i := range m {
+		x := a[i*lda:][:k]
+		cr := c[i*ldc:][:n]
+		for j := 0; j < n; j += 4 {
+			var rows [4]*float32
+			for r := range rows {
+				rows[r] = &b[min(j+r, n-1)*ldb] // past n: the last row again, its sum unused
+			}
+			if useZMMKernel { // direct calls: through a variable out would escape
+				dot4F32x512(&x[0], rows[0], rows[1], rows[2], rows[3], kv, &out[0])
+			} else {
+				dot4F32(&x[0], rows[0], rows[1], rows[2], rows[3], kv, &out[0])
+			}
+			for r := range min(4, n-j) {
+				s := out[r]
+				br := b[(j+r)*ldb:][:k]
+				for t := kv; t < k; t++ {
+					s += float32(x[t] * br[t]) // rounded before the add: no fused multiply-add on any platform
+				}
+				v := alpha * s
+				if beta == 1 {
+					v += cr[j+r]
+				}
+				cr[j+r] = v
+			}
+		}
+	}
+}
