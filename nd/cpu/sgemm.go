@@ -87,9 +87,13 @@ func grow(buf []float32, n int) []float32 {
 // ranges computed concurrently; callers that already run inside
 // parallelFor pass false so that goroutines do not multiply. Without the
 // assembly kernel (other architectures, CPUs without AVX2/FMA) it uses
-// gonum's Sgemm.
+// gonum's Sgemm, except for A·Bᵀ (sgemmPortableNT).
 func sgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, parallel bool) {
 	if !useAsmKernel {
+		if !tA && tB {
+			sgemmPortableNT(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, parallel)
+			return
+		}
 		impl.Sgemm(trans(tA), trans(tB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
@@ -132,6 +136,65 @@ func sgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []fl
 		}
 		sgemmSerial(tA, tB, i1-i0, n, k, alpha, a[ao:], lda, b, ldb, beta, c[i0*ldc:], ldc)
 	})
+}
+
+// sgemmPortableNT is C = alpha·A·Bᵀ + beta·C without the assembly kernel.
+// gonum's Sgemm computes each element of this case with f32.DotUnitary,
+// whose amd64 assembly adds products one by one until B's row is 16-byte
+// aligned and then in vector lanes, so its bits depend on where the rows
+// lie in memory: a weight packed into a Trainer's bucket at an offset that
+// is not a multiple of 4 values gave other products than the same weight
+// on its own. Here every element is the sum over k in ascending order,
+// wherever the operands lie and however the work is split.
+func sgemmPortableNT(m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, parallel bool) {
+	checkSgemm(false, true, m, n, k, a, lda, b, ldb, c, ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if beta != 1 {
+		scaleC(m, n, beta, c, ldc)
+	}
+	if k == 0 || alpha == 0 {
+		return
+	}
+	block := func(i0, i1, j0, j1 int) {
+		for i := i0; i < i1; i++ {
+			ar := a[i*lda:][:k]
+			cr := c[i*ldc:][:j1]
+			j := j0
+			for ; j+4 <= j1; j += 4 { // four independent sums for the pipeline
+				b0, b1, b2, b3 := b[j*ldb:][:k], b[(j+1)*ldb:][:k], b[(j+2)*ldb:][:k], b[(j+3)*ldb:][:k]
+				var s0, s1, s2, s3 float32
+				for l, v := range ar {
+					s0 += v * b0[l]
+					s1 += v * b1[l]
+					s2 += v * b2[l]
+					s3 += v * b3[l]
+				}
+				cr[j] += alpha * s0
+				cr[j+1] += alpha * s1
+				cr[j+2] += alpha * s2
+				cr[j+3] += alpha * s3
+			}
+			for ; j < j1; j++ {
+				br := b[j*ldb:][:k]
+				var s float32
+				for l, v := range ar {
+					s += v * br[l]
+				}
+				cr[j] += alpha * s
+			}
+		}
+	}
+	if !parallel || m*n*k < sgemmParallelMin {
+		block(0, m, 0, n)
+		return
+	}
+	if n >= m {
+		parallelFor(ceilDiv(n, 4), 1, func(lo, hi int) { block(0, m, lo*4, min(hi*4, n)) })
+		return
+	}
+	parallelFor(m, 1, func(lo, hi int) { block(lo, hi, 0, n) })
 }
 
 // checkSgemm panics, BLAS-style, when a dimension, leading dimension or

@@ -511,3 +511,32 @@ func requireSameBits(t *testing.T, what string, want, got []float32) {
 		}
 	}
 }
+
+// TestSgemmPortableOffsetInvariant: the portable A·Bᵀ gives the same bits
+// wherever B's rows lie (gonum's DotUnitary depends on their alignment),
+// as a Trainer's bucket, which packs weights at any offset, needs.
+func TestSgemmPortableOffsetInvariant(t *testing.T) {
+	defer func(v bool) { useAsmKernel = v }(useAsmKernel)
+	useAsmKernel = false
+	rng := rand.New(rand.NewPCG(13, 14))
+	m, n, k := 3, 10, 37
+	a, buf := make([]float32, m*k), make([]float32, n*k+3)
+	for i := range a {
+		a[i] = rng.Float32() - 0.5
+	}
+	for i := range buf {
+		buf[i] = rng.Float32() - 0.5
+	}
+	var want []float32
+	for off := range 4 {
+		b := make([]float32, n*k+off)[off:]
+		copy(b, buf)
+		c := make([]float32, m*n)
+		sgemm(false, true, m, n, k, 1, a, k, b, k, 0, c, n, false)
+		if off == 0 {
+			want = c
+		} else if !slices.Equal(c, want) {
+			t.Errorf("B at offset %d: the product differs from B at offset 0", off)
+		}
+	}
+}
