@@ -31,6 +31,7 @@ type Graph struct {
 	heads       []int32 // per output: the slot of its gradient (-1: no gradient flows)
 	results     []resSpec
 	phys        []physSpec
+	folded      int // batch normalisations folded (TraceOpts.FoldBatchNorm)
 
 	mu       sync.Mutex
 	free     []*instance
@@ -115,11 +116,12 @@ type GraphStats struct {
 	PlannedBytes  int64 // their size
 	TracedBytes   int64 // the size of the buffers they replace
 	Sets          int   // buffer sets made so far (one per call in flight at once)
+	Folded        int   // batch normalisations folded into convolutions (TraceOpts.FoldBatchNorm)
 }
 
 // Stats describes g.
 func (g *Graph) Stats() GraphStats {
-	st := GraphStats{Steps: len(g.fwd), BackwardSteps: len(g.bwd), Slots: len(g.slots), Buffers: len(g.phys)}
+	st := GraphStats{Steps: len(g.fwd), BackwardSteps: len(g.bwd), Slots: len(g.slots), Buffers: len(g.phys), Folded: g.folded}
 	for _, p := range g.phys {
 		st.PlannedBytes += int64(p.n * p.dt.Size())
 	}
@@ -148,6 +150,13 @@ func (g *Graph) Stats() GraphStats {
 // than inputs and bound arrays are used by every call as they were at
 // trace time: they must stay alive.
 func Trace(name string, f func(in []*NDArray) []*NDArray, inputs, bound []*NDArray) *Graph {
+	return TraceWith(name, f, inputs, bound, TraceOpts{})
+}
+
+// TraceWith is Trace with the rewrites opts asks for, applied when the
+// graph has no backward pass (see TraceOpts; Stats reports how many
+// applied).
+func TraceWith(name string, f func(in []*NDArray) []*NDArray, inputs, bound []*NDArray, opts TraceOpts) *Graph {
 	const op = "Trace"
 	if !TraceSupported {
 		fail(op, ErrTrace, "tracing needs amd64 or arm64 (it tells goroutines apart)")
@@ -229,6 +238,9 @@ func Trace(name string, f func(in []*NDArray) []*NDArray, inputs, bound []*NDArr
 	}
 	for _, b := range g.bound {
 		g.slots[b.slot].buf = nil
+	}
+	if opts.FoldBatchNorm && !g.grads {
+		g.folded = g.foldBatchNorm()
 	}
 	g.plan()
 	return g

@@ -63,6 +63,7 @@ func (t *tracer) Copy(shape []int, dst, src backend.Arg) {
 func (t *tracer) Unary(op backend.UnaryOp, dst, x backend.Arg, n int, p1, p2 float64) {
 	be, d, a := t.real, t.ref(dst), t.ref(x)
 	t.add(func(e *replay) { be.Unary(op, d.arg(e), a.arg(e), n, p1, p2) }, d, a)
+	t.r.describe(&kernelInfo{kind: kindUnary, unary: op, n: n, refs: []ref{d, a}})
 }
 
 func (t *tracer) Binary(op backend.BinaryOp, shape []int, dst, a, b backend.Arg) {
@@ -87,6 +88,7 @@ func (t *tracer) Gemm(p backend.GemmParams) {
 func (t *tracer) Conv2D(p backend.ConvParams, y, x, w backend.Arg) {
 	be, r := t.real, t.refs(y, x, w)
 	t.add(func(e *replay) { be.Conv2D(p, r[0].arg(e), r[1].arg(e), r[2].arg(e)) }, r...)
+	t.r.describe(&kernelInfo{kind: kindConv, be: be, conv: p, refs: append(r, ref{slot: -1})})
 }
 
 func (t *tracer) Conv2DBackwardData(p backend.ConvParams, dx, dy, w backend.Arg) {
@@ -134,6 +136,7 @@ func (t *tracer) BatchNormApply(p backend.ChannelParams, y, x, mean, invstd, gam
 	t.add(func(e *replay) {
 		be.BatchNormApply(p, r[0].arg(e), r[1].arg(e), r[2].arg(e), r[3].arg(e), r[4].arg(e), r[5].arg(e))
 	}, r...)
+	t.r.describe(&kernelInfo{kind: kindBNApply, channel: p, refs: r})
 }
 
 func (t *tracer) BatchNormBackward(p backend.ChannelParams, batchStats bool, dx, dgamma, dbeta, g, x, mean, invstd, gamma backend.Arg) {
@@ -147,6 +150,7 @@ func (t *tracer) BatchNormBackward(p backend.ChannelParams, batchStats bool, dx,
 func (t *tracer) Conv2DBias(p backend.ConvParams, y, x, w, bias backend.Arg) {
 	be, r := t.real.(backend.ConvBiasKernels), t.refs(y, x, w, bias)
 	t.add(func(e *replay) { be.Conv2DBias(p, r[0].arg(e), r[1].arg(e), r[2].arg(e), r[3].arg(e)) }, r...)
+	t.r.describe(&kernelInfo{kind: kindConv, be: t.real, conv: p, refs: r})
 }
 
 func (t *tracer) BiasRelu(p backend.ChannelParams, y, x, bias backend.Arg) {

@@ -2,6 +2,8 @@ package vision_test
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/goluon/goluon/autograd"
@@ -56,6 +58,59 @@ func TestHybridizeZoo(t *testing.T) {
 					if math.Float32bits(got[i][j]) != math.Float32bits(want[i][j]) {
 						t.Fatalf("array %d [%d] = %v hybridized, %v eager", i, j, got[i][j], want[i][j])
 					}
+				}
+			}
+		})
+	}
+}
+
+// TestHybridizeZooFoldBatchNorm runs every model of the zoo in predict
+// mode eagerly and hybridized with FoldBatchNorm, after a few training
+// passes have moved the running statistics: the batch normalisations of
+// the early layers fold (those of the late ones, whose convolutions have
+// more filter values than outputs at this size, do not), and the outputs
+// agree within the rounding the folding documents.
+func TestHybridizeZooFoldBatchNorm(t *testing.T) {
+	dev := ctx.CPU(0)
+	for _, m := range zoo {
+		t.Run(m.name, func(t *testing.T) {
+			net := gluon.Component(m.build())
+			params := gluon.CollectParams(net)
+			nd.Seed(1)
+			if err := params.Initialize(initializer.Xavier{}, []ctx.Context{dev}, false); err != nil {
+				t.Fatal(err)
+			}
+			nd.Seed(2)
+			x := nd.RandomNormal(dev, nd.Float32, 0, 1, 4, 3, 32, 32)
+			for range 2 {
+				autograd.Record(func() { gluon.Call(net, nd.AddScalar(x, 0.5)) })
+			}
+			bns, moved := 0, false
+			for _, p := range params.List() {
+				if strings.HasSuffix(p.Name(), "running_mean") {
+					bns++
+					moved = moved || slices.ContainsFunc(p.Data(dev).Float32s(), func(v float32) bool { return v != 0 })
+				}
+			}
+			if bns > 0 && !moved {
+				t.Fatal("the training passes left the running means at 0")
+			}
+			var want, got []float32
+			autograd.PredictMode(func() { want = gluon.Call(net, x)[0].Float32s() })
+			h := gluon.Hybridize(net, gluon.HybridOpts{FoldBatchNorm: true})
+			for range 2 {
+				autograd.PredictMode(func() { got = gluon.Call(h, x)[0].Float32s() })
+			}
+			if st := h.Stats(); st.Replays != 1 || st.Folded > bns || (bns > 0) != (st.Folded > 0) {
+				t.Fatalf("stats %+v, want 1 replay and 1 to %d folded", st, bns)
+			}
+			scale := 0.0
+			for _, v := range want {
+				scale = math.Max(scale, math.Abs(float64(v)))
+			}
+			for i := range want {
+				if d := math.Abs(float64(got[i] - want[i])); d > 1e-4*scale {
+					t.Fatalf("[%d] = %v folded, %v eager (scale %g)", i, got[i], want[i], scale)
 				}
 			}
 		})
