@@ -57,6 +57,9 @@ func (p pins) done() {
 // pin pins arrs and checks that none is nil or released; on failure it
 // unpins what it pinned and panics.
 func pin(op string, arrs []*NDArray) (p pins) {
+	if len(arrs) > len(p.first) { // one allocation, not one per doubling
+		p.more = make([]*storage, 0, len(arrs)-len(p.first))
+	}
 	for i, a := range arrs {
 		if a == nil {
 			p.done()

@@ -25,32 +25,50 @@ func (*Backend) BiasRelu(p backend.ChannelParams, y, x, bias backend.Arg) {
 
 func biasRelu[T Float](p backend.ChannelParams, y, x, b []T) {
 	if p.Inner >= minRun {
-		channelRuns(p, func(o, c int) {
-			yr, xr := channelRun(p, y, o, c), channelRun(p, x, o, c)
-			if yf, ok := asF32(yr); ok && useAsmKernel {
-				xf, _ := asF32(xr)
-				addReluScalarF32k(&yf[0], &xf[:len(yf)][0], float32(b[c]), len(yf))
-				return
+		if serialRuns(p) {
+			for r := range p.Outer * p.C {
+				biasReluRun(p, y, x, b, r/p.C, r%p.C)
 			}
-			for i, v := range xr {
-				yr[i] = reluT(v + b[c])
-			}
-		})
-		return
-	}
-	row := p.C * p.Inner
-	channelRows(p, func(o int) {
-		yr, xr := y[o*row:][:row], x[o*row:][:row]
-		if yf, ok := asF32(yr); ok && useAsmKernel && p.Inner == 1 && row > 0 {
-			xf, _ := asF32(xr)
-			bf, _ := asF32(b)
-			addReluF32k(&yf[0], &xf[0], &bf[:row][0], row)
 			return
 		}
-		for i, v := range xr {
-			yr[i] = reluT(v + b[i/p.Inner])
+		channelRuns(p, func(o, c int) { biasReluRun(p, y, x, b, o, c) })
+		return
+	}
+	if serialRows(p) {
+		for o := range p.Outer {
+			biasReluRow(p, y, x, b, o)
 		}
-	})
+		return
+	}
+	channelRows(p, func(o int) { biasReluRow(p, y, x, b, o) })
+}
+
+// biasReluRun is biasRelu on the run of channel c in outer slice o.
+func biasReluRun[T Float](p backend.ChannelParams, y, x, b []T, o, c int) {
+	yr, xr := channelRun(p, y, o, c), channelRun(p, x, o, c)
+	if yf, ok := asF32(yr); ok && useAsmKernel {
+		xf, _ := asF32(xr)
+		addReluScalarF32k(&yf[0], &xf[:len(yf)][0], float32(b[c]), len(yf))
+		return
+	}
+	for i, v := range xr {
+		yr[i] = reluT(v + b[c])
+	}
+}
+
+// biasReluRow is biasRelu on outer row o (C·Inner values).
+func biasReluRow[T Float](p backend.ChannelParams, y, x, b []T, o int) {
+	row := p.C * p.Inner
+	yr, xr := y[o*row:][:row], x[o*row:][:row]
+	if yf, ok := asF32(yr); ok && useAsmKernel && p.Inner == 1 && row > 0 {
+		xf, _ := asF32(xr)
+		bf, _ := asF32(b)
+		addReluF32k(&yf[0], &xf[0], &bf[:row][0], row)
+		return
+	}
+	for i, v := range xr {
+		yr[i] = reluT(v + b[i/p.Inner])
+	}
 }
 
 // reluT is relu (elementwise.go) in T: −0 and NaN pass through.

@@ -137,14 +137,14 @@ var (
 	maxDirectPlans = int32(256)
 )
 
-// directPlanFor returns s's plan, from the cache when it holds it.
-func directPlanFor(s convShape) directPlan {
+// directPlanFor returns s's plan, from the cache when it holds it. A
+// plan does not depend on the batch size: its shape has N = 0.
+func directPlanFor(s convShape) *directPlan {
 	key := directKey{s.InC, s.InH, s.InW, s.OutC, s.OutH, s.OutW, s.KH, s.KW, s.PadH, s.PadW, s.DilateH, s.DilateW, useZMMKernel}
 	if d, ok := directPlans.Load(key); ok {
-		p := *d.(*directPlan)
-		p.s = s // the batch size differs between calls
-		return p
+		return d.(*directPlan)
 	}
+	s.N = 0
 	d := newDirectPlan(s)
 	if directCached.Add(1) <= maxDirectPlans {
 		if _, loaded := directPlans.LoadOrStore(key, &d); loaded {
@@ -153,7 +153,7 @@ func directPlanFor(s convShape) directPlan {
 	} else {
 		directCached.Add(-1)
 	}
-	return d
+	return &d
 }
 
 func newDirectPlan(s convShape) directPlan {
@@ -199,17 +199,16 @@ func newDirectPlan(s convShape) directPlan {
 func (d directPlan) packWeights(w []float32) []float32 {
 	k, r := d.s.kk, d.rows
 	wp := scratch[float32](d.ocp * k)
-	for b := 0; b < d.ocp/r; b++ {
-		blk := wp[b*r*k : (b+1)*r*k]
-		for i := 0; i < r; i++ {
-			oc := r*b + i
+	for oc := 0; oc < d.ocp; oc++ {
+		blk := wp[oc/r*r*k:][:r*k][oc%r:]
+		if oc >= d.s.OutC {
 			for t := 0; t < k; t++ {
-				v := float32(0)
-				if oc < d.s.OutC {
-					v = w[oc*k+t]
-				}
-				blk[r*t+i] = v
+				blk[r*t] = 0
 			}
+			continue
+		}
+		for t, v := range w[oc*k : (oc+1)*k] {
+			blk[r*t] = v
 		}
 	}
 	return wp
@@ -234,6 +233,8 @@ func directConv2D(s convShape, y, x, w, bias []float32) {
 	}
 	inImg, outImg, plane := s.InC*s.InH*s.InW, s.OutC*s.ohw, d.hp*d.wp
 	inPlace := s.PadH == 0 && s.PadW == 0
+	// The images read the plan's shape (d.s: s without the batch size), so
+	// that s does not move to the heap with the closure.
 	parallelFor(s.N, 1, func(lo, hi int) {
 		var xp, yw []float32
 		for n := lo; n < hi; n++ {
@@ -244,8 +245,8 @@ func directConv2D(s convShape, y, x, w, bias []float32) {
 					defer release(xp)
 					clear(xp) // the padding and the overreach stay zero
 				}
-				for c := 0; c < s.InC; c++ {
-					copyRows(xp[c*plane+s.PadH*d.wp+s.PadW:], xn[c*s.InH*s.InW:], s.InH, s.InW, d.wp, s.InW)
+				for c := 0; c < d.s.InC; c++ {
+					copyRows(xp[c*plane+d.s.PadH*d.wp+d.s.PadW:], xn[c*d.s.InH*d.s.InW:], d.s.InH, d.s.InW, d.wp, d.s.InW)
 				}
 				xn = xp
 			}
@@ -259,8 +260,8 @@ func directConv2D(s convShape, y, x, w, bias []float32) {
 				defer release(yw)
 			}
 			d.tiles(yw, xn, wp, bp)
-			for oc := 0; oc < s.OutC; oc++ {
-				copyRows(yn[oc*s.ohw:], yw[oc*d.qt:], s.OutH, s.OutW, s.OutW, d.wp)
+			for oc := 0; oc < d.s.OutC; oc++ {
+				copyRows(yn[oc*d.s.ohw:], yw[oc*d.qt:], d.s.OutH, d.s.OutW, d.s.OutW, d.wp)
 			}
 		}
 	})

@@ -22,7 +22,16 @@ func trans(t bool) blas.Transpose {
 // goroutine; large ones run one after the other, each split over the
 // cores by sgemm itself, so the two levels never nest.
 func (*Backend) Gemm(p backend.GemmParams) {
-	batch := max(p.Batch, 1)
+	if p.Batch <= 1 { // one product: no closure to allocate
+		gemm(p, p.A, p.B, p.C, true)
+		return
+	}
+	gemmBatch(p)
+}
+
+// gemmBatch is Gemm for p.Batch > 1.
+func gemmBatch(p backend.GemmParams) {
+	batch := p.Batch
 	one := func(i int, parallel bool) {
 		a, b, c := p.A, p.B, p.C
 		a.Off += i * p.StrideA

@@ -137,6 +137,12 @@ func axpbycF32x512(d, gp, x *float32, n int, a, b, c float32)
 //go:noescape
 func maxPool2x2RowF32x512(y, r0, r1 *float32, groups int)
 
+// maxPool2x2RowsF32x512 pools rows output rows of outW windows (y rows
+// outW apart) from input row pairs 2·inW apart (x), tails masked.
+//
+//go:noescape
+func maxPool2x2RowsF32x512(y, x *float32, rows, outW, inW int)
+
 // maxPool2x2BackRowF32x512 is maxPool2x2BackRowF32 on ZMM registers.
 //
 //go:noescape

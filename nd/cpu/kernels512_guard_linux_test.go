@@ -99,4 +99,22 @@ func TestZMMGuardPage(t *testing.T) {
 		_, dyw := regions[4].tail(16*groups+16*groups, vals)
 		winoGradOutRowF32x512(dyw, 16*groups, planes, 8*groups, groups)
 	}
+	// Pooling whole planes: the last input row and the last output end at
+	// a guard page, for every tail length.
+	for outW := 1; outW <= 35; outW++ {
+		for rows := 1; rows <= 3; rows++ {
+			inW := 2*outW + rows%2
+			xs, x := regions[1].tail((2*rows-1)*inW+2*outW, vals)
+			ys, y := regions[0].tail(rows*outW, vals)
+			maxPool2x2RowsF32x512(y, x, rows, outW, inW)
+			for r := range rows {
+				for i := range outW {
+					a, b := xs[2*r*inW+2*i:], xs[(2*r+1)*inW+2*i:]
+					if want := max(a[0], a[1], b[0], b[1]); ys[r*outW+i] != want {
+						t.Fatalf("rows kernel outW=%d rows=%d: y[%d][%d] = %v, want %v", outW, rows, r, i, ys[r*outW+i], want)
+					}
+				}
+			}
+		}
+	}
 }

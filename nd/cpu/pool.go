@@ -27,15 +27,27 @@ func (*Backend) Pool2D(p backend.PoolParams, y, x backend.Arg) {
 
 func pool2D[T Float](p backend.PoolParams, y, x []T) {
 	inPlane, outPlane := p.InH*p.InW, p.OutH*p.OutW
-	plane := poolPlane[T]
-	if fastMaxPool(p) {
-		plane = maxPoolPlane[T]
+	planes, grain := p.N*p.C, max(1, elemGrain/max(inPlane+outPlane, 1))
+	if numChunks(planes, grain) <= 1 { // no closure to allocate
+		poolPlanes(p, y, x, 0, planes)
+		return
 	}
-	parallelFor(p.N*p.C, max(1, elemGrain/max(inPlane+outPlane, 1)), func(lo, hi int) {
-		for pl := lo; pl < hi; pl++ {
-			plane(p, y[pl*outPlane:][:outPlane], x[pl*inPlane:][:inPlane])
+	parallelFor(planes, grain, func(lo, hi int) { poolPlanes(p, y, x, lo, hi) })
+}
+
+// poolPlanes pools planes [lo, hi) of x into y. (A generic function
+// taken as a value allocates its closure: the choice is made per call.)
+func poolPlanes[T Float](p backend.PoolParams, y, x []T, lo, hi int) {
+	inPlane, outPlane := p.InH*p.InW, p.OutH*p.OutW
+	fast := fastMaxPool(p)
+	for pl := lo; pl < hi; pl++ {
+		yp, xp := y[pl*outPlane:][:outPlane], x[pl*inPlane:][:inPlane]
+		if fast {
+			maxPoolPlane(p, yp, xp)
+		} else {
+			poolPlane(p, yp, xp)
 		}
-	})
+	}
 }
 
 // poolPlane pools one plane xp into yp, for any window, stride and padding.

@@ -243,3 +243,93 @@ bwddone:
 	MOVQ BX, ret+56(FP)
 	VZEROUPPER
 	RET
+
+// func maxPool2x2RowsF32x512(y, x *float32, rows, outW, inW int)
+//
+// maxPool2x2RowF32x512 over rows output rows of outW windows each: output
+// row r (outW values from y + r·outW) pools input rows 2r and 2r+1 of x
+// (inW values apart). Full groups of 16 windows as in
+// maxPool2x2RowF32x512; the last 1–15 windows of a row load only their
+// inputs (masked, zeroing) and store only their outputs, so nothing past
+// 2·outW inputs of a row nor past outW outputs is touched.
+TEXT ·maxPool2x2RowsF32x512(SB), NOSPLIT, $0-40
+	MOVQ       y+0(FP), DI
+	MOVQ       x+8(FP), R9
+	MOVQ       rows+16(FP), R8
+	MOVQ       outW+24(FP), R10
+	MOVQ       inW+32(FP), R11
+	SHLQ       $2, R11
+	VMOVUPS    ·zmmEven(SB), Z13
+	VMOVUPS    ·zmmOdd(SB), Z14
+	VPTERNLOGD $0xff, Z11, Z11, Z11 // all ones
+	VPSRLD     $1, Z11, Z12         // 0x7FFFFFFF
+
+	// Tail masks for w = outW mod 16 windows: K5 their outputs, K3 and K4
+	// the low and high 16 of their 2w inputs per row.
+	MOVQ  R10, AX
+	ANDQ  $15, AX
+	MOVQ  AX, CX
+	MOVL  $1, BX
+	SHLL  CX, BX
+	DECL  BX
+	KMOVW BX, K5
+	SHLQ  $1, CX
+	CMPQ  CX, $16
+	JLT   shortTail
+	SUBQ  $16, CX
+	MOVL  $1, BX
+	SHLL  CX, BX
+	DECL  BX
+	KMOVW BX, K4
+	MOVL  $0xffff, BX
+	KMOVW BX, K3
+	JMP   rowsLoop
+
+shortTail:
+	MOVL  $1, BX
+	SHLL  CX, BX
+	DECL  BX
+	KMOVW BX, K3
+	KXORW K4, K4, K4
+
+rowsLoop:
+	TESTQ R8, R8
+	JEQ   rowsDone
+	MOVQ  R9, SI
+	LEAQ  (R9)(R11*1), DX
+	MOVQ  R10, BX
+	SHRQ  $4, BX
+
+rowsGroup:
+	TESTQ   BX, BX
+	JEQ     rowsTail
+	PLOAD2
+	PMAX
+	VMOVUPS Z8, (DI)
+	ADDQ    $128, SI
+	ADDQ    $128, DX
+	ADDQ    $64, DI
+	DECQ    BX
+	JMP     rowsGroup
+
+rowsTail:
+	TESTQ     AX, AX
+	JEQ       rowsNext
+	VMOVUPS.Z (SI), K3, Z0
+	VMOVUPS.Z 64(SI), K4, Z1
+	VMOVUPS.Z (DX), K3, Z2
+	VMOVUPS.Z 64(DX), K4, Z3
+	PSPLIT(Z0, Z1, Z4, Z5)
+	PSPLIT(Z2, Z3, Z6, Z7)
+	PMAX
+	VMOVUPS   Z8, K5, (DI)
+	LEAQ      (DI)(AX*4), DI
+
+rowsNext:
+	LEAQ (R9)(R11*2), R9
+	DECQ R8
+	JMP  rowsLoop
+
+rowsDone:
+	VZEROUPPER
+	RET

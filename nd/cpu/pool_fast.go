@@ -51,6 +51,10 @@ func maxPoolPlane[T Float](p backend.PoolParams, yp, xp []T) {
 	if p.KH == 2 && p.KW == 2 && p.StrideW == 2 && unpadded(p) {
 		_, vec := asF32(yp)
 		vec = vec && useAsmKernel
+		if vec && useZMMKernel && p.StrideH == 2 {
+			maxPool2x2RowsF32x512(&asF32s(yp)[0], &asF32s(xp)[0], p.OutH, p.OutW, p.InW)
+			return
+		}
 		for oh := 0; oh < p.OutH; oh++ {
 			r0 := xp[oh*p.StrideH*p.InW:][:2*p.OutW]
 			r1 := xp[(oh*p.StrideH+1)*p.InW:][:2*p.OutW]

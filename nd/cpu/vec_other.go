@@ -47,3 +47,7 @@ func reluGradSumF32(d, y, gr *float32, n int) float64  { panic("unreachable") }
 // And the dot-product kernels (sgemm_dot.go).
 func dot4F32(x, b0, b1, b2, b3 *float32, k int, out *float32)     { panic("unreachable") }
 func dot4F32x512(x, b0, b1, b2, b3 *float32, k int, out *float32) { panic("unreachable") }
+
+// And the ZMM pooling kernels pool_fast.go calls directly.
+func maxPool2x2RowF32x512(y, r0, r1 *float32, groups int)      { panic("unreachable") }
+func maxPool2x2RowsF32x512(y, x *float32, rows, outW, inW int) { panic("unreachable") }
