@@ -105,6 +105,21 @@ func sgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []fl
 		scaleC(m, n, beta, c, ldc)
 		return
 	}
+	if useDotRows(tA, tB, m, k) { // decided for the whole product: a split never changes it
+		if beta != 0 && beta != 1 {
+			scaleC(m, n, beta, c, ldc)
+			beta = 1
+		}
+		if !parallel || m*n*k < sgemmParallelMin {
+			sgemmDotRows(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+			return
+		}
+		parallelFor(ceilDiv(n, 4), 1, func(lo, hi int) {
+			j0, j1 := 4*lo, min(4*hi, n)
+			sgemmDotRows(m, j1-j0, k, alpha, a, lda, b[j0*ldb:], ldb, beta, c[j0:], ldc)
+		})
+		return
+	}
 	chunks := 1
 	if parallel && m*n*k >= sgemmParallelMin {
 		chunks = workers()
@@ -261,10 +276,6 @@ func sgemmSerial(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, 
 	if beta != 0 && beta != 1 {
 		scaleC(m, n, beta, c, ldc)
 		beta = 1
-	}
-	if useDotRows(tA, tB, m, k) {
-		sgemmDotRows(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-		return
 	}
 	buf := sgemmPool.Get().(*sgemmBuf)
 	defer sgemmPool.Put(buf)

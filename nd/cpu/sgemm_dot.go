@@ -10,9 +10,12 @@ package cpu
 // dotMaxM is the most rows of A computed as dot products.
 const dotMaxM = 4
 
-// useDotRows reports whether sgemmSerial computes the product as dot
-// products: B transposed, A not, at most dotMaxM rows and a row long
-// enough for one vector step.
+// useDotRows reports whether sgemm computes the product as dot products:
+// B transposed, A not, at most dotMaxM rows and a row long enough for one
+// vector step. It is decided for the whole product (sgemm), never for the
+// row chunks of a split one, so the split does not change the bits; a
+// product of 1–4 rows does differ in rounding from the same rows inside a
+// larger product (summed in 16 lanes rather than in order of k).
 func useDotRows(tA, tB bool, m, k int) bool {
 	return tB && !tA && m <= dotMaxM && k >= 16
 }

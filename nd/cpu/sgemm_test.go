@@ -341,8 +341,12 @@ func TestGemmBatchStrides(t *testing.T) {
 // the result: each element's sum runs in the same order either way.
 func TestSgemmReproducible(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	for _, tr := range transCombos {
-		c := sgemmCase{tA: tr[0], tB: tr[1], m: 150, n: 170, k: 600, alpha: 1, beta: 0}
+	// A large product, one split over rows into 6 + 4 (a last chunk the
+	// size of useDotRows's products) and one of 3 rows split over columns.
+	shapes := [][3]int{{150, 170, 600}, {10, 8, 2048}, {3, 4099, 64}}
+	for i, tr := range append(slices.Clone(transCombos), [2]bool{false, true}, [2]bool{false, true}) {
+		sh := shapes[max(0, i-len(transCombos)+1)]
+		c := sgemmCase{tA: tr[0], tB: tr[1], m: sh[0], n: sh[1], k: sh[2], alpha: 1, beta: 0}
 		o := newSgemmOperands(c, rng)
 		c1 := make([]float32, len(o.c))
 		c2 := make([]float32, len(o.c))
