@@ -143,6 +143,13 @@ func maxPool2x2RowF32x512(y, r0, r1 *float32, groups int)
 //go:noescape
 func maxPool2x2RowsF32x512(y, x *float32, rows, outW, inW int)
 
+// maxPool2x2BackRowsF32x512 is the backward pass of maxPool2x2RowsF32x512
+// over rows rows; it stops before a row whose maxima hold a NaN and
+// returns the rows it did.
+//
+//go:noescape
+func maxPool2x2BackRowsF32x512(dx, x, y, dy *float32, rows, outW, inW int) int
+
 // maxPool2x2BackRowF32x512 is maxPool2x2BackRowF32 on ZMM registers.
 //
 //go:noescape

@@ -107,6 +107,22 @@ func TestZMMGuardPage(t *testing.T) {
 			xs, x := regions[1].tail((2*rows-1)*inW+2*outW, vals)
 			ys, y := regions[0].tail(rows*outW, vals)
 			maxPool2x2RowsF32x512(y, x, rows, outW, inW)
+			dxs, dx := regions[2].tail((2*rows-1)*inW+2*outW, vals)
+			clear(dxs)
+			dys, dy := regions[3].tail(rows*outW, vals)
+			if done := maxPool2x2BackRowsF32x512(dx, x, y, dy, rows, outW, inW); done != rows {
+				t.Fatalf("backward rows kernel outW=%d rows=%d: did %d rows", outW, rows, done)
+			}
+			var gin, gout float64 // each window's gradient goes to one input
+			for _, v := range dxs {
+				gin += float64(v)
+			}
+			for _, v := range dys {
+				gout += float64(v)
+			}
+			if gin != gout {
+				t.Fatalf("backward rows kernel outW=%d rows=%d: input gradients sum to %v, output gradients to %v", outW, rows, gin, gout)
+			}
 			for r := range rows {
 				for i := range outW {
 					a, b := xs[2*r*inW+2*i:], xs[(2*r+1)*inW+2*i:]

@@ -333,3 +333,140 @@ rowsNext:
 rowsDone:
 	VZEROUPPER
 	RET
+
+// func maxPool2x2BackRowsF32x512(dx, x, y, dy *float32, rows, outW, inW int) int
+//
+// maxPool2x2BackRowF32x512 over rows rows of outW windows: output row r
+// (y and dy from r·outW) routes its gradients into input rows 2r and
+// 2r+1 of dx (from x's, inW values apart). Full groups of 16 windows,
+// then the last 1–15 windows of a row with masked loads and stores, so
+// nothing past a row's 2·outW inputs or outW outputs is touched. It stops
+// before the first row whose y holds a NaN and returns the rows it did.
+TEXT ·maxPool2x2BackRowsF32x512(SB), NOSPLIT, $24-64
+	MOVQ    dx+0(FP), R11
+	MOVQ    x+8(FP), R12
+	MOVQ    y+16(FP), R9
+	MOVQ    dy+24(FP), R10
+	MOVQ    rows+32(FP), AX
+	MOVQ    inW+48(FP), R13
+	SHLQ    $2, R13
+	VMOVUPS ·zmmEven(SB), Z13
+	VMOVUPS ·zmmOdd(SB), Z14
+	VMOVUPS ·zmmZipLo(SB), Z15
+	VMOVUPS ·zmmZipHi(SB), Z10
+
+	// Masks of the w = outW mod 16 last windows of a row: wm their
+	// outputs, lm and hm the low and high 16 of their 2w inputs.
+	MOVQ outW+40(FP), CX
+	ANDQ $15, CX
+	MOVL $1, BX
+	SHLL CX, BX
+	DECL BX
+	MOVQ BX, wm-8(SP)
+	SHLQ $1, CX
+	CMPQ CX, $16
+	JLT  bshort
+	SUBQ $16, CX
+	MOVL $1, BX
+	SHLL CX, BX
+	DECL BX
+	MOVQ BX, hm-24(SP)
+	MOVQ $0xffff, lm-16(SP)
+	JMP  brows
+
+bshort:
+	MOVL $1, BX
+	SHLL CX, BX
+	DECL BX
+	MOVQ BX, lm-16(SP)
+	MOVQ $0, hm-24(SP)
+
+brows:
+	TESTQ AX, AX
+	JEQ   bdone
+
+	// A NaN maximum in the row: stop before it (the caller takes it).
+	MOVQ R9, SI
+	MOVQ outW+40(FP), CX
+	SHRQ $4, CX
+
+bscan:
+	TESTQ    CX, CX
+	JEQ      bscanTail
+	VMOVUPS  (SI), Z8
+	VCMPPS   $3, Z8, Z8, K1
+	KORTESTW K1, K1
+	JNE      bdone
+	ADDQ     $64, SI
+	DECQ     CX
+	JMP      bscan
+
+bscanTail:
+	KMOVW     wm-8(SP), K6
+	VMOVUPS.Z (SI), K6, Z8
+	VCMPPS    $3, Z8, Z8, K1
+	KORTESTW  K1, K1
+	JNE       bdone
+
+	MOVQ R11, DI
+	LEAQ (R11)(R13*1), R8
+	MOVQ R12, SI
+	LEAQ (R12)(R13*1), DX
+	MOVQ outW+40(FP), CX
+	SHRQ $4, CX
+
+bgroup:
+	TESTQ   CX, CX
+	JEQ     btail
+	VMOVUPS (R9), Z8
+	VMOVUPS (R10), Z9
+	PLOAD2
+	PBACK
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, (R8)
+	VMOVUPS Z3, 64(R8)
+	ADDQ    $128, SI
+	ADDQ    $128, DX
+	ADDQ    $128, DI
+	ADDQ    $128, R8
+	ADDQ    $64, R9
+	ADDQ    $64, R10
+	DECQ    CX
+	JMP     bgroup
+
+btail:
+	MOVQ      outW+40(FP), BX
+	ANDQ      $15, BX
+	JEQ       bnext
+	KMOVW     wm-8(SP), K6
+	VMOVUPS.Z (R9), K6, Z8
+	VMOVUPS.Z (R10), K6, Z9
+	KMOVW     lm-16(SP), K6
+	KMOVW     hm-24(SP), K7
+	VMOVUPS.Z (SI), K6, Z0
+	VMOVUPS.Z 64(SI), K7, Z1
+	VMOVUPS.Z (DX), K6, Z2
+	VMOVUPS.Z 64(DX), K7, Z3
+	PSPLIT(Z0, Z1, Z4, Z5)
+	PSPLIT(Z2, Z3, Z6, Z7)
+	PBACK
+	VMOVUPS   Z0, K6, (DI)
+	VMOVUPS   Z1, K7, 64(DI)
+	VMOVUPS   Z2, K6, (R8)
+	VMOVUPS   Z3, K7, 64(R8)
+	LEAQ      (R9)(BX*4), R9
+	LEAQ      (R10)(BX*4), R10
+
+bnext:
+	LEAQ (R11)(R13*2), R11
+	LEAQ (R12)(R13*2), R12
+	DECQ AX
+	JMP  brows
+
+bdone:
+	MOVQ rows+32(FP), BX
+	SUBQ AX, BX
+	MOVQ BX, ret+56(FP)
+	VZEROUPPER
+	RET

@@ -261,25 +261,42 @@ func maxPool2x2BackwardPlane[T Float](p backend.PoolParams, dxp, xp, yp, dyp []T
 	if p.InH != 2*p.OutH || p.InW != 2*p.OutW {
 		clear(d32)
 	}
-	w := 2 * p.OutW
-	for oh := 0; oh < p.OutH; oh++ {
-		i0 := 2 * oh * p.InW
-		r0, r1 := x32[i0:][:w], x32[i0+p.InW:][:w]
-		d0, d1 := d32[i0:][:w], d32[i0+p.InW:][:w]
-		yr, gr := y32[oh*p.OutW:][:p.OutW], g32[oh*p.OutW:][:p.OutW]
-		ow := 0
-		for useAsmKernel && ow+8 <= p.OutW {
-			// The kernel stops at a group of 8 windows with a NaN
-			// maximum, which the loop below takes window by window.
-			groups := (p.OutW - ow) / 8
-			ow += maxPool2x2BackRowF32k(&d0[2*ow], &d1[2*ow], &r0[2*ow], &r1[2*ow], &yr[ow], &gr[ow], groups)
-			if ow+8 <= p.OutW {
-				maxPool2x2Windows(d0, d1, r0, r1, yr, gr, ow, ow+8)
-				ow += 8
+	if useAsmKernel && useZMMKernel {
+		// Whole rows with masked tails; a row with a NaN maximum goes
+		// through the row path.
+		for oh := 0; oh < p.OutH; oh++ {
+			i0 := 2 * oh * p.InW
+			oh += maxPool2x2BackRowsF32x512(&d32[i0], &x32[i0], &y32[oh*p.OutW], &g32[oh*p.OutW], p.OutH-oh, p.OutW, p.InW)
+			if oh < p.OutH {
+				maxPool2x2BackRow(p, d32, x32, y32, g32, oh)
 			}
 		}
-		maxPool2x2Windows(d0, d1, r0, r1, yr, gr, ow, p.OutW)
+		return
 	}
+	for oh := 0; oh < p.OutH; oh++ {
+		maxPool2x2BackRow(p, d32, x32, y32, g32, oh)
+	}
+}
+
+// maxPool2x2BackRow is maxPool2x2BackwardPlane for output row oh.
+func maxPool2x2BackRow(p backend.PoolParams, d32, x32, y32, g32 []float32, oh int) {
+	w := 2 * p.OutW
+	i0 := 2 * oh * p.InW
+	r0, r1 := x32[i0:][:w], x32[i0+p.InW:][:w]
+	d0, d1 := d32[i0:][:w], d32[i0+p.InW:][:w]
+	yr, gr := y32[oh*p.OutW:][:p.OutW], g32[oh*p.OutW:][:p.OutW]
+	ow := 0
+	for useAsmKernel && ow+8 <= p.OutW {
+		// The kernel stops at a group of 8 windows with a NaN
+		// maximum, which the loop below takes window by window.
+		groups := (p.OutW - ow) / 8
+		ow += maxPool2x2BackRowF32k(&d0[2*ow], &d1[2*ow], &r0[2*ow], &r1[2*ow], &yr[ow], &gr[ow], groups)
+		if ow+8 <= p.OutW {
+			maxPool2x2Windows(d0, d1, r0, r1, yr, gr, ow, ow+8)
+			ow += 8
+		}
+	}
+	maxPool2x2Windows(d0, d1, r0, r1, yr, gr, ow, p.OutW)
 }
 
 // maxPool2x2Windows is maxPool2x2BackwardPlane for windows [lo, hi) of one

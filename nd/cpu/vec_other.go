@@ -51,3 +51,6 @@ func dot4F32x512(x, b0, b1, b2, b3 *float32, k int, out *float32) { panic("unrea
 // And the ZMM pooling kernels pool_fast.go calls directly.
 func maxPool2x2RowF32x512(y, r0, r1 *float32, groups int)      { panic("unreachable") }
 func maxPool2x2RowsF32x512(y, x *float32, rows, outW, inW int) { panic("unreachable") }
+func maxPool2x2BackRowsF32x512(dx, x, y, dy *float32, rows, outW, inW int) int {
+	panic("unreachable")
+}
