@@ -10,6 +10,7 @@ import (
 	"github.com/goluon/goluon/gluon/model/vision"
 	"github.com/goluon/goluon/gluon/modelzoo"
 	"github.com/goluon/goluon/gluon/optimizer"
+	"github.com/goluon/goluon/internal/traintest"
 	"github.com/goluon/goluon/nd"
 )
 
@@ -22,18 +23,25 @@ func hybridModes(b *testing.B, body func(b *testing.B, wrap func(gluon.Block) gl
 }
 
 // BenchmarkHybridTrainLeNetB32 is LeNet's training step at batch 32 on
-// cpu(0), eager and hybridized.
+// cpu(0), eager, hybridized, and compiled (gluon.CompileStep: the loss
+// and the backward pass in the graph too).
 func BenchmarkHybridTrainLeNetB32(b *testing.B) {
 	hybridModes(b, func(b *testing.B, wrap func(gluon.Block) gluon.Block) {
 		trainStepBench(b, wrap(modelzoo.LeNet()), optimizer.NewSGD(0.04), []int{32, 1, 28, 28}, []ctx.Context{ctx.CPU(0)})
 	})
+	b.Run("compiled", func(b *testing.B) {
+		traintest.CompiledStepBench(b, modelzoo.LeNet(), optimizer.NewSGD(0.04), []int{32, 1, 28, 28}, []ctx.Context{ctx.CPU(0)})
+	})
 }
 
 // BenchmarkHybridTrainMLP is the MLP's training step (batch 128) on
-// cpu(0), eager and hybridized.
+// cpu(0), eager, hybridized and compiled.
 func BenchmarkHybridTrainMLP(b *testing.B) {
 	hybridModes(b, func(b *testing.B, wrap func(gluon.Block) gluon.Block) {
 		trainStepBench(b, wrap(modelzoo.MLP(10, 256, 256)), optimizer.NewSGD(0.1), []int{128, 784}, []ctx.Context{ctx.CPU(0)})
+	})
+	b.Run("compiled", func(b *testing.B) {
+		traintest.CompiledStepBench(b, modelzoo.MLP(10, 256, 256), optimizer.NewSGD(0.1), []int{128, 784}, []ctx.Context{ctx.CPU(0)})
 	})
 }
 

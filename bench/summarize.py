@@ -97,7 +97,7 @@ def main():
     for w in sorted(go, key=natural):
         vals, unit = go[w]
         lower = unit in LOWER_IS_BETTER
-        base = re.sub(r"/(\d+ctx|eager|hybrid)$", "", w)
+        base = re.sub(r"/(\d+ctx|eager|hybrid|compiled)$", "", w)
         best = {rep: (min if lower else max)(r[base]) for rep, r in reps.items() if base in r}
         pairs = []
         for rep, p in best.items():
@@ -126,6 +126,7 @@ def main():
     ratios.update(context_ratios(d))
     ratios.update(amp_ratios(d))
     ratios.update(hybrid_ratios(d))
+    ratios.update(row_ratios(d, "/compiled", "/eager", "compiled step / eager", "/compiled_over_eager"))
     print(json.dumps(ratios, sort_keys=True))
     peak_lines(d, go)
 

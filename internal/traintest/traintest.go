@@ -26,7 +26,7 @@ func SoftmaxCE(logits, labels *nd.NDArray) *nd.NDArray {
 }
 
 // Loss is a per-sample loss of predictions against labels.
-type Loss func(pred, label *nd.NDArray) *nd.NDArray
+type Loss = gluon.LossFunc
 
 // Backward runs one data-parallel forward and backward pass: x and y are
 // split over devs (evenly, or failing, when even is set), each device's
@@ -56,31 +56,61 @@ func Backward(net gluon.Block, lossFn Loss, x, y *nd.NDArray, devs []ctx.Context
 // devs: it seeds nd with 1, initialises net's parameters on devs and
 // returns the step, each run in a scope of its own.
 func NewStep(net gluon.Block, opt optimizer.Optimizer, shape []int, devs []ctx.Context) (func() error, error) {
-	nd.Seed(1)
-	params := gluon.CollectParams(net)
-	if err := params.Initialize(initializer.Xavier{}, devs, false); err != nil {
-		return nil, err
-	}
-	tr, err := gluon.NewTrainer(params, opt, "device", gluon.TrainerOpts{})
+	b, err := newBatch(net, opt, shape, devs)
 	if err != nil {
 		return nil, err
 	}
-	lossFn := loss.NewSoftmaxCrossEntropy().Forward
-	batch := shape[0]
-	x := nd.RandomUniform(ctx.CPU(0), nd.Float32, 0, 1, shape...)
-	labels := make([]float32, batch)
-	for i := range labels {
-		labels[i] = float32(i % 10)
-	}
-	y := nd.FromSlice(ctx.CPU(0), labels)
 	return func() error {
 		s := nd.NewScope()
 		defer s.Close()
-		if err := Backward(net, lossFn, x, y, devs, false); err != nil {
+		if err := Backward(net, b.lossFn, b.x, b.y, devs, false); err != nil {
 			return err
 		}
-		return tr.Step(batch)
+		return b.tr.Step(shape[0])
 	}, nil
+}
+
+// NewCompiledStep is NewStep through gluon.CompileStep.
+func NewCompiledStep(net gluon.Block, opt optimizer.Optimizer, shape []int, devs []ctx.Context) (func() error, error) {
+	b, err := newBatch(net, opt, shape, devs)
+	if err != nil {
+		return nil, err
+	}
+	step, err := gluon.CompileStep(net, b.lossFn, b.tr, gluon.StepOpts{Contexts: devs})
+	if err != nil {
+		return nil, err
+	}
+	return func() error {
+		s := nd.NewScope()
+		defer s.Close()
+		_, err := step.Run(b.x, b.y)
+		return err
+	}, nil
+}
+
+// batch is what NewStep and NewCompiledStep train on.
+type batch struct {
+	tr     *gluon.Trainer
+	lossFn gluon.LossFunc
+	x, y   *nd.NDArray
+}
+
+func newBatch(net gluon.Block, opt optimizer.Optimizer, shape []int, devs []ctx.Context) (batch, error) {
+	nd.Seed(1)
+	params := gluon.CollectParams(net)
+	if err := params.Initialize(initializer.Xavier{}, devs, false); err != nil {
+		return batch{}, err
+	}
+	tr, err := gluon.NewTrainer(params, opt, "device", gluon.TrainerOpts{})
+	if err != nil {
+		return batch{}, err
+	}
+	labels := make([]float32, shape[0])
+	for i := range labels {
+		labels[i] = float32(i % 10)
+	}
+	x := nd.RandomUniform(ctx.CPU(0), nd.Float32, 0, 1, shape...)
+	return batch{tr: tr, lossFn: loss.NewSoftmaxCrossEntropy().Forward, x: x, y: nd.FromSlice(ctx.CPU(0), labels)}, nil
 }
 
 // StepBench measures NewStep's training steps and reports samples/s.
@@ -92,7 +122,21 @@ func StepBench(b *testing.B, net gluon.Block, opt optimizer.Optimizer, shape []i
 	if err != nil {
 		b.Fatal(err)
 	}
-	batch := shape[0]
+	timeSteps(b, run, shape[0], wait)
+}
+
+// CompiledStepBench is StepBench through gluon.CompileStep.
+func CompiledStepBench(b *testing.B, net gluon.Block, opt optimizer.Optimizer, shape []int, devs []ctx.Context) {
+	run, err := NewCompiledStep(net, opt, shape, devs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	timeSteps(b, run, shape[0], nil)
+}
+
+// timeSteps runs two warm-up steps (deferred shapes, traces, pools), then
+// the timed loop, and reports samples/s.
+func timeSteps(b *testing.B, run func() error, batch int, wait func()) {
 	step := func() {
 		if err := run(); err != nil {
 			b.Fatal(err)
@@ -101,7 +145,7 @@ func StepBench(b *testing.B, net gluon.Block, opt optimizer.Optimizer, shape []i
 	if wait == nil {
 		wait = func() {}
 	}
-	step() // deferred shapes and pools warm up outside the timing
+	step()
 	step()
 	wait()
 	for b.Loop() {
