@@ -245,6 +245,9 @@ func eagerOnly(c Component) string {
 	if h, ok := c.(*HybridBlock); ok { // its Meta is the wrapped block's
 		c = h.inner
 	}
+	if s, ok := c.(*stepBlock); ok { // so is a compiled step's: the network decides
+		return eagerOnly(s.net)
+	}
 	if e, ok := c.(EagerOnly); ok {
 		return c.Meta().Name() + ": " + e.EagerOnly()
 	}

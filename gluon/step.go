@@ -24,9 +24,11 @@ type StepOpts struct {
 	// Eager runs the same step without tracing: for comparisons, and for
 	// networks that break the hybridize contract (see HybridBlock).
 	Eager bool
-	// IgnoreStale steps the Trainer with StepIgnoreStale: a batch with
-	// fewer samples than contexts leaves some replicas without a
-	// gradient, and their parameters are skipped instead of failing.
+	// IgnoreStale steps the Trainer with StepIgnoreStale: a parameter
+	// that no context's backward pass reached (unused by the network or
+	// the loss) is skipped instead of failing the step. (A batch with
+	// fewer samples than contexts needs no option: the contexts without
+	// a share are left out of the sums.)
 	IgnoreStale bool
 }
 
@@ -48,8 +50,9 @@ type TrainStep struct {
 }
 
 // StepResult is what one Run computed, per context, in the order of the
-// contexts: the per-sample losses of the context's share of the batch and
-// the network's outputs (detached, for metrics).
+// contexts (only those that got a share, when the batch has fewer samples
+// than contexts): the per-sample losses of the context's share of the
+// batch and the network's outputs (detached, for metrics).
 type StepResult struct {
 	Losses  []*nd.NDArray
 	Outputs []*nd.NDArray
@@ -116,9 +119,13 @@ func (s *TrainStep) Run(data, label *nd.NDArray) (StepResult, error) {
 	if err != nil {
 		return StepResult{}, err
 	}
-	res := StepResult{Losses: make([]*nd.NDArray, len(s.devs)), Outputs: make([]*nd.NDArray, len(s.devs))}
+	// A batch with fewer samples than contexts has a share for the first
+	// len(xs) contexts only; the others' replicas get no gradient and the
+	// Trainer leaves them out of the sums.
+	devs := s.devs[:len(xs)]
+	res := StepResult{Losses: make([]*nd.NDArray, len(devs)), Outputs: make([]*nd.NDArray, len(devs))}
 	data.Session().Record(func() {
-		err = ForEachDevice(s.devs, func(i int, _ ctx.Context) error {
+		err = ForEachDevice(devs, func(i int, _ ctx.Context) error {
 			out := Call(s.call, xs[i], ys[i])
 			nd.Backward(out[:1], nil, false)
 			res.Losses[i], res.Outputs[i] = out[0], out[1]

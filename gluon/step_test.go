@@ -192,3 +192,92 @@ func TestCompileStepErrors(t *testing.T) {
 		t.Error("a failed Run changed the parameters")
 	}
 }
+
+// TestCompileStepFewSamples: a batch with fewer samples than contexts
+// trains the contexts that got a share, as the written-out loop does (the
+// Trainer leaves the others out of the sums), with Step and with
+// StepIgnoreStale.
+func TestCompileStepFewSamples(t *testing.T) {
+	devs := []ctx.Context{ctx.CPU(0), ctx.CPU(1)}
+	train := func(compiled, stale bool) []float32 {
+		net := nn.NewDense(3, nn.DenseOpts{InUnits: 4})
+		params := gluon.CollectParams(net)
+		nd.Seed(1)
+		if err := params.Initialize(initializer.Xavier{}, devs, false); err != nil {
+			t.Fatal(err)
+		}
+		tr, err := gluon.NewTrainer(params, optimizer.NewSGD(0.1), "device", gluon.TrainerOpts{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lossFn := loss.NewL2().Forward
+		x, y := nd.RandomNormal(ctx.CPU(0), nd.Float32, 0, 1, 1, 4), nd.Ones(ctx.CPU(0), nd.Float32, 1, 3)
+		step, err := gluon.CompileStep(net, lossFn, tr, gluon.StepOpts{IgnoreStale: stale})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			if compiled {
+				res, err := step.Run(x, y)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(res.Losses) != 1 {
+					t.Fatalf("%d losses for a batch of one", len(res.Losses))
+				}
+				continue
+			}
+			xs, _ := gluon.SplitAndLoad(x, devs, false)
+			ys, _ := gluon.SplitAndLoad(y, devs, false)
+			autograd.Record(func() { autograd.Backward(lossFn(net.Forward(xs[0]), ys[0])) })
+			if err := tr.Step(1); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return net.Meta().Params()[0].Data(devs[1]).Float32s()
+	}
+	want := train(false, false)
+	for _, stale := range []bool{false, true} {
+		if got := train(true, stale); !bitsEqual(got, want) {
+			t.Errorf("IgnoreStale %v: parameters differ from the written-out loop", stale)
+		}
+	}
+}
+
+// hostReader reads its input on the host, so it cannot be traced; it says
+// so with EagerOnly.
+type hostReader struct{ *nn.Dense }
+
+func (h hostReader) EagerOnly() string { return "reads its input on the host" }
+
+func (h hostReader) Forward(x *nd.NDArray) *nd.NDArray {
+	_ = x.Float32s()
+	return h.Dense.Forward(x)
+}
+
+// TestCompileStepEagerOnly: a network that is EagerOnly itself runs its
+// compiled steps eagerly, as Hybridize runs it.
+func TestCompileStepEagerOnly(t *testing.T) {
+	net := hostReader{nn.NewDense(3, nn.DenseOpts{InUnits: 4})}
+	params := gluon.CollectParams(net)
+	if err := params.Initialize(initializer.Xavier{}, []ctx.Context{ctx.CPU(0)}, false); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := gluon.NewTrainer(params, optimizer.NewSGD(0.1), "device", gluon.TrainerOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	step, err := gluon.CompileStep(net, loss.NewL2().Forward, tr, gluon.StepOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := nd.Ones(ctx.CPU(0), nd.Float32, 2, 4), nd.Ones(ctx.CPU(0), nd.Float32, 2, 3)
+	for range 3 {
+		if _, err := step.Run(x, y); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := step.Stats(); st.Traces != 0 || st.Eager != 3 {
+		t.Errorf("stats %+v: want 3 eager calls and no trace", st)
+	}
+}
