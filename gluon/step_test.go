@@ -2,7 +2,6 @@ package gluon_test
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"testing"
 
@@ -129,12 +128,12 @@ func TestCompileStep(t *testing.T) {
 				}{{"compiled", compiledSteps(false)}, {"eager", compiledSteps(true)}} {
 					gotSteps, gotParams := train(mode.run)
 					for i := range wantSteps {
-						if !bitsEqual(gotSteps[i], wantSteps[i]) {
+						if !equalF32(gotSteps[i], wantSteps[i]) {
 							t.Fatalf("%s: step array %d differs from the written-out loop", mode.name, i)
 						}
 					}
 					for name, w := range wantParams {
-						if !bitsEqual(gotParams[name], w) {
+						if !equalF32(gotParams[name], w) {
 							t.Fatalf("%s: parameter %s differs from the written-out loop", mode.name, name)
 						}
 					}
@@ -142,18 +141,6 @@ func TestCompileStep(t *testing.T) {
 			})
 		}
 	}
-}
-
-func bitsEqual(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // TestCompileStepErrors: bad arguments and batches are errors, and a
@@ -188,7 +175,7 @@ func TestCompileStepErrors(t *testing.T) {
 	if _, err := step.Run(x, nd.Ones(dev, nd.Float32, 2, 3)); err == nil {
 		t.Error("data and labels of different batch sizes are no error")
 	}
-	if !bitsEqual(net.Meta().Params()[0].Data(dev).Float32s(), before) {
+	if !equalF32(net.Meta().Params()[0].Data(dev).Float32s(), before) {
 		t.Error("a failed Run changed the parameters")
 	}
 }
@@ -238,7 +225,7 @@ func TestCompileStepFewSamples(t *testing.T) {
 	}
 	want := train(false, false)
 	for _, stale := range []bool{false, true} {
-		if got := train(true, stale); !bitsEqual(got, want) {
+		if got := train(true, stale); !equalF32(got, want) {
 			t.Errorf("IgnoreStale %v: parameters differ from the written-out loop", stale)
 		}
 	}

@@ -244,6 +244,22 @@ bwddone:
 	VZEROUPPER
 	RET
 
+// ROWMASKS sets, for the w = CX (0–15) last windows of a row, K5 to
+// their w outputs and K3 and K4 to the low and high 16 of their 2w inputs:
+// (1 << 2w) − 1 split in two. Clobbers BX and CX.
+#define ROWMASKS \
+	MOVL  $1, BX;  \
+	SHLL  CX, BX;  \
+	DECL  BX;      \
+	KMOVW BX, K5;  \
+	SHLL  $1, CX;  \
+	MOVL  $1, BX;  \
+	SHLL  CX, BX;  \
+	DECL  BX;      \
+	KMOVW BX, K3;  \
+	SHRL  $16, BX; \
+	KMOVW BX, K4
+
 // func maxPool2x2RowsF32x512(y, x *float32, rows, outW, inW int)
 //
 // maxPool2x2RowF32x512 over rows output rows of outW windows each: output
@@ -264,33 +280,10 @@ TEXT ·maxPool2x2RowsF32x512(SB), NOSPLIT, $0-40
 	VPTERNLOGD $0xff, Z11, Z11, Z11 // all ones
 	VPSRLD     $1, Z11, Z12         // 0x7FFFFFFF
 
-	// Tail masks for w = outW mod 16 windows: K5 their outputs, K3 and K4
-	// the low and high 16 of their 2w inputs per row.
-	MOVQ  R10, AX
-	ANDQ  $15, AX
-	MOVQ  AX, CX
-	MOVL  $1, BX
-	SHLL  CX, BX
-	DECL  BX
-	KMOVW BX, K5
-	SHLQ  $1, CX
-	CMPQ  CX, $16
-	JLT   shortTail
-	SUBQ  $16, CX
-	MOVL  $1, BX
-	SHLL  CX, BX
-	DECL  BX
-	KMOVW BX, K4
-	MOVL  $0xffff, BX
-	KMOVW BX, K3
-	JMP   rowsLoop
-
-shortTail:
-	MOVL  $1, BX
-	SHLL  CX, BX
-	DECL  BX
-	KMOVW BX, K3
-	KXORW K4, K4, K4
+	MOVQ R10, AX
+	ANDQ $15, AX
+	MOVQ AX, CX
+	ROWMASKS
 
 rowsLoop:
 	TESTQ R8, R8
@@ -355,31 +348,13 @@ TEXT ·maxPool2x2BackRowsF32x512(SB), NOSPLIT, $24-64
 	VMOVUPS ·zmmZipLo(SB), Z15
 	VMOVUPS ·zmmZipHi(SB), Z10
 
-	// Masks of the w = outW mod 16 last windows of a row: wm their
-	// outputs, lm and hm the low and high 16 of their 2w inputs.
-	MOVQ outW+40(FP), CX
-	ANDQ $15, CX
-	MOVL $1, BX
-	SHLL CX, BX
-	DECL BX
-	MOVQ BX, wm-8(SP)
-	SHLQ $1, CX
-	CMPQ CX, $16
-	JLT  bshort
-	SUBQ $16, CX
-	MOVL $1, BX
-	SHLL CX, BX
-	DECL BX
-	MOVQ BX, hm-24(SP)
-	MOVQ $0xffff, lm-16(SP)
-	JMP  brows
-
-bshort:
-	MOVL $1, BX
-	SHLL CX, BX
-	DECL BX
-	MOVQ BX, lm-16(SP)
-	MOVQ $0, hm-24(SP)
+	// The tail masks (ROWMASKS) wait in memory: PBACK uses K1–K5.
+	MOVQ  outW+40(FP), CX
+	ANDQ  $15, CX
+	ROWMASKS
+	KMOVW K5, wm-8(SP)
+	KMOVW K3, lm-16(SP)
+	KMOVW K4, hm-24(SP)
 
 brows:
 	TESTQ AX, AX
