@@ -104,8 +104,8 @@ for r in $(seq 1 "$REPS"); do
 		infer) gobench 'InferLeNet' 200 >"$out/go-$r-$g.txt" ;;
 		resnet) # ResNet-18 at CIFAR's shape: training step and inference
 			{
-				gobench 'TrainStepResNet18CIFAR$' 10
-				gobench 'InferResNet18CIFAR$' 20
+				gobench 'BenchmarkTrainStepResNet18CIFAR$' 10
+				gobench 'BenchmarkInferResNet18CIFAR$' 20
 			} >"$out/go-$r-$g.txt"
 			;;
 		resnet50) # ResNet-50 at 224x224, batch 32: training step and inference
@@ -141,6 +141,7 @@ for r in $(seq 1 "$REPS"); do
 				gobench 'HybridTrainLeNetB32' 400
 				gobench 'HybridTrainMLP' 200
 				gobench 'HybridInferLeNetB1' 4000
+				gobench 'HybridInferResNet18CIFAR' 20
 			} >"$out/go-$r-$g.txt"
 			;;
 		amp) # mixed precision against float32, Goluon alone (the ratios printed after the table)

@@ -127,6 +127,7 @@ def main():
     ratios.update(amp_ratios(d))
     ratios.update(hybrid_ratios(d))
     ratios.update(row_ratios(d, "/compiled", "/eager", "compiled step / eager", "/compiled_over_eager"))
+    ratios.update(row_ratios(d, "/hybrid-fold", "/hybrid", "batch norm folded / hybridized", "/fold_over_hybrid"))
     print(json.dumps(ratios, sort_keys=True))
     peak_lines(d, go)
 
