@@ -153,6 +153,11 @@ func (t *tracer) Conv2DBias(p backend.ConvParams, y, x, w, bias backend.Arg) {
 	t.r.describe(&kernelInfo{kind: kindConv, be: t.real, conv: p, refs: r})
 }
 
+func (t *tracer) Conv2DBiasRelu(p backend.ConvParams, y, x, w, bias backend.Arg) {
+	be, r := t.real.(backend.ConvBiasReluKernels), t.refs(y, x, w, bias)
+	t.add(func(e *replay) { be.Conv2DBiasRelu(p, r[0].arg(e), r[1].arg(e), r[2].arg(e), r[3].arg(e)) }, r...)
+}
+
 func (t *tracer) BiasRelu(p backend.ChannelParams, y, x, bias backend.Arg) {
 	be, r := t.real.(backend.BiasReluKernels), t.refs(y, x, bias)
 	t.add(func(e *replay) { be.BiasRelu(p, r[0].arg(e), r[1].arg(e), r[2].arg(e)) }, r...)
@@ -223,13 +228,14 @@ func (t *tracer) Sort(outer, n, inner int, desc bool, vals, idx, src backend.Arg
 }
 
 var (
-	_ backend.Backend          = (*tracer)(nil)
-	_ backend.BatchNormKernels = (*tracer)(nil)
-	_ backend.ConvBiasKernels  = (*tracer)(nil)
-	_ backend.BiasReluKernels  = (*tracer)(nil)
-	_ backend.GELUKernels      = (*tracer)(nil)
-	_ backend.SoftmaxCEKernels = (*tracer)(nil)
-	_ backend.DropoutKernels   = (*tracer)(nil)
-	_ backend.OptimizerKernels = (*tracer)(nil)
-	_ backend.IndexKernels     = (*tracer)(nil)
+	_ backend.Backend             = (*tracer)(nil)
+	_ backend.BatchNormKernels    = (*tracer)(nil)
+	_ backend.ConvBiasKernels     = (*tracer)(nil)
+	_ backend.ConvBiasReluKernels = (*tracer)(nil)
+	_ backend.BiasReluKernels     = (*tracer)(nil)
+	_ backend.GELUKernels         = (*tracer)(nil)
+	_ backend.SoftmaxCEKernels    = (*tracer)(nil)
+	_ backend.DropoutKernels      = (*tracer)(nil)
+	_ backend.OptimizerKernels    = (*tracer)(nil)
+	_ backend.IndexKernels        = (*tracer)(nil)
 )

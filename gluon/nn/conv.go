@@ -76,8 +76,8 @@ func (c *Conv2D) Forward(x *nd.NDArray) *nd.NDArray {
 		return activate("nn.Conv2D", c.opts.Act, nd.Conv2D(x, c.Weight.Data(dev), nil, opts))
 	}
 	b := c.Bias.Data(dev)
-	if c.opts.Act == "relu" { // bias and ReLU in one pass
-		return nd.BiasRelu(nd.Conv2D(x, c.Weight.Data(dev), nil, opts), b, 1)
+	if c.opts.Act == "relu" { // bias and ReLU on each image's output while it is in cache
+		return nd.Conv2DBiasRelu(x, c.Weight.Data(dev), b, opts)
 	}
 	return activate("nn.Conv2D", c.opts.Act, nd.Conv2D(x, c.Weight.Data(dev), b, opts))
 }

@@ -386,6 +386,18 @@ type ConvBiasKernels interface {
 	Conv2DBias(p ConvParams, y, x, w, bias Arg)
 }
 
+// ConvBiasReluKernels end a convolution with its bias and a ReLU in the
+// convolution's own pass over its output (a convolution layer with a ReLU
+// activation). A backend may implement them; package nd runs Conv2D and
+// BiasRelu otherwise.
+type ConvBiasReluKernels interface {
+	// Conv2DBiasRelu computes y = max(Conv2D(x, w) + bias[channel], 0):
+	// each sum rounded as Conv2D rounds it, then bias and ReLU as BiasRelu
+	// applies them (a NaN or −0 passes through), so the result equals the
+	// composed one bit for bit.
+	Conv2DBiasRelu(p ConvParams, y, x, w, bias Arg)
+}
+
 // BiasReluKernels fuse a per-channel bias with a ReLU, the end of most
 // convolution and dense layers. A backend may implement them; package nd
 // composes Binary, Unary and Reduce otherwise.

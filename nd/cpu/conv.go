@@ -58,31 +58,118 @@ func ceilDiv(a, b int) int {
 // convdirect.go), as Winograd F(2×2, 3×3) where useWinograd does
 // (winograd.go), else as im2col and one GEMM per image and group.
 func (*Backend) Conv2D(p backend.ConvParams, y, x, w backend.Arg) {
+	conv2DEpi(p, y, x, w, backend.Arg{}, false)
+}
+
+var (
+	_ backend.ConvBiasKernels     = (*Backend)(nil)
+	_ backend.ConvBiasReluKernels = (*Backend)(nil)
+)
+
+// Conv2DBias implements backend.ConvBiasKernels: the direct kernel adds
+// the bias to its sums before storing them; the other algorithms add it
+// to each image's output planes after computing them, while they are
+// still in cache (epilogue).
+func (*Backend) Conv2DBias(p backend.ConvParams, y, x, w, bias backend.Arg) {
+	conv2DEpi(p, y, x, w, bias, false)
+}
+
+// Conv2DBiasRelu implements backend.ConvBiasReluKernels as Conv2DBias
+// with a ReLU after the bias on each image's planes (epilogue).
+func (*Backend) Conv2DBiasRelu(p backend.ConvParams, y, x, w, bias backend.Arg) {
+	conv2DEpi(p, y, x, w, bias, true)
+}
+
+// conv2DEpi is the forward convolution with an optional bias (nil Buf:
+// none) and ReLU applied per image (epilogue).
+func conv2DEpi(p backend.ConvParams, y, x, w, bias backend.Arg, relu bool) {
 	s := newConvShape(p)
-	if useDirectConv(p) {
-		directConv2D(s, slice[float32](y), slice[float32](x), slice[float32](w), nil)
-		return
-	}
-	if useWinograd(p) {
-		winoConv2D(s, slice[float32](y), slice[float32](x), slice[float32](w))
-		return
-	}
-	if useBatched(s) {
-		if isF64(y) {
-			convForwardBatched(s, slice[float64](y), slice[float64](x), slice[float64](w))
-		} else {
-			convForwardBatched(s, slice[float32](y), slice[float32](x), slice[float32](w))
-		}
-		return
-	}
 	if isF64(y) {
-		convForward(s, slice[float64](y), slice[float64](x), slice[float64](w))
-	} else {
-		convForward(s, slice[float32](y), slice[float32](x), slice[float32](w))
+		conv2D(s, slice[float64](y), slice[float64](x), slice[float64](w), newEpilogue(optSlice[float64](bias), p.OutC, relu))
+		return
+	}
+	if useDirectConv(p) { // its tiles add the bias themselves
+		var b []float32
+		if bias.Buf != nil {
+			b = slice[float32](bias)[:p.OutC]
+		}
+		directConv2DEpi(s, slice[float32](y), slice[float32](x), slice[float32](w), b, relu)
+		return
+	}
+	conv2D(s, slice[float32](y), slice[float32](x), slice[float32](w), newEpilogue(optSlice[float32](bias), p.OutC, relu))
+}
+
+func conv2D[T Float](s convShape, y, x, w []T, e *epilogue[T]) {
+	switch {
+	case useWinograd(s.ConvParams):
+		winoConv2DEpi(s, y, x, w, e)
+	case useBatched(s):
+		convForwardBatchedEpi(s, y, x, w, e)
+	default:
+		convForwardEpi(s, y, x, w, e)
 	}
 }
 
-func convForward[T Float](s convShape, y, x, w []T) {
+// epilogue is what a convolution applies to each image's output planes
+// once they are complete, while they are in cache: bias[oc] added, then a
+// ReLU when relu is set. These are the operations of a separate Add (or
+// AddScalar) and Relu, or of BiasRelu, so the results are the same bits.
+// A nil *epilogue does nothing.
+type epilogue[T Float] struct {
+	bias []T
+	relu bool
+}
+
+// newEpilogue returns the epilogue for bias (nil: none) and relu, or nil
+// when there is nothing to do.
+func newEpilogue[T Float](bias []T, outC int, relu bool) *epilogue[T] {
+	if bias == nil && !relu {
+		return nil
+	}
+	if bias != nil {
+		bias = bias[:outC]
+	}
+	return &epilogue[T]{bias: bias, relu: relu}
+}
+
+// image applies e to one image's output y [outC][ohw].
+func (e *epilogue[T]) image(y []T, outC, ohw int) {
+	if e == nil {
+		return
+	}
+	for oc := range outC {
+		e.plane(y[oc*ohw:][:ohw], oc)
+	}
+}
+
+// plane applies e to output channel oc's plane p.
+func (e *epilogue[T]) plane(p []T, oc int) {
+	if e == nil || len(p) == 0 {
+		return
+	}
+	switch {
+	case e.relu && e.bias != nil:
+		if pf, ok := asF32(p); ok && useAsmKernel {
+			addReluScalarF32k(&pf[0], &pf[0], float32(e.bias[oc]), len(pf))
+			return
+		}
+		b := e.bias[oc]
+		for i, v := range p {
+			p[i] = reluT(v + b)
+		}
+	case e.relu:
+		unaryRange(backend.Relu, nil, p, p, 0, 0)
+	default:
+		unaryRange(backend.AddScalar, nil, p, p, float64(e.bias[oc]), 0)
+	}
+}
+
+// convForward is convForwardEpi without an epilogue.
+func convForward[T Float](s convShape, y, x, w []T) { convForwardEpi(s, y, x, w, nil) }
+
+// convForwardEpi computes y = conv(x, w) a GEMM per image and group, then
+// e on the image.
+func convForwardEpi[T Float](s convShape, y, x, w []T, e *epilogue[T]) {
 	inImg, outImg := s.InC*s.InH*s.InW, s.OutC*s.ohw
 	par := innerParallel(s.N)
 	tab := imageGather[T](s)
@@ -115,37 +202,7 @@ func convForward[T Float](s convShape, y, x, w []T) {
 				gemmSlices(false, false, s.ocg, s.ld, s.kk, 1, w[g*s.ocg*s.kk:], s.kk, col, s.ld, 0, out, s.ld, par)
 				copyRows(yg, out, s.ocg, s.ohw, s.ohw, s.ld)
 			}
-		}
-	})
-}
-
-var _ backend.ConvBiasKernels = (*Backend)(nil)
-
-// Conv2DBias implements backend.ConvBiasKernels: the direct kernel adds
-// the bias to its sums before storing them; the other algorithms add it
-// to each image's output planes after computing them, while they are
-// still in cache.
-func (b *Backend) Conv2DBias(p backend.ConvParams, y, x, w, bias backend.Arg) {
-	if useDirectConv(p) {
-		directConv2D(newConvShape(p), slice[float32](y), slice[float32](x), slice[float32](w), slice[float32](bias)[:p.OutC])
-		return
-	}
-	b.Conv2D(p, y, x, w)
-	if isF64(y) {
-		addChannelBias(p, slice[float64](y), slice[float64](bias))
-	} else {
-		addChannelBias(p, slice[float32](y), slice[float32](bias))
-	}
-}
-
-// addChannelBias adds bias[oc] to every output of channel oc, as Binary's
-// broadcast Add does.
-func addChannelBias[T Float](p backend.ConvParams, y, bias []T) {
-	ohw := p.OutH * p.OutW
-	parallelFor(p.N*p.OutC, max(1, elemGrain/max(ohw, 1)), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			plane := y[i*ohw : (i+1)*ohw]
-			unaryRange(backend.AddScalar, nil, plane, plane, float64(bias[i%p.OutC]), 0)
+			e.image(y[n*outImg:][:outImg], s.OutC, s.ohw)
 		}
 	})
 }

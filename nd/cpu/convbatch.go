@@ -60,7 +60,11 @@ func scratchPair[T Float](p batchPlan, s convShape) (col, g []T, done func()) {
 }
 
 // convForwardBatched computes y = conv(x, w) B images per GEMM.
-func convForwardBatched[T Float](s convShape, y, x, w []T) {
+func convForwardBatched[T Float](s convShape, y, x, w []T) { convForwardBatchedEpi(s, y, x, w, nil) }
+
+// convForwardBatchedEpi is convForwardBatched with e applied to each image
+// as it is copied out.
+func convForwardBatchedEpi[T Float](s convShape, y, x, w []T, e *epilogue[T]) {
 	p := planBatched(s)
 	if p.taps != nil {
 		w = weights(p, s, w)
@@ -87,6 +91,7 @@ func convForwardBatched[T Float](s convShape, y, x, w []T) {
 			}
 			for i := range m {
 				copyRows(y[(n0+i)*p.outI:], out[i*s.ohw:], s.OutC, s.ohw, s.ohw, p.bs.ld)
+				e.image(y[(n0+i)*p.outI:][:s.OutC*s.ohw], s.OutC, s.ohw)
 			}
 		}
 	})

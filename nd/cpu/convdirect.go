@@ -220,7 +220,11 @@ func (d directPlan) packWeights(w []float32) []float32 {
 // image in place when it has no padding and the last tile's reads stay
 // inside x. With AVX-512 they store into y; with AVX2 into a wide scratch
 // output, whose columns past OW are then dropped by copying the rows out.
-func directConv2D(s convShape, y, x, w, bias []float32) {
+func directConv2D(s convShape, y, x, w, bias []float32) { directConv2DEpi(s, y, x, w, bias, false) }
+
+// directConv2DEpi is directConv2D followed, when relu is set, by a ReLU on
+// each image's output as it is completed.
+func directConv2DEpi(s convShape, y, x, w, bias []float32, relu bool) {
 	d := directPlanFor(s)
 	wp := d.packWeights(w)
 	defer release(wp)
@@ -253,6 +257,9 @@ func directConv2D(s convShape, y, x, w, bias []float32) {
 			yn := y[n*outImg : (n+1)*outImg]
 			if d.zmm {
 				d.tilesZ(yn, xn, wp, bp)
+				if relu {
+					unaryRange(backend.Relu, nil, yn, yn, 0, 0)
+				}
 				continue
 			}
 			if yw == nil {
@@ -262,6 +269,9 @@ func directConv2D(s convShape, y, x, w, bias []float32) {
 			d.tiles(yw, xn, wp, bp)
 			for oc := 0; oc < d.s.OutC; oc++ {
 				copyRows(yn[oc*d.s.ohw:], yw[oc*d.qt:], d.s.OutH, d.s.OutW, d.s.OutW, d.wp)
+			}
+			if relu {
+				unaryRange(backend.Relu, nil, yn, yn, 0, 0)
 			}
 		}
 	})

@@ -154,7 +154,7 @@ func winoFilterGradRange[T Float](dw, du []T, plane, lo, hi int) {
 // winoForward computes y = conv(x, w) for the problem p, where u holds
 // winoFilter(w). Images are split over the cores; each chunk transforms
 // groups of p.group images, runs the 16 products and transforms back.
-func winoForward[T Float](p winoProblem, y, x, u []T) {
+func winoForward[T Float](p winoProblem, y, x, u []T, e *epilogue[T]) {
 	inImg, outImg := p.ci*p.h*p.w, p.co*p.oh*p.ow
 	par := innerParallel(p.n)
 	parallelFor(p.n, 1, func(lo, hi int) {
@@ -189,6 +189,7 @@ func winoForward[T Float](p winoProblem, y, x, u []T) {
 					yo := yi[oc*p.oh*p.ow:]
 					copyRows(yo, out, (p.oh+1)/2, p.ow, 2*p.ow, 2*p.tilesW)
 					copyRows(yo[p.ow:], out[ldo:], p.oh/2, p.ow, 2*p.ow, 2*p.tilesW)
+					e.plane(yo[:p.oh*p.ow], oc)
 				}
 			}
 		}
@@ -219,16 +220,20 @@ func winoBackwardData[T Float](s convShape, dx, dy, w []T) {
 	u := scratch[T](16 * s.OutC * s.InC)
 	defer release(u)
 	winoFilter(u, rot, s.InC, s.OutC)
-	winoForward(p, dx, dy, u)
+	winoForward(p, dx, dy, u, nil)
 }
 
 // winoConv2D is Conv2D through winoForward.
-func winoConv2D[T Float](s convShape, y, x, w []T) {
+func winoConv2D[T Float](s convShape, y, x, w []T) { winoConv2DEpi(s, y, x, w, nil) }
+
+// winoConv2DEpi is winoConv2D with e applied to each output plane as it
+// is written.
+func winoConv2DEpi[T Float](s convShape, y, x, w []T, e *epilogue[T]) {
 	p := newWinoProblem(s.N, s.InC, s.InH, s.InW, s.PadH, s.PadW, s.OutC)
 	u := scratch[T](16 * s.OutC * s.InC)
 	defer release(u)
 	winoFilter(u, w, s.OutC, s.InC)
-	winoForward(p, y, x, u)
+	winoForward(p, y, x, u, e)
 }
 
 // winoBackwardFilter computes dw = Σₙ dy[n] ⋆ x[n]: per chunk of images,

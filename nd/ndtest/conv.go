@@ -160,5 +160,24 @@ func gradConvCases(dev ctx.Context) []gradCase {
 		}
 		cases = append(cases, gc)
 	}
+	// Conv2DBiasRelu: the fused layer, on the plain, padded and grouped
+	// shapes (its gradients are BiasRelu's, then the convolution's).
+	for i, c := range []struct {
+		name string
+		x, w []int
+		o    nd.ConvOpts
+	}{
+		{"plain", []int{2, 2, 4, 4}, []int{3, 2, 3, 3}, nd.ConvOpts{}},
+		{"pad-1", []int{1, 2, 4, 4}, []int{2, 2, 3, 3}, nd.ConvOpts{Pad: [2]int{1, 1}}},
+		{"groups-2", []int{1, 4, 4, 4}, []int{4, 2, 2, 2}, nd.ConvOpts{Groups: 2}},
+	} {
+		seed := 140 + 3*uint64(i)
+		cases = append(cases, gradCase{op: "Conv2DBiasRelu", name: c.name,
+			in: func() []*nd.NDArray {
+				return gradIn(gradSigned(dev, seed, c.x...), gradSigned(dev, seed+1, c.w...), gradSigned(dev, seed+2, c.w[0]))
+			},
+			f: func(in []*nd.NDArray) *nd.NDArray { return nd.Conv2DBiasRelu(in[0], in[1], in[2], c.o) },
+		})
+	}
 	return cases
 }
