@@ -51,9 +51,11 @@ type TrainStep struct {
 
 // StepResult is what one Run computed, per context, in the order of the
 // contexts (only those that got a share, when the batch has fewer samples
-// than contexts): the per-sample losses of the context's share of the
-// batch and the network's outputs (detached, for metrics).
+// than contexts): the context's share of the labels, the per-sample
+// losses and the network's outputs (detached), as a metric's Update takes
+// them.
 type StepResult struct {
+	Labels  []*nd.NDArray
 	Losses  []*nd.NDArray
 	Outputs []*nd.NDArray
 }
@@ -123,7 +125,7 @@ func (s *TrainStep) Run(data, label *nd.NDArray) (StepResult, error) {
 	// len(xs) contexts only; the others' replicas get no gradient and the
 	// Trainer leaves them out of the sums.
 	devs := s.devs[:len(xs)]
-	res := StepResult{Losses: make([]*nd.NDArray, len(devs)), Outputs: make([]*nd.NDArray, len(devs))}
+	res := StepResult{Labels: ys, Losses: make([]*nd.NDArray, len(devs)), Outputs: make([]*nd.NDArray, len(devs))}
 	data.Session().Record(func() {
 		err = ForEachDevice(devs, func(i int, _ ctx.Context) error {
 			out := Call(s.call, xs[i], ys[i])

@@ -72,8 +72,12 @@ func run(args []string, stdout io.Writer) (err error) {
 	fs := flag.NewFlagSet(program, flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	f := common.Register(fs, defaults)
+	compile := fs.Bool("compile", false, "train with gluon.CompileStep: each context's forward pass, loss and backward pass as one traced graph (not with -amp)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *compile && f.AMP != "" {
+		return fmt.Errorf("-compile does not scale the loss: run it without -amp")
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
@@ -137,6 +141,11 @@ func run(args []string, stdout io.Writer) (err error) {
 	}
 	defer ampOff()
 	t := &tutorial{net: f.Model(net), lossFn: loss.NewSoftmaxCrossEntropy(), trainer: trainer, devs: devs, scaler: scaler}
+	if *compile {
+		if t.step, err = gluon.CompileStep(net, t.lossFn.Forward, trainer, gluon.StepOpts{Contexts: devs}); err != nil {
+			return err
+		}
+	}
 
 	logPath, err := f.OutPath("metrics.jsonl")
 	if err != nil {
@@ -224,6 +233,7 @@ func run(args []string, stdout io.Writer) (err error) {
 			"kvstore":       f.KVStore,
 			"amp":           f.AMP,
 			"hybridize":     f.Hybridize,
+			"compile":       *compile,
 			"lr":            f.LR,
 			"train_samples": trainSet.Len(),
 			"test_samples":  testSet.Len(),

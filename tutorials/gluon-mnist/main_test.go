@@ -128,9 +128,10 @@ func TestRunAMP(t *testing.T) {
 	}
 }
 
-// TestRunHybridize: -hybridize trains LeNet on two contexts to the same
-// loss and accuracy as the eager run, to the last bit (the replays run the
-// eager kernels, dropout-free here, in the same order).
+// TestRunHybridize: -hybridize and -compile (gluon.CompileStep) train
+// LeNet on two contexts to the same loss and accuracy as the eager run, to
+// the last bit (the replays run the eager kernels, dropout-free here, in
+// the same order).
 func TestRunHybridize(t *testing.T) {
 	dir := t.TempDir()
 	dataDir := filepath.Join(dir, "data")
@@ -150,13 +151,16 @@ func TestRunHybridize(t *testing.T) {
 		}
 		return sum
 	}
-	eager, hybrid := summary(), summary("-hybridize")
-	for _, k := range []string{"train_loss", "train_acc", "val_loss", "val_acc"} {
-		if eager[k] == nil || eager[k] != hybrid[k] {
-			t.Errorf("%s: eager %v, hybridized %v", k, eager[k], hybrid[k])
+	eager := summary()
+	for _, flag := range []string{"-hybridize", "-compile"} {
+		other := summary(flag)
+		for _, k := range []string{"train_loss", "train_acc", "val_loss", "val_acc"} {
+			if eager[k] == nil || eager[k] != other[k] {
+				t.Errorf("%s: eager %v, with %s %v", k, eager[k], flag, other[k])
+			}
 		}
-	}
-	if ex, _ := hybrid["extra"].(map[string]any); ex == nil || ex["hybridize"] != true {
-		t.Errorf("summary extra %v: want hybridize true", hybrid["extra"])
+		if ex, _ := other["extra"].(map[string]any); ex == nil || ex[flag[1:]] != true {
+			t.Errorf("summary extra %v: want %s true", other["extra"], flag[1:])
+		}
 	}
 }

@@ -25,7 +25,8 @@ type tutorial struct {
 	lossFn  loss.SoftmaxCrossEntropy
 	trainer *gluon.Trainer
 	devs    []ctx.Context
-	scaler  *amp.LossScaler // -amp: the loss scale (nil in float32)
+	scaler  *amp.LossScaler  // -amp: the loss scale (nil in float32)
+	step    *gluon.TrainStep // -compile: the whole training step traced (nil: the loop below)
 }
 
 // forward splits a batch over the contexts with SplitAndLoad and runs the
@@ -76,11 +77,19 @@ func (t *tutorial) trainEpoch(loader *data.DataLoader, epoch, epochs int, w io.W
 	for it.Next() {
 		b := it.Batch()
 		s := nd.NewScope() // every temporary of this step goes back to the pool at Close
-		ys, outs, losses, err := t.forward(b, true)
-		if err == nil {
-			// The global batch: every sample on every device. The summed
-			// gradient is divided by it, so the update uses the mean.
-			err = t.trainer.Step(b.Data.Shape()[0])
+		var ys, outs, losses []*nd.NDArray
+		var err error
+		if t.step != nil { // the same step, traced: split, forward, loss, backward, Step
+			var res gluon.StepResult
+			res, err = t.step.Run(b.Data, b.Label)
+			ys, outs, losses = res.Labels, res.Outputs, res.Losses
+		} else {
+			ys, outs, losses, err = t.forward(b, true)
+			if err == nil {
+				// The global batch: every sample on every device. The summed
+				// gradient is divided by it, so the update uses the mean.
+				err = t.trainer.Step(b.Data.Shape()[0])
+			}
 		}
 		if err == nil {
 			acc.Update(ys, outs)
