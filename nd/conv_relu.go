@@ -14,6 +14,7 @@ func Conv2DBiasRelu(x, w, bias *NDArray, o ConvOpts) *NDArray {
 	if x == nil || w == nil || bias == nil {
 		fail(op, ErrArgument, "x, w and bias must not be nil")
 	}
+	defer checkLive(op, x, w, bias).done() // pinned while the kernel reads them
 	composed := func() *NDArray { return BiasRelu(Conv2D(x, w, nil, o), bias, 1) }
 	if autocasting.Load() != 0 || x.dtype.IsHalf() || !fusedKernels() {
 		return composed()

@@ -1,8 +1,11 @@
 package nd_test
 
 import (
+	"errors"
 	"math"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/goluon/goluon/nd"
 )
@@ -18,15 +21,24 @@ func TestConv2DBiasReluBitwise(t *testing.T) {
 		o    nd.ConvOpts
 		dt   nd.DType
 		nan  bool
+		// infNaN: x all +Inf and the bias NaN, so the sums are NaN too
+		// (Inf − Inf): the output's NaN sign follows BiasRelu's operand
+		// order, which the epilogue must keep (direct tiles, planes under
+		// 8 values, 1-value planes).
+		infNaN bool
 	}{
-		{"direct", []int{4, 3, 12, 12}, []int{8, 3, 5, 5}, nd.ConvOpts{}, nd.Float32, true},
-		{"direct-padded", []int{2, 3, 9, 9}, []int{6, 3, 3, 3}, nd.ConvOpts{Pad: [2]int{1, 1}}, nd.Float32, false},
-		{"winograd", []int{2, 32, 10, 10}, []int{32, 32, 3, 3}, nd.ConvOpts{Pad: [2]int{1, 1}}, nd.Float32, false},
-		{"batched-small-planes", []int{8, 32, 4, 4}, []int{16, 32, 3, 3}, nd.ConvOpts{Pad: [2]int{1, 1}}, nd.Float32, false},
-		{"strided", []int{2, 20, 9, 9}, []int{12, 20, 3, 3}, nd.ConvOpts{Stride: [2]int{2, 2}}, nd.Float32, false},
-		{"per-image", []int{2, 20, 14, 14}, []int{12, 20, 1, 1}, nd.ConvOpts{}, nd.Float32, false},
-		{"groups", []int{2, 8, 6, 6}, []int{8, 4, 3, 3}, nd.ConvOpts{Groups: 2}, nd.Float32, false},
-		{"float64", []int{2, 3, 6, 6}, []int{4, 3, 3, 3}, nd.ConvOpts{}, nd.Float64, false},
+		{"direct/inf-nan", []int{2, 3, 8, 8}, []int{8, 3, 3, 3}, nd.ConvOpts{}, nd.Float32, false, true},
+		{"small-planes/inf-nan", []int{4, 16, 2, 2}, []int{8, 16, 3, 3}, nd.ConvOpts{Pad: [2]int{1, 1}}, nd.Float32, false, true},
+		{"winograd-one-image-2x2/inf-nan", []int{1, 16, 4, 4}, []int{16, 16, 3, 3}, nd.ConvOpts{}, nd.Float32, false, true},
+		{"one-pixel/inf-nan", []int{3, 16, 3, 3}, []int{8, 16, 3, 3}, nd.ConvOpts{}, nd.Float32, false, true},
+		{"direct", []int{4, 3, 12, 12}, []int{8, 3, 5, 5}, nd.ConvOpts{}, nd.Float32, true, false},
+		{"direct-padded", []int{2, 3, 9, 9}, []int{6, 3, 3, 3}, nd.ConvOpts{Pad: [2]int{1, 1}}, nd.Float32, false, false},
+		{"winograd", []int{2, 32, 10, 10}, []int{32, 32, 3, 3}, nd.ConvOpts{Pad: [2]int{1, 1}}, nd.Float32, false, false},
+		{"batched-small-planes", []int{8, 32, 4, 4}, []int{16, 32, 3, 3}, nd.ConvOpts{Pad: [2]int{1, 1}}, nd.Float32, false, false},
+		{"strided", []int{2, 20, 9, 9}, []int{12, 20, 3, 3}, nd.ConvOpts{Stride: [2]int{2, 2}}, nd.Float32, false, false},
+		{"per-image", []int{2, 20, 14, 14}, []int{12, 20, 1, 1}, nd.ConvOpts{}, nd.Float32, false, false},
+		{"groups", []int{2, 8, 6, 6}, []int{8, 4, 3, 3}, nd.ConvOpts{Groups: 2}, nd.Float32, false, false},
+		{"float64", []int{2, 3, 6, 6}, []int{4, 3, 3, 3}, nd.ConvOpts{}, nd.Float64, false, false},
 	}
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -40,6 +52,10 @@ func TestConv2DBiasReluBitwise(t *testing.T) {
 				}
 				w := nd.RandomNormal(cpu0, c.dt, 0, 0.3, c.w...)
 				b := nd.RandomNormal(cpu0, c.dt, 0, 0.5, c.w[0])
+				if c.infNaN {
+					x = nd.Full(cpu0, c.dt, math.Inf(1), c.x...)
+					b = nd.Full(cpu0, c.dt, math.NaN(), c.w[0])
+				}
 				for _, a := range []*nd.NDArray{x, w, b} {
 					a.AttachGrad(nd.GradWrite)
 				}
@@ -64,5 +80,45 @@ func TestConv2DBiasReluBitwise(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestConv2DBiasReluReleaseDuring releases x from another goroutine while
+// the fused op runs: the op either fails with ErrReleased or computes on
+// x's memory to the end (its inputs stay pinned while the kernel reads
+// them), never on memory reused meanwhile.
+func TestConv2DBiasReluReleaseDuring(t *testing.T) {
+	shape := []int{8, 16, 32, 32}
+	want := float64(8 * 16 * 30 * 30 * 144)
+	for r := range 60 {
+		x := nd.Full(cpu0, nd.Float32, 1, shape...).Persist()
+		w := nd.Full(cpu0, nd.Float32, 1, 16, 16, 3, 3).Persist()
+		b := nd.Zeros(cpu0, nd.Float32, 16).Persist()
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			time.Sleep(time.Duration(r%6) * 100 * time.Microsecond)
+			x.Release()
+			for range 4 { // reuse the freed buffer with other values
+				nd.Full(cpu0, nd.Float32, -7, shape...).Release()
+			}
+		}()
+		var sum float64
+		err := nd.Catch(func() {
+			close(start)
+			sum = nd.Sum(nd.Conv2DBiasRelu(x, w, b, nd.ConvOpts{})).Scalar()
+		})
+		wg.Wait()
+		switch {
+		case err == nil && sum != want:
+			t.Fatalf("round %d: sum %v, want %v: computed on memory that was not x's", r, sum, want)
+		case err != nil && !errors.Is(err, &nd.Error{Kind: nd.ErrReleased}):
+			t.Fatalf("round %d: %v", r, err)
+		}
+		w.Release()
+		b.Release()
 	}
 }

@@ -88,12 +88,16 @@ func conv2DEpi(p backend.ConvParams, y, x, w, bias backend.Arg, relu bool) {
 		conv2D(s, slice[float64](y), slice[float64](x), slice[float64](w), newEpilogue(optSlice[float64](bias), p.OutC, relu))
 		return
 	}
-	if useDirectConv(p) { // its tiles add the bias themselves
+	if useDirectConv(p) {
 		var b []float32
 		if bias.Buf != nil {
 			b = slice[float32](bias)[:p.OutC]
 		}
-		directConv2DEpi(s, slice[float32](y), slice[float32](x), slice[float32](w), b, relu)
+		if !relu { // its tiles add the bias themselves
+			directConv2D(s, slice[float32](y), slice[float32](x), slice[float32](w), b)
+			return
+		}
+		directConv2DEpi(s, slice[float32](y), slice[float32](x), slice[float32](w), nil, newEpilogue(b, p.OutC, true))
 		return
 	}
 	conv2D(s, slice[float32](y), slice[float32](x), slice[float32](w), newEpilogue(optSlice[float32](bias), p.OutC, relu))
@@ -132,9 +136,22 @@ func newEpilogue[T Float](bias []T, outC int, relu bool) *epilogue[T] {
 	return &epilogue[T]{bias: bias, relu: relu}
 }
 
-// image applies e to one image's output y [outC][ohw].
+// image applies e to one image's output y [outC][ohw]. With a ReLU it
+// takes the kernel BiasRelu takes for runs of ohw values (biasrelu.go), so
+// that even the sign of a NaN sum matches it.
 func (e *epilogue[T]) image(y []T, outC, ohw int) {
-	if e == nil {
+	if e == nil || outC == 0 || ohw == 0 {
+		return
+	}
+	if e.relu && e.bias != nil && ohw < minRun {
+		if yf, ok := asF32(y); ok && useAsmKernel && ohw == 1 {
+			bf, _ := asF32(e.bias)
+			addReluF32k(&yf[0], &yf[0], &bf[:outC][0], outC)
+			return
+		}
+		for i, v := range y[:outC*ohw] {
+			y[i] = reluT(v + e.bias[i/ohw])
+		}
 		return
 	}
 	for oc := range outC {
@@ -142,11 +159,9 @@ func (e *epilogue[T]) image(y []T, outC, ohw int) {
 	}
 }
 
-// plane applies e to output channel oc's plane p.
+// plane applies e to output channel oc's plane p (at least minRun values
+// when e has a bias and a ReLU: image takes shorter ones).
 func (e *epilogue[T]) plane(p []T, oc int) {
-	if e == nil || len(p) == 0 {
-		return
-	}
 	switch {
 	case e.relu && e.bias != nil:
 		if pf, ok := asF32(p); ok && useAsmKernel {

@@ -220,11 +220,12 @@ func (d directPlan) packWeights(w []float32) []float32 {
 // image in place when it has no padding and the last tile's reads stay
 // inside x. With AVX-512 they store into y; with AVX2 into a wide scratch
 // output, whose columns past OW are then dropped by copying the rows out.
-func directConv2D(s convShape, y, x, w, bias []float32) { directConv2DEpi(s, y, x, w, bias, false) }
+func directConv2D(s convShape, y, x, w, bias []float32) { directConv2DEpi(s, y, x, w, bias, nil) }
 
-// directConv2DEpi is directConv2D followed, when relu is set, by a ReLU on
-// each image's output as it is completed.
-func directConv2DEpi(s convShape, y, x, w, bias []float32, relu bool) {
+// directConv2DEpi is directConv2D followed by e on each image's output as
+// it is completed (with bias nil when e adds one: BiasRelu adds the bias
+// to the sum in its own operand order).
+func directConv2DEpi(s convShape, y, x, w, bias []float32, e *epilogue[float32]) {
 	d := directPlanFor(s)
 	wp := d.packWeights(w)
 	defer release(wp)
@@ -257,9 +258,7 @@ func directConv2DEpi(s convShape, y, x, w, bias []float32, relu bool) {
 			yn := y[n*outImg : (n+1)*outImg]
 			if d.zmm {
 				d.tilesZ(yn, xn, wp, bp)
-				if relu {
-					unaryRange(backend.Relu, nil, yn, yn, 0, 0)
-				}
+				e.image(yn, d.s.OutC, d.s.ohw)
 				continue
 			}
 			if yw == nil {
@@ -270,9 +269,7 @@ func directConv2DEpi(s convShape, y, x, w, bias []float32, relu bool) {
 			for oc := 0; oc < d.s.OutC; oc++ {
 				copyRows(yn[oc*d.s.ohw:], yw[oc*d.qt:], d.s.OutH, d.s.OutW, d.s.OutW, d.wp)
 			}
-			if relu {
-				unaryRange(backend.Relu, nil, yn, yn, 0, 0)
-			}
+			e.image(yn, d.s.OutC, d.s.ohw)
 		}
 	})
 }

@@ -189,8 +189,8 @@ func winoForward[T Float](p winoProblem, y, x, u []T, e *epilogue[T]) {
 					yo := yi[oc*p.oh*p.ow:]
 					copyRows(yo, out, (p.oh+1)/2, p.ow, 2*p.ow, 2*p.tilesW)
 					copyRows(yo[p.ow:], out[ldo:], p.oh/2, p.ow, 2*p.ow, 2*p.tilesW)
-					e.plane(yo[:p.oh*p.ow], oc)
 				}
+				e.image(yi[:outImg], p.co, p.oh*p.ow)
 			}
 		}
 	})
