@@ -171,6 +171,20 @@ fwddone:
 	VMOVAPS   Z10, Z3;           \
 	VPERMI2PS Z7, Z6, Z3
 
+// PBACKSTORE2 stores PBACK's gradients of 16 windows into d0 (DI) and d1
+// (R8) and moves every pointer past those windows.
+#define PBACKSTORE2 \
+	VMOVUPS Z0, (DI);   \
+	VMOVUPS Z1, 64(DI); \
+	VMOVUPS Z2, (R8);   \
+	VMOVUPS Z3, 64(R8); \
+	ADDQ    $128, SI;   \
+	ADDQ    $128, DX;   \
+	ADDQ    $128, DI;   \
+	ADDQ    $128, R8;   \
+	ADDQ    $64, R9;    \
+	ADDQ    $64, R10
+
 // func maxPool2x2BackRowF32x512(d0, d1, r0, r1, y, dy *float32, groups int) int
 //
 // For each of 8·groups windows, writes dy[i] to the first of its inputs
@@ -203,16 +217,7 @@ bwd2:
 	VMOVUPS  (R10), Z9
 	PLOAD2
 	PBACK
-	VMOVUPS  Z0, (DI)
-	VMOVUPS  Z1, 64(DI)
-	VMOVUPS  Z2, (R8)
-	VMOVUPS  Z3, 64(R8)
-	ADDQ     $128, SI
-	ADDQ     $128, DX
-	ADDQ     $128, DI
-	ADDQ     $128, R8
-	ADDQ     $64, R9
-	ADDQ     $64, R10
+	PBACKSTORE2
 	ADDQ     $16, BX
 	SUBQ     $2, CX
 	JMP      bwd2
@@ -397,16 +402,7 @@ bgroup:
 	VMOVUPS (R10), Z9
 	PLOAD2
 	PBACK
-	VMOVUPS Z0, (DI)
-	VMOVUPS Z1, 64(DI)
-	VMOVUPS Z2, (R8)
-	VMOVUPS Z3, 64(R8)
-	ADDQ    $128, SI
-	ADDQ    $128, DX
-	ADDQ    $128, DI
-	ADDQ    $128, R8
-	ADDQ    $64, R9
-	ADDQ    $64, R10
+	PBACKSTORE2
 	DECQ    CX
 	JMP     bgroup
 
