@@ -108,6 +108,9 @@ func BenchmarkHybridInferResNet18CIFAR(b *testing.B) {
 				step()
 			}
 			b.ReportMetric(float64(32*b.N)/b.Elapsed().Seconds(), "samples/s")
+			if h, ok := net.(*gluon.HybridBlock); ok {
+				b.ReportMetric(float64(h.Stats().Folded), "folded")
+			}
 		})
 	}
 }

@@ -166,7 +166,8 @@ func usedBetween(steps []step, refs []ref) bool {
 // foldSteps returns the steps that replace convolution cv and batch
 // normalisation bn (and a ReLU when relu): scale = invstd·gamma, w' =
 // w·scale per filter, b' = (bias − mean)·scale + beta, then the
-// convolution with w' and b' into out.
+// convolution with w' and b' into out (Conv2DBias or Conv2DBiasRelu,
+// whose bias and ReLU the CPU applies to each image while it is in cache).
 func (g *Graph) foldSteps(cv, bn *kernelInfo, cb backend.ConvBiasKernels, relu bool, out ref) []step {
 	be, p := cv.be, cv.conv
 	c, kk := p.OutC, p.InC/p.Groups*p.KH*p.KW
@@ -206,6 +207,10 @@ func (g *Graph) foldSteps(cv, bn *kernelInfo, cb backend.ConvBiasKernels, relu b
 	}
 	if !relu {
 		add(func(e *replay) { cb.Conv2DBias(p, out.arg(e), x.arg(e), w2.arg(e), b2.arg(e)) }, out, x, w2, b2)
+		return steps
+	}
+	if cr, ok := be.(backend.ConvBiasReluKernels); ok { // bias and ReLU on each image while it is in cache
+		add(func(e *replay) { cr.Conv2DBiasRelu(p, out.arg(e), x.arg(e), w2.arg(e), b2.arg(e)) }, out, x, w2, b2)
 		return steps
 	}
 	br := be.(backend.BiasReluKernels)
