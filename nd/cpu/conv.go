@@ -103,7 +103,9 @@ func conv2DEpi(p backend.ConvParams, y, x, w, bias backend.Arg, relu bool) {
 	conv2D(s, slice[float32](y), slice[float32](x), slice[float32](w), newEpilogue(optSlice[float32](bias), p.OutC, relu))
 }
 
-func conv2D[T Float](s convShape, y, x, w []T, e *epilogue[T]) {
+// conv2D runs the Winograd, batched or per-image forward convolution
+// (the direct one is the caller's), then e on each image.
+func conv2D[T Float](s convShape, y, x, w []T, e epilogue[T]) {
 	switch {
 	case useWinograd(s.ConvParams):
 		winoConv2DEpi(s, y, x, w, e)
@@ -118,29 +120,26 @@ func conv2D[T Float](s convShape, y, x, w []T, e *epilogue[T]) {
 // once they are complete, while they are in cache: bias[oc] added, then a
 // ReLU when relu is set. These are the operations of a separate Add (or
 // AddScalar) and Relu, or of BiasRelu, so the results are the same bits.
-// A nil *epilogue does nothing.
+// The zero epilogue does nothing. (A value, not a pointer: the kernels'
+// closures capture it without a heap allocation per call.)
 type epilogue[T Float] struct {
 	bias []T
 	relu bool
 }
 
-// newEpilogue returns the epilogue for bias (nil: none) and relu, or nil
-// when there is nothing to do.
-func newEpilogue[T Float](bias []T, outC int, relu bool) *epilogue[T] {
-	if bias == nil && !relu {
-		return nil
-	}
+// newEpilogue returns the epilogue for bias (nil: none) and relu.
+func newEpilogue[T Float](bias []T, outC int, relu bool) epilogue[T] {
 	if bias != nil {
 		bias = bias[:outC]
 	}
-	return &epilogue[T]{bias: bias, relu: relu}
+	return epilogue[T]{bias: bias, relu: relu}
 }
 
 // image applies e to one image's output y [outC][ohw]. With a ReLU it
 // takes the kernel BiasRelu takes for runs of ohw values (biasrelu.go), so
 // that even the sign of a NaN sum matches it.
-func (e *epilogue[T]) image(y []T, outC, ohw int) {
-	if e == nil || outC == 0 || ohw == 0 {
+func (e epilogue[T]) image(y []T, outC, ohw int) {
+	if (e.bias == nil && !e.relu) || outC == 0 || ohw == 0 {
 		return
 	}
 	if e.relu && e.bias != nil && ohw < minRun {
@@ -161,7 +160,7 @@ func (e *epilogue[T]) image(y []T, outC, ohw int) {
 
 // plane applies e to output channel oc's plane p (at least minRun values
 // when e has a bias and a ReLU: image takes shorter ones).
-func (e *epilogue[T]) plane(p []T, oc int) {
+func (e epilogue[T]) plane(p []T, oc int) {
 	switch {
 	case e.relu && e.bias != nil:
 		if pf, ok := asF32(p); ok && useAsmKernel {
@@ -180,11 +179,11 @@ func (e *epilogue[T]) plane(p []T, oc int) {
 }
 
 // convForward is convForwardEpi without an epilogue.
-func convForward[T Float](s convShape, y, x, w []T) { convForwardEpi(s, y, x, w, nil) }
+func convForward[T Float](s convShape, y, x, w []T) { convForwardEpi(s, y, x, w, epilogue[T]{}) }
 
 // convForwardEpi computes y = conv(x, w) a GEMM per image and group, then
 // e on the image.
-func convForwardEpi[T Float](s convShape, y, x, w []T, e *epilogue[T]) {
+func convForwardEpi[T Float](s convShape, y, x, w []T, e epilogue[T]) {
 	inImg, outImg := s.InC*s.InH*s.InW, s.OutC*s.ohw
 	par := innerParallel(s.N)
 	tab := imageGather[T](s)

@@ -60,11 +60,13 @@ func scratchPair[T Float](p batchPlan, s convShape) (col, g []T, done func()) {
 }
 
 // convForwardBatched computes y = conv(x, w) B images per GEMM.
-func convForwardBatched[T Float](s convShape, y, x, w []T) { convForwardBatchedEpi(s, y, x, w, nil) }
+func convForwardBatched[T Float](s convShape, y, x, w []T) {
+	convForwardBatchedEpi(s, y, x, w, epilogue[T]{})
+}
 
 // convForwardBatchedEpi is convForwardBatched with e applied to each image
 // as it is copied out.
-func convForwardBatchedEpi[T Float](s convShape, y, x, w []T, e *epilogue[T]) {
+func convForwardBatchedEpi[T Float](s convShape, y, x, w []T, e epilogue[T]) {
 	p := planBatched(s)
 	if p.taps != nil {
 		w = weights(p, s, w)

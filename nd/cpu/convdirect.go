@@ -220,12 +220,14 @@ func (d directPlan) packWeights(w []float32) []float32 {
 // image in place when it has no padding and the last tile's reads stay
 // inside x. With AVX-512 they store into y; with AVX2 into a wide scratch
 // output, whose columns past OW are then dropped by copying the rows out.
-func directConv2D(s convShape, y, x, w, bias []float32) { directConv2DEpi(s, y, x, w, bias, nil) }
+func directConv2D(s convShape, y, x, w, bias []float32) {
+	directConv2DEpi(s, y, x, w, bias, epilogue[float32]{})
+}
 
 // directConv2DEpi is directConv2D followed by e on each image's output as
 // it is completed (with bias nil when e adds one: BiasRelu adds the bias
 // to the sum in its own operand order).
-func directConv2DEpi(s convShape, y, x, w, bias []float32, e *epilogue[float32]) {
+func directConv2DEpi(s convShape, y, x, w, bias []float32, e epilogue[float32]) {
 	d := directPlanFor(s)
 	wp := d.packWeights(w)
 	defer release(wp)

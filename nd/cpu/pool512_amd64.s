@@ -88,6 +88,17 @@ GLOBL ·zmmZipHi(SB), RODATA|NOPTR, $64
 	PSPLIT(Z0, Z1, Z4, Z5);    \
 	PSPLIT(Z2, Z3, Z6, Z7)
 
+// PLOADM is PLOAD2 for the last 1–15 windows of a row: only the inputs
+// under the masks lo (the first 16) and hi (the next 16) are loaded, the
+// other lanes are zero.
+#define PLOADM(lo, hi) \
+	VMOVUPS.Z (SI), lo, Z0;   \
+	VMOVUPS.Z 64(SI), hi, Z1; \
+	VMOVUPS.Z (DX), lo, Z2;   \
+	VMOVUPS.Z 64(DX), hi, Z3; \
+	PSPLIT(Z0, Z1, Z4, Z5);   \
+	PSPLIT(Z2, Z3, Z6, Z7)
+
 // PMAX computes the maxima of the windows in Z4…Z7 into Z8 as
 // maxPool2x2RowF32 does: VMAXPS in the same operand order, the sign of a
 // zero maximum negative only if every input's is (Z12 = 0x7FFFFFFF), and
@@ -313,12 +324,7 @@ rowsGroup:
 rowsTail:
 	TESTQ     AX, AX
 	JEQ       rowsNext
-	VMOVUPS.Z (SI), K3, Z0
-	VMOVUPS.Z 64(SI), K4, Z1
-	VMOVUPS.Z (DX), K3, Z2
-	VMOVUPS.Z 64(DX), K4, Z3
-	PSPLIT(Z0, Z1, Z4, Z5)
-	PSPLIT(Z2, Z3, Z6, Z7)
+	PLOADM(K3, K4)
 	PMAX
 	VMOVUPS   Z8, K5, (DI)
 	LEAQ      (DI)(AX*4), DI
@@ -415,12 +421,7 @@ btail:
 	VMOVUPS.Z (R10), K6, Z9
 	KMOVW     lm-16(SP), K6
 	KMOVW     hm-24(SP), K7
-	VMOVUPS.Z (SI), K6, Z0
-	VMOVUPS.Z 64(SI), K7, Z1
-	VMOVUPS.Z (DX), K6, Z2
-	VMOVUPS.Z 64(DX), K7, Z3
-	PSPLIT(Z0, Z1, Z4, Z5)
-	PSPLIT(Z2, Z3, Z6, Z7)
+	PLOADM(K6, K7)
 	PBACK
 	VMOVUPS   Z0, K6, (DI)
 	VMOVUPS   Z1, K7, 64(DI)

@@ -154,7 +154,7 @@ func winoFilterGradRange[T Float](dw, du []T, plane, lo, hi int) {
 // winoForward computes y = conv(x, w) for the problem p, where u holds
 // winoFilter(w). Images are split over the cores; each chunk transforms
 // groups of p.group images, runs the 16 products and transforms back.
-func winoForward[T Float](p winoProblem, y, x, u []T, e *epilogue[T]) {
+func winoForward[T Float](p winoProblem, y, x, u []T, e epilogue[T]) {
 	inImg, outImg := p.ci*p.h*p.w, p.co*p.oh*p.ow
 	par := innerParallel(p.n)
 	parallelFor(p.n, 1, func(lo, hi int) {
@@ -220,15 +220,15 @@ func winoBackwardData[T Float](s convShape, dx, dy, w []T) {
 	u := scratch[T](16 * s.OutC * s.InC)
 	defer release(u)
 	winoFilter(u, rot, s.InC, s.OutC)
-	winoForward(p, dx, dy, u, nil)
+	winoForward(p, dx, dy, u, epilogue[T]{})
 }
 
 // winoConv2D is Conv2D through winoForward.
-func winoConv2D[T Float](s convShape, y, x, w []T) { winoConv2DEpi(s, y, x, w, nil) }
+func winoConv2D[T Float](s convShape, y, x, w []T) { winoConv2DEpi(s, y, x, w, epilogue[T]{}) }
 
 // winoConv2DEpi is winoConv2D with e applied to each output plane as it
 // is written.
-func winoConv2DEpi[T Float](s convShape, y, x, w []T, e *epilogue[T]) {
+func winoConv2DEpi[T Float](s convShape, y, x, w []T, e epilogue[T]) {
 	p := newWinoProblem(s.N, s.InC, s.InH, s.InW, s.PadH, s.PadW, s.OutC)
 	u := scratch[T](16 * s.OutC * s.InC)
 	defer release(u)
