@@ -258,7 +258,10 @@ func Signature(inputs []*NDArray) string {
 			b = append(b, ',')
 		}
 		b = append(b, x.dtype.String()...)
-		b = append(b, x.st.dev.String()...)
+		b = append(b, x.st.dev.Kind.String()...) // as Context.String, without its allocation
+		b = append(b, '(')
+		b = strconv.AppendInt(b, int64(x.st.dev.ID), 10)
+		b = append(b, ')')
 		if x.requiresGrad() {
 			b = append(b, 'g')
 		}

@@ -238,42 +238,53 @@ func directConv2DEpi(s convShape, y, x, w, bias []float32, e epilogue[float32]) 
 		clear(bp)
 		copy(bp, bias[:s.OutC])
 	}
-	inImg, outImg, plane := s.InC*s.InH*s.InW, s.OutC*s.ohw, d.hp*d.wp
-	inPlace := s.PadH == 0 && s.PadW == 0
-	// The images read the plan's shape (d.s: s without the batch size), so
-	// that s does not move to the heap with the closure.
-	parallelFor(s.N, 1, func(lo, hi int) {
-		var xp, yw []float32
-		for n := lo; n < hi; n++ {
-			xn := x[n*inImg:]
-			if !inPlace || len(xn) < d.xlen {
-				if xp == nil {
-					xp = scratch[float32](d.xlen)
-					defer release(xp)
-					clear(xp) // the padding and the overreach stay zero
-				}
-				for c := 0; c < d.s.InC; c++ {
-					copyRows(xp[c*plane+d.s.PadH*d.wp+d.s.PadW:], xn[c*d.s.InH*d.s.InW:], d.s.InH, d.s.InW, d.wp, d.s.InW)
-				}
-				xn = xp
+	if numChunks(s.N, 1) <= 1 { // no closure, no job
+		d.images(y, x, wp, bp, e, 0, s.N)
+		return
+	}
+	parallelFor(s.N, 1, func(lo, hi int) { d.images(y, x, wp, bp, e, lo, hi) })
+}
+
+// images computes images [lo, hi) of directConv2DEpi, reading the plan's
+// shape (d.s: without the batch size). It takes its scratch once and
+// returns it at the end (no defer in the loop: those are allocated).
+func (d *directPlan) images(y, x, wp, bp []float32, e epilogue[float32], lo, hi int) {
+	inImg, outImg, plane := d.s.InC*d.s.InH*d.s.InW, d.s.OutC*d.s.ohw, d.hp*d.wp
+	inPlace := d.s.PadH == 0 && d.s.PadW == 0
+	var xp, yw []float32
+	for n := lo; n < hi; n++ {
+		xn := x[n*inImg:]
+		if !inPlace || len(xn) < d.xlen {
+			if xp == nil {
+				xp = scratch[float32](d.xlen)
+				clear(xp) // the padding and the overreach stay zero
 			}
-			yn := y[n*outImg : (n+1)*outImg]
-			if d.zmm {
-				d.tilesZ(yn, xn, wp, bp)
-				e.image(yn, d.s.OutC, d.s.ohw)
-				continue
+			for c := 0; c < d.s.InC; c++ {
+				copyRows(xp[c*plane+d.s.PadH*d.wp+d.s.PadW:], xn[c*d.s.InH*d.s.InW:], d.s.InH, d.s.InW, d.wp, d.s.InW)
 			}
-			if yw == nil {
-				yw = scratch[float32](d.ocp * d.qt)
-				defer release(yw)
-			}
-			d.tiles(yw, xn, wp, bp)
-			for oc := 0; oc < d.s.OutC; oc++ {
-				copyRows(yn[oc*d.s.ohw:], yw[oc*d.qt:], d.s.OutH, d.s.OutW, d.s.OutW, d.wp)
-			}
-			e.image(yn, d.s.OutC, d.s.ohw)
+			xn = xp
 		}
-	})
+		yn := y[n*outImg : (n+1)*outImg]
+		if d.zmm {
+			d.tilesZ(yn, xn, wp, bp)
+			e.image(yn, d.s.OutC, d.s.ohw)
+			continue
+		}
+		if yw == nil {
+			yw = scratch[float32](d.ocp * d.qt)
+		}
+		d.tiles(yw, xn, wp, bp)
+		for oc := 0; oc < d.s.OutC; oc++ {
+			copyRows(yn[oc*d.s.ohw:], yw[oc*d.qt:], d.s.OutH, d.s.OutW, d.s.OutW, d.wp)
+		}
+		e.image(yn, d.s.OutC, d.s.ohw)
+	}
+	if xp != nil {
+		release(xp)
+	}
+	if yw != nil {
+		release(yw)
+	}
 }
 
 // tiles computes the wide output yw [ocp][qt] of one image xp (AVX2):

@@ -192,6 +192,9 @@ func b2f(b bool) float64 {
 
 // Binary computes dst = op(a, b) over shape with broadcasting strides.
 func (*Backend) Binary(op backend.BinaryOp, shape []int, dst, a, b backend.Arg) {
+	if binaryFlat(op, shape, dst, a, b) {
+		return
+	}
 	as, bs := a.Strides, b.Strides
 	if as == nil {
 		as = backend.ContiguousStrides(shape)
@@ -208,6 +211,82 @@ func (*Backend) Binary(op backend.BinaryOp, shape []int, dst, a, b backend.Arg) 
 		binary(op, sh, st, slice[float32](dst), slice[float32](a), slice[float32](b))
 	default:
 		binaryOther(op, sh, st, dst, a, b)
+	}
+}
+
+// Operands that read their elements in order (flatSeq) or one element
+// for all (flatOne), once dimensions of size 1 are dropped: what
+// Coalesce reduces to one row, recognised without its allocations.
+const (
+	flatNo = iota
+	flatSeq
+	flatOne
+)
+
+// flatKind classifies an operand of shape with strides (nil:
+// contiguous).
+func flatKind(shape, strides []int) int {
+	if strides == nil {
+		return flatSeq
+	}
+	seq, one, want := true, true, 1
+	for d := len(shape) - 1; d >= 0; d-- {
+		n := shape[d]
+		if n == 1 {
+			continue
+		}
+		seq = seq && strides[d] == want
+		one = one && strides[d] == 0
+		want *= n
+	}
+	switch {
+	case seq:
+		return flatSeq
+	case one:
+		return flatOne
+	}
+	return flatNo
+}
+
+// binaryFlat runs Binary on float operands of dst's dtype that coalesce
+// to one row (a contiguous pair, or one side broadcast from a single
+// element) as the general path would, with the same kernels, and reports
+// whether it did.
+func binaryFlat(op backend.BinaryOp, shape []int, dst, a, b backend.Arg) bool {
+	dt := dst.Buf.DType()
+	if a.Buf.DType() != dt || b.Buf.DType() != dt || (dt != backend.Float32 && dt != backend.Float64) {
+		return false
+	}
+	ka, kb := flatKind(shape, a.Strides), flatKind(shape, b.Strides)
+	if ka == flatNo || kb == flatNo || (ka == flatOne && kb == flatOne) {
+		return false
+	}
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	if n == 0 {
+		return true
+	}
+	if dt == backend.Float32 {
+		binaryRow(op, ka, kb, slice[float32](dst)[:n], slice[float32](a), slice[float32](b))
+	} else {
+		binaryRow(op, ka, kb, slice[float64](dst)[:n], slice[float64](a), slice[float64](b))
+	}
+	return true
+}
+
+// binaryRow is binaryFlat's row: d = a op b with a and b of kinds ka and
+// kb, not both flatOne.
+func binaryRow[T Float](op backend.BinaryOp, ka, kb int, d, a, b []T) {
+	f := binaryFunc(op)
+	switch {
+	case kb == flatOne:
+		binaryRight(op, f, d, a[:len(d)], b[0])
+	case ka == flatOne:
+		binaryLeft(op, f, d, a[0], b[:len(d)])
+	default:
+		binaryContig(op, f, d, a[:len(d)], b[:len(d)])
 	}
 }
 

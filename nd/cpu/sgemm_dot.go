@@ -21,30 +21,23 @@ func useDotRows(tA, tB bool, m, k int) bool {
 }
 
 // sgemmDotRows computes C = alpha·A·Bᵀ + beta·C for beta 0 or 1. Each
-// element is the kernel's sum over the first k &^ 15 values plus the
-// rest added one at a time, times alpha, plus C when beta is 1.
+// element is the kernel's sum (all k values, in 16 lanes), times alpha,
+// plus C when beta is 1.
 func sgemmDotRows(m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	kv := k &^ 15
 	var out [4]float32
+	_ = b[(n-1)*ldb+k-1]
 	for i := range m {
 		x := a[i*lda:][:k]
 		cr := c[i*ldc:][:n]
 		for j := 0; j < n; j += 4 {
-			var rows [4]*float32
-			for r := range rows {
-				rows[r] = &b[min(j+r, n-1)*ldb] // past n: the last row again, its sum unused
-			}
+			// Past n: the last row again, its sum unused.
+			b0, b1, b2, b3 := &b[j*ldb], &b[min(j+1, n-1)*ldb], &b[min(j+2, n-1)*ldb], &b[min(j+3, n-1)*ldb]
 			if useZMMKernel { // direct calls: through a variable out would escape
-				dot4F32x512(&x[0], rows[0], rows[1], rows[2], rows[3], kv, &out[0])
+				dot4F32x512(&x[0], b0, b1, b2, b3, k, &out[0])
 			} else {
-				dot4F32(&x[0], rows[0], rows[1], rows[2], rows[3], kv, &out[0])
+				dot4F32(&x[0], b0, b1, b2, b3, k, &out[0])
 			}
-			for r := range min(4, n-j) {
-				s := out[r]
-				br := b[(j+r)*ldb:][:k]
-				for t := kv; t < k; t++ {
-					s += float32(x[t] * br[t]) // rounded before the add: no fused multiply-add on any platform
-				}
+			for r, s := range out[:min(4, n-j)] {
 				v := alpha * s
 				if beta == 1 {
 					v += cr[j+r]

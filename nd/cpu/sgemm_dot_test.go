@@ -16,7 +16,7 @@ func TestDot4(t *testing.T) {
 		t.Skip("no AVX2")
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, k := range []int{0, 16, 32, 48, 400, 1024} {
+	for _, k := range []int{0, 1, 5, 15, 16, 17, 32, 48, 84, 120, 400, 401, 1024} {
 		x := make([]float32, k+1)
 		rows := make([][]float32, 4)
 		for i := range x {
@@ -49,7 +49,7 @@ func TestDot4(t *testing.T) {
 	}
 	g := newGuarded(t, 4*64)
 	vals := []float32{1.5, -2, 0.25, 3}
-	for _, k := range []int{16, 48} {
+	for _, k := range []int{4, 16, 20, 36, 48} { // the tails end at the guard page
 		_, p := g.tail(k, vals)
 		var a, z [4]float32
 		dot4F32(p, p, p, p, p, k, &a[0])

@@ -1,0 +1,109 @@
+package cpu
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/nd/backend"
+)
+
+// TestBinaryFlat checks Binary's allocation-free path for operands that
+// coalesce to one row against the general strided path (binary over
+// Coalesce), bit for bit, and that it declines the others.
+func TestBinaryFlat(t *testing.T) {
+	be := New()
+	rng := rand.New(rand.NewPCG(3, 4))
+	cases := []struct {
+		name   string
+		shape  []int
+		as, bs []int // nil: contiguous
+		flat   bool
+	}{
+		{"contiguous", []int{3, 70}, nil, nil, true},
+		{"bias at batch 1", []int{1, 10}, nil, []int{0, 1}, true},
+		{"scalar right", []int{4, 5}, nil, []int{0, 0}, true},
+		{"scalar left", []int{33}, []int{0}, nil, true},
+		{"unit dims", []int{1, 7, 1, 3}, []int{0, 3, 0, 1}, []int{21, 3, 3, 1}, true},
+		{"empty", []int{0, 5}, nil, nil, true},
+		{"empty broadcast", []int{0, 5}, nil, []int{0, 1}, false},
+		{"one element", []int{1, 1}, []int{0, 0}, nil, true},
+		{"both scalars", []int{6}, []int{0}, []int{0}, false},
+		{"row broadcast", []int{3, 10}, nil, []int{0, 1}, false},
+		{"transposed", []int{4, 6}, []int{1, 4}, nil, false},
+	}
+	ops := []backend.BinaryOp{backend.Add, backend.Sub, backend.Mul, backend.Div, backend.Maximum, backend.ReluGrad, backend.Pow}
+	for _, dt := range []backend.DType{backend.Float32, backend.Float64} {
+		for _, c := range cases {
+			n := 1
+			for _, d := range c.shape {
+				n *= d
+			}
+			mk := func(m int) backend.Arg {
+				buf, err := be.Alloc(ctx.CPU(0), dt, max(m, 1))
+				if err != nil {
+					t.Fatal(err)
+				}
+				a := backend.Arg{Buf: buf}
+				for i := range max(m, 1) {
+					v := rng.NormFloat64()
+					if i%7 == 3 {
+						v = math.NaN()
+					}
+					if dt == backend.Float32 {
+						slice[float32](a)[i] = float32(v)
+					} else {
+						slice[float64](a)[i] = v
+					}
+				}
+				return a
+			}
+			span := func(st []int) int { // elements an operand reads
+				if st == nil {
+					return n
+				}
+				m := 1
+				for d, s := range st {
+					m += (c.shape[d] - 1) * s
+				}
+				return m
+			}
+			a, b := mk(span(c.as)), mk(span(c.bs))
+			a.Strides, b.Strides = c.as, c.bs
+			for _, op := range ops {
+				got, want := mk(n), mk(n)
+				if ok := binaryFlat(op, c.shape, got, a, b); ok != c.flat {
+					t.Fatalf("%v %s: binaryFlat = %v, want %v", dt, c.name, ok, c.flat)
+				}
+				if !c.flat {
+					continue
+				}
+				as, bs := c.as, c.bs
+				if as == nil {
+					as = backend.ContiguousStrides(c.shape)
+				}
+				if bs == nil {
+					bs = backend.ContiguousStrides(c.shape)
+				}
+				sh, st := backend.Coalesce(c.shape, backend.ContiguousStrides(c.shape), as, bs)
+				if dt == backend.Float32 {
+					binary(op, sh, st, slice[float32](want), slice[float32](a), slice[float32](b))
+				} else {
+					binary(op, sh, st, slice[float64](want), slice[float64](a), slice[float64](b))
+				}
+				for i := range n {
+					var g, w uint64
+					if dt == backend.Float32 {
+						g, w = uint64(math.Float32bits(slice[float32](got)[i])), uint64(math.Float32bits(slice[float32](want)[i]))
+					} else {
+						g, w = math.Float64bits(slice[float64](got)[i]), math.Float64bits(slice[float64](want)[i])
+					}
+					if g != w {
+						t.Fatalf("%v %s op %v: element %d is %#x, general path %#x", dt, c.name, op, i, g, w)
+					}
+				}
+			}
+		}
+	}
+}
