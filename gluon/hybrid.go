@@ -161,8 +161,8 @@ func (h *HybridBlock) call(inputs []*nd.NDArray) []*nd.NDArray {
 	if !ok {
 		return h.eager(inputs)
 	}
-	bound, ready := h.bound(dev)
-	if !ready || h.eagerReason() != "" || sharedInputs(inputs, bound) {
+	bound, why, ready := h.bound(dev)
+	if !ready || why != "" || sharedInputs(inputs, bound) {
 		return h.eager(inputs)
 	}
 	key := nd.Signature(inputs)
@@ -207,26 +207,27 @@ func (h *HybridBlock) name() string {
 	return "gluon.Hybridize(" + h.inner.Meta().Kind() + ")"
 }
 
-// bound returns the parameters' replicas on dev, or false while some
-// parameter is not initialised there yet.
-func (h *HybridBlock) bound(dev ctx.Context) ([]*nd.NDArray, bool) {
+// bound returns the parameters' replicas on dev and why the block runs
+// eagerly (see EagerReason), or false while some parameter is not
+// initialised there yet.
+func (h *HybridBlock) bound(dev ctx.Context) ([]*nd.NDArray, string, bool) {
 	h.mu.Lock()
 	if !h.walked {
 		h.walked = true
 		h.params = CollectParams(h.inner).List()
 		h.why = eagerOnly(h.inner)
 	}
-	params := h.params
+	params, why := h.params, h.why
 	h.mu.Unlock()
 	out := make([]*nd.NDArray, len(params))
 	for i, p := range params {
 		a, ok := p.replicaIfReady(dev)
 		if !ok {
-			return nil, false
+			return nil, why, false
 		}
 		out[i] = a
 	}
-	return out, true
+	return out, why, true
 }
 
 // EagerReason returns why the block runs eagerly on every call (it holds

@@ -135,13 +135,30 @@ var (
 	directPlans    sync.Map
 	directCached   atomic.Int32
 	maxDirectPlans = int32(256)
+	// directRecent holds the plans used last, looked up by comparing keys
+	// before the map (whose hash of a 13-field key cost a few percent of
+	// a batch-1 LeNet call); directNext is where the next one goes.
+	directRecent [8]atomic.Pointer[keyedPlan]
+	directNext   atomic.Uint32
 )
+
+// keyedPlan is a cached plan with its key.
+type keyedPlan struct {
+	key directKey
+	d   *directPlan
+}
 
 // directPlanFor returns s's plan, from the cache when it holds it. A
 // plan does not depend on the batch size: its shape has N = 0.
 func directPlanFor(s convShape) *directPlan {
 	key := directKey{s.InC, s.InH, s.InW, s.OutC, s.OutH, s.OutW, s.KH, s.KW, s.PadH, s.PadW, s.DilateH, s.DilateW, useZMMKernel}
+	for i := range directRecent {
+		if p := directRecent[i].Load(); p != nil && p.key == key {
+			return p.d
+		}
+	}
 	if d, ok := directPlans.Load(key); ok {
+		directRecent[directNext.Add(1)%uint32(len(directRecent))].Store(&keyedPlan{key, d.(*directPlan)})
 		return d.(*directPlan)
 	}
 	s.N = 0
@@ -218,7 +235,7 @@ func (d directPlan) packWeights(w []float32) []float32 {
 // parallel, plus bias[channel] unless bias is nil (added to each sum once
 // it is complete, as a separate Add would). The tiles read a zero-padded copy of each image, or the
 // image in place when it has no padding and the last tile's reads stay
-// inside x. With AVX-512 they store into y; with AVX2 into a wide scratch
+// inside x's capacity. With AVX-512 they store into y; with AVX2 into a wide scratch
 // output, whose columns past OW are then dropped by copying the rows out.
 func directConv2D(s convShape, y, x, w, bias []float32) {
 	directConv2DEpi(s, y, x, w, bias, epilogue[float32]{})
@@ -254,6 +271,12 @@ func (d *directPlan) images(y, x, wp, bp []float32, e epilogue[float32], lo, hi 
 	var xp, yw []float32
 	for n := lo; n < hi; n++ {
 		xn := x[n*inImg:]
+		if inPlace && len(xn) < d.xlen && cap(xn) >= d.xlen {
+			// The overreach only feeds lanes that are never stored (wide
+			// columns past OW, positions past OH·Wp): it may read
+			// whatever the buffer holds past its length.
+			xn = xn[:d.xlen]
+		}
 		if !inPlace || len(xn) < d.xlen {
 			if xp == nil {
 				xp = scratch[float32](d.xlen)

@@ -66,6 +66,21 @@ func TestDirectConv(t *testing.T) {
 						t.Fatalf("y[%d] with bias = %g, want %g", i, v, want)
 					}
 				}
+				// An input with room past its end (a pooled buffer) is
+				// read in place, its overreach landing in NaNs that only
+				// unstored lanes see: the same bits as the copied input.
+				roomy := make([]float32, len(x), len(x)+64)
+				copy(roomy, x)
+				for i := len(x); i < cap(roomy); i++ {
+					roomy[:cap(roomy)][i] = float32(math.NaN())
+				}
+				inPlace := make([]float32, len(got))
+				directConv2D(s, inPlace, roomy, w, nil)
+				for i, v := range inPlace {
+					if math.Float32bits(v) != math.Float32bits(got[i]) {
+						t.Fatalf("y[%d] read in place = %g, copied %g", i, v, got[i])
+					}
+				}
 			})
 		}
 	}
