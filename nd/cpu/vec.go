@@ -209,6 +209,20 @@ func copyRows[T Float](d, s []T, rows, width, ldd, lds int) {
 	}
 }
 
+// prefetchPlane asks for the cache lines of the n values of s from off
+// (those inside s): the next plane a loop over planes reads while it
+// transforms this one. A plane is a page or more, and the hardware
+// prefetchers stop at page boundaries, so without it each plane's first
+// reads wait for memory.
+func prefetchPlane[T Float](s []T, off, n int) {
+	if n = min(n, len(s)-off); n <= 0 || !useAsmKernel {
+		return
+	}
+	if sf, ok := asF32(s[off:]); ok {
+		prefetchF32(&sf[0], n)
+	}
+}
+
 // addRows adds rows runs of width values from s (rows lds apart) into d
 // (rows ldd apart), with the AVX2 kernel for float32.
 func addRows[T Float](d, s []T, rows, width, ldd, lds int) {

@@ -41,6 +41,12 @@ func copyRowsF32(d, s *float32, rows, width, ldd, lds int)
 //go:noescape
 func addRowsF32(d, s *float32, rows, width, ldd, lds int)
 
+// prefetchF32 asks for the cache lines of n float32 values at p
+// (PREFETCHT0): a hint that never faults.
+//
+//go:noescape
+func prefetchF32(p *float32, n int)
+
 //go:noescape
 func sumF32(s *float32, n int) float64
 

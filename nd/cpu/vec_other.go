@@ -16,6 +16,7 @@ func divScalarF32(d, a *float32, s float32, n int)         { panic("unreachable"
 func reluF32(d, a *float32, n int)                         { panic("unreachable") }
 func reluGradF32(d, a, b *float32, n int)                  { panic("unreachable") }
 func copyRowsF32(d, s *float32, rows, width, ldd, lds int) { panic("unreachable") }
+func prefetchF32(p *float32, n int)                        { panic("unreachable") }
 func addRowsF32(d, s *float32, rows, width, ldd, lds int)  { panic("unreachable") }
 func sumF32(s *float32, n int) float64                     { panic("unreachable") }
 func accF32(acc *float64, s *float32, n int)               { panic("unreachable") }

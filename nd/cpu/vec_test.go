@@ -203,3 +203,21 @@ func TestVecFallbackMatches(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefetchPlane calls the prefetch hint on planes inside, at the end
+// of and past a slice, and on float64: it must change nothing.
+func TestPrefetchPlane(t *testing.T) {
+	s := make([]float32, 1000)
+	for i := range s {
+		s[i] = float32(i)
+	}
+	for _, c := range []struct{ off, n int }{{0, 1000}, {500, 1000}, {999, 16}, {1000, 16}, {2000, 16}, {0, 0}} {
+		prefetchPlane(s, c.off, c.n)
+	}
+	prefetchPlane(make([]float64, 10), 0, 10)
+	for i, v := range s {
+		if v != float32(i) {
+			t.Fatalf("s[%d] = %g after the prefetches", i, v)
+		}
+	}
+}

@@ -202,6 +202,7 @@ func winoForward[T Float](p winoProblem, y, x, u []T, e epilogue[T]) {
 func winoInput[T Float](p winoProblem, plane, x, v []T) {
 	hw := p.h * p.w
 	for c := 0; c < p.ci; c++ {
+		prefetchPlane(x, (c+1)*hw, hw)
 		copyRows(plane[p.ph*p.padW+p.pw:], x[c*hw:], p.h, p.w, p.padW, p.w)
 		for th := 0; th < p.tilesH; th++ {
 			winoInputRow(plane[2*th*p.padW:], p.padW, v[c*p.ldV+th*p.tilesW:], p.ci*p.ldV, p.tw8/8)
