@@ -210,6 +210,11 @@ func newDirectPlan(s convShape) directPlan {
 	return d
 }
 
+// inPlaceWeights reports whether the tiles read the filters as they are
+// ([OC][C·KH·KW], rows k apart): the AVX-512 tiles when the channels fill
+// whole blocks of 8. Otherwise packWeights lays them out.
+func (d *directPlan) inPlaceWeights() bool { return d.zmm && d.s.OutC%8 == 0 }
+
 // packWeights returns w [OC][C·KH·KW] as blocks of d.rows output
 // channels, tap-major: the weights of tap k are adjacent. Channels past
 // OC are 0.
@@ -246,8 +251,11 @@ func directConv2D(s convShape, y, x, w, bias []float32) {
 // to the sum in its own operand order).
 func directConv2DEpi(s convShape, y, x, w, bias []float32, e epilogue[float32]) {
 	d := directPlanFor(s)
-	wp := d.packWeights(w)
-	defer release(wp)
+	wp := w // AVX-512 tiles read whole blocks of 8 filters in place
+	if !d.inPlaceWeights() {
+		wp = d.packWeights(w)
+		defer release(wp)
+	}
 	var bp []float32 // the bias, padded to whole blocks
 	if bias != nil {
 		bp = scratch[float32](d.ocp)
@@ -336,6 +344,10 @@ func biasAt(bp []float32, oc int) *float32 {
 func (d directPlan) tilesZ(y, xp, wp, bp []float32) {
 	k, ohw := d.s.kk, d.s.ohw
 	_ = xp[d.xlen-1]
+	rs, ts := 1, 8 // packed blocks
+	if d.inPlaceWeights() {
+		rs, ts = k, 1
+	}
 	for q := 0; q < d.qt; {
 		nv := min(3, (d.qt-q)/16)
 		u := q / 16
@@ -344,11 +356,11 @@ func (d directPlan) tilesZ(y, xp, wp, bp []float32) {
 			yp, xq, wb, bb := &y[oc*ohw], &xp[q], &wp[oc*k], biasAt(bp, oc)
 			switch nv {
 			case 3:
-				convTile8x48z(yp, ohw, xq, wb, &d.offs[0], k, &d.cm[u], &d.sm[u], &d.dst[u], rows, bb)
+				convTile8x48z(yp, ohw, xq, wb, &d.offs[0], k, &d.cm[u], &d.sm[u], &d.dst[u], rows, bb, rs, ts)
 			case 2:
-				convTile8x32z(yp, ohw, xq, wb, &d.offs[0], k, &d.cm[u], &d.sm[u], &d.dst[u], rows, bb)
+				convTile8x32z(yp, ohw, xq, wb, &d.offs[0], k, &d.cm[u], &d.sm[u], &d.dst[u], rows, bb, rs, ts)
 			default:
-				convTile8x16z(yp, ohw, xq, wb, &d.offs[0], k, &d.cm[u], &d.sm[u], &d.dst[u], rows, bb)
+				convTile8x16z(yp, ohw, xq, wb, &d.offs[0], k, &d.cm[u], &d.sm[u], &d.dst[u], rows, bb, rs, ts)
 			}
 		}
 		q += 16 * nv

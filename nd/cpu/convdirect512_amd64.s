@@ -11,19 +11,27 @@
 #include "textflag.h"
 
 
-// func convTile8x16z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int, bias *float32)
+// func convTile8x16z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int, bias *float32, rs, ts int)
 //
 // DI the first row's output, DX the row stride in bytes, SI x, BX the
-// packed weights (8 per tap), R8 the tap offsets, CX taps left; at the
+// weights of the first row and R13 of the fifth (rows R11 bytes apart,
+// R12 three rows, taps R14 bytes apart: rs and ts values), R8 the tap
+// offsets, CX taps left; at the
 // store K1.. the compress masks, K4.. the store masks and R10.. the byte
 // offsets of the 1 vectors, R9 the rows (channels) still to store;
 // bias, when not nil, holds the 8 rows' biases, added before the store.
-TEXT ·convTile8x16z(SB), NOSPLIT, $0-88
+TEXT ·convTile8x16z(SB), NOSPLIT, $0-104
 	MOVQ y+0(FP), DI
 	MOVQ ldy+8(FP), DX
 	SHLQ $2, DX
 	MOVQ x+16(FP), SI
 	MOVQ w+24(FP), BX
+	MOVQ rs+88(FP), R11
+	SHLQ $2, R11
+	LEAQ (R11)(R11*2), R12
+	LEAQ (BX)(R11*4), R13
+	MOVQ ts+96(FP), R14
+	SHLQ $2, R14
 	MOVQ offs+32(FP), R8
 	MOVQ k+40(FP), CX
 	VPXORD Z8, Z8, Z8
@@ -40,22 +48,23 @@ tap1:
 	VMOVUPS (SI)(AX*1), Z0
 	VBROADCASTSS (BX), Z3
 	VFMADD231PS  Z0, Z3, Z8
-	VBROADCASTSS 4(BX), Z3
+	VBROADCASTSS (BX)(R11*1), Z3
 	VFMADD231PS  Z0, Z3, Z9
-	VBROADCASTSS 8(BX), Z3
+	VBROADCASTSS (BX)(R11*2), Z3
 	VFMADD231PS  Z0, Z3, Z10
-	VBROADCASTSS 12(BX), Z3
+	VBROADCASTSS (BX)(R12*1), Z3
 	VFMADD231PS  Z0, Z3, Z11
-	VBROADCASTSS 16(BX), Z3
+	VBROADCASTSS (R13), Z3
 	VFMADD231PS  Z0, Z3, Z12
-	VBROADCASTSS 20(BX), Z3
+	VBROADCASTSS (R13)(R11*1), Z3
 	VFMADD231PS  Z0, Z3, Z13
-	VBROADCASTSS 24(BX), Z3
+	VBROADCASTSS (R13)(R11*2), Z3
 	VFMADD231PS  Z0, Z3, Z14
-	VBROADCASTSS 28(BX), Z3
+	VBROADCASTSS (R13)(R12*1), Z3
 	VFMADD231PS  Z0, Z3, Z15
 	ADDQ         $8, R8
-	ADDQ         $32, BX
+	ADDQ         R14, BX
+	ADDQ         R14, R13
 	DECQ         CX
 	JNZ          tap1
 
@@ -129,19 +138,27 @@ done1:
 	VZEROUPPER
 	RET
 
-// func convTile8x32z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int, bias *float32)
+// func convTile8x32z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int, bias *float32, rs, ts int)
 //
 // DI the first row's output, DX the row stride in bytes, SI x, BX the
-// packed weights (8 per tap), R8 the tap offsets, CX taps left; at the
+// weights of the first row and R13 of the fifth (rows R11 bytes apart,
+// R12 three rows, taps R14 bytes apart: rs and ts values), R8 the tap
+// offsets, CX taps left; at the
 // store K1.. the compress masks, K4.. the store masks and R10.. the byte
 // offsets of the 2 vectors, R9 the rows (channels) still to store;
 // bias, when not nil, holds the 8 rows' biases, added before the store.
-TEXT ·convTile8x32z(SB), NOSPLIT, $0-88
+TEXT ·convTile8x32z(SB), NOSPLIT, $0-104
 	MOVQ y+0(FP), DI
 	MOVQ ldy+8(FP), DX
 	SHLQ $2, DX
 	MOVQ x+16(FP), SI
 	MOVQ w+24(FP), BX
+	MOVQ rs+88(FP), R11
+	SHLQ $2, R11
+	LEAQ (R11)(R11*2), R12
+	LEAQ (BX)(R11*4), R13
+	MOVQ ts+96(FP), R14
+	SHLQ $2, R14
 	MOVQ offs+32(FP), R8
 	MOVQ k+40(FP), CX
 	VPXORD Z8, Z8, Z8
@@ -168,29 +185,30 @@ tap2:
 	VBROADCASTSS (BX), Z3
 	VFMADD231PS  Z0, Z3, Z8
 	VFMADD231PS  Z1, Z3, Z9
-	VBROADCASTSS 4(BX), Z3
+	VBROADCASTSS (BX)(R11*1), Z3
 	VFMADD231PS  Z0, Z3, Z10
 	VFMADD231PS  Z1, Z3, Z11
-	VBROADCASTSS 8(BX), Z3
+	VBROADCASTSS (BX)(R11*2), Z3
 	VFMADD231PS  Z0, Z3, Z12
 	VFMADD231PS  Z1, Z3, Z13
-	VBROADCASTSS 12(BX), Z3
+	VBROADCASTSS (BX)(R12*1), Z3
 	VFMADD231PS  Z0, Z3, Z14
 	VFMADD231PS  Z1, Z3, Z15
-	VBROADCASTSS 16(BX), Z3
+	VBROADCASTSS (R13), Z3
 	VFMADD231PS  Z0, Z3, Z16
 	VFMADD231PS  Z1, Z3, Z17
-	VBROADCASTSS 20(BX), Z3
+	VBROADCASTSS (R13)(R11*1), Z3
 	VFMADD231PS  Z0, Z3, Z18
 	VFMADD231PS  Z1, Z3, Z19
-	VBROADCASTSS 24(BX), Z3
+	VBROADCASTSS (R13)(R11*2), Z3
 	VFMADD231PS  Z0, Z3, Z20
 	VFMADD231PS  Z1, Z3, Z21
-	VBROADCASTSS 28(BX), Z3
+	VBROADCASTSS (R13)(R12*1), Z3
 	VFMADD231PS  Z0, Z3, Z22
 	VFMADD231PS  Z1, Z3, Z23
 	ADDQ         $8, R8
-	ADDQ         $32, BX
+	ADDQ         R14, BX
+	ADDQ         R14, R13
 	DECQ         CX
 	JNZ          tap2
 
@@ -291,19 +309,27 @@ done2:
 	VZEROUPPER
 	RET
 
-// func convTile8x48z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int, bias *float32)
+// func convTile8x48z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int, bias *float32, rs, ts int)
 //
 // DI the first row's output, DX the row stride in bytes, SI x, BX the
-// packed weights (8 per tap), R8 the tap offsets, CX taps left; at the
+// weights of the first row and R13 of the fifth (rows R11 bytes apart,
+// R12 three rows, taps R14 bytes apart: rs and ts values), R8 the tap
+// offsets, CX taps left; at the
 // store K1.. the compress masks, K4.. the store masks and R10.. the byte
 // offsets of the 3 vectors, R9 the rows (channels) still to store;
 // bias, when not nil, holds the 8 rows' biases, added before the store.
-TEXT ·convTile8x48z(SB), NOSPLIT, $0-88
+TEXT ·convTile8x48z(SB), NOSPLIT, $0-104
 	MOVQ y+0(FP), DI
 	MOVQ ldy+8(FP), DX
 	SHLQ $2, DX
 	MOVQ x+16(FP), SI
 	MOVQ w+24(FP), BX
+	MOVQ rs+88(FP), R11
+	SHLQ $2, R11
+	LEAQ (R11)(R11*2), R12
+	LEAQ (BX)(R11*4), R13
+	MOVQ ts+96(FP), R14
+	SHLQ $2, R14
 	MOVQ offs+32(FP), R8
 	MOVQ k+40(FP), CX
 	VPXORD Z8, Z8, Z8
@@ -340,36 +366,37 @@ tap3:
 	VFMADD231PS  Z0, Z3, Z8
 	VFMADD231PS  Z1, Z3, Z9
 	VFMADD231PS  Z2, Z3, Z10
-	VBROADCASTSS 4(BX), Z3
+	VBROADCASTSS (BX)(R11*1), Z3
 	VFMADD231PS  Z0, Z3, Z11
 	VFMADD231PS  Z1, Z3, Z12
 	VFMADD231PS  Z2, Z3, Z13
-	VBROADCASTSS 8(BX), Z3
+	VBROADCASTSS (BX)(R11*2), Z3
 	VFMADD231PS  Z0, Z3, Z14
 	VFMADD231PS  Z1, Z3, Z15
 	VFMADD231PS  Z2, Z3, Z16
-	VBROADCASTSS 12(BX), Z3
+	VBROADCASTSS (BX)(R12*1), Z3
 	VFMADD231PS  Z0, Z3, Z17
 	VFMADD231PS  Z1, Z3, Z18
 	VFMADD231PS  Z2, Z3, Z19
-	VBROADCASTSS 16(BX), Z3
+	VBROADCASTSS (R13), Z3
 	VFMADD231PS  Z0, Z3, Z20
 	VFMADD231PS  Z1, Z3, Z21
 	VFMADD231PS  Z2, Z3, Z22
-	VBROADCASTSS 20(BX), Z3
+	VBROADCASTSS (R13)(R11*1), Z3
 	VFMADD231PS  Z0, Z3, Z23
 	VFMADD231PS  Z1, Z3, Z24
 	VFMADD231PS  Z2, Z3, Z25
-	VBROADCASTSS 24(BX), Z3
+	VBROADCASTSS (R13)(R11*2), Z3
 	VFMADD231PS  Z0, Z3, Z26
 	VFMADD231PS  Z1, Z3, Z27
 	VFMADD231PS  Z2, Z3, Z28
-	VBROADCASTSS 28(BX), Z3
+	VBROADCASTSS (R13)(R12*1), Z3
 	VFMADD231PS  Z0, Z3, Z29
 	VFMADD231PS  Z1, Z3, Z30
 	VFMADD231PS  Z2, Z3, Z31
 	ADDQ         $8, R8
-	ADDQ         $32, BX
+	ADDQ         R14, BX
+	ADDQ         R14, R13
 	DECQ         CX
 	JNZ          tap3
 

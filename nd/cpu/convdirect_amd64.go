@@ -13,13 +13,15 @@ func convTile4x24(y *float32, ldy int, x *float32, w *float32, offs *int, k int,
 // 32 or 48 wide positions, stored into the output y (channels ldy apart)
 // through the compress masks cm, store masks sm and byte offsets dst of
 // each 16-position vector; rows limits the channels stored (1–8); bias,
-// when not nil, holds 8 biases added to the sums.
+// when not nil, holds 8 biases added to the sums. The weight of row i and
+// tap t is w[i·rs + t·ts]: rs = 1, ts = 8 reads packed blocks, rs = k,
+// ts = 1 the filters [OC][C·KH·KW] in place.
 
 //go:noescape
-func convTile8x16z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int, bias *float32)
+func convTile8x16z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int, bias *float32, rs, ts int)
 
 //go:noescape
-func convTile8x32z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int, bias *float32)
+func convTile8x32z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int, bias *float32, rs, ts int)
 
 //go:noescape
-func convTile8x48z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int, bias *float32)
+func convTile8x48z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int, bias *float32, rs, ts int)
