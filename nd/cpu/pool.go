@@ -40,6 +40,13 @@ func pool2D[T Float](p backend.PoolParams, y, x []T) {
 func poolPlanes[T Float](p backend.PoolParams, y, x []T, lo, hi int) {
 	inPlane, outPlane := p.InH*p.InW, p.OutH*p.OutW
 	fast := fastMaxPool(p)
+	if fast && stackedMaxPool2x2(p) && hi > lo {
+		if y32, ok := asF32(y[lo*outPlane:]); ok {
+			// Planes of even height stacked are one tall plane: one call.
+			maxPool2x2RowsF32x512(&y32[0], &asF32s(x[lo*inPlane:])[0], (hi-lo)*p.OutH, p.OutW, p.InW)
+			return
+		}
+	}
 	for pl := lo; pl < hi; pl++ {
 		yp, xp := y[pl*outPlane:][:outPlane], x[pl*inPlane:][:inPlane]
 		if fast {

@@ -30,6 +30,15 @@ func unpadded(p backend.PoolParams) bool {
 		(p.OutH-1)*p.StrideH+p.KH <= p.InH && (p.OutW-1)*p.StrideW+p.KW <= p.InW
 }
 
+// stackedMaxPool2x2 reports whether the ZMM kernel pools a run of p's
+// planes in one call, as one plane of their rows stacked: 2×2 windows at
+// stride 2 inside the input, whose height is twice the output's (no row
+// left over between planes).
+func stackedMaxPool2x2(p backend.PoolParams) bool {
+	return useAsmKernel && useZMMKernel && p.KH == 2 && p.KW == 2 && p.StrideH == 2 && p.StrideW == 2 &&
+		unpadded(p) && p.InH == 2*p.OutH
+}
+
 // maxPool2x2Tail pools the last 1–7 windows of a row (y: their outputs,
 // r0 and r1: their two input rows) with one group of the vector kernel,
 // through zero-padded copies: the same values as the scalar max.
