@@ -44,6 +44,9 @@ func dropout(op string, x *NDArray, p float64, axes []int) *NDArray {
 	if x.dtype.IsHalf() {
 		return dropoutHalf(op, sess, x, shape, p)
 	}
+	if dk, ok := kernelsOf[backend.DropoutApplyKernels](x.be()); ok && fusedKernels() && slices.Equal(shape, x.shape) {
+		return dropoutApplied(op, sess, x, p, dk)
+	}
 	mask := dropoutMask(op, sess, x.st.dev, x.dtype, shape, p)
 	y := mulRaw(x, mask)
 	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
@@ -53,6 +56,45 @@ func dropout(op string, x *NDArray, p float64, axes []int) *NDArray {
 		mask.Release()
 	}
 	return y
+}
+
+// dropoutApplied is dropout on a backend that applies the mask as it
+// computes it (DropoutApplyKernels): the forward and the backward pass
+// read one seed, and no mask is stored. The values are those of the
+// stored mask, so the results are the same bits.
+func dropoutApplied(op string, sess *Session, x *NDArray, p float64, dk backend.DropoutApplyKernels) *NDArray {
+	n, dev, dt := x.Size(), x.st.dev, x.dtype
+	thr := uint32(min(p*(1<<32), 1<<32-1))
+	keep := 1 / (1 - p)
+	seed := dropoutSeed(op, sess, dev)
+	y := newArray(op, sess, dev, dt, x.shape)
+	dk.DropoutApply(y.arg(), x.arg(), seed.arg(), n, thr, keep)
+	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+		dx := newArray(op, sess, dev, dt, x.shape)
+		dk.DropoutApply(dx.arg(), g.arg(), seed.arg(), n, thr, keep)
+		return []*NDArray{dx}
+	})
+	if !sess.IsRecording() {
+		seed.Release()
+	}
+	return y
+}
+
+// dropoutSeed returns a one-value Int64 array holding a seed drawn from
+// dev's generator in sess, as dropoutMask draws one; each replay of a
+// trace draws its own.
+func dropoutSeed(op string, sess *Session, dev ctx.Context) *NDArray {
+	a := newArray(op, sess, dev, Int64, []int{1})
+	if r := currentTrace(); r != nil {
+		r.seed(a)
+		return a
+	}
+	g := sess.rngFor(dev)
+	g.mu.Lock()
+	seed := g.r.Uint64()
+	g.mu.Unlock()
+	a.be().Write(a.st.buf, a.off, []int64{int64(seed)})
+	return a
 }
 
 // dropoutMask draws Dropout's mask: 0 with probability p, 1/(1-p)
@@ -120,31 +162,19 @@ func fillMask[T float32 | float64](v []T, seed uint64, thr uint32, keep float64)
 	kb := math.Float64bits(keep)
 	i := 0
 	for ; i+1 < len(v); i += 2 {
-		u := splitmix64(seed + uint64(i/2))
+		u := backend.DropoutBits(seed, uint64(i/2))
 		v[i] = maskValue[T](uint32(u), thr, kb)
 		v[i+1] = maskValue[T](uint32(u>>32), thr, kb)
 	}
 	if i < len(v) {
-		v[i] = maskValue[T](uint32(splitmix64(seed+uint64(i/2))), thr, kb)
+		v[i] = maskValue[T](uint32(backend.DropoutBits(seed, uint64(i/2))), thr, kb)
 	}
 	return v
 }
 
-// splitmix64 is the output function of the SplitMix64 generator for the
-// state x (Steele, Lea and Flood, 2014).
-func splitmix64(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
-	x = (x ^ x>>27) * 0x94d049bb133111eb
-	return x ^ x>>31
-}
-
-// maskValue is the float64 with bits kb when u is at least thr, else 0,
-// chosen with a bit mask: the branch would mispredict on a random half of
-// the values.
+// maskValue is backend.DropoutValue in T.
 func maskValue[T float32 | float64](u, thr uint32, kb uint64) T {
-	lt := (uint64(u) - uint64(thr)) >> 63 // 1 when u < thr
-	return T(math.Float64frombits(kb & (lt - 1)))
+	return T(math.Float64frombits(backend.DropoutValue(u, thr, kb)))
 }
 
 // dropoutHalf is dropout on a half-precision x in training mode: the

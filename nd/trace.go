@@ -281,6 +281,22 @@ func (r *recording) dropout(a *NDArray, n int, thr uint32, keep float64) {
 	}, d)
 }
 
+// seed records the seed array of an applied dropout (dropoutSeed): each
+// replay draws a fresh seed from the replaying call's session, as the
+// eager call would, and writes it into the array's buffer.
+func (r *recording) seed(a *NDArray) {
+	be, dev := a.st.be, a.st.dev
+	d := r.ref(a.storageArg())
+	r.add(func(e *replay) {
+		g := e.sess.rngFor(dev)
+		g.mu.Lock()
+		seed := g.r.Uint64()
+		g.mu.Unlock()
+		dst := d.arg(e)
+		be.Write(dst.Buf, dst.Off, []int64{int64(seed)})
+	}, d)
+}
+
 // random records a host-drawn random array (RandomNormal, RandomUniform,
 // RandomInt, Permutation inside the computation): each replay draws again,
 // as the eager call would: from the replaying call's session where the

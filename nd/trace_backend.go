@@ -196,6 +196,11 @@ func (t *tracer) DropoutMask(dst backend.Arg, n int, seed uint64, thr uint32, ke
 	t.r.fail("a dropout mask with a fixed seed")
 }
 
+func (t *tracer) DropoutApply(dst, src, seed backend.Arg, n int, thr uint32, keep float64) {
+	be, r := t.real.(backend.DropoutApplyKernels), t.refs(dst, src, seed)
+	t.add(func(e *replay) { be.DropoutApply(r[0].arg(e), r[1].arg(e), r[2].arg(e), n, thr, keep) }, r...)
+}
+
 func (t *tracer) OptimizerUpdate(prog backend.OptProgram, w, g, s backend.Arg, n int) {
 	prog.Steps = slices.Clone(prog.Steps)
 	be, r := t.real.(backend.OptimizerKernels), t.refs(w, g, s)
@@ -236,6 +241,7 @@ var (
 	_ backend.GELUKernels         = (*tracer)(nil)
 	_ backend.SoftmaxCEKernels    = (*tracer)(nil)
 	_ backend.DropoutKernels      = (*tracer)(nil)
+	_ backend.DropoutApplyKernels = (*tracer)(nil)
 	_ backend.OptimizerKernels    = (*tracer)(nil)
 	_ backend.IndexKernels        = (*tracer)(nil)
 )

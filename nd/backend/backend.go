@@ -455,6 +455,38 @@ type DropoutKernels interface {
 	DropoutMask(dst Arg, n int, seed uint64, thr uint32, keep float64)
 }
 
+// DropoutApplyKernels apply a dropout mask without storing it: each value
+// is computed where it is used, from a seed the kernels read from the
+// device, so a forward pass and its backward pass draw the same mask from
+// one 8-byte seed instead of keeping a mask as large as the activation. A
+// backend may implement them; package nd stores the mask
+// (DropoutKernels, or on the host) otherwise.
+type DropoutApplyKernels interface {
+	// DropoutApply writes dst[i] = src[i] · m_i for i < n in dst's float
+	// dtype (src's), where m_i is value i of DropoutMask's mask for the
+	// seed held as the first element of seed (Int64), in that dtype.
+	DropoutApply(dst, src, seed Arg, n int, thr uint32, keep float64)
+}
+
+// DropoutBits returns the 64 random bits of dropout mask values 2k and
+// 2k+1 for seed (low and high halves): splitmix64(seed + k), the output
+// function of the SplitMix64 generator (Steele, Lea and Flood, 2014).
+func DropoutBits(seed, k uint64) uint64 {
+	x := seed + k + 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// DropoutValue is a mask value's float64 bits: keepBits (those of 1/(1−p))
+// when its random bits u are at least thr, else 0 (+0), chosen with a bit
+// mask rather than a branch, which would mispredict on a random half of
+// the values.
+func DropoutValue(u, thr uint32, keepBits uint64) uint64 {
+	lt := (uint64(u) - uint64(thr)) >> 63 // 1 when u < thr
+	return keepBits & (lt - 1)
+}
+
 // OptimizerParams are the scalars of an optimizer update, already
 // resolved for this update of this parameter: LR and WD include the
 // parameter's multipliers and the schedule, RescaleGrad is never 0 (1 for
