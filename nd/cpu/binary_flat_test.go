@@ -28,7 +28,9 @@ func TestBinaryFlat(t *testing.T) {
 		{"unit dims", []int{1, 7, 1, 3}, []int{0, 3, 0, 1}, []int{21, 3, 3, 1}, true},
 		{"empty", []int{0, 5}, nil, nil, true},
 		{"empty broadcast", []int{0, 5}, nil, []int{0, 1}, false},
-		{"one element", []int{1, 1}, []int{0, 0}, nil, true},
+		{"one element", []int{1, 1}, []int{0, 0}, nil, false}, // the general path's scalar loop
+		{"scalar shape", []int{}, nil, nil, false},
+		{"two elements", []int{1, 2}, nil, []int{0, 0}, true},
 		{"both scalars", []int{6}, []int{0}, []int{0}, false},
 		{"row broadcast", []int{3, 10}, nil, []int{0, 1}, false},
 		{"transposed", []int{4, 6}, []int{1, 4}, nil, false},
@@ -103,6 +105,32 @@ func TestBinaryFlat(t *testing.T) {
 						t.Fatalf("%v %s op %v: element %d is %#x, general path %#x", dt, c.name, op, i, g, w)
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestBinaryOneElement checks that Binary on one element keeps the
+// general path's scalar loop, whose ReluGrad passes a NaN or negative
+// upstream value's sign (b·[a > 0]) where the vector kernels write +0.
+func TestBinaryOneElement(t *testing.T) {
+	be := New()
+	for _, shape := range [][]int{{}, {1}, {1, 1}} {
+		for _, c := range []struct{ a, b, want float32 }{
+			{-1, -2, float32(math.Copysign(0, -1))},
+			{-1, float32(math.NaN()), float32(math.NaN())},
+			{2, -3, -3},
+		} {
+			arg := func(v float32) backend.Arg {
+				buf, _ := be.Alloc(ctx.CPU(0), backend.Float32, 1)
+				a := backend.Arg{Buf: buf}
+				slice[float32](a)[0] = v
+				return a
+			}
+			d := arg(7)
+			be.Binary(backend.ReluGrad, shape, d, arg(c.a), arg(c.b))
+			if got := slice[float32](d)[0]; math.Float32bits(got) != math.Float32bits(c.want) && !(got != got && c.want != c.want) {
+				t.Errorf("shape %v ReluGrad(%v, %v) = %v, want %v", shape, c.a, c.b, got, c.want)
 			}
 		}
 	}

@@ -106,6 +106,7 @@ func directBackwardData(p backend.ConvParams, dx, dy, w []float32) {
 
 // directPlan holds the sizes and tap offsets of one direct convolution.
 type directPlan struct {
+	key    directKey
 	s      convShape
 	hp, wp int   // padded plane
 	qt     int   // wide positions computed per output channel: OH·Wp rounded up to a tile (24) or vector (16)
@@ -138,15 +139,9 @@ var (
 	// directRecent holds the plans used last, looked up by comparing keys
 	// before the map (whose hash of a 13-field key cost a few percent of
 	// a batch-1 LeNet call); directNext is where the next one goes.
-	directRecent [8]atomic.Pointer[keyedPlan]
+	directRecent [8]atomic.Pointer[directPlan]
 	directNext   atomic.Uint32
 )
-
-// keyedPlan is a cached plan with its key.
-type keyedPlan struct {
-	key directKey
-	d   *directPlan
-}
 
 // directPlanFor returns s's plan, from the cache when it holds it. A
 // plan does not depend on the batch size: its shape has N = 0.
@@ -154,15 +149,16 @@ func directPlanFor(s convShape) *directPlan {
 	key := directKey{s.InC, s.InH, s.InW, s.OutC, s.OutH, s.OutW, s.KH, s.KW, s.PadH, s.PadW, s.DilateH, s.DilateW, useZMMKernel}
 	for i := range directRecent {
 		if p := directRecent[i].Load(); p != nil && p.key == key {
-			return p.d
+			return p
 		}
 	}
 	if d, ok := directPlans.Load(key); ok {
-		directRecent[directNext.Add(1)%uint32(len(directRecent))].Store(&keyedPlan{key, d.(*directPlan)})
+		directRecent[directNext.Add(1)%uint32(len(directRecent))].Store(d.(*directPlan))
 		return d.(*directPlan)
 	}
 	s.N = 0
 	d := newDirectPlan(s)
+	d.key = key
 	if directCached.Add(1) <= maxDirectPlans {
 		if _, loaded := directPlans.LoadOrStore(key, &d); loaded {
 			directCached.Add(-1)
@@ -251,6 +247,7 @@ func directConv2D(s convShape, y, x, w, bias []float32) {
 // to the sum in its own operand order).
 func directConv2DEpi(s convShape, y, x, w, bias []float32, e epilogue[float32]) {
 	d := directPlanFor(s)
+	_ = w[s.OutC*d.s.kk-1]
 	wp := w // AVX-512 tiles read whole blocks of 8 filters in place
 	if !d.inPlaceWeights() {
 		wp = d.packWeights(w)

@@ -249,9 +249,9 @@ func flatKind(shape, strides []int) int {
 }
 
 // binaryFlat runs Binary on float operands of dst's dtype that coalesce
-// to one row (a contiguous pair, or one side broadcast from a single
-// element) as the general path would, with the same kernels, and reports
-// whether it did.
+// to one row of two or more values (a contiguous pair, or one side
+// broadcast from a single element) as the general path would, with the
+// same kernels, and reports whether it did.
 func binaryFlat(op backend.BinaryOp, shape []int, dst, a, b backend.Arg) bool {
 	dt := dst.Buf.DType()
 	if a.Buf.DType() != dt || b.Buf.DType() != dt || (dt != backend.Float32 && dt != backend.Float64) {
@@ -265,8 +265,11 @@ func binaryFlat(op backend.BinaryOp, shape []int, dst, a, b backend.Arg) bool {
 	for _, d := range shape {
 		n *= d
 	}
-	if n == 0 {
+	switch n {
+	case 0:
 		return true
+	case 1: // Coalesce leaves zero strides: the general path's scalar loop (ReluGrad's −0 and NaN differ from the kernels')
+		return false
 	}
 	if dt == backend.Float32 {
 		binaryRow(op, ka, kb, slice[float32](dst)[:n], slice[float32](a), slice[float32](b))

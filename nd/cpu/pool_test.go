@@ -191,7 +191,7 @@ func BenchmarkMaxPool(b *testing.B) {
 // TestMaxPoolStackedPlanes pools several planes through pool2D, where
 // planes of even height go to the ZMM kernel stacked as one tall plane,
 // and checks each plane against the generic loops, bit for bit (NaN and
-// −0 included); odd heights and widths keep the per-plane path.
+// −0 included); odd heights keep the per-plane path (odd widths stack).
 func TestMaxPoolStackedPlanes(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, in := range [][2]int{{24, 24}, {10, 10}, {8, 70}, {2, 2}, {7, 9}, {6, 33}} {

@@ -431,12 +431,14 @@ accdone:
 	RET
 
 // func prefetchF32(p *float32, n int)
-// Asks for the cache lines of the n values at p (PREFETCHT0, one per 64
-// bytes): a hint, which never faults.
+// Asks for the cache lines of the n values at p (PREFETCHT0 on each
+// 64-byte line they touch, from the line holding p): a hint, which never
+// faults.
 TEXT ·prefetchF32(SB), NOSPLIT, $0-16
 	MOVQ p+0(FP), SI
 	MOVQ n+8(FP), CX
 	LEAQ (SI)(CX*4), CX
+	ANDQ $-64, SI
 
 pfloop:
 	CMPQ       SI, CX

@@ -20,19 +20,27 @@ w("""// AVX-512 direct-convolution tiles that store straight into the output
 for nv in (1, 2, 3):
     accs = lambda i, v: 8 + nv * i + v  # accumulator of row i, vector v
     w(f"""
-// func convTile8x{16*nv}z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int, bias *float32)
+// func convTile8x{16*nv}z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int, bias *float32, rs, ts int)
 //
 // DI the first row's output, DX the row stride in bytes, SI x, BX the
-// packed weights (8 per tap), R8 the tap offsets, CX taps left; at the
+// weights of the first row and R13 of the fifth (rows R11 bytes apart,
+// R12 three rows, taps R14 bytes apart: rs and ts values), R8 the tap
+// offsets, CX taps left; at the
 // store K1.. the compress masks, K4.. the store masks and R10.. the byte
 // offsets of the {nv} vectors, R9 the rows (channels) still to store;
 // bias, when not nil, holds the 8 rows' biases, added before the store.
-TEXT ·convTile8x{16*nv}z(SB), NOSPLIT, $0-88
+TEXT ·convTile8x{16*nv}z(SB), NOSPLIT, $0-104
 	MOVQ y+0(FP), DI
 	MOVQ ldy+8(FP), DX
 	SHLQ $2, DX
 	MOVQ x+16(FP), SI
 	MOVQ w+24(FP), BX
+	MOVQ rs+88(FP), R11
+	SHLQ $2, R11
+	LEAQ (R11)(R11*2), R12
+	LEAQ (BX)(R11*4), R13
+	MOVQ ts+96(FP), R14
+	SHLQ $2, R14
 	MOVQ offs+32(FP), R8
 	MOVQ k+40(FP), CX""")
     for i in range(8):
@@ -43,12 +51,17 @@ TEXT ·convTile8x{16*nv}z(SB), NOSPLIT, $0-88
     for v in range(nv):
         off = f"{64*v}" if v else ""
         w(f"\tVMOVUPS {off}(SI)(AX*1), Z{v}")
+    # Row i's weight: rows 0-3 from BX, 4-7 from R13, R11 bytes apart
+    # (R12 = three rows).
+    rowaddr = ["(BX)", "(BX)(R11*1)", "(BX)(R11*2)", "(BX)(R12*1)",
+               "(R13)", "(R13)(R11*1)", "(R13)(R11*2)", "(R13)(R12*1)"]
     for i in range(8):
-        w(f"\tVBROADCASTSS {4*i if i else ''}(BX), Z3")
+        w(f"\tVBROADCASTSS {rowaddr[i]}, Z3")
         for v in range(nv):
             w(f"\tVFMADD231PS  Z{v}, Z3, Z{accs(i, v)}")
     w(f"""	ADDQ         $8, R8
-	ADDQ         $32, BX
+	ADDQ         R14, BX
+	ADDQ         R14, R13
 	DECQ         CX
 	JNZ          tap{nv}
 
