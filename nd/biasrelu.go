@@ -1,6 +1,10 @@
 package nd
 
-import "github.com/goluon/goluon/nd/backend"
+import (
+	"slices"
+
+	"github.com/goluon/goluon/nd/backend"
+)
 
 // BiasRelu returns max(x + bias, 0), where bias [C] is added along axis
 // (x's size on axis is C): the end of a convolution or dense layer with a
@@ -53,6 +57,41 @@ func biasReluOp(x, bias *NDArray, axis int) *NDArray {
 			dx = nil
 		}
 		return []*NDArray{dx, db}
+	})
+	return y
+}
+
+// AddRelu returns max(a + b, 0) for a and b of one shape (a residual
+// block's end), in one pass over the values where the backend has the
+// bias + ReLU kernels, as Relu(Add(a, b)) elsewhere and for operands that
+// broadcast: the same bits either way. Both inputs get the same gradient,
+// the output gradient where the sum is positive and 0 elsewhere (a NaN or
+// −0 sum passes through with gradient 0, as with Relu).
+func AddRelu(a, b *NDArray) *NDArray {
+	return dispatch("AddRelu", castWidest, []*NDArray{a, b}, func(in []*NDArray) *NDArray { return addReluOp(in[0], in[1]) })
+}
+
+func addReluOp(a, b *NDArray) *NDArray {
+	const op = "AddRelu"
+	defer checkInputs(op, a, b).done()
+	checkFloat(op, a, b)
+	bk, ok := kernelsOf[backend.BiasReluKernels](a.be())
+	if !ok || !fusedKernels() || a.dtype != b.dtype || !slices.Equal(a.shape, b.shape) || a.Size() == 0 {
+		return Relu(Add(a, b))
+	}
+	be, dev, dt, shape := a.be(), a.st.dev, a.dtype, a.shape
+	sess := sessionOf(op, a, b)
+	// b as a bias with one channel per value: max(a[i] + b[i], 0).
+	p := backend.ChannelParams{Outer: 1, C: a.Size(), Inner: 1, DType: dt, Device: dev}
+	y := newArray(op, sess, dev, dt, shape)
+	bk.BiasRelu(p, y.arg(), a.arg(), b.arg())
+	Record(op, y, []*NDArray{a, b}, func(g *NDArray, need []bool) []*NDArray {
+		dx := newArray(op, sess, dev, dt, shape)
+		be.Binary(backend.ReluGrad, shape, dx.arg(), y.arg(), g.arg()) // y > 0 exactly where the sum is
+		if !need[0] {
+			return []*NDArray{nil, dx}
+		}
+		return []*NDArray{dx, pass(dx, need[1])}
 	})
 	return y
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/goluon/goluon/ctx"
@@ -88,5 +89,66 @@ func TestBiasReluFusedMatchesComposed(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestAddReluMatchesComposed runs AddRelu through the bias + ReLU kernels
+// and as Relu(Add(a, b)), with NaN, ±0 and ties at zero, and compares the
+// output and both gradients bit for bit, needing one input's gradient or
+// both; operands that broadcast take the composed path.
+func TestAddReluMatchesComposed(t *testing.T) {
+	defer SetFusedKernels(true)
+	dev := ctx.CPU(0)
+	r := rand.New(rand.NewPCG(31, 32))
+	for _, dt := range []DType{Float32, Float64} {
+		for _, shape := range [][]int{{1}, {7}, {4, 3, 5, 5}, {2, 64, 8, 8}} {
+			n := numel(shape)
+			av, bv, hg := make([]float64, n), make([]float64, n), make([]float64, n)
+			for i := range av {
+				av[i], bv[i], hg[i] = float64(r.IntN(9)-4)/4, float64(r.IntN(9)-4)/4, r.NormFloat64()
+				switch r.IntN(16) {
+				case 0:
+					av[i] = math.NaN()
+				case 1:
+					av[i], bv[i] = math.Copysign(0, -1), math.Copysign(0, -1)
+				case 2:
+					hg[i] = math.NaN()
+				}
+			}
+			for _, needB := range []bool{true, false} {
+				run := func(fused bool) [][]float64 {
+					SetFusedKernels(fused)
+					mk := func(v []float64) *NDArray { return FromSlice(dev, v, shape...).AsType(dt) }
+					a, b := mk(av), mk(bv)
+					a.AttachGrad(GradWrite)
+					if needB {
+						b.AttachGrad(GradWrite)
+					}
+					exit := EnterRecording(true)
+					y := AddRelu(a, b)
+					exit()
+					Backward([]*NDArray{y}, []*NDArray{mk(hg)}, false)
+					out := [][]float64{y.AsType(Float64).Float64s(), a.Grad().AsType(Float64).Float64s()}
+					if needB {
+						out = append(out, b.Grad().AsType(Float64).Float64s())
+					}
+					return out
+				}
+				got, want := run(true), run(false)
+				for i := range want {
+					for j := range want[i] {
+						g, w := got[i][j], want[i][j]
+						if math.Float64bits(g) != math.Float64bits(w) && !(g != g && w != w) {
+							t.Fatalf("%v %v needB=%v output %d [%d]: fused %v, composed %v", dt, shape, needB, i, j, g, w)
+						}
+					}
+				}
+			}
+		}
+	}
+	// Broadcasting operands: Relu(Add).
+	a, b := Ones(dev, Float32, 2, 3), FromSlice(dev, []float32{-2, 0, 1}, 3)
+	if got := AddRelu(a, b).Float32s(); !slices.Equal(got, []float32{0, 1, 2, 0, 1, 2}) {
+		t.Errorf("broadcast AddRelu = %v", got)
 	}
 }

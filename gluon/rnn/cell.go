@@ -130,7 +130,7 @@ func step(m Mode, w weights, xp *nd.NDArray, st []*nd.NDArray) []*nd.NDArray {
 	case RNNTanh:
 		return []*nd.NDArray{nd.Tanh(nd.Add(xp, hp))}
 	case RNNReLU:
-		return []*nd.NDArray{nd.Relu(nd.Add(xp, hp))}
+		return []*nd.NDArray{nd.AddRelu(xp, hp)}
 	case LSTM:
 		g := nd.Split(nd.Add(xp, hp), 4, 1)
 		i, f, c, o := nd.Sigmoid(g[0]), nd.Sigmoid(g[1]), nd.Tanh(g[2]), nd.Sigmoid(g[3])

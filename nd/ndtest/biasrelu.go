@@ -1,8 +1,9 @@
 package ndtest
 
-// The cases for the ops of nd/biasrelu.go: BiasRelu.
+// The cases for the ops of nd/biasrelu.go: BiasRelu and AddRelu.
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/goluon/goluon/ctx"
@@ -59,6 +60,46 @@ func gradBiasReluCases(dev ctx.Context) []gradCase {
 				return gradIn(gradNonzero(dev, seed, c.shape...), Rand(dev, seed+1, -0.2, 0.2, ch))
 			},
 			f: func(in []*nd.NDArray) *nd.NDArray { return nd.BiasRelu(in[0], in[1], c.axis) },
+		})
+	}
+	return cases
+}
+
+// confAddRelu checks AddRelu = max(a + b, 0) elementwise, on an NCHW
+// block's output, a vector, and operands that broadcast.
+func confAddRelu(e confEnv) {
+	for i, c := range []struct {
+		name   string
+		sa, sb []int
+	}{
+		{"nchw", []int{2, 5, 6, 7}, []int{2, 5, 6, 7}},
+		{"vector", []int{33}, []int{33}},
+		{"broadcast", []int{4, 9}, []int{9}},
+	} {
+		e.run(c.name, func(e confEnv) {
+			a, av := e.rand(uint64(1530+2*i), -1, 1, c.sa...)
+			b, bv := e.rand(uint64(1531+2*i), -1, 1, c.sb...)
+			want := make([]float64, len(av))
+			for j, v := range av {
+				want[j] = math.Max(v+bv[j%len(bv)], 0)
+			}
+			e.check(nd.AddRelu(a, b), c.sa, want, confTolDefault)
+		})
+	}
+}
+
+// gradAddReluCases checks AddRelu with sums at least 0.4 away from the
+// kink: a at least 0.5 from 0, b within ±0.1.
+func gradAddReluCases(dev ctx.Context) []gradCase {
+	var cases []gradCase
+	for i, shape := range [][]int{{2, 3, 3, 4}, {11}} {
+		seed := 90 + 2*uint64(i)
+		cases = append(cases, gradCase{
+			op: "AddRelu", name: fmt.Sprintf("%d-D", len(shape)),
+			in: func() []*nd.NDArray {
+				return gradIn(gradNonzero(dev, seed, shape...), Rand(dev, seed+1, -0.1, 0.1, shape...))
+			},
+			f: func(in []*nd.NDArray) *nd.NDArray { return nd.AddRelu(in[0], in[1]) },
 		})
 	}
 	return cases

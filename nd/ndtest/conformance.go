@@ -68,6 +68,7 @@ var confFamilies = []struct {
 	{"pool2d", confPool2D},         // pool.go
 	{"batchnorm", confBatchNorm},   // batchnorm.go
 	{"biasrelu", confBiasRelu},     // biasrelu.go
+	{"addrelu", confAddRelu},       // biasrelu.go
 	{"dropout", confDropout},       // dropout.go
 	{"copy", confCopy},             // copy.go
 	{"views", confViews},           // ndarray.go

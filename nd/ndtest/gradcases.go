@@ -57,6 +57,7 @@ func gradCases(dev ctx.Context) []gradCase {
 		gradConv1DCases(dev),     // conv1d.go
 		gradDeconvCases(dev),     // deconv.go
 		gradBiasReluCases(dev),   // biasrelu.go
+		gradAddReluCases(dev),    // biasrelu.go
 		gradDropoutCases(dev),    // dropout.go
 		gradCompositeCases(dev),  // below
 		gradPoolCases(dev),       // pool.go

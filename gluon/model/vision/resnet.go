@@ -119,7 +119,7 @@ func newBasicBlock(in, planes, stride int) *basicBlock {
 func (b *basicBlock) Forward(x *nd.NDArray) *nd.NDArray {
 	y := nd.Relu(b.bn1.Forward(b.conv1.Forward(x)))
 	y = b.bn2.Forward(b.conv2.Forward(y))
-	return nd.Relu(nd.Add(y, shortcut(b.down, x)))
+	return nd.AddRelu(y, shortcut(b.down, x))
 }
 
 // bottleneck is torchvision's Bottleneck (expansion 4, stride on the 3×3
@@ -150,7 +150,7 @@ func (b *bottleneck) Forward(x *nd.NDArray) *nd.NDArray {
 	y := nd.Relu(b.bn1.Forward(b.conv1.Forward(x)))
 	y = nd.Relu(b.bn2.Forward(b.conv2.Forward(y)))
 	y = b.bn3.Forward(b.conv3.Forward(y))
-	return nd.Relu(nd.Add(y, shortcut(b.down, x)))
+	return nd.AddRelu(y, shortcut(b.down, x))
 }
 
 // downsample adds torchvision's projection shortcut (1×1 convolution and
