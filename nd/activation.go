@@ -103,7 +103,7 @@ func gELUOp(x *NDArray, tanhApprox bool) *NDArray {
 		k.GELU(x.dtype, tanhApprox, y.arg(), gate.arg(), x.arg(), x.Size())
 		Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
 			dx := newArray(op, g.Session(), x.st.dev, x.dtype, x.shape)
-			k.GELUBackward(x.dtype, tanhApprox, dx.arg(), g.arg(), x.arg(), gate.arg(), x.Size())
+			backwardKernels(g, k).GELUBackward(x.dtype, tanhApprox, dx.arg(), g.arg(), x.arg(), gate.arg(), x.Size())
 			return []*NDArray{dx}
 		})
 		if !sess.IsRecording() {

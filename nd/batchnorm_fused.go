@@ -56,7 +56,7 @@ func batchNormFused(bk backend.BatchNormKernels, x, gamma, beta, runMean, runVar
 			grads[0] = newArray(op, sess, dev, dt, x.shape)
 			dx = grads[0].arg()
 		}
-		bk.BatchNormBackward(p, train, dx, dgamma.arg(), dbeta.arg(), g.arg(), x.arg(), mean.arg(), invstd.arg(), optArg(gamma))
+		backwardKernels(g, bk).BatchNormBackward(p, train, dx, dgamma.arg(), dbeta.arg(), g.arg(), x.arg(), mean.arg(), invstd.arg(), optArg(gamma))
 		grads[1], grads[2] = dgamma, dbeta
 		if !need[1] {
 			dgamma.Release()

@@ -51,7 +51,7 @@ func biasReluOp(x, bias *NDArray, axis int) *NDArray {
 			db = newArray(op, sess, dev, dt, []int{c})
 			dbArg = db.arg()
 		}
-		bk.BiasReluBackward(p, dx.arg(), dbArg, g.arg(), y.arg())
+		backwardKernels(g, bk).BiasReluBackward(p, dx.arg(), dbArg, g.arg(), y.arg())
 		if !need[0] {
 			dx.Release()
 			dx = nil
@@ -79,7 +79,7 @@ func addReluOp(a, b *NDArray) *NDArray {
 	if !ok || !fusedKernels() || a.dtype != b.dtype || !slices.Equal(a.shape, b.shape) || a.Size() == 0 {
 		return Relu(Add(a, b))
 	}
-	be, dev, dt, shape := a.be(), a.st.dev, a.dtype, a.shape
+	dev, dt, shape := a.st.dev, a.dtype, a.shape
 	sess := sessionOf(op, a, b)
 	// b as a bias with one channel per value: max(a[i] + b[i], 0).
 	p := backend.ChannelParams{Outer: 1, C: a.Size(), Inner: 1, DType: dt, Device: dev}
@@ -87,7 +87,7 @@ func addReluOp(a, b *NDArray) *NDArray {
 	bk.BiasRelu(p, y.arg(), a.arg(), b.arg())
 	Record(op, y, []*NDArray{a, b}, func(g *NDArray, need []bool) []*NDArray {
 		dx := newArray(op, sess, dev, dt, shape)
-		be.Binary(backend.ReluGrad, shape, dx.arg(), y.arg(), g.arg()) // y > 0 exactly where the sum is
+		g.be().Binary(backend.ReluGrad, shape, dx.arg(), y.arg(), g.arg()) // y > 0 exactly where the sum is
 		if !need[0] {
 			return []*NDArray{nil, dx}
 		}

@@ -43,7 +43,7 @@ func Conv2DBiasRelu(x, w, bias *NDArray, o ConvOpts) *NDArray {
 			db = newArray(op, sess, dev, dt, []int{p.OutC})
 			dbArg = db.arg()
 		}
-		bk.BiasReluBackward(cp, dz.arg(), dbArg, g.arg(), y.arg())
+		backwardKernels(g, bk).BiasReluBackward(cp, dz.arg(), dbArg, g.arg(), y.arg())
 		grads := convGrads(op, dz, x, w, false, p, false, 4, need[:2])
 		dz.Release()
 		return []*NDArray{grads[0], grads[1], db}

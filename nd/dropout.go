@@ -70,8 +70,9 @@ func dropoutApplied(op string, sess *Session, x *NDArray, p float64, dk backend.
 	y := newArray(op, sess, dev, dt, x.shape)
 	dk.DropoutApply(y.arg(), x.arg(), seed.arg(), n, thr, keep)
 	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+		defer checkLive(op, g, seed).done() // pinned while the kernel reads them
 		dx := newArray(op, sess, dev, dt, x.shape)
-		dk.DropoutApply(dx.arg(), g.arg(), seed.arg(), n, thr, keep)
+		backwardKernels(g, dk).DropoutApply(dx.arg(), g.arg(), seed.arg(), n, thr, keep)
 		return []*NDArray{dx}
 	})
 	if !sess.IsRecording() {

@@ -1,8 +1,10 @@
 package nd
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/goluon/goluon/ctx"
@@ -57,6 +59,78 @@ func TestDropoutAppliedMatchesMask(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestDropoutAppliedSeedReleased closes the scope that holds the seed
+// between the forward and the backward pass: the backward pass fails with
+// ErrReleased, as the stored-mask path does, on both paths.
+func TestDropoutAppliedSeedReleased(t *testing.T) {
+	defer SetFusedKernels(true)
+	for _, applied := range []bool{true, false} {
+		SetFusedKernels(applied)
+		x := FromSlice(ctx.CPU(0), []float32{1, 2, 3, 4, 5}, 5)
+		x.AttachGrad(GradWrite)
+		exit := EnterRecording(true)
+		sc := NewScope()
+		y := Dropout(x, 0.5)
+		sc.Keep(y)
+		sc.Close()
+		exit()
+		err := Catch(func() { Backward([]*NDArray{y}, nil, false) })
+		if !errors.Is(err, &Error{Kind: ErrReleased}) {
+			t.Errorf("applied=%v: backward after the seed was released: %v, want ErrReleased", applied, err)
+		}
+	}
+}
+
+// TestFusedEagerNodeInTrace traces a computation that reads the output
+// of an eagerly recorded fused op (Dropout's applied mask, GELU, BiasRelu,
+// AddRelu, BatchNorm) of a bound parameter: the trace's backward pass
+// walks that node, whose kernels must be recorded as steps rather than
+// run once on the dry run's buffers, so every replay gives the eager
+// gradient, with the fused kernels and without.
+func TestFusedEagerNodeInTrace(t *testing.T) {
+	defer SetFusedKernels(true)
+	dev := ctx.CPU(0)
+	ops := []struct {
+		name string
+		f    func(w, base *NDArray) *NDArray
+	}{
+		{"Dropout", func(w, base *NDArray) *NDArray { return Dropout(Mul(w, base), 0.5) }},
+		{"GELU", func(w, base *NDArray) *NDArray { return GELU(Mul(w, base), false) }},
+		{"BiasRelu", func(w, base *NDArray) *NDArray {
+			return BiasRelu(Reshape(Mul(w, base), 8, 8), SliceAxis(w, 0, 8, 0), 1)
+		}},
+		{"AddRelu", func(w, base *NDArray) *NDArray { return AddRelu(w, base) }},
+		{"BatchNorm", func(w, base *NDArray) *NDArray {
+			x := Reshape(Mul(w, base), 8, 8)
+			return BatchNorm(x, SliceAxis(w, 0, 8, 0), nil, Zeros(dev, Float32, 8), Ones(dev, Float32, 8), BatchNormOpts{})
+		}},
+	}
+	for _, c := range ops {
+		for _, fused := range []bool{true, false} {
+			SetFusedKernels(fused)
+			Seed(3)
+			w := RandomNormal(dev, Float32, 0, 1, 64).Persist()
+			w.AttachGrad(GradWrite)
+			in := RandomNormal(dev, Float32, 0, 1, 64)
+			exit := EnterRecording(true)
+			base := RandomNormal(dev, Float32, 0, 1, 64)
+			y := Reshape(c.f(w, base), 64) // eager, recorded
+			Backward([]*NDArray{Mul(in, y)}, nil, true)
+			want := w.Grad().Float32s()
+			g := Trace("eager-node", func(x []*NDArray) []*NDArray { return []*NDArray{Mul(x[0], y)} }, []*NDArray{in}, []*NDArray{w})
+			for call := range 3 {
+				o := g.Call([]*NDArray{in})[0]
+				Backward([]*NDArray{o}, nil, true)
+				if got := w.Grad().Float32s(); !slices.Equal(got, want) {
+					t.Fatalf("%s fused=%v call %d: gradient %v, eager %v", c.name, fused, call, got[:4], want[:4])
+				}
+			}
+			exit()
+			g.Release()
 		}
 	}
 }

@@ -37,7 +37,7 @@ func softmaxCrossEntropyOp(x, labels *NDArray, axis int) *NDArray {
 			return nil
 		}
 		dx := newArray(op, g.Session(), dev, dt, x.shape)
-		k.SoftmaxCEBackward(p, dx.arg(), g.arg(), x.arg(), lse.arg(), labels.arg())
+		backwardKernels(g, k).SoftmaxCEBackward(p, dx.arg(), g.arg(), x.arg(), lse.arg(), labels.arg())
 		return []*NDArray{dx, nil}
 	})
 	if !sess.IsRecording() {

@@ -29,6 +29,17 @@ func kernelsOf[K any](be backend.Backend) (K, bool) {
 	return k, ok
 }
 
+// backwardKernels returns the kernels K of the backend that runs the
+// backward pass of g: the tracer while a trace walks a node recorded
+// eagerly (its kernels must be recorded as steps, not run on the dry
+// run's buffers), else k, those the forward pass used.
+func backwardKernels[K any](g *NDArray, k K) K {
+	if kg, ok := kernelsOf[K](g.be()); ok {
+		return kg
+	}
+	return k
+}
+
 func (t *tracer) Name() string { return t.real.Name() }
 
 func (t *tracer) Alloc(dev ctx.Context, dt backend.DType, n int) (backend.Buffer, error) {

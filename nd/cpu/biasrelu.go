@@ -109,6 +109,9 @@ func reluGradSum[T Float](d, y, g []T) float64 {
 }
 
 func biasReluBackward[T Float](p backend.ChannelParams, dx, db, g, y []T) {
+	if db != nil {
+		db = db[:p.C] // its buffer may run on (a traced graph's planned buffers)
+	}
 	if p.Inner >= minRun {
 		// Per channel, so that each bias sum is one goroutine's, in order.
 		parallelFor(p.C, 1, func(lo, hi int) {
