@@ -87,7 +87,7 @@ func TestDropoutAppliedSeedReleased(t *testing.T) {
 
 // TestFusedEagerNodeInTrace traces a computation that reads the output
 // of an eagerly recorded fused op (Dropout's applied mask, GELU, BiasRelu,
-// AddRelu, BatchNorm) of a bound parameter: the trace's backward pass
+// AddRelu, softmax cross-entropy, BatchNorm) of a bound parameter: the trace's backward pass
 // walks that node, whose kernels must be recorded as steps rather than
 // run once on the dry run's buffers, so every replay gives the eager
 // gradient, with the fused kernels and without.
@@ -104,6 +104,9 @@ func TestFusedEagerNodeInTrace(t *testing.T) {
 			return BiasRelu(Reshape(Mul(w, base), 8, 8), SliceAxis(w, 0, 8, 0), 1)
 		}},
 		{"AddRelu", func(w, base *NDArray) *NDArray { return AddRelu(w, base) }},
+		{"SoftmaxCrossEntropy", func(w, base *NDArray) *NDArray {
+			return SoftmaxCrossEntropy(Reshape(Mul(w, base), 8, 8), FromSlice(dev, []int32{0, 1, 2, 3, 4, 5, 6, 7}, 8), 1)
+		}},
 		{"BatchNorm", func(w, base *NDArray) *NDArray {
 			x := Reshape(Mul(w, base), 8, 8)
 			return BatchNorm(x, SliceAxis(w, 0, 8, 0), nil, Zeros(dev, Float32, 8), Ones(dev, Float32, 8), BatchNormOpts{})
@@ -115,10 +118,10 @@ func TestFusedEagerNodeInTrace(t *testing.T) {
 			Seed(3)
 			w := RandomNormal(dev, Float32, 0, 1, 64).Persist()
 			w.AttachGrad(GradWrite)
-			in := RandomNormal(dev, Float32, 0, 1, 64)
-			exit := EnterRecording(true)
 			base := RandomNormal(dev, Float32, 0, 1, 64)
-			y := Reshape(c.f(w, base), 64) // eager, recorded
+			exit := EnterRecording(true)
+			y := c.f(w, base) // eager, recorded
+			in := RandomNormal(dev, Float32, 0, 1, y.Shape()...)
 			Backward([]*NDArray{Mul(in, y)}, nil, true)
 			want := w.Grad().Float32s()
 			g := Trace("eager-node", func(x []*NDArray) []*NDArray { return []*NDArray{Mul(x[0], y)} }, []*NDArray{in}, []*NDArray{w})
