@@ -22,6 +22,11 @@ type BatchNormOpts struct {
 	// UseGlobalStats normalises with the running statistics even in
 	// training mode.
 	UseGlobalStats bool
+	// Relu applies max(·, 0) to the output: Relu(BatchNorm(...)) with the
+	// same bits, in the normalisation's own pass over the output where the
+	// backend has the kernels (backend.BatchNormReluKernels), keeping only
+	// the output (not the normalised values) for the backward pass.
+	Relu bool
 }
 
 // bnParams are BatchNormOpts with the defaults filled in.
@@ -61,8 +66,10 @@ func (o BatchNormOpts) params() bnParams {
 // differentiated.
 func BatchNorm(x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts) *NDArray {
 	const op = "BatchNorm"
+	relu := o.Relu
+	o.Relu = false
 	if _, ok := halfOf(x, gamma, beta, runMean, runVar); ok {
-		return batchNormHalf(x, gamma, beta, runMean, runVar, o)
+		return reluIf(relu, batchNormHalf(x, gamma, beta, runMean, runVar, o))
 	}
 	p := o.params()
 	if !(p.momentum >= 0 && p.momentum <= 1) || !(p.epsilon >= 0) {
@@ -93,7 +100,7 @@ func BatchNorm(x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts) *NDArr
 		if train && x.Size()/max(c, 1) < 1 {
 			fail(op, ErrShape, "no samples per channel in input %v", x.shape)
 		}
-		return batchNormFused(bk, x, gamma, beta, runMean, runVar, p, ax, c, train)
+		return batchNormFused(bk, x, gamma, beta, runMean, runVar, p, ax, c, train, relu)
 	}
 	mask := make([]bool, x.NDim())
 	for i := range mask {
@@ -154,6 +161,14 @@ func BatchNorm(x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts) *NDArr
 		release(dbeta, dgamma)
 		return grads
 	})
+	return reluIf(relu, y)
+}
+
+// reluIf returns Relu(y) when relu, else y.
+func reluIf(relu bool, y *NDArray) *NDArray {
+	if relu {
+		return Relu(y)
+	}
 	return y
 }
 

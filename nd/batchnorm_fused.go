@@ -18,7 +18,7 @@ func optArg(a *NDArray) backend.Arg {
 // one or two passes over x forward and over x and the output gradient
 // backward, keeping only the per-channel mean and inverse standard
 // deviation for the backward pass (x̂ is recomputed from x).
-func batchNormFused(bk backend.BatchNormKernels, x, gamma, beta, runMean, runVar *NDArray, o bnParams, ax, c int, train bool) *NDArray {
+func batchNormFused(bk backend.BatchNormKernels, x, gamma, beta, runMean, runVar *NDArray, o bnParams, ax, c int, train, relu bool) *NDArray {
 	const op = "BatchNorm"
 	dev, dt := x.st.dev, x.dtype
 	sess := sessionOf(op, x, gamma, beta, runMean, runVar)
@@ -42,12 +42,25 @@ func batchNormFused(bk backend.BatchNormKernels, x, gamma, beta, runMean, runVar
 		unaryInPlace(invstd, backend.RSqrt, 0, 0)
 	}
 	y := newArray(op, sess, dev, dt, x.shape)
-	bk.BatchNormApply(p, y.arg(), x.arg(), mean.arg(), invstd.arg(), optArg(gamma), optArg(beta))
+	if rk, ok := kernelsOf[backend.BatchNormReluKernels](x.be()); relu && ok {
+		rk.BatchNormApplyRelu(p, y.arg(), x.arg(), mean.arg(), invstd.arg(), optArg(gamma), optArg(beta))
+	} else {
+		bk.BatchNormApply(p, y.arg(), x.arg(), mean.arg(), invstd.arg(), optArg(gamma), optArg(beta))
+		if relu {
+			unaryInPlace(y, backend.Relu, 0, 0)
+		}
+	}
 	if !sess.IsRecording() {
 		release(mean, invstd)
 		return y
 	}
 	sess.record(op, y, []*NDArray{x, gamma, beta}, func(g *NDArray, need []bool) []*NDArray {
+		if relu { // the normalisation's gradient: g where the output is positive, as Relu's backward pass gives it
+			gr := newArray(op, sess, dev, dt, x.shape)
+			g.be().Binary(backend.ReluGrad, x.shape, gr.arg(), y.arg(), g.arg())
+			defer gr.Release()
+			g = gr
+		}
 		dgamma := newArray(op, sess, dev, dt, []int{c})
 		dbeta := newArray(op, sess, dev, dt, []int{c})
 		grads := make([]*NDArray, 3)

@@ -130,3 +130,67 @@ func BenchmarkBatchNorm(b *testing.B) {
 		})
 	}
 }
+
+// TestBatchNormReluMatchesComposed runs BatchNorm with Relu set against
+// Relu(BatchNorm(...)), both on the fused kernels and both composed, in
+// training and predict mode, and compares the output, the gradients of x,
+// gamma and beta and the running statistics bit for bit (inputs with NaN
+// and values that normalise to ±0).
+func TestBatchNormReluMatchesComposed(t *testing.T) {
+	defer SetFusedKernels(true)
+	dev := ctx.CPU(0)
+	r := rand.New(rand.NewPCG(51, 52))
+	for _, shape := range [][]int{{4, 3, 5, 6}, {8, 16, 2, 2}, {16, 7}} {
+		for _, dt := range []DType{Float32, Float64} {
+			for _, train := range []bool{true, false} {
+				for _, fused := range []bool{true, false} {
+					ch := shape[1]
+					n := numel(shape)
+					x, hg := make([]float64, n), make([]float64, n)
+					for i := range x {
+						x[i], hg[i] = float64(r.IntN(7)-3)/2, r.NormFloat64()
+						if i%29 == 5 {
+							x[i] = math.NaN()
+						}
+					}
+					gm, bt := make([]float64, ch), make([]float64, ch)
+					for c := range gm {
+						gm[c], bt[c] = float64(r.IntN(3)+1)/2, float64(r.IntN(3)-1)/2
+					}
+					run := func(fusedRelu bool) [][]float64 {
+						SetFusedKernels(fused)
+						mk := func(v []float64, s ...int) *NDArray { return FromSlice(dev, v, s...).AsType(dt) }
+						xa, ga, ba := mk(x, shape...), mk(gm, ch), mk(bt, ch)
+						rm, rv := Zeros(dev, dt, ch), Ones(dev, dt, ch)
+						for _, a := range []*NDArray{xa, ga, ba} {
+							a.AttachGrad(GradWrite)
+						}
+						exit := EnterRecording(train)
+						var y *NDArray
+						if fusedRelu {
+							y = BatchNorm(xa, ga, ba, rm, rv, BatchNormOpts{Relu: true})
+						} else {
+							y = Relu(BatchNorm(xa, ga, ba, rm, rv, BatchNormOpts{}))
+						}
+						exit()
+						Backward([]*NDArray{y}, []*NDArray{mk(hg, shape...)}, false)
+						var out [][]float64
+						for _, a := range []*NDArray{y, xa.Grad(), ga.Grad(), ba.Grad(), rm, rv} {
+							out = append(out, a.AsType(Float64).Float64s())
+						}
+						return out
+					}
+					got, want := run(true), run(false)
+					for i, name := range []string{"y", "dx", "dgamma", "dbeta", "running mean", "running var"} {
+						for j := range want[i] {
+							g, w := got[i][j], want[i][j]
+							if math.Float64bits(g) != math.Float64bits(w) && !(g != g && w != w) {
+								t.Fatalf("%v %v train=%v fused=%v %s[%d]: Relu option %v, Relu(BatchNorm) %v", shape, dt, train, fused, name, j, g, w)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

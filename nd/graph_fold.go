@@ -34,7 +34,7 @@ type kernelKind uint8
 const (
 	kindUnary   kernelKind = iota + 1 // refs: dst, x
 	kindConv                          // Conv2D or Conv2DBias; refs: y, x, w, bias (slot -1: none)
-	kindBNApply                       // BatchNormApply; refs: y, x, mean, invstd, gamma, beta
+	kindBNApply                       // BatchNormApply (BatchNormApplyRelu when relu); refs: y, x, mean, invstd, gamma, beta
 )
 
 // kernelInfo describes a recorded kernel call for the rewrites.
@@ -44,7 +44,8 @@ type kernelInfo struct {
 	conv    backend.ConvParams
 	channel backend.ChannelParams
 	unary   backend.UnaryOp
-	n       int // kindUnary's length
+	relu    bool // kindBNApply: with its ReLU
+	n       int  // kindUnary's length
 	refs    []ref
 }
 
@@ -114,18 +115,25 @@ func (g *Graph) foldBatchNorm() int {
 			continue
 		}
 		out := bn.refs[0]
-		var relu bool
-		if j+1 < len(g.fwd) && g.whole(out, size) {
+		relu := bn.relu && g.whole(out, size)
+		if bn.relu && !relu {
+			continue
+		}
+		if _, ok := cv.be.(backend.BiasReluKernels); relu && !ok {
+			continue
+		}
+		nextRelu := false // a separate ReLU step follows and joins the fold
+		if !relu && j+1 < len(g.fwd) && g.whole(out, size) {
 			if k := g.fwd[j+1].k; k != nil && k.kind == kindUnary && k.unary == backend.Relu && k.n == size &&
 				sameRef(k.refs[1], out) && g.whole(k.refs[0], size) && (k.refs[0].slot == out.slot || private(out, j, j+1)) {
 				if _, ok := cv.be.(backend.BiasReluKernels); ok {
-					relu, out = true, k.refs[0]
+					relu, nextRelu, out = true, true, k.refs[0]
 				}
 			}
 		}
 		repl[j] = g.foldSteps(cv, bn, cb, relu, out)
 		drop[i] = true
-		if relu {
+		if nextRelu {
 			drop[j+1] = true
 		}
 		folded++

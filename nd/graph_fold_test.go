@@ -43,6 +43,15 @@ func TestFoldBatchNorm(t *testing.T) {
 		{"conv-bn-relu", 8, 1, false, true, func(x *nd.NDArray, p params) []*nd.NDArray {
 			return []*nd.NDArray{nd.Relu(convBN(x, p, pad1))}
 		}, 1},
+		{"conv-bn-with-relu-option", 8, 1, false, true, func(x *nd.NDArray, p params) []*nd.NDArray {
+			c := nd.Conv2D(x, p.w, nil, pad1)
+			return []*nd.NDArray{nd.BatchNorm(c, p.gamma, p.beta, p.mean, p.vr, nd.BatchNormOpts{Relu: true})}
+		}, 1},
+		{"two-blocks-relu-option", 8, 1, false, true, func(x *nd.NDArray, p params) []*nd.NDArray {
+			h := nd.BatchNorm(nd.Conv2D(x, p.w, nil, pad1), p.gamma, p.beta, p.mean, p.vr, nd.BatchNormOpts{Relu: true})
+			h = nd.BatchNorm(nd.Conv2D(h, p.w, nil, pad1), p.gamma, p.beta, p.mean, p.vr, nd.BatchNormOpts{Relu: true})
+			return []*nd.NDArray{nd.Exp(h)} // a step after the last fold: it must stay
+		}, 2},
 		{"conv+bias-bn", 8, 1, true, true, func(x *nd.NDArray, p params) []*nd.NDArray {
 			return []*nd.NDArray{convBN(x, p, pad1)}
 		}, 1},

@@ -150,6 +150,14 @@ func (t *tracer) BatchNormApply(p backend.ChannelParams, y, x, mean, invstd, gam
 	t.r.describe(&kernelInfo{kind: kindBNApply, channel: p, refs: r})
 }
 
+func (t *tracer) BatchNormApplyRelu(p backend.ChannelParams, y, x, mean, invstd, gamma, beta backend.Arg) {
+	be, r := t.real.(backend.BatchNormReluKernels), t.refs(y, x, mean, invstd, gamma, beta)
+	t.add(func(e *replay) {
+		be.BatchNormApplyRelu(p, r[0].arg(e), r[1].arg(e), r[2].arg(e), r[3].arg(e), r[4].arg(e), r[5].arg(e))
+	}, r...)
+	t.r.describe(&kernelInfo{kind: kindBNApply, relu: true, channel: p, refs: r})
+}
+
 func (t *tracer) BatchNormBackward(p backend.ChannelParams, batchStats bool, dx, dgamma, dbeta, g, x, mean, invstd, gamma backend.Arg) {
 	be, r := t.real.(backend.BatchNormKernels), t.refs(dx, dgamma, dbeta, g, x, mean, invstd, gamma)
 	t.add(func(e *replay) {
@@ -244,15 +252,16 @@ func (t *tracer) Sort(outer, n, inner int, desc bool, vals, idx, src backend.Arg
 }
 
 var (
-	_ backend.Backend             = (*tracer)(nil)
-	_ backend.BatchNormKernels    = (*tracer)(nil)
-	_ backend.ConvBiasKernels     = (*tracer)(nil)
-	_ backend.ConvBiasReluKernels = (*tracer)(nil)
-	_ backend.BiasReluKernels     = (*tracer)(nil)
-	_ backend.GELUKernels         = (*tracer)(nil)
-	_ backend.SoftmaxCEKernels    = (*tracer)(nil)
-	_ backend.DropoutKernels      = (*tracer)(nil)
-	_ backend.DropoutApplyKernels = (*tracer)(nil)
-	_ backend.OptimizerKernels    = (*tracer)(nil)
-	_ backend.IndexKernels        = (*tracer)(nil)
+	_ backend.Backend              = (*tracer)(nil)
+	_ backend.BatchNormKernels     = (*tracer)(nil)
+	_ backend.BatchNormReluKernels = (*tracer)(nil)
+	_ backend.ConvBiasKernels      = (*tracer)(nil)
+	_ backend.ConvBiasReluKernels  = (*tracer)(nil)
+	_ backend.BiasReluKernels      = (*tracer)(nil)
+	_ backend.GELUKernels          = (*tracer)(nil)
+	_ backend.SoftmaxCEKernels     = (*tracer)(nil)
+	_ backend.DropoutKernels       = (*tracer)(nil)
+	_ backend.DropoutApplyKernels  = (*tracer)(nil)
+	_ backend.OptimizerKernels     = (*tracer)(nil)
+	_ backend.IndexKernels         = (*tracer)(nil)
 )

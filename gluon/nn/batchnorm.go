@@ -74,7 +74,14 @@ func (b *BatchNorm) channelAxis(op string, shape []int) int {
 }
 
 // Forward normalises x on its context.
-func (b *BatchNorm) Forward(x *nd.NDArray) *nd.NDArray {
+func (b *BatchNorm) Forward(x *nd.NDArray) *nd.NDArray { return b.forward(x, false) }
+
+// ForwardRelu is Relu(Forward(x)), the same bits, in the normalisation's
+// pass over the output (nd.BatchNormOpts.Relu): for blocks that follow the
+// normalisation with a ReLU in their own Forward.
+func (b *BatchNorm) ForwardRelu(x *nd.NDArray) *nd.NDArray { return b.forward(x, true) }
+
+func (b *BatchNorm) forward(x *nd.NDArray, relu bool) *nd.NDArray {
 	ax := b.channelAxis("nn.BatchNorm", x.Shape())
 	c := x.Shape()[ax]
 	dev := x.Context()
@@ -90,5 +97,5 @@ func (b *BatchNorm) Forward(x *nd.NDArray) *nd.NDArray {
 	b.RunningMean.InferShape(c)
 	b.RunningVar.InferShape(c)
 	return nd.BatchNorm(x, gamma, beta, b.RunningMean.Data(dev), b.RunningVar.Data(dev), nd.BatchNormOpts{
-		Axis: new(ax), Epsilon: new(b.epsilon), Momentum: new(b.momentum), UseGlobalStats: b.opts.UseGlobalStats})
+		Axis: new(ax), Epsilon: new(b.epsilon), Momentum: new(b.momentum), UseGlobalStats: b.opts.UseGlobalStats, Relu: relu})
 }

@@ -376,6 +376,17 @@ type BatchNormKernels interface {
 	BatchNormBackward(p ChannelParams, batchStats bool, dx, dgamma, dbeta, g, x, mean, invstd, gamma Arg)
 }
 
+// BatchNormReluKernels end a batch normalisation with a ReLU in the same
+// pass over the output (a normalisation followed by a ReLU, as in most
+// convolutional networks). A backend may implement them; package nd runs
+// BatchNormApply and then Unary's Relu otherwise.
+type BatchNormReluKernels interface {
+	// BatchNormApplyRelu writes y = max(BatchNormApply's value, 0): each
+	// value rounded as BatchNormApply rounds it, then as Unary's Relu
+	// (−0 and NaN pass through), so the same bits as the two calls.
+	BatchNormApplyRelu(p ChannelParams, y, x, mean, invstd, gamma, beta Arg)
+}
+
 // ConvBiasKernels add a convolution's bias in the convolution's own pass
 // over its output instead of a second one. A backend may implement them;
 // package nd runs Conv2D and then Binary's Add otherwise.

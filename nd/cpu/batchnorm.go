@@ -97,10 +97,21 @@ func bnSumsRange[T Float](p backend.ChannelParams, x, y []T, lo, hi int, fn func
 
 // BatchNormApply implements backend.BatchNormKernels.
 func (*Backend) BatchNormApply(p backend.ChannelParams, y, x, mean, invstd, gamma, beta backend.Arg) {
+	batchNormApply(p, y, x, mean, invstd, gamma, beta, false)
+}
+
+// BatchNormApplyRelu implements backend.BatchNormReluKernels: the ReLU
+// runs on each run (or row piece) right after its values are written,
+// while they are in cache.
+func (*Backend) BatchNormApplyRelu(p backend.ChannelParams, y, x, mean, invstd, gamma, beta backend.Arg) {
+	batchNormApply(p, y, x, mean, invstd, gamma, beta, true)
+}
+
+func batchNormApply(p backend.ChannelParams, y, x, mean, invstd, gamma, beta backend.Arg, relu bool) {
 	if isF64(x) {
-		bnApply(p, slice[float64](y), slice[float64](x), slice[float64](mean), slice[float64](invstd), optSlice[float64](gamma), optSlice[float64](beta))
+		bnApply(p, slice[float64](y), slice[float64](x), slice[float64](mean), slice[float64](invstd), optSlice[float64](gamma), optSlice[float64](beta), relu)
 	} else {
-		bnApply(p, slice[float32](y), slice[float32](x), slice[float32](mean), slice[float32](invstd), optSlice[float32](gamma), optSlice[float32](beta))
+		bnApply(p, slice[float32](y), slice[float32](x), slice[float32](mean), slice[float32](invstd), optSlice[float32](gamma), optSlice[float32](beta), relu)
 	}
 }
 
@@ -120,7 +131,7 @@ func at[T Float](s []T, c int, def float64) float64 {
 	return float64(s[c])
 }
 
-func bnApply[T Float](p backend.ChannelParams, y, x, mean, invstd, gamma, beta []T) {
+func bnApply[T Float](p backend.ChannelParams, y, x, mean, invstd, gamma, beta []T, relu bool) {
 	scale, shift := scratch[T](p.C), scratch[T](p.C)
 	defer release(scale)
 	defer release(shift)
@@ -133,11 +144,15 @@ func bnApply[T Float](p backend.ChannelParams, y, x, mean, invstd, gamma, beta [
 		xf, _ := asF32(x)
 		sf, _ := asF32(scale)
 		tf, _ := asF32(shift)
-		bnApplyRows(p, yf, xf, sf, tf)
+		bnApplyRows(p, yf, xf, sf, tf, relu)
 		return
 	}
 	channelRuns(p, func(o, c int) {
-		affine(channelRun(p, y, o, c), nil, channelRun(p, x, o, c), 0, scale[c], shift[c])
+		yr := channelRun(p, y, o, c)
+		affine(yr, nil, channelRun(p, x, o, c), 0, scale[c], shift[c])
+		if relu {
+			unaryRange(backend.Relu, nil, yr, yr, 0, 0)
+		}
 	})
 }
 
@@ -184,8 +199,9 @@ func bnBackwardRows(p backend.ChannelParams, batchStats bool, dx, g, x, coef []f
 
 // bnApplyRows is bnApply's float32 loop for short runs: each channel's
 // scale and shift spread over its run, one FMA kernel call per outer row,
-// the same operation on each value as scaleShiftF32.
-func bnApplyRows(p backend.ChannelParams, y, x, scale, shift []float32) {
+// the same operation on each value as scaleShiftF32; then the ReLU on each
+// piece when relu.
+func bnApplyRows(p backend.ChannelParams, y, x, scale, shift []float32, relu bool) {
 	row := p.C * p.Inner
 	if row == 0 || p.Outer == 0 {
 		return
@@ -199,7 +215,13 @@ func bnApplyRows(p backend.ChannelParams, y, x, scale, shift []float32) {
 		}
 	}
 	_, _ = y[p.Outer*row-1], x[p.Outer*row-1]
-	rowPieces(p.Outer, row, func(o, lo, hi int) { fmaF32k(&y[o*row+lo], &x[o*row+lo], &s[lo], &t[lo], hi-lo) })
+	rowPieces(p.Outer, row, func(o, lo, hi int) {
+		fmaF32k(&y[o*row+lo], &x[o*row+lo], &s[lo], &t[lo], hi-lo)
+		if relu {
+			yr := y[o*row+lo : o*row+hi]
+			unaryRange(backend.Relu, nil, yr, yr, 0, 0)
+		}
+	})
 }
 
 // rowPieces calls fn for pieces [lo, hi) of rows rows of n values, in

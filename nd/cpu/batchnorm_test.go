@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/nd/backend"
 )
 
@@ -68,7 +69,7 @@ func TestBatchNormApplyShortRuns(t *testing.T) {
 		mean, invstd := randSlice(c.ch, r), randSlice(c.ch, r)
 		gamma, beta := randSlice(c.ch, r), randSlice(c.ch, r)
 		got, want := make([]float32, n), make([]float32, n)
-		bnApply(p, got, x, mean, invstd, gamma, beta)
+		bnApply(p, got, x, mean, invstd, gamma, beta, false)
 		for o := range c.outer {
 			for ch := range c.ch {
 				s := float64(invstd[ch]) * float64(gamma[ch])
@@ -207,6 +208,65 @@ func TestBiasReluKernels(t *testing.T) {
 			w := float64(db2[c])
 			if d := math.Abs(float64(db1[c]) - w); d > 1e-6*(1+math.Abs(w)) && !(math.IsNaN(w) || math.IsInf(w, 0)) {
 				t.Fatalf("%+v: dbias[%d] kernels %v, loops %v", p, c, db1[c], db2[c])
+			}
+		}
+	}
+}
+
+// TestBatchNormApplyRelu checks the fused normalisation + ReLU against
+// BatchNormApply followed by Unary's Relu, bit for bit, on short runs
+// (rows) and long ones, both dtypes, with NaN, ±0 and ±Inf inputs and
+// shifts that land values on −0.
+func TestBatchNormApplyRelu(t *testing.T) {
+	be := New()
+	r := rand.New(rand.NewPCG(43, 44))
+	for _, dt := range []backend.DType{backend.Float32, backend.Float64} {
+		for _, c := range []struct{ outer, ch, inner int }{
+			{5, 3, 1}, {3, 7, 4}, {2, 17, 16}, {2, 3, 200}, {1, 2, bnShortRun + 5}, {0, 3, 4},
+		} {
+			p := backend.ChannelParams{Outer: c.outer, C: c.ch, Inner: c.inner, DType: dt}
+			n := c.outer * c.ch * c.inner
+			arg := func(m int, f func(i int) float64) backend.Arg {
+				buf, _ := be.Alloc(ctx.CPU(0), dt, max(m, 1))
+				a := backend.Arg{Buf: buf}
+				for i := range m {
+					if dt == backend.Float32 {
+						slice[float32](a)[i] = float32(f(i))
+					} else {
+						slice[float64](a)[i] = f(i)
+					}
+				}
+				return a
+			}
+			x := arg(n, func(i int) float64 {
+				switch i % 11 {
+				case 0:
+					return math.NaN()
+				case 1:
+					return math.Copysign(0, -1)
+				case 2:
+					return math.Inf(1 - 2*(i%2))
+				}
+				return float64(r.IntN(9)-4) / 2
+			})
+			mean := arg(c.ch, func(int) float64 { return float64(r.IntN(5)-2) / 2 })
+			invstd := arg(c.ch, func(int) float64 { return 1 + float64(r.IntN(3)) })
+			gamma := arg(c.ch, func(int) float64 { return float64(r.IntN(5) - 2) })
+			beta := arg(c.ch, func(int) float64 { return float64(r.IntN(5)-2) / 2 })
+			got, want := arg(n, func(int) float64 { return 7 }), arg(n, func(int) float64 { return 7 })
+			be.BatchNormApplyRelu(p, got, x, mean, invstd, gamma, beta)
+			be.BatchNormApply(p, want, x, mean, invstd, gamma, beta)
+			be.Unary(backend.Relu, want, want, n, 0, 0)
+			for i := range n {
+				var g, w uint64
+				if dt == backend.Float32 {
+					g, w = uint64(math.Float32bits(slice[float32](got)[i])), uint64(math.Float32bits(slice[float32](want)[i]))
+				} else {
+					g, w = math.Float64bits(slice[float64](got)[i]), math.Float64bits(slice[float64](want)[i])
+				}
+				if g != w {
+					t.Fatalf("%v %+v [%d]: fused %#x, two passes %#x", dt, c, i, g, w)
+				}
 			}
 		}
 	}

@@ -76,7 +76,7 @@ func newResNet(kind string, bottleneck bool, blocks [4]int, o Options) *ResNet {
 
 // Forward maps NCHW images to class scores.
 func (r *ResNet) Forward(x *nd.NDArray) *nd.NDArray {
-	x = r.MaxPool.Forward(nd.Relu(r.BN1.Forward(r.Conv1.Forward(x))))
+	x = r.MaxPool.Forward(r.BN1.ForwardRelu(r.Conv1.Forward(x)))
 	for _, l := range r.Layers {
 		x = l.Forward(x)
 	}
@@ -117,7 +117,7 @@ func newBasicBlock(in, planes, stride int) *basicBlock {
 }
 
 func (b *basicBlock) Forward(x *nd.NDArray) *nd.NDArray {
-	y := nd.Relu(b.bn1.Forward(b.conv1.Forward(x)))
+	y := b.bn1.ForwardRelu(b.conv1.Forward(x))
 	y = b.bn2.Forward(b.conv2.Forward(y))
 	return nd.AddRelu(y, shortcut(b.down, x))
 }
@@ -147,8 +147,8 @@ func newBottleneck(in, planes, stride int) *bottleneck {
 }
 
 func (b *bottleneck) Forward(x *nd.NDArray) *nd.NDArray {
-	y := nd.Relu(b.bn1.Forward(b.conv1.Forward(x)))
-	y = nd.Relu(b.bn2.Forward(b.conv2.Forward(y)))
+	y := b.bn1.ForwardRelu(b.conv1.Forward(x))
+	y = b.bn2.ForwardRelu(b.conv2.Forward(y))
 	y = b.bn3.Forward(b.conv3.Forward(y))
 	return nd.AddRelu(y, shortcut(b.down, x))
 }
