@@ -90,10 +90,7 @@ func dropoutSeed(op string, sess *Session, dev ctx.Context) *NDArray {
 		r.seed(a)
 		return a
 	}
-	g := sess.rngFor(dev)
-	g.mu.Lock()
-	seed := g.r.Uint64()
-	g.mu.Unlock()
+	seed := sess.drawSeed(dev)
 	a.be().Write(a.st.buf, a.off, []int64{int64(seed)})
 	return a
 }
@@ -116,10 +113,7 @@ func dropoutMask(op string, sess *Session, dev ctx.Context, dt DType, shape []in
 		r.dropout(a, n, thr, keep)
 		return a
 	}
-	g := sess.rngFor(dev)
-	g.mu.Lock()
-	seed := g.r.Uint64()
-	g.mu.Unlock()
+	seed := sess.drawSeed(dev)
 	writeMaskTo(a.be(), a.arg(), dt, n, seed, thr, keep)
 	return a
 }

@@ -65,6 +65,15 @@ func (s *Session) rngFor(dev ctx.Context) *lockedRand {
 	return derive(&s.gens, dev, seed, "/"+s.name)
 }
 
+// drawSeed takes one value from dev's generator in s: the seed of a
+// dropout mask.
+func (s *Session) drawSeed(dev ctx.Context) uint64 {
+	g := s.rngFor(dev)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.r.Uint64()
+}
+
 func derive(gens *map[ctx.Context]*lockedRand, dev ctx.Context, seed uint64, suffix string) *lockedRand {
 	if *gens == nil {
 		*gens = map[ctx.Context]*lockedRand{}

@@ -268,10 +268,7 @@ func (r *recording) dropout(a *NDArray, n int, thr uint32, keep float64) {
 	be, dev, dt := a.st.be, a.st.dev, a.dtype
 	d := r.ref(a.storageArg())
 	r.add(func(e *replay) {
-		g := e.sess.rngFor(dev)
-		g.mu.Lock()
-		seed := g.r.Uint64()
-		g.mu.Unlock()
+		seed := e.sess.drawSeed(dev)
 		dst := d.arg(e)
 		if k, ok := be.(backend.DropoutKernels); ok {
 			k.DropoutMask(dst, n, seed, thr, keep)
@@ -288,12 +285,8 @@ func (r *recording) seed(a *NDArray) {
 	be, dev := a.st.be, a.st.dev
 	d := r.ref(a.storageArg())
 	r.add(func(e *replay) {
-		g := e.sess.rngFor(dev)
-		g.mu.Lock()
-		seed := g.r.Uint64()
-		g.mu.Unlock()
 		dst := d.arg(e)
-		be.Write(dst.Buf, dst.Off, []int64{int64(seed)})
+		be.Write(dst.Buf, dst.Off, []int64{int64(e.sess.drawSeed(dev))})
 	}, d)
 }
 

@@ -258,13 +258,7 @@ func TestBatchNormApplyRelu(t *testing.T) {
 			be.BatchNormApply(p, want, x, mean, invstd, gamma, beta)
 			be.Unary(backend.Relu, want, want, n, 0, 0)
 			for i := range n {
-				var g, w uint64
-				if dt == backend.Float32 {
-					g, w = uint64(math.Float32bits(slice[float32](got)[i])), uint64(math.Float32bits(slice[float32](want)[i]))
-				} else {
-					g, w = math.Float64bits(slice[float64](got)[i]), math.Float64bits(slice[float64](want)[i])
-				}
-				if g != w {
+				if g, w := argBits(got, i), argBits(want, i); g != w {
 					t.Fatalf("%v %+v [%d]: fused %#x, two passes %#x", dt, c, i, g, w)
 				}
 			}

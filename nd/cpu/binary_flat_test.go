@@ -95,13 +95,7 @@ func TestBinaryFlat(t *testing.T) {
 					binary(op, sh, st, slice[float64](want), slice[float64](a), slice[float64](b))
 				}
 				for i := range n {
-					var g, w uint64
-					if dt == backend.Float32 {
-						g, w = uint64(math.Float32bits(slice[float32](got)[i])), uint64(math.Float32bits(slice[float32](want)[i]))
-					} else {
-						g, w = math.Float64bits(slice[float64](got)[i]), math.Float64bits(slice[float64](want)[i])
-					}
-					if g != w {
+					if g, w := argBits(got, i), argBits(want, i); g != w {
 						t.Fatalf("%v %s op %v: element %d is %#x, general path %#x", dt, c.name, op, i, g, w)
 					}
 				}
@@ -170,4 +164,12 @@ func TestBiasReluBackwardLongBias(t *testing.T) {
 			}
 		}
 	}
+}
+
+// argBits returns the bits of element i of a float32 or float64 operand.
+func argBits(a backend.Arg, i int) uint64 {
+	if a.Buf.DType() == backend.Float32 {
+		return uint64(math.Float32bits(slice[float32](a)[i]))
+	}
+	return math.Float64bits(slice[float64](a)[i])
 }
