@@ -189,10 +189,23 @@ func (s *Session) EnterPause(train bool) (exit func()) { return s.enter("Pause",
 func (s *Session) EnterMode(train bool) (exit func()) { return s.enter("Mode", train) }
 
 // enter opens a scope of the given kind and returns its exit function.
-func (s *Session) enter(kind string, train bool) (exit func()) {
+func (s *Session) enter(kind string, train bool) (exit func()) { return s.open(kind, train).exit }
+
+// open opens a scope of the given kind and returns its frame, which exit
+// closes.
+func (s *Session) open(kind string, train bool) *frame {
 	f := s.push(kind, train)
+	f.s = s
 	f.bump(s, 1)
-	return once(func() { f.bump(s, -1); s.pop(f) })
+	return f
+}
+
+// exit closes a frame opened by open, once: later calls do nothing.
+func (f *frame) exit() {
+	if f.done.CompareAndSwap(false, true) {
+		f.bump(f.s, -1)
+		f.s.pop(f)
+	}
 }
 
 // frame is an open Record, Pause, mode or autocast scope of a session.
@@ -202,6 +215,8 @@ type frame struct {
 	dt    DType   // Autocast's
 	g     uintptr // the goroutine that opened it (gid.Current)
 	tree  *tree   // the default session's tree it belongs to (tree.go)
+	s     *Session
+	done  atomic.Bool // closed (exit)
 }
 
 // bump moves the counters that f holds by d, in s and in f's tree.
@@ -324,8 +339,7 @@ func (s *Session) Record(f func()) { s.RecordMode(true, f) }
 
 // RecordMode runs f with s recording; train selects training mode.
 func (s *Session) RecordMode(train bool, f func()) {
-	exit := s.EnterRecording(train)
-	defer exit()
+	defer s.open("Record", train).exit()
 	f()
 }
 
@@ -335,23 +349,20 @@ func (s *Session) Pause(f func()) { s.PauseMode(false, f) }
 
 // PauseMode runs f with s not recording; train selects training mode.
 func (s *Session) PauseMode(train bool, f func()) {
-	exit := s.EnterPause(train)
-	defer exit()
+	defer s.open("Pause", train).exit()
 	f()
 }
 
 // TrainMode runs f with s in training mode, recording unchanged.
 func (s *Session) TrainMode(f func()) {
-	exit := s.EnterMode(true)
-	defer exit()
+	defer s.open("Mode", true).exit()
 	f()
 }
 
 // PredictMode runs f with s in predict mode, recording unchanged. Predict
 // mode wins over training mode while it is open.
 func (s *Session) PredictMode(f func()) {
-	exit := s.EnterMode(false)
-	defer exit()
+	defer s.open("Mode", false).exit()
 	f()
 }
 
