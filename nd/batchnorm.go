@@ -25,7 +25,9 @@ type BatchNormOpts struct {
 	// Relu applies max(·, 0) to the output: Relu(BatchNorm(...)) with the
 	// same bits, in the normalisation's own pass over the output where the
 	// backend has the kernels (backend.BatchNormReluKernels), keeping only
-	// the output (not the normalised values) for the backward pass.
+	// the output (not the normalised values) for the backward pass, which
+	// reads it as Exp's does: releasing it before the backward pass is an
+	// ErrReleased error, and changing it in place changes the gradients.
 	Relu bool
 }
 

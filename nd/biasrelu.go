@@ -63,20 +63,27 @@ func biasReluOp(x, bias *NDArray, axis int) *NDArray {
 
 // AddRelu returns max(a + b, 0) for a and b of one shape (a residual
 // block's end), in one pass over the values where the backend has the
-// bias + ReLU kernels, as Relu(Add(a, b)) elsewhere and for operands that
-// broadcast: the same bits either way. Both inputs get the same gradient,
-// the output gradient where the sum is positive and 0 elsewhere (a NaN or
-// −0 sum passes through with gradient 0, as with Relu).
+// bias + ReLU kernels, as Relu(Add(a, b)) elsewhere (operands that
+// broadcast, integers, half precision): the same bits either way. Both
+// inputs get the same gradient, the output gradient where the sum is
+// positive and 0 elsewhere (a NaN or −0 sum passes through with gradient
+// 0, as with Relu). The fused backward pass reads the output, as Exp's
+// does: releasing it before the backward pass is an ErrReleased error, and
+// changing it in place changes the gradients.
 func AddRelu(a, b *NDArray) *NDArray {
+	if a == nil || b == nil || !a.dtype.IsFloat() || !b.dtype.IsFloat() || a.dtype.IsHalf() || b.dtype.IsHalf() {
+		// Integers, and half precision, which Add and Relu widen inside
+		// each op (a fused op would keep float32 copies on the tape).
+		return Relu(Add(a, b))
+	}
 	return dispatch("AddRelu", castWidest, []*NDArray{a, b}, func(in []*NDArray) *NDArray { return addReluOp(in[0], in[1]) })
 }
 
 func addReluOp(a, b *NDArray) *NDArray {
 	const op = "AddRelu"
 	defer checkInputs(op, a, b).done()
-	checkFloat(op, a, b)
 	bk, ok := kernelsOf[backend.BiasReluKernels](a.be())
-	if !ok || !fusedKernels() || a.dtype != b.dtype || !slices.Equal(a.shape, b.shape) || a.Size() == 0 {
+	if !ok || !fusedKernels() || a.dtype != b.dtype || !slices.Equal(a.shape, b.shape) || a.Size() == 0 || a.dtype.IsHalf() {
 		return Relu(Add(a, b))
 	}
 	dev, dt, shape := a.st.dev, a.dtype, a.shape
@@ -86,6 +93,7 @@ func addReluOp(a, b *NDArray) *NDArray {
 	y := newArray(op, sess, dev, dt, shape)
 	bk.BiasRelu(p, y.arg(), a.arg(), b.arg())
 	Record(op, y, []*NDArray{a, b}, func(g *NDArray, need []bool) []*NDArray {
+		defer checkLive(op, g, y).done() // the backward pass reads the output
 		dx := newArray(op, sess, dev, dt, shape)
 		g.be().Binary(backend.ReluGrad, shape, dx.arg(), y.arg(), g.arg()) // y > 0 exactly where the sum is
 		if !need[0] {

@@ -1,6 +1,7 @@
 package nd
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -150,5 +151,40 @@ func TestAddReluMatchesComposed(t *testing.T) {
 	a, b := Ones(dev, Float32, 2, 3), FromSlice(dev, []float32{-2, 0, 1}, 3)
 	if got := AddRelu(a, b).Float32s(); !slices.Equal(got, []float32{0, 1, 2, 0, 1, 2}) {
 		t.Errorf("broadcast AddRelu = %v", got)
+	}
+}
+
+// TestFusedReluOutputReleased releases the output of AddRelu and of
+// BatchNorm with Relu before the backward pass, which reads it: an
+// ErrReleased error, not a crash. Integer and half-precision AddRelu take
+// the composed path (the same results as Relu(Add)).
+func TestFusedReluOutputReleased(t *testing.T) {
+	dev := ctx.CPU(0)
+	for _, name := range []string{"AddRelu", "BatchNormRelu"} {
+		a := FromSlice(dev, []float32{1, -2, 3, -4, 5, 6, -7, 8}, 2, 4)
+		b := FromSlice(dev, []float32{0.5, 1, -1, 2, 0, -3, 1, 1}, 2, 4)
+		a.AttachGrad(GradWrite)
+		exit := EnterRecording(true)
+		var y *NDArray
+		if name == "AddRelu" {
+			y = AddRelu(a, b)
+		} else {
+			y = BatchNorm(a, nil, nil, Zeros(dev, Float32, 4), Ones(dev, Float32, 4), BatchNormOpts{Relu: true})
+		}
+		z := Sum(MulScalar(y, 3))
+		exit()
+		y.Release()
+		err := Catch(func() { Backward([]*NDArray{z}, nil, false) })
+		if !errors.Is(err, &Error{Kind: ErrReleased}) {
+			t.Errorf("%s: backward after releasing the output: %v, want ErrReleased", name, err)
+		}
+	}
+	ia, ib := FromSlice(dev, []int32{1, -2, 3}, 3), FromSlice(dev, []int32{-2, 1, 0}, 3)
+	if got := AddRelu(ia, ib).AsType(Float32).Float32s(); !slices.Equal(got, []float32{0, 0, 3}) {
+		t.Errorf("int32 AddRelu = %v", got)
+	}
+	ha, hb := FromSlice(dev, []float32{1, -2, 3}, 3).AsType(Float16), FromSlice(dev, []float32{-2, 1, 0.5}, 3).AsType(Float16)
+	if got, want := AddRelu(ha, hb).AsType(Float32).Float32s(), Relu(Add(ha, hb)).AsType(Float32).Float32s(); !slices.Equal(got, want) {
+		t.Errorf("float16 AddRelu = %v, Relu(Add) %v", got, want)
 	}
 }

@@ -70,6 +70,11 @@ func NewSyncBatchNorm(o BatchNormOpts) *SyncBatchNorm {
 }
 
 // Forward normalises x with the statistics of every context's batch.
+// ForwardRelu is Relu(Forward(x)): the statistics are exchanged as in
+// Forward (the embedded BatchNorm's ForwardRelu would normalise each
+// context alone).
+func (b *SyncBatchNorm) ForwardRelu(x *nd.NDArray) *nd.NDArray { return nd.Relu(b.Forward(x)) }
+
 func (b *SyncBatchNorm) Forward(x *nd.NDArray) *nd.NDArray {
 	if !x.Session().IsTraining() || b.opts.UseGlobalStats {
 		return b.BatchNorm.Forward(x)

@@ -127,3 +127,43 @@ func TestSyncBatchNormMissingContext(t *testing.T) {
 		t.Fatalf("after Reset: %v", err)
 	}
 }
+
+// syncBNReluFwd runs SyncBatchNorm's ForwardRelu.
+type syncBNReluFwd struct{ *nn.SyncBatchNorm }
+
+func (b syncBNReluFwd) Forward(x *nd.NDArray) *nd.NDArray { return b.ForwardRelu(x) }
+
+// syncBNThenRelu runs Relu(SyncBatchNorm.Forward(x)).
+type syncBNThenRelu struct{ *nn.SyncBatchNorm }
+
+func (b syncBNThenRelu) Forward(x *nd.NDArray) *nd.NDArray { return nd.Relu(b.SyncBatchNorm.Forward(x)) }
+
+// TestSyncBatchNormForwardRelu checks that SyncBatchNorm's ForwardRelu
+// exchanges the statistics as Forward does (the embedded BatchNorm's
+// would normalise each context alone): the outputs, gradients and running
+// statistics of Relu(Forward) on four contexts.
+func TestSyncBatchNormForwardRelu(t *testing.T) {
+	shape := []int{8, 3, 2, 2}
+	size := 8 * 3 * 2 * 2
+	x, w := make([]float64, size), make([]float64, size)
+	for i := range x {
+		x[i] = math.Sin(float64(i)*0.7) + 0.3*float64(i%5)
+		w[i] = math.Cos(float64(i) * 1.3)
+	}
+	gamma, beta := []float64{1.5, -0.5, 0.8}, []float64{0.1, 0.2, -0.3}
+	o := nn.BatchNormOpts{Momentum: new(0.8), Epsilon: new(1e-3)}
+	four := []ctx.Context{ctx.CPU(0), ctx.CPU(1), ctx.CPU(2), ctx.CPU(3)}
+	a, b := nn.NewSyncBatchNorm(o), nn.NewSyncBatchNorm(o)
+	want := traintest.BNPasses(t, syncBNThenRelu{a}, syncBN{a}.params(), four, x, w, gamma, beta, shape, 0, shape[0])
+	got := traintest.BNPasses(t, syncBNReluFwd{b}, syncBN{b}.params(), four, x, w, gamma, beta, shape, 0, shape[0])
+	for _, c := range []struct {
+		name      string
+		got, want []float64
+	}{{"y", got.Y, want.Y}, {"dx", got.DX, want.DX}, {"dgamma", got.DGamma, want.DGamma}, {"running mean", got.Runs[0], want.Runs[0]}} {
+		for i := range c.want {
+			if c.got[i] != c.want[i] {
+				t.Fatalf("%s[%d]: ForwardRelu %v, Relu(Forward) %v", c.name, i, c.got[i], c.want[i])
+			}
+		}
+	}
+}

@@ -34,6 +34,14 @@ func biasRelu[T Float](p backend.ChannelParams, y, x, b []T) {
 		channelRuns(p, func(o, c int) { biasReluRun(p, y, x, b, o, c) })
 		return
 	}
+	if p.Inner == 1 && p.Outer < workers() && p.C >= 2*elemGrain {
+		// Few long rows (nd.AddRelu's one row of a bias per value): pieces
+		// of them in parallel.
+		rowPieces(p.Outer, p.C, func(o, lo, hi int) {
+			biasReluPiece(y[o*p.C+lo:o*p.C+hi], x[o*p.C+lo:o*p.C+hi], b[lo:hi])
+		})
+		return
+	}
 	if serialRows(p) {
 		for o := range p.Outer {
 			biasReluRow(p, y, x, b, o)
@@ -41,6 +49,24 @@ func biasRelu[T Float](p backend.ChannelParams, y, x, b []T) {
 		return
 	}
 	channelRows(p, func(o int) { biasReluRow(p, y, x, b, o) })
+}
+
+// biasReluPiece sets y = max(x + b, 0) value by value (a piece of a row
+// whose bias has one value per position), as biasReluRow does.
+func biasReluPiece[T Float](y, x, b []T) {
+	if len(y) == 0 {
+		return
+	}
+	if yf, ok := asF32(y); ok && useAsmKernel {
+		xf, _ := asF32(x)
+		bf, _ := asF32(b)
+		addReluF32k(&yf[0], &xf[:len(yf)][0], &bf[:len(yf)][0], len(yf))
+		return
+	}
+	x, b = x[:len(y)], b[:len(y)]
+	for i, v := range x {
+		y[i] = reluT(v + b[i])
+	}
 }
 
 // biasReluRun is biasRelu on the run of channel c in outer slice o.
