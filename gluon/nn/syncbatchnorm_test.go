@@ -136,7 +136,9 @@ func (b syncBNReluFwd) Forward(x *nd.NDArray) *nd.NDArray { return b.ForwardRelu
 // syncBNThenRelu runs Relu(SyncBatchNorm.Forward(x)).
 type syncBNThenRelu struct{ *nn.SyncBatchNorm }
 
-func (b syncBNThenRelu) Forward(x *nd.NDArray) *nd.NDArray { return nd.Relu(b.SyncBatchNorm.Forward(x)) }
+func (b syncBNThenRelu) Forward(x *nd.NDArray) *nd.NDArray {
+	return nd.Relu(b.SyncBatchNorm.Forward(x))
+}
 
 // TestSyncBatchNormForwardRelu checks that SyncBatchNorm's ForwardRelu
 // exchanges the statistics as Forward does (the embedded BatchNorm's
