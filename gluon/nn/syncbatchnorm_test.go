@@ -39,19 +39,25 @@ func runBN(t *testing.T, layer bnLayer, devs []ctx.Context, x, w, gamma, beta []
 	return r.Y, r.DX, r.DGamma, r.DBeta, r.Runs
 }
 
-// TestSyncBatchNormMatchesOneContext: SyncBatchNorm on 4 contexts with 2
-// samples each gives the output, input gradient, gamma and beta gradients
-// and running statistics of BatchNorm on one context over all 8 samples.
-func TestSyncBatchNormMatchesOneContext(t *testing.T) {
-	shape := []int{8, 3, 2, 2}
+// syncBNCase is the batch the SyncBatchNorm tests normalise: its shape
+// (8 samples, 3 channels), input, output-gradient weights, gamma, beta
+// and the layer's options.
+func syncBNCase() (shape []int, x, w, gamma, beta []float64, o nn.BatchNormOpts) {
+	shape = []int{8, 3, 2, 2}
 	size := 8 * 3 * 2 * 2
-	x, w := make([]float64, size), make([]float64, size)
+	x, w = make([]float64, size), make([]float64, size)
 	for i := range x {
 		x[i] = math.Sin(float64(i)*0.7) + 0.3*float64(i%5)
 		w[i] = math.Cos(float64(i) * 1.3)
 	}
-	gamma, beta := []float64{1.5, -0.5, 0.8}, []float64{0.1, 0.2, -0.3}
-	o := nn.BatchNormOpts{Momentum: new(0.8), Epsilon: new(1e-3)}
+	return shape, x, w, []float64{1.5, -0.5, 0.8}, []float64{0.1, 0.2, -0.3}, nn.BatchNormOpts{Momentum: new(0.8), Epsilon: new(1e-3)}
+}
+
+// TestSyncBatchNormMatchesOneContext: SyncBatchNorm on 4 contexts with 2
+// samples each gives the output, input gradient, gamma and beta gradients
+// and running statistics of BatchNorm on one context over all 8 samples.
+func TestSyncBatchNormMatchesOneContext(t *testing.T) {
+	shape, x, w, gamma, beta, o := syncBNCase()
 	one := []ctx.Context{ctx.CPU(0)}
 	four := []ctx.Context{ctx.CPU(0), ctx.CPU(1), ctx.CPU(2), ctx.CPU(3)}
 	y1, dx1, dg1, db1, run1 := runBN(t, plainBN{nn.NewBatchNorm(o)}, one, x, w, gamma, beta, shape)
@@ -145,15 +151,7 @@ func (b syncBNThenRelu) Forward(x *nd.NDArray) *nd.NDArray {
 // would normalise each context alone): the outputs, gradients and running
 // statistics of Relu(Forward) on four contexts.
 func TestSyncBatchNormForwardRelu(t *testing.T) {
-	shape := []int{8, 3, 2, 2}
-	size := 8 * 3 * 2 * 2
-	x, w := make([]float64, size), make([]float64, size)
-	for i := range x {
-		x[i] = math.Sin(float64(i)*0.7) + 0.3*float64(i%5)
-		w[i] = math.Cos(float64(i) * 1.3)
-	}
-	gamma, beta := []float64{1.5, -0.5, 0.8}, []float64{0.1, 0.2, -0.3}
-	o := nn.BatchNormOpts{Momentum: new(0.8), Epsilon: new(1e-3)}
+	shape, x, w, gamma, beta, o := syncBNCase()
 	four := []ctx.Context{ctx.CPU(0), ctx.CPU(1), ctx.CPU(2), ctx.CPU(3)}
 	a, b := nn.NewSyncBatchNorm(o), nn.NewSyncBatchNorm(o)
 	want := traintest.BNPasses(t, syncBNThenRelu{a}, syncBN{a}.params(), four, x, w, gamma, beta, shape, 0, shape[0])

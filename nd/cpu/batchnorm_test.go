@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/nd/backend"
 )
 
@@ -226,18 +225,7 @@ func TestBatchNormApplyRelu(t *testing.T) {
 		} {
 			p := backend.ChannelParams{Outer: c.outer, C: c.ch, Inner: c.inner, DType: dt}
 			n := c.outer * c.ch * c.inner
-			arg := func(m int, f func(i int) float64) backend.Arg {
-				buf, _ := be.Alloc(ctx.CPU(0), dt, max(m, 1))
-				a := backend.Arg{Buf: buf}
-				for i := range m {
-					if dt == backend.Float32 {
-						slice[float32](a)[i] = float32(f(i))
-					} else {
-						slice[float64](a)[i] = f(i)
-					}
-				}
-				return a
-			}
+			arg := func(m int, f func(i int) float64) backend.Arg { return newArg(t, be, dt, m, f) }
 			x := arg(n, func(i int) float64 {
 				switch i % 11 {
 				case 0:

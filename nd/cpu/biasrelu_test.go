@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/nd/backend"
 )
 
@@ -21,13 +20,8 @@ func TestBiasReluBackwardLongBias(t *testing.T) {
 		{Outer: 0, C: 5, Inner: 1, DType: backend.Float32},
 	} {
 		n := p.Outer * p.C * p.Inner
-		mk := func(m int, v float32) backend.Arg {
-			buf, _ := be.Alloc(ctx.CPU(0), backend.Float32, max(m, 1))
-			a := backend.Arg{Buf: buf}
-			for i := range max(m, 1) {
-				slice[float32](a)[i] = v
-			}
-			return a
+		mk := func(m int, v float64) backend.Arg {
+			return newArg(t, be, backend.Float32, m, func(int) float64 { return v })
 		}
 		dx, g, y := mk(n, 0), mk(n, 1), mk(n, 2)
 		db := mk(p.C+16, 9)
@@ -56,20 +50,12 @@ func TestBiasReluLongRowPieces(t *testing.T) {
 			c := 2*elemGrain + 37
 			p := backend.ChannelParams{Outer: outer, C: c, Inner: 1, DType: dt}
 			mk := func(n int) backend.Arg {
-				buf, _ := be.Alloc(ctx.CPU(0), dt, n)
-				a := backend.Arg{Buf: buf}
-				for i := range n {
-					v := float64(r.IntN(9)-4) / 4
-					if i%97 == 3 {
-						v = math.NaN()
+				return newArg(t, be, dt, n, func(i int) float64 {
+					if v := float64(r.IntN(9)-4) / 4; i%97 != 3 {
+						return v
 					}
-					if dt == backend.Float32 {
-						slice[float32](a)[i] = float32(v)
-					} else {
-						slice[float64](a)[i] = v
-					}
-				}
-				return a
+					return math.NaN()
+				})
 			}
 			x, b, got, want := mk(outer*c), mk(c), mk(outer*c), mk(outer*c)
 			be.BiasRelu(p, got, x, b)

@@ -43,23 +43,12 @@ func TestBinaryFlat(t *testing.T) {
 				n *= d
 			}
 			mk := func(m int) backend.Arg {
-				buf, err := be.Alloc(ctx.CPU(0), dt, max(m, 1))
-				if err != nil {
-					t.Fatal(err)
-				}
-				a := backend.Arg{Buf: buf}
-				for i := range max(m, 1) {
-					v := rng.NormFloat64()
-					if i%7 == 3 {
-						v = math.NaN()
+				return newArg(t, be, dt, max(m, 1), func(i int) float64 {
+					if v := rng.NormFloat64(); i%7 != 3 {
+						return v
 					}
-					if dt == backend.Float32 {
-						slice[float32](a)[i] = float32(v)
-					} else {
-						slice[float64](a)[i] = v
-					}
-				}
-				return a
+					return math.NaN()
+				})
 			}
 			span := func(st []int) int { // elements an operand reads
 				if st == nil {
@@ -116,10 +105,7 @@ func TestBinaryOneElement(t *testing.T) {
 			{2, -3, -3},
 		} {
 			arg := func(v float32) backend.Arg {
-				buf, _ := be.Alloc(ctx.CPU(0), backend.Float32, 1)
-				a := backend.Arg{Buf: buf}
-				slice[float32](a)[0] = v
-				return a
+				return newArg(t, be, backend.Float32, 1, func(int) float64 { return float64(v) })
 			}
 			d := arg(7)
 			be.Binary(backend.ReluGrad, shape, d, arg(c.a), arg(c.b))
@@ -136,4 +122,23 @@ func argBits(a backend.Arg, i int) uint64 {
 		return uint64(math.Float32bits(slice[float32](a)[i]))
 	}
 	return math.Float64bits(slice[float64](a)[i])
+}
+
+// newArg allocates n values of dt on cpu(0), value i being f(i) (rounded
+// to float32 for Float32).
+func newArg(t *testing.T, be *Backend, dt backend.DType, n int, f func(i int) float64) backend.Arg {
+	t.Helper()
+	buf, err := be.Alloc(ctx.CPU(0), dt, max(n, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := backend.Arg{Buf: buf}
+	for i := range n {
+		if dt == backend.Float32 {
+			slice[float32](a)[i] = float32(f(i))
+		} else {
+			slice[float64](a)[i] = f(i)
+		}
+	}
+	return a
 }

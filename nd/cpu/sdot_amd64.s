@@ -37,23 +37,29 @@ GLOBL dotmask<>(SB), RODATA|NOPTR, $128
 	VMOVSHDUP    X, TX;     \
 	VADDSS       TX, X, X
 
+// DOTARGS loads both kernels' arguments: SI x, R8–R11 the rows, DI out,
+// CX the bytes of the whole groups of 16 values, DX the k mod 16 values
+// left, AX the offset (0).
+#define DOTARGS \
+	MOVQ x+0(FP), SI;    \
+	MOVQ b0+8(FP), R8;   \
+	MOVQ b1+16(FP), R9;  \
+	MOVQ b2+24(FP), R10; \
+	MOVQ b3+32(FP), R11; \
+	MOVQ k+40(FP), CX;   \
+	MOVQ out+48(FP), DI; \
+	MOVQ CX, DX;         \
+	ANDQ $15, DX;        \
+	ANDQ $-16, CX;       \
+	SHLQ $2, CX;         \
+	XORQ AX, AX
+
 // func dot4F32(x, b0, b1, b2, b3 *float32, k int, out *float32)
 // out[r] = Σ x[t]·br[t] over t < k: each row keeps 16 partial sums (two
 // YMM registers, lanes t mod 16) added in order of t, the last k mod 16
 // values through masked loads (zeros past k), then reduced by DOTREDUCE.
 TEXT ·dot4F32(SB), NOSPLIT, $0-56
-	MOVQ   x+0(FP), SI
-	MOVQ   b0+8(FP), R8
-	MOVQ   b1+16(FP), R9
-	MOVQ   b2+24(FP), R10
-	MOVQ   b3+32(FP), R11
-	MOVQ   k+40(FP), CX
-	MOVQ   out+48(FP), DI
-	MOVQ   CX, DX
-	ANDQ   $15, DX
-	ANDQ   $-16, CX
-	SHLQ   $2, CX
-	XORQ   AX, AX
+	DOTARGS
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
@@ -126,18 +132,7 @@ reduce:
 // dot4F32 with one ZMM register of partial sums per row (the tail's
 // loads zero-masked).
 TEXT ·dot4F32x512(SB), NOSPLIT, $0-56
-	MOVQ   x+0(FP), SI
-	MOVQ   b0+8(FP), R8
-	MOVQ   b1+16(FP), R9
-	MOVQ   b2+24(FP), R10
-	MOVQ   b3+32(FP), R11
-	MOVQ   k+40(FP), CX
-	MOVQ   out+48(FP), DI
-	MOVQ   CX, DX
-	ANDQ   $15, DX
-	ANDQ   $-16, CX
-	SHLQ   $2, CX
-	XORQ   AX, AX
+	DOTARGS
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
