@@ -13,6 +13,10 @@ Benchmark prefix): samples/s, or us/op for the per-op costs.
               GPU busy, synchronised once at the end (the host cost of an op)
   OpLatency:  the same op with its result copied to host memory each time
               (launch to result)
+  HybridInferLeNetGPUB1: InferLeNetGPU at batch 1 (latency)
+  TrainStepAMPGPU/{KerasCIFAR,LeNet}/{float32,float16,bfloat16}: the
+              training step under torch.autocast (float16 with
+              torch.amp.GradScaler; not in the default list)
   TrainStepResNet50GPU/gpu0, InferResNet50GPU: torchvision's resnet50
               (weights=None, 1000 classes) at 3x224x224, batch 32, SGD with
               learning rate 0.01 and momentum 0.9 (cuda/bench_resnet_test.go;
@@ -131,18 +135,57 @@ def main():
         return train_step(net, torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9),
                           [32, 3, 224, 224], 5, it(40), dev)
 
+    def amp_step(make, make_opt, shape, warmup, iters, dtype):
+        """A training step under torch.autocast (float16 with a GradScaler,
+        bfloat16 without; float32: neither)."""
+        torch.manual_seed(1)
+        net = make().to(dev)
+        net.train()
+        opt = make_opt(net)
+        scaler = torch.amp.GradScaler("cuda", enabled=dtype == torch.float16)
+        x = torch.rand(*shape)
+        y = torch.arange(shape[0]) % 10
+        lossfn = torch.nn.CrossEntropyLoss()
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            with torch.autocast("cuda", dtype=torch.float16 if dtype == torch.float32 else dtype,
+                                enabled=dtype != torch.float32):
+                loss = lossfn(net(x.to(dev)), y.to(dev))
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+
+        return shape[0] * iters / timed(step, warmup, iters, sync_for(dev))
+
+    def amp_workloads():
+        nets = {
+            "KerasCIFAR": (keras_cifar, lambda n: torch.optim.RMSprop(n.parameters(), lr=1e-4, alpha=0.9),
+                           [B, 3, 32, 32], 300),
+            "LeNet": (lenet, lambda n: torch.optim.SGD(n.parameters(), lr=0.04), [B, 1, 28, 28], 500),
+        }
+        out = {}
+        for name, (make, make_opt, shape, n) in nets.items():
+            for dtn, dt in (("float32", torch.float32), ("float16", torch.float16), ("bfloat16", torch.bfloat16)):
+                out["TrainStepAMPGPU/%s/%s" % (name, dtn)] = (
+                    lambda make=make, make_opt=make_opt, shape=shape, n=n, dt=dt:
+                    amp_step(make, make_opt, shape, 10, it(n), dt))
+        return out
+
     workloads = {
         "TrainStepLeNetGPU/gpu0": lenet_step,
         "TrainStepMLPGPU/gpu0": mlp_step,
         "TrainStepKerasCIFARGPU/gpu0": cifar_step,
         "InferLeNetGPU": lambda: infer(lenet().to(dev), [B, 1, 28, 28], 20, it(1000), dev),
+        "HybridInferLeNetGPUB1": lambda: infer(lenet().to(dev), [1, 1, 28, 28], 50, it(1000), dev),
         "OpOverhead": lambda: op_us(False, 100, it(20000)),
         "OpLatency": lambda: op_us(True, 100, it(5000)),
         "TrainStepResNet50GPU/gpu0": resnet50_step,
         "InferResNet50GPU": lambda: infer(resnet50().to(dev), [32, 3, 224, 224], 5, it(100), dev),
     }
+    workloads.update(amp_workloads())
     only = ([w for w in a.only.split(",") if w] if a.only
-            else [w for w in workloads if "ResNet50" not in w])
+            else [w for w in workloads if "ResNet50" not in w and "AMP" not in w])
     res = {}
     for w in only:
         if w not in workloads:

@@ -11,7 +11,7 @@
 #   bash cuda/device_run.sh info smoke tests equiv bench mnist ...
 # phases: info smoke conformance tests optimizer equiv memory bench profile mnist amp
 #         mnist4 mnistseeds cifar minigooglenet mnistbn inferparts inferab profile4
-#         scale dptests mnistbn4 vreduce bndiag resnet50
+#         scale dptests mnistbn4 vreduce bndiag resnet50 hybrid ampspeed charlm r50prof
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
@@ -157,6 +157,34 @@ for p in "$@"; do
 			phase amp 240 $R/gluon-mnist -contexts gpu:0 -epochs ${EPOCHS:-3} ${a:+-amp $a} -data bin/fashion -out "$LOGS/gmamp$a"
 		done
 		tail -4 "$LOGS/amp.log" ;;
+	hybrid) # LeNet hybridized on gpu(0): equal to eager, then batch-1 latency and the training step, eager/hybrid/compiled, against PyTorch at batch 1, REPS pairs
+		phase hybrid 60 $R/cuda.test -test.run 'TestHybridLeNetGPU' -test.v
+		for r in $(seq 1 "${REPS:-3}"); do
+			phase hybrid 60 $R/cuda.test -test.run '^$' -test.bench 'HybridInferLeNetGPUB1|HybridTrainLeNetGPU' -test.benchtime "${HYBRID_ITERS:-500}x"
+			phase hybrid 60 python3 bench/pytorch_gpu_bench.py --only HybridInferLeNetGPUB1
+		done
+		grep -E '^(--- |ok|FAIL)|^Benchmark|^\{' "$LOGS/hybrid.log" | cut -c1-200
+		;;
+	ampspeed) # training steps in float32, float16 and bfloat16 autocast, one variant per process (its own peak), against torch.autocast, REPS pairs
+		for r in $(seq 1 "${REPS:-2}"); do
+			for v in KerasCIFAR/float32 KerasCIFAR/float16 KerasCIFAR/bfloat16 LeNet/float32 LeNet/float16; do
+				phase ampspeed 60 $R/cuda.test -test.run '^$' -test.bench "TrainStepAMPGPU/$v\$" -test.benchtime "${AMP_ITERS:-200}x"
+				phase ampspeed 60 python3 bench/pytorch_gpu_bench.py --only "TrainStepAMPGPU/$v"
+			done
+		done
+		grep -E '^Benchmark|^\{' "$LOGS/ampspeed.log" | cut -c1-200
+		;;
+	charlm) # the char-lm GPT's training step on gpu(0) against PyTorch eager on cuda:0, REPS pairs
+		for r in $(seq 1 "${REPS:-3}"); do
+			CHARLM_BENCH_CONTEXTS=gpu:0 phase charlm 90 $R/char-lm.test -test.run '^$' -test.bench 'Step/gpt$' -test.benchtime 60x
+			DEVICE=cuda phase charlm 90 python3 tutorials/char-lm/pytorch_char_lm.py --bench gpt 60
+		done
+		grep -E '^Benchmark|^\{' "$LOGS/charlm.log" | cut -c1-200
+		;;
+	r50prof) # where ResNet-50's inference and training step spend GPU time (kernel table), TF32 on
+		GOLUON_CUDNN_TF32=1 GOLUON_CUDA_PROFILE=gpu phase r50prof 120 $R/cuda.test -test.run '^$' -test.bench 'InferResNet50GPU|TrainStepResNet50GPU' -test.benchtime 20x
+		grep -A30 'time per step' "$LOGS/r50prof.log" | head -100
+		;;
 	mnistbn) phase mnistbn 300 $R/mnist-convnet-bn -contexts gpu:0 -epochs 1 -data bin/fashion -out "$LOGS/mnistbn"; tail -6 "$LOGS/mnistbn.log" ;;
 	*) echo "device_run.sh: unknown phase $p" >&2 ;;
 	esac

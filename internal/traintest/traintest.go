@@ -126,12 +126,12 @@ func StepBench(b *testing.B, net gluon.Block, opt optimizer.Optimizer, shape []i
 }
 
 // CompiledStepBench is StepBench through gluon.CompileStep.
-func CompiledStepBench(b *testing.B, net gluon.Block, opt optimizer.Optimizer, shape []int, devs []ctx.Context) {
+func CompiledStepBench(b *testing.B, net gluon.Block, opt optimizer.Optimizer, shape []int, devs []ctx.Context, wait func()) {
 	run, err := NewCompiledStep(net, opt, shape, devs)
 	if err != nil {
 		b.Fatal(err)
 	}
-	timeSteps(b, run, shape[0], nil)
+	timeSteps(b, run, shape[0], wait)
 }
 
 // timeSteps runs two warm-up steps (deferred shapes, traces, pools), then
