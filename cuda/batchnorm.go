@@ -12,7 +12,46 @@ import "github.com/goluon/goluon/nd/backend"
 // pass each, with nd/cpu's arithmetic. The composed ops took about 15
 // kernels forward and 20 backward.
 
-var _ backend.BatchNormKernels = (*Backend)(nil)
+var (
+	_ backend.BatchNormKernels      = (*Backend)(nil)
+	_ backend.BatchNormReluKernels  = (*Backend)(nil)
+	_ backend.BatchNormStatsKernels = (*Backend)(nil)
+)
+
+// BatchNormTrainStats implements backend.BatchNormStatsKernels: one launch
+// instead of eight over the channels.
+func (b *Backend) BatchNormTrainStats(p backend.ChannelParams, invstd, mean, variance, runMean, runVar backend.Arg, eps, momentum, varScale float64) {
+	if p.C == 0 {
+		return
+	}
+	var a args
+	a.i64(p.C)
+	a.ptr(invstd)
+	a.ptr(mean)
+	a.ptr(variance)
+	a.optPtr(runMean)
+	a.optPtr(runVar)
+	a.f64(eps)
+	a.f64(momentum)
+	a.f64(1 - momentum)
+	a.f64((1 - momentum) * varScale)
+	devOf(invstd).launch("BatchNormTrainStats", "bn_train_stats"+suffix(buf(invstd).dt), p.C, 0, 0, 0, &a)
+}
+
+// BatchNormEvalStats implements backend.BatchNormStatsKernels.
+func (b *Backend) BatchNormEvalStats(p backend.ChannelParams, mean, invstd, runMean, runVar backend.Arg, eps float64) {
+	if p.C == 0 {
+		return
+	}
+	var a args
+	a.i64(p.C)
+	a.ptr(mean)
+	a.ptr(invstd)
+	a.ptr(runMean)
+	a.ptr(runVar)
+	a.f64(eps)
+	devOf(mean).launch("BatchNormEvalStats", "bn_eval_stats"+suffix(buf(mean).dt), p.C, 0, 0, 0, &a)
+}
 
 // channelSums queues kernel (bn_sums or bias_relu_sums, whose parameters
 // up to the array shape are in a) over p's channels and returns the
@@ -67,6 +106,16 @@ func (b *Backend) BatchNormStats(p backend.ChannelParams, mean, variance, x back
 
 // BatchNormApply implements backend.BatchNormKernels.
 func (b *Backend) BatchNormApply(p backend.ChannelParams, y, x, mean, invstd, gamma, beta backend.Arg) {
+	bnApply("BatchNormApply", "bn_apply", p, y, x, mean, invstd, gamma, beta)
+}
+
+// BatchNormApplyRelu implements backend.BatchNormReluKernels.
+func (b *Backend) BatchNormApplyRelu(p backend.ChannelParams, y, x, mean, invstd, gamma, beta backend.Arg) {
+	bnApply("BatchNormApplyRelu", "bn_apply_relu", p, y, x, mean, invstd, gamma, beta)
+}
+
+// bnApply launches kernel (bn_apply or bn_apply_relu) over y.
+func bnApply(op, kernel string, p backend.ChannelParams, y, x, mean, invstd, gamma, beta backend.Arg) {
 	n := p.Outer * p.C * p.Inner
 	if n == 0 {
 		return
@@ -81,7 +130,7 @@ func (b *Backend) BatchNormApply(p backend.ChannelParams, y, x, mean, invstd, ga
 	a.ptr(invstd)
 	a.optPtr(gamma)
 	a.optPtr(beta)
-	devOf(y).launch("BatchNormApply", "bn_apply"+suffix(buf(y).dt), n, 0, 0, 0, &a)
+	devOf(y).launch(op, kernel+suffix(buf(y).dt), n, 0, 0, 0, &a)
 }
 
 // BatchNormBackward implements backend.BatchNormKernels.

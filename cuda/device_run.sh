@@ -12,6 +12,7 @@
 # phases: info smoke conformance tests optimizer equiv memory bench profile mnist amp
 #         mnist4 mnistseeds cifar minigooglenet mnistbn inferparts inferab profile4
 #         scale dptests mnistbn4 vreduce bndiag resnet50 hybrid ampspeed charlm r50prof
+#         kerneltests b1prof
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
@@ -180,6 +181,15 @@ for p in "$@"; do
 			DEVICE=cuda phase charlm 90 python3 tutorials/char-lm/pytorch_char_lm.py --bench gpt 60
 		done
 		grep -E '^Benchmark|^\{' "$LOGS/charlm.log" | cut -c1-200
+		;;
+	kerneltests) # the fused BatchNorm statistics and BatchNorm+ReLU kernels, max pooling's gradient, staged writes, ReLU of −0, against the composed kernels and the CPU; the conformance suite and gradient checks
+		phase kerneltests 240 $R/cuda.test -test.run 'BatchNormReluGPU|MaxPoolBackwardGPU|WriteStaging|BatchNormStatsKernels|ReluSignedZeroGPU|BatchNormFused|HybridLeNetGPU|ConformanceGPU0|GradChecksGPU0|LeNetGradsAgainstCPU' -test.v
+		grep -E '^(--- FAIL|ok|FAIL|PASS)' "$LOGS/kerneltests.log" | head -20
+		grep -c -- '--- PASS' "$LOGS/kerneltests.log"
+		;;
+	b1prof) # where LeNet's batch-1 inference spends its time on the GPU, eager and hybridized
+		GOLUON_CUDA_PROFILE=gpu phase b1prof 60 $R/cuda.test -test.run '^$' -test.bench 'HybridInferLeNetGPUB1' -test.benchtime 500x
+		grep -E -A16 'time per step' "$LOGS/b1prof.log" | head -60
 		;;
 	r50prof) # where ResNet-50's inference and training step spend GPU time (kernel table), TF32 on
 		GOLUON_CUDNN_TF32=1 GOLUON_CUDA_PROFILE=gpu phase r50prof 120 $R/cuda.test -test.run '^$' -test.bench 'InferResNet50GPU|TrainStepResNet50GPU' -test.benchtime 20x

@@ -93,7 +93,7 @@ struct emuKernel {
 		P(6, i64), P(7, i64), P(8, i64)),                                                           \
 	K(pick_backward_##SUF, P(0, T*), P(1, T*), P(2, void*), P(3, i64), P(4, i64), P(5, i64), P(6, i64)), \
 	K(pool_forward_##SUF, P(0, PoolDims), P(1, T*), P(2, T*)),                                          \
-	K(pool_backward_##SUF, P(0, PoolDims), P(1, T*), P(2, T*), P(3, T*)),                               \
+	K(pool_backward_##SUF, P(0, PoolDims), P(1, T*), P(2, T*), P(3, T*), P(4, T*)),                     \
 	K(im2col_##SUF, P(0, ConvDims), P(1, T*), P(2, T*)),                                                \
 	K(col2im_##SUF, P(0, ConvDims), P(1, T*), P(2, T*)),                                                \
 	K(opt_update_##SUF, P(0, T*), P(1, T*), P(2, T*), P(3, i64), P(4, OptProgram)),                    \
@@ -105,6 +105,11 @@ struct emuKernel {
 	K(channel_sum_finish_##SUF, P(0, double*), P(1, i64), P(2, i64), P(3, T*)),                       \
 	K(bn_stats_finish_##SUF, P(0, double*), P(1, i64), P(2, i64), P(3, double), P(4, T*), P(5, T*)),   \
 	K(bn_apply_##SUF, P(0, T*), P(1, T*), P(2, i64), P(3, i64), P(4, i64), P(5, T*), P(6, T*), P(7, T*), \
+		P(8, T*)),                                                                                  \
+	K(bn_train_stats_##SUF, P(0, i64), P(1, T*), P(2, T*), P(3, T*), P(4, T*), P(5, T*), P(6, double),   \
+		P(7, double), P(8, double), P(9, double)),                                                  \
+	K(bn_eval_stats_##SUF, P(0, i64), P(1, T*), P(2, T*), P(3, T*), P(4, T*), P(5, double)),          \
+	K(bn_apply_relu_##SUF, P(0, T*), P(1, T*), P(2, i64), P(3, i64), P(4, i64), P(5, T*), P(6, T*), P(7, T*), \
 		P(8, T*)),                                                                                  \
 	K(bn_backward_finish_##SUF, P(0, double*), P(1, i64), P(2, i64), P(3, double), P(4, T*), P(5, T*), \
 		P(6, T*), P(7, i64), P(8, T*), P(9, T*), P(10, T*)),                                        \

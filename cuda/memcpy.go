@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 	"runtime"
+	"sync"
 	"unsafe"
 
 	"github.com/goluon/goluon/nd/backend"
@@ -105,21 +106,54 @@ func (st *staging) write(dst dptr, host unsafe.Pointer, n int64, s stream) error
 		st.buf[i], st.size[i] = p, size
 	}
 	// Copy and queue in pieces, so that the GPU reads one piece while the
-	// host copies the next.
-	for at := int64(0); at < n; at += stageChunk {
+	// host copies the next; large pieces are copied by several goroutines
+	// (one thread's memcpy runs at a fraction of the host's bandwidth).
+	for at := int64(0); at < n; {
 		m := min(stageChunk, n-at)
+		if n-at >= stageGroup && stageCopiers > 1 {
+			m = stageGroup
+		}
 		p := unsafe.Add(st.buf[i], at)
-		copy(unsafe.Slice((*byte)(p), m), unsafe.Slice((*byte)(unsafe.Add(host, at)), m))
+		copyBytes(p, unsafe.Add(host, at), m)
 		if err := drvHtoD(dst+dptr(at), p, m, s); err != nil {
 			return err
 		}
+		at += m
 	}
 	return eventRecord(st.ev[i], s)
 }
 
-// stageChunk is the piece of a staged write that the host copies before
-// the GPU's copy of it is queued.
-const stageChunk = 128 << 10
+const (
+	// stageChunk is the piece of a staged write that the host copies
+	// before the GPU's copy of it is queued.
+	stageChunk = 128 << 10
+	// stageGroup is the piece copied by stageCopiers goroutines together,
+	// for the part of a write that holds a whole one.
+	stageGroup = 4 << 20
+)
+
+// stageCopiers is how many goroutines copy a stageGroup into page-locked
+// memory (GOLUON_CUDA_STAGE_COPIERS; default the number of CPUs Go uses,
+// at most 8).
+var stageCopiers = envInt("GOLUON_CUDA_STAGE_COPIERS", min(runtime.GOMAXPROCS(0), 8))
+
+// copyBytes copies m bytes from src to dst, split over stageCopiers
+// goroutines when m is a stageGroup or more.
+func copyBytes(dst, src unsafe.Pointer, m int64) {
+	k := int64(stageCopiers)
+	if m < stageGroup || k <= 1 {
+		copy(unsafe.Slice((*byte)(dst), m), unsafe.Slice((*byte)(src), m))
+		return
+	}
+	var wg sync.WaitGroup
+	for j := range k {
+		lo, hi := m*j/k, m*(j+1)/k
+		wg.Go(func() {
+			copy(unsafe.Slice((*byte)(unsafe.Add(dst, lo)), hi-lo), unsafe.Slice((*byte)(unsafe.Add(src, lo)), hi-lo))
+		})
+	}
+	wg.Wait()
+}
 
 // Read copies len(dst) elements starting at off into the host slice dst
 // (any type Write accepts), after the work queued on the buffer's device

@@ -14,6 +14,18 @@ func optArg(a *NDArray) backend.Arg {
 	return a.arg()
 }
 
+// statsLike reports whether the running statistics that are present are
+// arrays of c values of dtype dt on x's device, as the fused statistics
+// kernels (backend.BatchNormStatsKernels) take them.
+func statsLike(x *NDArray, c int, runs ...*NDArray) bool {
+	for _, r := range runs {
+		if r != nil && (r.dtype != x.dtype || r.Size() != c || r.st.dev != x.st.dev || r.st.be != x.st.be) {
+			return false
+		}
+	}
+	return true
+}
+
 // batchNormFused is BatchNorm on a backend with backend.BatchNormKernels:
 // one or two passes over x forward and over x and the output gradient
 // backward, keeping only the per-channel mean and inverse standard
@@ -25,16 +37,31 @@ func batchNormFused(bk backend.BatchNormKernels, x, gamma, beta, runMean, runVar
 	p := backend.ChannelParams{Outer: numel(x.shape[:ax]), C: c, Inner: numel(x.shape[ax+1:]), DType: dt, Device: dev}
 	m := p.Outer * p.Inner
 	var mean, invstd *NDArray // [C]
-	if train {
+	sk, fusedStats := kernelsOf[backend.BatchNormStatsKernels](x.be())
+	fusedStats = fusedStats && statsLike(x, c, runMean, runVar)
+	varScale := float64(m) / math.Max(float64(m-1), 1)
+	switch {
+	case train && fusedStats:
+		mean = newArray(op, sess, dev, dt, []int{c})
+		variance := newArray(op, sess, dev, dt, []int{c})
+		invstd = newArray(op, sess, dev, dt, []int{c})
+		bk.BatchNormStats(p, mean.arg(), variance.arg(), x.arg())
+		sk.BatchNormTrainStats(p, invstd.arg(), mean.arg(), variance.arg(), optArg(runMean), optArg(runVar), o.epsilon, o.momentum, varScale)
+		variance.Release()
+	case train:
 		mean = newArray(op, sess, dev, dt, []int{c})
 		variance := newArray(op, sess, dev, dt, []int{c})
 		bk.BatchNormStats(p, mean.arg(), variance.arg(), x.arg())
 		invstd = unaryRaw(op, backend.AddScalar, variance, o.epsilon, 0)
 		unaryInPlace(invstd, backend.RSqrt, 0, 0)
 		updateRunning(runMean, mean, o.momentum, 1)
-		updateRunning(runVar, variance, o.momentum, float64(m)/math.Max(float64(m-1), 1))
+		updateRunning(runVar, variance, o.momentum, varScale)
 		variance.Release()
-	} else {
+	case fusedStats && runMean != nil && runVar != nil:
+		mean = newArray(op, sess, dev, dt, []int{c})
+		invstd = newArray(op, sess, dev, dt, []int{c})
+		sk.BatchNormEvalStats(p, mean.arg(), invstd.arg(), runMean.arg(), runVar.arg(), o.epsilon)
+	default:
 		// Copies: the running statistics may be updated in place before
 		// this output's backward pass runs.
 		mean = unaryRaw(op, backend.MulScalar, runMean, 1, 0)

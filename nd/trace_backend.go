@@ -158,6 +158,18 @@ func (t *tracer) BatchNormApplyRelu(p backend.ChannelParams, y, x, mean, invstd,
 	t.r.describe(&kernelInfo{kind: kindBNApply, relu: true, channel: p, refs: r})
 }
 
+func (t *tracer) BatchNormTrainStats(p backend.ChannelParams, invstd, mean, variance, runMean, runVar backend.Arg, eps, momentum, varScale float64) {
+	be, r := t.real.(backend.BatchNormStatsKernels), t.refs(invstd, mean, variance, runMean, runVar)
+	t.add(func(e *replay) {
+		be.BatchNormTrainStats(p, r[0].arg(e), r[1].arg(e), r[2].arg(e), r[3].arg(e), r[4].arg(e), eps, momentum, varScale)
+	}, r...)
+}
+
+func (t *tracer) BatchNormEvalStats(p backend.ChannelParams, mean, invstd, runMean, runVar backend.Arg, eps float64) {
+	be, r := t.real.(backend.BatchNormStatsKernels), t.refs(mean, invstd, runMean, runVar)
+	t.add(func(e *replay) { be.BatchNormEvalStats(p, r[0].arg(e), r[1].arg(e), r[2].arg(e), r[3].arg(e), eps) }, r...)
+}
+
 func (t *tracer) BatchNormBackward(p backend.ChannelParams, batchStats bool, dx, dgamma, dbeta, g, x, mean, invstd, gamma backend.Arg) {
 	be, r := t.real.(backend.BatchNormKernels), t.refs(dx, dgamma, dbeta, g, x, mean, invstd, gamma)
 	t.add(func(e *replay) {

@@ -83,6 +83,21 @@ __device__ __forceinline__ void partSums(const double* part, i64 parts, i64 c, d
 	}
 }
 
+// bnApply writes y = s·x + t per channel (then max(·, 0) with relu, where
+// a NaN or −0 passes through).
+template <typename T, bool relu>
+__device__ __forceinline__ void bnApply(T* y, const T* x, i64 n, i64 C, i64 inner, const T* mean, const T* invstd,
+		const T* gamma, const T* beta) {
+	GRID_LOOP(i, n) {
+		const i64 c = (i / inner) % C;
+		const double s = (double)invstd[c] * (gamma ? (double)gamma[c] : 1.0);
+		const T t = (T)((beta ? (double)beta[c] : 0.0) - (double)mean[c] * s);
+		T v = fmaT<T>((T)s, x[i], t);
+		if (relu && v < 0) v = 0;
+		y[i] = v;
+	}
+}
+
 #define BN_KERNELS(SUF, T)                                                                            \
 	BN_SUMS(SUF, T)                                                                               \
 	/* bn_stats_finish: mean = Σx/m, variance = max(Σx²/m − mean², 0). */                          \
@@ -97,15 +112,41 @@ __device__ __forceinline__ void partSums(const double* part, i64 parts, i64 c, d
 			var[c] = (T)(v > 0 ? v : 0);                                                     \
 		}                                                                                        \
 	}                                                                                                \
+	/* bn_train_stats: invstd = 1/√(var + eps) and the running statistics' update, each value */     \
+	/* rounded as the unary and binary kernels round it (backend.BatchNormStatsKernels).      */     \
+	extern "C" __global__ void bn_train_stats_##SUF(i64 C, T* invstd, const T* mean, const T* var,   \
+			T* runMean, T* runVar, double eps, double mom, double meanScale, double varScale) {    \
+		GRID_LOOP(c, C) {                                                                        \
+			const T v = var[c] + (T)eps;                                                     \
+			invstd[c] = (T)(1.0 / sqrt((double)v));                                          \
+			if (runMean) {                                                                   \
+				const T b = mean[c] * (T)meanScale, r = runMean[c] * (T)mom;             \
+				runMean[c] = r + b;                                                      \
+			}                                                                                \
+			if (runVar) {                                                                    \
+				const T b = var[c] * (T)varScale, r = runVar[c] * (T)mom;                \
+				runVar[c] = r + b;                                                       \
+			}                                                                                \
+		}                                                                                        \
+	}                                                                                                \
+	/* bn_eval_stats: mean = runMean·1 and invstd = 1/√(runVar + eps), as the unary kernels. */     \
+	extern "C" __global__ void bn_eval_stats_##SUF(i64 C, T* mean, T* invstd, const T* runMean,      \
+			const T* runVar, double eps) {                                                     \
+		GRID_LOOP(c, C) {                                                                        \
+			mean[c] = runMean[c] * (T)1.0;                                                   \
+			const T v = runVar[c] + (T)eps;                                                  \
+			invstd[c] = (T)(1.0 / sqrt((double)v));                                          \
+		}                                                                                        \
+	}                                                                                                \
 	/* bn_apply: y = s·x + t with s = invstd·gamma, t = beta − mean·s. */                           \
 	extern "C" __global__ void bn_apply_##SUF(T* y, const T* x, i64 n, i64 C, i64 inner, const T* mean, \
 			const T* invstd, const T* gamma, const T* beta) {                                  \
-		GRID_LOOP(i, n) {                                                                        \
-			const i64 c = (i / inner) % C;                                                   \
-			const double s = (double)invstd[c] * (gamma ? (double)gamma[c] : 1.0);           \
-			const T t = (T)((beta ? (double)beta[c] : 0.0) - (double)mean[c] * s);           \
-			y[i] = fmaT<T>((T)s, x[i], t);                                                   \
-		}                                                                                        \
+		bnApply<T, false>(y, x, n, C, inner, mean, invstd, gamma, beta);                          \
+	}                                                                                                \
+	/* bn_apply_relu: bn_apply's value, then ReLU (a NaN or −0 passes, as the unary op's). */        \
+	extern "C" __global__ void bn_apply_relu_##SUF(T* y, const T* x, i64 n, i64 C, i64 inner,         \
+			const T* mean, const T* invstd, const T* gamma, const T* beta) {                   \
+		bnApply<T, true>(y, x, n, C, inner, mean, invstd, gamma, beta);                           \
 	}                                                                                                \
 	/* bn_backward_finish: dbeta = Σg, dgamma = invstd·(Σg·x − mean·Σg) and  */                   \
 	/* dx's coefficients a, b, c per channel (coef[3c..3c+2]).               */                   \

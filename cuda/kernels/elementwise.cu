@@ -35,7 +35,7 @@ template <typename T> __device__ __forceinline__ void fillImpl(T* d, i64 n, doub
 template <typename T> __device__ __forceinline__ T unaryOp(int op, T x, double p1, double p2) {
 	switch (op) {
 	case U_NEG: return -x;
-	case U_RELU: return gmax(x, (T)0);
+	case U_RELU: return x < (T)0 ? (T)0 : x; // −0 and NaN pass, as nd/cpu
 	case U_MUL_SCALAR: return x * (T)p1;
 	case U_ADD_SCALAR: return x + (T)p1;
 	}

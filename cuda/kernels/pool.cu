@@ -66,12 +66,18 @@ template <typename T> __device__ __forceinline__ void poolForward(const PoolDims
 	}
 }
 
-template <typename T> __device__ __forceinline__ void poolBackward(const PoolDims& p, T* dx, const T* x, const T* dy) {
+// poolBackward: with y (the forward's output, optional) max pooling looks
+// for a window's first maximum only where x equals the window's maximum
+// (or the maximum is NaN): elsewhere x cannot be it.
+template <typename T>
+__device__ __forceinline__ void poolBackward(const PoolDims& p, T* dx, const T* x, const T* y, const T* dy) {
 	i64 inPlane = p.inH * p.inW, outPlane = p.outH * p.outW;
 	GRID_LOOP(t, p.planes * inPlane) {
 		i64 pl = t / inPlane, ih = (t % inPlane) / p.inW, iw = t % p.inW;
 		const T* xp = x + pl * inPlane;
 		const T* dyp = dy + pl * outPlane;
+		const T* yp = y ? y + pl * outPlane : nullptr;
+		const T xv = xp[ih * p.inW + iw];
 		// Windows containing ih: oh*sh - ph <= ih < oh*sh - ph + kh.
 		i64 oh0 = ceilDiv(ih + p.ph - p.kh + 1, p.sh), oh1 = floorDiv(ih + p.ph, p.sh);
 		i64 ow0 = ceilDiv(iw + p.pw - p.kw + 1, p.sw), ow1 = floorDiv(iw + p.pw, p.sw);
@@ -84,6 +90,10 @@ template <typename T> __device__ __forceinline__ void poolBackward(const PoolDim
 			for (i64 ow = ow0; ow <= ow1; ow++) {
 				T g = dyp[oh * p.outW + ow];
 				if (p.typ == 0) {
+					if (yp) {
+						const T yv = yp[oh * p.outW + ow];
+						if (yv == yv && xv != yv) continue;
+					}
 					if (windowArgMax<T>(p, xp, oh, ow) == ih * p.inW + iw) acc += g;
 					continue;
 				}
@@ -101,8 +111,9 @@ template <typename T> __device__ __forceinline__ void poolBackward(const PoolDim
 	extern "C" __global__ void pool_forward_##SUF(PoolDims p, T* y, const T* x) {                    \
 		poolForward<T>(p, y, x);                                                                  \
 	}                                                                                                 \
-	extern "C" __global__ void pool_backward_##SUF(PoolDims p, T* dx, const T* x, const T* dy) {     \
-		poolBackward<T>(p, dx, x, dy);                                                            \
+	extern "C" __global__ void pool_backward_##SUF(PoolDims p, T* dx, const T* x, const T* y,        \
+			const T* dy) {                                                                     \
+		poolBackward<T>(p, dx, x, y, dy);                                                         \
 	}
 
 POOL(f32, float)

@@ -387,6 +387,24 @@ type BatchNormReluKernels interface {
 	BatchNormApplyRelu(p ChannelParams, y, x, mean, invstd, gamma, beta Arg)
 }
 
+// BatchNormStatsKernels compute BatchNorm's per-channel coefficients and
+// running statistics in one pass over the channels, where package nd
+// otherwise runs up to eight small Unary and Binary calls (a GPU's launch
+// each). A backend may implement them; each value must be rounded as
+// those calls round it, so the results are the same bits.
+type BatchNormStatsKernels interface {
+	// BatchNormTrainStats writes invstd = RSqrt(variance + eps) and
+	// updates the running statistics that have a Buf (ChannelParams.C
+	// values each): run = run·momentum + batch·((1 − momentum)·scale),
+	// with scale 1 for runMean and varScale for runVar; each product, the
+	// sum and the scalars rounded as Unary's MulScalar and AddScalar and
+	// Binary's Add round them.
+	BatchNormTrainStats(p ChannelParams, invstd, mean, variance, runMean, runVar Arg, eps, momentum, varScale float64)
+	// BatchNormEvalStats writes mean = runMean and invstd =
+	// RSqrt(runVar + eps), as Unary's MulScalar by 1, AddScalar and RSqrt.
+	BatchNormEvalStats(p ChannelParams, mean, invstd, runMean, runVar Arg, eps float64)
+}
+
 // ConvBiasKernels add a convolution's bias in the convolution's own pass
 // over its output instead of a second one. A backend may implement them;
 // package nd runs Conv2D and then Binary's Add otherwise.
