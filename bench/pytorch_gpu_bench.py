@@ -33,7 +33,7 @@ import sys
 
 import torch
 
-from pytorch_bench import infer, keras_cifar, lenet, mlp, timed, train_step
+from pytorch_bench import infer, keras_cifar, lenet, mlp, sync_for, timed, train_step
 
 B = 128
 
