@@ -27,7 +27,7 @@ func hybridModes(b *testing.B, body func(b *testing.B, wrap func(gluon.Block) gl
 // and the backward pass in the graph too).
 func BenchmarkHybridTrainLeNetB32(b *testing.B) {
 	hybridModes(b, func(b *testing.B, wrap func(gluon.Block) gluon.Block) {
-		trainStepBench(b, wrap(modelzoo.LeNet()), optimizer.NewSGD(0.04), []int{32, 1, 28, 28}, []ctx.Context{ctx.CPU(0)}, nil)
+		trainStepBench(b, wrap(modelzoo.LeNet()), optimizer.NewSGD(0.04), []int{32, 1, 28, 28}, []ctx.Context{ctx.CPU(0)})
 	})
 	b.Run("compiled", func(b *testing.B) {
 		traintest.CompiledStepBench(b, modelzoo.LeNet(), optimizer.NewSGD(0.04), []int{32, 1, 28, 28}, []ctx.Context{ctx.CPU(0)}, nil)
