@@ -85,8 +85,8 @@ class GPT(torch.nn.Module):
 
     def forward(self, idx):
         t = idx.shape[1]
-        mask = torch.ones(t, t, dtype=torch.bool).triu(1)
-        x = self.wte(idx) + self.wpe(torch.arange(t))
+        mask = torch.ones(t, t, dtype=torch.bool, device=idx.device).triu(1)
+        x = self.wte(idx) + self.wpe(torch.arange(t, device=idx.device))
         for i in range(self.nblocks):
             x = getattr(self, f"h{i}")(x, src_mask=mask)
         return self.head(self.ln_f(x))
