@@ -66,20 +66,23 @@ func TestBatchNormReluGPU(t *testing.T) {
 	}
 }
 
-// TestMaxPoolBackwardGPU compares max pooling's gradient on gpu(0) (which
+// TestPoolBackwardGPU compares pooling's gradient on gpu(0) (max pooling
 // reads the forward's output to skip windows whose maximum an input is
-// not) with the CPU's, bit for bit (NaNs as NaNs): inputs with many ties, ±0 and NaN, in
-// overlapping (3×3 stride 2, padded) and tiled (2×2) windows.
-func TestMaxPoolBackwardGPU(t *testing.T) {
+// not) with the CPU's, bit for bit (NaNs as NaNs): inputs with many ties,
+// ±0 and NaN, in overlapping (3×3 stride 2, padded) and tiled (2×2)
+// windows; average pooling with and without the padding counted.
+func TestPoolBackwardGPU(t *testing.T) {
 	needGPUs(t, 1)
 	r := rand.New(rand.NewPCG(8, 1))
 	for _, o := range []nd.PoolOpts{
 		{Type: nd.PoolMax, Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Pad: [2]int{1, 1}},
 		{Type: nd.PoolMax, Kernel: [2]int{2, 2}},
 		{Type: nd.PoolMax, Kernel: [2]int{3, 3}, Stride: [2]int{1, 1}, CeilMode: true},
+		{Type: nd.PoolAvg, Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Pad: [2]int{1, 1}},
+		{Type: nd.PoolAvg, Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Pad: [2]int{1, 1}, ExcludePad: true, CeilMode: true},
 	} {
 		for _, dt := range []nd.DType{nd.Float32, nd.Float64} {
-			t.Run(fmt.Sprint(o.Kernel, o.Stride, dt), func(t *testing.T) {
+			t.Run(fmt.Sprint(o.Type, o.Kernel, o.Stride, o.ExcludePad, dt), func(t *testing.T) {
 				shape := []int{2, 3, 9, 10}
 				x := make([]float64, 2*3*9*10)
 				for i := range x {

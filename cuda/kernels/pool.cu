@@ -66,45 +66,70 @@ template <typename T> __device__ __forceinline__ void poolForward(const PoolDims
 	}
 }
 
-// poolBackward: with y (the forward's output, optional) max pooling looks
-// for a window's first maximum only where x equals the window's maximum
-// (or the maximum is NaN): elsewhere x cannot be it.
-template <typename T>
-__device__ __forceinline__ void poolBackward(const PoolDims& p, T* dx, const T* x, const T* y, const T* dy) {
-	i64 inPlane = p.inH * p.inW, outPlane = p.outH * p.outW;
-	GRID_LOOP(t, p.planes * inPlane) {
-		i64 pl = t / inPlane, ih = (t % inPlane) / p.inW, iw = t % p.inW;
-		const T* xp = x + pl * inPlane;
-		const T* dyp = dy + pl * outPlane;
-		const T* yp = y ? y + pl * outPlane : nullptr;
-		const T xv = xp[ih * p.inW + iw];
+// floorDivI and ceilDivI divide rounding towards minus and plus infinity
+// (b > 0) in the index type I.
+template <typename I> __device__ __forceinline__ I floorDivI(I a, I b) {
+	I q = a / b;
+	if ((a % b != 0) && (a < 0)) q--;
+	return q;
+}
+template <typename I> __device__ __forceinline__ I ceilDivI(I a, I b) { return -floorDivI<I>(-a, b); }
+
+// poolBackward computes dx, one thread per input element gathering from the
+// windows that contain it, with its index arithmetic in I (int where every
+// index fits: 64-bit division costs a GPU tens of instructions). With y
+// (the forward's output, optional) max pooling looks for a window's first
+// maximum only where x equals the window's maximum (or the maximum is
+// NaN): elsewhere x cannot be it.
+template <typename T, typename I>
+__device__ __forceinline__ void poolBackwardI(const PoolDims& p, T* dx, const T* x, const T* y, const T* dy) {
+	const I inH = (I)p.inH, inW = (I)p.inW, outH = (I)p.outH, outW = (I)p.outW;
+	const I kh = (I)p.kh, kw = (I)p.kw, sh = (I)p.sh, sw = (I)p.sw, ph = (I)p.ph, pw = (I)p.pw;
+	const I inPlane = inH * inW, outPlane = outH * outW;
+	GRID_LOOP(t64, p.planes * p.inH * p.inW) {
+		const I t = (I)t64;
+		const I pl = t / inPlane, r = t - pl * inPlane, ih = r / inW, iw = r - ih * inW;
+		const T* xp = x + (i64)pl * inPlane;
+		const T* dyp = dy + (i64)pl * outPlane;
+		const T* yp = y ? y + (i64)pl * outPlane : nullptr;
+		const T xv = xp[r];
 		// Windows containing ih: oh*sh - ph <= ih < oh*sh - ph + kh.
-		i64 oh0 = ceilDiv(ih + p.ph - p.kh + 1, p.sh), oh1 = floorDiv(ih + p.ph, p.sh);
-		i64 ow0 = ceilDiv(iw + p.pw - p.kw + 1, p.sw), ow1 = floorDiv(iw + p.pw, p.sw);
+		I oh0 = ceilDivI<I>(ih + ph - kh + 1, sh), oh1 = floorDivI<I>(ih + ph, sh);
+		I ow0 = ceilDivI<I>(iw + pw - kw + 1, sw), ow1 = floorDivI<I>(iw + pw, sw);
 		if (oh0 < 0) oh0 = 0;
 		if (ow0 < 0) ow0 = 0;
-		if (oh1 > p.outH - 1) oh1 = p.outH - 1;
-		if (ow1 > p.outW - 1) ow1 = p.outW - 1;
+		if (oh1 > outH - 1) oh1 = outH - 1;
+		if (ow1 > outW - 1) ow1 = outW - 1;
 		T acc = 0;
-		for (i64 oh = oh0; oh <= oh1; oh++) {
-			for (i64 ow = ow0; ow <= ow1; ow++) {
-				T g = dyp[oh * p.outW + ow];
+		for (I oh = oh0; oh <= oh1; oh++) {
+			for (I ow = ow0; ow <= ow1; ow++) {
+				T g = dyp[oh * outW + ow];
 				if (p.typ == 0) {
 					if (yp) {
-						const T yv = yp[oh * p.outW + ow];
+						const T yv = yp[oh * outW + ow];
 						if (yv == yv && xv != yv) continue;
 					}
-					if (windowArgMax<T>(p, xp, oh, ow) == ih * p.inW + iw) acc += g;
+					if (windowArgMax<T>(p, xp, oh, ow) == (i64)r) acc += g;
 					continue;
 				}
-				i64 h0, h1, ph, w0, w1, pw;
-				window(oh, p.sh, p.ph, p.kh, p.inH, h0, h1, ph);
-				window(ow, p.sw, p.pw, p.kw, p.inW, w0, w1, pw);
-				acc += g / (T)avgDivisor(p, h1 - h0, w1 - w0, ph, pw);
+				i64 h0, h1, hp, w0, w1, wp;
+				window(oh, p.sh, p.ph, p.kh, p.inH, h0, h1, hp);
+				window(ow, p.sw, p.pw, p.kw, p.inW, w0, w1, wp);
+				acc += g / (T)avgDivisor(p, h1 - h0, w1 - w0, hp, wp);
 			}
 		}
-		dx[t] = acc;
+		dx[t64] = acc;
 	}
+}
+
+template <typename T>
+__device__ __forceinline__ void poolBackward(const PoolDims& p, T* dx, const T* x, const T* y, const T* dy) {
+	const i64 big = 1LL << 30; // every index and sum of two below 2^31
+	if (p.planes * p.inH * p.inW < big && p.planes * p.outH * p.outW < big && p.inH + p.ph + p.kh < big &&
+		p.inW + p.pw + p.kw < big)
+		poolBackwardI<T, int>(p, dx, x, y, dy);
+	else
+		poolBackwardI<T, i64>(p, dx, x, y, dy);
 }
 
 #define POOL(SUF, T)                                                                                  \
