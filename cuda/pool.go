@@ -19,9 +19,11 @@ func (b *Backend) Pool2D(p backend.PoolParams, y, x backend.Arg) {
 }
 
 // Pool2DBackward computes dx (overwriting it) from x and dy, one thread per
-// input element gathering from the windows that contain it; max pooling
-// reads y (when given) to skip the windows whose maximum x is not.
-func (b *Backend) Pool2DBackward(p backend.PoolParams, dx, x, y, dy backend.Arg) {
+// input element gathering from the windows that contain it. It does not
+// read y: the forward's output may have been written since (an in-place
+// op on a recorded array), and max pooling finds each window's first
+// maximum in x.
+func (b *Backend) Pool2DBackward(p backend.PoolParams, dx, x, _, dy backend.Arg) {
 	n := p.N * p.C * p.InH * p.InW
 	if n == 0 {
 		return
@@ -31,7 +33,6 @@ func (b *Backend) Pool2DBackward(p backend.PoolParams, dx, x, y, dy backend.Arg)
 	pp.add(&a)
 	a.ptr(dx)
 	a.ptr(x)
-	a.optPtr(y)
 	a.ptr(dy)
 	devOf(dx).launch("Pool2DBackward", "pool_backward"+suffix(buf(dx).dt), n, 0, 0, 0, &a)
 }

@@ -66,18 +66,18 @@ func TestBatchNormReluGPU(t *testing.T) {
 	}
 }
 
-// TestPoolBackwardGPU compares pooling's gradient on gpu(0) (max pooling
-// reads the forward's output to skip windows whose maximum an input is
-// not) with the CPU's, bit for bit (NaNs as NaNs): inputs with many ties,
-// ±0 and NaN, in overlapping (3×3 stride 2, padded) and tiled (2×2)
-// windows; average pooling with and without the padding counted.
+// TestPoolBackwardGPU compares pooling's output and gradient on gpu(0)
+// with the CPU's, bit for bit (NaNs as NaNs): inputs with many ties, ±0
+// in both orders and NaN, in overlapping (3×3 stride 2, padded, ceil mode)
+// and tiled (2×2) windows; average pooling with and without the padding
+// counted.
 func TestPoolBackwardGPU(t *testing.T) {
 	needGPUs(t, 1)
 	r := rand.New(rand.NewPCG(8, 1))
 	for _, o := range []nd.PoolOpts{
 		{Type: nd.PoolMax, Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Pad: [2]int{1, 1}},
 		{Type: nd.PoolMax, Kernel: [2]int{2, 2}},
-		{Type: nd.PoolMax, Kernel: [2]int{3, 3}, Stride: [2]int{1, 1}, CeilMode: true},
+		{Type: nd.PoolMax, Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, CeilMode: true},
 		{Type: nd.PoolAvg, Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Pad: [2]int{1, 1}},
 		{Type: nd.PoolAvg, Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Pad: [2]int{1, 1}, ExcludePad: true, CeilMode: true},
 	} {
@@ -89,6 +89,7 @@ func TestPoolBackwardGPU(t *testing.T) {
 					x[i] = float64(r.IntN(4)) - 2 // ties everywhere
 				}
 				x[5], x[60], x[61] = math.NaN(), math.Copysign(0, -1), math.NaN()
+				x[20], x[21], x[30], x[31] = 0, math.Copysign(0, -1), math.Copysign(0, -1), 0 // −0 after +0 and before it
 				run := func(dev ctx.Context) [][]float64 {
 					xa := nd.FromSlice(ctx.CPU(0), x, shape...).AsType(dt).CopyTo(dev)
 					xa.AttachGrad(nd.GradWrite)
@@ -234,6 +235,89 @@ func TestReluSignedZeroGPU(t *testing.T) {
 		for i := range want {
 			if math.Float64bits(got[i]) != math.Float64bits(want[i]) && !(math.IsNaN(got[i]) && math.IsNaN(want[i])) {
 				t.Errorf("%v: Relu(%v) = %v on gpu(0), %v on cpu(0)", dt, in[i], got[i], want[i])
+			}
+		}
+	}
+}
+
+// TestPoolBackwardGPUOutputWritten: max pooling's gradient on gpu(0) does
+// not depend on the forward's output, which an in-place op may overwrite
+// before the backward pass (found by review: a version that skipped
+// windows by comparing x with y dropped their gradients); a stride past
+// 32 bits takes the 64-bit index path.
+func TestPoolBackwardGPUOutputWritten(t *testing.T) {
+	needGPUs(t, 1)
+	for _, c := range []struct {
+		name      string
+		o         nd.PoolOpts
+		shape     []int
+		overwrite bool
+	}{
+		{"output-overwritten", nd.PoolOpts{Type: nd.PoolMax, Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Pad: [2]int{1, 1}}, []int{1, 2, 6, 6}, true},
+		{"stride-2^32", nd.PoolOpts{Type: nd.PoolMax, Kernel: [2]int{2, 2}, Stride: [2]int{1 << 32, 1 << 32}}, []int{1, 1, 2, 2}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			x := make([]float64, numelOf(c.shape))
+			for i := range x {
+				x[i] = math.Sin(float64(i))
+			}
+			run := func(dev ctx.Context) []float64 {
+				xa := nd.FromSlice(ctx.CPU(0), x, c.shape...).AsType(nd.Float32).CopyTo(dev)
+				xa.AttachGrad(nd.GradWrite)
+				exit := nd.EnterRecording(true)
+				y := nd.Pool2D(xa, c.o)
+				z := nd.MulScalar(y, 1) // its backward pass does not read y
+				exit()
+				if c.overwrite {
+					nd.FillInPlace(y, 100)
+				}
+				nd.Backward([]*nd.NDArray{z}, nil, false)
+				return xa.Grad().Float64s()
+			}
+			want, got := run(ctx.CPU(0)), run(ctx.GPU(0))
+			if !slices.Equal(got, want) {
+				t.Fatalf("dx: gpu(0) %v, cpu(0) %v", got, want)
+			}
+		})
+	}
+}
+
+// numelOf returns the number of elements of shape.
+func numelOf(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+// TestMaxSignedZeroGPU: of +0 and −0, max is +0 and min −0 on gpu(0) in
+// either order, as Go's max and min and the CPU backend give them (max
+// pooling, the Max and Min reductions, Maximum and Minimum).
+func TestMaxSignedZeroGPU(t *testing.T) {
+	needGPUs(t, 1)
+	n0 := math.Copysign(0, -1)
+	in := []float64{0, -1, n0, -1, n0, -1, 0, -1} // 2×2 windows {+0, −0 …} and {−0, +0 …}
+	ops := []struct {
+		name string
+		f    func(x *nd.NDArray) *nd.NDArray
+	}{
+		{"maxpool", func(x *nd.NDArray) *nd.NDArray {
+			return nd.Pool2D(nd.Reshape(x, 1, 1, 2, 4), nd.PoolOpts{Type: nd.PoolMax, Kernel: [2]int{2, 2}})
+		}},
+		{"max", func(x *nd.NDArray) *nd.NDArray { return nd.Max(nd.Reshape(x, 4, 2), 0) }},
+		{"min", func(x *nd.NDArray) *nd.NDArray { return nd.Min(nd.Reshape(x, 4, 2), 0) }},
+		{"maximum", func(x *nd.NDArray) *nd.NDArray { return nd.Maximum(x, nd.Neg(x)) }},
+		{"minimum", func(x *nd.NDArray) *nd.NDArray { return nd.Minimum(x, nd.Neg(x)) }},
+	}
+	for _, dt := range []nd.DType{nd.Float32, nd.Float64} {
+		for _, op := range ops {
+			x := nd.FromSlice(ctx.CPU(0), in, len(in)).AsType(dt)
+			want, got := op.f(x).Float64s(), op.f(x.CopyTo(ctx.GPU(0))).Float64s()
+			for i := range want {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+					t.Errorf("%v %s [%d]: gpu(0) %v, cpu(0) %v", dt, op.name, i, got[i], want[i])
+				}
 			}
 		}
 	}

@@ -77,15 +77,18 @@ __device__ __forceinline__ u16 floatToBf16(float f) {
 #define GRID_LOOP(i, n) \
 	for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (i64)blockDim.x * gridDim.x)
 
-// gmax and gmin follow Go's built-in max and min: a NaN argument gives NaN.
+// gmax and gmin follow Go's built-in max and min: a NaN argument gives NaN,
+// and of two zeros max is +0 unless both are −0, min −0 unless both are +0.
 template <typename T> __device__ __forceinline__ T gmax(T a, T b) {
 	if (a != a) return a;
 	if (b != b) return b;
+	if (a == b) return a == 0 && 1.0 / (double)a < 0 ? b : a; // a is −0
 	return a > b ? a : b;
 }
 template <typename T> __device__ __forceinline__ T gmin(T a, T b) {
 	if (a != a) return a;
 	if (b != b) return b;
+	if (a == b) return a == 0 && 1.0 / (double)a < 0 ? a : b;
 	return a < b ? a : b;
 }
 

@@ -77,12 +77,10 @@ template <typename I> __device__ __forceinline__ I ceilDivI(I a, I b) { return -
 
 // poolBackward computes dx, one thread per input element gathering from the
 // windows that contain it, with its index arithmetic in I (int where every
-// index fits: 64-bit division costs a GPU tens of instructions). With y
-// (the forward's output, optional) max pooling looks for a window's first
-// maximum only where x equals the window's maximum (or the maximum is
-// NaN): elsewhere x cannot be it.
+// index fits: 64-bit division costs a GPU tens of instructions). It does
+// not read the forward's output, which may have been written since.
 template <typename T, typename I>
-__device__ __forceinline__ void poolBackwardI(const PoolDims& p, T* dx, const T* x, const T* y, const T* dy) {
+__device__ __forceinline__ void poolBackwardI(const PoolDims& p, T* dx, const T* x, const T* dy) {
 	const I inH = (I)p.inH, inW = (I)p.inW, outH = (I)p.outH, outW = (I)p.outW;
 	const I kh = (I)p.kh, kw = (I)p.kw, sh = (I)p.sh, sw = (I)p.sw, ph = (I)p.ph, pw = (I)p.pw;
 	const I inPlane = inH * inW, outPlane = outH * outW;
@@ -91,8 +89,6 @@ __device__ __forceinline__ void poolBackwardI(const PoolDims& p, T* dx, const T*
 		const I pl = t / inPlane, r = t - pl * inPlane, ih = r / inW, iw = r - ih * inW;
 		const T* xp = x + (i64)pl * inPlane;
 		const T* dyp = dy + (i64)pl * outPlane;
-		const T* yp = y ? y + (i64)pl * outPlane : nullptr;
-		const T xv = xp[r];
 		// Windows containing ih: oh*sh - ph <= ih < oh*sh - ph + kh.
 		I oh0 = ceilDivI<I>(ih + ph - kh + 1, sh), oh1 = floorDivI<I>(ih + ph, sh);
 		I ow0 = ceilDivI<I>(iw + pw - kw + 1, sw), ow1 = floorDivI<I>(iw + pw, sw);
@@ -105,10 +101,6 @@ __device__ __forceinline__ void poolBackwardI(const PoolDims& p, T* dx, const T*
 			for (I ow = ow0; ow <= ow1; ow++) {
 				T g = dyp[oh * outW + ow];
 				if (p.typ == 0) {
-					if (yp) {
-						const T yv = yp[oh * outW + ow];
-						if (yv == yv && xv != yv) continue;
-					}
 					if (windowArgMax<T>(p, xp, oh, ow) == (i64)r) acc += g;
 					continue;
 				}
@@ -122,23 +114,21 @@ __device__ __forceinline__ void poolBackwardI(const PoolDims& p, T* dx, const T*
 	}
 }
 
-template <typename T>
-__device__ __forceinline__ void poolBackward(const PoolDims& p, T* dx, const T* x, const T* y, const T* dy) {
-	const i64 big = 1LL << 30; // every index and sum of two below 2^31
+template <typename T> __device__ __forceinline__ void poolBackward(const PoolDims& p, T* dx, const T* x, const T* dy) {
+	const i64 big = 1LL << 30; // every index, and every sum of two, below 2^31
 	if (p.planes * p.inH * p.inW < big && p.planes * p.outH * p.outW < big && p.inH + p.ph + p.kh < big &&
-		p.inW + p.pw + p.kw < big)
-		poolBackwardI<T, int>(p, dx, x, y, dy);
+		p.inW + p.pw + p.kw < big && p.sh < big && p.sw < big)
+		poolBackwardI<T, int>(p, dx, x, dy);
 	else
-		poolBackwardI<T, i64>(p, dx, x, y, dy);
+		poolBackwardI<T, i64>(p, dx, x, dy);
 }
 
 #define POOL(SUF, T)                                                                                  \
 	extern "C" __global__ void pool_forward_##SUF(PoolDims p, T* y, const T* x) {                    \
 		poolForward<T>(p, y, x);                                                                  \
 	}                                                                                                 \
-	extern "C" __global__ void pool_backward_##SUF(PoolDims p, T* dx, const T* x, const T* y,        \
-			const T* dy) {                                                                     \
-		poolBackward<T>(p, dx, x, y, dy);                                                         \
+	extern "C" __global__ void pool_backward_##SUF(PoolDims p, T* dx, const T* x, const T* dy) {     \
+		poolBackward<T>(p, dx, x, dy);                                                            \
 	}
 
 POOL(f32, float)
