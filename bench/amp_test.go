@@ -4,9 +4,6 @@ import (
 	"testing"
 
 	"github.com/goluon/goluon/ctx"
-	"github.com/goluon/goluon/gluon"
-	"github.com/goluon/goluon/gluon/modelzoo"
-	"github.com/goluon/goluon/gluon/optimizer"
 	"github.com/goluon/goluon/internal/traintest"
 	"github.com/goluon/goluon/nd"
 )
@@ -19,30 +16,18 @@ import (
 // memory that variant's steps took from the system and "peak-MiB" the
 // most its live arrays held at once (saved activations included).
 func BenchmarkTrainStepAMP(b *testing.B) {
-	nets := []struct {
-		name  string
-		net   func() gluon.Block
-		opt   func() optimizer.Optimizer
-		shape []int
-	}{
-		{"LeNet", func() gluon.Block { return modelzoo.LeNet() }, func() optimizer.Optimizer { return optimizer.NewSGD(0.04) }, []int{128, 1, 28, 28}},
-		{"KerasCIFAR", func() gluon.Block { return modelzoo.KerasCIFARCNN() }, func() optimizer.Optimizer { return optimizer.NewRMSProp(1e-4) }, []int{64, 3, 32, 32}},
-	}
 	dev := 4
-	for _, n := range nets {
-		for _, dt := range []nd.DType{nd.Float32, nd.Float16, nd.BFloat16} {
+	for _, n := range traintest.AMPNets(64) {
+		for _, dt := range traintest.AMPDTypes {
 			d := ctx.CPU(dev)
 			dev++
-			b.Run(n.name+"/"+dt.String(), func(b *testing.B) {
-				run, err := traintest.NewStep(n.net(), n.opt(), n.shape, []ctx.Context{d})
+			b.Run(n.Name+"/"+dt.String(), func(b *testing.B) {
+				run, err := traintest.NewStep(n.Net(), n.Opt(), n.Shape, []ctx.Context{d})
 				if err != nil {
 					b.Fatal(err)
 				}
 				step := func() {
-					if dt != nd.Float32 {
-						defer nd.EnterAutocast(dt)()
-					}
-					if err := run(); err != nil {
+					if err := traintest.Autocast(dt, run); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -51,7 +36,7 @@ func BenchmarkTrainStepAMP(b *testing.B) {
 				for b.Loop() {
 					step()
 				}
-				b.ReportMetric(float64(n.shape[0]*b.N)/b.Elapsed().Seconds(), "samples/s")
+				b.ReportMetric(float64(n.Shape[0]*b.N)/b.Elapsed().Seconds(), "samples/s")
 				b.ReportMetric(float64(nd.MemoryStats(d).Allocated)/(1<<20), "pool-MiB")
 				b.ReportMetric(float64(nd.MemoryStats(d).Peak)/(1<<20), "peak-MiB")
 			})

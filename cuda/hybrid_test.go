@@ -112,29 +112,17 @@ func BenchmarkHybridTrainLeNetGPU(b *testing.B) {
 // so far: run one variant per process (-test.bench
 // 'TrainStepAMPGPU/KerasCIFAR/float16$') for that variant's own peak.
 func BenchmarkTrainStepAMPGPU(b *testing.B) {
-	nets := []struct {
-		name  string
-		net   func() gluon.Block
-		opt   func() optimizer.Optimizer
-		shape []int
-	}{
-		{"KerasCIFAR", func() gluon.Block { return modelzoo.KerasCIFARCNN() }, func() optimizer.Optimizer { return optimizer.NewRMSProp(1e-4) }, []int{128, 3, 32, 32}},
-		{"LeNet", func() gluon.Block { return modelzoo.LeNet() }, func() optimizer.Optimizer { return optimizer.NewSGD(0.04) }, []int{128, 1, 28, 28}},
-	}
-	for _, n := range nets {
-		for _, dt := range []nd.DType{nd.Float32, nd.Float16, nd.BFloat16} {
-			b.Run(n.name+"/"+dt.String(), func(b *testing.B) {
+	for _, n := range traintest.AMPNets(128) {
+		for _, dt := range traintest.AMPDTypes {
+			b.Run(n.Name+"/"+dt.String(), func(b *testing.B) {
 				needGPUs(b, 1)
 				d := ctx.GPU(0)
-				run, err := traintest.NewStep(n.net(), n.opt(), n.shape, []ctx.Context{d})
+				run, err := traintest.NewStep(n.Net(), n.Opt(), n.Shape, []ctx.Context{d})
 				if err != nil {
 					b.Fatal(err)
 				}
 				step := func() {
-					if dt != nd.Float32 {
-						defer nd.EnterAutocast(dt)()
-					}
-					if err := run(); err != nil {
+					if err := traintest.Autocast(dt, run); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -149,7 +137,7 @@ func BenchmarkTrainStepAMPGPU(b *testing.B) {
 				if err := Synchronize(d); err != nil {
 					b.Fatal(err)
 				}
-				b.ReportMetric(float64(n.shape[0]*b.N)/b.Elapsed().Seconds(), "samples/s")
+				b.ReportMetric(float64(n.Shape[0]*b.N)/b.Elapsed().Seconds(), "samples/s")
 				b.ReportMetric(float64(nd.MemoryStats(d).Peak)/(1<<20), "peak-MiB")
 			})
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/gluon/loss"
+	"github.com/goluon/goluon/gluon/modelzoo"
 	"github.com/goluon/goluon/gluon/optimizer"
 	"github.com/goluon/goluon/nd"
 )
@@ -181,4 +182,34 @@ func RelDiff(a, b []float32) float64 {
 		den += float64(a[i]) * float64(a[i])
 	}
 	return math.Sqrt(num / den)
+}
+
+// AMPNet is a network of the mixed-precision benchmarks (bench/amp_test.go,
+// cuda/hybrid_test.go): its constructors and the shape of its batch.
+type AMPNet struct {
+	Name  string
+	Net   func() gluon.Block
+	Opt   func() optimizer.Optimizer
+	Shape []int
+}
+
+// AMPNets are LeNet (SGD, batch 128) and the Keras CIFAR-10 CNN (RMSprop,
+// batch cifarBatch).
+func AMPNets(cifarBatch int) []AMPNet {
+	return []AMPNet{
+		{"LeNet", func() gluon.Block { return modelzoo.LeNet() }, func() optimizer.Optimizer { return optimizer.NewSGD(0.04) }, []int{128, 1, 28, 28}},
+		{"KerasCIFAR", func() gluon.Block { return modelzoo.KerasCIFARCNN() }, func() optimizer.Optimizer { return optimizer.NewRMSProp(1e-4) }, []int{cifarBatch, 3, 32, 32}},
+	}
+}
+
+// AMPDTypes are the variants the mixed-precision benchmarks run: float32
+// and autocast to each half-precision dtype.
+var AMPDTypes = []nd.DType{nd.Float32, nd.Float16, nd.BFloat16}
+
+// Autocast runs run under autocast to dt (as it is for Float32).
+func Autocast(dt nd.DType, run func() error) error {
+	if dt != nd.Float32 {
+		defer nd.EnterAutocast(dt)()
+	}
+	return run()
 }
