@@ -15,8 +15,8 @@ func optArg(a *NDArray) backend.Arg {
 }
 
 // statsLike reports whether the running statistics that are present are
-// arrays of c values of dtype dt on x's device, as the fused statistics
-// kernels (backend.BatchNormStatsKernels) take them.
+// arrays of c values of x's dtype on x's device and backend, as the fused
+// statistics kernels (backend.BatchNormStatsKernels) take them.
 func statsLike(x *NDArray, c int, runs ...*NDArray) bool {
 	for _, r := range runs {
 		if r != nil && (r.dtype != x.dtype || r.Size() != c || r.st.dev != x.st.dev || r.st.be != x.st.be) {
