@@ -107,7 +107,8 @@ func BenchmarkHybridTrainLeNetGPU(b *testing.B) {
 
 // BenchmarkTrainStepAMPGPU is the Keras CIFAR-10 CNN's training step
 // (RMSprop, batch 128) and LeNet's (SGD, batch 128) in float32 and under
-// autocast to float16 and bfloat16 (no loss scaling) on gpu(0).
+// autocast to float16 (dynamic loss scaling) and bfloat16 on gpu(0), as
+// PyTorch's side in bench/pytorch_gpu_bench.py runs them.
 // "peak-MiB" is the most the process's live arrays on gpu(0) held at once
 // so far: run one variant per process (-test.bench
 // 'TrainStepAMPGPU/KerasCIFAR/float16$') for that variant's own peak.
@@ -117,12 +118,12 @@ func BenchmarkTrainStepAMPGPU(b *testing.B) {
 			b.Run(n.Name+"/"+dt.String(), func(b *testing.B) {
 				needGPUs(b, 1)
 				d := ctx.GPU(0)
-				run, err := traintest.NewStep(n.Net(), n.Opt(), n.Shape, []ctx.Context{d})
+				run, err := traintest.NewAMPStep(n.Net(), n.Opt(), n.Shape, []ctx.Context{d}, dt)
 				if err != nil {
 					b.Fatal(err)
 				}
 				step := func() {
-					if err := traintest.Autocast(dt, run); err != nil {
+					if err := run(); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -13,6 +13,7 @@ import (
 	"github.com/goluon/goluon/autograd"
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/amp"
 	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/gluon/loss"
 	"github.com/goluon/goluon/gluon/modelzoo"
@@ -205,6 +206,35 @@ func AMPNets(cifarBatch int) []AMPNet {
 // AMPDTypes are the variants the mixed-precision benchmarks run: float32
 // and autocast to each half-precision dtype.
 var AMPDTypes = []nd.DType{nd.Float32, nd.Float16, nd.BFloat16}
+
+// NewAMPStep is NewStep in mixed precision as a training program runs it:
+// under autocast to dt, with the loss scaled by a gluon/amp.LossScaler
+// that the Trainer unscales with (dynamic for Float16, fixed at 1 for
+// BFloat16, as torch.autocast with a GradScaler). For Float32 it is
+// NewStep.
+func NewAMPStep(net gluon.Block, opt optimizer.Optimizer, shape []int, devs []ctx.Context, dt nd.DType) (func() error, error) {
+	if dt == nd.Float32 {
+		return NewStep(net, opt, shape, devs)
+	}
+	b, err := newBatch(net, opt, shape, devs)
+	if err != nil {
+		return nil, err
+	}
+	sc := amp.NewLossScaler(amp.ScalerOpts{DType: dt})
+	if err := b.tr.SetGradScaler(sc); err != nil {
+		return nil, err
+	}
+	scaled := func(out, y *nd.NDArray) *nd.NDArray { return sc.Scale(b.lossFn(out, y)) }
+	return func() error {
+		defer nd.EnterAutocast(dt)()
+		s := nd.NewScope()
+		defer s.Close()
+		if err := Backward(net, scaled, b.x, b.y, devs, false); err != nil {
+			return err
+		}
+		return b.tr.Step(shape[0])
+	}, nil
+}
 
 // Autocast runs run under autocast to dt (as it is for Float32).
 func Autocast(dt nd.DType, run func() error) error {
