@@ -45,6 +45,7 @@ func (p *Parameter) Cast(dt nd.DType) error {
 	}
 	p.dtype = dt
 	p.version.Add(1)
+	p.replicas.Add(1)
 	return nil
 }
 

@@ -3,6 +3,7 @@ package gluon
 import (
 	"container/list"
 	"sync"
+	"sync/atomic"
 
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/nd"
@@ -64,6 +65,7 @@ type HybridBlock struct {
 	mu     sync.Mutex
 	walked bool
 	params []*Parameter
+	last   atomic.Pointer[boundSet] // the replicas the last call found
 	why    string                   // why every call runs eagerly ("" for none)
 	graphs map[string]*list.Element // of *hybridGraph
 	lru    list.List
@@ -211,6 +213,9 @@ func (h *HybridBlock) name() string {
 // eagerly (see EagerReason), or false while some parameter is not
 // initialised there yet.
 func (h *HybridBlock) bound(dev ctx.Context) ([]*nd.NDArray, string, bool) {
+	if b := h.last.Load(); b != nil && b.dev == dev && b.current() {
+		return b.arrays, b.why, true
+	}
 	h.mu.Lock()
 	if !h.walked {
 		h.walked = true
@@ -219,15 +224,40 @@ func (h *HybridBlock) bound(dev ctx.Context) ([]*nd.NDArray, string, bool) {
 	}
 	params, why := h.params, h.why
 	h.mu.Unlock()
-	out := make([]*nd.NDArray, len(params))
+	b := &boundSet{dev: dev, why: why, params: params, gens: make([]uint64, len(params)), arrays: make([]*nd.NDArray, len(params))}
 	for i, p := range params {
+		b.gens[i] = p.replicas.Load() // before the lookup: a replacement after it shows at the next call
 		a, ok := p.replicaIfReady(dev)
 		if !ok {
 			return nil, why, false
 		}
-		out[i] = a
+		b.arrays[i] = a
 	}
-	return out, why, true
+	h.last.Store(b)
+	return b.arrays, why, true
+}
+
+// boundSet is what HybridBlock.bound found on a context: each parameter's
+// replica there, and the parameter's replica count (Parameter.replicas)
+// at the time, so that a later call takes the same arrays without
+// locking each parameter while no replica was replaced.
+type boundSet struct {
+	dev    ctx.Context
+	why    string
+	params []*Parameter
+	gens   []uint64
+	arrays []*nd.NDArray // read only
+}
+
+// current reports whether no parameter's replicas were replaced since b
+// was made.
+func (b *boundSet) current() bool {
+	for i, p := range b.params {
+		if p.replicas.Load() != b.gens[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // EagerReason returns why the block runs eagerly on every call (it holds

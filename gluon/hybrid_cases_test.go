@@ -1,6 +1,7 @@
 package gluon_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/goluon/goluon/ctx"
@@ -126,5 +127,48 @@ func TestHybridizeInputIsParameter(t *testing.T) {
 		if want[i] != got[i] {
 			t.Fatalf("hybrid %v, eager %v (stats %+v)", got, want, h.Stats())
 		}
+	}
+}
+
+// TestHybridizeSeesReplacedReplicas: after a parameter's replicas are
+// replaced (ResetContext, a forced Initialize), a hybridized block's next
+// call uses the new arrays and gives the eager block's output; the
+// replicas it found on the last call are reused only while none was
+// replaced.
+func TestHybridizeSeesReplacedReplicas(t *testing.T) {
+	dev := ctx.CPU(0)
+	for _, c := range []struct {
+		name    string
+		replace func(p *gluon.Parameter) error
+	}{
+		{"reset-context", func(p *gluon.Parameter) error { return p.ResetContext([]ctx.Context{dev}) }},
+		{"initialize-force", func(p *gluon.Parameter) error {
+			return p.Initialize(initializer.Constant{Value: 0.5}, []ctx.Context{dev}, true)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			nd.Seed(2)
+			net := nn.NewDense(3, nn.DenseOpts{InUnits: 4})
+			if err := gluon.Initialize(net, initializer.Xavier{}, dev); err != nil {
+				t.Fatal(err)
+			}
+			x := nd.RandomUniform(dev, nd.Float32, 0, 1, 2, 4).Persist()
+			h := gluon.Hybridize(net, gluon.HybridOpts{})
+			for range 2 {
+				h.Forward(x).Release()
+			}
+			for _, p := range gluon.CollectParams(net).List() {
+				if err := c.replace(p); err != nil {
+					t.Fatal(err)
+				}
+				p.SetData(nd.AddScalar(p.Data(dev), 0.25)) // values the old arrays do not have
+			}
+			want := net.Forward(x).Float32s()
+			for call := range 2 {
+				if got := h.Forward(x).Float32s(); !slices.Equal(got, want) {
+					t.Fatalf("call %d after the replacement: %v, eager %v (stats %+v)", call, got, want, h.Stats())
+				}
+			}
+		})
 	}
 }

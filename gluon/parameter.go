@@ -51,6 +51,10 @@ type Parameter struct {
 	// re-seeds the float32 master copies of half-precision weights when
 	// it changed since their last update.
 	version atomic.Uint64
+	// replicas counts the replacements of the replica arrays themselves
+	// (p.data and p.devs): a HybridBlock reuses the arrays it looked up
+	// while it is unchanged.
+	replicas atomic.Uint64
 
 	// bucketOwner is the Trainer whose gradient buckets hold the
 	// parameter's gradients now (the last one to pack them, at its
@@ -167,10 +171,12 @@ func (p *Parameter) Initialize(init initializer.Initializer, devs []ctx.Context,
 	p.devs = slices.Clone(devs)
 	p.pending = init
 	p.data = nil
+	p.replicas.Add(1)
 	p.deferred = !known(p.shape)
 	if !p.deferred {
 		if err := nd.Catch(p.materialise); err != nil {
 			p.devs, p.deferred = nil, false
+			p.replicas.Add(1)
 			return errorf("parameter %s: %v", p.name, err)
 		}
 	}
@@ -212,6 +218,7 @@ func (p *Parameter) materialise() {
 	}
 	p.deferred = false
 	p.version.Add(1)
+	p.replicas.Add(1)
 }
 
 // initRNG derives the generator of one parameter from the global seed and
@@ -381,6 +388,7 @@ func (p *Parameter) ResetContext(devs []ctx.Context) error {
 	}
 	if p.data == nil {
 		p.devs = slices.Clone(devs)
+		p.replicas.Add(1)
 		return nil
 	}
 	src := p.data[0]
@@ -391,5 +399,6 @@ func (p *Parameter) ResetContext(devs []ctx.Context) error {
 	}
 	p.devs, p.data = slices.Clone(devs), data
 	p.version.Add(1)
+	p.replicas.Add(1)
 	return nil
 }
