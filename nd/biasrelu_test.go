@@ -154,22 +154,28 @@ func TestAddReluMatchesComposed(t *testing.T) {
 	}
 }
 
-// TestFusedReluOutputReleased releases the output of AddRelu and of
-// BatchNorm with Relu before the backward pass, which reads it: an
-// ErrReleased error, not a crash. Integer and half-precision AddRelu take
+// TestFusedReluOutputReleased releases the output of AddRelu, of
+// BatchNorm with Relu and of max pooling (float32 and float16) before the
+// backward pass, which reads it: an ErrReleased error, not a crash (max
+// pooling's crashed before, found by review). Integer and half-precision AddRelu take
 // the composed path (the same results as Relu(Add)).
 func TestFusedReluOutputReleased(t *testing.T) {
 	dev := ctx.CPU(0)
-	for _, name := range []string{"AddRelu", "BatchNormRelu"} {
+	for _, name := range []string{"AddRelu", "BatchNormRelu", "MaxPool", "MaxPoolFloat16"} {
 		a := FromSlice(dev, []float32{1, -2, 3, -4, 5, 6, -7, 8}, 2, 4)
 		b := FromSlice(dev, []float32{0.5, 1, -1, 2, 0, -3, 1, 1}, 2, 4)
 		a.AttachGrad(GradWrite)
 		exit := EnterRecording(true)
 		var y *NDArray
-		if name == "AddRelu" {
+		switch name {
+		case "AddRelu":
 			y = AddRelu(a, b)
-		} else {
+		case "BatchNormRelu":
 			y = BatchNorm(a, nil, nil, Zeros(dev, Float32, 4), Ones(dev, Float32, 4), BatchNormOpts{Relu: true})
+		case "MaxPool":
+			y = MaxPool2D(Reshape(a, 1, 1, 2, 4), [2]int{2, 2}, [2]int{}, [2]int{})
+		default:
+			y = MaxPool2D(Reshape(a, 1, 1, 2, 4).AsType(Float16), [2]int{2, 2}, [2]int{}, [2]int{})
 		}
 		z := Sum(MulScalar(y, 3))
 		exit()
