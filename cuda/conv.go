@@ -34,6 +34,24 @@ func (s convGeom) direct() bool {
 		s.InH == s.OutH && s.InW == s.OutW
 }
 
+// smallDirect reports whether the forward convolution is small enough for
+// conv_direct, one thread per output value (GOLUON_CUDA_DIRECT_CONV=0
+// turns it off): at most directConvOutputs outputs of at most
+// directConvTerms terms each, as a small network at batch 1 has (LeNet's
+// two convolutions: 3,456 outputs of 25 terms, 1,024 of 150).
+func (s convGeom) smallDirect() bool {
+	return directConvOn && (s.DType == backend.Float32 || s.DType == backend.Float64) &&
+		s.N*s.imgOut <= directConvOutputs && s.kk <= directConvTerms
+}
+
+// The limits of smallDirect, and its switch.
+const (
+	directConvOutputs = 1 << 14
+	directConvTerms   = 1 << 10
+)
+
+var directConvOn = envInt("GOLUON_CUDA_DIRECT_CONV", 1) != 0
+
 // chunk returns how many images share one column matrix of perImage
 // elements of dt.
 func (s convGeom) chunk(perImage int, dt backend.DType) int {
@@ -88,6 +106,16 @@ func (b *Backend) Conv2D(p backend.ConvParams, y, x, w backend.Arg) {
 	}
 	if s.kk == 0 {
 		b.Fill(y, s.N*s.imgOut, 0)
+		return
+	}
+	if s.smallDirect() {
+		var a args
+		c := s.param(s.N, 0, 0, 0)
+		c.add(&a)
+		a.ptr(y)
+		a.ptr(x)
+		a.ptr(w)
+		d.launch("Conv2D", "conv_direct"+suffix(dt), s.N*s.imgOut, 0, 0, 0, &a)
 		return
 	}
 	if dnnUsable(p) && b.dnnConv(0, p, y, x, w) {

@@ -12,7 +12,7 @@
 # phases: info smoke conformance tests optimizer equiv memory bench profile mnist amp
 #         mnist4 mnistseeds cifar minigooglenet mnistbn inferparts inferab profile4
 #         scale dptests mnistbn4 vreduce bndiag resnet50 hybrid ampspeed charlm r50prof
-#         kerneltests b1prof
+#         kerneltests b1prof b1ab
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/out}
@@ -183,9 +183,18 @@ for p in "$@"; do
 		grep -E '^Benchmark|^\{' "$LOGS/charlm.log" | cut -c1-200
 		;;
 	kerneltests) # the fused BatchNorm statistics and BatchNorm+ReLU kernels, max pooling's gradient, staged writes, ReLU of −0, against the composed kernels and the CPU; the conformance suite and gradient checks
-		phase kerneltests 240 $R/cuda.test -test.run 'BatchNormReluGPU|PoolBackwardGPU|WriteStaging|BatchNormStatsKernels|ReluSignedZeroGPU|MaxSignedZeroGPU|BatchNormFused|HybridLeNetGPU|ConformanceGPU0|GradChecksGPU0|LeNetGradsAgainstCPU' -test.v
+		phase kerneltests 240 $R/cuda.test -test.run 'BatchNormReluGPU|PoolBackwardGPU|WriteStaging|BatchNormStatsKernels|ReluSignedZeroGPU|MaxSignedZeroGPU|ConvDirectGPU|BatchNormFused|HybridLeNetGPU|ConformanceGPU0|GradChecksGPU0|LeNetGradsAgainstCPU' -test.v
 		grep -E '^(--- FAIL|ok|FAIL|PASS)' "$LOGS/kerneltests.log" | head -20
 		grep -c -- '--- PASS' "$LOGS/kerneltests.log"
+		;;
+	b1ab) # LeNet's batch-1 inference with tiny convolutions on conv_direct against cuDNN (GOLUON_CUDA_DIRECT_CONV=0), alternating, REPS times
+		for r in $(seq 1 "${REPS:-3}"); do
+			for v in 1 0; do
+				echo "## direct=$v" >>"$LOGS/b1ab.log"
+				GOLUON_CUDA_DIRECT_CONV=$v phase b1ab 60 $R/cuda.test -test.run '^$' -test.bench 'HybridInferLeNetGPUB1' -test.benchtime 1000x
+			done
+		done
+		grep -E '^## |^Benchmark' "$LOGS/b1ab.log" | cut -c1-120
 		;;
 	b1prof) # where LeNet's batch-1 inference spends its time on the GPU, eager and hybridized
 		GOLUON_CUDA_PROFILE=gpu phase b1prof 60 $R/cuda.test -test.run '^$' -test.bench 'HybridInferLeNetGPUB1' -test.benchtime 500x

@@ -94,6 +94,7 @@ struct emuKernel {
 	K(pick_backward_##SUF, P(0, T*), P(1, T*), P(2, void*), P(3, i64), P(4, i64), P(5, i64), P(6, i64)), \
 	K(pool_forward_##SUF, P(0, PoolDims), P(1, T*), P(2, T*)),                                          \
 	K(pool_backward_##SUF, P(0, PoolDims), P(1, T*), P(2, T*), P(3, T*)),                               \
+	K(conv_direct_##SUF, P(0, ConvDims), P(1, T*), P(2, T*), P(3, T*)),                               \
 	K(im2col_##SUF, P(0, ConvDims), P(1, T*), P(2, T*)),                                                \
 	K(col2im_##SUF, P(0, ConvDims), P(1, T*), P(2, T*)),                                                \
 	K(opt_update_##SUF, P(0, T*), P(1, T*), P(2, T*), P(3, i64), P(4, OptProgram)),                    \

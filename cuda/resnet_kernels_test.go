@@ -322,3 +322,53 @@ func TestMaxSignedZeroGPU(t *testing.T) {
 		}
 	}
 }
+
+// TestConvDirectGPU compares the small convolutions that conv_direct
+// computes (one thread per output) with the column-matrix path on gpu(0)
+// and with the CPU: groups, strides, padding, dilation, one and two
+// images, both float dtypes, to 1e-5 (float32) and 1e-12 (float64)
+// relative to the largest output.
+func TestConvDirectGPU(t *testing.T) {
+	needGPUs(t, 1)
+	defer func(on bool) { directConvOn = on }(directConvOn)
+	cases := []struct {
+		n, c, h, w, oc, k, groups int
+		o                         nd.ConvOpts
+	}{
+		{1, 1, 28, 28, 6, 5, 1, nd.ConvOpts{}}, // LeNet's first convolution at batch 1
+		{1, 6, 12, 12, 16, 5, 1, nd.ConvOpts{}},
+		{2, 4, 9, 7, 6, 3, 2, nd.ConvOpts{Stride: [2]int{2, 1}, Pad: [2]int{1, 2}, Groups: 2}},
+		{1, 3, 10, 10, 4, 3, 1, nd.ConvOpts{Pad: [2]int{2, 2}, Dilate: [2]int{2, 2}}},
+	}
+	for i, c := range cases {
+		for _, dt := range []nd.DType{nd.Float32, nd.Float64} {
+			x := nd.RandomNormal(ctx.CPU(0), dt, 0, 1, c.n, c.c, c.h, c.w)
+			w := nd.RandomNormal(ctx.CPU(0), dt, 0, 1, c.oc, c.c/c.groups, c.k, c.k)
+			g := newConvGeom(backend.ConvParams{N: c.n, InC: c.c, OutC: c.oc, KH: c.k, KW: c.k, Groups: c.groups, DType: backend.Float32})
+			if g.kk > directConvTerms {
+				t.Fatalf("case %d: %d terms a value, past conv_direct's limit", i, g.kk)
+			}
+			want := nd.Conv2D(x, w, nil, c.o).Float64s()
+			var got [2][]float64
+			for k, on := range []bool{true, false} {
+				directConvOn = on
+				got[k] = nd.Conv2D(x.CopyTo(ctx.GPU(0)), w.CopyTo(ctx.GPU(0)), nil, c.o).Float64s()
+			}
+			tol := 1e-5
+			if dt == nd.Float64 {
+				tol = 1e-12
+			}
+			scale := 0.0
+			for _, v := range want {
+				scale = math.Max(scale, math.Abs(v))
+			}
+			for j := range want {
+				for k, name := range []string{"direct", "columns"} {
+					if d := math.Abs(got[k][j] - want[j]); !(d <= tol*scale) {
+						t.Fatalf("case %d %v [%d]: %s %v, cpu(0) %v", i, dt, j, name, got[k][j], want[j])
+					}
+				}
+			}
+		}
+	}
+}

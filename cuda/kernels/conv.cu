@@ -55,7 +55,38 @@ template <typename T> __device__ __forceinline__ void col2im(const ConvDims& c, 
 	}
 }
 
+// convDirect computes y = conv(x, w) for nc images with one thread per
+// output value, its terms added in (channel, kh, kw) order and the padding
+// skipped: for convolutions so small (a network at batch 1) that the
+// launches of im2col and a matrix product, or cuDNN's, cost more than the
+// arithmetic. Sums are in T, as the matrix product's.
+template <typename T> __device__ __forceinline__ void convDirect(const ConvDims& c, T* y, const T* x, const T* w) {
+	const i64 cg = c.inC / c.groups, ocg = c.outC / c.groups, ohw = c.outH * c.outW, khw = c.kh * c.kw;
+	GRID_LOOP(t, c.nc * c.outC * ohw) {
+		const i64 j = t / (c.outC * ohw), r = t % (c.outC * ohw);
+		const i64 oc = r / ohw, p = r % ohw, oh = p / c.outW, ow = p % c.outW;
+		const T* xp = x + (j * c.inC + oc / ocg * cg) * c.inH * c.inW;
+		const T* wp = w + oc * cg * khw;
+		T acc = 0;
+		for (i64 ch = 0; ch < cg; ch++) {
+			for (i64 kh = 0; kh < c.kh; kh++) {
+				const i64 ih = oh * c.sh - c.ph + kh * c.dh;
+				if (ih < 0 || ih >= c.inH) continue;
+				for (i64 kw = 0; kw < c.kw; kw++) {
+					const i64 iw = ow * c.sw - c.pw + kw * c.dw;
+					if (iw < 0 || iw >= c.inW) continue;
+					acc += xp[(ch * c.inH + ih) * c.inW + iw] * wp[ch * khw + kh * c.kw + kw];
+				}
+			}
+		}
+		y[t] = acc;
+	}
+}
+
 #define CONV(SUF, T)                                                                              \
+	extern "C" __global__ void conv_direct_##SUF(ConvDims c, T* y, const T* x, const T* w) {        \
+		convDirect<T>(c, y, x, w);                                                                \
+	}                                                                                                 \
 	extern "C" __global__ void im2col_##SUF(ConvDims c, T* col, const T* x) { im2col<T>(c, col, x); } \
 	extern "C" __global__ void col2im_##SUF(ConvDims c, T* dx, const T* col) { col2im<T>(c, dx, col); }
 
