@@ -27,6 +27,10 @@ func (p *Parameter) Cast(dt nd.DType) error {
 	if p.dtype == dt {
 		return nil
 	}
+	if p.data == nil { // not materialised yet (deferred shape): the replicas will be made in dt
+		p.dtype = dt
+		return nil
+	}
 	err := nd.Catch(func() {
 		data := make([]*nd.NDArray, len(p.data))
 		for i, a := range p.data {

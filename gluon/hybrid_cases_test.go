@@ -2,6 +2,7 @@ package gluon_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/goluon/goluon/ctx"
@@ -170,5 +171,45 @@ func TestHybridizeSeesReplacedReplicas(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCastBeforeShapesKnown: casting a network whose parameters wait for
+// their shapes (initialised, not yet made) sets the dtype the replicas
+// will have; it does not make them look made (found by review: an empty
+// replica list made Initialized true and a hybridized call panic).
+func TestCastBeforeShapesKnown(t *testing.T) {
+	dev := ctx.CPU(0)
+	for _, hybrid := range []bool{false, true} {
+		nd.Seed(1)
+		net := nn.NewDense(3, nn.DenseOpts{})
+		if err := gluon.Initialize(net, initializer.Xavier{}, dev); err != nil {
+			t.Fatal(err)
+		}
+		if err := gluon.Cast(net, nd.Float64); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range gluon.CollectParams(net).List() {
+			if strings.HasSuffix(p.Name(), "weight") && p.Initialized() { // its input size is not known yet
+				t.Fatalf("%s: Initialized before its shape is known", p.Name())
+			}
+		}
+		var b gluon.Block = net
+		if hybrid {
+			b = gluon.Hybridize(net, gluon.HybridOpts{})
+		}
+		x := nd.RandomUniform(dev, nd.Float64, 0, 1, 2, 4)
+		var y *nd.NDArray
+		if err := nd.Catch(func() { y = b.Forward(x) }); err != nil {
+			t.Fatalf("hybrid=%v: %v", hybrid, err)
+		}
+		if y.DType() != nd.Float64 || !slices.Equal(y.Shape(), []int{2, 3}) {
+			t.Fatalf("hybrid=%v: output %v %v", hybrid, y.DType(), y.Shape())
+		}
+		for _, p := range gluon.CollectParams(net).List() {
+			if got := p.Data(dev).DType(); got != nd.Float64 {
+				t.Fatalf("%s made in %v, want float64", p.Name(), got)
+			}
+		}
 	}
 }

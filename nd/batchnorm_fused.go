@@ -83,7 +83,8 @@ func batchNormFused(bk backend.BatchNormKernels, x, gamma, beta, runMean, runVar
 	}
 	sess.record(op, y, []*NDArray{x, gamma, beta}, func(g *NDArray, need []bool) []*NDArray {
 		if relu { // the normalisation's gradient: g where the output is positive, as Relu's backward pass gives it
-			defer checkLive(op, g, y).done()
+			defer checkLive(op, g).done()
+			defer checkMemory(op, y).done()
 			gr := newArray(op, sess, dev, dt, x.shape)
 			g.be().Binary(backend.ReluGrad, x.shape, gr.arg(), y.arg(), g.arg())
 			defer gr.Release()

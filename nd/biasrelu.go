@@ -93,7 +93,8 @@ func addReluOp(a, b *NDArray) *NDArray {
 	y := newArray(op, sess, dev, dt, shape)
 	bk.BiasRelu(p, y.arg(), a.arg(), b.arg())
 	Record(op, y, []*NDArray{a, b}, func(g *NDArray, need []bool) []*NDArray {
-		defer checkLive(op, g, y).done() // the backward pass reads the output
+		defer checkLive(op, g).done()
+		defer checkMemory(op, y).done() // the backward pass reads the output
 		dx := newArray(op, sess, dev, dt, shape)
 		g.be().Binary(backend.ReluGrad, shape, dx.arg(), y.arg(), g.arg()) // y > 0 exactly where the sum is
 		if !need[0] {

@@ -161,7 +161,7 @@ func TestAddReluMatchesComposed(t *testing.T) {
 // the composed path (the same results as Relu(Add)).
 func TestFusedReluOutputReleased(t *testing.T) {
 	dev := ctx.CPU(0)
-	for _, name := range []string{"AddRelu", "BatchNormRelu", "MaxPool", "MaxPoolFloat16"} {
+	for _, name := range []string{"AddRelu", "BatchNormRelu", "MaxPool", "MaxPoolFloat16", "Conv2DBiasRelu"} {
 		a := FromSlice(dev, []float32{1, -2, 3, -4, 5, 6, -7, 8}, 2, 4)
 		b := FromSlice(dev, []float32{0.5, 1, -1, 2, 0, -3, 1, 1}, 2, 4)
 		a.AttachGrad(GradWrite)
@@ -174,6 +174,8 @@ func TestFusedReluOutputReleased(t *testing.T) {
 			y = BatchNorm(a, nil, nil, Zeros(dev, Float32, 4), Ones(dev, Float32, 4), BatchNormOpts{Relu: true})
 		case "MaxPool":
 			y = MaxPool2D(Reshape(a, 1, 1, 2, 4), [2]int{2, 2}, [2]int{}, [2]int{})
+		case "Conv2DBiasRelu":
+			y = Conv2DBiasRelu(Reshape(a, 1, 1, 2, 4), Ones(dev, Float32, 2, 1, 1, 2), FromSlice(dev, []float32{0.5, -1}, 2), ConvOpts{})
 		default:
 			y = MaxPool2D(Reshape(a, 1, 1, 2, 4).AsType(Float16), [2]int{2, 2}, [2]int{}, [2]int{})
 		}
@@ -192,5 +194,57 @@ func TestFusedReluOutputReleased(t *testing.T) {
 	ha, hb := FromSlice(dev, []float32{1, -2, 3}, 3).AsType(Float16), FromSlice(dev, []float32{-2, 1, 0.5}, 3).AsType(Float16)
 	if got, want := AddRelu(ha, hb).AsType(Float32).Float32s(), Relu(Add(ha, hb)).AsType(Float32).Float32s(); !slices.Equal(got, want) {
 		t.Errorf("float16 AddRelu = %v, Relu(Add) %v", got, want)
+	}
+}
+
+// TestFusedOutputViewKept: a backward pass that reads the op's output works
+// when the output itself was released but a view of it keeps its memory
+// (NDArray.Release allows using the other views), with the gradient of the
+// run that released nothing.
+func TestFusedOutputViewKept(t *testing.T) {
+	dev := ctx.CPU(0)
+	ops := map[string]func(a *NDArray) *NDArray{
+		"AddRelu": func(a *NDArray) *NDArray {
+			return AddRelu(a, FromSlice(dev, []float32{0.5, 1, -1, 2, 0, -3, 1, 1}, 2, 4))
+		},
+		"BatchNormRelu": func(a *NDArray) *NDArray {
+			return BatchNorm(a, nil, nil, Zeros(dev, Float32, 4), Ones(dev, Float32, 4), BatchNormOpts{Relu: true})
+		},
+		"MaxPool": func(a *NDArray) *NDArray {
+			return MaxPool2D(Reshape(a, 1, 1, 2, 4), [2]int{2, 2}, [2]int{}, [2]int{})
+		},
+		"MaxPoolFloat16": func(a *NDArray) *NDArray {
+			return MaxPool2D(Reshape(a, 1, 1, 2, 4).AsType(Float16), [2]int{2, 2}, [2]int{}, [2]int{})
+		},
+		"Conv2DBiasRelu": func(a *NDArray) *NDArray {
+			return Conv2DBiasRelu(Reshape(a, 1, 1, 2, 4), Ones(dev, Float32, 2, 1, 1, 2), FromSlice(dev, []float32{0.5, -1}, 2), ConvOpts{})
+		},
+	}
+	for name, f := range ops {
+		grad := func(release bool) ([]float32, error) {
+			a := FromSlice(dev, []float32{1, -2, 3, -4, 5, 6, -7, 8}, 2, 4)
+			a.AttachGrad(GradWrite)
+			exit := EnterRecording(true)
+			y := f(a)
+			v := Reshape(y, -1) // a view: it shares y's memory
+			z := Sum(MulScalar(v.AsType(Float32), 3))
+			exit()
+			if release {
+				y.Release()
+			}
+			err := Catch(func() { Backward([]*NDArray{z}, nil, false) })
+			if err != nil {
+				return nil, err
+			}
+			return a.Grad().Float32s(), nil
+		}
+		want, err := grad(false)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got, err := grad(true)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("%s with the output released and a view kept: %v, %v; want %v", name, got, err, want)
+		}
 	}
 }

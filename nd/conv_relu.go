@@ -35,6 +35,7 @@ func Conv2DBiasRelu(x, w, bias *NDArray, o ConvOpts) *NDArray {
 	y := newArray(op, sess, dev, dt, []int{p.N, p.OutC, p.OutH, p.OutW})
 	ck.Conv2DBiasRelu(p, y.arg(), x.arg(), w.arg(), bias.arg())
 	Record(op, y, inputs, func(g *NDArray, need []bool) []*NDArray {
+		defer checkMemory(op, y).done() // the backward pass reads the output
 		cp := backend.ChannelParams{Outer: p.N, C: p.OutC, Inner: p.OutH * p.OutW, DType: dt, Device: dev}
 		dz := newArray(op, sess, dev, dt, y.shape) // the gradient of the convolution's output
 		var db *NDArray

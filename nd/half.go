@@ -149,7 +149,7 @@ func halfNative(op string, in []*NDArray, fwd func(w []*NDArray) *NDArray, bwd f
 		var yw *NDArray
 		y := func() *NDArray {
 			if yw == nil {
-				pc := checkLive(op, out) // released since: ErrReleased
+				pc := checkMemory(op, out) // its memory gone since: ErrReleased
 				yw = widened(out)
 				pc.done()
 			}

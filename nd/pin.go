@@ -76,6 +76,23 @@ func pin(op string, arrs []*NDArray) (p pins) {
 	return p
 }
 
+// checkMemory pins the memory of arrays a backward pass reads that the
+// op made (its output), and fails with ErrReleased only when that memory
+// is gone: the user may release the output itself while a view of it
+// keeps the memory, as NDArray.Release allows.
+func checkMemory(op string, arrs ...*NDArray) (p pins) {
+	for i, a := range arrs {
+		st := a.st
+		st.pins.Add(1)
+		p.add(st)
+		if st.dead.Load() {
+			p.done()
+			fail(op, ErrReleased, "output %d (shape %v on %v) was released, with every view of it, before the backward pass that reads it", i, a.shape, st.dev)
+		}
+	}
+	return p
+}
+
 func (st *storage) unpin() {
 	if st.pins.Add(-1) == 0 && st.dead.Load() {
 		st.freeUnpinned()

@@ -106,11 +106,11 @@ func pool2DOp(x *NDArray, o PoolOpts) *NDArray {
 	y := newArray(op, x.Session(), x.st.dev, x.dtype, []int{p.N, p.C, p.OutH, p.OutW})
 	x.be().Pool2D(p, y.arg(), x.arg())
 	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
-		// Max pooling's backward reads the output (released: ErrReleased);
+		// Max pooling's backward reads the output (its memory gone: ErrReleased);
 		// an average's does not, but the kernels take an operand of its shape.
 		ya := g.arg()
 		if p.Type == PoolMax {
-			defer checkLive(op, y).done()
+			defer checkMemory(op, y).done()
 			ya = y.arg()
 		}
 		gx := newArray(op, g.Session(), x.st.dev, x.dtype, x.shape)
