@@ -76,19 +76,16 @@ func pin(op string, arrs []*NDArray) (p pins) {
 	return p
 }
 
-// checkMemory pins the memory of arrays a backward pass reads that the
-// op made (its output), and fails with ErrReleased only when that memory
-// is gone: the user may release the output itself while a view of it
-// keeps the memory, as NDArray.Release allows.
-func checkMemory(op string, arrs ...*NDArray) (p pins) {
-	for i, a := range arrs {
-		st := a.st
-		st.pins.Add(1)
-		p.add(st)
-		if st.dead.Load() {
-			p.done()
-			fail(op, ErrReleased, "output %d (shape %v on %v) was released, with every view of it, before the backward pass that reads it", i, a.shape, st.dev)
-		}
+// checkMemory pins the memory of a, an op's output that its backward pass
+// reads, and fails with ErrReleased only when that memory is gone: the
+// user may release the output itself while a view of it keeps the memory,
+// as NDArray.Release allows (pin, for inputs, fails on the array).
+func checkMemory(op string, a *NDArray) (p pins) {
+	a.st.pins.Add(1)
+	p.add(a.st)
+	if a.st.dead.Load() {
+		p.done()
+		fail(op, ErrReleased, "an output (shape %v on %v) was released, with every view of it, before the backward pass that reads it", a.shape, a.st.dev)
 	}
 	return p
 }
