@@ -59,33 +59,37 @@ func (t *Trainer) startQueued() {
 			b.mu.Unlock()
 			break
 		}
-		started := make(chan struct{})
+		l := &launch{started: make(chan struct{})}
 		b.queued = false
 		b.launched, b.done = true, make(chan struct{})
-		b.finish = waitStarted(b, started)
+		b.finish = l.wait
 		done := b.done
 		b.mu.Unlock()
 		t.chainNext++
 		first := !t.chainBegun
 		t.chainBegun = true
 		t.chainMu.Unlock()
-		t.startBucket(b, done, started, first)
+		t.startBucket(b, done, l, first)
 		t.chainMu.Lock()
 	}
 	t.chainMu.Unlock()
 }
 
-// waitStarted is a bucket's finish from its launch on: it waits until the
-// chain has started the reduction (or failed to), then runs the finish
-// that startBucket set, which waits for the reduction and closes done.
-func waitStarted(b *bucket, started chan struct{}) func() {
-	return func() {
-		<-started
-		b.mu.Lock()
-		f := b.startedFinish
-		b.mu.Unlock()
-		f()
-	}
+// launch hands one launch of a bucket's reduction from the chain to whoever
+// waits for it. It belongs to that launch alone: a second backward pass
+// that restarts the bucket (on another context, while this waiter is
+// still here) makes a new one instead of clearing this one's finish.
+type launch struct {
+	started chan struct{} // closed once finish is set
+	finish  func()        // waits for the reduction and closes the bucket's done
+}
+
+// wait is a bucket's finish from its launch on: it waits until the chain
+// has started the reduction (or failed to), then runs the finish that
+// startBucket set.
+func (l *launch) wait() {
+	<-l.started
+	l.finish()
 }
 
 // rewindChain makes the chain start again at bucket b, which a second
@@ -102,17 +106,18 @@ func (t *Trainer) rewindChain(b *bucket) {
 }
 
 // startBucket starts bucket b's reduction (after the round's handshake
-// when first); done is closed when it is complete or failed, and started
-// once the reduction has been handed to the kvstore (or has failed). A
-// failure, a panic of the kvstore's (an nd error) included, fails this
-// and every later bucket of the round without another collective here.
+// when first); done is closed when it is complete or failed, and
+// l.started once the reduction has been handed to the kvstore (or has
+// failed). A failure, a panic of the kvstore's (an nd error) included,
+// fails this and every later bucket of the round without another
+// collective here.
 // A failure of the collective itself (a dead worker, a timeout) is every
 // worker's; a local one on a single worker (its host memory exhausted)
 // leaves the others waiting for its collectives until the deadline. The
 // reduction progresses in the background; whoever needs its result first
 // (Step, or a second backward pass) waits through b.finish, which tells
 // the collective library that someone now waits.
-func (t *Trainer) startBucket(b *bucket, done, started chan struct{}, first bool) {
+func (t *Trainer) startBucket(b *bucket, done chan struct{}, l *launch, first bool) {
 	kv := t.kv.(kvstore.AsyncAllReducer)
 	var once sync.Once
 	finish := func(wait func() error, err error) func() {
@@ -153,12 +158,10 @@ func (t *Trainer) startBucket(b *bucket, done, started chan struct{}, first bool
 		t.chainMu.Unlock()
 		wait = nil
 	}
-	b.mu.Lock()
-	b.startedFinish = finish(wait, err)
-	b.mu.Unlock()
-	close(started)
+	l.finish = finish(wait, err)
+	close(l.started)
 	if err != nil {
-		b.startedFinish()
+		l.finish()
 	}
 }
 

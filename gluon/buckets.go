@@ -52,10 +52,7 @@ type bucket struct {
 	rerun    bool     // a gradient was written again after a launch: the round restarted
 	done     chan struct{}
 	finish   func() // waits for an ordered bucket's reduction and closes done
-	// startedFinish is the finish startBucket sets once the reduction is
-	// handed over (finish waits for it).
-	startedFinish func()
-	err           error
+	err      error
 }
 
 // slot is where a parameter replica sits in the buckets.
@@ -283,7 +280,7 @@ func (b *bucket) restartLocked() {
 	}
 	b.left = len(b.flats) * len(b.params)
 	b.rerun = b.rerun || b.launched
-	b.launched, b.queued, b.done, b.finish, b.startedFinish = false, false, nil, nil, nil
+	b.launched, b.queued, b.done, b.finish = false, false, nil, nil
 }
 
 // gradReady is the Ready hook of every bucketed replica: the last final
