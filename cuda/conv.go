@@ -3,6 +3,8 @@
 package cuda
 
 import (
+	"fmt"
+
 	"github.com/goluon/goluon/nd/backend"
 )
 
@@ -96,6 +98,15 @@ func (d *device) rowGemm(p backend.GemmParams) {
 	d.gemm(rowMajor(p, buf(p.C).dt, max(p.Batch, 1)))
 }
 
+// halfConvFail fails a Float16 or BFloat16 convolution that cuDNN did not
+// take: the im2col kernels compute in float32 and float64 only (package nd
+// asks ConvHalf first and widens where it reports false).
+func halfConvFail(op string, d *device, p backend.ConvParams) {
+	if p.DType.IsHalf() {
+		deviceFail(op, d.dev, fmt.Errorf("no cuDNN algorithm for this %v convolution %+v", p.DType, p))
+	}
+}
+
 // Conv2D computes y = conv(x, w): per chunk of images, im2col and one
 // batched product per group, y[n,g] = W[g]·col[n,g].
 func (b *Backend) Conv2D(p backend.ConvParams, y, x, w backend.Arg) {
@@ -108,7 +119,7 @@ func (b *Backend) Conv2D(p backend.ConvParams, y, x, w backend.Arg) {
 		b.Fill(y, s.N*s.imgOut, 0)
 		return
 	}
-	if s.smallDirect() {
+	if s.smallDirect() && !dt.IsHalf() {
 		var a args
 		c := s.param(s.N, 0, 0, 0)
 		c.add(&a)
@@ -121,6 +132,7 @@ func (b *Backend) Conv2D(p backend.ConvParams, y, x, w backend.Arg) {
 	if dnnUsable(p) && b.dnnConv(0, p, y, x, w) {
 		return
 	}
+	halfConvFail("Conv2D", d, p)
 	gemm := func(g, n0, nc int, col backend.Arg, colStride int) {
 		d.rowGemm(backend.GemmParams{M: s.ocg, N: s.ohw, K: s.kk, Alpha: 1,
 			A: at(w, g*s.ocg*s.kk), LDA: s.kk,
@@ -163,6 +175,7 @@ func (b *Backend) Conv2DBackwardData(p backend.ConvParams, dx, dy, w backend.Arg
 	if s.kk > 0 && dnnUsable(p) && b.dnnConv(1, p, dx, w, dy) {
 		return
 	}
+	halfConvFail("Conv2DBackwardData", d, p)
 	gemm := func(g, n0, nc int, c backend.Arg, ldc, strideC int) {
 		d.rowGemm(backend.GemmParams{TransA: true, M: s.kk, N: s.ohw, K: s.ocg, Alpha: 1,
 			A: at(w, g*s.ocg*s.kk), LDA: s.kk,
@@ -213,6 +226,7 @@ func (b *Backend) Conv2DBackwardFilter(p backend.ConvParams, dw, x, dy backend.A
 	if dnnUsable(p) && b.dnnConv(2, p, dw, x, dy) {
 		return
 	}
+	halfConvFail("Conv2DBackwardFilter", d, p)
 	per := s.Groups * s.kk * s.ohw
 	chunk := s.chunk(per+s.imgOut, dt)
 	col := b.temp("Conv2DBackwardFilter", d, dt, chunk*per)

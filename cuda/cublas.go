@@ -23,6 +23,12 @@ typedef glStatus (*glSgemmSBFn)(glHandle, int, int, int, int, int, const float*,
 	long long, const float*, int, long long, const float*, float*, int, long long, int);
 typedef glStatus (*glDgemmSBFn)(glHandle, int, int, int, int, int, const double*, const double*, int,
 	long long, const double*, int, long long, const double*, double*, int, long long, int);
+// GemmEx and its strided-batched form (cuBLAS 11 and later: the compute
+// type is a cublasComputeType_t).
+typedef glStatus (*glGemmExFn)(glHandle, int, int, int, int, int, const void*, const void*, int, int,
+	const void*, int, int, const void*, void*, int, int, int, int);
+typedef glStatus (*glGemmSBExFn)(glHandle, int, int, int, int, int, const void*, const void*, int, int,
+	long long, const void*, int, int, long long, const void*, void*, int, int, long long, int, int, int);
 
 static glCreateFn glCreate;
 static glSetStreamFn glSetStream;
@@ -30,6 +36,8 @@ static glSgemmFn glSgemm;
 static glDgemmFn glDgemm;
 static glSgemmSBFn glSgemmSB;
 static glDgemmSBFn glDgemmSB;
+static glGemmExFn glGemmEx;         // NULL when this cuBLAS lacks it
+static glGemmSBExFn glGemmSBEx;
 
 // gl_cublas_open loads cuBLAS from path and resolves the entry points. It
 // returns NULL on success, else a message (dlerror's or the missing name).
@@ -42,7 +50,26 @@ static const char* gl_cublas_open(const char* path) {
 	if (!(glDgemm = (glDgemmFn)dlsym(h, "cublasDgemm_v2"))) return "cublasDgemm_v2 not found";
 	if (!(glSgemmSB = (glSgemmSBFn)dlsym(h, "cublasSgemmStridedBatched"))) return "cublasSgemmStridedBatched not found";
 	if (!(glDgemmSB = (glDgemmSBFn)dlsym(h, "cublasDgemmStridedBatched"))) return "cublasDgemmStridedBatched not found";
+	glGemmEx = (glGemmExFn)dlsym(h, "cublasGemmEx");
+	glGemmSBEx = (glGemmSBExFn)dlsym(h, "cublasGemmStridedBatchedEx");
 	return NULL;
+}
+
+static int gl_has_gemm_ex(void) { return glGemmEx != NULL && glGemmSBEx != NULL; }
+
+// gl_gemm_ex runs a column-major, strided-batched product whose A, B and C
+// have the cudaDataType dt (half or bfloat16), accumulating in float32
+// (CUBLAS_COMPUTE_32F = 68) with cuBLAS's default algorithm choice
+// (CUBLAS_GEMM_DEFAULT = -1), which takes the tensor cores for these types.
+static glStatus gl_gemm_ex(int dt, glHandle h, int ta, int tb, int m, int n, int k, double alpha,
+		unsigned long long a, int lda, long long sa, unsigned long long b, int ldb, long long sb,
+		double beta, unsigned long long c, int ldc, long long sc, int batch) {
+	float fa = (float)alpha, fb = (float)beta;
+	if (batch == 1)
+		return glGemmEx(h, ta, tb, m, n, k, &fa, (const void*)a, dt, lda, (const void*)b, dt, ldb, &fb,
+			(void*)c, dt, ldc, 68, -1);
+	return glGemmSBEx(h, ta, tb, m, n, k, &fa, (const void*)a, dt, lda, sa, (const void*)b, dt, ldb, sb,
+		&fb, (void*)c, dt, ldc, sc, batch, 68, -1);
 }
 
 static glStatus gl_create(glHandle* h) { return glCreate(h); }
@@ -158,6 +185,18 @@ func newBlasHandle(s stream) (*blasHandle, error) {
 	return &blasHandle{h: h}, nil
 }
 
+// halfGemmWhy returns why this process has no half-precision GEMM (cuBLAS
+// missing, or without GemmEx), or "" when it has one.
+func halfGemmWhy() string {
+	if _, err := loadCublas(); err != nil {
+		return err.Error()
+	}
+	if C.gl_has_gemm_ex() == 0 {
+		return "this cuBLAS has no cublasGemmEx"
+	}
+	return ""
+}
+
 // run issues the product on the handle's stream.
 func (h *blasHandle) run(g gemmCall) error {
 	b2i := func(b bool) C.int {
@@ -165,6 +204,13 @@ func (h *blasHandle) run(g gemmCall) error {
 			return 1
 		}
 		return 0
+	}
+	if g.half != 0 {
+		st := C.gl_gemm_ex(C.int(g.half), h.h, b2i(g.transA), b2i(g.transB), C.int(g.m), C.int(g.n), C.int(g.k),
+			C.double(g.alpha), C.ulonglong(g.a), C.int(g.lda), C.longlong(g.strideA),
+			C.ulonglong(g.b), C.int(g.ldb), C.longlong(g.strideB),
+			C.double(g.beta), C.ulonglong(g.c), C.int(g.ldc), C.longlong(g.strideC), C.int(g.batch))
+		return cublasError("cublasGemmEx", st)
 	}
 	st := C.gl_gemm(b2i(g.f64), h.h, b2i(g.transA), b2i(g.transB), C.int(g.m), C.int(g.n), C.int(g.k),
 		C.double(g.alpha), C.ulonglong(g.a), C.int(g.lda), C.longlong(g.strideA),

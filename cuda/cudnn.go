@@ -123,7 +123,9 @@ static int dn_winograd(int p, int algo) {
 }
 
 // dn_plan describes one convolution: x [n,c,h,w], w [k,c/groups,kh,kw],
-// y [n,k,oh,ow]; dt 0 float32, 1 float64; math 3 (FMA: no TF32) or 0.
+// y [n,k,oh,ow]; dt the cudnnDataType_t of the arrays (0 float32, 1
+// float64, 2 half, 9 bfloat16; the half types compute in float32); math 3
+// (FMA: no TF32), 1 (tensor cores) or 0.
 // It fills the descriptors and, per pass (forward, backward data, backward
 // filter), the first algorithm in cuDNN's ranking that succeeds, is
 // deterministic when det is set, is not a Winograd one, and needs at most
@@ -141,7 +143,7 @@ static dnStatus dn_plan(dnHandle h, int dt, int math, int det, int find, const i
 	if ((s = dnSetTensor4d(*xd, 0, dt, n, c, hh, ww))) return s;
 	if ((s = dnSetTensor4d(*yd, 0, dt, n, k, oh, ow))) return s;
 	if ((s = dnSetFilter4d(*wd, dt, 0, k, c / groups, kh, kw))) return s;
-	if ((s = dnSetConv2d(*cd, ph, pw, sh, sw, dh, dw, 1, dt))) return s;
+	if ((s = dnSetConv2d(*cd, ph, pw, sh, sw, dh, dw, 1, dt == 1 ? 1 : 0))) return s;
 	if ((s = dnSetGroups(*cd, groups))) return s;
 	if ((s = dnSetMath(*cd, math))) return s;
 	for (int p = 0; p < 3; p++) {
@@ -178,14 +180,15 @@ static dnStatus dn_plan(dnHandle h, int dt, int math, int det, int find, const i
 }
 
 // dn_run runs pass p with the plan's descriptors: out = op(in1, in2);
-// pointers are device addresses, alpha 1 and beta 0 in the data type.
+// pointers are device addresses, alpha 1 and beta 0 in the compute type
+// (double for float64 data, else float).
 static dnStatus dn_run(int p, int dt, dnHandle h, dnDesc xd, dnDesc wd, dnDesc yd, dnDesc cd, int algo,
 		unsigned long long ws, long long wsSize, unsigned long long in1, unsigned long long in2,
 		unsigned long long out) {
 	float f1 = 1, f0 = 0;
 	double d1 = 1, d0 = 0;
-	const void* one = dt ? (const void*)&d1 : (const void*)&f1;
-	const void* zero = dt ? (const void*)&d0 : (const void*)&f0;
+	const void* one = dt == 1 ? (const void*)&d1 : (const void*)&f1;
+	const void* zero = dt == 1 ? (const void*)&d0 : (const void*)&f0;
 	dnDesc a = xd, b = wd, d = yd; // forward: x, w -> y
 	if (p == 1) { a = wd; b = yd; d = xd; } // backward data: w, dy -> dx
 	if (p == 2) { a = xd; b = yd; d = wd; } // backward filter: x, dy -> dw
@@ -203,6 +206,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/nd/backend"
 )
 
@@ -328,11 +332,11 @@ func (d *device) dnnPlanFor(p backend.ConvParams) *dnnPlan {
 		return pl
 	}
 	pl = &dnnPlan{}
-	dt, math := C.int(0), C.int(3)
-	if p.DType == backend.Float64 {
-		dt = 1
-	}
-	if cudnnTF32 {
+	dt, math := dnnDataType(p.DType), C.int(3)
+	switch {
+	case p.DType.IsHalf():
+		math = 1 // CUDNN_TENSOR_OP_MATH
+	case cudnnTF32:
 		math = 0
 	}
 	force := [3]C.int{C.int(dnnForce[0]), C.int(dnnForce[1]), C.int(dnnForce[2])}
@@ -350,10 +354,48 @@ func (d *device) dnnPlanFor(p backend.ConvParams) *dnnPlan {
 	return pl
 }
 
-// dnnUsable reports whether convolution p goes through cuDNN: float32 or
-// float64 with cuDNN loaded and sizes cuDNN's int32 descriptors hold.
+// dnnDataType is cuDNN's cudnnDataType_t of dt.
+func dnnDataType(dt backend.DType) C.int {
+	switch dt {
+	case backend.Float64:
+		return 1 // CUDNN_DATA_DOUBLE
+	case backend.Float16:
+		return 2 // CUDNN_DATA_HALF
+	case backend.BFloat16:
+		return 9 // CUDNN_DATA_BFLOAT16
+	}
+	return 0 // CUDNN_DATA_FLOAT
+}
+
+// ConvHalf reports whether the device's cuDNN runs the Float16 or BFloat16
+// convolution p (p.DType) in every pass on dev, computing in float32 on
+// tensor cores (backend.HalfConvolver): unless HalfGemmEnv is 0, cuDNN is
+// loaded and has an algorithm for each pass. The first call for a shape
+// makes its plan.
+func (b *Backend) ConvHalf(dev ctx.Context, p backend.ConvParams) bool {
+	if !p.DType.IsHalf() || halfGemmOff || !dnnUsable(p) {
+		return false
+	}
+	d := b.started(dev)
+	if d == nil {
+		return false
+	}
+	d.dnn.mu.Lock()
+	pl := d.dnn.plans[p]
+	d.dnn.mu.Unlock()
+	if pl == nil {
+		if err := d.call("Conv2D plan", func() error { pl = d.dnnPlanFor(p); return nil }); err != nil {
+			return false
+		}
+	}
+	return pl.err == nil && pl.algo[0] >= 0 && pl.algo[1] >= 0 && pl.algo[2] >= 0
+}
+
+// dnnUsable reports whether convolution p goes through cuDNN: float32,
+// float64, float16 or bfloat16 with cuDNN loaded and sizes cuDNN's int32
+// descriptors hold.
 func dnnUsable(p backend.ConvParams) bool {
-	if dnnOff || p.DType != backend.Float32 && p.DType != backend.Float64 {
+	if dnnOff || p.DType != backend.Float32 && p.DType != backend.Float64 && !p.DType.IsHalf() {
 		return false
 	}
 	if _, err := loadCudnn(); err != nil {
@@ -387,10 +429,7 @@ func (b *Backend) dnnConv(pass int, p backend.ConvParams, out, in1, in2 backend.
 		ws = b.temp("Conv2D", d, backend.Uint8, int(n))
 		wsPtr = ws.ptr
 	}
-	dt := C.int(0)
-	if p.DType == backend.Float64 {
-		dt = 1
-	}
+	dt := dnnDataType(p.DType)
 	o, a, c := devPtr(out), devPtr(in1), devPtr(in2)
 	op := [...]string{"Conv2D cudnn", "Conv2DBackwardData cudnn", "Conv2DBackwardFilter cudnn"}[pass]
 	d.async(op, func() error {

@@ -12,7 +12,7 @@ package cuda
 int goluon_emu_launch(const char* name, unsigned int grid, unsigned int block, const char* blob,
 		const int* offs, int n);
 int goluon_emu_has_kernel(const char* name);
-void goluon_emu_gemm(int f64, int ta, int tb, int m, int n, int k, double alpha, uintptr_t a, int lda,
+void goluon_emu_gemm(int f64, int half, int ta, int tb, int m, int n, int k, double alpha, uintptr_t a, int lda,
 		long long sa, uintptr_t b, int ldb, long long sb, double beta, uintptr_t c, int ldc, long long sc,
 		int batch);
 
@@ -373,6 +373,9 @@ func CublasPath() (string, error) { return loadCublas() }
 
 func newBlasHandle(s stream) (*blasHandle, error) { return &blasHandle{s: s}, nil }
 
+// halfGemmWhy returns "": the emulated cuBLAS has GemmEx.
+func halfGemmWhy() string { return "" }
+
 // run queues the product on the handle's stream.
 func (h *blasHandle) run(g gemmCall) error {
 	h.s.enqueue(func() { emuGemm(g) })
@@ -386,7 +389,7 @@ func emuGemm(g gemmCall) {
 		}
 		return 0
 	}
-	C.goluon_emu_gemm(b2i(g.f64), b2i(g.transA), b2i(g.transB), C.int(g.m), C.int(g.n), C.int(g.k),
+	C.goluon_emu_gemm(b2i(g.f64), C.int(g.half), b2i(g.transA), b2i(g.transB), C.int(g.m), C.int(g.n), C.int(g.k),
 		C.double(g.alpha), C.uintptr_t(g.a), C.int(g.lda), C.longlong(g.strideA),
 		C.uintptr_t(g.b), C.int(g.ldb), C.longlong(g.strideB),
 		C.double(g.beta), C.uintptr_t(g.c), C.int(g.ldc), C.longlong(g.strideC), C.int(g.batch))

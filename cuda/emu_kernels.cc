@@ -283,9 +283,42 @@ static void gemmT(int ta, int tb, int m, int n, int k, double alpha, const T* A,
 	}
 }
 
-extern "C" void goluon_emu_gemm(int f64, int ta, int tb, int m, int n, int k, double alpha, uintptr_t a, int lda,
-		long long sa, uintptr_t b, int ldb, long long sb, double beta, uintptr_t c, int ldc, long long sc,
-		int batch) {
+// gemmHalfT is cublasGemmEx on half (H = 2, CUDA_R_16F) or bfloat16 (H =
+// 14) matrices with CUBLAS_COMPUTE_32F: products and sums in float, each
+// element of C rounded once.
+template <int H>
+static void gemmHalfT(int ta, int tb, int m, int n, int k, float alpha, const u16* A, int lda, long long sa,
+		const u16* B, int ldb, long long sb, float beta, u16* C, int ldc, long long sc, int batch) {
+	auto load = [](u16 v) { return H == 2 ? halfToFloat(v) : bf16ToFloat(v); };
+	for (int bi = 0; bi < batch; bi++) {
+		const u16* a = A + bi * sa;
+		const u16* b = B + bi * sb;
+		u16* c = C + bi * sc;
+		for (int j = 0; j < n; j++) {
+			for (int i = 0; i < m; i++) {
+				float s = 0;
+				for (int l = 0; l < k; l++) {
+					float av = load(ta ? a[l + (long long)i * lda] : a[i + (long long)l * lda]);
+					float bv = load(tb ? b[j + (long long)l * ldb] : b[l + (long long)j * ldb]);
+					s += av * bv;
+				}
+				u16* out = &c[i + (long long)j * ldc];
+				float v = alpha * s + (beta == 0 ? 0.0f : beta * load(*out));
+				*out = H == 2 ? floatToHalf(v) : floatToBf16(v);
+			}
+		}
+	}
+}
+
+extern "C" void goluon_emu_gemm(int f64, int half, int ta, int tb, int m, int n, int k, double alpha, uintptr_t a,
+		int lda, long long sa, uintptr_t b, int ldb, long long sb, double beta, uintptr_t c, int ldc,
+		long long sc, int batch) {
+	if (half == 2 || half == 14) {
+		auto g = half == 2 ? gemmHalfT<2> : gemmHalfT<14>;
+		g(ta, tb, m, n, k, (float)alpha, (const u16*)a, lda, sa, (const u16*)b, ldb, sb, (float)beta, (u16*)c,
+			ldc, sc, batch);
+		return;
+	}
 	if (f64)
 		gemmT<double>(ta, tb, m, n, k, alpha, (const double*)a, lda, sa, (const double*)b, ldb, sb, beta,
 			(double*)c, ldc, sc, batch);

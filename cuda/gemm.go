@@ -3,6 +3,9 @@
 package cuda
 
 import (
+	"fmt"
+	"os"
+
 	"github.com/goluon/goluon/nd/backend"
 )
 
@@ -30,13 +33,46 @@ func (b *Backend) Gemm(p backend.GemmParams) {
 		d.launch("Gemm", "scale_rows"+suffix(dt), batch*p.M*p.N, 0, 0, 0, &a)
 		return
 	}
+	if dt.IsHalf() && !b.GemmHalf(dt) {
+		deviceFail("Gemm", d.dev, fmt.Errorf("no %v product on this device (%s)", dt, halfGemmWhy()))
+	}
 	d.gemm(rowMajor(p, dt, batch))
+}
+
+// HalfGemmEnv names the environment variable that, set to 0, keeps
+// Float16 and BFloat16 products off the device's own half-precision GEMM
+// (package nd then widens them to float32).
+const HalfGemmEnv = "GOLUON_CUDA_HALF_GEMM"
+
+// GemmHalf reports whether Gemm multiplies dt (Float16 or BFloat16)
+// matrices itself, with float32 accumulation (cuBLAS's GemmEx, on tensor
+// cores where the GPU has them; backend.HalfGemmer): unless HalfGemmEnv
+// is 0, whenever the cuBLAS in use has GemmEx.
+func (b *Backend) GemmHalf(dt backend.DType) bool {
+	return dt.IsHalf() && !halfGemmOff && halfGemmWhy() == ""
+}
+
+// halfGemmOff is HalfGemmEnv set to 0.
+var halfGemmOff = os.Getenv(HalfGemmEnv) == "0"
+
+
+// cudaDataType is cuBLAS's code of a dtype for GemmEx (library_types.h),
+// 0 where it has none here.
+func cudaDataType(dt backend.DType) int {
+	switch dt {
+	case backend.Float16:
+		return 2 // CUDA_R_16F
+	case backend.BFloat16:
+		return 14 // CUDA_R_16BF
+	}
+	return 0
 }
 
 // rowMajor turns row-major GemmParams into the column-major cuBLAS call.
 func rowMajor(p backend.GemmParams, dt backend.DType, batch int) gemmCall {
 	return gemmCall{
 		f64:    dt == backend.Float64,
+		half:   cudaDataType(dt),
 		transA: p.TransB, transB: p.TransA,
 		m: p.N, n: p.M, k: p.K,
 		alpha: p.Alpha, beta: p.Beta,
@@ -68,6 +104,7 @@ func (d *device) gemm(g gemmCall) {
 // gemmCall is one column-major (strided-batched) product for cuBLAS.
 type gemmCall struct {
 	f64              bool
+	half             int // A, B and C's cudaDataType for GemmEx (0: float32 or float64)
 	transA, transB   bool
 	m, n, k          int
 	alpha, beta      float64

@@ -98,6 +98,14 @@ func conv(op string, inputs []*NDArray, p backend.ConvParams, transposed bool, y
 			fail(op, ErrShape, "bias shape %v does not match %d output channels", bias.shape, outC)
 		}
 	}
+	if x.dtype.IsHalf() && !transposed && nativeHalfConv(x, p) { // the backend's own half convolution
+		p.DType = x.dtype
+		return halfDirect(op, inputs, func(in []*NDArray) *NDArray {
+			return convHalfKernels(op, sess, in[0], in[1], optional(in, 2), p, yShape)
+		}, func(g *NDArray, in []*NDArray, _ func() *NDArray, need []bool) []*NDArray {
+			return convGrads(op, g, in[0], in[1], bias != nil, p, false, len(yShape), need)
+		})
+	}
 	if x.dtype.IsHalf() { // the tape keeps the half arrays (halfNative)
 		p.DType = Float32 // the kernels see the widened operands
 		return halfNative(op, inputs, func(w []*NDArray) *NDArray {
@@ -134,10 +142,37 @@ func convKernels(op string, sess *Session, x, w, bias *NDArray, p backend.ConvPa
 	return y
 }
 
+// nativeHalfConv reports whether x's backend runs the convolution p on x's
+// half dtype itself (backend.HalfConvolver).
+func nativeHalfConv(x *NDArray, p backend.ConvParams) bool {
+	h, ok := x.st.be.(backend.HalfConvolver)
+	p.DType = x.dtype
+	return ok && h.ConvHalf(x.st.dev, p)
+}
+
+// convHalfKernels is convKernels on the half arrays themselves, for a
+// backend that convolves them (p.DType is their dtype): the convolution
+// rounds once, and the bias is added to the rounded result and rounded
+// again (as PyTorch adds a half convolution's bias).
+func convHalfKernels(op string, sess *Session, x, w, bias *NDArray, p backend.ConvParams, yShape []int) *NDArray {
+	y := newArray(op, sess, x.st.dev, x.dtype, yShape)
+	x.be().Conv2D(p, y.storageArg(), x.storageArg(), w.storageArg())
+	if bias != nil {
+		inPlaceHalf(y, []*NDArray{bias}, func(d *NDArray, s []*NDArray) {
+			d.be().Binary(bAdd, d.shape, d.arg(), d.arg(), channelArg(s[0], d.NDim(), 1))
+		})
+	}
+	return y
+}
+
 // convGrads returns the gradients of the convolution p of x and w (and of
 // a bias when hasBias) from the output gradient g, those need asks for.
 func convGrads(op string, g, x, w *NDArray, hasBias bool, p backend.ConvParams, transposed bool, ndim int, need []bool) []*NDArray {
 	be := g.be()
+	arg := (*NDArray).arg
+	if p.DType.IsHalf() { // the backend convolves the half arrays (nativeHalfConv)
+		arg = (*NDArray).storageArg
+	}
 	n := 2
 	if hasBias {
 		n = 3
@@ -147,17 +182,17 @@ func convGrads(op string, g, x, w *NDArray, hasBias bool, p backend.ConvParams, 
 		if need[0] {
 			grads[0] = newArray(op, g.Session(), x.st.dev, x.dtype, x.shape)
 			if transposed {
-				be.Conv2D(p, grads[0].arg(), g.arg(), w.arg())
+				be.Conv2D(p, arg(grads[0]), arg(g), arg(w))
 			} else {
-				be.Conv2DBackwardData(p, grads[0].arg(), g.arg(), w.arg())
+				be.Conv2DBackwardData(p, arg(grads[0]), arg(g), arg(w))
 			}
 		}
 		if need[1] {
 			grads[1] = newArray(op, g.Session(), w.st.dev, w.dtype, w.shape)
 			if transposed {
-				be.Conv2DBackwardFilter(p, grads[1].arg(), g.arg(), x.arg())
+				be.Conv2DBackwardFilter(p, arg(grads[1]), arg(g), arg(x))
 			} else {
-				be.Conv2DBackwardFilter(p, grads[1].arg(), x.arg(), g.arg())
+				be.Conv2DBackwardFilter(p, arg(grads[1]), arg(x), arg(g))
 			}
 		}
 		if hasBias && need[2] {

@@ -1,6 +1,10 @@
 package nd
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/goluon/goluon/nd/backend"
+)
 
 // Half-precision compute. Backends run their kernels on Float32 and
 // Float64; an op given Float16 or BFloat16 arrays converts them to float32,
@@ -128,12 +132,7 @@ func viaFloat32(dt DType, f func(w []*NDArray) *NDArray, in ...*NDArray) *NDArra
 // whose backward reads it, as max pooling does; only ops whose output
 // rounds to itself (a maximum of half values) may use it.
 func halfNative(op string, in []*NDArray, fwd func(w []*NDArray) *NDArray, bwd func(g *NDArray, w []*NDArray, y func() *NDArray, need []bool) []*NDArray) *NDArray {
-	dt := in[0].dtype
-	for _, a := range in {
-		if a.dtype != dt {
-			fail(op, ErrDType, "%v and %v inputs (shapes %v and %v); convert with AsType", dt, a.dtype, in[0].shape, a.shape)
-		}
-	}
+	dt := sameHalf(op, in)
 	widenAll := func() []*NDArray {
 		w := make([]*NDArray, len(in))
 		for i, a := range in {
@@ -171,6 +170,53 @@ func halfNative(op string, in []*NDArray, fwd func(w []*NDArray) *NDArray, bwd f
 		return grads
 	})
 	return out
+}
+
+// sameHalf returns the dtype of in, failing unless every array has it.
+func sameHalf(op string, in []*NDArray) DType {
+	dt := in[0].dtype
+	for _, a := range in {
+		if a.dtype != dt {
+			fail(op, ErrDType, "%v and %v inputs (shapes %v and %v); convert with AsType", dt, a.dtype, in[0].shape, a.shape)
+		}
+	}
+	return dt
+}
+
+// halfDirect is halfNative's form for a backend that computes the op on
+// the half arrays itself (backend.HalfGemmer): fwd and bwd get the arrays
+// themselves and return half results, which the backend rounded once.
+func halfDirect(op string, in []*NDArray, fwd func(w []*NDArray) *NDArray, bwd func(g *NDArray, w []*NDArray, y func() *NDArray, need []bool) []*NDArray) *NDArray {
+	dt := sameHalf(op, in)
+	out := fwd(in)
+	Record(op, out, in, func(g *NDArray, need []bool) []*NDArray {
+		if g.dtype != dt { // a head gradient of another dtype
+			gh := newArray("AsType", g.Session(), g.st.dev, dt, g.shape)
+			g.be().Cast(gh.storageArg(), g.storageArg(), g.Size())
+			defer gh.Release()
+			g = gh
+		}
+		return bwd(g, in, func() *NDArray {
+			checkMemory(op, out).done() // its memory gone since: ErrReleased
+			return out
+		}, need)
+	})
+	return out
+}
+
+// halfGemmRunner returns halfDirect when a's backend multiplies dt
+// matrices itself, else halfNative.
+func halfGemmRunner(a *NDArray, dt DType) func(string, []*NDArray, func([]*NDArray) *NDArray, func(*NDArray, []*NDArray, func() *NDArray, []bool) []*NDArray) *NDArray {
+	if nativeHalfGemm(a, dt) {
+		return halfDirect
+	}
+	return halfNative
+}
+
+// nativeHalfGemm reports whether a's backend multiplies dt matrices itself.
+func nativeHalfGemm(a *NDArray, dt DType) bool {
+	h, ok := a.st.be.(backend.HalfGemmer)
+	return ok && dt.IsHalf() && h.GemmHalf(dt)
 }
 
 // optional returns in[i], or nil when in has no element i (an absent

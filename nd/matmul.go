@@ -5,6 +5,12 @@ import "github.com/goluon/goluon/nd/backend"
 // gemmRaw computes op(a)·op(b) for 2-D operands or batches of them (3-D).
 // A 2-D operand next to a 3-D one is shared by every matrix of the batch.
 func gemmRaw(op string, a, b *NDArray, ta, tb bool) *NDArray {
+	return gemmInto(op, a, b, ta, tb, nil)
+}
+
+// gemmInto is gemmRaw, with C filled first with bias broadcast over its
+// rows and the product added to it (Beta 1) when bias is not nil.
+func gemmInto(op string, a, b *NDArray, ta, tb bool, bias *NDArray) *NDArray {
 	defer checkInputs(op, a, b).done()
 	checkFloat(op, a, b)
 	if a.NDim() < 2 || a.NDim() > 3 || b.NDim() < 2 || b.NDim() > 3 {
@@ -39,9 +45,14 @@ func gemmRaw(op string, a, b *NDArray, ta, tb bool) *NDArray {
 		shape = []int{batch, m, n}
 	}
 	out := newArray(op, sessionOf(op, a, b), a.st.dev, a.dtype, shape)
+	beta := 0.0
+	if bias != nil {
+		out.be().Copy(out.shape, out.storageArg(), bcastStorage(bias, out.shape))
+		beta = 1
+	}
 	p := backend.GemmParams{
-		TransA: ta, TransB: tb, M: m, N: n, K: k, Alpha: 1, Beta: 0,
-		A: a.arg(), B: b.arg(), C: out.arg(), LDA: ac, LDB: bc, LDC: n,
+		TransA: ta, TransB: tb, M: m, N: n, K: k, Alpha: 1, Beta: beta,
+		A: a.gemmArg(), B: b.gemmArg(), C: out.gemmArg(), LDA: ac, LDB: bc, LDC: n,
 		Batch: batch, StrideC: m * n,
 	}
 	if a.NDim() == 3 {
@@ -97,7 +108,7 @@ func Dot(a, b *NDArray, transA, transB bool) *NDArray {
 
 func dot(a, b *NDArray, transA, transB bool) *NDArray {
 	if a.dtype.IsHalf() || b.dtype.IsHalf() { // the tape keeps the half arrays (halfNative)
-		return halfNative("Dot", []*NDArray{a, b}, func(w []*NDArray) *NDArray {
+		return halfGemmRunner(a, a.dtype)("Dot", []*NDArray{a, b}, func(w []*NDArray) *NDArray {
 			return gemmRaw("Dot", w[0], w[1], transA, transB)
 		}, func(g *NDArray, w []*NDArray, _ func() *NDArray, need []bool) []*NDArray {
 			return gemmGrads("Dot", g, w[0], w[1], transA, transB, need)
@@ -142,7 +153,10 @@ func fullyConnected(x, w, bias *NDArray) *NDArray {
 		}
 	}
 	if _, half := halfOf(inputs...); half { // the tape keeps the half arrays (halfNative)
-		return halfNative(op, inputs, func(in []*NDArray) *NDArray {
+		return halfGemmRunner(x, x.dtype)(op, inputs, func(in []*NDArray) *NDArray {
+			if len(in) == 3 && in[0].dtype.IsHalf() { // the backend's own half product: C starts as the bias
+				return gemmInto(op, in[0], in[1], false, true, in[2])
+			}
 			out := gemmRaw(op, in[0], in[1], false, true)
 			if len(in) == 3 {
 				out.be().Binary(bAdd, out.shape, out.arg(), out.arg(), bcastArg(in[2], out.shape))

@@ -175,6 +175,15 @@ func (a *NDArray) arg() backend.Arg {
 	return a.storageArg()
 }
 
+// gemmArg returns a as an operand of Gemm, which takes half arrays on a
+// backend that multiplies them itself (backend.HalfGemmer).
+func (a *NDArray) gemmArg() backend.Arg {
+	if a.dtype.IsHalf() && nativeHalfGemm(a, a.dtype) {
+		return a.storageArg()
+	}
+	return a.arg()
+}
+
 // storageArg returns a as a kernel operand for Copy, Cast and Fill, which
 // take every dtype.
 func (a *NDArray) storageArg() backend.Arg { return backend.Arg{Buf: a.st.buf, Off: a.off} }

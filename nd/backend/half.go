@@ -1,6 +1,10 @@
 package backend
 
-import "math"
+import (
+	"math"
+
+	"github.com/goluon/goluon/ctx"
+)
 
 // F16 is an IEEE 754 binary16 value (1 sign, 5 exponent, 10 fraction
 // bits), the storage of Float16 arrays.
@@ -85,3 +89,26 @@ func BF16From(f float32) BF16 {
 
 // Float32 returns h exactly as a float32.
 func (h BF16) Float32() float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// HalfGemmer is a backend whose Gemm also multiplies Float16 and BFloat16
+// matrices itself (a GPU's tensor cores), where package nd otherwise
+// widens the operands to float32 copies, multiplies those and rounds the
+// product. A backend may implement it.
+type HalfGemmer interface {
+	// GemmHalf reports whether Gemm takes A, B and C all of dtype dt
+	// (Float16 or BFloat16). Such a product accumulates in float32 and
+	// rounds each element of C once, to nearest even, from
+	// Alpha·op(A)·op(B) + Beta·C computed in float32; only the order of
+	// the sums may differ from the widened product's.
+	GemmHalf(dt DType) bool
+}
+
+// HalfConvolver is a backend whose Conv2D, Conv2DBackwardData and
+// Conv2DBackwardFilter also take Float16 and BFloat16 operands (a GPU's
+// cuDNN on tensor cores), accumulating in float32 and rounding each result
+// once. A backend may implement it.
+type HalfConvolver interface {
+	// ConvHalf reports whether the three passes of the convolution p, whose
+	// DType is Float16 or BFloat16, run on dev with operands of that dtype.
+	ConvHalf(dev ctx.Context, p ConvParams) bool
+}
