@@ -55,7 +55,6 @@ func (b *Backend) GemmHalf(dt backend.DType) bool {
 // halfGemmOff is HalfGemmEnv set to 0.
 var halfGemmOff = os.Getenv(HalfGemmEnv) == "0"
 
-
 // cudaDataType is cuBLAS's code of a dtype for GemmEx (library_types.h),
 // 0 where it has none here.
 func cudaDataType(dt backend.DType) int {
