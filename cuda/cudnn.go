@@ -369,11 +369,11 @@ func dnnDataType(dt backend.DType) C.int {
 
 // ConvHalf reports whether the device's cuDNN runs the Float16 or BFloat16
 // convolution p (p.DType) in every pass on dev, computing in float32 on
-// tensor cores (backend.HalfConvolver): unless HalfGemmEnv is 0, cuDNN is
+// tensor cores (backend.HalfConvolver): unless HalfEnv is 0, cuDNN is
 // loaded and has an algorithm for each pass. The first call for a shape
 // makes its plan.
 func (b *Backend) ConvHalf(dev ctx.Context, p backend.ConvParams) bool {
-	if !p.DType.IsHalf() || halfGemmOff || !dnnUsable(p) {
+	if !p.DType.IsHalf() || halfOff || !dnnUsable(p) {
 		return false
 	}
 	d := b.started(dev)

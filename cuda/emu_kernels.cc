@@ -83,6 +83,12 @@ struct emuKernel {
 #define TO_BOOL(SUF, T)                                                                                     \
 	K(binary_flat_##SUF##_b, P(0, i64), P(1, u8*), P(2, T*), P(3, T*), P(4, i64)),                      \
 	K(binary_strided_##SUF##_b, P(0, i64), P(1, u8*), P(2, T*), P(3, T*), P(4, i64), P(5, Dims))
+// Unary and Binary of a half-precision storage type (elementwise.cu).
+#define HALF_ELEM_K(SUF)                                                                                    \
+	K(unary_##SUF, P(0, i64), P(1, u16*), P(2, u16*), P(3, i64), P(4, double), P(5, double)),           \
+	K(binary_flat_##SUF, P(0, i64), P(1, u16*), P(2, u16*), P(3, u16*), P(4, i64)),                     \
+	K(binary_strided_##SUF, P(0, i64), P(1, u16*), P(2, u16*), P(3, u16*), P(4, i64), P(5, Dims)),     \
+	TO_BOOL(SUF, u16)
 // Kernels of the float types only.
 #define FLOATS(SUF, T)                                                                                      \
 	K(scale_rows_##SUF, P(0, T*), P(1, i64), P(2, i64), P(3, i64), P(4, i64), P(5, i64), P(6, double)), \
@@ -166,6 +172,7 @@ static const emuKernel emuKernels[] = {
 	CASTS(i64, i64, f32, float, f64, double, i32, int, u8, u8),
 	CASTS(u8, u8, f32, float, f64, double, i32, int, i64, i64),
 	HALF_KERNELS(f16), HALF_KERNELS(bf16),
+	HALF_ELEM_K(f16), HALF_ELEM_K(bf16),
 	K(cast_f16_bf16, P(0, u16*), P(1, u16*), P(2, i64)), K(cast_bf16_f16, P(0, u16*), P(1, u16*), P(2, i64)),
 	K(copy_strided_u16, P(0, u16*), P(1, u16*), P(2, i64), P(3, Dims)),
 	INDEX_K(f32, float),

@@ -39,21 +39,26 @@ func (b *Backend) Gemm(p backend.GemmParams) {
 	d.gemm(rowMajor(p, dt, batch))
 }
 
-// HalfGemmEnv names the environment variable that, set to 0, keeps
-// Float16 and BFloat16 products off the device's own half-precision GEMM
-// (package nd then widens them to float32).
-const HalfGemmEnv = "GOLUON_CUDA_HALF_GEMM"
+// HalfEnv names the environment variable that, set to 0, keeps Float16
+// and BFloat16 ops off the device's own half-precision kernels, cuBLAS
+// GemmEx and cuDNN's half path: package nd then widens their operands to
+// float32 copies and rounds the results, as it does on the CPU.
+const HalfEnv = "GOLUON_CUDA_HALF"
 
 // GemmHalf reports whether Gemm multiplies dt (Float16 or BFloat16)
 // matrices itself, with float32 accumulation (cuBLAS's GemmEx, on tensor
-// cores where the GPU has them; backend.HalfGemmer): unless HalfGemmEnv
+// cores where the GPU has them; backend.HalfGemmer): unless HalfEnv
 // is 0, whenever the cuBLAS in use has GemmEx.
 func (b *Backend) GemmHalf(dt backend.DType) bool {
-	return dt.IsHalf() && !halfGemmOff && halfGemmWhy() == ""
+	return dt.IsHalf() && !halfOff && halfGemmWhy() == ""
 }
 
-// halfGemmOff is HalfGemmEnv set to 0.
-var halfGemmOff = os.Getenv(HalfGemmEnv) == "0"
+// ElementwiseHalf reports that Unary and Binary take Float16 and BFloat16
+// operands (elementwise.cu's half kernels; backend.HalfElementwise).
+func (b *Backend) ElementwiseHalf(dt backend.DType) bool { return dt.IsHalf() && !halfOff }
+
+// halfOff is HalfEnv set to 0 (tests set it to compare the two paths).
+var halfOff = os.Getenv(HalfEnv) == "0"
 
 // cudaDataType is cuBLAS's code of a dtype for GemmEx (library_types.h),
 // 0 where it has none here.

@@ -24,6 +24,11 @@ func binaryInto(op string, code backend.BinaryOp, a, b *NDArray, dt DType) *NDAr
 	defer checkInputs(op, a, b).done()
 	checkBinaryDType(op, code, a.dtype)
 	shape := broadcastShape(op, a.shape, b.shape)
+	if a.dtype.IsHalf() && (dt == a.dtype || dt == Bool) && nativeHalfElem(a) { // the backend's own half kernels (the same bits)
+		out := newArray(op, sessionOf(op, a, b), a.st.dev, dt, shape)
+		a.be().Binary(code, shape, out.storageArg(), bcastStorage(a, shape), bcastStorage(b, shape))
+		return out
+	}
 	if a.dtype.IsHalf() {
 		wa, wb := widened(a), widened(b)
 		defer releaseWidened([]*NDArray{a, b}, []*NDArray{wa, wb})

@@ -219,6 +219,13 @@ func nativeHalfGemm(a *NDArray, dt DType) bool {
 	return ok && dt.IsHalf() && h.GemmHalf(dt)
 }
 
+// nativeHalfElem reports whether a's backend runs Unary and Binary on a's
+// half dtype itself (backend.HalfElementwise).
+func nativeHalfElem(a *NDArray) bool {
+	h, ok := a.st.be.(backend.HalfElementwise)
+	return ok && a.dtype.IsHalf() && h.ElementwiseHalf(a.dtype)
+}
+
 // optional returns in[i], or nil when in has no element i (an absent
 // optional operand such as a bias).
 func optional(in []*NDArray, i int) *NDArray {

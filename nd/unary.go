@@ -15,12 +15,16 @@ var float32Unary = []backend.UnaryOp{backend.Exp, backend.Log, backend.Log1p, ba
 func unaryRaw(op string, code backend.UnaryOp, a *NDArray, p1, p2 float64) *NDArray {
 	defer checkLive(op, a).done()
 	checkUnaryDType(op, code, a.dtype, p1, p2)
-	if a.dtype.IsHalf() {
+	if a.dtype.IsHalf() && !nativeHalfElem(a) {
 		w := widened(a)
 		defer w.Release()
 		return narrowed(unaryRaw(op, code, w, p1, p2), a.dtype)
 	}
 	out := newArray(op, a.Session(), a.st.dev, a.dtype, a.shape)
+	if a.dtype.IsHalf() { // the backend's own half kernels (the same bits)
+		a.be().Unary(code, out.storageArg(), a.storageArg(), a.Size(), p1, p2)
+		return out
+	}
 	a.be().Unary(code, out.arg(), a.arg(), a.Size(), p1, p2)
 	return out
 }

@@ -232,8 +232,10 @@ __device__ __forceinline__ void stridedOffsets(const Dims& d, i64 i, int k, i64*
 		}                                                                                        \
 	}
 
-// Half-precision storage has Fill and Copy only: ops compute on float32
-// copies (nd/half.go).
+// Half-precision storage has Fill, Copy, Unary and Binary; the other ops
+// compute on float32 copies (nd/half.go). HALF_ELEM's Unary and Binary
+// decode each operand to float, compute as the float32 kernels do and
+// round once: the bits of widening, the float32 kernel and rounding.
 extern "C" __global__ void fill_f16(u16* d, i64 n, double v) {
 	u16 h = floatToHalf((float)v);
 	GRID_LOOP(i, n) { d[i] = h; }
@@ -249,6 +251,21 @@ extern "C" __global__ void copy_strided_u16(u16* d, const u16* s, i64 n, Dims di
 		d[off[0]] = s[off[1]];
 	}
 }
+
+#define HALF_ELEM(SUF, LOAD, STORE)                                                                    \
+	extern "C" __global__ void unary_##SUF(i64 op, u16* d, const u16* x, i64 n, double p1, double p2) { \
+		GRID_LOOP(i, n) { d[i] = STORE(elemUnary((int)op, LOAD(x[i]), p1, p2)); }                   \
+	}                                                                                                   \
+	__device__ __forceinline__ u16 halfBinary_##SUF(int op, u16 a, u16 b) {                           \
+		return STORE(elemBinary(op, LOAD(a), LOAD(b)));                                             \
+	}                                                                                                   \
+	__device__ __forceinline__ u8 halfBinaryBool_##SUF(int op, u16 a, u16 b) {                        \
+		return elemBinaryBool(op, LOAD(a), LOAD(b));                                                \
+	}                                                                                                   \
+	BINARY(SUF, u16, u16, halfBinary_##SUF)                                                             \
+	BINARY(SUF##_b, u8, u16, halfBinaryBool_##SUF)
+HALF_ELEM(f16, halfToFloat, floatToHalf)
+HALF_ELEM(bf16, bf16ToFloat, floatToBf16)
 
 // SCALE_ROWS defines Gemm's beta scaling (floats only).
 #define SCALE_ROWS(SUF, T)                                                                          \

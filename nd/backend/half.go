@@ -112,3 +112,13 @@ type HalfConvolver interface {
 	// DType is Float16 or BFloat16, run on dev with operands of that dtype.
 	ConvHalf(dev ctx.Context, p ConvParams) bool
 }
+
+// HalfElementwise is a backend whose Unary and Binary also take Float16 and
+// BFloat16 operands (all of one dtype; Binary's dst may be Bool), each
+// value decoded to float32, computed as the float32 kernels compute it and
+// rounded once: the bits of widening to float32, the float32 kernel and
+// rounding, without the copies. A backend may implement it.
+type HalfElementwise interface {
+	// ElementwiseHalf reports whether Unary and Binary take dt operands.
+	ElementwiseHalf(dt DType) bool
+}

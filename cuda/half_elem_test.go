@@ -1,0 +1,94 @@
+//go:build cuda || cudaemu
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/nd"
+)
+
+// TestHalfElementwiseGPU: Unary and Binary ops on Float16 and BFloat16
+// arrays run on the device's half kernels with the bits of the widened
+// path (float32 copies, the float32 kernel, rounding; HalfEnv=0) for every
+// value, specials included, contiguous and broadcast, with Bool results
+// for the comparisons; and a Unary op allocates only its result.
+func TestHalfElementwiseGPU(t *testing.T) {
+	needGPUs(t, 1)
+	dev := ctx.GPU(0)
+	unary := map[string]func(*nd.NDArray) *nd.NDArray{
+		"Neg": nd.Neg, "Exp": nd.Exp, "Log": nd.Log, "Sqrt": nd.Sqrt, "Tanh": nd.Tanh,
+		"Sigmoid": nd.Sigmoid, "Relu": nd.Relu, "Abs": nd.Abs, "Sign": nd.Sign, "Square": nd.Square,
+		"Softrelu": nd.Softrelu, "Erf": nd.Erf, "Log1p": nd.Log1p, "Sin": nd.Sin, "Rsqrt": nd.Rsqrt,
+		"Reciprocal": nd.Reciprocal,
+		"AddScalar":  func(x *nd.NDArray) *nd.NDArray { return nd.AddScalar(x, 0.3) },
+		"MulScalar":  func(x *nd.NDArray) *nd.NDArray { return nd.MulScalar(x, -1.7) },
+		"PowScalar":  func(x *nd.NDArray) *nd.NDArray { return nd.PowScalar(x, 1.5) },
+		"Clip":       func(x *nd.NDArray) *nd.NDArray { return nd.Clip(x, -0.5, 2) },
+	}
+	binary := map[string]func(a, b *nd.NDArray) *nd.NDArray{
+		"Add": nd.Add, "Sub": nd.Sub, "Mul": nd.Mul, "Div": nd.Div, "Pow": nd.Pow,
+		"Maximum": nd.Maximum, "Minimum": nd.Minimum, "Mod": nd.Mod, "Fmod": nd.Fmod,
+		"Equal": nd.Equal, "Greater": nd.Greater, "LessEqual": nd.LessEqual,
+	}
+	for _, dt := range []nd.DType{nd.Float16, nd.BFloat16} {
+		r := rand.New(rand.NewPCG(7, 8))
+		vals := func(n int) *nd.NDArray {
+			v := make([]float32, n)
+			for i := range v {
+				v[i] = float32(r.NormFloat64() * math.Pow(2, float64(r.IntN(12)-6)))
+			}
+			specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)),
+				float32(math.NaN()), 6e-8, -3e-39, 65504, 1, -1}
+			copy(v, specials)
+			return nd.FromSlice(ctx.CPU(0), v).AsType(dt)
+		}
+		x, y, z := vals(4*5*6), vals(4*5*6), vals(5*6)
+		x, y, z = nd.Reshape(x, 4, 5, 6), nd.Reshape(y, 4, 5, 6), nd.Reshape(z, 5, 6)
+		both := func(t *testing.T, f func(in []*nd.NDArray) *nd.NDArray, host ...*nd.NDArray) {
+			t.Helper()
+			run := func(off bool) []uint64 {
+				halfOff = off
+				defer func() { halfOff = false }()
+				in := make([]*nd.NDArray, len(host))
+				for i, h := range host {
+					in[i] = h.CopyTo(dev)
+				}
+				before := nd.MemoryStats(dev).Allocs
+				out := f(in)
+				if n := nd.MemoryStats(dev).Allocs - before; !off && n != 1 {
+					t.Errorf("%d allocations on the half kernels, want 1 (the result)", n)
+				}
+				var bits []uint64
+				for _, v := range out.Float64s() {
+					if math.IsNaN(v) {
+						v = math.NaN()
+					}
+					bits = append(bits, math.Float64bits(v))
+				}
+				return bits
+			}
+			want, got := run(true), run(false)
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("[%d]: half kernels %v, widened %v", i, math.Float64frombits(got[i]), math.Float64frombits(want[i]))
+				}
+			}
+		}
+		for name, f := range unary {
+			t.Run(fmt.Sprint(name, "/", dt), func(t *testing.T) {
+				both(t, func(in []*nd.NDArray) *nd.NDArray { return f(in[0]) }, x)
+			})
+		}
+		for name, f := range binary {
+			t.Run(fmt.Sprint(name, "/", dt), func(t *testing.T) {
+				both(t, func(in []*nd.NDArray) *nd.NDArray { return f(in[0], in[1]) }, x, y)
+				both(t, func(in []*nd.NDArray) *nd.NDArray { return f(in[0], in[1]) }, x, z) // broadcast
+			})
+		}
+	}
+}
