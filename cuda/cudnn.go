@@ -385,7 +385,7 @@ func (b *Backend) ConvHalf(dev ctx.Context, p backend.ConvParams) bool {
 	d.dnn.mu.Unlock()
 	if pl == nil {
 		if err := d.call("Conv2D plan", func() error { pl = d.dnnPlanFor(p); return nil }); err != nil {
-			return false
+			deviceFail("Conv2D", d.dev, err) // an earlier asynchronous failure, reported as dnnConv does
 		}
 	}
 	return pl.err == nil && pl.algo[0] >= 0 && pl.algo[1] >= 0 && pl.algo[2] >= 0

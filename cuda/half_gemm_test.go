@@ -40,6 +40,8 @@ func TestHalfGemmGPU(t *testing.T) {
 		{"shared", [][]int{{3, 9, 17}, {17, 11}}, dot(false, false)},
 		{"dense", [][]int{{8, 50}, {21, 50}}, func(in []*nd.NDArray) *nd.NDArray { return nd.FullyConnected(in[0], in[1], nil) }},
 		{"dense+bias", [][]int{{8, 50}, {21, 50}, {21}}, func(in []*nd.NDArray) *nd.NDArray { return nd.FullyConnected(in[0], in[1], in[2]) }},
+		{"K=0", [][]int{{3, 0}, {0, 4}}, dot(false, false)},
+		{"dense K=0", [][]int{{3, 0}, {4, 0}, {4}}, func(in []*nd.NDArray) *nd.NDArray { return nd.FullyConnected(in[0], in[1], in[2]) }},
 	}
 	for _, dt := range []nd.DType{nd.Float16, nd.BFloat16} {
 		if !defaultBackend.GemmHalf(dt) {

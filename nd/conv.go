@@ -157,7 +157,13 @@ func nativeHalfConv(x *NDArray, p backend.ConvParams) bool {
 func convHalfKernels(op string, sess *Session, x, w, bias *NDArray, p backend.ConvParams, yShape []int) *NDArray {
 	y := newArray(op, sess, x.st.dev, x.dtype, yShape)
 	x.be().Conv2D(p, y.storageArg(), x.storageArg(), w.storageArg())
-	if bias != nil {
+	switch {
+	case bias != nil && nativeHalfElem(y): // the backend's half Add
+		b := bias.storageArg()
+		b.Strides = make([]int, y.NDim())
+		b.Strides[1] = 1
+		y.be().Binary(bAdd, y.shape, y.storageArg(), y.storageArg(), b)
+	case bias != nil:
 		inPlaceHalf(y, []*NDArray{bias}, func(d *NDArray, s []*NDArray) {
 			d.be().Binary(bAdd, d.shape, d.arg(), d.arg(), channelArg(s[0], d.NDim(), 1))
 		})

@@ -14,7 +14,11 @@ import (
 // give for elementwise ops: the float32 result of the rounded inputs,
 // rounded once.
 //
-// Three forms:
+// A backend that computes an op on half arrays itself (backend.HalfGemmer,
+// HalfConvolver, HalfElementwise: a GPU's tensor cores and half kernels)
+// gets the half arrays directly instead (halfDirect, and the direct
+// branches of unaryRaw and binaryInto), rounding its float32 result once.
+// Otherwise, three forms:
 //   - the unrecorded kernels (unaryRaw, binaryInto, reduceRaw and the
 //     in-place ops) convert with unrecorded casts, so the backward passes
 //     built from them compute on half arrays too, rounding per op as
@@ -187,15 +191,9 @@ func sameHalf(op string, in []*NDArray) DType {
 // the half arrays itself (backend.HalfGemmer): fwd and bwd get the arrays
 // themselves and return half results, which the backend rounded once.
 func halfDirect(op string, in []*NDArray, fwd func(w []*NDArray) *NDArray, bwd func(g *NDArray, w []*NDArray, y func() *NDArray, need []bool) []*NDArray) *NDArray {
-	dt := sameHalf(op, in)
+	sameHalf(op, in)
 	out := fwd(in)
-	Record(op, out, in, func(g *NDArray, need []bool) []*NDArray {
-		if g.dtype != dt { // a head gradient of another dtype
-			gh := newArray("AsType", g.Session(), g.st.dev, dt, g.shape)
-			g.be().Cast(gh.storageArg(), g.storageArg(), g.Size())
-			defer gh.Release()
-			g = gh
-		}
+	Record(op, out, in, func(g *NDArray, need []bool) []*NDArray { // g has out's dtype (Backward checks heads)
 		return bwd(g, in, func() *NDArray {
 			checkMemory(op, out).done() // its memory gone since: ErrReleased
 			return out

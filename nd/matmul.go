@@ -50,6 +50,12 @@ func gemmInto(op string, a, b *NDArray, ta, tb bool, bias *NDArray) *NDArray {
 		out.be().Copy(out.shape, out.storageArg(), bcastStorage(bias, out.shape))
 		beta = 1
 	}
+	if k == 0 && out.dtype.IsHalf() { // no terms: C is its starting value (a backend scales no half C)
+		if bias == nil {
+			out.be().Fill(out.storageArg(), out.Size(), 0)
+		}
+		return out
+	}
 	p := backend.GemmParams{
 		TransA: ta, TransB: tb, M: m, N: n, K: k, Alpha: 1, Beta: beta,
 		A: a.gemmArg(), B: b.gemmArg(), C: out.gemmArg(), LDA: ac, LDB: bc, LDC: n,

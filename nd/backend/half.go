@@ -96,10 +96,11 @@ func (h BF16) Float32() float32 { return math.Float32frombits(uint32(h) << 16) }
 // product. A backend may implement it.
 type HalfGemmer interface {
 	// GemmHalf reports whether Gemm takes A, B and C all of dtype dt
-	// (Float16 or BFloat16). Such a product accumulates in float32 and
-	// rounds each element of C once, to nearest even, from
-	// Alpha·op(A)·op(B) + Beta·C computed in float32; only the order of
-	// the sums may differ from the widened product's.
+	// (Float16 or BFloat16) with K > 0. Such a product accumulates in
+	// float32 and rounds each element of C to nearest even from
+	// Alpha·op(A)·op(B) + Beta·C; the order of the sums may differ from
+	// the widened product's, and a backend may round partial sums of a
+	// split reduction to dt (cuBLAS's default, which PyTorch keeps).
 	GemmHalf(dt DType) bool
 }
 
