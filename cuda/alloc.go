@@ -122,6 +122,9 @@ func (d *device) driverAlloc(size int64) (dptr, error) {
 // Free returns buf's block to its device's pool.
 func (b *Backend) Free(_ ctx.Context, buf backend.Buffer) {
 	cb := buf.(*Buffer)
+	if cb.dev.cap.hold(cb) { // a capture's kernels may use it: kept for the graph
+		return
+	}
 	p := &cb.dev.mem
 	p.mu.Lock()
 	p.free[cb.size] = append(p.free[cb.size], cb.ptr)

@@ -76,6 +76,7 @@ type device struct {
 	syncs, calls atomic.Int64 // the host's waits on the stream and on the worker (SyncStats)
 
 	mem pool
+	cap captureState // a graph capture in progress (capture.go)
 }
 
 // queueDepth bounds how many asynchronous tasks may wait for the worker.
@@ -235,6 +236,7 @@ func (d *device) takeErr() error {
 // asynchronous task is reported first, as an nd device error naming it.
 // With GOLUON_CUDA_SYNC=1 it waits and reports fn's own failure.
 func (d *device) async(op string, fn func() error) {
+	defer d.cap.enter()()
 	if err := d.takeErr(); err != nil {
 		deviceFail(op, d.dev, fmt.Errorf("an earlier asynchronous operation failed: %w", err))
 	}
@@ -251,6 +253,7 @@ func (d *device) async(op string, fn func() error) {
 // an earlier asynchronous task (the worker runs tasks in order, so all of
 // them have run when fn has), or else fn's error.
 func (d *device) call(op string, fn func() error) error {
+	defer d.cap.enter()()
 	d.calls.Add(1)
 	done := make(chan error, 1)
 	d.q <- task{op: op, fn: fn, done: done}

@@ -22,6 +22,22 @@ static CUresult goluon_launch(void* f, unsigned int gx, unsigned int bx, unsigne
 }
 
 static CUresult goluon_host_alloc(void** p, size_t n) { return cuMemAllocHost(p, n); }
+
+// Stream capture into a CUDA graph (relaxed mode: the worker thread may
+// still allocate while the stream captures).
+static CUresult goluon_begin_capture(void* s) {
+	return cuStreamBeginCapture((CUstream)s, CU_STREAM_CAPTURE_MODE_RELAXED);
+}
+static CUresult goluon_end_capture(void* s, void** exec) {
+	CUgraph g = NULL;
+	CUresult r = cuStreamEndCapture((CUstream)s, &g);
+	if (r != CUDA_SUCCESS) return r;
+	r = cuGraphInstantiateWithFlags((CUgraphExec*)exec, g, 0);
+	cuGraphDestroy(g);
+	return r;
+}
+static CUresult goluon_graph_launch(void* exec, void* s) { return cuGraphLaunch((CUgraphExec)exec, (CUstream)s); }
+static CUresult goluon_graph_destroy(void* exec) { return cuGraphExecDestroy((CUgraphExec)exec); }
 static CUresult goluon_host_free(void* p) { return cuMemFreeHost(p); }
 */
 import "C"
@@ -234,3 +250,28 @@ func resultError(code int) error {
 	reflect.ValueOf(&v).Elem().SetInt(int64(code))
 	return v
 }
+
+// graphExec is an instantiated CUDA graph.
+type graphExec struct{ h unsafe.Pointer }
+
+// streamBeginCapture starts capturing s. Call it on the worker thread.
+func streamBeginCapture(s stream) error {
+	return resultError(int(C.goluon_begin_capture(streamHandle(s))))
+}
+
+// streamEndCapture ends s's capture and instantiates the graph. Call it
+// on the worker thread.
+func streamEndCapture(s stream) (graphExec, error) {
+	var g graphExec
+	err := resultError(int(C.goluon_end_capture(streamHandle(s), &g.h)))
+	return g, err
+}
+
+// graphLaunch queues g on s. Call it on the worker thread.
+func graphLaunch(g graphExec, s stream) error {
+	return resultError(int(C.goluon_graph_launch(g.h, streamHandle(s))))
+}
+
+// graphDestroy frees g (its queued launches still run). Call it on the
+// worker thread.
+func graphDestroy(g graphExec) error { return resultError(int(C.goluon_graph_destroy(g.h))) }

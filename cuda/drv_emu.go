@@ -73,6 +73,9 @@ type emuQueue struct {
 	ch      chan func()
 	pending sync.WaitGroup
 	rng     *rand.Rand // used by the executor only
+	// capture is the work recorded while the stream captures (nil when
+	// it does not); only the worker touches it.
+	capture *[]func()
 }
 
 func (q *emuQueue) run() {
@@ -86,9 +89,47 @@ func (q *emuQueue) run() {
 }
 
 func (s stream) enqueue(f func()) {
+	if s.q.capture != nil {
+		*s.q.capture = append(*s.q.capture, f)
+		return
+	}
 	s.q.pending.Add(1)
 	s.q.ch <- f
 }
+
+// graphExec is a captured graph: the recorded work, in order.
+type graphExec struct{ fns []func() }
+
+// streamBeginCapture starts recording the work queued on s.
+func streamBeginCapture(s stream) error {
+	if s.q.capture != nil {
+		return errors.New("emulated device: the stream is already capturing")
+	}
+	s.q.capture = new([]func())
+	return nil
+}
+
+// streamEndCapture stops recording and returns the recorded work.
+func streamEndCapture(s stream) (graphExec, error) {
+	if s.q.capture == nil {
+		return graphExec{}, errors.New("emulated device: the stream is not capturing")
+	}
+	g := graphExec{fns: *s.q.capture}
+	s.q.capture = nil
+	return g, nil
+}
+
+// graphLaunch queues the recorded work on s as one task.
+func graphLaunch(g graphExec, s stream) error {
+	s.enqueue(func() {
+		for _, f := range g.fns {
+			f()
+		}
+	})
+	return nil
+}
+
+func graphDestroy(graphExec) error { return nil }
 
 // physHandle holds nothing in the emulator.
 type physHandle struct{}
@@ -256,6 +297,9 @@ func streamWaitEvent(s stream, e event) error {
 }
 
 func streamSync(s stream) error {
+	if s.q.capture != nil { // as the driver: a capture cannot wait for its own work
+		return errors.New("emulated device: stream synchronisation while the stream captures (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)")
+	}
 	s.q.pending.Wait()
 	select {
 	case err := <-emuFailures:

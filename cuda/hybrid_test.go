@@ -69,10 +69,14 @@ func TestHybridLeNetGPU(t *testing.T) {
 	}
 }
 
-// gpuHybridModes runs a benchmark body on LeNet eagerly and hybridized.
+// gpuHybridModes runs a benchmark body on LeNet eagerly, hybridized, and
+// hybridized with device graphs (which only calls that do not record use).
 func gpuHybridModes(b *testing.B, body func(b *testing.B, net gluon.Block)) {
 	b.Run("eager", func(b *testing.B) { body(b, modelzoo.LeNet()) })
 	b.Run("hybrid", func(b *testing.B) { body(b, gluon.Hybridize(modelzoo.LeNet(), gluon.HybridOpts{})) })
+	b.Run("cudagraph", func(b *testing.B) {
+		body(b, gluon.Hybridize(modelzoo.LeNet(), gluon.HybridOpts{DeviceGraphs: true}))
+	})
 }
 
 // BenchmarkHybridInferLeNetGPUB1 is LeNet's predict-mode forward pass at

@@ -21,6 +21,10 @@ type HybridOpts struct {
 	// differ from the eager block's by rounding (about 1e-6 relative in
 	// float32) instead of being equal bit for bit.
 	FoldBatchNorm bool
+	// DeviceGraphs runs the graphs of calls that do not record
+	// (inference) as captured device graphs on a GPU (CUDA graphs): see
+	// nd.TraceOpts.DeviceGraph. Outputs stay equal to the eager block's.
+	DeviceGraphs bool
 }
 
 // HybridBlock runs a Block or MultiBlock through traced graphs, Gluon's
@@ -92,6 +96,9 @@ type HybridStats struct {
 	Eager   int // calls run eagerly (deferred parameters, inside another trace)
 	Graphs  int // graphs held now
 	Folded  int // batch normalisations folded in them (HybridOpts.FoldBatchNorm)
+	// DeviceGraphLaunches counts the calls of the graphs held now that
+	// launched a captured device graph (HybridOpts.DeviceGraphs).
+	DeviceGraphLaunches int64
 }
 
 // Hybridize wraps b (a Block or a MultiBlock) so that its calls run
@@ -105,7 +112,7 @@ func Hybridize(b Component, opts HybridOpts) *HybridBlock {
 	if size <= 0 {
 		size = 8
 	}
-	return &HybridBlock{inner: b, size: size, opts: nd.TraceOpts{FoldBatchNorm: opts.FoldBatchNorm}, graphs: map[string]*list.Element{}}
+	return &HybridBlock{inner: b, size: size, opts: nd.TraceOpts{FoldBatchNorm: opts.FoldBatchNorm, DeviceGraph: opts.DeviceGraphs}, graphs: map[string]*list.Element{}}
 }
 
 // Meta returns the wrapped block's Meta.
@@ -132,7 +139,9 @@ func (h *HybridBlock) Stats() HybridStats {
 	s := h.stats
 	s.Graphs = h.lru.Len()
 	for e := h.lru.Front(); e != nil; e = e.Next() {
-		s.Folded += e.Value.(*hybridGraph).g.Stats().Folded
+		gs := e.Value.(*hybridGraph).g.Stats()
+		s.Folded += gs.Folded
+		s.DeviceGraphLaunches += gs.Launches
 	}
 	return s
 }

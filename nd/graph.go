@@ -31,7 +31,8 @@ type Graph struct {
 	heads       []int32 // per output: the slot of its gradient (-1: no gradient flows)
 	results     []resSpec
 	phys        []physSpec
-	folded      int // batch normalisations folded (TraceOpts.FoldBatchNorm)
+	folded      int          // batch normalisations folded (TraceOpts.FoldBatchNorm)
+	capt        *capturePlan // calls run as captured device graphs (TraceOpts.DeviceGraph), or nil
 
 	mu       sync.Mutex
 	free     []*instance
@@ -96,6 +97,7 @@ type physSpec struct {
 type instance struct {
 	args []backend.Arg
 	bufs []backend.Buffer
+	dg   deviceGraph // the set's captured device graph (TraceOpts.DeviceGraph)
 }
 
 // hold is a recorded call's claim on an instance until its backward pass
@@ -117,6 +119,9 @@ type GraphStats struct {
 	TracedBytes   int64 // the size of the buffers they replace
 	Sets          int   // buffer sets made so far (one per call in flight at once)
 	Folded        int   // batch normalisations folded into convolutions (TraceOpts.FoldBatchNorm)
+	DeviceGraph   bool  // calls run as captured device graphs (TraceOpts.DeviceGraph)
+	Captures      int64 // device graphs captured so far
+	Launches      int64 // calls that launched one
 }
 
 // Stats describes g.
@@ -133,6 +138,10 @@ func (g *Graph) Stats() GraphStats {
 	g.mu.Lock()
 	st.Sets = g.made
 	g.mu.Unlock()
+	if g.capt != nil {
+		st.DeviceGraph = true
+		st.Captures, st.Launches = g.capt.captures.Load(), g.capt.launches.Load()
+	}
 	return st
 }
 
@@ -243,6 +252,9 @@ func TraceWith(name string, f func(in []*NDArray) []*NDArray, inputs, bound []*N
 		g.folded = g.foldBatchNorm()
 	}
 	g.plan()
+	if opts.DeviceGraph && !g.recording && !r.host {
+		g.capt = g.capturer()
+	}
 	return g
 }
 
@@ -481,6 +493,7 @@ func (g *Graph) put(in *instance) {
 }
 
 func (g *Graph) drop(in *instance) {
+	g.dropDeviceGraph(in)
 	for p, b := range in.bufs {
 		g.phys[p].be.Free(g.phys[p].dev, b)
 	}

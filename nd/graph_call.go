@@ -34,6 +34,12 @@ func (g *Graph) Call(inputs []*NDArray) []*NDArray {
 		fail(op, ErrTrace, "traced with autocast %v (%v), called with %v (%v): trace again", g.castDT, g.castOn, dt, on)
 	}
 	in := g.claim()
+	if g.capt != nil && in.dg.warm && !in.dg.off {
+		outs := g.callDeviceGraph(in, inputs, sess)
+		g.put(in)
+		return outs
+	}
+	in.dg.warm = true
 	e := &replay{args: in.args, sess: sess}
 	g.bindCallInputs(e, inputs)
 	g.bindBound(e)

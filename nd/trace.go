@@ -144,6 +144,7 @@ type recording struct {
 	steps   []step
 	tracers map[backend.Backend]*tracer
 	owned   []owned // what the computation allocated
+	host    bool    // a step works on the host at each replay (a write, a random draw)
 }
 
 func (r *recording) fail(what string) {
@@ -230,6 +231,7 @@ func (r *recording) add(run func(e *replay), refs ...ref) {
 // write records a host write of constant data (FromSlice, Arange inside
 // the computation): the replay writes the same values again.
 func (r *recording) write(be backend.Backend, dst backend.Buffer, off int, src any) {
+	r.host = true
 	data := cloneHost(src)
 	d := r.ref(backend.Arg{Buf: dst, Off: off})
 	r.add(func(e *replay) {
@@ -265,6 +267,7 @@ func cloneHost(src any) any {
 // replaying session's generator for dev, as an eager call draws it, so a
 // replayed step uses the masks the eager step would.
 func (r *recording) dropout(a *NDArray, n int, thr uint32, keep float64) {
+	r.host = true
 	be, dev, dt := a.st.be, a.st.dev, a.dtype
 	d := r.ref(a.storageArg())
 	r.add(func(e *replay) {
@@ -282,6 +285,7 @@ func (r *recording) dropout(a *NDArray, n int, thr uint32, keep float64) {
 // replay draws a fresh seed from the replaying call's session, as the
 // eager call would, and writes it into the array's buffer.
 func (r *recording) seed(a *NDArray) {
+	r.host = true
 	be, dev := a.st.be, a.st.dev
 	d := r.ref(a.storageArg())
 	r.add(func(e *replay) {
@@ -297,6 +301,7 @@ func (r *recording) seed(a *NDArray) {
 // session on the replaying goroutine where the trace drew from theirs, and
 // from a session the computation named otherwise.
 func (r *recording) random(a *NDArray, s *Session, draw func(s *Session) any) {
+	r.host = true
 	be := a.st.be
 	d := r.ref(a.storageArg())
 	r.add(func(e *replay) {
