@@ -21,7 +21,8 @@ import (
 // TestDeviceGraphGPU: a traced inference graph with TraceOpts.DeviceGraph
 // on gpu(0) gives the eager computation's bits on every call (the first
 // replays, the second captures, the rest launch the captured graph), with
-// new inputs each call and a parameter changed in place between calls;
+// new inputs each call, a parameter changed in place between calls and
+// the parameters moved into one buffer (captured again);
 // meanwhile another goroutine's eager ops on the same device run as
 // usual and none of them lands in the graph.
 func TestDeviceGraphGPU(t *testing.T) {
@@ -79,6 +80,9 @@ func TestDeviceGraphGPU(t *testing.T) {
 			if call == 3 { // in place: the graph reads the parameter's memory
 				nd.Assign(w2, nd.MulScalar(w2, -2))
 			}
+			if call == 4 { // the parameters move (as a Trainer packs them): captured again
+				nd.Pack([]*nd.NDArray{w1, b1, w2, b2})
+			}
 			x := nd.RandomUniform(dev, nd.Float32, -1, 1, 2, 3, 8, 8)
 			got := g.Call([]*nd.NDArray{x})
 			want := f([]*nd.NDArray{x})
@@ -109,8 +113,8 @@ func TestDeviceGraphGPU(t *testing.T) {
 	if bgErr != nil {
 		t.Fatal(bgErr)
 	}
-	if st := g.Stats(); st.Captures != 1 || st.Launches != 5 {
-		t.Errorf("stats %+v: want 1 capture and 5 launches over 6 calls (the second captures, then launches)", st)
+	if st := g.Stats(); st.Captures != 2 || st.Launches != 5 {
+		t.Errorf("stats %+v: want 2 captures and 5 launches over 6 calls (the second captures, then launches; the fifth captures again)", st)
 	}
 
 	// Training mode draws dropout masks on the host at each call: no
