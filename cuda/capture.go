@@ -5,6 +5,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 
@@ -63,7 +64,10 @@ func (b *Backend) BeginCapture(dev ctx.Context) error {
 	if d == nil {
 		return fmt.Errorf("cuda: %v is not started", dev)
 	}
-	if d.syncEach || profileAny { // both wait or record events after every task
+	switch {
+	case graphsOff:
+		return errors.New("cuda: graph capture is off (" + GraphsEnv + "=0)")
+	case d.syncEach || profileAny: // both wait or record events after every task
 		return errors.New("cuda: no graph capture with GOLUON_CUDA_SYNC=1 or GOLUON_CUDA_PROFILE")
 	}
 	c := &d.cap
@@ -79,6 +83,14 @@ func (b *Backend) BeginCapture(dev ctx.Context) error {
 	}
 	return nil
 }
+
+// GraphsEnv names the environment variable that, set to 0, turns graph
+// capture off: graphs that would run as CUDA graphs replay kernel by
+// kernel instead (nd.GraphStats.DeviceGraphErr says so).
+const GraphsEnv = "GOLUON_CUDA_GRAPHS"
+
+// graphsOff is GraphsEnv set to 0 (tests set it too).
+var graphsOff = os.Getenv(GraphsEnv) == "0"
 
 // testAfterBeginCapture, when set by a test, runs once a capture has begun.
 var testAfterBeginCapture func()

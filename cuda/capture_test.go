@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -160,5 +161,29 @@ func TestHybridLeNetDeviceGraphGPU(t *testing.T) {
 		if !slices.Equal(eager[i], graphs[i]) {
 			t.Fatalf("call %d: eager %v…, device graph %v…", i, eager[i][:4], graphs[i][:4])
 		}
+	}
+}
+
+// TestDeviceGraphRefusedGPU: with capture off (GOLUON_CUDA_GRAPHS=0) the
+// graph says why in its stats and its calls replay as usual, still equal
+// to eager.
+func TestDeviceGraphRefusedGPU(t *testing.T) {
+	needGPUs(t, 1)
+	dev := ctx.GPU(0)
+	graphsOff = true
+	defer func() { graphsOff = false }()
+	w := nd.RandomUniform(dev, nd.Float32, -1, 1, 4, 6)
+	f := func(in []*nd.NDArray) []*nd.NDArray { return []*nd.NDArray{nd.Tanh(nd.Dot(in[0], w, false, true))} }
+	x := nd.RandomUniform(dev, nd.Float32, -1, 1, 3, 6)
+	g := nd.TraceWith("refused", f, []*nd.NDArray{x}, []*nd.NDArray{w}, nd.TraceOpts{DeviceGraph: true})
+	defer g.Release()
+	for range 3 {
+		got, want := g.Call([]*nd.NDArray{x})[0].Float32s(), f([]*nd.NDArray{x})[0].Float32s()
+		if !slices.Equal(got, want) {
+			t.Fatalf("graph %v, eager %v", got, want)
+		}
+	}
+	if st := g.Stats(); st.Captures != 0 || st.Launches != 0 || !strings.Contains(st.DeviceGraphErr, GraphsEnv+"=0") {
+		t.Errorf("stats %+v: want no capture, no launch and the reason", st)
 	}
 }

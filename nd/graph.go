@@ -122,6 +122,10 @@ type GraphStats struct {
 	DeviceGraph   bool  // calls run as captured device graphs (TraceOpts.DeviceGraph)
 	Captures      int64 // device graphs captured so far
 	Launches      int64 // calls that launched one
+	// DeviceGraphErr is why the backend would not capture a device
+	// graph, the first time it would not ("" when it always did); the
+	// buffer set it failed for replays as usual.
+	DeviceGraphErr string
 }
 
 // Stats describes g.
@@ -141,6 +145,9 @@ func (g *Graph) Stats() GraphStats {
 	if g.capt != nil {
 		st.DeviceGraph = true
 		st.Captures, st.Launches = g.capt.captures.Load(), g.capt.launches.Load()
+		if err := g.capt.err.Load(); err != nil {
+			st.DeviceGraphErr = (*err).Error()
+		}
 	}
 	return st
 }

@@ -15,6 +15,7 @@ type capturePlan struct {
 	be                 backend.GraphCapturer
 	dev                ctx.Context
 	captures, launches atomic.Int64
+	err                atomic.Pointer[error] // the first capture's failure, if one failed
 }
 
 // deviceGraph is a buffer set's captured device graph, with the buffers
@@ -131,6 +132,7 @@ func (g *Graph) callDeviceGraph(in *instance, inputs []*NDArray, sess *Session) 
 func (g *Graph) captureInto(dg *deviceGraph, e *replay, bound []backend.Arg) bool {
 	c := g.capt
 	if err := c.be.BeginCapture(c.dev); err != nil {
+		c.err.CompareAndSwap(nil, &err)
 		return false
 	}
 	ended := false
@@ -147,6 +149,7 @@ func (g *Graph) captureInto(dg *deviceGraph, e *replay, bound []backend.Arg) boo
 	ended = true
 	cg, err := c.be.EndCapture(c.dev)
 	if err != nil {
+		c.err.CompareAndSwap(nil, &err)
 		return false
 	}
 	dg.exec, dg.boundAt = cg, bound
