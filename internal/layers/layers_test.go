@@ -62,10 +62,10 @@ func TestImportsPointDown(t *testing.T) {
 	// package they may depend on, directly or not.
 	allowed := map[string][]string{
 		"ctx":          nil,
-		"internal/gid": nil, // goroutine identity, for the sessions' checks
+		"internal/gid": nil, // goroutine identity, for the sessions' checks and graph capture
 		"nd/backend":   {"ctx"},
 		"nd/cpu":       {"ctx", "nd/backend"},
-		"cuda":         {"ctx", "nd/backend"}, // the device error kind is the seam's
+		"cuda":         {"ctx", "internal/gid", "nd/backend"}, // the device error kind is the seam's; gid tells the capturing goroutine
 		"nd":           {"ctx", "internal/gid", "nd/backend", "nd/cpu"},
 		"nd/ndtest":    {"ctx", "internal/gid", "nd", "nd/backend", "nd/cpu"}, // not autograd
 		"autograd":     {"ctx", "internal/gid", "nd", "nd/backend", "nd/cpu"},
