@@ -54,30 +54,7 @@ func TestHalfGemmGPU(t *testing.T) {
 				for i, s := range c.shapes {
 					host[i] = nd.RandomUniform(ctx.CPU(0), nd.Float32, -2, 2, s...).AsType(dt)
 				}
-				run := func(d ctx.Context) [][]float64 {
-					in := make([]*nd.NDArray, len(host))
-					for i, h := range host {
-						in[i] = h.CopyTo(d)
-						in[i].AttachGrad(nd.GradWrite)
-					}
-					before := nd.MemoryStats(d).Allocs
-					exit := nd.EnterRecording(true)
-					y := c.f(in)
-					exit()
-					if d == dev {
-						if n := nd.MemoryStats(d).Allocs - before; n != 1 {
-							t.Errorf("the forward product made %d allocations on %v, want 1 (its result)", n, d)
-						}
-					}
-					nd.Seed(9)
-					g := nd.RandomUniform(ctx.CPU(0), nd.Float32, -1, 1, y.Shape()...).AsType(dt)
-					nd.Backward([]*nd.NDArray{y}, []*nd.NDArray{g.CopyTo(d)}, false)
-					out := [][]float64{y.Float64s()}
-					for _, a := range in {
-						out = append(out, a.Grad().Float64s())
-					}
-					return out
-				}
+				run := func(d ctx.Context) [][]float64 { return halfGradRun(t, d, dev, host, c.f, 1) }
 				closeHalf(t, dt, run(ctx.CPU(0)), run(dev))
 			})
 		}
@@ -111,8 +88,8 @@ func closeHalf(t *testing.T, dt nd.DType, want, got [][]float64) {
 // path (backend.HalfConvolver) give the CPU's widened results, forward and
 // every gradient (input, filter, bias), within a few units in the last
 // place; the bias is added after the convolution's rounding, which the
-// tolerance covers. A forward convolution without a bias allocates only
-// its result (and cuDNN's workspace). Skipped where the device has no
+// tolerance covers. A forward convolution allocates only its result (and
+// cuDNN's workspace). Skipped where the device has no
 // half convolution (the emulator has no cuDNN).
 func TestHalfConvGPU(t *testing.T) {
 	needGPUs(t, 1)
@@ -147,34 +124,46 @@ func TestHalfConvGPU(t *testing.T) {
 				for i, s := range shapes {
 					host[i] = nd.RandomUniform(ctx.CPU(0), nd.Float32, -1, 1, s...).AsType(dt)
 				}
-				run := func(d ctx.Context) [][]float64 {
-					in := make([]*nd.NDArray, len(host))
-					for i, h := range host {
-						in[i] = h.CopyTo(d)
-						in[i].AttachGrad(nd.GradWrite)
-					}
+				conv := func(in []*nd.NDArray) *nd.NDArray {
 					var bias *nd.NDArray
 					if c.bias {
 						bias = in[2]
 					}
-					before := nd.MemoryStats(d).Allocs
-					exit := nd.EnterRecording(true)
-					y := nd.Conv2D(in[0], in[1], bias, c.o)
-					exit()
-					if n := nd.MemoryStats(d).Allocs - before; d == dev && !c.bias && n > 2 {
-						t.Errorf("the forward convolution made %d allocations on %v, want at most 2 (its result, cuDNN's workspace)", n, d)
-					}
-					nd.Seed(9)
-					g := nd.RandomUniform(ctx.CPU(0), nd.Float32, -1, 1, y.Shape()...).AsType(dt)
-					nd.Backward([]*nd.NDArray{y}, []*nd.NDArray{g.CopyTo(d)}, false)
-					out := [][]float64{y.Float64s()}
-					for _, a := range in {
-						out = append(out, a.Grad().Float64s())
-					}
-					return out
+					return nd.Conv2D(in[0], in[1], bias, c.o)
 				}
+				// On dev: its result and cuDNN's workspace.
+				run := func(d ctx.Context) [][]float64 { return halfGradRun(t, d, dev, host, conv, 2) }
 				closeHalf(t, dt, run(ctx.CPU(0)), run(dev))
 			})
 		}
 	}
+}
+
+// halfGradRun copies host to d, each with a gradient attached, runs f
+// while recording and backpropagates a fixed weighting (seed 9) of its
+// result; it returns the result and every input's gradient. On dev it
+// fails when f made more than maxAllocs allocations (float32 copies of
+// half operands would add some).
+func halfGradRun(t *testing.T, d, dev ctx.Context, host []*nd.NDArray, f func([]*nd.NDArray) *nd.NDArray, maxAllocs int64) [][]float64 {
+	t.Helper()
+	in := make([]*nd.NDArray, len(host))
+	for i, h := range host {
+		in[i] = h.CopyTo(d)
+		in[i].AttachGrad(nd.GradWrite)
+	}
+	before := nd.MemoryStats(d).Allocs
+	exit := nd.EnterRecording(true)
+	y := f(in)
+	exit()
+	if n := nd.MemoryStats(d).Allocs - before; d == dev && n > maxAllocs {
+		t.Errorf("the forward op made %d allocations on %v, want at most %d", n, d, maxAllocs)
+	}
+	nd.Seed(9)
+	g := nd.RandomUniform(ctx.CPU(0), nd.Float32, -1, 1, y.Shape()...).AsType(y.DType())
+	nd.Backward([]*nd.NDArray{y}, []*nd.NDArray{g.CopyTo(d)}, false)
+	out := [][]float64{y.Float64s()}
+	for _, a := range in {
+		out = append(out, a.Grad().Float64s())
+	}
+	return out
 }
