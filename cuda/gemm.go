@@ -57,6 +57,10 @@ func (b *Backend) GemmHalf(dt backend.DType) bool {
 // operands (elementwise.cu's half kernels; backend.HalfElementwise).
 func (b *Backend) ElementwiseHalf(dt backend.DType) bool { return dt.IsHalf() && !halfOff }
 
+// PoolHalf reports that Pool2D and Pool2DBackward take Float16 and
+// BFloat16 operands (pool.cu's half instances; backend.HalfPooler).
+func (b *Backend) PoolHalf(dt backend.DType) bool { return dt.IsHalf() && !halfOff }
+
 // halfOff is HalfEnv set to 0 (tests set it to compare the two paths).
 var halfOff = os.Getenv(HalfEnv) == "0"
 

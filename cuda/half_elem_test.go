@@ -92,3 +92,53 @@ func TestHalfElementwiseGPU(t *testing.T) {
 		}
 	}
 }
+
+// TestHalfPoolGPU: max and average pooling on Float16 and BFloat16 arrays
+// run on pool.cu's half instances with the bits of the widened path
+// (HalfEnv=0), forward and backward, ties and specials included.
+func TestHalfPoolGPU(t *testing.T) {
+	needGPUs(t, 1)
+	dev := ctx.GPU(0)
+	opts := []nd.PoolOpts{
+		{Type: nd.PoolMax, Kernel: [2]int{2, 2}},
+		{Type: nd.PoolMax, Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Pad: [2]int{1, 1}, CeilMode: true},
+		{Type: nd.PoolAvg, Kernel: [2]int{3, 3}, Stride: [2]int{2, 2}, Pad: [2]int{1, 1}},
+		{Type: nd.PoolAvg, Kernel: [2]int{3, 3}, Stride: [2]int{1, 1}, Pad: [2]int{1, 1}, ExcludePad: true},
+		{Type: nd.PoolAvg, Global: true},
+	}
+	for _, dt := range []nd.DType{nd.Float16, nd.BFloat16} {
+		r := rand.New(rand.NewPCG(1, 2))
+		v := make([]float32, 2*3*7*8)
+		for i := range v {
+			v[i] = float32(r.IntN(9)-4) * 0.37 // ties
+		}
+		v[5], v[17], v[40] = float32(math.NaN()), float32(math.Inf(1)), float32(math.Copysign(0, -1))
+		host := nd.FromSlice(ctx.CPU(0), v, 2, 3, 7, 8).AsType(dt)
+		for _, o := range opts {
+			t.Run(fmt.Sprint(o.Type, o.Kernel, o.Stride, o.Global, "/", dt), func(t *testing.T) {
+				run := func(off bool) [][]float64 {
+					halfOff = off
+					defer func() { halfOff = false }()
+					x := host.CopyTo(dev)
+					x.AttachGrad(nd.GradWrite)
+					exit := nd.EnterRecording(true)
+					y := nd.Pool2D(x, o)
+					exit()
+					nd.Seed(3)
+					g := nd.RandomUniform(ctx.CPU(0), nd.Float32, -1, 1, y.Shape()...).AsType(dt)
+					nd.Backward([]*nd.NDArray{y}, []*nd.NDArray{g.CopyTo(dev)}, false)
+					return [][]float64{y.Float64s(), x.Grad().Float64s()}
+				}
+				want, got := run(true), run(false)
+				for i := range want {
+					for j := range want[i] {
+						w, g := want[i][j], got[i][j]
+						if math.Float64bits(w) != math.Float64bits(g) && !(math.IsNaN(w) && math.IsNaN(g)) {
+							t.Fatalf("array %d [%d]: half kernels %v, widened %v", i, j, g, w)
+						}
+					}
+				}
+			})
+		}
+	}
+}

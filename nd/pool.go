@@ -85,6 +85,21 @@ func pool2DOp(x *NDArray, o PoolOpts) *NDArray {
 	defer checkLive(op, x).done()
 	checkFloat(op, x)
 	p := poolParams(op, x, o)
+	if h, ok := x.st.be.(backend.HalfPooler); ok && x.dtype.IsHalf() && h.PoolHalf(x.dtype) { // the backend's own half kernels (the same bits)
+		return halfDirect(op, []*NDArray{x}, func(in []*NDArray) *NDArray {
+			y := newArray(op, x.Session(), x.st.dev, x.dtype, []int{p.N, p.C, p.OutH, p.OutW})
+			x.be().Pool2D(p, y.storageArg(), in[0].storageArg())
+			return y
+		}, func(g *NDArray, in []*NDArray, y func() *NDArray, _ []bool) []*NDArray {
+			ya := g.storageArg() // (the kernels take an operand of the output's shape; max pooling's reads it)
+			if p.Type == PoolMax {
+				ya = y().storageArg()
+			}
+			gx := newArray(op, g.Session(), x.st.dev, x.dtype, x.shape)
+			x.be().Pool2DBackward(p, gx.storageArg(), in[0].storageArg(), ya, g.storageArg())
+			return []*NDArray{gx}
+		})
+	}
 	if x.dtype.IsHalf() { // the tape keeps the half arrays (halfNative)
 		return halfNative(op, []*NDArray{x}, func(w []*NDArray) *NDArray {
 			y := newArray(op, x.Session(), x.st.dev, Float32, []int{p.N, p.C, p.OutH, p.OutW})

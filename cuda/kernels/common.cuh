@@ -73,6 +73,26 @@ __device__ __forceinline__ u16 floatToBf16(float f) {
 }
 
 
+// hf16 and hbf16 are half storage as a value type for the templated
+// kernels: a load decodes to float, a store rounds to the half type from
+// float (a double is rounded to float first), so a kernel instantiated on
+// them gives the bits of its float32 instance followed by a rounding to
+// half (nd's widened path).
+struct hf16 {
+	u16 v;
+	__device__ __forceinline__ hf16() {}
+	__device__ __forceinline__ hf16(float f) : v(floatToHalf(f)) {}
+	__device__ __forceinline__ hf16(double d) : v(floatToHalf((float)d)) {}
+	__device__ __forceinline__ operator float() const { return halfToFloat(v); }
+};
+struct hbf16 {
+	u16 v;
+	__device__ __forceinline__ hbf16() {}
+	__device__ __forceinline__ hbf16(float f) : v(floatToBf16(f)) {}
+	__device__ __forceinline__ hbf16(double d) : v(floatToBf16((float)d)) {}
+	__device__ __forceinline__ operator float() const { return bf16ToFloat(v); }
+};
+
 // Grid-stride loop over [0, n).
 #define GRID_LOOP(i, n) \
 	for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (i64)blockDim.x * gridDim.x)

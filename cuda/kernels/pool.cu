@@ -75,6 +75,12 @@ template <typename I> __device__ __forceinline__ I floorDivI(I a, I b) {
 }
 template <typename I> __device__ __forceinline__ I ceilDivI(I a, I b) { return -floorDivI<I>(-a, b); }
 
+// PoolAcc is the type a backward pass sums in: T itself, float for half
+// storage (as the float32 kernel sums before nd rounds the result).
+template <typename T> struct PoolAcc { typedef T A; };
+template <> struct PoolAcc<hf16> { typedef float A; };
+template <> struct PoolAcc<hbf16> { typedef float A; };
+
 // poolBackward computes dx, one thread per input element gathering from the
 // windows that contain it, with its index arithmetic in I (int where every
 // index fits: 64-bit division costs a GPU tens of instructions). It does
@@ -96,10 +102,11 @@ __device__ __forceinline__ void poolBackwardI(const PoolDims& p, T* dx, const T*
 		if (ow0 < 0) ow0 = 0;
 		if (oh1 > outH - 1) oh1 = outH - 1;
 		if (ow1 > outW - 1) ow1 = outW - 1;
-		T acc = 0;
+		typedef typename PoolAcc<T>::A A;
+		A acc = 0;
 		for (I oh = oh0; oh <= oh1; oh++) {
 			for (I ow = ow0; ow <= ow1; ow++) {
-				T g = dyp[oh * outW + ow];
+				A g = (A)dyp[oh * outW + ow];
 				if (p.typ == 0) {
 					if (windowArgMax<T>(p, xp, oh, ow) == (i64)r) acc += g;
 					continue;
@@ -107,10 +114,10 @@ __device__ __forceinline__ void poolBackwardI(const PoolDims& p, T* dx, const T*
 				i64 h0, h1, hp, w0, w1, wp;
 				window(oh, p.sh, p.ph, p.kh, p.inH, h0, h1, hp);
 				window(ow, p.sw, p.pw, p.kw, p.inW, w0, w1, wp);
-				acc += g / (T)avgDivisor(p, h1 - h0, w1 - w0, hp, wp);
+				acc += g / (A)avgDivisor(p, h1 - h0, w1 - w0, hp, wp);
 			}
 		}
-		dx[t64] = acc;
+		dx[t64] = (T)acc;
 	}
 }
 
@@ -133,3 +140,5 @@ template <typename T> __device__ __forceinline__ void poolBackward(const PoolDim
 
 POOL(f32, float)
 POOL(f64, double)
+POOL(f16, hf16)
+POOL(bf16, hbf16)

@@ -123,3 +123,12 @@ type HalfElementwise interface {
 	// ElementwiseHalf reports whether Unary and Binary take dt operands.
 	ElementwiseHalf(dt DType) bool
 }
+
+// HalfPooler is a backend whose Pool2D and Pool2DBackward also take
+// Float16 and BFloat16 operands, computing as the float32 kernels do and
+// rounding each result once: the widened path's bits. A backend may
+// implement it.
+type HalfPooler interface {
+	// PoolHalf reports whether Pool2D and Pool2DBackward take dt operands.
+	PoolHalf(dt DType) bool
+}
