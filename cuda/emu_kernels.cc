@@ -89,6 +89,13 @@ struct emuKernel {
 	K(binary_flat_##SUF, P(0, i64), P(1, u16*), P(2, u16*), P(3, u16*), P(4, i64)),                     \
 	K(binary_strided_##SUF, P(0, i64), P(1, u16*), P(2, u16*), P(3, u16*), P(4, i64), P(5, Dims)),     \
 	TO_BOOL(SUF, u16)
+// The reductions of a half-precision storage type (reduce.cu).
+#define HALF_REDUCE_K(SUF, T)                                                                               \
+	K(reduce_thread_##SUF, P(0, i64), P(1, void*), P(2, i64), P(3, T*), P(4, ReduceDims)),              \
+	K(reduce_block_##SUF, P(0, i64), P(1, void*), P(2, i64), P(3, T*), P(4, ReduceDims), P(5, i64),     \
+		P(6, double*), P(7, i64*)),                                                                 \
+	K(reduce_finish_##SUF, P(0, i64), P(1, void*), P(2, i64), P(3, double*), P(4, i64*), P(5, i64),     \
+		P(6, i64))
 // Kernels of the float types only.
 #define FLOATS(SUF, T)                                                                                      \
 	K(scale_rows_##SUF, P(0, T*), P(1, i64), P(2, i64), P(3, i64), P(4, i64), P(5, i64), P(6, double)), \
@@ -173,6 +180,7 @@ static const emuKernel emuKernels[] = {
 	CASTS(u8, u8, f32, float, f64, double, i32, int, i64, i64),
 	HALF_KERNELS(f16), HALF_KERNELS(bf16),
 	HALF_ELEM_K(f16), HALF_ELEM_K(bf16),
+	HALF_REDUCE_K(f16, hf16), HALF_REDUCE_K(bf16, hbf16),
 	K(pool_forward_f16, P(0, PoolDims), P(1, hf16*), P(2, hf16*)),
 	K(pool_backward_f16, P(0, PoolDims), P(1, hf16*), P(2, hf16*), P(3, hf16*)),
 	K(pool_forward_bf16, P(0, PoolDims), P(1, hbf16*), P(2, hbf16*)),

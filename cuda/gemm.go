@@ -61,6 +61,10 @@ func (b *Backend) ElementwiseHalf(dt backend.DType) bool { return dt.IsHalf() &&
 // BFloat16 operands (pool.cu's half instances; backend.HalfPooler).
 func (b *Backend) PoolHalf(dt backend.DType) bool { return dt.IsHalf() && !halfOff }
 
+// ReduceHalf reports that Reduce takes Float16 and BFloat16 operands
+// (reduce.cu's half instances; backend.HalfReducer).
+func (b *Backend) ReduceHalf(dt backend.DType) bool { return dt.IsHalf() && !halfOff }
+
 // halfOff is HalfEnv set to 0 (tests set it to compare the two paths).
 var halfOff = os.Getenv(HalfEnv) == "0"
 

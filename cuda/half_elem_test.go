@@ -142,3 +142,39 @@ func TestHalfPoolGPU(t *testing.T) {
 		}
 	}
 }
+
+// TestHalfReduceGPU: Sum, Max and Min of Float16 and BFloat16 arrays run
+// on reduce.cu's half instances with the bits of the widened path
+// (HalfEnv=0), over every axis choice of a [6, 70, 5] array (one thread
+// per output, and blocks with partial sums), NaN and ±Inf included.
+func TestHalfReduceGPU(t *testing.T) {
+	needGPUs(t, 1)
+	dev := ctx.GPU(0)
+	ops := map[string]func(*nd.NDArray, ...int) *nd.NDArray{"Sum": nd.Sum, "Max": nd.Max, "Min": nd.Min}
+	for _, dt := range []nd.DType{nd.Float16, nd.BFloat16} {
+		r := rand.New(rand.NewPCG(5, 6))
+		v := make([]float32, 6*70*5)
+		for i := range v {
+			v[i] = float32(r.NormFloat64() * 3)
+		}
+		v[7], v[900], v[901] = float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))
+		host := nd.FromSlice(ctx.CPU(0), v, 6, 70, 5).AsType(dt)
+		for name, f := range ops {
+			for _, axes := range [][]int{{0}, {1}, {2}, {0, 1}, {1, 2}, {0, 2}, {}} {
+				t.Run(fmt.Sprint(name, axes, "/", dt), func(t *testing.T) {
+					run := func(off bool) []float64 {
+						halfOff = off
+						defer func() { halfOff = false }()
+						return f(host.CopyTo(dev), axes...).Float64s()
+					}
+					want, got := run(true), run(false)
+					for j := range want {
+						if math.Float64bits(want[j]) != math.Float64bits(got[j]) && !(math.IsNaN(want[j]) && math.IsNaN(got[j])) {
+							t.Fatalf("[%d]: half kernels %v, widened %v", j, got[j], want[j])
+						}
+					}
+				})
+			}
+		}
+	}
+}

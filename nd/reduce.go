@@ -58,6 +58,15 @@ func droppedShape(shape []int, axes []bool) []int {
 // reduceRaw reduces x over the marked axes, returning the keepdims shape.
 func reduceRaw(op string, code backend.ReduceOp, x *NDArray, axes []bool) *NDArray {
 	defer checkLive(op, x).done()
+	if h, ok := x.st.be.(backend.HalfReducer); ok && x.dtype.IsHalf() && (code == backend.Sum || code == backend.Max || code == backend.Min) && h.ReduceHalf(x.dtype) {
+		out := newArray(op, x.Session(), x.st.dev, x.dtype, keptShape(x.shape, axes)) // the backend's own half kernels (the same bits)
+		if x.Size() == 0 {
+			x.be().Fill(out.storageArg(), out.Size(), 0)
+			return out
+		}
+		x.be().Reduce(code, x.shape, axes, out.storageArg(), x.storageArg())
+		return out
+	}
 	if x.dtype.IsHalf() {
 		w := widened(x)
 		defer w.Release()

@@ -83,6 +83,8 @@ struct IntAcc {
 template <typename T> struct AccOf { typedef IntAcc R; };
 template <> struct AccOf<float> { typedef FloatAcc R; };
 template <> struct AccOf<double> { typedef FloatAcc R; };
+template <> struct AccOf<hf16> { typedef FloatAcc R; }; // decoded to float, summed in double
+template <> struct AccOf<hbf16> { typedef FloatAcc R; };
 
 // keptBase returns the source offset of output element o.
 __device__ __forceinline__ i64 keptBase(const ReduceDims& d, i64 o) {
@@ -240,3 +242,7 @@ REDUCE(f64, double, double)
 REDUCE(i32, int, i64)
 REDUCE(i64, i64, i64)
 REDUCE(u8, u8, i64)
+// Half storage: a result is rounded to float and then to half (hf16's
+// store), the bits of the float32 instance followed by nd's rounding.
+REDUCE(f16, hf16, double)
+REDUCE(bf16, hbf16, double)

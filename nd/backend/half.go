@@ -132,3 +132,12 @@ type HalfPooler interface {
 	// PoolHalf reports whether Pool2D and Pool2DBackward take dt operands.
 	PoolHalf(dt DType) bool
 }
+
+// HalfReducer is a backend whose Reduce also takes Float16 and BFloat16
+// operands for Sum, Max and Min (dst of the same dtype), computing as the
+// float32 kernels do and rounding each result to float32 and then to the
+// half dtype: the widened path's bits. A backend may implement it.
+type HalfReducer interface {
+	// ReduceHalf reports whether Reduce takes dt operands.
+	ReduceHalf(dt DType) bool
+}
