@@ -15,9 +15,10 @@ import (
 // rounded once.
 //
 // A backend that computes an op on half arrays itself (backend.HalfGemmer,
-// HalfConvolver, HalfElementwise: a GPU's tensor cores and half kernels)
-// gets the half arrays directly instead (halfDirect, and the direct
-// branches of unaryRaw and binaryInto), rounding its float32 result once.
+// HalfConvolver, HalfElementwise, HalfPooler, HalfReducer: a GPU's tensor
+// cores and half kernels) gets the half arrays directly instead
+// (halfDirect for GEMM, convolution and pooling; the direct branches of
+// unaryRaw, binaryInto and reduceRaw), rounding its float32 result once.
 // Otherwise, three forms:
 //   - the unrecorded kernels (unaryRaw, binaryInto, reduceRaw and the
 //     in-place ops) convert with unrecorded casts, so the backward passes
@@ -188,8 +189,9 @@ func sameHalf(op string, in []*NDArray) DType {
 }
 
 // halfDirect is halfNative's form for a backend that computes the op on
-// the half arrays itself (backend.HalfGemmer): fwd and bwd get the arrays
-// themselves and return half results, which the backend rounded once.
+// the half arrays itself (backend.HalfGemmer, HalfConvolver, HalfPooler):
+// fwd and bwd get the arrays themselves and return half results, which
+// the backend rounded once.
 func halfDirect(op string, in []*NDArray, fwd func(w []*NDArray) *NDArray, bwd func(g *NDArray, w []*NDArray, y func() *NDArray, need []bool) []*NDArray) *NDArray {
 	sameHalf(op, in)
 	out := fwd(in)
