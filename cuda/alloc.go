@@ -83,10 +83,12 @@ func (b *Backend) allocBlock(d *device, want, size int64) (dptr, error) {
 	p.mu.Unlock()
 
 	ptr, err := d.driverAlloc(size)
-	if isOOM(err) {
+	if isOOM(err) && !d.cap.active() { // a capturing stream cannot wait for the cache's release
 		d.releaseCache()
 		for _, s := range b.siblings(d) {
-			s.releaseCache()
+			if !s.cap.active() {
+				s.releaseCache()
+			}
 		}
 		ptr, err = d.driverAlloc(size)
 	}

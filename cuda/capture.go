@@ -26,6 +26,23 @@ type captureState struct {
 	held []*Buffer // freed during the capture, given back when the graph goes
 }
 
+// active reports whether a capture is in progress on the device.
+func (c *captureState) active() bool { return c.g.Load() != 0 }
+
+// forbid fails op when the calling goroutine is capturing on one of devs:
+// its work (an event handoff between devices, a collective) cannot be part
+// of a graph, and queueing it would leave another stream waiting for an
+// event that only a launch records. Package nd then replays the graph's
+// kernels instead.
+func forbid(op string, devs ...*device) {
+	me := gid.Current()
+	for _, d := range devs {
+		if d.cap.g.Load() == me {
+			deviceFail(op, d.dev, errors.New("work between devices cannot be captured into a graph"))
+		}
+	}
+}
+
 // enter waits until no other goroutine captures on the device and keeps
 // captures out until the returned function runs (deferred by async and
 // call around their queueing).
@@ -38,15 +55,15 @@ func (c *captureState) enter() func() {
 }
 
 // hold keeps b for the graph being captured, reporting whether it did.
+// Only the capturing goroutine's frees are kept: only its work is in the
+// graph (memory another goroutine frees may then be allocated by the
+// capture, and its free is kept).
 func (c *captureState) hold(b *Buffer) bool {
-	if c.g.Load() == 0 {
+	if g := c.g.Load(); g == 0 || g != gid.Current() {
 		return false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.g.Load() == 0 {
-		return false
-	}
 	held := *b // the block stays the graph's; b itself is spent
 	c.held = append(c.held, &held)
 	b.ptr = 0
@@ -71,11 +88,20 @@ func (b *Backend) BeginCapture(dev ctx.Context) error {
 		return errors.New("cuda: no graph capture with GOLUON_CUDA_SYNC=1 or GOLUON_CUDA_PROFILE")
 	}
 	c := &d.cap
+	if c.g.Load() == gid.Current() {
+		return errors.New("cuda: this goroutine is already capturing on " + dev.String())
+	}
 	c.rw.Lock()
 	c.g.Store(gid.Current())
-	if err := d.call("BeginCapture", func() error { return streamBeginCapture(d.stream) }); err != nil {
-		c.g.Store(0)
-		c.rw.Unlock()
+	var beginErr error
+	if err := d.call("BeginCapture", func() error { beginErr = streamBeginCapture(d.stream); return beginErr }); err != nil {
+		held := c.end()
+		for _, h := range held {
+			b.Free(d.dev, h)
+		}
+		if beginErr == nil { // an earlier asynchronous failure: the device's error, not the capture's
+			deviceFail("BeginCapture", d.dev, err)
+		}
 		return err
 	}
 	if testAfterBeginCapture != nil {
@@ -103,20 +129,30 @@ func (b *Backend) EndCapture(dev ctx.Context) (backend.CapturedGraph, error) {
 		return nil, fmt.Errorf("cuda: EndCapture on %v without BeginCapture on this goroutine", dev)
 	}
 	var exec graphExec
-	err := d.call("EndCapture", func() (err error) { exec, err = streamEndCapture(d.stream); return err })
-	c := &d.cap
+	var endErr error
+	err := d.call("EndCapture", func() error { exec, endErr = streamEndCapture(d.stream); return endErr })
+	g := &graph{b: b, d: d, exec: exec, held: d.cap.end()}
+	switch {
+	case err != nil && endErr == nil: // an earlier asynchronous failure: the device's error
+		g.release(exec.valid())
+		deviceFail("EndCapture", d.dev, err)
+	case err != nil:
+		g.release(false)
+		return nil, err
+	}
+	return g, nil
+}
+
+// end finishes a capture's bookkeeping: it lets other goroutines queue
+// work again and returns the buffers kept for the graph.
+func (c *captureState) end() []*Buffer {
 	c.mu.Lock()
 	held := c.held
 	c.held = nil
 	c.g.Store(0)
 	c.mu.Unlock()
 	c.rw.Unlock()
-	g := &graph{b: b, d: d, exec: exec, held: held}
-	if err != nil {
-		g.release(false)
-		return nil, err
-	}
-	return g, nil
+	return held
 }
 
 // graph is a captured CUDA graph and the buffers its kernels use that

@@ -28,6 +28,7 @@ import (
 // usual and none of them lands in the graph.
 func TestDeviceGraphGPU(t *testing.T) {
 	needGPUs(t, 1)
+	skipCaptureOff(t)
 	dev := ctx.GPU(0)
 	nd.Seed(3)
 	w1 := nd.RandomUniform(dev, nd.Float32, -0.5, 0.5, 6, 3, 3, 3)
@@ -136,6 +137,7 @@ func TestDeviceGraphGPU(t *testing.T) {
 // two launching the captured graph.
 func TestHybridLeNetDeviceGraphGPU(t *testing.T) {
 	needGPUs(t, 1)
+	skipCaptureOff(t)
 	dev := ctx.GPU(0)
 	run := func(opts *gluon.HybridOpts) [][]float32 {
 		nd.Seed(5)
@@ -186,4 +188,95 @@ func TestDeviceGraphRefusedGPU(t *testing.T) {
 	if st := g.Stats(); st.Captures != 0 || st.Launches != 0 || !strings.Contains(st.DeviceGraphErr, GraphsEnv+"=0") {
 		t.Errorf("stats %+v: want no capture, no launch and the reason", st)
 	}
+}
+
+// skipCaptureOff skips where the backend refuses captures by design
+// (GOLUON_CUDA_SYNC=1, GOLUON_CUDA_PROFILE).
+func skipCaptureOff(t *testing.T) {
+	t.Helper()
+	if d := defaultBackend.started(ctx.GPU(0)); (d != nil && d.syncEach) || profileAny {
+		t.Skip("no graph capture with GOLUON_CUDA_SYNC=1 or GOLUON_CUDA_PROFILE")
+	}
+}
+
+// TestDeviceGraphEdgesGPU: a computation that writes into its input
+// leaves the caller's array as a plain replay does; a temporary the
+// capture used (im2col's columns) stays the graph's after the capture, so
+// new arrays never share its memory; a computation that copies an array
+// from another GPU is not captured (the handoff between devices cannot
+// be part of a graph): the graph says why and its calls replay.
+func TestDeviceGraphEdgesGPU(t *testing.T) {
+	needGPUs(t, 1)
+	skipCaptureOff(t)
+	dev := ctx.GPU(0)
+	t.Run("input written", func(t *testing.T) {
+		f := func(in []*nd.NDArray) []*nd.NDArray {
+			nd.AddTo(in[0], in[1])
+			return []*nd.NDArray{nd.MulScalar(in[0], 2)}
+		}
+		run := func(opts nd.TraceOpts) [][]float32 {
+			y := nd.FromSlice(dev, []float32{10, 10, 10})
+			g := nd.TraceWith("inplace", f, []*nd.NDArray{nd.FromSlice(dev, []float32{1, 2, 3}), y}, nil, opts)
+			defer g.Release()
+			var res [][]float32
+			for range 4 {
+				x := nd.FromSlice(dev, []float32{1, 2, 3})
+				out := g.Call([]*nd.NDArray{x, y})
+				res = append(res, x.Float32s(), out[0].Float32s())
+			}
+			return res
+		}
+		plain, graphs := run(nd.TraceOpts{}), run(nd.TraceOpts{DeviceGraph: true})
+		for i := range plain {
+			if !slices.Equal(plain[i], graphs[i]) {
+				t.Errorf("%d: plain replay %v, device graph %v", i, plain[i], graphs[i])
+			}
+		}
+	})
+	t.Run("temporaries held", func(t *testing.T) {
+		nd.Seed(3)
+		w := nd.RandomUniform(dev, nd.Float32, -0.5, 0.5, 8, 4, 3, 3)
+		f := func(in []*nd.NDArray) []*nd.NDArray {
+			return []*nd.NDArray{nd.Conv2D(in[0], w, nil, nd.ConvOpts{Pad: [2]int{1, 1}})}
+		}
+		x := nd.RandomUniform(dev, nd.Float32, -1, 1, 4, 4, 32, 32)
+		g := nd.TraceWith("hold", f, []*nd.NDArray{x}, []*nd.NDArray{w}, nd.TraceOpts{DeviceGraph: true})
+		defer g.Release()
+		g.Call([]*nd.NDArray{x})
+		g.Call([]*nd.NDArray{x}) // captures; the columns are a temporary
+		var zs []*nd.NDArray
+		for range 4 { // arrays of the columns' size: one would get the temporary's block
+			zs = append(zs, nd.Zeros(dev, nd.Float32, 4*4*9*1024))
+		}
+		g.Call([]*nd.NDArray{x})
+		for i, z := range zs {
+			for j, v := range z.Float32s() {
+				if v != 0 {
+					t.Fatalf("array %d element %d is %v after a launch: the graph wrote into memory given to it", i, j, v)
+				}
+			}
+		}
+		if st := g.Stats(); st.Captures != 1 {
+			t.Errorf("stats %+v: want one capture", st)
+		}
+	})
+	t.Run("another GPU", func(t *testing.T) {
+		needGPUs(t, 2)
+		c := nd.FromSlice(ctx.GPU(1), []float32{5, 6, 7})
+		f := func(in []*nd.NDArray) []*nd.NDArray { return []*nd.NDArray{nd.Add(in[0], c.CopyTo(dev))} }
+		x := nd.FromSlice(dev, []float32{1, 1, 1})
+		g := nd.TraceWith("xd", f, []*nd.NDArray{x}, nil, nd.TraceOpts{DeviceGraph: true})
+		defer g.Release()
+		for range 4 {
+			if v := g.Call([]*nd.NDArray{x})[0].Float32s(); !slices.Equal(v, []float32{6, 7, 8}) {
+				t.Fatalf("got %v, want [6 7 8]", v)
+			}
+		}
+		if st := g.Stats(); st.Launches != 0 || !strings.Contains(st.DeviceGraphErr, "between devices") {
+			t.Errorf("stats %+v: want no launch and the reason", st)
+		}
+		if v := nd.AddScalar(c, 1).Float32s(); !slices.Equal(v, []float32{6, 7, 8}) { // gpu(1) still works
+			t.Errorf("gpu(1) after the refused capture: %v", v)
+		}
+	})
 }

@@ -254,6 +254,9 @@ func resultError(code int) error {
 // graphExec is an instantiated CUDA graph.
 type graphExec struct{ h unsafe.Pointer }
 
+// valid reports whether g was instantiated.
+func (g graphExec) valid() bool { return g.h != nil }
+
 // streamBeginCapture starts capturing s. Call it on the worker thread.
 func streamBeginCapture(s stream) error {
 	return resultError(int(C.goluon_begin_capture(streamHandle(s))))

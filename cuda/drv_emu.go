@@ -100,6 +100,9 @@ func (s stream) enqueue(f func()) {
 // graphExec is a captured graph: the recorded work, in order.
 type graphExec struct{ fns []func() }
 
+// valid reports whether g holds a recording.
+func (g graphExec) valid() bool { return g.fns != nil }
+
 // streamBeginCapture starts recording the work queued on s.
 func streamBeginCapture(s stream) error {
 	if s.q.capture != nil {

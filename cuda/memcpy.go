@@ -326,6 +326,7 @@ func (b *Backend) crossDevice(op string, dd, sd *device, src backend.Arg, span i
 // for by the other) hung a training run, as CUDA warns they may when the
 // order they create is invisible to its scheduler.
 func handoff(op string, from, to *device) {
+	forbid(op, from, to)
 	var ev event
 	err := from.call(op, func() error {
 		var err error

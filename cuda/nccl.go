@@ -217,6 +217,10 @@ func (b *Backend) allReduceNCCL(bufs []backend.Arg, n int) (bool, error) {
 			return false, fmt.Errorf("AllReduceSum on %v: an earlier asynchronous operation failed: %w", d.dev, err)
 		}
 	}
+	forbid("AllReduceSum", devs...)
+	for _, d := range devs { // out of any other goroutine's capture
+		defer d.cap.enter()()
+	}
 	for i, d := range devs {
 		p, c := devPtr(bufs[i]), comms[i]
 		// Queued without GOLUON_CUDA_SYNC's wait: rank i's kernel waits

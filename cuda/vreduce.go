@@ -117,6 +117,7 @@ func catchDevice(fn func()) (err error) {
 // on on each of tos waits for the work queued so far on from, with one
 // round trip to from's worker that records an event per destination.
 func handoffAll(op string, from *device, tos []*device) {
+	forbid(op, append([]*device{from}, tos...)...)
 	evs := make([]event, 0, len(tos))
 	err := from.call(op, func() error {
 		for range tos {

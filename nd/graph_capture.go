@@ -124,6 +124,14 @@ func (g *Graph) callDeviceGraph(in *instance, inputs []*NDArray, sess *Session) 
 		src := e.args[o.slot]
 		o.be.Copy([]int{numel(o.shape)}, outs[i].storageArg(), backend.Arg{Buf: src.Buf, Off: src.Off + o.off})
 	}
+	// A computation may write into an input, as a plain replay would into
+	// the caller's array: the copies go back (one copy each way per call;
+	// which inputs a graph writes is not recorded).
+	for i, x := range inputs {
+		if x != nil && g.inputs[i].alias < 0 {
+			x.st.be.Copy([]int{x.Size()}, x.storageArg(), backend.Arg{Buf: dg.inBufs[i]})
+		}
+	}
 	return outs
 }
 
@@ -135,18 +143,20 @@ func (g *Graph) captureInto(dg *deviceGraph, e *replay, bound []backend.Arg) boo
 		c.err.CompareAndSwap(nil, &err)
 		return false
 	}
-	ended := false
-	defer func() {
-		if !ended { // a step panicked: end the capture, drop what it recorded
-			if cg, err := c.be.EndCapture(c.dev); err == nil {
-				cg.Release()
-			}
+	// A step that fails while capturing (work a graph cannot hold: a copy
+	// between devices) ends the capture; the set then replays, which
+	// raises a genuine error again.
+	if err := Catch(func() {
+		for _, s := range g.fwd {
+			s.run(e)
 		}
-	}()
-	for _, s := range g.fwd {
-		s.run(e)
+	}); err != nil {
+		if cg, err := c.be.EndCapture(c.dev); err == nil {
+			cg.Release()
+		}
+		c.err.CompareAndSwap(nil, &err)
+		return false
 	}
-	ended = true
 	cg, err := c.be.EndCapture(c.dev)
 	if err != nil {
 		c.err.CompareAndSwap(nil, &err)

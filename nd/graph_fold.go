@@ -32,7 +32,8 @@ type TraceOpts struct {
 	// replays the kernels as usual (warming up the backend's plans), its
 	// second records them into a device graph, and every call from then
 	// on copies the inputs into the set's own input buffers, launches the
-	// graph and copies the outputs out, with no per-kernel host work. The
+	// graph and copies the outputs out (and the inputs back, which the
+	// computation may have written), with no per-kernel host work. The
 	// graph is captured again when a bound array has moved. Graphs that
 	// draw random numbers or write host data at each call (dropout, a
 	// FromSlice inside the computation), span several devices or record
