@@ -143,20 +143,31 @@ func (g *Graph) captureInto(dg *deviceGraph, e *replay, bound []backend.Arg) boo
 		c.err.CompareAndSwap(nil, &err)
 		return false
 	}
-	// A step that fails while capturing (work a graph cannot hold: a copy
-	// between devices) ends the capture; the set then replays, which
-	// raises a genuine error again.
+	// A step that fails while capturing with an nd error (work a graph
+	// cannot hold: a copy between devices) ends the capture; the set then
+	// replays, which raises a genuine error again. Any other panic ends
+	// the capture on its way out.
+	ended := false
+	defer func() {
+		if !ended {
+			if cg, err := c.be.EndCapture(c.dev); err == nil {
+				cg.Release()
+			}
+		}
+	}()
 	if err := Catch(func() {
 		for _, s := range g.fwd {
 			s.run(e)
 		}
 	}); err != nil {
-		if cg, err := c.be.EndCapture(c.dev); err == nil {
+		ended = true
+		if cg, endErr := c.be.EndCapture(c.dev); endErr == nil {
 			cg.Release()
 		}
 		c.err.CompareAndSwap(nil, &err)
 		return false
 	}
+	ended = true
 	cg, err := c.be.EndCapture(c.dev)
 	if err != nil {
 		c.err.CompareAndSwap(nil, &err)
