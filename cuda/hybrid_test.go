@@ -69,21 +69,24 @@ func TestHybridLeNetGPU(t *testing.T) {
 	}
 }
 
-// gpuHybridModes runs a benchmark body on LeNet eagerly, hybridized, and
-// hybridized with device graphs (which only calls that do not record use).
-func gpuHybridModes(b *testing.B, body func(b *testing.B, net gluon.Block)) {
+// gpuHybridModes runs a benchmark body on LeNet eagerly, hybridized, and,
+// for inference, hybridized with device graphs (which calls that record
+// do not use).
+func gpuHybridModes(b *testing.B, inference bool, body func(b *testing.B, net gluon.Block)) {
 	b.Run("eager", func(b *testing.B) { body(b, modelzoo.LeNet()) })
 	b.Run("hybrid", func(b *testing.B) { body(b, gluon.Hybridize(modelzoo.LeNet(), gluon.HybridOpts{})) })
-	b.Run("cudagraph", func(b *testing.B) {
-		body(b, gluon.Hybridize(modelzoo.LeNet(), gluon.HybridOpts{DeviceGraphs: true}))
-	})
+	if inference {
+		b.Run("cudagraph", func(b *testing.B) {
+			body(b, gluon.Hybridize(modelzoo.LeNet(), gluon.HybridOpts{DeviceGraphs: true}))
+		})
+	}
 }
 
 // BenchmarkHybridInferLeNetGPUB1 is LeNet's predict-mode forward pass at
 // batch 1 on gpu(0) as a latency-bound server runs it (the sample copied
 // from host memory, the scores read back), eager and hybridized.
 func BenchmarkHybridInferLeNetGPUB1(b *testing.B) {
-	gpuHybridModes(b, func(b *testing.B, net gluon.Block) {
+	gpuHybridModes(b, true, func(b *testing.B, net gluon.Block) {
 		inferNetBench(b, net, []int{1, 1, 28, 28}, func(net gluon.Block, x, _ *nd.NDArray) {
 			_ = net.Forward(x.CopyTo(ctx.GPU(0))).Float32s()
 		})
@@ -96,7 +99,7 @@ func BenchmarkHybridInferLeNetGPUB1(b *testing.B) {
 func BenchmarkHybridTrainLeNetGPU(b *testing.B) {
 	devs := []ctx.Context{ctx.GPU(0)}
 	shape := []int{32, 1, 28, 28}
-	gpuHybridModes(b, func(b *testing.B, net gluon.Block) {
+	gpuHybridModes(b, false, func(b *testing.B, net gluon.Block) {
 		gpuStepBench(b, net, optimizer.NewSGD(0.04), shape, devs)
 	})
 	b.Run("compiled", func(b *testing.B) {
