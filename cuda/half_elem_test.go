@@ -133,7 +133,7 @@ func TestHalfPoolGPU(t *testing.T) {
 				for i := range want {
 					for j := range want[i] {
 						w, g := want[i][j], got[i][j]
-						if math.Float64bits(w) != math.Float64bits(g) && !(math.IsNaN(w) && math.IsNaN(g)) {
+						if !sameBitsOrNaN(w, g) {
 							t.Fatalf("array %d [%d]: half kernels %v, widened %v", i, j, g, w)
 						}
 					}
@@ -169,7 +169,7 @@ func TestHalfReduceGPU(t *testing.T) {
 					}
 					want, got := run(true), run(false)
 					for j := range want {
-						if math.Float64bits(want[j]) != math.Float64bits(got[j]) && !(math.IsNaN(want[j]) && math.IsNaN(got[j])) {
+						if !sameBitsOrNaN(want[j], got[j]) {
 							t.Fatalf("[%d]: half kernels %v, widened %v", j, got[j], want[j])
 						}
 					}
@@ -177,4 +177,10 @@ func TestHalfReduceGPU(t *testing.T) {
 			}
 		}
 	}
+}
+
+// sameBitsOrNaN reports whether a and b have the same bits, any NaN
+// matching any NaN.
+func sameBitsOrNaN(a, b float64) bool {
+	return math.Float64bits(a) == math.Float64bits(b) || math.IsNaN(a) && math.IsNaN(b)
 }

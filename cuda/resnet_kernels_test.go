@@ -105,12 +105,9 @@ func TestPoolBackwardGPU(t *testing.T) {
 				nd.Seed(2)
 				got := run(ctx.GPU(0))
 				for i := range want {
-					same := func(a, b float64) bool { // bit for bit, any NaN equal to any
-						return math.Float64bits(a) == math.Float64bits(b) || math.IsNaN(a) && math.IsNaN(b)
-					}
-					if !slices.EqualFunc(got[i], want[i], same) {
+					if !slices.EqualFunc(got[i], want[i], sameBitsOrNaN) {
 						for j := range want[i] {
-							if !same(got[i][j], want[i][j]) {
+							if !sameBitsOrNaN(got[i][j], want[i][j]) {
 								t.Fatalf("array %d [%d]: gpu(0) %v (%#x), cpu(0) %v (%#x)", i, j, got[i][j], math.Float64bits(got[i][j]), want[i][j], math.Float64bits(want[i][j]))
 							}
 						}

@@ -78,20 +78,16 @@ __device__ __forceinline__ u16 floatToBf16(float f) {
 // float (a double is rounded to float first), so a kernel instantiated on
 // them gives the bits of its float32 instance followed by a rounding to
 // half (nd's widened path).
-struct hf16 {
-	u16 v;
-	__device__ __forceinline__ hf16() {}
-	__device__ __forceinline__ hf16(float f) : v(floatToHalf(f)) {}
-	__device__ __forceinline__ hf16(double d) : v(floatToHalf((float)d)) {}
-	__device__ __forceinline__ operator float() const { return halfToFloat(v); }
-};
-struct hbf16 {
-	u16 v;
-	__device__ __forceinline__ hbf16() {}
-	__device__ __forceinline__ hbf16(float f) : v(floatToBf16(f)) {}
-	__device__ __forceinline__ hbf16(double d) : v(floatToBf16((float)d)) {}
-	__device__ __forceinline__ operator float() const { return bf16ToFloat(v); }
-};
+#define HALF_STORAGE(NAME, DEC, ENC)                                                        \
+	struct NAME {                                                                       \
+		u16 v;                                                                      \
+		__device__ __forceinline__ NAME() {}                                        \
+		__device__ __forceinline__ NAME(float f) : v(ENC(f)) {}                     \
+		__device__ __forceinline__ NAME(double d) : v(ENC((float)d)) {}             \
+		__device__ __forceinline__ operator float() const { return DEC(v); }        \
+	};
+HALF_STORAGE(hf16, halfToFloat, floatToHalf)
+HALF_STORAGE(hbf16, bf16ToFloat, floatToBf16)
 
 // Grid-stride loop over [0, n).
 #define GRID_LOOP(i, n) \
