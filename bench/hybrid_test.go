@@ -30,7 +30,7 @@ func BenchmarkHybridTrainLeNetB32(b *testing.B) {
 		trainStepBench(b, wrap(modelzoo.LeNet()), optimizer.NewSGD(0.04), []int{32, 1, 28, 28}, []ctx.Context{ctx.CPU(0)})
 	})
 	b.Run("compiled", func(b *testing.B) {
-		traintest.CompiledStepBench(b, modelzoo.LeNet(), optimizer.NewSGD(0.04), []int{32, 1, 28, 28}, []ctx.Context{ctx.CPU(0)}, nil)
+		traintest.CompiledStepBench(b, modelzoo.LeNet(), optimizer.NewSGD(0.04), []int{32, 1, 28, 28}, []ctx.Context{ctx.CPU(0)}, gluon.StepOpts{}, nil)
 	})
 }
 
@@ -41,7 +41,7 @@ func BenchmarkHybridTrainMLP(b *testing.B) {
 		trainStepBench(b, wrap(modelzoo.MLP(10, 256, 256)), optimizer.NewSGD(0.1), []int{128, 784}, []ctx.Context{ctx.CPU(0)})
 	})
 	b.Run("compiled", func(b *testing.B) {
-		traintest.CompiledStepBench(b, modelzoo.MLP(10, 256, 256), optimizer.NewSGD(0.1), []int{128, 784}, []ctx.Context{ctx.CPU(0)}, nil)
+		traintest.CompiledStepBench(b, modelzoo.MLP(10, 256, 256), optimizer.NewSGD(0.1), []int{128, 784}, []ctx.Context{ctx.CPU(0)}, gluon.StepOpts{}, nil)
 	})
 }
 

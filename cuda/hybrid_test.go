@@ -94,22 +94,28 @@ func BenchmarkHybridInferLeNetGPUB1(b *testing.B) {
 }
 
 // BenchmarkHybridTrainLeNetGPU is LeNet's training step (SGD, batch 32)
-// on gpu(0): eager, hybridized, and compiled (gluon.CompileStep: the loss
-// and the backward pass in the graph too).
+// on gpu(0): eager, hybridized, compiled (gluon.CompileStep: the loss and
+// the backward pass in the graph too), and compiled with device graphs
+// (the forward and backward passes as two CUDA graphs).
 func BenchmarkHybridTrainLeNetGPU(b *testing.B) {
 	devs := []ctx.Context{ctx.GPU(0)}
 	shape := []int{32, 1, 28, 28}
 	gpuHybridModes(b, false, func(b *testing.B, net gluon.Block) {
 		gpuStepBench(b, net, optimizer.NewSGD(0.04), shape, devs)
 	})
-	b.Run("compiled", func(b *testing.B) {
-		needGPUs(b, 1)
-		traintest.CompiledStepBench(b, modelzoo.LeNet(), optimizer.NewSGD(0.04), shape, devs, func() {
-			if err := Synchronize(devs[0]); err != nil {
-				b.Fatal(err)
-			}
+	for _, m := range []struct {
+		name string
+		opts gluon.StepOpts
+	}{{"compiled", gluon.StepOpts{}}, {"compiled-cudagraph", gluon.StepOpts{DeviceGraphs: true}}} {
+		b.Run(m.name, func(b *testing.B) {
+			needGPUs(b, 1)
+			traintest.CompiledStepBench(b, modelzoo.LeNet(), optimizer.NewSGD(0.04), shape, devs, m.opts, func() {
+				if err := Synchronize(devs[0]); err != nil {
+					b.Fatal(err)
+				}
+			})
 		})
-	})
+	}
 }
 
 // BenchmarkTrainStepAMPGPU is the Keras CIFAR-10 CNN's training step

@@ -21,9 +21,10 @@ type HybridOpts struct {
 	// differ from the eager block's by rounding (about 1e-6 relative in
 	// float32) instead of being equal bit for bit.
 	FoldBatchNorm bool
-	// DeviceGraphs runs the graphs of calls that do not record
-	// (inference) as captured device graphs on a GPU (CUDA graphs): see
-	// nd.TraceOpts.DeviceGraph. Outputs stay equal to the eager block's.
+	// DeviceGraphs runs the graphs as captured device graphs on a GPU
+	// (CUDA graphs), a recorded call's backward pass as a second one: see
+	// nd.TraceOpts.DeviceGraph. Outputs and gradients stay equal to the
+	// eager block's.
 	DeviceGraphs bool
 }
 
@@ -96,8 +97,9 @@ type HybridStats struct {
 	Eager   int // calls run eagerly (deferred parameters, inside another trace)
 	Graphs  int // graphs held now
 	Folded  int // batch normalisations folded in them (HybridOpts.FoldBatchNorm)
-	// DeviceGraphLaunches counts the calls of the graphs held now that
-	// launched a captured device graph (HybridOpts.DeviceGraphs).
+	// DeviceGraphLaunches counts the passes (calls and their backward
+	// passes) of the graphs held now that launched a captured device
+	// graph (HybridOpts.DeviceGraphs).
 	DeviceGraphLaunches int64
 }
 

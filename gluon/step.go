@@ -30,6 +30,10 @@ type StepOpts struct {
 	// fewer samples than contexts needs no option: the contexts without
 	// a share are left out of the sums.)
 	IgnoreStale bool
+	// DeviceGraphs runs each context's traced forward and backward passes
+	// as captured device graphs on a GPU (CUDA graphs; see
+	// HybridOpts.DeviceGraphs); the Trainer's update runs as usual.
+	DeviceGraphs bool
 }
 
 // TrainStep is a training step compiled by CompileStep. Each call of Run
@@ -98,7 +102,7 @@ func CompileStep(net Block, loss LossFunc, tr *Trainer, opts StepOpts) (*TrainSt
 		if size <= 0 {
 			size = 8
 		}
-		s.hybrid = Hybridize(s.call, HybridOpts{CacheSize: size * len(devs)})
+		s.hybrid = Hybridize(s.call, HybridOpts{CacheSize: size * len(devs), DeviceGraphs: opts.DeviceGraphs})
 		s.call = s.hybrid
 	}
 	return s, nil

@@ -104,9 +104,10 @@ type instance struct {
 // (or the collection of its output): whichever comes first returns the
 // instance, once.
 type hold struct {
-	in   *instance
-	keep []*NDArray // views of the outputs the backward kernels read
-	done atomic.Bool
+	in     *instance
+	keep   []*NDArray // views of the outputs the backward kernels read
+	device bool       // the forward pass ran as a device graph (graph_capture.go)
+	done   atomic.Bool
 }
 
 // GraphStats describes a Graph.
@@ -120,8 +121,8 @@ type GraphStats struct {
 	Sets          int   // buffer sets made so far (one per call in flight at once)
 	Folded        int   // batch normalisations folded into convolutions (TraceOpts.FoldBatchNorm)
 	DeviceGraph   bool  // calls run as captured device graphs (TraceOpts.DeviceGraph)
-	Captures      int64 // device graphs captured so far
-	Launches      int64 // calls that launched one
+	Captures      int64 // device graphs captured so far (forward and backward passes)
+	Launches      int64 // passes (calls, backward passes) that launched one
 	// DeviceGraphErr is why the backend would not capture a device
 	// graph, the first time it would not ("" when it always did); the
 	// buffer set it failed for replays as usual.
@@ -259,7 +260,7 @@ func TraceWith(name string, f func(in []*NDArray) []*NDArray, inputs, bound []*N
 		g.folded = g.foldBatchNorm()
 	}
 	g.plan()
-	if opts.DeviceGraph && !g.recording && !r.host {
+	if opts.DeviceGraph && !r.host {
 		g.capt = g.capturer()
 	}
 	return g

@@ -34,26 +34,26 @@ func (g *Graph) Call(inputs []*NDArray) []*NDArray {
 		fail(op, ErrTrace, "traced with autocast %v (%v), called with %v (%v): trace again", g.castDT, g.castOn, dt, on)
 	}
 	in := g.claim()
-	if g.capt != nil && in.dg.warm && !in.dg.off {
-		outs := g.callDeviceGraph(in, inputs, sess)
-		g.put(in)
-		return outs
-	}
-	in.dg.warm = true
 	e := &replay{args: in.args, sess: sess}
-	g.bindCallInputs(e, inputs)
-	g.bindBound(e)
 	outs, anchor := g.makeOutputs(e, sess)
-	for _, s := range g.fwd {
-		s.run(e)
-	}
-	for i, o := range g.outs {
-		if !o.fresh {
-			src := e.args[o.slot]
-			o.be.Copy([]int{numel(o.shape)}, outs[i].storageArg(), backend.Arg{Buf: src.Buf, Off: src.Off + o.off})
+	launched := false
+	if g.capt != nil && in.dg.warm && !in.dg.fwd.off {
+		launched = g.callDeviceGraph(in, e, inputs, outs)
+	} else {
+		in.dg.warm = true
+		g.bindCallInputs(e, inputs)
+		g.bindBound(e)
+		for _, s := range g.fwd {
+			s.run(e)
+		}
+		for i, o := range g.outs {
+			if !o.fresh {
+				src := e.args[o.slot]
+				o.be.Copy([]int{numel(o.shape)}, outs[i].storageArg(), backend.Arg{Buf: src.Buf, Off: src.Off + o.off})
+			}
 		}
 	}
-	if !g.grads || !g.recordNode(e, in, inputs, live, outs, anchor) {
+	if !g.grads || !g.recordNode(e, in, inputs, live, outs, anchor, launched) {
 		g.put(in)
 	}
 	if g.packN > 1 { // views of the packed anchor, recorded
@@ -151,13 +151,14 @@ func (g *Graph) makeOutputs(e *replay, sess *Session) (outs []*NDArray, anchor *
 // call's inputs and then the bound arrays. It reports whether a node was
 // recorded (no input wanting a gradient records none); the buffer set is
 // then held until the node's backward pass, or until anchor is collected
-// without one.
-func (g *Graph) recordNode(e *replay, in *instance, inputs, live, outs []*NDArray, anchor *NDArray) bool {
+// without one. launched says that the forward pass ran as a device graph
+// (the backward pass then runs as one too).
+func (g *Graph) recordNode(e *replay, in *instance, inputs, live, outs []*NDArray, anchor *NDArray, launched bool) bool {
 	nodeIn := slices.Concat(inputs, g.boundArrays)
 	// Outputs the backward kernels read stay alive as a view each (as an
 	// eager op's node keeps its output while the caller may release a
 	// detached copy); released after the backward pass or with the hold.
-	h := &hold{in: in}
+	h := &hold{in: in, device: launched}
 	packedKept := false
 	for i, o := range g.outs {
 		if !o.kept {
@@ -199,30 +200,36 @@ func (g *Graph) backward(e *replay, h *hold, inputs, reads []*NDArray, gr *NDArr
 	defer g.put(h.in)
 	defer release(h.keep...)
 	defer pin(op, reads).done()
-	g.bindCallInputs(e, inputs) // where they are now, as eager reads them
-	g.bindBound(e)
-	for i, h := range g.heads {
-		if h >= 0 {
-			e.args[h] = backend.Arg{Buf: gr.st.buf, Off: gr.off + g.outs[i].packed}
-		}
-	}
 	res := make([]*NDArray, len(need))
 	sess := gr.Session()
 	for _, r := range g.results {
-		a := newArray(op, sess, r.dev, r.dt, r.shape)
-		if r.fresh {
-			e.args[r.slot] = backend.Arg{Buf: a.st.buf}
-		}
-		res[r.target] = a
+		res[r.target] = newArray(op, sess, r.dev, r.dt, r.shape)
 	}
-	for _, s := range g.bwd {
-		s.run(e)
-	}
-	for _, r := range g.results {
-		if !r.fresh {
-			src := e.args[r.slot]
-			r.be.Copy([]int{numel(r.shape)}, res[r.target].storageArg(), backend.Arg{Buf: src.Buf, Off: src.Off + r.off})
+	if h.device {
+		g.backwardDeviceGraph(e, &h.in.dg, inputs, gr, res)
+	} else {
+		g.bindCallInputs(e, inputs) // where they are now, as eager reads them
+		g.bindBound(e)
+		for i, h := range g.heads {
+			if h >= 0 {
+				e.args[h] = backend.Arg{Buf: gr.st.buf, Off: gr.off + g.outs[i].packed}
+			}
 		}
+		for _, r := range g.results {
+			if r.fresh {
+				e.args[r.slot] = backend.Arg{Buf: res[r.target].st.buf}
+			}
+		}
+		for _, s := range g.bwd {
+			s.run(e)
+		}
+		for _, r := range g.results {
+			if !r.fresh {
+				src := e.args[r.slot]
+				r.be.Copy([]int{numel(r.shape)}, res[r.target].storageArg(), backend.Arg{Buf: src.Buf, Off: src.Off + r.off})
+			}
+		}
+		h.in.dg.bwdWarm = true
 	}
 	for i, a := range res {
 		if a != nil && !need[i] {

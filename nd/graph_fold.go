@@ -26,18 +26,20 @@ type TraceOpts struct {
 	// scale multiplies the filters before the sums rather than the sums
 	// (about 1e-6 relative in float32).
 	FoldBatchNorm bool
-	// DeviceGraph runs the calls of a graph without a backward pass on a
-	// backend that captures device graphs (backend.GraphCapturer: CUDA
-	// graphs) as one captured graph per buffer set: a set's first call
-	// replays the kernels as usual (warming up the backend's plans), its
-	// second records them into a device graph, and every call from then
-	// on copies the inputs into the set's own input buffers, launches the
-	// graph and copies the outputs out (and the inputs back, which the
-	// computation may have written), with no per-kernel host work. The
-	// graph is captured again when a bound array has moved. Graphs that
-	// draw random numbers or write host data at each call (dropout, a
-	// FromSlice inside the computation), span several devices or record
-	// run as usual. Results are the plain replay's bits.
+	// DeviceGraph runs the calls of a graph on a backend that captures
+	// device graphs (backend.GraphCapturer: CUDA graphs) as captured
+	// graphs, one per buffer set: a set's first call replays the kernels
+	// as usual (warming up the backend's plans), its second records them
+	// into a device graph, and every call from then on copies the inputs
+	// into the set's own input buffers, launches the graph and copies the
+	// outputs out (and the inputs back, which the computation may have
+	// written), with no per-kernel host work. A recorded call's backward
+	// pass runs the same way, as a second device graph: the inputs and the
+	// output gradients are copied in, the gradients out. A graph is
+	// captured again when a bound array has moved. Graphs that draw random
+	// numbers or write host data at each call (dropout, a FromSlice inside
+	// the computation) or span several devices run as usual. Results are
+	// the plain replay's bits.
 	DeviceGraph bool
 }
 

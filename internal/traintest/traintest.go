@@ -72,13 +72,15 @@ func NewStep(net gluon.Block, opt optimizer.Optimizer, shape []int, devs []ctx.C
 	}, nil
 }
 
-// NewCompiledStep is NewStep through gluon.CompileStep.
-func NewCompiledStep(net gluon.Block, opt optimizer.Optimizer, shape []int, devs []ctx.Context) (func() error, error) {
+// NewCompiledStep is NewStep through gluon.CompileStep with opts (its
+// Contexts are devs).
+func NewCompiledStep(net gluon.Block, opt optimizer.Optimizer, shape []int, devs []ctx.Context, opts gluon.StepOpts) (func() error, error) {
 	b, err := newBatch(net, opt, shape, devs)
 	if err != nil {
 		return nil, err
 	}
-	step, err := gluon.CompileStep(net, b.lossFn, b.tr, gluon.StepOpts{Contexts: devs})
+	opts.Contexts = devs
+	step, err := gluon.CompileStep(net, b.lossFn, b.tr, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -128,16 +130,16 @@ func StepBench(b *testing.B, net gluon.Block, opt optimizer.Optimizer, shape []i
 }
 
 // CompiledStepBench is StepBench through gluon.CompileStep.
-func CompiledStepBench(b *testing.B, net gluon.Block, opt optimizer.Optimizer, shape []int, devs []ctx.Context, wait func()) {
-	run, err := NewCompiledStep(net, opt, shape, devs)
+func CompiledStepBench(b *testing.B, net gluon.Block, opt optimizer.Optimizer, shape []int, devs []ctx.Context, opts gluon.StepOpts, wait func()) {
+	run, err := NewCompiledStep(net, opt, shape, devs, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
 	timeSteps(b, run, shape[0], wait)
 }
 
-// timeSteps runs two warm-up steps (deferred shapes, traces, pools), then
-// the timed loop, and reports samples/s.
+// timeSteps runs three warm-up steps (deferred shapes, traces, device
+// graph captures, pools), then the timed loop, and reports samples/s.
 func timeSteps(b *testing.B, run func() error, batch int, wait func()) {
 	step := func() {
 		if err := run(); err != nil {
@@ -147,6 +149,7 @@ func timeSteps(b *testing.B, run func() error, batch int, wait func()) {
 	if wait == nil {
 		wait = func() {}
 	}
+	step()
 	step()
 	step()
 	wait()
