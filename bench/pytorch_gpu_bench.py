@@ -14,7 +14,7 @@ Benchmark prefix): samples/s, or us/op for the per-op costs.
   OpLatency:  the same op with its result copied to host memory each time
               (launch to result)
   HybridInferLeNetGPUB1: InferLeNetGPU at batch 1 (latency)
-  TrainStepAMPGPU/{KerasCIFAR,LeNet}/{float32,float16,bfloat16}: the
+  TrainStepAMPGPU/{KerasCIFAR,LeNet,ResNet18}/{float32,float16,bfloat16}: the
               training step under torch.autocast (float16 with
               torch.amp.GradScaler; not in the default list)
   TrainStepResNet50GPU/gpu0, InferResNet50GPU: torchvision's resnet50
@@ -87,6 +87,11 @@ def tf32_state():
                 "cudnn_conv_fp32_precision": conv, "matmul_fp32_precision": mm}
     return {"cudnn_tf32": torch.backends.cudnn.allow_tf32,
             "matmul_tf32": torch.backends.cuda.matmul.allow_tf32}
+
+
+def resnet18_cifar():
+    from torchvision.models import resnet18 as build
+    return build(num_classes=10)
 
 
 def resnet50():
@@ -163,6 +168,8 @@ def main():
             "KerasCIFAR": (keras_cifar, lambda n: torch.optim.RMSprop(n.parameters(), lr=1e-4, alpha=0.9),
                            [B, 3, 32, 32], 300),
             "LeNet": (lenet, lambda n: torch.optim.SGD(n.parameters(), lr=0.04), [B, 1, 28, 28], 500),
+            "ResNet18": (resnet18_cifar, lambda n: torch.optim.SGD(n.parameters(), lr=0.01, momentum=0.9),
+                         [B, 3, 32, 32], 100),
         }
         out = {}
         for name, (make, make_opt, shape, n) in nets.items():

@@ -16,6 +16,7 @@ var (
 	_ backend.BatchNormKernels      = (*Backend)(nil)
 	_ backend.BatchNormReluKernels  = (*Backend)(nil)
 	_ backend.BatchNormStatsKernels = (*Backend)(nil)
+	_ backend.HalfBatchNormer       = (*Backend)(nil)
 )
 
 // BatchNormTrainStats implements backend.BatchNormStatsKernels: one launch
@@ -100,7 +101,7 @@ func (b *Backend) BatchNormStats(p backend.ChannelParams, mean, variance, x back
 	a.ptr(mean)
 	a.ptr(variance)
 	d := devOf(x)
-	d.launch("BatchNormStats", "bn_stats_finish"+suffix(buf(x).dt), p.C, 0, 0, 0, &a)
+	d.launch("BatchNormStats", "bn_stats_finish"+suffix(buf(mean).dt), p.C, 0, 0, 0, &a)
 	b.Free(d.dev, part)
 }
 
@@ -139,13 +140,13 @@ func (b *Backend) BatchNormBackward(p backend.ChannelParams, batchStats bool, dx
 		return
 	}
 	const op = "BatchNormBackward"
-	d, sfx := devOf(g), suffix(buf(g).dt)
+	d, sfx, csfx := devOf(g), suffix(buf(g).dt), suffix(buf(mean).dt) // elements, channels
 	stats := 0
 	if batchStats {
 		stats = 1
 	}
 	part, parts := b.bnSums(op, p, g, x)
-	coef := b.temp(op, d, buf(g).dt, 3*p.C)
+	coef := b.temp(op, d, buf(mean).dt, 3*p.C)
 	var f args
 	f.ptr(backend.Arg{Buf: part})
 	f.i64(parts)
@@ -158,7 +159,7 @@ func (b *Backend) BatchNormBackward(p backend.ChannelParams, batchStats bool, dx
 	f.ptr(dgamma)
 	f.ptr(dbeta)
 	f.ptr(backend.Arg{Buf: coef})
-	d.launch(op, "bn_backward_finish"+sfx, p.C, 0, 0, 0, &f)
+	d.launch(op, "bn_backward_finish"+csfx, p.C, 0, 0, 0, &f)
 	if n := p.Outer * p.C * p.Inner; dx.Buf != nil && n > 0 {
 		var a args
 		a.ptr(dx)

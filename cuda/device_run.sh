@@ -168,7 +168,7 @@ for p in "$@"; do
 		;;
 	ampspeed) # training steps in float32, float16 and bfloat16 autocast, one variant per process (its own peak), against torch.autocast, REPS pairs
 		for r in $(seq 1 "${REPS:-2}"); do
-			for v in KerasCIFAR/float32 KerasCIFAR/float16 KerasCIFAR/bfloat16 LeNet/float32 LeNet/float16; do
+			for v in KerasCIFAR/float32 KerasCIFAR/float16 KerasCIFAR/bfloat16 LeNet/float32 LeNet/float16 ResNet18/float32 ResNet18/float16 ResNet18/bfloat16; do
 				phase ampspeed 60 $R/cuda.test -test.run '^$' -test.bench "TrainStepAMPGPU/$v\$" -test.benchtime "${AMP_ITERS:-200}x"
 				phase ampspeed 60 python3 bench/pytorch_gpu_bench.py --only "TrainStepAMPGPU/$v"
 			done
@@ -183,14 +183,14 @@ for p in "$@"; do
 		grep -E '^Benchmark|^\{' "$LOGS/charlm.log" | cut -c1-200
 		;;
 	kerneltests) # the fused BatchNorm statistics and BatchNorm+ReLU kernels, max pooling's gradient, staged writes, ReLU of −0, half GEMM/conv/elementwise, device graphs, against the composed kernels and the CPU; the conformance suite and gradient checks
-		phase kerneltests 240 $R/cuda.test -test.run 'BatchNormReluGPU|PoolBackwardGPU|WriteStaging|BatchNormStatsKernels|ReluSignedZeroGPU|MaxSignedZeroGPU|ConvDirectGPU|BatchNormFused|HybridLeNetGPU|HalfGemmGPU|HalfConvGPU|HalfElementwiseGPU|HalfPoolGPU|HalfReduceGPU|DeviceGraph|ConformanceGPU0|GradChecksGPU0|LeNetGradsAgainstCPU' -test.v
+		phase kerneltests 240 $R/cuda.test -test.run 'BatchNormReluGPU|PoolBackwardGPU|WriteStaging|BatchNormStatsKernels|ReluSignedZeroGPU|MaxSignedZeroGPU|ConvDirectGPU|BatchNormFused|HybridLeNetGPU|HalfGemmGPU|HalfConvGPU|HalfElementwiseGPU|HalfPoolGPU|HalfReduceGPU|HalfBatchNormGPU|DeviceGraph|ConformanceGPU0|GradChecksGPU0|LeNetGradsAgainstCPU' -test.v
 		grep -E '^(--- FAIL|ok|FAIL|PASS)' "$LOGS/kerneltests.log" | head -20
 		grep -c -- '--- PASS' "$LOGS/kerneltests.log"
 		;;
 	halfab) # half precision on the device's own kernels (GemmEx, cuDNN half, half elementwise) against widening to float32 (GOLUON_CUDA_HALF=0), alternating, REPS times
 		for r in $(seq 1 "${REPS:-2}"); do
 			for v in 1 0; do
-				for n in KerasCIFAR/float16 KerasCIFAR/bfloat16 LeNet/float16; do
+				for n in KerasCIFAR/float16 KerasCIFAR/bfloat16 LeNet/float16 ResNet18/float16; do
 					echo "## half=$v $n" >>"$LOGS/halfab.log"
 					GOLUON_CUDA_HALF=$v phase halfab 60 $R/cuda.test -test.run '^$' -test.bench "TrainStepAMPGPU/$n\$" -test.benchtime "${AMP_ITERS:-200}x"
 				done

@@ -128,6 +128,14 @@ struct emuKernel {
 	K(bn_backward_finish_##SUF, P(0, double*), P(1, i64), P(2, i64), P(3, double), P(4, T*), P(5, T*), \
 		P(6, T*), P(7, i64), P(8, T*), P(9, T*), P(10, T*)),                                        \
 	K(bn_dx_##SUF, P(0, T*), P(1, T*), P(2, T*), P(3, i64), P(4, i64), P(5, i64), P(6, T*), P(7, i64))
+// batchnorm.cu's kernels on half storage S beside float per-channel arrays.
+#define HALF_BN_K(SUF, S)                                                                                   \
+	K(bn_sums_##SUF, P(0, S*), P(1, S*), P(2, i64), P(3, i64), P(4, i64), P(5, i64), P(6, double*)),   \
+	K(bn_apply_##SUF, P(0, S*), P(1, S*), P(2, i64), P(3, i64), P(4, i64), P(5, float*), P(6, float*),  \
+		P(7, float*), P(8, float*)),                                                                \
+	K(bn_apply_relu_##SUF, P(0, S*), P(1, S*), P(2, i64), P(3, i64), P(4, i64), P(5, float*),           \
+		P(6, float*), P(7, float*), P(8, float*)),                                                  \
+	K(bn_dx_##SUF, P(0, S*), P(1, S*), P(2, S*), P(3, i64), P(4, i64), P(5, i64), P(6, float*), P(7, i64))
 // The indexing kernels of every storage type (index.cu).
 #define INDEX_K(SUF, T)                                                                                     \
 	K(gather_##SUF, P(0, T*), P(1, T*), P(2, void*), P(3, i64), P(4, GatherDims)),                      \
@@ -186,6 +194,7 @@ static const emuKernel emuKernels[] = {
 	K(pool_forward_bf16, P(0, PoolDims), P(1, hbf16*), P(2, hbf16*)),
 	K(pool_backward_bf16, P(0, PoolDims), P(1, hbf16*), P(2, hbf16*), P(3, hbf16*)),
 	K(cast_f16_bf16, P(0, u16*), P(1, u16*), P(2, i64)), K(cast_bf16_f16, P(0, u16*), P(1, u16*), P(2, i64)),
+	HALF_BN_K(f16, hf16), HALF_BN_K(bf16, hbf16),
 	K(copy_strided_u16, P(0, u16*), P(1, u16*), P(2, i64), P(3, Dims)),
 	INDEX_K(f32, float),
 	INDEX_K(f64, double),

@@ -38,6 +38,11 @@ func (b *Backend) PoolHalf(dt backend.DType) bool { return dt.IsHalf() && !halfO
 // (reduce.cu's half instances; backend.HalfReducer).
 func (b *Backend) ReduceHalf(dt backend.DType) bool { return dt.IsHalf() && !halfOff }
 
+// BatchNormHalf reports that the fused batch-normalisation kernels take
+// Float16 and BFloat16 elements beside float32 per-channel arrays
+// (batchnorm.cu's half instances; backend.HalfBatchNormer).
+func (b *Backend) BatchNormHalf(dt backend.DType) bool { return dt.IsHalf() && !halfOff }
+
 // halfOff is HalfEnv set to 0 (tests set it to compare the two paths).
 var halfOff = os.Getenv(HalfEnv) == "0"
 

@@ -184,3 +184,92 @@ func TestHalfReduceGPU(t *testing.T) {
 func sameBitsOrNaN(a, b float64) bool {
 	return math.Float64bits(a) == math.Float64bits(b) || math.IsNaN(a) && math.IsNaN(b)
 }
+
+// TestHalfBatchNormGPU: BatchNorm of Float16 and BFloat16 inputs beside
+// float32 parameters and running statistics (as mixed precision keeps
+// them) runs on batchnorm.cu's half instances with the bits of the
+// widened path (HalfEnv=0): the output, every gradient and the running
+// statistics, in training and predict mode, with and without the fused
+// ReLU, scale and shift, on the channel axis 1 and last. The forward pass
+// makes only the fused kernels' arrays (no float32 copies).
+func TestHalfBatchNormGPU(t *testing.T) {
+	needGPUs(t, 1)
+	dev := ctx.GPU(0)
+	cases := []struct {
+		name   string
+		shape  []int
+		axis   int
+		train  bool
+		relu   bool
+		affine bool
+	}{
+		{"train", []int{4, 6, 5, 3}, 1, true, false, true},
+		{"train+relu", []int{4, 6, 5, 3}, 1, true, true, true},
+		{"predict+relu", []int{4, 6, 5, 3}, 1, false, true, true},
+		{"train/no-affine", []int{16, 6}, 1, true, false, false},
+		{"predict/channels-last", []int{3, 4, 6}, -1, false, false, true},
+		{"train+relu/channels-last", []int{3, 4, 6}, -1, true, true, true},
+	}
+	for _, dt := range []nd.DType{nd.Float16, nd.BFloat16} {
+		for _, c := range cases {
+			t.Run(c.name+"/"+dt.String(), func(t *testing.T) {
+				ch := c.shape[(c.axis+len(c.shape))%len(c.shape)]
+				r := rand.New(rand.NewPCG(7, 8))
+				vals := func(n int, lo, hi float64) []float32 {
+					v := make([]float32, n)
+					for i := range v {
+						v[i] = float32(lo + (hi-lo)*r.Float64())
+					}
+					return v
+				}
+				xv := vals(nd.Zeros(ctx.CPU(0), nd.Float32, c.shape...).Size(), -3, 3)
+				xv[1] = float32(math.Copysign(0, -1))
+				gv, bv, mv, vv := vals(ch, 0.5, 1.5), vals(ch, -0.5, 0.5), vals(ch, -1, 1), vals(ch, 0.5, 2)
+				run := func(off bool) ([][]float64, int64) {
+					halfOff = off
+					defer func() { halfOff = false }()
+					x := nd.FromSlice(ctx.CPU(0), xv, c.shape...).AsType(dt).CopyTo(dev)
+					x.AttachGrad(nd.GradWrite)
+					var gamma, beta *nd.NDArray
+					if c.affine {
+						gamma, beta = nd.FromSlice(dev, gv), nd.FromSlice(dev, bv)
+						gamma.AttachGrad(nd.GradWrite)
+						beta.AttachGrad(nd.GradWrite)
+					}
+					rm, rv := nd.FromSlice(dev, mv), nd.FromSlice(dev, vv)
+					before := nd.MemoryStats(dev).Allocs
+					exit := nd.EnterRecording(c.train)
+					y := nd.BatchNorm(x, gamma, beta, rm, rv, nd.BatchNormOpts{Axis: &c.axis, Relu: c.relu})
+					exit()
+					allocs := nd.MemoryStats(dev).Allocs - before
+					nd.Seed(3)
+					g := nd.RandomUniform(ctx.CPU(0), nd.Float32, -1, 1, y.Shape()...).AsType(dt)
+					nd.Backward([]*nd.NDArray{y}, []*nd.NDArray{g.CopyTo(dev)}, false)
+					out := [][]float64{y.Float64s(), x.Grad().Float64s(), rm.Float64s(), rv.Float64s()}
+					if c.affine {
+						out = append(out, gamma.Grad().Float64s(), beta.Grad().Float64s())
+					}
+					return out, allocs
+				}
+				want, wideAllocs := run(true)
+				got, allocs := run(false)
+				for i := range want {
+					for j := range want[i] {
+						if !sameBitsOrNaN(want[i][j], got[i][j]) {
+							t.Fatalf("array %d [%d]: half kernels %v, widened %v", i, j, got[i][j], want[i][j])
+						}
+					}
+				}
+				// The fused kernels' arrays: the output, the mean and invstd
+				// (and in training the variance and the partial sums).
+				most := int64(3)
+				if c.train {
+					most = 5
+				}
+				if allocs > most {
+					t.Errorf("the forward pass made %d allocations (the widened one %d), want at most %d: the half kernels did not run", allocs, wideAllocs, most)
+				}
+			})
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/initializer"
+	"github.com/goluon/goluon/gluon/model/vision"
 	"github.com/goluon/goluon/gluon/modelzoo"
 	"github.com/goluon/goluon/gluon/optimizer"
 	"github.com/goluon/goluon/internal/traintest"
@@ -119,14 +120,25 @@ func BenchmarkHybridTrainLeNetGPU(b *testing.B) {
 }
 
 // BenchmarkTrainStepAMPGPU is the Keras CIFAR-10 CNN's training step
-// (RMSprop, batch 128) and LeNet's (SGD, batch 128) in float32 and under
-// autocast to float16 (dynamic loss scaling) and bfloat16 on gpu(0), as
-// PyTorch's side in bench/pytorch_gpu_bench.py runs them.
+// (RMSprop, batch 128), LeNet's (SGD, batch 128) and the model zoo's
+// ResNet-18 at CIFAR's shape (SGD with momentum, batch 128) in float32 and
+// under autocast to float16 (dynamic loss scaling) and bfloat16 on gpu(0),
+// as PyTorch's side in bench/pytorch_gpu_bench.py runs them.
 // "peak-MiB" is the most the process's live arrays on gpu(0) held at once
 // so far: run one variant per process (-test.bench
 // 'TrainStepAMPGPU/KerasCIFAR/float16$') for that variant's own peak.
 func BenchmarkTrainStepAMPGPU(b *testing.B) {
-	for _, n := range traintest.AMPNets(128) {
+	resnet18 := traintest.AMPNet{
+		Name: "ResNet18",
+		Net:  func() gluon.Block { return vision.ResNet18(vision.Options{Classes: 10}) },
+		Opt: func() optimizer.Optimizer {
+			o := optimizer.NewSGD(0.01)
+			o.Momentum = 0.9
+			return o
+		},
+		Shape: []int{128, 3, 32, 32},
+	}
+	for _, n := range append(traintest.AMPNets(128), resnet18) {
 		for _, dt := range traintest.AMPDTypes {
 			b.Run(n.Name+"/"+dt.String(), func(b *testing.B) {
 				needGPUs(b, 1)

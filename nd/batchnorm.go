@@ -70,14 +70,18 @@ func BatchNorm(x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts) *NDArr
 	const op = "BatchNorm"
 	relu := o.Relu
 	o.Relu = false
-	if _, ok := halfOf(x, gamma, beta, runMean, runVar); ok {
+	if _, ok := halfOf(x, gamma, beta, runMean, runVar); ok && !nativeHalfBatchNorm(x, gamma, beta, runMean, runVar) {
 		return reluIf(relu, batchNormHalf(x, gamma, beta, runMean, runVar, o))
 	}
 	p := o.params()
 	if !(p.momentum >= 0 && p.momentum <= 1) || !(p.epsilon >= 0) {
 		fail(op, ErrArgument, "momentum %g must be in [0, 1] and epsilon %g non-negative", p.momentum, p.epsilon)
 	}
-	defer checkInputs(op, x, runMean, runVar).done()
+	check := checkInputs
+	if x.dtype.IsHalf() { // float32 parameters and statistics (nativeHalfBatchNorm)
+		check = checkLiveSameContext
+	}
+	defer check(op, x, runMean, runVar).done()
 	checkFloat(op, x)
 	ax := normAxis(op, p.axis, x.NDim())
 	c := x.shape[ax]
@@ -85,7 +89,7 @@ func BatchNorm(x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts) *NDArr
 		if v == nil {
 			continue
 		}
-		defer checkInputs(op, x, v).done()
+		defer check(op, x, v).done()
 		if v.NDim() != 1 || v.shape[0] != c {
 			fail(op, ErrShape, "per-channel array of shape %v for input %v with %d channels on axis %d", v.shape, x.shape, c, ax)
 		}
@@ -205,6 +209,39 @@ func updateRunning(run, batch *NDArray, momentum, scale float64) {
 	unaryInPlace(run, backend.MulScalar, momentum, 0)
 	run.be().Binary(bAdd, run.shape, run.arg(), run.arg(), b.arg())
 	b.Release()
+}
+
+// checkLiveSameContext is checkInputs without its rule of one dtype.
+func checkLiveSameContext(op string, arrs ...*NDArray) (p pins) {
+	p = checkLive(op, arrs...)
+	defer func() {
+		if r := recover(); r != nil {
+			p.done()
+			panic(r)
+		}
+	}()
+	checkContexts(op, arrs...)
+	return p
+}
+
+// nativeHalfBatchNorm reports whether x's backend normalises x's half
+// dtype itself beside float32 (or absent) parameters and statistics, as
+// mixed precision keeps them (backend.HalfBatchNormer, with the fused
+// kernels on).
+func nativeHalfBatchNorm(x *NDArray, perChannel ...*NDArray) bool {
+	h, ok := x.st.be.(backend.HalfBatchNormer)
+	if !ok || !x.dtype.IsHalf() || !h.BatchNormHalf(x.dtype) || !fusedKernels() {
+		return false
+	}
+	if _, ok := x.st.be.(backend.BatchNormKernels); !ok {
+		return false
+	}
+	for _, v := range perChannel {
+		if v != nil && v.dtype != Float32 {
+			return false
+		}
+	}
+	return true
 }
 
 // batchNormHalf is BatchNorm with a half-precision input or parameters:

@@ -5,6 +5,10 @@
 // multiply-add pass per element (y = s·x + t, dx = a·g + (b·x + c)).
 // A channel's sums are split over parts blocks whose partials the finish
 // kernels add in part order, so the results do not depend on scheduling.
+// The elementwise kernels (bn_sums, bn_apply, bn_dx) also take Float16 and
+// BFloat16 storage S for x, y, g and dx beside float per-channel arrays T:
+// each value decoded to float, computed as the float32 kernel computes it
+// and rounded once (backend.HalfBatchNormer).
 #include "common.cuh"
 
 template <typename T> __device__ __forceinline__ T fmaT(T a, T b, T c);
@@ -44,18 +48,20 @@ __device__ __forceinline__ void channelSums(i64 outer, i64 C, i64 inner, i64 par
 	}
 }
 
-// bn_sums: Σa and Σa·b per channel part (channelSums). bias_relu_sums: the
-// bias + ReLU backward pass in one read of g and y: dx = g where y > 0,
-// else 0 (the ReluGrad kernel's rule), and Σdx per channel part.
-#define BN_SUMS(SUF, T)                                                                               \
-	extern "C" __global__ void bn_sums_##SUF(const T* a, const T* b, i64 outer, i64 C, i64 inner,    \
+// bn_sums: Σa and Σa·b per channel part (channelSums), a and b of storage
+// type S. bias_relu_sums: the bias + ReLU backward pass in one read of g
+// and y: dx = g where y > 0, else 0 (the ReluGrad kernel's rule), and Σdx
+// per channel part.
+#define BN_SUMS(SUF, S)                                                                               \
+	extern "C" __global__ void bn_sums_##SUF(const S* a, const S* b, i64 outer, i64 C, i64 inner,    \
 			i64 parts, double* out) {                                                          \
 		channelSums(outer, C, inner, parts, out, [&](i64 off, double& s1, double& s2) {          \
 			const double v = (double)a[off];                                                 \
 			s1 += v;                                                                         \
 			s2 += v * (double)b[off];                                                        \
 		});                                                                                      \
-	}                                                                                                \
+	}
+#define BIAS_RELU_SUMS(SUF, T)                                                                        \
 	extern "C" __global__ void bias_relu_sums_##SUF(T* dx, const T* g, const T* y, i64 outer, i64 C, \
 			i64 inner, i64 parts, double* out) {                                               \
 		channelSums(outer, C, inner, parts, out, [&](i64 off, double& s1, double&) {             \
@@ -83,23 +89,51 @@ __device__ __forceinline__ void partSums(const double* part, i64 parts, i64 c, d
 	}
 }
 
-// bnApply writes y = s·x + t per channel (then max(·, 0) with relu, where
-// a NaN or −0 passes through).
-template <typename T, bool relu>
-__device__ __forceinline__ void bnApply(T* y, const T* x, i64 n, i64 C, i64 inner, const T* mean, const T* invstd,
+// bnApply writes y = s·x + t per channel, rounded to S (then max(·, 0)
+// with relu, where a NaN or −0 passes through: the ReLU of the rounded
+// value, as the unary op applies it).
+template <typename S, typename T, bool relu>
+__device__ __forceinline__ void bnApply(S* y, const S* x, i64 n, i64 C, i64 inner, const T* mean, const T* invstd,
 		const T* gamma, const T* beta) {
 	GRID_LOOP(i, n) {
 		const i64 c = (i / inner) % C;
 		const double s = (double)invstd[c] * (gamma ? (double)gamma[c] : 1.0);
 		const T t = (T)((beta ? (double)beta[c] : 0.0) - (double)mean[c] * s);
-		T v = fmaT<T>((T)s, x[i], t);
-		if (relu && v < 0) v = 0;
+		S v = (S)fmaT<T>((T)s, (T)x[i], t);
+		if (relu && (T)v < 0) v = (S)(T)0;
 		y[i] = v;
 	}
 }
 
+// bn_apply and bn_apply_relu: y = s·x + t with s = invstd·gamma,
+// t = beta − mean·s (then ReLU); bn_dx: dx = a·g + (b·x + c), or a·g
+// without batch statistics; x, y, g and dx of storage type S, the
+// per-channel arrays of T.
+#define BN_ELEM(SUF, S, T)                                                                            \
+	BN_SUMS(SUF, S)                                                                               \
+	extern "C" __global__ void bn_apply_##SUF(S* y, const S* x, i64 n, i64 C, i64 inner, const T* mean, \
+			const T* invstd, const T* gamma, const T* beta) {                                  \
+		bnApply<S, T, false>(y, x, n, C, inner, mean, invstd, gamma, beta);                       \
+	}                                                                                                \
+	extern "C" __global__ void bn_apply_relu_##SUF(S* y, const S* x, i64 n, i64 C, i64 inner,         \
+			const T* mean, const T* invstd, const T* gamma, const T* beta) {                   \
+		bnApply<S, T, true>(y, x, n, C, inner, mean, invstd, gamma, beta);                        \
+	}                                                                                                \
+	extern "C" __global__ void bn_dx_##SUF(S* dx, const S* g, const S* x, i64 n, i64 C, i64 inner,  \
+			const T* coef, i64 batchStats) {                                                   \
+		GRID_LOOP(i, n) {                                                                        \
+			const i64 c = (i / inner) % C;                                                   \
+			if (!batchStats) {                                                               \
+				dx[i] = (S)(coef[3 * c] * (T)g[i]);                                      \
+				continue;                                                                \
+			}                                                                                \
+			dx[i] = (S)fmaT<T>(coef[3 * c], (T)g[i], fmaT<T>(coef[3 * c + 1], (T)x[i], coef[3 * c + 2])); \
+		}                                                                                        \
+	}
+
 #define BN_KERNELS(SUF, T)                                                                            \
-	BN_SUMS(SUF, T)                                                                               \
+	BN_ELEM(SUF, T, T)                                                                            \
+	BIAS_RELU_SUMS(SUF, T)                                                                        \
 	/* bn_stats_finish: mean = Σx/m, variance = max(Σx²/m − mean², 0). */                          \
 	extern "C" __global__ void bn_stats_finish_##SUF(const double* part, i64 parts, i64 C, double m, \
 			T* mean, T* var) {                                                                 \
@@ -138,16 +172,6 @@ __device__ __forceinline__ void bnApply(T* y, const T* x, i64 n, i64 C, i64 inne
 			invstd[c] = (T)(1.0 / sqrt((double)v));                                          \
 		}                                                                                        \
 	}                                                                                                \
-	/* bn_apply: y = s·x + t with s = invstd·gamma, t = beta − mean·s. */                           \
-	extern "C" __global__ void bn_apply_##SUF(T* y, const T* x, i64 n, i64 C, i64 inner, const T* mean, \
-			const T* invstd, const T* gamma, const T* beta) {                                  \
-		bnApply<T, false>(y, x, n, C, inner, mean, invstd, gamma, beta);                          \
-	}                                                                                                \
-	/* bn_apply_relu: bn_apply's value, then ReLU (a NaN or −0 passes, as the unary op's). */        \
-	extern "C" __global__ void bn_apply_relu_##SUF(T* y, const T* x, i64 n, i64 C, i64 inner,         \
-			const T* mean, const T* invstd, const T* gamma, const T* beta) {                   \
-		bnApply<T, true>(y, x, n, C, inner, mean, invstd, gamma, beta);                           \
-	}                                                                                                \
 	/* bn_backward_finish: dbeta = Σg, dgamma = invstd·(Σg·x − mean·Σg) and  */                   \
 	/* dx's coefficients a, b, c per channel (coef[3c..3c+2]).               */                   \
 	extern "C" __global__ void bn_backward_finish_##SUF(const double* part, i64 parts, i64 C, double m, \
@@ -170,18 +194,8 @@ __device__ __forceinline__ void bnApply(T* y, const T* x, i64 n, i64 C, i64 inne
 			coef[3 * c + 1] = (T)b;                                                          \
 			coef[3 * c + 2] = (T)cc;                                                         \
 		}                                                                                        \
-	}                                                                                                \
-	/* bn_dx: dx = a·g + (b·x + c), or a·g without batch statistics. */                            \
-	extern "C" __global__ void bn_dx_##SUF(T* dx, const T* g, const T* x, i64 n, i64 C, i64 inner,  \
-			const T* coef, i64 batchStats) {                                                   \
-		GRID_LOOP(i, n) {                                                                        \
-			const i64 c = (i / inner) % C;                                                   \
-			if (!batchStats) {                                                               \
-				dx[i] = coef[3 * c] * g[i];                                              \
-				continue;                                                                \
-			}                                                                                \
-			dx[i] = fmaT<T>(coef[3 * c], g[i], fmaT<T>(coef[3 * c + 1], x[i], coef[3 * c + 2])); \
-		}                                                                                        \
 	}
 BN_KERNELS(f32, float)
 BN_KERNELS(f64, double)
+BN_ELEM(f16, hf16, float)
+BN_ELEM(bf16, hbf16, float)

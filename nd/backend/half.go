@@ -141,3 +141,17 @@ type HalfReducer interface {
 	// ReduceHalf reports whether Reduce takes dt operands.
 	ReduceHalf(dt DType) bool
 }
+
+// HalfBatchNormer is a backend whose BatchNormKernels and
+// BatchNormReluKernels also take x, y, the output gradient and dx of
+// dtype Float16 or BFloat16 (ChannelParams.DType) beside float32
+// per-channel arrays (mean, variance, invstd, gamma, beta and the
+// gradients of gamma and beta), as mixed precision keeps BatchNorm's
+// parameters: each value decoded to float32, computed as the float32
+// kernels compute it and rounded once, the bits of widening x to float32.
+// Such a backend's Binary also takes that dtype (the ReLU's gradient). A
+// backend may implement it.
+type HalfBatchNormer interface {
+	// BatchNormHalf reports whether the kernels take dt elements.
+	BatchNormHalf(dt DType) bool
+}
