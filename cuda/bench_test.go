@@ -25,14 +25,35 @@ import (
 // bench/pytorch_bench.py on the same machine.
 
 func gpuStepBench(b *testing.B, net gluon.Block, opt optimizer.Optimizer, shape []int, devs []ctx.Context) {
+	needContexts(b, devs)
+	traintest.StepBench(b, net, opt, shape, devs, gpuWait(b, devs))
+	b.ReportMetric(float64(nd.MemoryStats(devs[0]).Allocated)/(1<<20), "MiB-gpu0")
+}
+
+// gpuCompiledBench is gpuStepBench through gluon.CompileStep with opts.
+func gpuCompiledBench(b *testing.B, net gluon.Block, opt optimizer.Optimizer, shape []int, devs []ctx.Context, opts gluon.StepOpts) {
+	needContexts(b, devs)
+	traintest.CompiledStepBench(b, net, opt, shape, devs, opts, gpuWait(b, devs))
+	b.ReportMetric(float64(nd.MemoryStats(devs[0]).Allocated)/(1<<20), "MiB-gpu0")
+}
+
+// needContexts skips b where the GPU contexts devs do not all exist.
+func needContexts(b *testing.B, devs []ctx.Context) {
 	for _, d := range devs {
 		if d.ID >= ctx.NumGPUs() {
 			b.Skipf("needs %d GPU contexts (GOLUON_VIRTUAL_GPUS)", len(devs))
 		}
 	}
+}
+
+// gpuWait returns the wait of a training-step benchmark on devs: called
+// after the warm-up and after the timed loop, it waits for the devices'
+// work, and reports the timed loop's counters per step (reportPerStep)
+// and, with GOLUON_CUDA_PROFILE, its kernel profile.
+func gpuWait(b *testing.B, devs []ctx.Context) func() {
 	warm := true
 	var start []nd.DeviceStats
-	traintest.StepBench(b, net, opt, shape, devs, func() {
+	return func() {
 		if !warm { // the timed loop's counters, before the final wait
 			reportPerStep(b, devs, start)
 		}
@@ -52,8 +73,7 @@ func gpuStepBench(b *testing.B, net gluon.Block, opt optimizer.Optimizer, shape 
 			}
 		}
 		warm = false
-	})
-	b.ReportMetric(float64(nd.MemoryStats(devs[0]).Allocated)/(1<<20), "MiB-gpu0")
+	}
 }
 
 // countersOf returns nd.Counters of each device.
@@ -89,6 +109,23 @@ func BenchmarkTrainStepLeNetGPU(b *testing.B) {
 		b.Run(devName(devs), func(b *testing.B) {
 			gpuStepBench(b, modelzoo.LeNet(), optimizer.NewSGD(0.04), []int{128, 1, 28, 28}, devs)
 		})
+	}
+}
+
+// BenchmarkTrainStepLeNetGPUCompiled is BenchmarkTrainStepLeNetGPU through
+// gluon.CompileStep, each context's forward and backward passes replayed
+// from a traced graph, and with device graphs (the two passes launched as
+// CUDA graphs).
+func BenchmarkTrainStepLeNetGPUCompiled(b *testing.B) {
+	for _, m := range []struct {
+		name string
+		opts gluon.StepOpts
+	}{{"compiled", gluon.StepOpts{}}, {"cudagraph", gluon.StepOpts{DeviceGraphs: true}}} {
+		for _, devs := range [][]ctx.Context{{ctx.GPU(0)}, fourGPUs} {
+			b.Run(m.name+"/"+devName(devs), func(b *testing.B) {
+				gpuCompiledBench(b, modelzoo.LeNet(), optimizer.NewSGD(0.04), []int{128, 1, 28, 28}, devs, m.opts)
+			})
+		}
 	}
 }
 
