@@ -33,6 +33,7 @@ type Graph struct {
 	phys        []physSpec
 	folded      int          // batch normalisations folded (TraceOpts.FoldBatchNorm)
 	capt        *capturePlan // calls run as captured device graphs (TraceOpts.DeviceGraph), or nil
+	host        bool         // a step works on the host at each call (recording.host): never captured
 
 	mu       sync.Mutex
 	free     []*instance
@@ -260,6 +261,7 @@ func TraceWith(name string, f func(in []*NDArray) []*NDArray, inputs, bound []*N
 		g.folded = g.foldBatchNorm()
 	}
 	g.plan()
+	g.host = r.host
 	if opts.DeviceGraph && !r.host {
 		g.capt = g.capturer()
 	}

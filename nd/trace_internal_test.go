@@ -67,3 +67,35 @@ func TestTraceReleasesLeafViews(t *testing.T) {
 		t.Fatalf("input released after the trace: refs %d, freed %v", st.refs.Load(), st.freed.Load())
 	}
 }
+
+// A graph whose replay works on the host (writing constant data, drawing
+// random numbers, drawing dropout seeds or masks) is marked so, and is
+// never captured as a device graph; one that only computes is not.
+func TestTraceHostSteps(t *testing.T) {
+	dev := ctx.CPU(0)
+	x := Ones(dev, Float32, 4, 3).Persist()
+	cases := []struct {
+		name  string
+		train bool
+		fused bool // SetFusedKernels: the applied dropout (a seed) or a stored mask
+		host  bool
+		f     func(x *NDArray) *NDArray
+	}{
+		{"compute", false, true, false, func(x *NDArray) *NDArray { return Exp(x) }},
+		{"write", false, true, true, func(x *NDArray) *NDArray { return Add(x, FromSlice(dev, []float32{1, 2, 3})) }},
+		{"random", false, true, true, func(x *NDArray) *NDArray { return Add(x, RandomNormalLike(x, 0, 1)) }},
+		{"dropout-seed", true, true, true, func(x *NDArray) *NDArray { return Dropout(x, 0.5) }},
+		{"dropout-mask", true, false, true, func(x *NDArray) *NDArray { return Dropout(x, 0.5) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			defer SetFusedKernels(SetFusedKernels(c.fused))
+			defer EnterMode(c.train)()
+			g := Trace(c.name, func(in []*NDArray) []*NDArray { return []*NDArray{c.f(in[0])} }, []*NDArray{x}, nil)
+			defer g.Release()
+			if g.host != c.host {
+				t.Errorf("host steps %v, want %v", g.host, c.host)
+			}
+		})
+	}
+}
