@@ -197,11 +197,11 @@ def amp_ratios(d):
     return out
 
 
-def fma_peak(d):
-    """The best all-core GFLOP/s of bench/fmapeak's JSON line in d/fmapeak.txt
-    and its vector width, or None."""
+def fma_peak(d, name="fmapeak.txt"):
+    """The best all-core GFLOP/s of bench/fmapeak's JSON line in d/name and
+    its vector width, or None."""
     try:
-        with open(os.path.join(d, "fmapeak.txt")) as f:
+        with open(os.path.join(d, name)) as f:
             data = json.loads(f.read().strip().splitlines()[-1])
     except (OSError, ValueError, IndexError):
         return None
@@ -227,8 +227,40 @@ def peak_lines(d, go):
             shares[w] = round(statistics.median(vals) / gflops, 3)
     print("MatMul as a share of the measured FMA peak (%s, %d threads: %.1f GFLOP/s): %s" % (
         width, threads, gflops, ", ".join("%s %.0f%%" % (w.split("/", 1)[1], 100 * v) for w, v in shares.items())))
-    print(json.dumps({"fma_peak_gflops": round(gflops, 1), "fma_peak_width": width,
-                      "matmul_peak_share": shares}, sort_keys=True))
+    out = {"fma_peak_gflops": round(gflops, 1), "fma_peak_width": width, "matmul_peak_share": shares}
+    out.update(pair_peak_shares(d))
+    print(json.dumps(out, sort_keys=True))
+
+
+def pair_peak_shares(d):
+    """Each repetition's matrix products against the FMA peak measured just
+    before them (peak-REP-matmul.txt): prints, per size, the median share
+    and its range, and the range of those peaks (a slow phase of the host
+    lowers them), and returns them for the JSON line."""
+    peaks = {}  # rep -> GFLOP/s
+    for p in glob.glob(os.path.join(d, "peak-*-matmul.txt")):
+        got = fma_peak(d, os.path.basename(p))
+        if got:
+            peaks[os.path.basename(p).split("-")[1]] = got[0]
+    if not peaks:
+        return {}
+    shares = {}  # size -> [share per repetition]
+    for p in glob.glob(os.path.join(d, "go-*-matmul.txt")):
+        rep = os.path.basename(p).split("-")[1]
+        if rep not in peaks:
+            continue
+        for w, (v, u) in go_results(p).items():
+            if w.startswith("MatMul/") and u == "GFLOP/s":
+                shares.setdefault(w, []).append(v / peaks[rep])
+    out = {"pair_peak_gflops_min": round(min(peaks.values()), 1), "pair_peak_gflops_max": round(max(peaks.values()), 1)}
+    parts = []
+    for w in sorted(shares, key=natural):
+        v = shares[w]
+        out["pair_peak_share/" + w] = [round(statistics.median(v), 3), round(min(v), 3), round(max(v), 3)]
+        parts.append("%s %.0f%% [%.0f-%.0f]" % (w.split("/", 1)[1], 100 * statistics.median(v), 100 * min(v), 100 * max(v)))
+    print("MatMul as a share of each pair's own FMA peak (peaks %.1f-%.1f GFLOP/s): %s" % (
+        min(peaks.values()), max(peaks.values()), ", ".join(parts)))
+    return out
 
 
 if __name__ == "__main__":
