@@ -172,8 +172,8 @@ func TestHybridLeNetDeviceGraphGPU(t *testing.T) {
 func TestDeviceGraphRefusedGPU(t *testing.T) {
 	needGPUs(t, 1)
 	dev := ctx.GPU(0)
+	defer func(was bool) { graphsOff = was }(graphsOff)
 	graphsOff = true
-	defer func() { graphsOff = false }()
 	w := nd.RandomUniform(dev, nd.Float32, -1, 1, 4, 6)
 	f := func(in []*nd.NDArray) []*nd.NDArray { return []*nd.NDArray{nd.Tanh(nd.Dot(in[0], w, false, true))} }
 	x := nd.RandomUniform(dev, nd.Float32, -1, 1, 3, 6)
@@ -191,11 +191,11 @@ func TestDeviceGraphRefusedGPU(t *testing.T) {
 }
 
 // skipCaptureOff skips where the backend refuses captures by design
-// (GOLUON_CUDA_SYNC=1, GOLUON_CUDA_PROFILE).
+// (GOLUON_CUDA_SYNC=1, GOLUON_CUDA_PROFILE, GOLUON_CUDA_GRAPHS=0).
 func skipCaptureOff(t *testing.T) {
 	t.Helper()
-	if d := defaultBackend.started(ctx.GPU(0)); (d != nil && d.syncEach) || profileAny {
-		t.Skip("no graph capture with GOLUON_CUDA_SYNC=1 or GOLUON_CUDA_PROFILE")
+	if d := defaultBackend.started(ctx.GPU(0)); (d != nil && d.syncEach) || profileAny || graphsOff {
+		t.Skip("no graph capture with GOLUON_CUDA_SYNC=1, GOLUON_CUDA_PROFILE or " + GraphsEnv + "=0")
 	}
 }
 

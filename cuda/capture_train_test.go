@@ -108,10 +108,9 @@ func TestDeviceGraphBackwardGPU(t *testing.T) {
 
 // TestCompileStepDeviceGraphGPU: LeNet trained four steps with
 // CompileStep and DeviceGraphs, on one GPU and on two, gives the eager
-// step's losses, outputs and parameters bit for bit. On every context the
-// first step runs eagerly (LeNet's shapes are deferred), the second traces
-// and replays, and the forward and backward passes of the third and
-// fourth launch device graphs.
+// step's losses, outputs and parameters bit for bit; after each
+// context's traced call, the forward and backward passes launch device
+// graphs.
 func TestCompileStepDeviceGraphGPU(t *testing.T) {
 	needGPUs(t, 1)
 	skipCaptureOff(t)
@@ -163,8 +162,13 @@ func TestCompileStepDeviceGraphGPU(t *testing.T) {
 					t.Fatalf("array %d: device graphs %v…, eager %v…", i, got[i][:3], want[i][:3])
 				}
 			}
-			if want := int64(2 * 2 * n); st.DeviceGraphLaunches != want {
-				t.Errorf("stats %+v: want %d device-graph launches (forward and backward, steps 3 and 4, per context)", st, want)
+			// Every replay launches the forward and backward graphs (the
+			// call that traced ran them as usual, warming the backend's
+			// plans). A context usually runs the first step eagerly (the
+			// shapes are deferred); one that finds the parameters
+			// initialised by another context's eager call traces at once.
+			if want := 2 * int64(st.Replays); st.Replays < 2*n || st.DeviceGraphLaunches != want {
+				t.Errorf("stats %+v: want %d device-graph launches (forward and backward of every replay)", st, want)
 			}
 		})
 	}

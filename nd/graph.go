@@ -106,8 +106,9 @@ type instance struct {
 // instance, once.
 type hold struct {
 	in     *instance
-	keep   []*NDArray // views of the outputs the backward kernels read
-	device bool       // the forward pass ran as a device graph (graph_capture.go)
+	keep   []*NDArray    // views of the outputs the backward kernels read
+	device bool          // the forward pass ran as a device graph (graph_capture.go)
+	outAt  []backend.Arg // per output the backward kernels read: where the caller's output is
 	done   atomic.Bool
 }
 

@@ -158,20 +158,23 @@ func (g *Graph) recordNode(e *replay, in *instance, inputs, live, outs []*NDArra
 	// Outputs the backward kernels read stay alive as a view each (as an
 	// eager op's node keeps its output while the caller may release a
 	// detached copy); released after the backward pass or with the hold.
-	h := &hold{in: in, device: launched}
-	packedKept := false
+	h := &hold{in: in, device: launched, outAt: make([]backend.Arg, len(g.outs))}
+	var packedKeep *NDArray
 	for i, o := range g.outs {
 		if !o.kept {
 			continue
 		}
-		t := outs[i]
 		if o.packed >= 0 && g.packN > 1 {
-			if packedKept {
-				continue
+			if packedKeep == nil {
+				packedKeep = anchor.viewIn(persistentSession, 0, anchor.shape)
+				h.keep = append(h.keep, packedKeep)
 			}
-			t, packedKept = anchor, true
+			h.outAt[i] = backend.Arg{Buf: packedKeep.st.buf, Off: packedKeep.off + o.packed}
+			continue
 		}
-		h.keep = append(h.keep, t.viewIn(persistentSession, 0, t.shape))
+		k := outs[i].viewIn(persistentSession, 0, outs[i].shape)
+		h.keep = append(h.keep, k)
+		h.outAt[i] = k.storageArg()
 	}
 	reads := slices.Concat(live, g.boundArrays, h.keep) // what the backward replay reads
 	Record(g.name, anchor, nodeIn, func(gr *NDArray, need []bool) []*NDArray {
@@ -206,10 +209,15 @@ func (g *Graph) backward(e *replay, h *hold, inputs, reads []*NDArray, gr *NDArr
 		res[r.target] = newArray(op, sess, r.dev, r.dt, r.shape)
 	}
 	if h.device {
-		g.backwardDeviceGraph(e, &h.in.dg, inputs, gr, res)
+		g.backwardDeviceGraph(e, h, inputs, gr, res)
 	} else {
 		g.bindCallInputs(e, inputs) // where they are now, as eager reads them
 		g.bindBound(e)
+		for i, o := range g.outs { // the caller's outputs, as they are now
+			if o.kept {
+				e.args[o.slot] = h.outAt[i]
+			}
+		}
 		for i, h := range g.heads {
 			if h >= 0 {
 				e.args[h] = backend.Arg{Buf: gr.st.buf, Off: gr.off + g.outs[i].packed}

@@ -151,9 +151,15 @@ func (g *Graph) copyInputsIn(dg *deviceGraph, e *replay, inputs []*NDArray) {
 // backward device graph is launched (captured first; its first backward
 // pass runs as usual, on the same buffers, when no plain one has warmed
 // the backend's plans); the gradients are copied out into res.
-func (g *Graph) backwardDeviceGraph(e *replay, dg *deviceGraph, inputs []*NDArray, gr *NDArray, res []*NDArray) {
+func (g *Graph) backwardDeviceGraph(e *replay, h *hold, inputs []*NDArray, gr *NDArray, res []*NDArray) {
+	dg := &h.in.dg
 	g.copyInputsIn(dg, e, inputs)
 	g.bindBound(e)
+	for i, o := range g.outs { // the caller's outputs, as they are now
+		if o.kept {
+			o.be.Copy([]int{numel(o.shape)}, backend.Arg{Buf: dg.outBufs[i]}, h.outAt[i])
+		}
+	}
 	if dg.headBuf == nil {
 		dg.headBuf = g.allocFixed(gr.st.be, gr.dtype, gr.Size())
 	}
