@@ -70,3 +70,28 @@ func BenchmarkMatMul(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMatMulBF16 is BenchmarkMatMul on bfloat16 matrices: on a CPU
+// with AVX512_BF16 the product runs on its bfloat16 dot products (large
+// products; smaller ones, and every product elsewhere, widen to float32
+// and round the result).
+func BenchmarkMatMulBF16(b *testing.B) {
+	for _, n := range []int{128, 256, 512, 1024} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			nd.Seed(1)
+			dev := ctx.CPU(0)
+			x := nd.RandomUniform(dev, nd.Float32, -1, 1, n, n).AsType(nd.BFloat16)
+			y := nd.RandomUniform(dev, nd.Float32, -1, 1, n, n).AsType(nd.BFloat16)
+			mm := func() {
+				s := nd.NewScope()
+				defer s.Close()
+				nd.MatMul(x, y)
+			}
+			mm()
+			for b.Loop() {
+				mm()
+			}
+			b.ReportMetric(2*float64(n)*float64(n)*float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}

@@ -64,6 +64,10 @@ func gemm(p backend.GemmParams, a, b, c backend.Arg, parallel bool) {
 		scaleRows(p, c)
 		return
 	}
+	if c.Buf.DType() == backend.BFloat16 {
+		bf16Gemm(p, a, b, c, parallel)
+		return
+	}
 	if isF64(c) {
 		impl.Dgemm(trans(p.TransA), trans(p.TransB), p.M, p.N, p.K, p.Alpha,
 			slice[float64](a), p.LDA, slice[float64](b), p.LDB, p.Beta, slice[float64](c), p.LDC)

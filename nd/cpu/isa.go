@@ -57,9 +57,14 @@ func DetectedISA() ISA { return detected }
 func ActiveISA() ISA { return active }
 
 // ISAReport says in one line which level is active and why (the detected
-// level, the environment's request, a request that could not be honoured).
+// level, the environment's request, a request that could not be honoured),
+// and whether bfloat16 products run on AVX512_BF16.
 func ISAReport() string {
-	return fmt.Sprintf("cpu kernels: %s (detected %s%s)", active, detected, activeNote)
+	bf16 := ""
+	if useBF16Kernel {
+		bf16 = ", bfloat16 GEMM on AVX512_BF16"
+	}
+	return fmt.Sprintf("cpu kernels: %s (detected %s%s)%s", active, detected, activeNote, bf16)
 }
 
 // chooseISA returns the level for a $GOLUON_CPU value on a CPU of level

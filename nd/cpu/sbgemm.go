@@ -1,0 +1,347 @@
+package cpu
+
+import (
+	"math"
+	"sync"
+	"unsafe"
+
+	"github.com/goluon/goluon/nd/backend"
+)
+
+// sbgemm multiplies bfloat16 matrices on AVX512_BF16's VDPBF16PS, which
+// takes pairs of bfloat16 values along k in each 32-bit lane and adds both
+// products to a float32 accumulator: twice the multiply-adds per
+// instruction of float32 FMAs, on operands half as large.
+//
+// A is packed into tiles of sbMR rows, B into panels of sbNR columns, both
+// as 32-bit words holding the k-pair (element 2p in the low half, 2p+1 in
+// the high half; an odd k pads with zero). The micro-kernel accumulates a
+// sbMR×sbNR tile of float32 sums in a workspace over blocks of sbKC pairs
+// (the B panel's block stays in the first-level cache); the epilogue then
+// rounds alpha·sum + beta·C to bfloat16 once per element.
+//
+// Each lane adds the products in the instruction's order: the high
+// half's (k = 2p+1), then the low half's (k = 2p), each rounded to
+// float32, pairs in ascending order. Denormal inputs count as zero and
+// denormal sums are flushed to zero, as VDPBF16PS does; the sums therefore
+// differ from the widened float32 product's (backend.HalfGemmer allows
+// that).
+const (
+	sbMR = 6
+	sbNR = 32
+	sbKC = 256 // k pairs per block
+)
+
+// useBF16Kernel selects sbgemm for BFloat16 products (Backend.GemmHalf):
+// the CPU has AVX512_BF16 and the AVX-512 kernels are active.
+var useBF16Kernel = active >= ISAAVX512 && hasAVX512BF16()
+
+// sbTile is the micro-kernel: w (an sbMR×sbNR tile of float32, row-major)
+// = w (0 when load is 0) + the kp pairs of a (sbMR words per pair) times b
+// (sbNR words per pair).
+type sbTile func(kp int, a, b *uint32, w *float32, load int)
+
+// sbStore rounds rows rows of a full column panel's sums w (sbNR per row)
+// into C: c[i·ldc+j] = bfloat16(alpha·w + beta·c), each product rounded
+// to float32, then their sum; beta 0 does not read C. A denormal sum
+// counts as zero (VCVTNEPS2BF16's rule).
+type sbStore func(w *float32, c *backend.BF16, ldc, rows int, alpha, beta float32)
+
+// sbStoreGo is sbStore in Go.
+func sbStoreGo(w *float32, c *backend.BF16, ldc, rows int, alpha, beta float32) {
+	sbStoreCols(unsafe.Slice(w, rows*sbNR), unsafe.Slice(c, (rows-1)*ldc+sbNR), ldc, rows, sbNR, alpha, beta)
+}
+
+// sbStoreCols is sbStore for the first cols columns of the panel.
+func sbStoreCols(w []float32, c []backend.BF16, ldc, rows, cols int, alpha, beta float32) {
+	for i := range rows {
+		ws, cs := w[i*sbNR:][:cols], c[i*ldc:][:cols]
+		for j, v := range ws {
+			s := float32(alpha * v)
+			if beta != 0 {
+				s += float32(beta * cs[j].Float32())
+			}
+			cs[j] = backend.BF16From(flushDenormal(s))
+		}
+	}
+}
+
+// sbScratch holds sbgemm's packed operands between calls, and sbPanels a
+// worker's sums of one column panel.
+var (
+	sbScratch = sync.Pool{New: func() any { return new(sbBufs) }}
+	sbPanels  = sync.Pool{New: func() any { return new([]float32) }}
+)
+
+type sbBufs struct{ a, b []uint32 }
+
+// sbgemm is C = alpha·op(A)·op(B) + beta·C on row-major bfloat16 matrices
+// (beta 0: C is not read), with tile as the micro-kernel. parallel splits
+// the work over the cores: the packing by tiles and panels, then the
+// column panels, each summed over all of k in a worker's workspace and
+// rounded into C at once.
+func sbgemm(tA, tB bool, m, n, k int, alpha float32, a []backend.BF16, lda int, b []backend.BF16, ldb int,
+	beta float32, c []backend.BF16, ldc int, parallel bool, tile sbTile, store sbStore) {
+	if m == 0 || n == 0 {
+		return
+	}
+	kp := (k + 1) / 2
+	mt, nt := ceilDiv(m, sbMR), ceilDiv(n, sbNR)
+	bufs := sbScratch.Get().(*sbBufs)
+	defer sbScratch.Put(bufs)
+	bufs.a = growWords(bufs.a, mt*kp*sbMR)
+	bufs.b = growWords(bufs.b, nt*kp*sbNR)
+	ap, bp := bufs.a, bufs.b
+	run := func(count int, fn func(lo, hi int)) {
+		if parallel && m*n*k >= sgemmParallelMin {
+			parallelFor(count, 1, fn)
+		} else {
+			fn(0, count)
+		}
+	}
+	// A is packed before the panels start (on the cores when it is large);
+	// each worker packs the B panels it multiplies.
+	packA := func(lo, hi int) {
+		for it := lo; it < hi; it++ {
+			sbPackA(tA, a, lda, m, k, it, ap[it*kp*sbMR:(it+1)*kp*sbMR])
+		}
+	}
+	if m*k >= 1<<18 {
+		run(mt, packA)
+	} else {
+		packA(0, mt)
+	}
+	run(nt, func(lo, hi int) {
+		wp := sbPanels.Get().(*[]float32)
+		defer sbPanels.Put(wp)
+		*wp = grow(*wp, mt*sbMR*sbNR)
+		w := *wp
+		for jt := lo; jt < hi; jt++ {
+			sbPackB(tB, b, ldb, n, k, jt, bp[jt*kp*sbNR:(jt+1)*kp*sbNR])
+			for p0 := 0; p0 < kp; p0 += sbKC {
+				np := min(sbKC, kp-p0)
+				for it := range mt {
+					tile(np, &ap[(it*kp+p0)*sbMR], &bp[(jt*kp+p0)*sbNR], &w[it*sbMR*sbNR], p0)
+				}
+			}
+			// The rows of the panel's tiles follow each other in w.
+			if j0 := jt * sbNR; n-j0 >= sbNR {
+				store(&w[0], &c[j0], ldc, m, alpha, beta)
+			} else {
+				sbStoreCols(w, c[j0:], ldc, m, n-j0, alpha, beta)
+			}
+		}
+	})
+}
+
+// sbPackA packs the rows of row tile it of op(A) (m×k) into dst: per k
+// pair, sbMR words, rows past m zero.
+func sbPackA(tA bool, a []backend.BF16, lda, m, k, it int, dst []uint32) {
+	kp, i0 := (k+1)/2, it*sbMR
+	rows := min(sbMR, m-i0)
+	if tA { // op(A)'s row i is A's column i: the pair is rows 2p and 2p+1 of A, next to each other
+		for p := range kp {
+			d := dst[p*sbMR : (p+1)*sbMR]
+			lo := a[2*p*lda+i0:][:rows]
+			if 2*p+1 < k {
+				hi := a[(2*p+1)*lda+i0:][:rows]
+				for r := range rows {
+					d[r] = uint32(lo[r]) | uint32(hi[r])<<16
+				}
+			} else {
+				for r := range rows {
+					d[r] = uint32(lo[r])
+				}
+			}
+			clear(d[rows:])
+		}
+		return
+	}
+	var words [sbMR][]uint32 // each row's pairs, as the words they are in memory
+	for r := range rows {
+		words[r] = pairWords(a[(i0+r)*lda:], k)
+	}
+	for p := range k / 2 {
+		d := dst[p*sbMR : (p+1)*sbMR]
+		for r := range rows {
+			d[r] = words[r][p]
+		}
+		clear(d[rows:])
+	}
+	if k%2 == 1 {
+		d := dst[(kp-1)*sbMR : kp*sbMR]
+		for r := range rows {
+			d[r] = uint32(a[(i0+r)*lda+k-1])
+		}
+		clear(d[rows:])
+	}
+}
+
+// sbPackB packs column panel jt of op(B) (k×n) into dst: per k pair, sbNR
+// words, columns past n zero.
+func sbPackB(tB bool, b []backend.BF16, ldb, n, k, jt int, dst []uint32) {
+	kp, j0 := (k+1)/2, jt*sbNR
+	cols := min(sbNR, n-j0)
+	if !tB { // the pair's values are in rows 2p and 2p+1
+		for p := range kp {
+			d := dst[p*sbNR : (p+1)*sbNR]
+			lo := b[2*p*ldb+j0:][:cols]
+			if 2*p+1 < k {
+				hi := b[(2*p+1)*ldb+j0:][:cols]
+				for c := range cols {
+					d[c] = uint32(lo[c]) | uint32(hi[c])<<16
+				}
+			} else {
+				for c := range cols {
+					d[c] = uint32(lo[c])
+				}
+			}
+			clear(d[cols:])
+		}
+		return
+	}
+	var words [sbNR][]uint32 // op(B) = Bᵀ: column j's pairs are words of B's row j
+	for c := range cols {
+		words[c] = pairWords(b[(j0+c)*ldb:], k)
+	}
+	for p := range k / 2 {
+		d := dst[p*sbNR : (p+1)*sbNR]
+		for c := range cols {
+			d[c] = words[c][p]
+		}
+		clear(d[cols:])
+	}
+	if k%2 == 1 {
+		d := dst[(kp-1)*sbNR : kp*sbNR]
+		for c := range cols {
+			d[c] = uint32(b[(j0+c)*ldb+k-1])
+		}
+		clear(d[cols:])
+	}
+}
+
+// pairWords returns the first k/2 pairs of row as the little-endian
+// 32-bit words they form in memory (the even value in the low half).
+func pairWords(row []backend.BF16, k int) []uint32 {
+	if k < 2 {
+		return nil
+	}
+	_ = row[k/2*2-1]
+	return unsafe.Slice((*uint32)(unsafe.Pointer(&row[0])), k/2)
+}
+
+// sbAt is element (i, kk) of a row-major matrix of leading dimension ld,
+// or of its transpose when t.
+func sbAt(t bool, x []backend.BF16, ld, i, kk int) backend.BF16 {
+	if t {
+		return x[kk*ld+i]
+	}
+	return x[i*ld+kk]
+}
+
+// sbTileGo is the micro-kernel in Go, lane by lane in VDPBF16PS's order
+// (tests compare the assembly against it; it also runs where the CPU lacks
+// AVX512_BF16).
+func sbTileGo(kp int, a, b *uint32, w *float32, load int) {
+	as := unsafe.Slice(a, kp*sbMR)
+	bs := unsafe.Slice(b, kp*sbNR)
+	ws := unsafe.Slice(w, sbMR*sbNR)
+	for r := range sbMR {
+		for c := range sbNR {
+			var acc float32
+			if load != 0 {
+				acc = ws[r*sbNR+c]
+			}
+			for p := range kp {
+				x, y := as[p*sbMR+r], bs[p*sbNR+c]
+				acc = flushDenormal(acc + bf16Product(uint16(x>>16), uint16(y>>16)))
+				acc = flushDenormal(acc + bf16Product(uint16(x), uint16(y)))
+			}
+			ws[r*sbNR+c] = acc
+		}
+	}
+}
+
+// bf16Product is x·y in float32 (exact for bfloat16 values), a denormal
+// input counting as zero.
+func bf16Product(x, y uint16) float32 {
+	return float32(bf16DAZ(x) * bf16DAZ(y))
+}
+
+func bf16DAZ(h uint16) float32 {
+	if h&0x7f80 == 0 { // zero or denormal
+		return math.Float32frombits(uint32(h&0x8000) << 16)
+	}
+	return backend.BF16(h).Float32()
+}
+
+// flushDenormal returns a denormal f as zero of its sign.
+func flushDenormal(f float32) float32 {
+	if b := math.Float32bits(f); b&0x7f800000 == 0 {
+		return math.Float32frombits(b & 0x80000000)
+	}
+	return f
+}
+
+// growWords is grow for packed words: n of them, 64-byte aligned.
+func growWords(buf []uint32, n int) []uint32 {
+	if cap(buf) >= n {
+		return buf[:n]
+	}
+	raw := make([]uint32, n+16)
+	off := int(uintptr(unsafe.Pointer(&raw[0]))&63) / 4
+	if off != 0 {
+		off = 16 - off
+	}
+	return raw[off : off+n]
+}
+
+var _ backend.HalfGemmer = (*Backend)(nil)
+
+// GemmHalf implements backend.HalfGemmer: Gemm multiplies BFloat16
+// matrices itself where the CPU has AVX512_BF16 (sbgemm; products smaller
+// than sbMinWork are widened to float32 inside Gemm, which is faster
+// there). Float16 has no such instruction and is widened by package nd.
+func (*Backend) GemmHalf(dt backend.DType) bool { return dt == backend.BFloat16 && useBF16Kernel }
+
+// sbMinWork is the least m·n·k that bf16Gemm runs on sbgemm.
+const sbMinWork = 1 << 21
+
+// bf16Gemm is one BFloat16 product of Gemm: sbgemm, or for small products
+// float32 copies, sgemm and the rounding of C.
+func bf16Gemm(p backend.GemmParams, a, b, c backend.Arg, parallel bool) {
+	as, bs, cs := storageSlice[backend.BF16](a), storageSlice[backend.BF16](b), storageSlice[backend.BF16](c)
+	if p.M*p.N*p.K >= sbMinWork {
+		sbgemm(p.TransA, p.TransB, p.M, p.N, p.K, float32(p.Alpha), as, p.LDA, bs, p.LDB, float32(p.Beta), cs, p.LDC,
+			parallel, sbTileFast, sbStoreFast)
+		return
+	}
+	rowsA, rowsB := p.M, p.K // op(A) is M×K, op(B) K×N; the stored shapes
+	if p.TransA {
+		rowsA = p.K
+	}
+	if p.TransB {
+		rowsB = p.N
+	}
+	na, nb := (rowsA-1)*p.LDA+cols(p.TransA, p.M, p.K), (rowsB-1)*p.LDB+cols(p.TransB, p.K, p.N)
+	nc := (p.M-1)*p.LDC + p.N
+	fa, fb, fc := make([]float32, na), make([]float32, nb), make([]float32, nc)
+	bf16sToF32(fa, as[:na])
+	bf16sToF32(fb, bs[:nb])
+	if p.Beta != 0 {
+		bf16sToF32(fc, cs[:nc])
+	}
+	sgemm(p.TransA, p.TransB, p.M, p.N, p.K, float32(p.Alpha), fa, p.LDA, fb, p.LDB, float32(p.Beta), fc, p.LDC, parallel)
+	for i := range p.M {
+		f32sToBF16(cs[i*p.LDC:i*p.LDC+p.N], fc[i*p.LDC:i*p.LDC+p.N])
+	}
+}
+
+// cols is the number of stored columns of a rows×cols operand, transposed
+// when t.
+func cols(t bool, rows, cols int) int {
+	if t {
+		return rows
+	}
+	return cols
+}

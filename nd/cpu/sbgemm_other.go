@@ -1,0 +1,13 @@
+//go:build !amd64
+
+package cpu
+
+// sbTileFast is the Go micro-kernel off amd64, where useBF16Kernel is
+// false: sbgemm runs only in tests there.
+var (
+	sbTileFast  sbTile  = sbTileGo
+	sbStoreFast sbStore = sbStoreGo
+)
+
+// hasAVX512BF16 is false off amd64.
+func hasAVX512BF16() bool { return false }
