@@ -121,11 +121,14 @@ for r in $(seq 1 "$REPS"); do
 			# products against its own peak
 			"$out/bin/fmapeak" -seconds 0.2 >"$out/peak-$r-$g.txt"
 			{
-				gobench 'MatMul/n=128$' 20000
-				gobench 'MatMul/n=256$' 4000
-				gobench 'MatMul/n=512$' 500
-				gobench 'MatMul/n=1024$' 80
-				gobench 'MatMul/n=2048$' 12
+				gobench 'MatMul$/n=128$' 20000
+				gobench 'MatMul$/n=256$' 4000
+				gobench 'MatMul$/n=512$' 500
+				gobench 'MatMul$/n=1024$' 80
+				gobench 'MatMul$/n=2048$' 12
+				gobench 'MatMulBF16/n=256$' 3000
+				gobench 'MatMulBF16/n=512$' 500
+				gobench 'MatMulBF16/n=1024$' 80
 			} >"$out/go-$r-$g.txt"
 			;;
 		conv) # per-layer convolutions, forward and fwdbwd: about 3 s for the

@@ -133,10 +133,10 @@ def sync_for(device):
     return torch.cuda.synchronize
 
 
-def matmul(n, warmup, iters):
+def matmul(n, warmup, iters, dtype=torch.float32):
     torch.manual_seed(1)
-    a = torch.rand(n, n) * 2 - 1
-    b = torch.rand(n, n) * 2 - 1
+    a = (torch.rand(n, n) * 2 - 1).to(dtype)
+    b = (torch.rand(n, n) * 2 - 1).to(dtype)
     return 2 * n ** 3 * iters / timed(lambda: torch.mm(a, b), warmup, iters) / 1e9
 
 
@@ -251,6 +251,8 @@ def main():
         # Iteration counts as compare.sh's Go runs: about 1 s per size.
         for n, iters in ((128, 20000), (256, 4000), (512, 500), (1024, 80), (2048, 12)):
             res["MatMul/n=%d" % n] = matmul(n, 3, it(iters))
+        for n, iters in ((256, 3000), (512, 500), (1024, 80)):
+            res["MatMulBF16/n=%d" % n] = matmul(n, 3, it(iters), torch.bfloat16)
     if "conv" in groups:
         for name, c, hw, oc, k, pad in CONV_LAYERS:
             iters = it(400 if name.startswith("lenet") else 40)
