@@ -50,38 +50,22 @@ func BenchmarkInferLeNet(b *testing.B) {
 // is complete when nd.MatMul returns; it is not copied out to a Go slice
 // (PyTorch's side just runs torch.mm) but released, back to the pool, when
 // the iteration's scope closes.
-func BenchmarkMatMul(b *testing.B) {
-	for _, n := range []int{128, 256, 512, 1024, 2048} {
-		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			nd.Seed(1)
-			dev := ctx.CPU(0)
-			x := nd.RandomUniform(dev, nd.Float32, -1, 1, n, n)
-			y := nd.RandomUniform(dev, nd.Float32, -1, 1, n, n)
-			mm := func() {
-				s := nd.NewScope()
-				defer s.Close()
-				nd.MatMul(x, y)
-			}
-			mm()
-			for b.Loop() {
-				mm()
-			}
-			b.ReportMetric(2*float64(n)*float64(n)*float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
-	}
-}
+func BenchmarkMatMul(b *testing.B) { matMulBench(b, nd.Float32, 128, 256, 512, 1024, 2048) }
 
 // BenchmarkMatMulBF16 is BenchmarkMatMul on bfloat16 matrices: on a CPU
 // with AVX512_BF16 the product runs on its bfloat16 dot products (large
 // products; smaller ones, and every product elsewhere, widen to float32
 // and round the result).
-func BenchmarkMatMulBF16(b *testing.B) {
-	for _, n := range []int{128, 256, 512, 1024} {
+func BenchmarkMatMulBF16(b *testing.B) { matMulBench(b, nd.BFloat16, 128, 256, 512, 1024) }
+
+// matMulBench times nd.MatMul of two n×n matrices of dtype dt per size.
+func matMulBench(b *testing.B, dt nd.DType, sizes ...int) {
+	for _, n := range sizes {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			nd.Seed(1)
 			dev := ctx.CPU(0)
-			x := nd.RandomUniform(dev, nd.Float32, -1, 1, n, n).AsType(nd.BFloat16)
-			y := nd.RandomUniform(dev, nd.Float32, -1, 1, n, n).AsType(nd.BFloat16)
+			x := nd.RandomUniform(dev, nd.Float32, -1, 1, n, n).AsType(dt)
+			y := nd.RandomUniform(dev, nd.Float32, -1, 1, n, n).AsType(dt)
 			mm := func() {
 				s := nd.NewScope()
 				defer s.Close()

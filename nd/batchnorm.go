@@ -211,19 +211,6 @@ func updateRunning(run, batch *NDArray, momentum, scale float64) {
 	b.Release()
 }
 
-// checkLiveSameContext is checkInputs without its rule of one dtype.
-func checkLiveSameContext(op string, arrs ...*NDArray) (p pins) {
-	p = checkLive(op, arrs...)
-	defer func() {
-		if r := recover(); r != nil {
-			p.done()
-			panic(r)
-		}
-	}()
-	checkContexts(op, arrs...)
-	return p
-}
-
 // nativeHalfBatchNorm reports whether x's backend normalises x's half
 // dtype itself beside float32 (or absent) parameters and statistics, as
 // mixed precision keeps them (backend.HalfBatchNormer, with the fused

@@ -206,6 +206,25 @@ func checkLive(op string, arrs ...*NDArray) pins { return pin(op, arrs) }
 // checkInputs validates that all inputs are live, on one context and of one
 // dtype, and pins them as checkLive does. It runs before any op does work.
 func checkInputs(op string, arrs ...*NDArray) (p pins) {
+	p = checkLiveSameContext(op, arrs...)
+	defer func() {
+		if r := recover(); r != nil {
+			p.done()
+			panic(r)
+		}
+	}()
+	a := arrs[0]
+	for _, b := range arrs[1:] {
+		if b.dtype != a.dtype {
+			fail(op, ErrDType, "%v vs %v (shapes %v and %v); convert with AsType first",
+				a.dtype, b.dtype, a.shape, b.shape)
+		}
+	}
+	return p
+}
+
+// checkLiveSameContext is checkInputs without its rule of one dtype.
+func checkLiveSameContext(op string, arrs ...*NDArray) (p pins) {
 	p = checkLive(op, arrs...)
 	defer func() {
 		if r := recover(); r != nil {
@@ -214,13 +233,6 @@ func checkInputs(op string, arrs ...*NDArray) (p pins) {
 		}
 	}()
 	checkContexts(op, arrs...)
-	a := arrs[0]
-	for _, b := range arrs[1:] {
-		if b.dtype != a.dtype {
-			fail(op, ErrDType, "%v vs %v (shapes %v and %v); convert with AsType first",
-				a.dtype, b.dtype, a.shape, b.shape)
-		}
-	}
 	return p
 }
 

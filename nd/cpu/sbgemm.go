@@ -89,8 +89,8 @@ func sbgemm(tA, tB bool, m, n, k int, alpha float32, a []backend.BF16, lda int, 
 	mt, nt := ceilDiv(m, sbMR), ceilDiv(n, sbNR)
 	bufs := sbScratch.Get().(*sbBufs)
 	defer sbScratch.Put(bufs)
-	bufs.a = growWords(bufs.a, mt*kp*sbMR)
-	bufs.b = growWords(bufs.b, nt*kp*sbNR)
+	bufs.a = grow(bufs.a, mt*kp*sbMR)
+	bufs.b = grow(bufs.b, nt*kp*sbNR)
 	ap, bp := bufs.a, bufs.b
 	run := func(count int, fn func(lo, hi int)) {
 		if parallel && m*n*k >= sgemmParallelMin {
@@ -140,21 +140,7 @@ func sbPackA(tA bool, a []backend.BF16, lda, m, k, it int, dst []uint32) {
 	kp, i0 := (k+1)/2, it*sbMR
 	rows := min(sbMR, m-i0)
 	if tA { // op(A)'s row i is A's column i: the pair is rows 2p and 2p+1 of A, next to each other
-		for p := range kp {
-			d := dst[p*sbMR : (p+1)*sbMR]
-			lo := a[2*p*lda+i0:][:rows]
-			if 2*p+1 < k {
-				hi := a[(2*p+1)*lda+i0:][:rows]
-				for r := range rows {
-					d[r] = uint32(lo[r]) | uint32(hi[r])<<16
-				}
-			} else {
-				for r := range rows {
-					d[r] = uint32(lo[r])
-				}
-			}
-			clear(d[rows:])
-		}
+		packRowPairs(dst, a, lda, i0, rows, k, sbMR)
 		return
 	}
 	var words [sbMR][]uint32 // each row's pairs, as the words they are in memory
@@ -183,21 +169,7 @@ func sbPackB(tB bool, b []backend.BF16, ldb, n, k, jt int, dst []uint32) {
 	kp, j0 := (k+1)/2, jt*sbNR
 	cols := min(sbNR, n-j0)
 	if !tB { // the pair's values are in rows 2p and 2p+1
-		for p := range kp {
-			d := dst[p*sbNR : (p+1)*sbNR]
-			lo := b[2*p*ldb+j0:][:cols]
-			if 2*p+1 < k {
-				hi := b[(2*p+1)*ldb+j0:][:cols]
-				for c := range cols {
-					d[c] = uint32(lo[c]) | uint32(hi[c])<<16
-				}
-			} else {
-				for c := range cols {
-					d[c] = uint32(lo[c])
-				}
-			}
-			clear(d[cols:])
-		}
+		packRowPairs(dst, b, ldb, j0, cols, k, sbNR)
 		return
 	}
 	var words [sbNR][]uint32 // op(B) = Bᵀ: column j's pairs are words of B's row j
@@ -215,6 +187,28 @@ func sbPackB(tB bool, b []backend.BF16, ldb, n, k, jt int, dst []uint32) {
 		d := dst[(kp-1)*sbNR : kp*sbNR]
 		for c := range cols {
 			d[c] = uint32(b[(j0+c)*ldb+k-1])
+		}
+		clear(d[cols:])
+	}
+}
+
+// packRowPairs packs, for each k pair p, values j0..j0+cols−1 of rows 2p
+// and 2p+1 of x (leading dimension ld) into the words of dst[p·width:],
+// the rest of its width zero: the layout of a tile or panel whose pairs
+// lie in two rows of the stored matrix.
+func packRowPairs(dst []uint32, x []backend.BF16, ld, j0, cols, k, width int) {
+	for p := range (k + 1) / 2 {
+		d := dst[p*width : (p+1)*width]
+		lo := x[2*p*ld+j0:][:cols]
+		if 2*p+1 < k {
+			hi := x[(2*p+1)*ld+j0:][:cols]
+			for c := range cols {
+				d[c] = uint32(lo[c]) | uint32(hi[c])<<16
+			}
+		} else {
+			for c := range cols {
+				d[c] = uint32(lo[c])
+			}
 		}
 		clear(d[cols:])
 	}
@@ -281,19 +275,6 @@ func flushDenormal(f float32) float32 {
 		return math.Float32frombits(b & 0x80000000)
 	}
 	return f
-}
-
-// growWords is grow for packed words: n of them, 64-byte aligned.
-func growWords(buf []uint32, n int) []uint32 {
-	if cap(buf) >= n {
-		return buf[:n]
-	}
-	raw := make([]uint32, n+16)
-	off := int(uintptr(unsafe.Pointer(&raw[0]))&63) / 4
-	if off != 0 {
-		off = 16 - off
-	}
-	return raw[off : off+n]
 }
 
 var _ backend.HalfGemmer = (*Backend)(nil)

@@ -69,11 +69,11 @@ var sgemmPool = sync.Pool{New: func() any { return new(sgemmBuf) }}
 
 // grow returns buf resized to n elements, reallocating (64-byte aligned,
 // so that each packed row of B is one cache line) when it is too small.
-func grow(buf []float32, n int) []float32 {
+func grow[T float32 | uint32](buf []T, n int) []T {
 	if cap(buf) >= n {
 		return buf[:n]
 	}
-	raw := make([]float32, n+16)
+	raw := make([]T, n+16)
 	off := int(uintptr(unsafe.Pointer(&raw[0]))&63) / 4
 	if off != 0 {
 		off = 16 - off
