@@ -61,3 +61,14 @@ func TestBF16DenseOnCPU(t *testing.T) {
 	check("dx", x.Grad().Float64s(), m, k, n, func(i, l int) float64 { return gv[i*n+l] }, func(j, l int) float64 { return wv[l*k+j] })
 	check("dw", w.Grad().Float64s(), n, k, m, func(i, l int) float64 { return gv[l*n+i] }, func(j, l int) float64 { return xv[l*k+j] })
 }
+
+// TestMatMulEmptyBatch: a batched product over an empty batch is an
+// empty array in every dtype (a backend's Batch 0 would mean one product).
+func TestMatMulEmptyBatch(t *testing.T) {
+	for _, dt := range []nd.DType{nd.Float32, nd.Float64, nd.Float16, nd.BFloat16} {
+		y := nd.MatMul(nd.Zeros(ctx.CPU(0), dt, 0, 3, 5), nd.Zeros(ctx.CPU(0), dt, 0, 5, 4))
+		if s := y.Shape(); len(s) != 3 || s[0] != 0 || s[1] != 3 || s[2] != 4 {
+			t.Errorf("%v: shape %v, want [0 3 4]", dt, s)
+		}
+	}
+}

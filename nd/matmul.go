@@ -50,6 +50,9 @@ func gemmInto(op string, a, b *NDArray, ta, tb bool, bias *NDArray) *NDArray {
 		out.be().Copy(out.shape, out.storageArg(), bcastStorage(bias, out.shape))
 		beta = 1
 	}
+	if out.Size() == 0 { // an empty batch (a backend's Batch 0 means one product)
+		return out
+	}
 	if k == 0 && out.dtype.IsHalf() { // no terms: C is its starting value (a backend scales no half C)
 		if bias == nil {
 			out.be().Fill(out.storageArg(), out.Size(), 0)

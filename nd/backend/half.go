@@ -99,8 +99,10 @@ type HalfGemmer interface {
 	// (Float16 or BFloat16) with K > 0. Such a product accumulates in
 	// float32 and rounds each element of C to nearest even from
 	// Alpha·op(A)·op(B) + Beta·C; the order of the sums may differ from
-	// the widened product's, and a backend may round partial sums of a
-	// split reduction to dt (cuBLAS's default, which PyTorch keeps).
+	// the widened product's, a backend may round partial sums of a
+	// split reduction to dt (cuBLAS's default, which PyTorch keeps), and
+	// it may count denormal inputs and sums (below 2⁻¹²⁶) as zero
+	// (AVX512_BF16's dot products do, as PyTorch's CPU bfloat16 GEMM).
 	GemmHalf(dt DType) bool
 }
 

@@ -20,12 +20,14 @@ import (
 // (the B panel's block stays in the first-level cache); the epilogue then
 // rounds alpha·sum + beta·C to bfloat16 once per element.
 //
-// Each lane adds the products in the instruction's order: the high
-// half's (k = 2p+1), then the low half's (k = 2p), each rounded to
-// float32, pairs in ascending order. Denormal inputs count as zero and
-// denormal sums are flushed to zero, as VDPBF16PS does; the sums therefore
-// differ from the widened float32 product's (backend.HalfGemmer allows
-// that).
+// Each lane adds the exact products in the instruction's order: the high
+// half's (k = 2p+1), then the low half's (k = 2p), each sum rounded to
+// float32, pairs in ascending order. Denormal inputs (and a denormal
+// starting sum) count as zero and denormal sums are flushed to zero, as
+// VDPBF16PS does; the sums therefore differ from the widened float32
+// product's, and values below 2⁻¹²⁶ are lost where the widened product
+// keeps them (backend.HalfGemmer allows both; PyTorch's CPU bfloat16
+// GEMM on oneDNN does the same).
 const (
 	sbMR = 6
 	sbNR = 32
@@ -233,9 +235,10 @@ func sbAt(t bool, x []backend.BF16, ld, i, kk int) backend.BF16 {
 	return x[i*ld+kk]
 }
 
-// sbTileGo is the micro-kernel in Go, lane by lane in VDPBF16PS's order
-// (tests compare the assembly against it; it also runs where the CPU lacks
-// AVX512_BF16).
+// sbTileGo is the micro-kernel in Go, lane by lane in VDPBF16PS's order:
+// tests compare the assembly against it, bit for bit wherever the sums
+// and products are NaN-free (the instruction's NaN payloads and the sign
+// of some zero sums are not modelled).
 func sbTileGo(kp int, a, b *uint32, w *float32, load int) {
 	as := unsafe.Slice(a, kp*sbMR)
 	bs := unsafe.Slice(b, kp*sbNR)
@@ -244,22 +247,25 @@ func sbTileGo(kp int, a, b *uint32, w *float32, load int) {
 		for c := range sbNR {
 			var acc float32
 			if load != 0 {
-				acc = ws[r*sbNR+c]
+				acc = flushDenormal(ws[r*sbNR+c])
 			}
 			for p := range kp {
 				x, y := as[p*sbMR+r], bs[p*sbNR+c]
-				acc = flushDenormal(acc + bf16Product(uint16(x>>16), uint16(y>>16)))
-				acc = flushDenormal(acc + bf16Product(uint16(x), uint16(y)))
+				acc = flushDenormal(float32(float64(acc) + bf16Product(uint16(x>>16), uint16(y>>16))))
+				acc = flushDenormal(float32(float64(acc) + bf16Product(uint16(x), uint16(y))))
 			}
 			ws[r*sbNR+c] = acc
 		}
 	}
 }
 
-// bf16Product is x·y in float32 (exact for bfloat16 values), a denormal
-// input counting as zero.
-func bf16Product(x, y uint16) float32 {
-	return float32(bf16DAZ(x) * bf16DAZ(y))
+// bf16Product is x·y exactly (in float64: 16 significant bits), a
+// denormal input counting as zero. A sum with it in float64 is exact, or
+// its rounding cannot move the float32 rounding after it (the float32
+// value's exponent exceeds the product's by more than 29), so each lane
+// rounds once, as the instruction does.
+func bf16Product(x, y uint16) float64 {
+	return float64(bf16DAZ(x)) * float64(bf16DAZ(y))
 }
 
 func bf16DAZ(h uint16) float32 {
@@ -292,7 +298,7 @@ const sbMinWork = 1 << 21
 // float32 copies, sgemm and the rounding of C.
 func bf16Gemm(p backend.GemmParams, a, b, c backend.Arg, parallel bool) {
 	as, bs, cs := storageSlice[backend.BF16](a), storageSlice[backend.BF16](b), storageSlice[backend.BF16](c)
-	if p.M*p.N*p.K >= sbMinWork {
+	if useBF16Kernel && p.M*p.N*p.K >= sbMinWork {
 		sbgemm(p.TransA, p.TransB, p.M, p.N, p.K, float32(p.Alpha), as, p.LDA, bs, p.LDB, float32(p.Beta), cs, p.LDC,
 			parallel, sbTileFast, sbStoreFast)
 		return

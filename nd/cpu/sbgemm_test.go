@@ -233,3 +233,54 @@ func TestSBStoreAsm(t *testing.T) {
 		}
 	}
 }
+
+// TestBF16GemmGate: with the bfloat16 kernel off (GOLUON_CPU=avx2, a CPU
+// without AVX512_BF16), a BFloat16 Gemm large enough for it widens instead
+// of running the instruction; with it on, the same product runs it.
+func TestBF16GemmGate(t *testing.T) {
+	defer func(on bool, tile sbTile) { useBF16Kernel, sbTileFast = on, tile }(useBF16Kernel, sbTileFast)
+	called := false
+	sbTileFast = func(kp int, a, b *uint32, w *float32, load int) { called = true; sbTileGo(kp, a, b, w, load) }
+	r := rand.New(rand.NewPCG(1, 1))
+	const m, n, k = 128, 128, 128 // m·n·k = sbMinWork
+	for _, on := range []bool{false, true} {
+		useBF16Kernel, called = on, false
+		buf := func(v []backend.BF16) backend.Arg { return backend.Arg{Buf: &Buffer{dt: backend.BFloat16, BF16: v}} }
+		New().Gemm(backend.GemmParams{M: m, N: n, K: k, Alpha: 1, LDA: k, LDB: n, LDC: n,
+			A: buf(randBF16(r, m*k)), B: buf(randBF16(r, k*n)), C: buf(make([]backend.BF16, m*n))})
+		if called != on {
+			t.Errorf("kernel on %v: the bfloat16 micro-kernel ran %v", on, called)
+		}
+	}
+}
+
+// TestSBTileEdges: the Go kernel and the instruction agree where a product
+// overflows float32 but the sum does not, where a sum overflows, where a
+// product underflows, and on a denormal starting sum (counted as zero).
+func TestSBTileEdges(t *testing.T) {
+	needBF16(t)
+	f := func(v float32) uint16 { return uint16(math.Float32bits(v) >> 16) }
+	cases := []struct {
+		ah, bh, al, bl uint16 // the pair's high (added first) and low halves
+		acc            float32
+	}{
+		{f(0x1p100), f(0x1p100), f(1), f(1), 0},
+		{f(0x1p64), f(0x1p64), f(1), f(1), -math.MaxFloat32},
+		{f(0x1p100), f(0x1p100), f(1), f(1), -math.MaxFloat32},
+		{f(1.5 * 0x1p63), f(1.5 * 0x1p63), f(1), f(1), -math.MaxFloat32},
+		{f(0x1p-70), f(0x1p-70), f(1), f(1), 0},
+		{f(0x1p-70), f(0x1p-70), 0, 0, 0x1p-120},
+		{f(1), f(1), f(1), f(1), math.Float32frombits(0x00400000)},
+	}
+	for _, c := range cases {
+		a, b := make([]uint32, sbMR), make([]uint32, sbNR)
+		a[0], b[0] = uint32(c.al)|uint32(c.ah)<<16, uint32(c.bl)|uint32(c.bh)<<16
+		w1, w2 := make([]float32, sbMR*sbNR), make([]float32, sbMR*sbNR)
+		w1[0], w2[0] = c.acc, c.acc
+		sbTileGo(1, &a[0], &b[0], &w1[0], 1)
+		sbTileFast(1, &a[0], &b[0], &w2[0], 1)
+		if math.Float32bits(w1[0]) != math.Float32bits(w2[0]) {
+			t.Errorf("%#04x·%#04x + %#04x·%#04x onto %g: Go %g, instruction %g", c.ah, c.bh, c.al, c.bl, c.acc, w1[0], w2[0])
+		}
+	}
+}
