@@ -79,6 +79,17 @@ func gemm(p backend.GemmParams, a, b, c backend.Arg, parallel bool) {
 
 func scaleRows(p backend.GemmParams, c backend.Arg) {
 	for i := 0; i < p.M; i++ {
+		if c.Buf.DType() == backend.BFloat16 { // beta 0 does not read C
+			r := storageSlice[backend.BF16](c)[i*p.LDC : i*p.LDC+p.N]
+			for j := range r {
+				v := float32(0)
+				if p.Beta != 0 {
+					v = float32(p.Beta) * r[j].Float32()
+				}
+				r[j] = backend.BF16From(v)
+			}
+			continue
+		}
 		if isF64(c) {
 			r := slice[float64](c)[i*p.LDC : i*p.LDC+p.N]
 			for j := range r {

@@ -284,3 +284,24 @@ func TestSBTileEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestBF16GemmNoTerms: a BFloat16 Gemm with K = 0 scales C by beta (beta 0
+// writes zeros without reading C).
+func TestBF16GemmNoTerms(t *testing.T) {
+	nan := backend.BF16From(float32(math.NaN()))
+	for _, beta := range []float64{0, 2} {
+		c := []backend.BF16{backend.BF16From(1.5), nan, backend.BF16From(-3)}
+		if beta == 0 {
+			c[0], c[2] = nan, nan
+		}
+		New().Gemm(backend.GemmParams{M: 1, N: 3, K: 0, Alpha: 1, Beta: beta, LDA: 1, LDB: 3, LDC: 3,
+			A: backend.Arg{Buf: &Buffer{dt: backend.BFloat16, BF16: []backend.BF16{}}},
+			B: backend.Arg{Buf: &Buffer{dt: backend.BFloat16, BF16: []backend.BF16{}}},
+			C: backend.Arg{Buf: &Buffer{dt: backend.BFloat16, BF16: c}}})
+		for j, want := range map[bool][]float32{true: {0, 0, 0}, false: {3, float32(math.NaN()), -6}}[beta == 0] {
+			if got := c[j].Float32(); got != want && !(math.IsNaN(float64(got)) && math.IsNaN(float64(want))) {
+				t.Errorf("beta %v, C[%d] = %v, want %v", beta, j, got, want)
+			}
+		}
+	}
+}
