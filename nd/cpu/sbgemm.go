@@ -68,14 +68,17 @@ func sbStoreCols(w []float32, c []backend.BF16, ldc, rows, cols int, alpha, beta
 	}
 }
 
-// sbScratch holds sbgemm's packed operands between calls, and sbPanels a
-// worker's sums of one column panel.
+// sbScratch holds sbgemm's packed A between calls, and sbPanels a
+// worker's packed panel of B and its sums.
 var (
-	sbScratch = sync.Pool{New: func() any { return new(sbBufs) }}
-	sbPanels  = sync.Pool{New: func() any { return new([]float32) }}
+	sbScratch = sync.Pool{New: func() any { return new([]uint32) }}
+	sbPanels  = sync.Pool{New: func() any { return new(sbPanel) }}
 )
 
-type sbBufs struct{ a, b []uint32 }
+type sbPanel struct {
+	b []uint32
+	w []float32
+}
 
 // sbgemm is C = alpha·op(A)·op(B) + beta·C on row-major bfloat16 matrices
 // (beta 0: C is not read), with tile as the micro-kernel. parallel splits
@@ -89,11 +92,10 @@ func sbgemm(tA, tB bool, m, n, k int, alpha float32, a []backend.BF16, lda int, 
 	}
 	kp := (k + 1) / 2
 	mt, nt := ceilDiv(m, sbMR), ceilDiv(n, sbNR)
-	bufs := sbScratch.Get().(*sbBufs)
-	defer sbScratch.Put(bufs)
-	bufs.a = grow(bufs.a, mt*kp*sbMR)
-	bufs.b = grow(bufs.b, nt*kp*sbNR)
-	ap, bp := bufs.a, bufs.b
+	apBuf := sbScratch.Get().(*[]uint32)
+	defer sbScratch.Put(apBuf)
+	*apBuf = grow(*apBuf, mt*kp*sbMR)
+	ap := *apBuf
 	run := func(count int, fn func(lo, hi int)) {
 		if parallel && m*n*k >= sgemmParallelMin {
 			parallelFor(count, 1, fn)
@@ -113,24 +115,38 @@ func sbgemm(tA, tB bool, m, n, k int, alpha float32, a []backend.BF16, lda int, 
 	} else {
 		packA(0, mt)
 	}
-	run(nt, func(lo, hi int) {
-		wp := sbPanels.Get().(*[]float32)
-		defer sbPanels.Put(wp)
-		*wp = grow(*wp, mt*sbMR*sbNR)
-		w := *wp
-		for jt := lo; jt < hi; jt++ {
-			sbPackB(tB, b, ldb, n, k, jt, bp[jt*kp*sbNR:(jt+1)*kp*sbNR])
+	// The work items are column panels, each split into parts row-tile
+	// ranges when the panels are too few to keep the cores busy; each
+	// item packs its panel of B into its worker's buffer.
+	parts := 1
+	if w := workers(); parallel && nt < 2*w {
+		parts = min(mt, ceilDiv(2*w, nt))
+	}
+	run(nt*parts, func(lo, hi int) {
+		pw := sbPanels.Get().(*sbPanel)
+		defer sbPanels.Put(pw)
+		pw.b = grow(pw.b, kp*sbNR)
+		bpj := pw.b
+		for item := lo; item < hi; item++ {
+			jt, part := item/parts, item%parts
+			t0, t1 := mt*part/parts, mt*(part+1)/parts
+			pw.w = grow(pw.w, (t1-t0)*sbMR*sbNR)
+			w := pw.w
+			if part == 0 || item == lo { // a worker's items of one panel share its packing
+				sbPackB(tB, b, ldb, n, k, jt, bpj)
+			}
 			for p0 := 0; p0 < kp; p0 += sbKC {
 				np := min(sbKC, kp-p0)
-				for it := range mt {
-					tile(np, &ap[(it*kp+p0)*sbMR], &bp[(jt*kp+p0)*sbNR], &w[it*sbMR*sbNR], p0)
+				for it := t0; it < t1; it++ {
+					tile(np, &ap[(it*kp+p0)*sbMR], &bpj[p0*sbNR], &w[(it-t0)*sbMR*sbNR], p0)
 				}
 			}
-			// The rows of the panel's tiles follow each other in w.
+			// The rows of the tiles follow each other in w.
+			i0, rows := t0*sbMR, min(m, t1*sbMR)-t0*sbMR
 			if j0 := jt * sbNR; n-j0 >= sbNR {
-				store(&w[0], &c[j0], ldc, m, alpha, beta)
+				store(&w[0], &c[i0*ldc+j0], ldc, rows, alpha, beta)
 			} else {
-				sbStoreCols(w, c[j0:], ldc, m, n-j0, alpha, beta)
+				sbStoreCols(w, c[i0*ldc+j0:], ldc, rows, n-j0, alpha, beta)
 			}
 		}
 	})

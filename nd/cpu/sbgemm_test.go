@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/goluon/goluon/nd/backend"
@@ -72,7 +73,7 @@ func TestSBTileAsm(t *testing.T) {
 func TestSBGemm(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	nan := backend.BF16From(float32(math.NaN()))
-	for _, sz := range [][3]int{{1, 1, 1}, {7, 33, 5}, {13, 70, 515}, {6, 32, 2}, {40, 65, 129}} {
+	for _, sz := range [][3]int{{1, 1, 1}, {7, 33, 5}, {13, 70, 515}, {6, 32, 2}, {40, 65, 129}, {200, 20, 64}} {
 		m, n, k := sz[0], sz[1], sz[2]
 		for _, tr := range [][2]bool{{false, false}, {false, true}, {true, false}, {true, true}} {
 			for _, ab := range [][2]float32{{1, 0}, {0.5, 2}} {
@@ -239,17 +240,18 @@ func TestSBStoreAsm(t *testing.T) {
 // of running the instruction; with it on, the same product runs it.
 func TestBF16GemmGate(t *testing.T) {
 	defer func(on bool, tile sbTile) { useBF16Kernel, sbTileFast = on, tile }(useBF16Kernel, sbTileFast)
-	called := false
-	sbTileFast = func(kp int, a, b *uint32, w *float32, load int) { called = true; sbTileGo(kp, a, b, w, load) }
+	var called atomic.Bool // set by the workers
+	sbTileFast = func(kp int, a, b *uint32, w *float32, load int) { called.Store(true); sbTileGo(kp, a, b, w, load) }
 	r := rand.New(rand.NewPCG(1, 1))
 	const m, n, k = 128, 128, 128 // m·n·k = sbMinWork
 	for _, on := range []bool{false, true} {
-		useBF16Kernel, called = on, false
+		useBF16Kernel = on
+		called.Store(false)
 		buf := func(v []backend.BF16) backend.Arg { return backend.Arg{Buf: &Buffer{dt: backend.BFloat16, BF16: v}} }
 		New().Gemm(backend.GemmParams{M: m, N: n, K: k, Alpha: 1, LDA: k, LDB: n, LDC: n,
 			A: buf(randBF16(r, m*k)), B: buf(randBF16(r, k*n)), C: buf(make([]backend.BF16, m*n))})
-		if called != on {
-			t.Errorf("kernel on %v: the bfloat16 micro-kernel ran %v", on, called)
+		if called.Load() != on {
+			t.Errorf("kernel on %v: the bfloat16 micro-kernel ran %v", on, called.Load())
 		}
 	}
 }
