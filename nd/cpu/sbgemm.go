@@ -155,58 +155,48 @@ func sbgemm(tA, tB bool, m, n, k int, alpha float32, a []backend.BF16, lda int, 
 // sbPackA packs the rows of row tile it of op(A) (m×k) into dst: per k
 // pair, sbMR words, rows past m zero.
 func sbPackA(tA bool, a []backend.BF16, lda, m, k, it int, dst []uint32) {
-	kp, i0 := (k+1)/2, it*sbMR
-	rows := min(sbMR, m-i0)
-	if tA { // op(A)'s row i is A's column i: the pair is rows 2p and 2p+1 of A, next to each other
-		packRowPairs(dst, a, lda, i0, rows, k, sbMR)
+	i0 := it * sbMR
+	if tA { // op(A)'s row i is A's column i: the pair is rows 2p and 2p+1 of A
+		packRowPairs(dst, a, lda, i0, min(sbMR, m-i0), k, sbMR)
 		return
 	}
-	var words [sbMR][]uint32 // each row's pairs, as the words they are in memory
-	for r := range rows {
-		words[r] = pairWords(a[(i0+r)*lda:], k)
-	}
-	for p := range k / 2 {
-		d := dst[p*sbMR : (p+1)*sbMR]
-		for r := range rows {
-			d[r] = words[r][p]
-		}
-		clear(d[rows:])
-	}
-	if k%2 == 1 {
-		d := dst[(kp-1)*sbMR : kp*sbMR]
-		for r := range rows {
-			d[r] = uint32(a[(i0+r)*lda+k-1])
-		}
-		clear(d[rows:])
-	}
+	packWordRows(dst, a, lda, i0, min(sbMR, m-i0), k, sbMR)
 }
 
 // sbPackB packs column panel jt of op(B) (k×n) into dst: per k pair, sbNR
 // words, columns past n zero.
 func sbPackB(tB bool, b []backend.BF16, ldb, n, k, jt int, dst []uint32) {
-	kp, j0 := (k+1)/2, jt*sbNR
-	cols := min(sbNR, n-j0)
+	j0 := jt * sbNR
 	if !tB { // the pair's values are in rows 2p and 2p+1
-		packRowPairs(dst, b, ldb, j0, cols, k, sbNR)
+		packRowPairs(dst, b, ldb, j0, min(sbNR, n-j0), k, sbNR)
 		return
 	}
-	var words [sbNR][]uint32 // op(B) = Bᵀ: column j's pairs are words of B's row j
-	for c := range cols {
-		words[c] = pairWords(b[(j0+c)*ldb:], k)
+	packWordRows(dst, b, ldb, j0, min(sbNR, n-j0), k, sbNR) // op(B) = Bᵀ: column j is B's row j
+}
+
+// packWordRows packs rows i0..i0+rows−1 of x (leading dimension ld),
+// whose k pairs lie next to each other, into the words of dst[p·width:],
+// the rest of each width zero: a tile of A or a panel of Bᵀ.
+func packWordRows(dst []uint32, x []backend.BF16, ld, i0, rows, k, width int) {
+	kp := (k + 1) / 2
+	var buf [sbNR][]uint32 // rows <= width <= sbNR
+	words := buf[:rows]    // each row's pairs, as the words they are in memory
+	for r := range rows {
+		words[r] = pairWords(x[(i0+r)*ld:], k)
 	}
 	for p := range k / 2 {
-		d := dst[p*sbNR : (p+1)*sbNR]
-		for c := range cols {
-			d[c] = words[c][p]
+		d := dst[p*width : (p+1)*width]
+		for r, w := range words {
+			d[r] = w[p]
 		}
-		clear(d[cols:])
+		clear(d[rows:])
 	}
 	if k%2 == 1 {
-		d := dst[(kp-1)*sbNR : kp*sbNR]
-		for c := range cols {
-			d[c] = uint32(b[(j0+c)*ldb+k-1])
+		d := dst[(kp-1)*width : kp*width]
+		for r := range rows {
+			d[r] = uint32(x[(i0+r)*ld+k-1])
 		}
-		clear(d[cols:])
+		clear(d[rows:])
 	}
 }
 
