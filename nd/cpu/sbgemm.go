@@ -184,12 +184,19 @@ func packWordRows(dst []uint32, x []backend.BF16, ld, i0, rows, k, width int) {
 	for r := range rows {
 		words[r] = pairWords(x[(i0+r)*ld:], k)
 	}
-	for p := range k / 2 {
-		d := dst[p*width : (p+1)*width]
+	const block = 16 // pairs per pass: each row's words read in order, written into a block of dst that stays in cache
+	for p0 := 0; p0 < k/2; p0 += block {
+		p1 := min(p0+block, k/2)
 		for r, w := range words {
-			d[r] = w[p]
+			for p, v := range w[p0:p1] {
+				dst[(p0+p)*width+r] = v
+			}
 		}
-		clear(d[rows:])
+		if rows < width {
+			for p := p0; p < p1; p++ {
+				clear(dst[p*width+rows : (p+1)*width])
+			}
+		}
 	}
 	if k%2 == 1 {
 		d := dst[(kp-1)*width : kp*width]
