@@ -109,12 +109,7 @@ func BenchmarkHybridTrainLeNetGPU(b *testing.B) {
 		opts gluon.StepOpts
 	}{{"compiled", gluon.StepOpts{}}, {"compiled-cudagraph", gluon.StepOpts{DeviceGraphs: true}}} {
 		b.Run(m.name, func(b *testing.B) {
-			needGPUs(b, 1)
-			traintest.CompiledStepBench(b, modelzoo.LeNet(), optimizer.NewSGD(0.04), shape, devs, m.opts, func() {
-				if err := Synchronize(devs[0]); err != nil {
-					b.Fatal(err)
-				}
-			})
+			gpuCompiledBench(b, modelzoo.LeNet(), optimizer.NewSGD(0.04), shape, devs, m.opts)
 		})
 	}
 }
