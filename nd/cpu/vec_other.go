@@ -55,3 +55,14 @@ func maxPool2x2RowsF32x512(y, x *float32, rows, outW, inW int) { panic("unreacha
 func maxPool2x2BackRowsF32x512(dx, x, y, dy *float32, rows, outW, inW int) int {
 	panic("unreachable")
 }
+
+// And the batched Winograd kernels (winobatch.go).
+func winoGatherInF32x512(x *float32, plane, w int, tab *int32, dst *float32, ldd, ldx, nch int) {
+	panic("unreachable")
+}
+func winoScatterOutF32x512(m *float32, ldx, ldc int, tab *int32, y *float32, plane, ow, nch int) {
+	panic("unreachable")
+}
+func winoGatherGradF32x512(dy *float32, plane, ow int, tab *int32, dst *float32, ldd, ldx, nch int) {
+	panic("unreachable")
+}

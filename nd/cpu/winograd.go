@@ -40,13 +40,14 @@ import "github.com/goluon/goluon/nd/backend"
 type winoProblem struct {
 	n, ci, h, w, ph, pw, co int
 
-	oh, ow         int // output size
-	tilesH, tilesW int // 2×2 output tiles per column and row
-	tw8            int // tilesW rounded up to whole 8-tile groups
-	t              int // tiles per image
-	padH, padW     int // size of the zero-padded input plane
-	group          int // images transformed together
-	ldV            int // row stride of V and M
+	oh, ow         int  // output size
+	tilesH, tilesW int  // 2×2 output tiles per column and row
+	tw8            int  // tilesW rounded up to whole 8-tile groups
+	t              int  // tiles per image
+	padH, padW     int  // size of the zero-padded input plane
+	group          int  // images transformed together
+	ldV            int  // row stride of V and M
+	batch          bool // transforms by winobatch.go's kernels (float32 only, see batched)
 }
 
 // winoTargetCols is the number of tiles (GEMM columns) a group of images
@@ -75,13 +76,26 @@ func newWinoProblem(n, ci, h, w, ph, pw, co int) winoProblem {
 // F(2×2, 3×3): 3×3, stride 1, no dilation, one group, padding at most 2
 // (for the backward-data pass), the AVX2 kernels available, and enough
 // channels on both sides for the 16 smaller products to beat one im2col
-// product (measured per layer in bench/ and nd/cpu's BenchmarkConv), and,
-// for a batch, output planes of at least batchedMaxOHW: smaller ones have
-// few tiles, and the batched kernels (convbatch.go) do better.
+// product (measured per layer in bench/ and nd/cpu's BenchmarkConv). For
+// a batch, output planes smaller than batchedMaxOHW take it only where the
+// batched transforms run (winobatch.go) and its tiles do well under 0.6 of
+// the direct multiplications (winoSmallPays); the others go to the batched
+// kernels of convbatch.go.
 func useWinograd(p backend.ConvParams) bool {
 	return useAsmKernel && p.DType == backend.Float32 && winoShape(p) &&
 		p.InC >= winoMinChannels && p.OutC >= winoMinChannels &&
-		(p.N <= 1 || p.OutH*p.OutW >= batchedMaxOHW)
+		(p.N <= 1 || p.OutH*p.OutW >= batchedMaxOHW || winoSmallPays(p))
+}
+
+// winoSmallPays reports whether a small plane of p takes Winograd: the
+// batched transforms are on (AVX-512) and the 16 products per 2×2 tile
+// are at most 0.6 of the 9 per output of the direct sums. 2×2 and 4×4
+// outputs qualify (16 and 64 against 36 and 144); 1×1, 3×3 and 5×5 do
+// not (16/9, 64/81, 144/225).
+func winoSmallPays(p backend.ConvParams) bool {
+	tiles := ceilDiv(p.OutH, 2) * ceilDiv(p.OutW, 2)
+	return useZMMKernel && useWinoBatch && 16*tiles*5 <= 9*p.OutH*p.OutW*3 &&
+		ceilDiv(p.OutW, 2) <= winoBatchMaxTilesW
 }
 
 // winoShape reports whether the kernels of winograd.go can compute p.
@@ -96,65 +110,68 @@ func winoShape(p backend.ConvParams) bool {
 var winoMinChannels = 16
 
 // winoFilter computes U [16][co][ci] = G g Gᵀ for every filter g of
-// w [co][ci][3][3] (in float64, rounded once).
+// w [co][ci][3][3], as one GEMM: U = T·Wᵀ with W the filters as rows of 9
+// and T = G ⊗ G (winoFilterMatrix), whose entries (0, ±1/4, ±1/2, 1) make
+// every product exact.
 func winoFilter[T Float](u, w []T, co, ci int) {
 	plane := co * ci
-	parallelFor(plane, winoFilterGrain, func(lo, hi int) { winoFilterRange(u, w, plane, lo, hi) })
+	gemmSlices(false, true, 16, plane, 9, 1, winoFilterMatrix[T](false), 9, w, 9, 0, u, plane, true)
 }
 
-// winoFilterGrain is the fewest filters a worker transforms.
-const winoFilterGrain = 512
-
-// winoFilterRange is winoFilter for filters [lo, hi) of plane.
-func winoFilterRange[T Float](u, w []T, plane, lo, hi int) {
-	for k := lo; k < hi; k++ {
-		g := w[9*k : 9*k+9]
-		var h [3][4]float64 // G applied along each row of g
-		for r := 0; r < 3; r++ {
-			a, b, c := float64(g[3*r]), float64(g[3*r+1]), float64(g[3*r+2])
-			h[r] = [4]float64{a, (a + b + c) / 2, (a - b + c) / 2, c}
-		}
-		for j := 0; j < 4; j++ { // then along each column
-			a, b, c := h[0][j], h[1][j], h[2][j]
-			col := [4]float64{a, (a + b + c) / 2, (a - b + c) / 2, c}
-			for i := 0; i < 4; i++ {
-				u[(4*i+j)*plane+k] = T(col[i])
-			}
-		}
-	}
+// winoFilterRotated computes U [16][co][ci] = G ĝ Gᵀ for the filters ĝ
+// of w [co][ci][3][3] rotated by 180° (ĝ[r][s] = g[2−r][2−s]), as
+// winoFilter with T's columns reversed: the filters of the backward-data
+// pass, whose channel axes it leaves as they are (winoForward's tA).
+func winoFilterRotated[T Float](u, w []T, co, ci int) {
+	plane := co * ci
+	gemmSlices(false, true, 16, plane, 9, 1, winoFilterMatrix[T](true), 9, w, 9, 0, u, plane, true)
 }
 
 // winoFilterGrad computes dw [co][ci][3][3] = Gᵀ dU G from
-// du [16][co][ci], the adjoint of winoFilter.
+// du [16][co][ci], the adjoint of winoFilter: dW = dUᵀ·T.
 func winoFilterGrad[T Float](dw, du []T, co, ci int) {
 	plane := co * ci
-	parallelFor(plane, winoFilterGrain, func(lo, hi int) { winoFilterGradRange(dw, du, plane, lo, hi) })
+	gemmSlices(true, false, plane, 9, 16, 1, du, plane, winoFilterMatrix[T](false), 9, 0, dw, 9, true)
 }
 
-// winoFilterGradRange is winoFilterGrad for filters [lo, hi) of plane.
-func winoFilterGradRange[T Float](dw, du []T, plane, lo, hi int) {
-	gt := func(u0, u1, u2, u3 float64) [3]float64 {
-		return [3]float64{u0 + (u1+u2)/2, (u1 - u2) / 2, (u1+u2)/2 + u3}
-	}
-	for k := lo; k < hi; k++ {
-		var h [4][3]float64 // Gᵀ applied along each row of dU
-		for i := 0; i < 4; i++ {
-			r := func(j int) float64 { return float64(du[(4*i+j)*plane+k]) }
-			h[i] = gt(r(0), r(1), r(2), r(3))
-		}
-		for j := 0; j < 3; j++ {
-			col := gt(h[0][j], h[1][j], h[2][j], h[3][j])
-			for i := 0; i < 3; i++ {
-				dw[9*k+3*i+j] = T(col[i])
+// winoG is the filter transform G of F(2×2, 3×3).
+var winoG = [4][3]float64{{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}}
+
+// winoFilterMatrix returns T [16][9], T[4i+j][3r+s] = G[i][r]·G[j][s], so
+// that row ξ = 4i+j of T·g is (G g Gᵀ)[i][j] for a filter g as 9 values;
+// with rotated, T[4i+j][8−3r−s], the same for g rotated by 180°.
+func winoFilterMatrix[T Float](rotated bool) []T {
+	t := make([]T, 16*9)
+	for i := range 4 {
+		for j := range 4 {
+			for r := range 3 {
+				for s := range 3 {
+					k := 3*r + s
+					if rotated {
+						k = 8 - k
+					}
+					t[(4*i+j)*9+k] = T(winoG[i][r] * winoG[j][s])
+				}
 			}
 		}
 	}
+	return t
 }
 
 // winoForward computes y = conv(x, w) for the problem p, where u holds
-// winoFilter(w). Images are split over the cores; each chunk transforms
+// winoFilter(w), [16][co][ci], or with tA its channel axes swapped,
+// [16][ci][co]. Images are split over the cores; each chunk transforms
 // groups of p.group images, runs the 16 products and transforms back.
-func winoForward[T Float](p winoProblem, y, x, u []T, e epilogue[T]) {
+// Small float32 planes go to winoBatchForward instead.
+func winoForward[T Float](p winoProblem, y, x, u []T, tA bool, e epilogue[T]) {
+	if q := p.batched(); q.batch && isFloat32[T]() {
+		winoBatchForward(q, asF32s(y), asF32s(x), asF32s(u), tA, any(e).(epilogue[float32]))
+		return
+	}
+	lda := p.ci
+	if tA {
+		lda = p.co
+	}
 	inImg, outImg := p.ci*p.h*p.w, p.co*p.oh*p.ow
 	par := innerParallel(p.n)
 	parallelFor(p.n, 1, func(lo, hi int) {
@@ -179,7 +196,7 @@ func winoForward[T Float](p winoProblem, y, x, u []T, e epilogue[T]) {
 			}
 			cols := nb * p.t
 			for xi := 0; xi < 16; xi++ {
-				gemmSlices(false, false, p.co, cols, p.ci, 1, u[xi*p.co*p.ci:], p.ci,
+				gemmSlices(tA, false, p.co, cols, p.ci, 1, u[xi*p.co*p.ci:], lda,
 					v[xi*p.ci*p.ldV:], p.ldV, 0, m[xi*p.co*p.ldV:], p.ldV, par)
 			}
 			for i := 0; i < nb; i++ {
@@ -212,16 +229,13 @@ func winoInput[T Float](p winoProblem, plane, x, v []T) {
 
 // winoBackwardData computes dx = convᵀ(dy, w) as the forward convolution
 // of dy, padded by 2−pad, with w rotated by 180° and its channel axes
-// swapped.
+// swapped (the products take the transformed filters transposed).
 func winoBackwardData[T Float](s convShape, dx, dy, w []T) {
-	rot := scratch[T](9 * s.OutC * s.InC)
-	defer release(rot)
-	transposeFilters(s.ConvParams, rot, w)
 	p := newWinoProblem(s.N, s.OutC, s.OutH, s.OutW, 2-s.PadH, 2-s.PadW, s.InC)
 	u := scratch[T](16 * s.OutC * s.InC)
 	defer release(u)
-	winoFilter(u, rot, s.InC, s.OutC)
-	winoForward(p, dx, dy, u, epilogue[T]{})
+	winoFilterRotated(u, w, s.OutC, s.InC)
+	winoForward(p, dx, dy, u, true, epilogue[T]{})
 }
 
 // winoConv2D is Conv2D through winoForward.
@@ -234,7 +248,7 @@ func winoConv2DEpi[T Float](s convShape, y, x, w []T, e epilogue[T]) {
 	u := scratch[T](16 * s.OutC * s.InC)
 	defer release(u)
 	winoFilter(u, w, s.OutC, s.InC)
-	winoForward(p, y, x, u, e)
+	winoForward(p, y, x, u, false, e)
 }
 
 // winoBackwardFilter computes dw = Σₙ dy[n] ⋆ x[n]: per chunk of images,
@@ -242,6 +256,10 @@ func winoConv2DEpi[T Float](s convShape, y, x, w []T, e epilogue[T]) {
 // chunk order (reproducibly), then dw = Gᵀ dU G.
 func winoBackwardFilter[T Float](s convShape, dw, x, dy []T) {
 	p := newWinoProblem(s.N, s.InC, s.InH, s.InW, s.PadH, s.PadW, s.OutC)
+	if q := p.batched(); q.batch && isFloat32[T]() {
+		winoBatchFilter(q, asF32s(dw), asF32s(x), asF32s(dy))
+		return
+	}
 	inImg, outImg := p.ci*p.h*p.w, p.co*p.oh*p.ow
 	ulen := 16 * p.co * p.ci
 	partials := make([][]T, workers())

@@ -1,0 +1,304 @@
+// AVX-512 kernels of the batched Winograd F(2×2, 3×3) transforms
+// (winobatch.go): 16 tiles at a time, from any images and positions, by
+// gathers and scatters through a lane table instead of the row kernels'
+// runs of 8 tiles along one row of a plane. A table entry is 16 int32
+// offsets (one per lane: where the lane's tile starts) and 16 int32 masks
+// (bit l set: lane l's value at that position exists; only the low 16 bits
+// are read). Every value gets the float32 operations of winograd_rows.go in
+// the same order, so the results equal the row kernels' bit for bit.
+// Written by hand; Go declarations in winobatch_amd64.go.
+
+#include "textflag.h"
+
+// WGATHER loads one position of 16 windows: the lanes of the mask word m
+// bytes into the entry (AX) from base + col + offset·4 (Z31; col in bytes),
+// zero elsewhere.
+#define WGATHER(m, base, col, D) \
+	KMOVW      m(AX), K1; \
+	VPXORD     D, D, D;   \
+	VGATHERDPS col(base)(Z31*4), K1, D
+
+// WINCOL computes column j of Bᵀ d from d0j…d3j: d0−d2, d1+d2, d2−d1,
+// d1−d3 (into T0…T3), as winoInputRow's first step.
+#define WINCOL(d0, d1, d2, d3, T0, T1, T2, T3) \
+	VSUBPS d2, d0, T0; \
+	VADDPS d2, d1, T1; \
+	VSUBPS d1, d2, T2; \
+	VSUBPS d3, d1, T3
+
+// WINROW computes row a of V = (Bᵀ d) B from t_a0…t_a3 into V0…V3.
+#define WINROW(t0, t1, t2, t3, V0, V1, V2, V3) \
+	VSUBPS t2, t0, V0; \
+	VADDPS t2, t1, V1; \
+	VSUBPS t1, t2, V2; \
+	VSUBPS t3, t1, V3
+
+// func winoGatherInF32x512(x *float32, plane, w int, tab *int32, dst *float32, ldd, ldx, nch int)
+//
+// For each of nch channels (x plane values apart, rows w apart), gathers
+// the 4×4 windows of the entry's 16 lanes (offset: the window's top-left
+// value; masked positions read as zero) and stores V = Bᵀ d B: position ξ
+// of the transformed tiles at dst[ξ·ldx + c·ldd + lane], 16 lanes each.
+TEXT ·winoGatherInF32x512(SB), NOSPLIT, $0-64
+	MOVQ x+0(FP), SI
+	MOVQ plane+8(FP), R9
+	MOVQ w+16(FP), R10
+	MOVQ tab+24(FP), AX
+	MOVQ dst+32(FP), DI
+	MOVQ ldd+40(FP), DX
+	MOVQ ldx+48(FP), R11
+	MOVQ nch+56(FP), CX
+	SHLQ $2, R9
+	SHLQ $2, R10
+	SHLQ $2, DX
+	SHLQ $2, R11
+
+inchan:
+	TESTQ     CX, CX
+	JEQ       indone
+	VMOVDQU32 (AX), Z31
+	MOVQ      SI, R8
+	WGATHER(64, R8, 0, Z0)
+	WGATHER(68, R8, 4, Z1)
+	WGATHER(72, R8, 8, Z2)
+	WGATHER(76, R8, 12, Z3)
+	ADDQ      R10, R8
+	WGATHER(80, R8, 0, Z4)
+	WGATHER(84, R8, 4, Z5)
+	WGATHER(88, R8, 8, Z6)
+	WGATHER(92, R8, 12, Z7)
+	ADDQ      R10, R8
+	WGATHER(96, R8, 0, Z8)
+	WGATHER(100, R8, 4, Z9)
+	WGATHER(104, R8, 8, Z10)
+	WGATHER(108, R8, 12, Z11)
+	ADDQ      R10, R8
+	WGATHER(112, R8, 0, Z12)
+	WGATHER(116, R8, 4, Z13)
+	WGATHER(120, R8, 8, Z14)
+	WGATHER(124, R8, 12, Z15)
+
+	// t_aj (row a of Bᵀ d, column j) into Z(16+4a+j).
+	WINCOL(Z0, Z4, Z8, Z12, Z16, Z20, Z24, Z28)
+	WINCOL(Z1, Z5, Z9, Z13, Z17, Z21, Z25, Z29)
+	WINCOL(Z2, Z6, Z10, Z14, Z18, Z22, Z26, Z30)
+	WINCOL(Z3, Z7, Z11, Z15, Z19, Z23, Z27, Z31)
+	WINROW(Z16, Z17, Z18, Z19, Z0, Z1, Z2, Z3)
+	WINROW(Z20, Z21, Z22, Z23, Z4, Z5, Z6, Z7)
+	WINROW(Z24, Z25, Z26, Z27, Z8, Z9, Z10, Z11)
+	WINROW(Z28, Z29, Z30, Z31, Z12, Z13, Z14, Z15)
+
+	MOVQ    DI, R8
+	VMOVUPS Z0, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z1, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z2, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z3, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z4, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z5, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z6, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z7, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z8, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z9, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z10, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z11, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z12, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z13, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z14, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z15, (R8)
+
+	ADDQ R9, SI
+	ADDQ DX, DI
+	DECQ CX
+	JMP  inchan
+
+indone:
+	VZEROUPPER
+	RET
+
+// WOUTCOL computes column j of Aᵀ M from m0j…m3j: m0+m1+m2 (S) and
+// m1−m2−m3 (D), as winoOutputRow.
+#define WOUTCOL(m0, m1, m2, m3, S, D) \
+	VADDPS m1, m0, S; \
+	VADDPS m2, S, S;  \
+	VSUBPS m2, m1, D; \
+	VSUBPS m3, D, D
+
+// WOUTROW computes a row of outputs from s0…s3: s0+s1+s2 (O0) and
+// s1−s2−s3 (O1).
+#define WOUTROW(s0, s1, s2, s3, O0, O1) \
+	VADDPS s1, s0, O0; \
+	VADDPS s2, O0, O0; \
+	VSUBPS s2, s1, O1; \
+	VSUBPS s3, O1, O1
+
+// WSCATTER stores the lanes of the mask word m bytes into the entry (AX)
+// to base + col + offset·4 (Z31; col in bytes).
+#define WSCATTER(m, S, base, col) \
+	KMOVW       m(AX), K1; \
+	VSCATTERDPS S, K1, col(base)(Z31*4)
+
+// func winoScatterOutF32x512(m *float32, ldx, ldc int, tab *int32, y *float32, plane, ow, nch int)
+//
+// For each of nch channels, reads the 16 positions of 16 transformed tiles
+// (position ξ of channel c at m[ξ·ldx + c·ldc]), computes Y = Aᵀ M A and
+// stores each lane's 2×2 outputs at y + c·plane + offset (rows ow apart),
+// the positions the entry's masks 0…3 allow (row-major).
+TEXT ·winoScatterOutF32x512(SB), NOSPLIT, $0-64
+	MOVQ      m+0(FP), SI
+	MOVQ      ldx+8(FP), R11
+	MOVQ      ldc+16(FP), DX
+	MOVQ      tab+24(FP), AX
+	MOVQ      y+32(FP), DI
+	MOVQ      plane+40(FP), R9
+	MOVQ      ow+48(FP), R10
+	MOVQ      nch+56(FP), CX
+	SHLQ      $2, R11
+	SHLQ      $2, DX
+	SHLQ      $2, R9
+	SHLQ      $2, R10
+	VMOVDQU32 (AX), Z31
+
+outchan:
+	TESTQ   CX, CX
+	JEQ     outdone
+	MOVQ    SI, R8
+	VMOVUPS (R8), Z0
+	ADDQ    R11, R8
+	VMOVUPS (R8), Z1
+	ADDQ    R11, R8
+	VMOVUPS (R8), Z2
+	ADDQ    R11, R8
+	VMOVUPS (R8), Z3
+	ADDQ    R11, R8
+	VMOVUPS (R8), Z4
+	ADDQ    R11, R8
+	VMOVUPS (R8), Z5
+	ADDQ    R11, R8
+	VMOVUPS (R8), Z6
+	ADDQ    R11, R8
+	VMOVUPS (R8), Z7
+	ADDQ    R11, R8
+	VMOVUPS (R8), Z8
+	ADDQ    R11, R8
+	VMOVUPS (R8), Z9
+	ADDQ    R11, R8
+	VMOVUPS (R8), Z10
+	ADDQ    R11, R8
+	VMOVUPS (R8), Z11
+	ADDQ    R11, R8
+	VMOVUPS (R8), Z12
+	ADDQ    R11, R8
+	VMOVUPS (R8), Z13
+	ADDQ    R11, R8
+	VMOVUPS (R8), Z14
+	ADDQ    R11, R8
+	VMOVUPS (R8), Z15
+
+	// s_j in Z(16+j), d_j in Z(20+j).
+	WOUTCOL(Z0, Z4, Z8, Z12, Z16, Z20)
+	WOUTCOL(Z1, Z5, Z9, Z13, Z17, Z21)
+	WOUTCOL(Z2, Z6, Z10, Z14, Z18, Z22)
+	WOUTCOL(Z3, Z7, Z11, Z15, Z19, Z23)
+	WOUTROW(Z16, Z17, Z18, Z19, Z24, Z25)
+	WOUTROW(Z20, Z21, Z22, Z23, Z26, Z27)
+
+	WSCATTER(64, Z24, DI, 0)
+	WSCATTER(68, Z25, DI, 4)
+	LEAQ (DI)(R10*1), R8
+	WSCATTER(72, Z26, R8, 0)
+	WSCATTER(76, Z27, R8, 4)
+
+	ADDQ DX, SI
+	ADDQ R9, DI
+	DECQ CX
+	JMP  outchan
+
+outdone:
+	VZEROUPPER
+	RET
+
+// WGOROW stores row i of dM = A dY Aᵀ from row i of A dY, columns a0 and
+// a1: a0, a0 + a1, a0 − a1, −a1 (Z30 the sign mask), at R8, advancing R8
+// by R11 after each.
+#define WGOROW(a0, a1) \
+	VMOVUPS a0, (R8);      \
+	ADDQ    R11, R8;       \
+	VADDPS  a1, a0, Z20;   \
+	VMOVUPS Z20, (R8);     \
+	ADDQ    R11, R8;       \
+	VSUBPS  a1, a0, Z21;   \
+	VMOVUPS Z21, (R8);     \
+	ADDQ    R11, R8;       \
+	VPXORD  Z30, a1, Z22;  \
+	VMOVUPS Z22, (R8);     \
+	ADDQ    R11, R8
+
+// func winoGatherGradF32x512(dy *float32, plane, ow int, tab *int32, dst *float32, ldd, ldx, nch int)
+//
+// For each of nch channels, gathers the 2×2 output gradients of the
+// entry's 16 lanes (as winoScatterOutF32x512 stores outputs; masked ones
+// read as zero) and stores dM = A dY Aᵀ: position ξ at dst[ξ·ldx + c·ldd].
+TEXT ·winoGatherGradF32x512(SB), NOSPLIT, $0-64
+	MOVQ       dy+0(FP), SI
+	MOVQ       plane+8(FP), R9
+	MOVQ       ow+16(FP), R10
+	MOVQ       tab+24(FP), AX
+	MOVQ       dst+32(FP), DI
+	MOVQ       ldd+40(FP), DX
+	MOVQ       ldx+48(FP), R11
+	MOVQ       nch+56(FP), CX
+	SHLQ       $2, R9
+	SHLQ       $2, R10
+	SHLQ       $2, DX
+	SHLQ       $2, R11
+	VMOVDQU32  (AX), Z31
+	VPTERNLOGD $0xff, Z30, Z30, Z30
+	VPSLLD     $31, Z30, Z30 // 0x80000000 in every lane
+
+gochan:
+	TESTQ CX, CX
+	JEQ   godone
+	WGATHER(64, SI, 0, Z0)
+	WGATHER(68, SI, 4, Z1)
+	LEAQ  (SI)(R10*1), R8
+	WGATHER(72, R8, 0, Z2)
+	WGATHER(76, R8, 4, Z3)
+
+	// Rows of A dY: (y00, y01), (y00+y10, y01+y11), (y00−y10, y01−y11),
+	// (−y10, −y11).
+	VADDPS Z2, Z0, Z4
+	VADDPS Z3, Z1, Z5
+	VSUBPS Z2, Z0, Z6
+	VSUBPS Z3, Z1, Z7
+	VPXORD Z30, Z2, Z8
+	VPXORD Z30, Z3, Z9
+
+	MOVQ DI, R8
+	WGOROW(Z0, Z1)
+	WGOROW(Z4, Z5)
+	WGOROW(Z6, Z7)
+	WGOROW(Z8, Z9)
+
+	ADDQ R9, SI
+	ADDQ DX, DI
+	DECQ CX
+	JMP  gochan
+
+godone:
+	VZEROUPPER
+	RET
