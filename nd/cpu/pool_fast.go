@@ -87,17 +87,25 @@ func maxPoolPlane[T Float](p backend.PoolParams, yp, xp []T) {
 		return
 	}
 	// Windows three wide that the padding does not clip (owLo ≤ ow < owHi)
-	// take maxPool3Wide, two at a time.
+	// take maxPool3Wide, two at a time, or at stride 2 and up to three rows
+	// high the AVX-512 kernel, 16 at a time.
 	owLo, owHi := p.OutW, p.OutW
 	if p.KW == 3 {
 		if lo, hi := validRange(p.OutW, p.StrideW, p.PadW, 0, p.InW-2); lo < hi {
 			owLo, owHi = lo, hi
 		}
 	}
+	_, vec := asF32(yp)
+	vec = vec && useAsmKernel && useZMMKernel && p.KW == 3 && p.StrideW == 2 && p.KH <= 3
 	for oh := 0; oh < p.OutH; oh++ {
 		h0, h1, _ := window(oh, p.StrideH, p.PadH, p.KH, p.InH)
 		yr := yp[oh*p.OutW:][:p.OutW]
 		for ow := 0; ow < len(yr); ow++ {
+			if ow == owLo && vec {
+				maxPool3s2Row(asF32s(yr[owLo:owHi]), asF32s(xp), p.InW, h0, h1, 2*owLo-p.PadW)
+				ow = owHi - 1
+				continue
+			}
 			if ow == owLo {
 				maxPool3Wide(p, yr, xp, h0, h1, owLo, owHi)
 				ow = owHi - 1
@@ -135,6 +143,28 @@ func maxPool3Wide[T Float](p backend.PoolParams, yr, xp []T, h0, h1, lo, hi int)
 		c := ow*p.StrideW - p.PadW
 		yr[ow] = windowMax(xp, h0, h1, c, c+3, p.InW)
 	}
+}
+
+// maxPool3s2Row computes the outputs yr of 3-wide windows at stride 2
+// whose first starts at column c0 of rows [h0, h1) of the plane xp (inW
+// wide, 1 to 3 rows; a missing row repeats the one above, which leaves
+// every max as it is) with the AVX-512 kernel.
+func maxPool3s2Row(yr, xp []float32, inW, h0, h1, c0 int) {
+	if len(yr) == 0 {
+		return
+	}
+	last := c0 + 2*len(yr) // the last column read
+	r0 := xp[h0*inW:][:inW]
+	r1, r2 := r0, r0
+	if h1-h0 > 1 {
+		r1 = xp[(h0+1)*inW:][:inW]
+		r2 = r1
+	}
+	if h1-h0 > 2 {
+		r2 = xp[(h0+2)*inW:][:inW]
+	}
+	_, _, _ = r0[last], r1[last], r2[last]
+	maxPool3s2RowF32x512(&yr[0], &r0[c0], &r1[c0], &r2[c0], len(yr))
 }
 
 // windowMax is the max of the window [h0, h1) × [w0, w1), taken in

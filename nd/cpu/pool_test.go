@@ -27,7 +27,7 @@ func paddedPoolCase(in, k, s, pad [2]int) backend.PoolParams {
 // (small integers, −0 against +0), NaN and −Inf, for the 2×2 special case,
 // other windows, overlapping windows, padding (ResNet's 3×3 stride-2
 // pooling) and inputs the windows do not cover entirely; with the AVX2
-// kernels and without them.
+// and AVX-512 kernels and without them.
 func TestMaxPoolFastPath(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	cases := []struct{ in, k, s, pad [2]int }{
@@ -54,10 +54,18 @@ func TestMaxPoolFastPath(t *testing.T) {
 		{[2]int{6, 11}, [2]int{3, 3}, [2]int{1, 1}, [2]int{1, 1}},
 		{[2]int{4, 2}, [2]int{3, 3}, [2]int{1, 1}, [2]int{1, 1}},
 		{[2]int{5, 3}, [2]int{2, 3}, [2]int{2, 1}, [2]int{0, 0}},
+		// Three wide at stride 2 (the AVX-512 kernel): 16 windows and a
+		// tail, more than 32, fewer than 16; one and two rows high.
+		{[2]int{5, 40}, [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1}},
+		{[2]int{7, 70}, [2]int{3, 3}, [2]int{2, 2}, [2]int{0, 0}},
+		{[2]int{9, 67}, [2]int{3, 3}, [2]int{1, 2}, [2]int{1, 1}},
+		{[2]int{4, 12}, [2]int{1, 3}, [2]int{1, 2}, [2]int{0, 1}},
+		{[2]int{6, 35}, [2]int{2, 3}, [2]int{2, 2}, [2]int{1, 0}},
 	}
 	defer func(v bool) { useAsmKernel = v }(useAsmKernel)
+	asmOn := useAsmKernel // the loop below turns it off
 	for _, c := range cases {
-		for _, asm := range []bool{useAsmKernel, false} {
+		for _, asm := range []bool{asmOn, false} {
 			useAsmKernel = asm
 			t.Run(fmt.Sprint(c.in, c.k, c.s, c.pad, asm), func(t *testing.T) {
 				p := paddedPoolCase(c.in, c.k, c.s, c.pad)
