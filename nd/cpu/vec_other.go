@@ -66,6 +66,12 @@ func winoScatterOutF32x512(m *float32, ldx, ldc int, tab *int32, y *float32, pla
 func winoGatherGradF32x512(dy *float32, plane, ow int, tab *int32, dst *float32, ldd, ldx, nch int) {
 	panic("unreachable")
 }
+func winoStoreOut8F32x512(m *float32, ldx, ldc int, y *float32, plane, nch int) {
+	panic("unreachable")
+}
+func winoStoreOut4F32x512(m *float32, ldx, ldc int, y *float32, plane, img, nimg, nch int) {
+	panic("unreachable")
+}
 
 // And the 3-wide max-pooling kernel (pool_fast.go).
 func maxPool3s2RowF32x512(y, r0, r1, r2 *float32, n int) { panic("unreachable") }

@@ -21,8 +21,9 @@ import (
 // at columns i·T …), the columns padded to whole entries of 16 lanes.
 
 // useWinoBatch lets tests turn the batched transforms off, to compare the
-// two ways.
-var useWinoBatch = true
+// two ways, and useWinoStores the stores of whole 8×8 and 4×4 planes
+// (winoStoreOut8F32x512, winoStoreOut4F32x512) in place of the scatters.
+var useWinoBatch, useWinoStores = true, true
 
 // winoBatchMaxTilesW is the widest tile row (tiles per plane row) that
 // takes the batched transforms; wider ones fill the row kernels' groups of
@@ -231,8 +232,16 @@ func winoScatterOut(p winoProblem, t *winoTables, mt, y []float32, m, lo, hi int
 	plane := p.oh * p.ow
 	_ = y[(m-1)*p.co*plane+p.co*plane-1]
 	_ = mt[15*p.co*p.ldV+(p.co-1)*p.ldV+16*t.panels-1]
+	outImg := p.co * plane
 	for j := lo; j < hi; j++ {
-		winoScatterOutF32x512(&mt[16*j], p.co*p.ldV, p.ldV, &t.out[j*winoEntry], &y[0], plane, p.ow, p.co)
+		switch {
+		case p.oh == 8 && p.ow == 8 && useWinoStores: // one image per entry
+			winoStoreOut8F32x512(&mt[16*j], p.co*p.ldV, p.ldV, &y[j*outImg], plane, p.co)
+		case p.oh == 4 && p.ow == 4 && useWinoStores: // four
+			winoStoreOut4F32x512(&mt[16*j], p.co*p.ldV, p.ldV, &y[4*j*outImg], plane, outImg, min(4, m-4*j), p.co)
+		default:
+			winoScatterOutF32x512(&mt[16*j], p.co*p.ldV, p.ldV, &t.out[j*winoEntry], &y[0], plane, p.ow, p.co)
+		}
 	}
 }
 

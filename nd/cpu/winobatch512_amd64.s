@@ -12,10 +12,13 @@
 
 // WGATHER loads one position of 16 windows: the lanes of the mask word m
 // bytes into the entry (AX) from base + col + offset·4 (Z31; col in bytes),
-// zero elsewhere.
+// zero elsewhere. A position no lane has (padding on a small plane: 12 of
+// the 16 on a 2×2 one) skips the gather.
 #define WGATHER(m, base, col, D) \
-	KMOVW      m(AX), K1; \
 	VPXORD     D, D, D;   \
+	KMOVW      m(AX), K1; \
+	KORTESTW   K1, K1;    \
+	JEQ        2(PC);     \
 	VGATHERDPS col(base)(Z31*4), K1, D
 
 // WINCOL computes column j of Bᵀ d from d0j…d3j: d0−d2, d1+d2, d2−d1,
@@ -147,9 +150,11 @@ indone:
 	VSUBPS s3, O1, O1
 
 // WSCATTER stores the lanes of the mask word m bytes into the entry (AX)
-// to base + col + offset·4 (Z31; col in bytes).
+// to base + col + offset·4 (Z31; col in bytes), if there are any.
 #define WSCATTER(m, S, base, col) \
 	KMOVW       m(AX), K1; \
+	KORTESTW    K1, K1;    \
+	JEQ         2(PC);     \
 	VSCATTERDPS S, K1, col(base)(Z31*4)
 
 // func winoScatterOutF32x512(m *float32, ldx, ldc int, tab *int32, y *float32, plane, ow, nch int)
@@ -300,5 +305,192 @@ gochan:
 	JMP  gochan
 
 godone:
+	VZEROUPPER
+	RET
+
+// Outputs of whole planes without scatters. Where a table entry's 16
+// tiles cover whole 8×8 planes (one image) or 4×4 planes (four images),
+// the 2×2 outputs are interleaved into rows with VPERMI2PS (zmmZipLo,
+// zmmZipHi of pool512_amd64.s: O00 with O01 gives output rows 2th, O10
+// with O11 rows 2th+1) and the planes stored whole: the values
+// winoScatterOutF32x512 would scatter, at the same places.
+
+// WLOADM loads the 16 positions of the channel at SI (R11 bytes apart)
+// into Z0…Z15 and computes its 2×2 outputs O00, O01, O10, O11 into
+// Z24…Z27, as winoScatterOutF32x512.
+#define WLOADM \
+	MOVQ    SI, R8;                              \
+	VMOVUPS (R8), Z0;                            \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z1;                            \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z2;                            \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z3;                            \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z4;                            \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z5;                            \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z6;                            \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z7;                            \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z8;                            \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z9;                            \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z10;                           \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z11;                           \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z12;                           \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z13;                           \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z14;                           \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z15;                           \
+	WOUTCOL(Z0, Z4, Z8, Z12, Z16, Z20);          \
+	WOUTCOL(Z1, Z5, Z9, Z13, Z17, Z21);          \
+	WOUTCOL(Z2, Z6, Z10, Z14, Z18, Z22);         \
+	WOUTCOL(Z3, Z7, Z11, Z15, Z19, Z23);         \
+	WOUTROW(Z16, Z17, Z18, Z19, Z24, Z25);       \
+	WOUTROW(Z20, Z21, Z22, Z23, Z26, Z27)
+
+// WZIP interleaves the outputs: rows 2th of tiles 0–7 (Z0) and 8–15
+// (Z1), rows 2th+1 of tiles 0–7 (Z2) and 8–15 (Z3) (Z30, Z31: zmmZipLo,
+// zmmZipHi).
+#define WZIP \
+	VMOVAPS   Z30, Z0;       \
+	VPERMI2PS Z25, Z24, Z0;  \
+	VMOVAPS   Z31, Z1;       \
+	VPERMI2PS Z25, Z24, Z1;  \
+	VMOVAPS   Z30, Z2;       \
+	VPERMI2PS Z27, Z26, Z2;  \
+	VMOVAPS   Z31, Z3;       \
+	VPERMI2PS Z27, Z26, Z3
+
+// func winoStoreOut8F32x512(m *float32, ldx, ldc int, y *float32, plane, nch int)
+//
+// winoScatterOutF32x512 for an entry whose lanes are the 16 tiles of one
+// 8×8 output plane in order: y is the image's first output, plane its
+// channel stride.
+TEXT ·winoStoreOut8F32x512(SB), NOSPLIT, $0-48
+	MOVQ    m+0(FP), SI
+	MOVQ    ldx+8(FP), R11
+	MOVQ    ldc+16(FP), DX
+	MOVQ    y+24(FP), DI
+	MOVQ    plane+32(FP), R9
+	MOVQ    nch+40(FP), CX
+	SHLQ    $2, R11
+	SHLQ    $2, DX
+	SHLQ    $2, R9
+	VMOVUPS ·zmmZipLo(SB), Z30
+	VMOVUPS ·zmmZipHi(SB), Z31
+
+o8chan:
+	TESTQ CX, CX
+	JEQ   o8done
+	WLOADM
+	WZIP
+	// Rows 0–1, 2–3 from the first half of the tiles, 4–5, 6–7 from the
+	// second: 128-bit lanes 0–1 then 2–3 of each pair of registers.
+	VSHUFF32X4 $0x44, Z2, Z0, Z4
+	VSHUFF32X4 $0xEE, Z2, Z0, Z5
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xEE, Z3, Z1, Z7
+	VMOVUPS    Z4, (DI)
+	VMOVUPS    Z5, 64(DI)
+	VMOVUPS    Z6, 128(DI)
+	VMOVUPS    Z7, 192(DI)
+	ADDQ       DX, SI
+	ADDQ       R9, DI
+	DECQ       CX
+	JMP        o8chan
+
+o8done:
+	VZEROUPPER
+	RET
+
+// wino4Img0: the 4×4 plane of the first image of a register pair of
+// interleaved rows (rows 0 and 2 in lanes 0–7 of the first, rows 1 and 3
+// in lanes 0–7 of the second); wino4Img1 the second image's (lanes 8–15).
+DATA wino4Img0<>+0(SB)/8, $0x0000000100000000
+DATA wino4Img0<>+8(SB)/8, $0x0000000300000002
+DATA wino4Img0<>+16(SB)/8, $0x0000001100000010
+DATA wino4Img0<>+24(SB)/8, $0x0000001300000012
+DATA wino4Img0<>+32(SB)/8, $0x0000000500000004
+DATA wino4Img0<>+40(SB)/8, $0x0000000700000006
+DATA wino4Img0<>+48(SB)/8, $0x0000001500000014
+DATA wino4Img0<>+56(SB)/8, $0x0000001700000016
+GLOBL wino4Img0<>(SB), RODATA|NOPTR, $64
+DATA wino4Img1<>+0(SB)/8, $0x0000000900000008
+DATA wino4Img1<>+8(SB)/8, $0x0000000b0000000a
+DATA wino4Img1<>+16(SB)/8, $0x0000001900000018
+DATA wino4Img1<>+24(SB)/8, $0x0000001b0000001a
+DATA wino4Img1<>+32(SB)/8, $0x0000000d0000000c
+DATA wino4Img1<>+40(SB)/8, $0x0000000f0000000e
+DATA wino4Img1<>+48(SB)/8, $0x0000001d0000001c
+DATA wino4Img1<>+56(SB)/8, $0x0000001f0000001e
+GLOBL wino4Img1<>(SB), RODATA|NOPTR, $64
+
+// func winoStoreOut4F32x512(m *float32, ldx, ldc int, y *float32, plane, img, nimg, nch int)
+//
+// winoScatterOutF32x512 for an entry whose lanes are the 4 tiles of the
+// 4×4 output planes of nimg (1–4) images in order, img values apart from
+// y, the first image's first output.
+TEXT ·winoStoreOut4F32x512(SB), NOSPLIT, $0-64
+	MOVQ    m+0(FP), SI
+	MOVQ    ldx+8(FP), R11
+	MOVQ    ldc+16(FP), DX
+	MOVQ    y+24(FP), DI
+	MOVQ    plane+32(FP), R9
+	MOVQ    img+40(FP), R10
+	MOVQ    nimg+48(FP), R12
+	MOVQ    nch+56(FP), CX
+	SHLQ    $2, R11
+	SHLQ    $2, DX
+	SHLQ    $2, R9
+	SHLQ    $2, R10
+	VMOVUPS ·zmmZipLo(SB), Z30
+	VMOVUPS ·zmmZipHi(SB), Z31
+	VMOVUPS wino4Img0<>(SB), Z28
+	VMOVUPS wino4Img1<>(SB), Z29
+
+o4chan:
+	TESTQ CX, CX
+	JEQ   o4done
+	WLOADM
+	WZIP
+	VMOVAPS   Z28, Z4
+	VPERMI2PS Z2, Z0, Z4
+	VMOVUPS   Z4, (DI)
+	LEAQ      (DI)(R10*1), R8
+	CMPQ      R12, $2
+	JLT       o4next
+	VMOVAPS   Z29, Z5
+	VPERMI2PS Z2, Z0, Z5
+	VMOVUPS   Z5, (R8)
+	ADDQ      R10, R8
+	CMPQ      R12, $3
+	JLT       o4next
+	VMOVAPS   Z28, Z6
+	VPERMI2PS Z3, Z1, Z6
+	VMOVUPS   Z6, (R8)
+	ADDQ      R10, R8
+	CMPQ      R12, $4
+	JLT       o4next
+	VMOVAPS   Z29, Z7
+	VPERMI2PS Z3, Z1, Z7
+	VMOVUPS   Z7, (R8)
+
+o4next:
+	ADDQ DX, SI
+	ADDQ R9, DI
+	DECQ CX
+	JMP  o4chan
+
+o4done:
 	VZEROUPPER
 	RET

@@ -14,3 +14,9 @@ func winoScatterOutF32x512(m *float32, ldx, ldc int, tab *int32, y *float32, pla
 
 //go:noescape
 func winoGatherGradF32x512(dy *float32, plane, ow int, tab *int32, dst *float32, ldd, ldx, nch int)
+
+//go:noescape
+func winoStoreOut8F32x512(m *float32, ldx, ldc int, y *float32, plane, nch int)
+
+//go:noescape
+func winoStoreOut4F32x512(m *float32, ldx, ldc int, y *float32, plane, img, nimg, nch int)

@@ -22,6 +22,12 @@ var winoBatchCases = []winoCase{
 	{6, 17, 4, 5, 5, 0, 2},
 	{9, 3, 2, 3, 2, 2, 2},
 	{2, 6, 7, 1, 3, 1, 2},
+	// Whole 8×8 and 4×4 planes (stored without scatters), ragged groups
+	// of images.
+	{7, 5, 4, 4, 6, 1, 1},
+	{3, 4, 8, 8, 5, 1, 1},
+	{5, 2, 6, 6, 3, 0, 0},
+	{6, 3, 10, 10, 4, 0, 0},
 }
 
 // TestWinoBatchMatchesRows checks the batched passes against the row
@@ -49,10 +55,22 @@ func TestWinoBatchMatchesRows(t *testing.T) {
 				run := func(batch bool) (y, dx, dw []float32) {
 					defer func(v bool) { useWinoBatch = v }(useWinoBatch)
 					useWinoBatch = batch
-					y, dx, dw = make([]float32, len(dy)), make([]float32, len(x)), make([]float32, len(w))
+					// Sentinels past the outputs: nothing may be written there.
+					yb, dxb := make([]float32, len(dy)+64), make([]float32, len(x)+64)
+					for _, b := range [][]float32{yb, dxb} {
+						for i := range b {
+							b[i] = 42
+						}
+					}
+					y, dx, dw = yb[:len(dy)], dxb[:len(x)], make([]float32, len(w))
 					winoConv2D(s, y, x, w)
 					winoBackwardData(s, dx, dy, w)
 					winoBackwardFilter(s, dw, x, dy)
+					for i, v := range append(yb[len(y):], dxb[len(dx):]...) {
+						if v != 42 {
+							t.Fatalf("written past the outputs (%d): %v", i, v)
+						}
+					}
 					return y, dx, dw
 				}
 				y, dx, dw := run(true)
