@@ -66,6 +66,12 @@ func winoScatterOutF32x512(m *float32, ldx, ldc int, tab *int32, y *float32, pla
 func winoGatherGradF32x512(dy *float32, plane, ow int, tab *int32, dst *float32, ldd, ldx, nch int) {
 	panic("unreachable")
 }
+func winoPermInF32x512(x *float32, plane int, tab *int32, dst *float32, ldd, ldx, nch int) {
+	panic("unreachable")
+}
+func winoPermGradF32x512(dy *float32, plane int, tab *int32, dst *float32, ldd, ldx, nch int) {
+	panic("unreachable")
+}
 func winoStoreOut8F32x512(m *float32, ldx, ldc int, y *float32, plane, nch int) {
 	panic("unreachable")
 }

@@ -66,7 +66,19 @@ const winoEntry = 32
 type winoTables struct {
 	in, out []int32
 	panels  int
+	// permIn and permGrad are the permute entries (winoPermEntry int32s
+	// each) of the input windows and the output gradients, nil where some
+	// entry's values do not lie in four runs of 16 (buildWinoPerm).
+	permIn, permGrad []int32
 }
+
+// winoPermEntry is the int32s of a permute entry: four run offsets, four
+// unused, 16 positions' 16 indices, 16 pairs of masks, and padding to a
+// whole number of cache lines.
+const winoPermEntry = 320
+
+// usePermLoads lets tests turn the permute loads off.
+var usePermLoads = true
 
 // winoBatchForward is winoForward for a batched problem p (float32). The
 // images go in rounds of p.group; each round is three parallel phases:
@@ -146,6 +158,7 @@ func winoBatchFilter(p winoProblem, dw, x, dy []float32) {
 // winoTableKey is what a group's tables depend on.
 type winoTableKey struct {
 	h, w, ph, pw, oh, ow, inImg, outImg, m int
+	perm                                   bool // usePermLoads
 }
 
 // winoTableCache keeps the tables made, up to maxWinoTableCache bytes.
@@ -157,12 +170,14 @@ var (
 
 // winoBatchTables returns the tables of m images of p.
 func winoBatchTables(p winoProblem, m int) *winoTables {
-	key := winoTableKey{p.h, p.w, p.ph, p.pw, p.oh, p.ow, p.ci * p.h * p.w, p.co * p.oh * p.ow, m}
+	key := winoTableKey{p.h, p.w, p.ph, p.pw, p.oh, p.ow, p.ci * p.h * p.w, p.co * p.oh * p.ow, m, usePermLoads}
 	if t, ok := winoTableCache.Load(key); ok {
 		return t.(*winoTables)
 	}
 	t := buildWinoTables(p, key.inImg, key.outImg, m)
-	bytes := int64(len(t.in)+len(t.out)) * 4
+	t.permIn = buildWinoPerm(t.in, 4, p.h, p.w, key.inImg)
+	t.permGrad = buildWinoPerm(t.out, 2, p.oh, p.ow, key.outImg)
+	bytes := int64(len(t.in)+len(t.out)+len(t.permIn)+len(t.permGrad)) * 4
 	if winoTableCached.Add(bytes) <= maxWinoTableCache {
 		if _, loaded := winoTableCache.LoadOrStore(key, t); loaded {
 			winoTableCached.Add(-bytes)
@@ -203,6 +218,63 @@ func buildWinoTables(p winoProblem, inImg, outImg, m int) *winoTables {
 	return t
 }
 
+// buildWinoPerm makes the permute entries of a lane table tab (winoEntry
+// int32s per entry) whose positions are the n×n windows of planes h×w, img
+// values apart: position q of lane l reads offset tab[e+l] + (q/n)·w +
+// q%n, where the entry's mask q allows. It returns nil unless every
+// entry's values lie in at most four runs of 16 values, each inside one
+// image's first channel plane (so that the runs of every channel stay
+// inside the image), and the plane holds at least 16 values.
+func buildWinoPerm(tab []int32, n, h, w, img int) []int32 {
+	plane := h * w
+	if plane < 16 || !usePermLoads {
+		return nil
+	}
+	panels := len(tab) / winoEntry
+	out := make([]int32, panels*winoPermEntry)
+	for j := range panels {
+		e, pe := tab[j*winoEntry:][:winoEntry], out[j*winoPermEntry:][:winoPermEntry]
+		var runs []int // run starts, in order of first use
+		for q := range n * n {
+			r, c := q/n, q%n
+			for l := range 16 {
+				if e[16+q]&(1<<l) == 0 {
+					continue
+				}
+				off := int(e[l]) + r*w + c
+				k := slicesIndexFunc(runs, func(s int) bool { return off >= s && off < s+16 })
+				if k < 0 {
+					if len(runs) == 4 {
+						return nil
+					}
+					base := off / img * img // the image's first value
+					s := min(base+(off-base)/16*16, base+plane-16)
+					runs = append(runs, s)
+					k = len(runs) - 1
+				}
+				pe[8+16*q+l] = int32(k%2*16 + off - runs[k])
+				pe[264+2*q+k/2] |= 1 << l
+			}
+		}
+		for k := range 4 {
+			if k < len(runs) {
+				pe[k] = int32(runs[k])
+			}
+		}
+	}
+	return out
+}
+
+// slicesIndexFunc is slices.IndexFunc for ints.
+func slicesIndexFunc(s []int, f func(int) bool) int {
+	for i, v := range s {
+		if f(v) {
+			return i
+		}
+	}
+	return -1
+}
+
 // winoBatchLd is the column stride of a batched problem's V and M: whole
 // entries, and not a multiple of 32 values (as newWinoProblem's).
 func winoBatchLd(cols int) int {
@@ -220,6 +292,10 @@ func winoGatherIn(p winoProblem, t *winoTables, x, v []float32, m, lo, hi int) {
 	_ = x[(m-1)*p.ci*p.h*p.w+p.ci*p.h*p.w-1]
 	_ = v[15*p.ci*p.ldV+(p.ci-1)*p.ldV+16*t.panels-1]
 	for j := lo; j < hi; j++ {
+		if t.permIn != nil {
+			winoPermInF32x512(&x[0], p.h*p.w, &t.permIn[j*winoPermEntry], &v[16*j], p.ldV, p.ci*p.ldV, p.ci)
+			continue
+		}
 		winoGatherInF32x512(&x[0], p.h*p.w, p.w, &t.in[j*winoEntry], &v[16*j], p.ldV, p.ci*p.ldV, p.ci)
 	}
 }
@@ -252,6 +328,10 @@ func winoGatherGrad(p winoProblem, t *winoTables, dy, dm []float32, m, lo, hi in
 	_ = dy[(m-1)*p.co*plane+p.co*plane-1]
 	_ = dm[15*p.co*p.ldV+(p.co-1)*p.ldV+16*t.panels-1]
 	for j := lo; j < hi; j++ {
+		if t.permGrad != nil {
+			winoPermGradF32x512(&dy[0], plane, &t.permGrad[j*winoPermEntry], &dm[16*j], p.ldV, p.co*p.ldV, p.co)
+			continue
+		}
 		winoGatherGradF32x512(&dy[0], plane, p.ow, &t.out[j*winoEntry], &dm[16*j], p.ldV, p.co*p.ldV, p.co)
 	}
 }

@@ -494,3 +494,180 @@ o4next:
 o4done:
 	VZEROUPPER
 	RET
+
+// Loads through permutes. Where the values a table entry's 16 lanes read
+// lie in four runs of 16 (an 8×8 plane of one image, the 4×4 planes of four
+// images), the kernels below load the four runs and pick each position's
+// lanes from them with VPERMI2PS (runs 0–1 and 2–3 as two tables, the two
+// results ORed, each zero outside its mask) instead of gathering them. A
+// permute entry (winoPermEntry int32s) holds the runs' offsets (0–3), then
+// per position p the 16 indices (8+16p …) and the two masks (264+2p,
+// 265+2p).
+
+// WPERM sets D to position p's values (idx at byte i, masks at bytes m and
+// m+4 of the entry AX) from the runs in Z16…Z19 (Z20 a temporary).
+#define WPERM(i, m, D) \
+	VMOVDQU32   i(AX), D;          \
+	VMOVDQA32   D, Z20;            \
+	KMOVW       m(AX), K1;         \
+	KMOVW       (m+4)(AX), K2;     \
+	VPERMI2PS.Z Z17, Z16, K1, D;   \
+	VPERMI2PS.Z Z19, Z18, K2, Z20; \
+	VPORD       Z20, D, D
+
+// WRUNS loads the four runs of the channel at SI (offsets R12…R15 bytes).
+#define WRUNS \
+	VMOVUPS (SI)(R12*1), Z16; \
+	VMOVUPS (SI)(R13*1), Z17; \
+	VMOVUPS (SI)(R14*1), Z18; \
+	VMOVUPS (SI)(R15*1), Z19
+
+// WRUNOFFS reads the four run offsets of the entry AX into R12…R15, in
+// bytes.
+#define WRUNOFFS \
+	MOVLQSX 0(AX), R12;  \
+	MOVLQSX 4(AX), R13;  \
+	MOVLQSX 8(AX), R14;  \
+	MOVLQSX 12(AX), R15; \
+	SHLQ    $2, R12;     \
+	SHLQ    $2, R13;     \
+	SHLQ    $2, R14;     \
+	SHLQ    $2, R15
+
+// func winoPermInF32x512(x *float32, plane int, tab *int32, dst *float32, ldd, ldx, nch int)
+//
+// winoGatherInF32x512 through a permute entry.
+TEXT ·winoPermInF32x512(SB), NOSPLIT, $0-56
+	MOVQ x+0(FP), SI
+	MOVQ plane+8(FP), R9
+	MOVQ tab+16(FP), AX
+	MOVQ dst+24(FP), DI
+	MOVQ ldd+32(FP), DX
+	MOVQ ldx+40(FP), R11
+	MOVQ nch+48(FP), CX
+	SHLQ $2, R9
+	SHLQ $2, DX
+	SHLQ $2, R11
+	WRUNOFFS
+
+pichan:
+	TESTQ CX, CX
+	JEQ   pidone
+	WRUNS
+	WPERM(32, 1056, Z0)
+	WPERM(96, 1064, Z1)
+	WPERM(160, 1072, Z2)
+	WPERM(224, 1080, Z3)
+	WPERM(288, 1088, Z4)
+	WPERM(352, 1096, Z5)
+	WPERM(416, 1104, Z6)
+	WPERM(480, 1112, Z7)
+	WPERM(544, 1120, Z8)
+	WPERM(608, 1128, Z9)
+	WPERM(672, 1136, Z10)
+	WPERM(736, 1144, Z11)
+	WPERM(800, 1152, Z12)
+	WPERM(864, 1160, Z13)
+	WPERM(928, 1168, Z14)
+	WPERM(992, 1176, Z15)
+
+	WINCOL(Z0, Z4, Z8, Z12, Z16, Z20, Z24, Z28)
+	WINCOL(Z1, Z5, Z9, Z13, Z17, Z21, Z25, Z29)
+	WINCOL(Z2, Z6, Z10, Z14, Z18, Z22, Z26, Z30)
+	WINCOL(Z3, Z7, Z11, Z15, Z19, Z23, Z27, Z31)
+	WINROW(Z16, Z17, Z18, Z19, Z0, Z1, Z2, Z3)
+	WINROW(Z20, Z21, Z22, Z23, Z4, Z5, Z6, Z7)
+	WINROW(Z24, Z25, Z26, Z27, Z8, Z9, Z10, Z11)
+	WINROW(Z28, Z29, Z30, Z31, Z12, Z13, Z14, Z15)
+
+	MOVQ    DI, R8
+	VMOVUPS Z0, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z1, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z2, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z3, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z4, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z5, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z6, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z7, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z8, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z9, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z10, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z11, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z12, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z13, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z14, (R8)
+	ADDQ    R11, R8
+	VMOVUPS Z15, (R8)
+
+	ADDQ R9, SI
+	ADDQ DX, DI
+	DECQ CX
+	JMP  pichan
+
+pidone:
+	VZEROUPPER
+	RET
+
+// func winoPermGradF32x512(dy *float32, plane int, tab *int32, dst *float32, ldd, ldx, nch int)
+//
+// winoGatherGradF32x512 through a permute entry (positions 0–3: the 2×2
+// output gradients of each lane's tile).
+TEXT ·winoPermGradF32x512(SB), NOSPLIT, $0-56
+	MOVQ       dy+0(FP), SI
+	MOVQ       plane+8(FP), R9
+	MOVQ       tab+16(FP), AX
+	MOVQ       dst+24(FP), DI
+	MOVQ       ldd+32(FP), DX
+	MOVQ       ldx+40(FP), R11
+	MOVQ       nch+48(FP), CX
+	SHLQ       $2, R9
+	SHLQ       $2, DX
+	SHLQ       $2, R11
+	WRUNOFFS
+	VPTERNLOGD $0xff, Z30, Z30, Z30
+	VPSLLD     $31, Z30, Z30 // 0x80000000 in every lane
+
+pgchan:
+	TESTQ CX, CX
+	JEQ   pgdone
+	WRUNS
+	WPERM(32, 1056, Z0)
+	WPERM(96, 1064, Z1)
+	WPERM(160, 1072, Z2)
+	WPERM(224, 1080, Z3)
+
+	VADDPS Z2, Z0, Z4
+	VADDPS Z3, Z1, Z5
+	VSUBPS Z2, Z0, Z6
+	VSUBPS Z3, Z1, Z7
+	VPXORD Z30, Z2, Z8
+	VPXORD Z30, Z3, Z9
+
+	MOVQ DI, R8
+	WGOROW(Z0, Z1)
+	WGOROW(Z4, Z5)
+	WGOROW(Z6, Z7)
+	WGOROW(Z8, Z9)
+
+	ADDQ R9, SI
+	ADDQ DX, DI
+	DECQ CX
+	JMP  pgchan
+
+pgdone:
+	VZEROUPPER
+	RET

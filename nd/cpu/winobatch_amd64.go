@@ -20,3 +20,9 @@ func winoStoreOut8F32x512(m *float32, ldx, ldc int, y *float32, plane, nch int)
 
 //go:noescape
 func winoStoreOut4F32x512(m *float32, ldx, ldc int, y *float32, plane, img, nimg, nch int)
+
+//go:noescape
+func winoPermInF32x512(x *float32, plane int, tab *int32, dst *float32, ldd, ldx, nch int)
+
+//go:noescape
+func winoPermGradF32x512(dy *float32, plane int, tab *int32, dst *float32, ldd, ldx, nch int)

@@ -46,8 +46,15 @@ func TestWinoBatchMatchesRows(t *testing.T) {
 			t.Run(fmt.Sprintf("cols=%d/%v", cols, c), func(t *testing.T) {
 				r := rand.New(rand.NewPCG(uint64(c.n*100+c.c), uint64(c.h*10+c.w)))
 				s := newConvShape(c.params())
-				if p := newWinoProblem(s.N, s.InC, s.InH, s.InW, s.PadH, s.PadW, s.OutC); !winoBatched(p) {
+				p := newWinoProblem(s.N, s.InC, s.InH, s.InW, s.PadH, s.PadW, s.OutC).batched()
+				if !p.batch {
 					t.Fatalf("not batched: %+v", p)
+				}
+				// Whole 8×8 and 4×4 planes take the permute loads
+				// (winoPermInF32x512, winoPermGradF32x512).
+				tabs := winoBatchTables(p, min(p.group, c.n))
+				if whole := c.h == c.w && (c.h == 8 || c.h == 4) && c.ph == 1 && c.pw == 1; whole && (tabs.permIn == nil || tabs.permGrad == nil) {
+					t.Errorf("no permute loads: input %v, gradients %v", tabs.permIn != nil, tabs.permGrad != nil)
 				}
 				x := withSpecials(r, randSlice(c.n*c.c*c.h*c.w, r))
 				w := randSlice(c.oc*c.c*9, r)
