@@ -8,8 +8,9 @@
 // float32 matrix multiply is a packed, blocked GEMM with an AVX2/FMA
 // assembly micro-kernel (sgemm.go; gonum's Sgemm on other CPUs), float64
 // uses gonum's Dgemm, and convolution is im2col + GEMM, or Winograd
-// F(2×2, 3×3) for wide float32 3×3 layers (winograd.go). Contiguous float32
-// elementwise ops, row copies, sums and 2×2 max pooling have AVX2 kernels
+// F(2×2, 3×3) for wide float32 3×3 layers (winograd.go; small planes in
+// batches of images, winobatch.go). Contiguous float32 elementwise ops,
+// row copies, sums and 2×2 max pooling have AVX2 kernels
 // (vec_amd64.s, pool_amd64.s), with plain Go loops for float64 and other
 // CPUs. It also implements nd's optional fused kernels: batch
 // normalisation, bias + ReLU, and the SGD and RMSProp updates

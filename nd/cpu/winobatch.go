@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -14,7 +15,8 @@ import (
 // with gathers (the input windows, the output gradients) and scatters (the
 // outputs) through lane tables, so the planes of ResNet-18's middle stages
 // at CIFAR size (8×8, 4×4, 2×2) run as Winograd too. The arithmetic is the
-// row kernels', value for value, so both ways give the same bits
+// row kernels', value for value, so the forward and backward-data passes
+// give their bits; the filter gradient sums the images in another order
 // (TestWinoBatchMatchesRows).
 //
 // A group's transformed tiles keep winograd.go's layout (image i's tiles
@@ -161,7 +163,10 @@ type winoTableKey struct {
 	perm                                   bool // usePermLoads
 }
 
-// winoTableCache keeps the tables made, up to maxWinoTableCache bytes.
+// winoTableCache keeps the tables made, up to maxWinoTableCache bytes
+// (nothing is evicted: past the budget, tables are made per call). A key
+// holds the images of a round, so a program that feeds many ragged batch
+// sizes fills it sooner.
 var (
 	winoTableCache    sync.Map
 	winoTableCached   atomic.Int64
@@ -242,7 +247,7 @@ func buildWinoPerm(tab []int32, n, h, w, img int) []int32 {
 					continue
 				}
 				off := int(e[l]) + r*w + c
-				k := slicesIndexFunc(runs, func(s int) bool { return off >= s && off < s+16 })
+				k := slices.IndexFunc(runs, func(s int) bool { return off >= s && off < s+16 })
 				if k < 0 {
 					if len(runs) == 4 {
 						return nil
@@ -263,16 +268,6 @@ func buildWinoPerm(tab []int32, n, h, w, img int) []int32 {
 		}
 	}
 	return out
-}
-
-// slicesIndexFunc is slices.IndexFunc for ints.
-func slicesIndexFunc(s []int, f func(int) bool) int {
-	for i, v := range s {
-		if f(v) {
-			return i
-		}
-	}
-	return -1
 }
 
 // winoBatchLd is the column stride of a batched problem's V and M: whole

@@ -21,20 +21,61 @@
 	JEQ        2(PC);     \
 	VGATHERDPS col(base)(Z31*4), K1, D
 
-// WINCOL computes column j of Bᵀ d from d0j…d3j: d0−d2, d1+d2, d2−d1,
-// d1−d3 (into T0…T3), as winoInputRow's first step.
-#define WINCOL(d0, d1, d2, d3, T0, T1, T2, T3) \
+// WIN4 computes d0−d2, d1+d2, d2−d1, d1−d3 from d0…d3 into T0…T3:
+// applied to the columns of a 4×4 window it gives the columns of Bᵀ d
+// (winoInputRow's first step), then to the rows of that, V = Bᵀ d B.
+#define WIN4(d0, d1, d2, d3, T0, T1, T2, T3) \
 	VSUBPS d2, d0, T0; \
 	VADDPS d2, d1, T1; \
 	VSUBPS d1, d2, T2; \
 	VSUBPS d3, d1, T3
 
-// WINROW computes row a of V = (Bᵀ d) B from t_a0…t_a3 into V0…V3.
-#define WINROW(t0, t1, t2, t3, V0, V1, V2, V3) \
-	VSUBPS t2, t0, V0; \
-	VADDPS t2, t1, V1; \
-	VSUBPS t1, t2, V2; \
-	VSUBPS t3, t1, V3
+// WINTILE computes V = Bᵀ d B of the 16 positions d_ij in Z(4i+j), back
+// into Z0…Z15 (Z16…Z31 temporaries: t_aj, row a of Bᵀ d, in Z(16+4a+j)).
+#define WINTILE \
+	WIN4(Z0, Z4, Z8, Z12, Z16, Z20, Z24, Z28);  \
+	WIN4(Z1, Z5, Z9, Z13, Z17, Z21, Z25, Z29);  \
+	WIN4(Z2, Z6, Z10, Z14, Z18, Z22, Z26, Z30); \
+	WIN4(Z3, Z7, Z11, Z15, Z19, Z23, Z27, Z31); \
+	WIN4(Z16, Z17, Z18, Z19, Z0, Z1, Z2, Z3);   \
+	WIN4(Z20, Z21, Z22, Z23, Z4, Z5, Z6, Z7);   \
+	WIN4(Z24, Z25, Z26, Z27, Z8, Z9, Z10, Z11); \
+	WIN4(Z28, Z29, Z30, Z31, Z12, Z13, Z14, Z15)
+
+// WSTORE16 stores Z0…Z15 at DI, R11 bytes apart (R8 clobbered).
+#define WSTORE16 \
+	MOVQ    DI, R8;   \
+	VMOVUPS Z0, (R8); \
+	ADDQ    R11, R8;  \
+	VMOVUPS Z1, (R8); \
+	ADDQ    R11, R8;  \
+	VMOVUPS Z2, (R8); \
+	ADDQ    R11, R8;  \
+	VMOVUPS Z3, (R8); \
+	ADDQ    R11, R8;  \
+	VMOVUPS Z4, (R8); \
+	ADDQ    R11, R8;  \
+	VMOVUPS Z5, (R8); \
+	ADDQ    R11, R8;  \
+	VMOVUPS Z6, (R8); \
+	ADDQ    R11, R8;  \
+	VMOVUPS Z7, (R8); \
+	ADDQ    R11, R8;  \
+	VMOVUPS Z8, (R8); \
+	ADDQ    R11, R8;  \
+	VMOVUPS Z9, (R8); \
+	ADDQ    R11, R8;  \
+	VMOVUPS Z10, (R8); \
+	ADDQ    R11, R8;  \
+	VMOVUPS Z11, (R8); \
+	ADDQ    R11, R8;  \
+	VMOVUPS Z12, (R8); \
+	ADDQ    R11, R8;  \
+	VMOVUPS Z13, (R8); \
+	ADDQ    R11, R8;  \
+	VMOVUPS Z14, (R8); \
+	ADDQ    R11, R8;  \
+	VMOVUPS Z15, (R8)
 
 // func winoGatherInF32x512(x *float32, plane, w int, tab *int32, dst *float32, ldd, ldx, nch int)
 //
@@ -81,48 +122,8 @@ inchan:
 	WGATHER(120, R8, 8, Z14)
 	WGATHER(124, R8, 12, Z15)
 
-	// t_aj (row a of Bᵀ d, column j) into Z(16+4a+j).
-	WINCOL(Z0, Z4, Z8, Z12, Z16, Z20, Z24, Z28)
-	WINCOL(Z1, Z5, Z9, Z13, Z17, Z21, Z25, Z29)
-	WINCOL(Z2, Z6, Z10, Z14, Z18, Z22, Z26, Z30)
-	WINCOL(Z3, Z7, Z11, Z15, Z19, Z23, Z27, Z31)
-	WINROW(Z16, Z17, Z18, Z19, Z0, Z1, Z2, Z3)
-	WINROW(Z20, Z21, Z22, Z23, Z4, Z5, Z6, Z7)
-	WINROW(Z24, Z25, Z26, Z27, Z8, Z9, Z10, Z11)
-	WINROW(Z28, Z29, Z30, Z31, Z12, Z13, Z14, Z15)
-
-	MOVQ    DI, R8
-	VMOVUPS Z0, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z1, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z2, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z3, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z4, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z5, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z6, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z7, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z8, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z9, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z10, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z11, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z12, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z13, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z14, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z15, (R8)
+	WINTILE
+	WSTORE16
 
 	ADDQ R9, SI
 	ADDQ DX, DI
@@ -148,6 +149,49 @@ indone:
 	VADDPS s2, O0, O0; \
 	VSUBPS s2, s1, O1; \
 	VSUBPS s3, O1, O1
+
+// WLOADM loads the 16 positions of the channel at SI (R11 bytes apart)
+// into Z0…Z15 and computes its 2×2 outputs Y = Aᵀ M A, O00, O01, O10,
+// O11, into Z24…Z27 (Z16…Z23 temporaries, R8 clobbered).
+#define WLOADM \
+	MOVQ    SI, R8;                              \
+	VMOVUPS (R8), Z0;                            \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z1;                            \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z2;                            \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z3;                            \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z4;                            \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z5;                            \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z6;                            \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z7;                            \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z8;                            \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z9;                            \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z10;                           \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z11;                           \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z12;                           \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z13;                           \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z14;                           \
+	ADDQ    R11, R8;                             \
+	VMOVUPS (R8), Z15;                           \
+	WOUTCOL(Z0, Z4, Z8, Z12, Z16, Z20);          \
+	WOUTCOL(Z1, Z5, Z9, Z13, Z17, Z21);          \
+	WOUTCOL(Z2, Z6, Z10, Z14, Z18, Z22);         \
+	WOUTCOL(Z3, Z7, Z11, Z15, Z19, Z23);         \
+	WOUTROW(Z16, Z17, Z18, Z19, Z24, Z25);       \
+	WOUTROW(Z20, Z21, Z22, Z23, Z26, Z27)
 
 // WSCATTER stores the lanes of the mask word m bytes into the entry (AX)
 // to base + col + offset·4 (Z31; col in bytes), if there are any.
@@ -179,48 +223,9 @@ TEXT ·winoScatterOutF32x512(SB), NOSPLIT, $0-64
 	VMOVDQU32 (AX), Z31
 
 outchan:
-	TESTQ   CX, CX
-	JEQ     outdone
-	MOVQ    SI, R8
-	VMOVUPS (R8), Z0
-	ADDQ    R11, R8
-	VMOVUPS (R8), Z1
-	ADDQ    R11, R8
-	VMOVUPS (R8), Z2
-	ADDQ    R11, R8
-	VMOVUPS (R8), Z3
-	ADDQ    R11, R8
-	VMOVUPS (R8), Z4
-	ADDQ    R11, R8
-	VMOVUPS (R8), Z5
-	ADDQ    R11, R8
-	VMOVUPS (R8), Z6
-	ADDQ    R11, R8
-	VMOVUPS (R8), Z7
-	ADDQ    R11, R8
-	VMOVUPS (R8), Z8
-	ADDQ    R11, R8
-	VMOVUPS (R8), Z9
-	ADDQ    R11, R8
-	VMOVUPS (R8), Z10
-	ADDQ    R11, R8
-	VMOVUPS (R8), Z11
-	ADDQ    R11, R8
-	VMOVUPS (R8), Z12
-	ADDQ    R11, R8
-	VMOVUPS (R8), Z13
-	ADDQ    R11, R8
-	VMOVUPS (R8), Z14
-	ADDQ    R11, R8
-	VMOVUPS (R8), Z15
-
-	// s_j in Z(16+j), d_j in Z(20+j).
-	WOUTCOL(Z0, Z4, Z8, Z12, Z16, Z20)
-	WOUTCOL(Z1, Z5, Z9, Z13, Z17, Z21)
-	WOUTCOL(Z2, Z6, Z10, Z14, Z18, Z22)
-	WOUTCOL(Z3, Z7, Z11, Z15, Z19, Z23)
-	WOUTROW(Z16, Z17, Z18, Z19, Z24, Z25)
-	WOUTROW(Z20, Z21, Z22, Z23, Z26, Z27)
+	TESTQ CX, CX
+	JEQ   outdone
+	WLOADM
 
 	WSCATTER(64, Z24, DI, 0)
 	WSCATTER(68, Z25, DI, 4)
@@ -314,49 +319,6 @@ godone:
 // zmmZipHi of pool512_amd64.s: O00 with O01 gives output rows 2th, O10
 // with O11 rows 2th+1) and the planes stored whole: the values
 // winoScatterOutF32x512 would scatter, at the same places.
-
-// WLOADM loads the 16 positions of the channel at SI (R11 bytes apart)
-// into Z0…Z15 and computes its 2×2 outputs O00, O01, O10, O11 into
-// Z24…Z27, as winoScatterOutF32x512.
-#define WLOADM \
-	MOVQ    SI, R8;                              \
-	VMOVUPS (R8), Z0;                            \
-	ADDQ    R11, R8;                             \
-	VMOVUPS (R8), Z1;                            \
-	ADDQ    R11, R8;                             \
-	VMOVUPS (R8), Z2;                            \
-	ADDQ    R11, R8;                             \
-	VMOVUPS (R8), Z3;                            \
-	ADDQ    R11, R8;                             \
-	VMOVUPS (R8), Z4;                            \
-	ADDQ    R11, R8;                             \
-	VMOVUPS (R8), Z5;                            \
-	ADDQ    R11, R8;                             \
-	VMOVUPS (R8), Z6;                            \
-	ADDQ    R11, R8;                             \
-	VMOVUPS (R8), Z7;                            \
-	ADDQ    R11, R8;                             \
-	VMOVUPS (R8), Z8;                            \
-	ADDQ    R11, R8;                             \
-	VMOVUPS (R8), Z9;                            \
-	ADDQ    R11, R8;                             \
-	VMOVUPS (R8), Z10;                           \
-	ADDQ    R11, R8;                             \
-	VMOVUPS (R8), Z11;                           \
-	ADDQ    R11, R8;                             \
-	VMOVUPS (R8), Z12;                           \
-	ADDQ    R11, R8;                             \
-	VMOVUPS (R8), Z13;                           \
-	ADDQ    R11, R8;                             \
-	VMOVUPS (R8), Z14;                           \
-	ADDQ    R11, R8;                             \
-	VMOVUPS (R8), Z15;                           \
-	WOUTCOL(Z0, Z4, Z8, Z12, Z16, Z20);          \
-	WOUTCOL(Z1, Z5, Z9, Z13, Z17, Z21);          \
-	WOUTCOL(Z2, Z6, Z10, Z14, Z18, Z22);         \
-	WOUTCOL(Z3, Z7, Z11, Z15, Z19, Z23);         \
-	WOUTROW(Z16, Z17, Z18, Z19, Z24, Z25);       \
-	WOUTROW(Z20, Z21, Z22, Z23, Z26, Z27)
 
 // WZIP interleaves the outputs: rows 2th of tiles 0–7 (Z0) and 8–15
 // (Z1), rows 2th+1 of tiles 0–7 (Z2) and 8–15 (Z3) (Z30, Z31: zmmZipLo,
@@ -571,47 +533,8 @@ pichan:
 	WPERM(928, 1168, Z14)
 	WPERM(992, 1176, Z15)
 
-	WINCOL(Z0, Z4, Z8, Z12, Z16, Z20, Z24, Z28)
-	WINCOL(Z1, Z5, Z9, Z13, Z17, Z21, Z25, Z29)
-	WINCOL(Z2, Z6, Z10, Z14, Z18, Z22, Z26, Z30)
-	WINCOL(Z3, Z7, Z11, Z15, Z19, Z23, Z27, Z31)
-	WINROW(Z16, Z17, Z18, Z19, Z0, Z1, Z2, Z3)
-	WINROW(Z20, Z21, Z22, Z23, Z4, Z5, Z6, Z7)
-	WINROW(Z24, Z25, Z26, Z27, Z8, Z9, Z10, Z11)
-	WINROW(Z28, Z29, Z30, Z31, Z12, Z13, Z14, Z15)
-
-	MOVQ    DI, R8
-	VMOVUPS Z0, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z1, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z2, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z3, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z4, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z5, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z6, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z7, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z8, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z9, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z10, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z11, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z12, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z13, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z14, (R8)
-	ADDQ    R11, R8
-	VMOVUPS Z15, (R8)
+	WINTILE
+	WSTORE16
 
 	ADDQ R9, SI
 	ADDQ DX, DI

@@ -34,17 +34,23 @@ var winoBatchCases = []winoCase{
 // kernels' with NaN and ±Inf among the values, for rounds of several
 // images, of one, and ragged last rounds: the forward and backward-data
 // passes bit for bit, the filter gradient (whose sums over the images run
-// in another order) to float32 rounding.
+// in another order) to float32 rounding. Each batched way runs: the
+// permute loads and whole-plane stores where they apply, and the gathers
+// and scatters everywhere. Nothing may be written before or after the
+// outputs.
 func TestWinoBatchMatchesRows(t *testing.T) {
 	if !useZMMKernel {
 		t.Skip("no AVX-512: the batched transforms are not used on this CPU")
 	}
 	defer func(v, b int) { winoTargetCols, winoBatchCols = v, b }(winoTargetCols, winoBatchCols)
+	defer func(b, st, pe bool) { useWinoBatch, useWinoStores, usePermLoads = b, st, pe }(useWinoBatch, useWinoStores, usePermLoads)
+	type way struct{ batch, stores, perm bool }
 	for _, cols := range []int{1, 20, 256} {
 		winoTargetCols, winoBatchCols = cols, cols
 		for _, c := range winoBatchCases {
 			t.Run(fmt.Sprintf("cols=%d/%v", cols, c), func(t *testing.T) {
 				r := rand.New(rand.NewPCG(uint64(c.n*100+c.c), uint64(c.h*10+c.w)))
+				useWinoBatch, useWinoStores, usePermLoads = true, true, true
 				s := newConvShape(c.params())
 				p := newWinoProblem(s.N, s.InC, s.InH, s.InW, s.PadH, s.PadW, s.OutC).batched()
 				if !p.batch {
@@ -59,44 +65,47 @@ func TestWinoBatchMatchesRows(t *testing.T) {
 				x := withSpecials(r, randSlice(c.n*c.c*c.h*c.w, r))
 				w := randSlice(c.oc*c.c*9, r)
 				dy := withSpecials(r, randSlice(c.n*c.oc*s.ohw, r))
-				run := func(batch bool) (y, dx, dw []float32) {
-					defer func(v bool) { useWinoBatch = v }(useWinoBatch)
-					useWinoBatch = batch
-					// Sentinels past the outputs: nothing may be written there.
-					yb, dxb := make([]float32, len(dy)+64), make([]float32, len(x)+64)
+				const pad = 64 // sentinels before and after y and dx
+				run := func(wy way) (y, dx, dw []float32) {
+					useWinoBatch, useWinoStores, usePermLoads = wy.batch, wy.stores, wy.perm
+					yb, dxb := make([]float32, len(dy)+2*pad), make([]float32, len(x)+2*pad)
 					for _, b := range [][]float32{yb, dxb} {
 						for i := range b {
 							b[i] = 42
 						}
 					}
-					y, dx, dw = yb[:len(dy)], dxb[:len(x)], make([]float32, len(w))
+					y, dx, dw = yb[pad:pad+len(dy)], dxb[pad:pad+len(x)], make([]float32, len(w))
 					winoConv2D(s, y, x, w)
 					winoBackwardData(s, dx, dy, w)
 					winoBackwardFilter(s, dw, x, dy)
-					for i, v := range append(yb[len(y):], dxb[len(dx):]...) {
-						if v != 42 {
-							t.Fatalf("written past the outputs (%d): %v", i, v)
+					for _, b := range [][]float32{yb[:pad], yb[pad+len(dy):], dxb[:pad], dxb[pad+len(x):]} {
+						for i, v := range b {
+							if v != 42 {
+								t.Fatalf("%+v: written outside the outputs (%d): %v", wy, i, v)
+							}
 						}
 					}
 					return y, dx, dw
 				}
-				y, dx, dw := run(true)
-				yRow, dxRow, dwRow := run(false)
-				for _, pass := range []struct {
-					name      string
-					got, want []float32
-				}{{"forward", y, yRow}, {"data", dx, dxRow}} {
-					for i := range pass.want {
-						if !sameBits(pass.got[i], pass.want[i]) {
-							t.Fatalf("%s [%d]: batched %v, rows %v", pass.name, i, pass.got[i], pass.want[i])
+				yRow, dxRow, dwRow := run(way{false, true, true})
+				for _, wy := range []way{{true, true, true}, {true, false, false}} {
+					y, dx, dw := run(wy)
+					for _, pass := range []struct {
+						name      string
+						got, want []float32
+					}{{"forward", y, yRow}, {"data", dx, dxRow}} {
+						for i := range pass.want {
+							if !sameBits(pass.got[i], pass.want[i]) {
+								t.Fatalf("%+v %s [%d]: batched %v, rows %v", wy, pass.name, i, pass.got[i], pass.want[i])
+							}
 						}
 					}
-				}
-				for i, want := range dwRow {
-					got := dw[i]
-					if math.IsNaN(float64(want)) != math.IsNaN(float64(got)) ||
-						!math.IsNaN(float64(want)) && math.Abs(float64(got-want)) > 1e-4*(1+math.Abs(float64(want))) {
-						t.Fatalf("filter [%d]: batched %v, rows %v", i, got, want)
+					for i, want := range dwRow {
+						got := dw[i]
+						if math.IsNaN(float64(want)) != math.IsNaN(float64(got)) ||
+							!math.IsNaN(float64(want)) && math.Abs(float64(got-want)) > 1e-4*(1+math.Abs(float64(want))) {
+							t.Fatalf("%+v filter [%d]: batched %v, rows %v", wy, i, got, want)
+						}
 					}
 				}
 			})

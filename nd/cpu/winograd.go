@@ -78,9 +78,11 @@ func newWinoProblem(n, ci, h, w, ph, pw, co int) winoProblem {
 // channels on both sides for the 16 smaller products to beat one im2col
 // product (measured per layer in bench/ and nd/cpu's BenchmarkConv). For
 // a batch, output planes smaller than batchedMaxOHW take it only where the
-// batched transforms run (winobatch.go) and its tiles do well under 0.6 of
+// batched transforms are on (AVX-512) and its tiles do well under 0.6 of
 // the direct multiplications (winoSmallPays); the others go to the batched
-// kernels of convbatch.go.
+// kernels of convbatch.go. Each pass's problem then picks its transforms
+// (winoProblem.batched): a backward-data problem with padding 0 is wider
+// than the output and may run on the row kernels.
 func useWinograd(p backend.ConvParams) bool {
 	return useAsmKernel && p.DType == backend.Float32 && winoShape(p) &&
 		p.InC >= winoMinChannels && p.OutC >= winoMinChannels &&
@@ -111,8 +113,9 @@ var winoMinChannels = 16
 
 // winoFilter computes U [16][co][ci] = G g Gᵀ for every filter g of
 // w [co][ci][3][3], as one GEMM: U = T·Wᵀ with W the filters as rows of 9
-// and T = G ⊗ G (winoFilterMatrix), whose entries (0, ±1/4, ±1/2, 1) make
-// every product exact.
+// and T = G ⊗ G (winoFilterMatrix). T's entries (0, ±1/4, ±1/2, 1) make
+// every product exact; the sums of up to 9 products round in float32 as
+// they go, so U can differ from G g Gᵀ rounded once in the last bit.
 func winoFilter[T Float](u, w []T, co, ci int) {
 	plane := co * ci
 	gemmSlices(false, true, 16, plane, 9, 1, winoFilterMatrix[T](false), 9, w, 9, 0, u, plane, true)
