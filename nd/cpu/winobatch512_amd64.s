@@ -258,6 +258,22 @@ outdone:
 	VMOVUPS Z22, (R8);     \
 	ADDQ    R11, R8
 
+// WGOTILE stores dM = A dY Aᵀ at DI (R11 bytes between positions) from
+// y00, y01, y10, y11 in Z0…Z3: the rows of A dY are (y00, y01),
+// (y00+y10, y01+y11), (y00−y10, y01−y11) and (−y10, −y11).
+#define WGOTILE \
+	VADDPS Z2, Z0, Z4;  \
+	VADDPS Z3, Z1, Z5;  \
+	VSUBPS Z2, Z0, Z6;  \
+	VSUBPS Z3, Z1, Z7;  \
+	VPXORD Z30, Z2, Z8; \
+	VPXORD Z30, Z3, Z9; \
+	MOVQ   DI, R8;      \
+	WGOROW(Z0, Z1);     \
+	WGOROW(Z4, Z5);     \
+	WGOROW(Z6, Z7);     \
+	WGOROW(Z8, Z9)
+
 // func winoGatherGradF32x512(dy *float32, plane, ow int, tab *int32, dst *float32, ldd, ldx, nch int)
 //
 // For each of nch channels, gathers the 2×2 output gradients of the
@@ -289,20 +305,7 @@ gochan:
 	WGATHER(72, R8, 0, Z2)
 	WGATHER(76, R8, 4, Z3)
 
-	// Rows of A dY: (y00, y01), (y00+y10, y01+y11), (y00−y10, y01−y11),
-	// (−y10, −y11).
-	VADDPS Z2, Z0, Z4
-	VADDPS Z3, Z1, Z5
-	VSUBPS Z2, Z0, Z6
-	VSUBPS Z3, Z1, Z7
-	VPXORD Z30, Z2, Z8
-	VPXORD Z30, Z3, Z9
-
-	MOVQ DI, R8
-	WGOROW(Z0, Z1)
-	WGOROW(Z4, Z5)
-	WGOROW(Z6, Z7)
-	WGOROW(Z8, Z9)
+	WGOTILE
 
 	ADDQ R9, SI
 	ADDQ DX, DI
@@ -573,18 +576,7 @@ pgchan:
 	WPERM(160, 1072, Z2)
 	WPERM(224, 1080, Z3)
 
-	VADDPS Z2, Z0, Z4
-	VADDPS Z3, Z1, Z5
-	VSUBPS Z2, Z0, Z6
-	VSUBPS Z3, Z1, Z7
-	VPXORD Z30, Z2, Z8
-	VPXORD Z30, Z3, Z9
-
-	MOVQ DI, R8
-	WGOROW(Z0, Z1)
-	WGOROW(Z4, Z5)
-	WGOROW(Z6, Z7)
-	WGOROW(Z8, Z9)
+	WGOTILE
 
 	ADDQ R9, SI
 	ADDQ DX, DI
