@@ -256,7 +256,8 @@ func winoConv2DEpi[T Float](s convShape, y, x, w []T, e epilogue[T]) {
 
 // winoBackwardFilter computes dw = Σₙ dy[n] ⋆ x[n]: per chunk of images,
 // dU_ξ = Σ_t dM_ξ[·][t] · V_ξ[·][t]ᵀ with dM = A dY Aᵀ per tile, summed in
-// chunk order (reproducibly), then dw = Gᵀ dU G.
+// chunk order (reproducibly), then dw = Gᵀ dU G. Small float32 planes go
+// to winoBatchFilter instead.
 func winoBackwardFilter[T Float](s convShape, dw, x, dy []T) {
 	p := newWinoProblem(s.N, s.InC, s.InH, s.InW, s.PadH, s.PadW, s.OutC)
 	if q := p.batched(); q.batch && isFloat32[T]() {
