@@ -103,3 +103,172 @@ p3loop:
 p3done:
 	VZEROUPPER
 	RET
+
+// The backward pass (pool_fast.go's maxPool3s2BackRow): each window's
+// gradient goes to the first of its inputs, in row-major window order,
+// equal to its forward output y. Per block of 16 windows, a first pass
+// checks that every window has such an input (else it returns, and the
+// caller takes the scalar route for the rest of the row); a second pass
+// selects, per window row, the first equal inputs (K masks against a
+// running "seen" mask, K6) and adds the gradients into that row of dx:
+// column 2i+1 gets window i's middle input, column 2i window i−1's right
+// input and then window i's left one, the order of the scalar loop, whose
+// other additions are of +0 (dx holds no −0: it starts at +0).
+// Registers: SI, R8, R9 the x rows; DI, R10, R11 the dx rows; AX y, BX
+// dy; R12 windows left, R13 windows done.
+
+// BLANEMASK sets K to the low min(max(R, 0), 16) bits (T a temporary).
+#define BLANEMASK(R, T, K) \
+	CMPQ  R, $0;   \
+	JGE   2(PC);   \
+	XORQ  R, R;    \
+	CMPQ  R, $16;  \
+	JLE   2(PC);   \
+	MOVQ  $16, R;  \
+	MOVL  $-1, T;  \
+	BZHIL R, T, T; \
+	KMOVW T, K
+
+// PMASKS sets K2…K4 to the columns under the block's cnt = min(R12, 16)
+// windows (2·cnt+1 of them, in three registers of 16), K5 to the windows,
+// and R14 to cnt (clobbers R15, CX, DX).
+#define PMASKS \
+	MOVQ R12, R14;           \
+	CMPQ R14, $16;           \
+	JLE  2(PC);              \
+	MOVQ $16, R14;           \
+	LEAQ 1(R14)(R14*1), R15; \
+	MOVQ R15, CX;            \
+	BLANEMASK(CX, DX, K2);   \
+	LEAQ -16(R15), CX;       \
+	BLANEMASK(CX, DX, K3);   \
+	LEAQ -32(R15), CX;       \
+	BLANEMASK(CX, DX, K4);   \
+	MOVQ R14, CX;            \
+	BLANEMASK(CX, DX, K5)
+
+// PROWX loads the three columns of the block's windows in the x row at
+// base: left (Z3), middle (Z4) and right (Z5) inputs of each window.
+#define PROWX(base) \
+	VMOVUPS.Z (base), K2, Z0;    \
+	VMOVUPS.Z 64(base), K3, Z1;  \
+	VMOVUPS.Z 128(base), K4, Z2; \
+	VMOVAPS   Z27, Z3;           \
+	VPERMI2PS Z1, Z0, Z3;        \
+	VMOVAPS   Z28, Z4;           \
+	VPERMI2PS Z1, Z0, Z4;        \
+	VALIGND   $1, Z3, Z2, Z5
+
+// PSEEN marks in K6 the windows whose left, middle or right input in
+// Z3…Z5 equals y (Z6).
+#define PSEEN \
+	VCMPPS $0, Z6, Z3, K1; \
+	KORW   K1, K6, K6;     \
+	VCMPPS $0, Z6, Z4, K1; \
+	KORW   K1, K6, K6;     \
+	VCMPPS $0, Z6, Z5, K1; \
+	KORW   K1, K6, K6
+
+// PSEL sets D to the gradients (Z7) of the windows whose input X is the
+// first equal to y not yet seen (K6), zero elsewhere, and marks them.
+#define PSEL(X, D) \
+	VCMPPS    $0, Z6, X, K1; \
+	KANDNW    K1, K6, K7;    \
+	KORW      K7, K6, K6;    \
+	VMOVAPS.Z Z7, K7, D
+
+// PROWDX adds the selected gradients of one window row (x row xb, dx row
+// db) into dx (Z26 zero; Z24, Z25 zmmZipLo, zmmZipHi).
+#define PROWDX(xb, db) \
+	PROWX(xb);                    \
+	PSEL(Z3, Z8);                 \
+	PSEL(Z4, Z9);                 \
+	PSEL(Z5, Z10);                \
+	VMOVUPS.Z (db), K2, Z0;       \
+	VMOVUPS.Z 64(db), K3, Z1;     \
+	VMOVUPS.Z 128(db), K4, Z2;    \
+	VMOVAPS   Z27, Z11;           \
+	VPERMI2PS Z1, Z0, Z11;        \
+	VMOVAPS   Z28, Z12;           \
+	VPERMI2PS Z1, Z0, Z12;        \
+	VALIGND   $15, Z26, Z10, Z13; \
+	VADDPS    Z13, Z11, Z11;      \
+	VADDPS    Z8, Z11, Z11;       \
+	VADDPS    Z9, Z12, Z12;       \
+	VALIGND   $15, Z10, Z26, Z13; \
+	VADDPS    Z13, Z2, Z2;        \
+	VMOVAPS   Z24, Z0;            \
+	VPERMI2PS Z12, Z11, Z0;       \
+	VMOVAPS   Z25, Z1;            \
+	VPERMI2PS Z12, Z11, Z1;       \
+	VMOVUPS   Z0, K2, (db);       \
+	VMOVUPS   Z1, K3, 64(db);     \
+	VMOVUPS   Z2, K4, 128(db)
+
+// func maxPool3s2BackRowF32x512(dx0, dx1, dx2, x0, x1, x2, y, dy *float32, n int) int
+//
+// For windows i < n whose inputs are columns 2i, 2i+1, 2i+2 of rows x0…x2
+// (a repeated row for a window less than three high, with its dx row
+// repeated too), adds dy[i] into the same place of dx0…dx2 at the first
+// input equal to y[i]; stops before the first block of 16 windows with a
+// window that has none (a NaN), and returns the number of windows done.
+TEXT ·maxPool3s2BackRowF32x512(SB), NOSPLIT, $0-80
+	MOVQ    dx0+0(FP), DI
+	MOVQ    dx1+8(FP), R10
+	MOVQ    dx2+16(FP), R11
+	MOVQ    x0+24(FP), SI
+	MOVQ    x1+32(FP), R8
+	MOVQ    x2+40(FP), R9
+	MOVQ    y+48(FP), AX
+	MOVQ    dy+56(FP), BX
+	MOVQ    n+64(FP), R12
+	XORQ    R13, R13
+	VMOVUPS ·zmmEven(SB), Z27
+	VMOVUPS ·zmmOdd(SB), Z28
+	VMOVUPS ·zmmZipLo(SB), Z24
+	VMOVUPS ·zmmZipHi(SB), Z25
+	VPXORD  Z26, Z26, Z26
+
+pbloop:
+	TESTQ     R12, R12
+	JLE       pbdone
+	PMASKS
+	VMOVUPS.Z (AX), K5, Z6
+	VMOVUPS.Z (BX), K5, Z7
+
+	// Pass 1: every window has an input equal to its y.
+	KXORW K6, K6, K6
+	PROWX(SI)
+	PSEEN
+	PROWX(R8)
+	PSEEN
+	PROWX(R9)
+	PSEEN
+	KANDW K5, K6, K1
+	KMOVW K1, CX
+	KMOVW K5, DX
+	CMPL  CX, DX
+	JNE   pbdone
+
+	// Pass 2: the gradients, row by row.
+	KXORW K6, K6, K6
+	PROWDX(SI, DI)
+	PROWDX(R8, R10)
+	PROWDX(R9, R11)
+
+	ADDQ $128, SI
+	ADDQ $128, R8
+	ADDQ $128, R9
+	ADDQ $128, DI
+	ADDQ $128, R10
+	ADDQ $128, R11
+	ADDQ $64, AX
+	ADDQ $64, BX
+	ADDQ R14, R13
+	SUBQ $16, R12
+	JMP  pbloop
+
+pbdone:
+	MOVQ R13, ret+72(FP)
+	VZEROUPPER
+	RET

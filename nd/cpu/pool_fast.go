@@ -167,6 +167,35 @@ func maxPool3s2Row(yr, xp []float32, inW, h0, h1, c0 int) {
 	maxPool3s2RowF32x512(&yr[0], &r0[c0], &r1[c0], &r2[c0], len(yr))
 }
 
+// maxPool3s2BackRow is maxPoolBackwardPlaneY for the windows of one
+// output row with outputs yr and gradients gr, 3 wide at stride 2, the
+// first starting at column c0 of rows [h0, h1) of xp and dxp (inW wide,
+// 1 to 3 rows), with the AVX-512 kernel; it returns the number of windows
+// done (all but the blocks from the first NaN maximum on).
+func maxPool3s2BackRow(dxp, xp, yr, gr []float32, inW, h0, h1, c0 int) int {
+	if len(yr) == 0 {
+		return 0
+	}
+	last := c0 + 2*len(yr) // the last column read and written
+	rows := func(a []float32) (r0, r1, r2 []float32) {
+		r0 = a[h0*inW:][:inW]
+		r1, r2 = r0, r0
+		if h1-h0 > 1 {
+			r1 = a[(h0+1)*inW:][:inW]
+			r2 = r1
+		}
+		if h1-h0 > 2 {
+			r2 = a[(h0+2)*inW:][:inW]
+		}
+		_, _, _ = r0[last], r1[last], r2[last]
+		return r0, r1, r2
+	}
+	x0, x1, x2 := rows(xp)
+	d0, d1, d2 := rows(dxp)
+	_ = gr[len(yr)-1]
+	return maxPool3s2BackRowF32x512(&d0[c0], &d1[c0], &d2[c0], &x0[c0], &x1[c0], &x2[c0], &yr[0], &gr[0], len(yr))
+}
+
 // windowMax is the max of the window [h0, h1) × [w0, w1), taken in
 // row-major order from its first input (Go's max: NaN propagates).
 func windowMax[T Float](xp []T, h0, h1, w0, w1, inW int) T {
@@ -226,16 +255,31 @@ func maxPoolBackwardPlane[T Float](p backend.PoolParams, dxp, xp, dyp []T) {
 // search.
 func maxPoolBackwardPlaneY[T Float](p backend.PoolParams, dxp, xp, yp, dyp []T) {
 	clear(dxp)
+	// 3-wide windows at stride 2 that the padding does not clip take the
+	// AVX-512 kernel, in order, between the scalar ones at the edges.
+	owLo, owHi := p.OutW, p.OutW
+	_, vec := asF32(dxp)
+	if vec = vec && useAsmKernel && useZMMKernel && p.KW == 3 && p.StrideW == 2 && p.KH <= 3; vec {
+		owLo, owHi = validRange(p.OutW, p.StrideW, p.PadW, 0, p.InW-2)
+	}
 	for oh := 0; oh < p.OutH; oh++ {
 		h0, h1, _ := window(oh, p.StrideH, p.PadH, p.KH, p.InH)
 		yr, gr := yp[oh*p.OutW:][:p.OutW], dyp[oh*p.OutW:][:p.OutW]
-		for ow, g := range gr {
+		for ow := 0; ow < len(gr); ow++ {
+			if ow == owLo && vec && owLo < owHi {
+				// The kernel stops before a block with a NaN maximum;
+				// the scalar search takes the rest of the row.
+				ow += maxPool3s2BackRow(asF32s(dxp), asF32s(xp), asF32s(yr[owLo:owHi]), asF32s(gr[owLo:owHi]), p.InW, h0, h1, 2*owLo-p.PadW)
+				if ow == len(gr) {
+					break
+				}
+			}
 			w0, w1, _ := window(ow, p.StrideW, p.PadW, p.KW, p.InW)
 			at := firstEqual(xp, yr[ow], h0, h1, w0, w1, p.InW)
 			if at < 0 {
 				at = firstMax(xp, h0, h1, w0, w1, p.InW)
 			}
-			dxp[at] += g
+			dxp[at] += gr[ow]
 		}
 	}
 }

@@ -229,3 +229,35 @@ func TestMaxPoolStackedPlanes(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxPoolBackwardOrder checks that overlapping windows add their
+// gradients into a shared input in the generic loop's order: a unique
+// maximum in four 3×3 stride-2 windows gets four gradients of mixed
+// magnitudes, whose float32 sum depends on the order.
+func TestMaxPoolBackwardOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, in := range [][2]int{{10, 36}, {9, 70}, {16, 16}} {
+		p := paddedPoolCase(in, [2]int{3, 3}, [2]int{2, 2}, [2]int{1, 1})
+		x := make([]float32, p.InH*p.InW)
+		for i := range x {
+			x[i] = r.Float32()
+		}
+		for a := 1; a < p.InH; a += 4 {
+			for b := 1; b < p.InW; b += 4 {
+				x[a*p.InW+b] = 10 // the maximum of the (up to) four windows around it
+			}
+		}
+		dy := make([]float32, p.OutH*p.OutW)
+		for i := range dy {
+			dy[i] = float32(math.Pow(10, 12*r.Float64()-6) * float64(1-2*r.IntN(2)))
+		}
+		y := make([]float32, len(dy))
+		poolPlane(p, y, x)
+		dx, want := make([]float32, len(x)), make([]float32, len(x))
+		poolBackwardPlane(p, want, x, dy)
+		maxPoolBackwardPlaneY(p, dx, x, y, dy)
+		if !slices.EqualFunc(dx, want, sameBits) {
+			t.Errorf("%v: backward from y\n got %v\nwant %v", in, dx, want)
+		}
+	}
+}

@@ -81,3 +81,6 @@ func winoStoreOut4F32x512(m *float32, ldx, ldc int, y *float32, plane, img, nimg
 
 // And the 3-wide max-pooling kernel (pool_fast.go).
 func maxPool3s2RowF32x512(y, r0, r1, r2 *float32, n int) { panic("unreachable") }
+func maxPool3s2BackRowF32x512(dx0, dx1, dx2, x0, x1, x2, y, dy *float32, n int) int {
+	panic("unreachable")
+}
