@@ -117,16 +117,18 @@ p3done:
 // Registers: SI, R8, R9 the x rows; DI, R10, R11 the dx rows; AX y, BX
 // dy; R12 windows left, R13 windows done.
 
-// BLANEMASK sets K to the low min(max(R, 0), 16) bits (T a temporary).
-#define BLANEMASK(R, T, K) \
-	CMPQ  R, $0;   \
+// CXLANEMASK sets K to the low min(max(CX, 0), 16) bits (T a temporary;
+// a shift by CL, so that no BMI2 instruction is needed).
+#define CXLANEMASK(T, K) \
+	CMPQ  CX, $0;  \
 	JGE   2(PC);   \
-	XORQ  R, R;    \
-	CMPQ  R, $16;  \
+	XORQ  CX, CX;  \
+	CMPQ  CX, $16; \
 	JLE   2(PC);   \
-	MOVQ  $16, R;  \
-	MOVL  $-1, T;  \
-	BZHIL R, T, T; \
+	MOVQ  $16, CX; \
+	MOVL  $1, T;   \
+	SHLL  CX, T;   \
+	DECL  T;       \
 	KMOVW T, K
 
 // PMASKS sets K2…K4 to the columns under the block's cnt = min(R12, 16)
@@ -139,13 +141,13 @@ p3done:
 	MOVQ $16, R14;           \
 	LEAQ 1(R14)(R14*1), R15; \
 	MOVQ R15, CX;            \
-	BLANEMASK(CX, DX, K2);   \
+	CXLANEMASK(DX, K2);   \
 	LEAQ -16(R15), CX;       \
-	BLANEMASK(CX, DX, K3);   \
+	CXLANEMASK(DX, K3);   \
 	LEAQ -32(R15), CX;       \
-	BLANEMASK(CX, DX, K4);   \
+	CXLANEMASK(DX, K4);   \
 	MOVQ R14, CX;            \
-	BLANEMASK(CX, DX, K5)
+	CXLANEMASK(DX, K5)
 
 // PROWX loads the three columns of the block's windows in the x row at
 // base: left (Z3), middle (Z4) and right (Z5) inputs of each window.
