@@ -149,17 +149,23 @@ p3done:
 	MOVQ R14, CX;            \
 	CXLANEMASK(DX, K5)
 
-// PROWX loads the three columns of the block's windows in the x row at
-// base: left (Z3), middle (Z4) and right (Z5) inputs of each window.
-#define PROWX(base) \
+// PLOADSPLIT loads the 2·cnt+1 columns of a row at base under the
+// block's windows (Z0…Z2, masks K2…K4) and splits them into even (E) and
+// odd (O) columns: E holds each window's left input, O its middle one.
+#define PLOADSPLIT(base, E, O) \
 	VMOVUPS.Z (base), K2, Z0;    \
 	VMOVUPS.Z 64(base), K3, Z1;  \
 	VMOVUPS.Z 128(base), K4, Z2; \
-	VMOVAPS   Z27, Z3;           \
-	VPERMI2PS Z1, Z0, Z3;        \
-	VMOVAPS   Z28, Z4;           \
-	VPERMI2PS Z1, Z0, Z4;        \
-	VALIGND   $1, Z3, Z2, Z5
+	VMOVAPS   Z27, E;            \
+	VPERMI2PS Z1, Z0, E;         \
+	VMOVAPS   Z28, O;            \
+	VPERMI2PS Z1, Z0, O
+
+// PROWX loads the three columns of the block's windows in the x row at
+// base: left (Z3), middle (Z4) and right (Z5) inputs of each window.
+#define PROWX(base) \
+	PLOADSPLIT(base, Z3, Z4); \
+	VALIGND $1, Z3, Z2, Z5
 
 // PSEEN marks in K6 the windows whose left, middle or right input in
 // Z3…Z5 equals y (Z6).
@@ -186,13 +192,7 @@ p3done:
 	PSEL(Z3, Z8);                 \
 	PSEL(Z4, Z9);                 \
 	PSEL(Z5, Z10);                \
-	VMOVUPS.Z (db), K2, Z0;       \
-	VMOVUPS.Z 64(db), K3, Z1;     \
-	VMOVUPS.Z 128(db), K4, Z2;    \
-	VMOVAPS   Z27, Z11;           \
-	VPERMI2PS Z1, Z0, Z11;        \
-	VMOVAPS   Z28, Z12;           \
-	VPERMI2PS Z1, Z0, Z12;        \
+	PLOADSPLIT(db, Z11, Z12);     \
 	VALIGND   $15, Z26, Z10, Z13; \
 	VADDPS    Z13, Z11, Z11;      \
 	VADDPS    Z8, Z11, Z11;       \

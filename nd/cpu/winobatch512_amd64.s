@@ -21,6 +21,14 @@
 	JEQ        2(PC);     \
 	VGATHERDPS col(base)(Z31*4), K1, D
 
+// WGATHERROW gathers one row of the 16 windows, positions 0–3 (mask
+// words m … m+12 of the entry) from the row at R8, into A…D.
+#define WGATHERROW(m, A, B, C, D) \
+	WGATHER(m, R8, 0, A);      \
+	WGATHER((m+4), R8, 4, B);  \
+	WGATHER((m+8), R8, 8, C);  \
+	WGATHER((m+12), R8, 12, D)
+
 // WIN4 computes d0−d2, d1+d2, d2−d1, d1−d3 from d0…d3 into T0…T3:
 // applied to the columns of a 4×4 window it gives the columns of Bᵀ d
 // (winoInputRow's first step), then to the rows of that, V = Bᵀ d B.
@@ -102,25 +110,13 @@ inchan:
 	JEQ       indone
 	VMOVDQU32 (AX), Z31
 	MOVQ      SI, R8
-	WGATHER(64, R8, 0, Z0)
-	WGATHER(68, R8, 4, Z1)
-	WGATHER(72, R8, 8, Z2)
-	WGATHER(76, R8, 12, Z3)
+	WGATHERROW(64, Z0, Z1, Z2, Z3)
 	ADDQ      R10, R8
-	WGATHER(80, R8, 0, Z4)
-	WGATHER(84, R8, 4, Z5)
-	WGATHER(88, R8, 8, Z6)
-	WGATHER(92, R8, 12, Z7)
+	WGATHERROW(80, Z4, Z5, Z6, Z7)
 	ADDQ      R10, R8
-	WGATHER(96, R8, 0, Z8)
-	WGATHER(100, R8, 4, Z9)
-	WGATHER(104, R8, 8, Z10)
-	WGATHER(108, R8, 12, Z11)
+	WGATHERROW(96, Z8, Z9, Z10, Z11)
 	ADDQ      R10, R8
-	WGATHER(112, R8, 0, Z12)
-	WGATHER(116, R8, 4, Z13)
-	WGATHER(120, R8, 8, Z14)
-	WGATHER(124, R8, 12, Z15)
+	WGATHERROW(112, Z12, Z13, Z14, Z15)
 
 	WINTILE
 	WSTORE16
