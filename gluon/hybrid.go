@@ -97,6 +97,10 @@ type HybridStats struct {
 	Eager   int // calls run eagerly (deferred parameters, inside another trace)
 	Graphs  int // graphs held now
 	Folded  int // batch normalisations folded in them (HybridOpts.FoldBatchNorm)
+	// FusedBackward counts their backward kernel pairs run as one
+	// (nd.GraphStats.FusedBackward: a pooling's and the bias + ReLU's
+	// before it).
+	FusedBackward int
 	// DeviceGraphLaunches counts the passes (calls and their backward
 	// passes) of the graphs held now that launched a captured device
 	// graph (HybridOpts.DeviceGraphs).
@@ -143,6 +147,7 @@ func (h *HybridBlock) Stats() HybridStats {
 	for e := h.lru.Front(); e != nil; e = e.Next() {
 		gs := e.Value.(*hybridGraph).g.Stats()
 		s.Folded += gs.Folded
+		s.FusedBackward += gs.FusedBackward
 		s.DeviceGraphLaunches += gs.Launches
 	}
 	return s

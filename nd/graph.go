@@ -32,6 +32,7 @@ type Graph struct {
 	results     []resSpec
 	phys        []physSpec
 	folded      int          // batch normalisations folded (TraceOpts.FoldBatchNorm)
+	fusedBwd    int          // pooling and bias + ReLU backward pairs fused (graph_fuse.go)
 	capt        *capturePlan // calls run as captured device graphs (TraceOpts.DeviceGraph), or nil
 	host        bool         // a step works on the host at each call (recording.host): never captured
 
@@ -122,6 +123,10 @@ type GraphStats struct {
 	TracedBytes   int64 // the size of the buffers they replace
 	Sets          int   // buffer sets made so far (one per call in flight at once)
 	Folded        int   // batch normalisations folded into convolutions (TraceOpts.FoldBatchNorm)
+	// FusedBackward counts the backward kernel pairs run as one: a
+	// pooling's and the bias + ReLU's before it
+	// (backend.PoolReluBackwardKernels).
+	FusedBackward int
 	DeviceGraph   bool  // calls run as captured device graphs (TraceOpts.DeviceGraph)
 	Captures      int64 // device graphs captured so far (forward and backward passes)
 	Launches      int64 // passes (calls, backward passes) that launched one
@@ -133,7 +138,7 @@ type GraphStats struct {
 
 // Stats describes g.
 func (g *Graph) Stats() GraphStats {
-	st := GraphStats{Steps: len(g.fwd), BackwardSteps: len(g.bwd), Slots: len(g.slots), Buffers: len(g.phys), Folded: g.folded}
+	st := GraphStats{Steps: len(g.fwd), BackwardSteps: len(g.bwd), Slots: len(g.slots), Buffers: len(g.phys), Folded: g.folded, FusedBackward: g.fusedBwd}
 	for _, p := range g.phys {
 		st.PlannedBytes += int64(p.n * p.dt.Size())
 	}
@@ -257,6 +262,9 @@ func TraceWith(name string, f func(in []*NDArray) []*NDArray, inputs, bound []*N
 	}
 	for _, b := range g.bound {
 		g.slots[b.slot].buf = nil
+	}
+	if g.grads {
+		g.fusedBwd = g.fusePoolRelu()
 	}
 	if opts.FoldBatchNorm && !g.grads {
 		g.folded = g.foldBatchNorm()

@@ -47,16 +47,19 @@ type TraceOpts struct {
 type kernelKind uint8
 
 const (
-	kindUnary   kernelKind = iota + 1 // refs: dst, x
-	kindConv                          // Conv2D or Conv2DBias; refs: y, x, w, bias (slot -1: none)
-	kindBNApply                       // BatchNormApply (BatchNormApplyRelu when relu); refs: y, x, mean, invstd, gamma, beta
+	kindUnary       kernelKind = iota + 1 // refs: dst, x
+	kindConv                              // Conv2D or Conv2DBias; refs: y, x, w, bias (slot -1: none)
+	kindBNApply                           // BatchNormApply (BatchNormApplyRelu when relu); refs: y, x, mean, invstd, gamma, beta
+	kindPoolBwd                           // Pool2DBackward; refs: dx, x, y, dy
+	kindBiasReluBwd                       // BiasReluBackward; refs: dx, dbias, g, y
 )
 
 // kernelInfo describes a recorded kernel call for the rewrites.
 type kernelInfo struct {
 	kind    kernelKind
-	be      backend.Backend // the real backend (kindConv)
+	be      backend.Backend // the real backend (kindConv, kindPoolBwd)
 	conv    backend.ConvParams
+	pool    backend.PoolParams
 	channel backend.ChannelParams
 	unary   backend.UnaryOp
 	relu    bool // kindBNApply: with its ReLU

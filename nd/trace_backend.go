@@ -120,6 +120,7 @@ func (t *tracer) Pool2D(p backend.PoolParams, y, x backend.Arg) {
 func (t *tracer) Pool2DBackward(p backend.PoolParams, dx, x, y, dy backend.Arg) {
 	be, r := t.real, t.refs(dx, x, y, dy)
 	t.add(func(e *replay) { be.Pool2DBackward(p, r[0].arg(e), r[1].arg(e), r[2].arg(e), r[3].arg(e)) }, r...)
+	t.r.describe(&kernelInfo{kind: kindPoolBwd, be: be, pool: p, refs: r})
 }
 
 func (t *tracer) Pick(outer, n, inner int, dst, x, idx backend.Arg) {
@@ -197,6 +198,7 @@ func (t *tracer) BiasRelu(p backend.ChannelParams, y, x, bias backend.Arg) {
 func (t *tracer) BiasReluBackward(p backend.ChannelParams, dx, dbias, g, y backend.Arg) {
 	be, r := t.real.(backend.BiasReluKernels), t.refs(dx, dbias, g, y)
 	t.add(func(e *replay) { be.BiasReluBackward(p, r[0].arg(e), r[1].arg(e), r[2].arg(e), r[3].arg(e)) }, r...)
+	t.r.describe(&kernelInfo{kind: kindBiasReluBwd, channel: p, refs: r})
 }
 
 func (t *tracer) GELU(dt backend.DType, tanh bool, y, s, x backend.Arg, n int) {

@@ -20,6 +20,9 @@ type traceCase struct {
 	inGrad  bool // the first input needs a gradient
 	train   bool
 	noGrads bool // outputs not differentiable (integer results)
+	// fused is how many pooling and bias + ReLU backward pairs the
+	// recorded trace runs as one (GraphStats.FusedBackward).
+	fused int
 }
 
 var cpu0 = ctx.CPU(0)
@@ -59,6 +62,44 @@ func traceCases() []traceCase {
 				return []*nd.NDArray{nd.FullyConnected(h, p[6], nil)}
 			},
 			train: true,
+		},
+		{
+			name:   "conv-relu-pool",
+			inputs: func() []*nd.NDArray { return []*nd.NDArray{randn(1, 4, 2, 10, 10)} },
+			params: func() []*nd.NDArray {
+				return []*nd.NDArray{randn(2, 6, 2, 3, 3), randn(3, 6), randn(4, 5, 6, 3, 3), randn(5, 5), randn(6, 3, 45)}
+			},
+			f: func(in, p []*nd.NDArray) []*nd.NDArray {
+				h := nd.Conv2DBiasRelu(in[0], p[0], p[1], nd.ConvOpts{Pad: [2]int{1, 1}})
+				h = nd.MaxPool2D(h, [2]int{2, 2}, [2]int{2, 2}, [2]int{})
+				h = nd.Conv2DBiasRelu(h, p[2], p[3], nd.ConvOpts{Pad: [2]int{1, 1}})
+				h = nd.Reshape(nd.MaxPool2D(h, [2]int{3, 3}, [2]int{1, 1}, [2]int{}), 4, -1)
+				return []*nd.NDArray{nd.FullyConnected(h, p[4], nil)}
+			},
+			inGrad: true,
+			fused:  2,
+		},
+		{
+			name:   "biasrelu-avgpool",
+			inputs: func() []*nd.NDArray { return []*nd.NDArray{randn(1, 3, 4, 6, 6)} },
+			params: func() []*nd.NDArray { return []*nd.NDArray{randn(2, 4)} },
+			f: func(in, p []*nd.NDArray) []*nd.NDArray {
+				return []*nd.NDArray{nd.AvgPool2D(nd.BiasRelu(in[0], p[0], 1), [2]int{2, 2}, [2]int{2, 2}, [2]int{})}
+			},
+			inGrad: true,
+			fused:  1,
+		},
+		{
+			// The ReLU's output is read twice: its gradient is a sum, no
+			// fusion.
+			name:   "relu-read-twice",
+			inputs: func() []*nd.NDArray { return []*nd.NDArray{randn(1, 2, 3, 8, 8)} },
+			params: func() []*nd.NDArray { return []*nd.NDArray{randn(2, 4, 3, 3, 3), randn(3, 4)} },
+			f: func(in, p []*nd.NDArray) []*nd.NDArray {
+				h := nd.Conv2DBiasRelu(in[0], p[0], p[1], nd.ConvOpts{Pad: [2]int{1, 1}})
+				return []*nd.NDArray{nd.MaxPool2D(h, [2]int{2, 2}, [2]int{2, 2}, [2]int{}), nd.Exp(h)}
+			},
+			inGrad: true,
 		},
 		{
 			name:   "layernorm-gelu-predict",
@@ -167,6 +208,9 @@ func runTrace(t *testing.T, c traceCase, traced bool, record bool) [][]float64 {
 		out = append(out, a.Float64s())
 	}
 	if g != nil {
+		if got := g.Stats().FusedBackward; record && got != c.fused {
+			t.Errorf("%d backward pairs fused, want %d", got, c.fused)
+		}
 		g.Release()
 	}
 	return out

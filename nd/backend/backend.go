@@ -440,6 +440,25 @@ type BiasReluKernels interface {
 	BiasReluBackward(p ChannelParams, dx, dbias, g, y Arg)
 }
 
+// PoolReluBackwardKernels fuse the backward passes of a pooling and of
+// the bias + ReLU whose output it pools (convolution, bias, ReLU, max
+// pooling: LeNet's and most small CNNs' blocks), which a traced graph's
+// backward pass runs back to back: each plane's gradient is routed
+// through the pooling and masked by the ReLU while it is in cache, instead
+// of being written whole by one kernel and read again by the next. A
+// backend may implement them; a graph runs the two kernels otherwise.
+type PoolReluBackwardKernels interface {
+	// FusesPoolReluBackward reports whether PoolReluBackward takes pp and
+	// cp.
+	FusesPoolReluBackward(pp PoolParams, cp ChannelParams) bool
+	// PoolReluBackward writes into dx and dbias what Pool2DBackward(pp, t,
+	// x, y, dy) followed by BiasReluBackward(cp, dx, dbias, t, x) would,
+	// bit for bit (t a temporary), where x is both the ReLU's output and
+	// the pooling's input, y the pooling's output and dy its gradient.
+	// dbias may have a nil Buf.
+	PoolReluBackward(pp PoolParams, cp ChannelParams, dx, dbias, x, y, dy Arg)
+}
+
 // GELUKernels compute the GELU activation and its gradient in one pass
 // each (the composed form takes five elementwise passes forward and about
 // eight backward). A backend may implement them; package nd composes

@@ -103,18 +103,24 @@ func (*Backend) Pool2DBackward(p backend.PoolParams, dx, x, y, dy backend.Arg) {
 
 func pool2DBackward[T Float](p backend.PoolParams, dx, x, y, dy []T) {
 	inPlane, outPlane := p.InH*p.InW, p.OutH*p.OutW
-	plane := func(p backend.PoolParams, dxp, xp, _, dyp []T) { poolBackwardPlane(p, dxp, xp, dyp) }
-	switch {
-	case pool2x2(p):
-		plane = maxPool2x2BackwardPlane[T]
-	case fastMaxPool(p):
-		plane = maxPoolBackwardPlaneY[T]
-	}
+	plane := poolBackwardPlaneFor[T](p)
 	parallelFor(p.N*p.C, 1, func(lo, hi int) {
 		for pl := lo; pl < hi; pl++ {
 			plane(p, dx[pl*inPlane:][:inPlane], x[pl*inPlane:][:inPlane], y[pl*outPlane:][:outPlane], dy[pl*outPlane:][:outPlane])
 		}
 	})
+}
+
+// poolBackwardPlaneFor returns the backward pass of one plane for p: it
+// overwrites the plane's dxp from its xp, yp and dyp.
+func poolBackwardPlaneFor[T Float](p backend.PoolParams) func(p backend.PoolParams, dxp, xp, yp, dyp []T) {
+	switch {
+	case pool2x2(p):
+		return maxPool2x2BackwardPlane[T]
+	case fastMaxPool(p):
+		return maxPoolBackwardPlaneY[T]
+	}
+	return func(p backend.PoolParams, dxp, xp, _, dyp []T) { poolBackwardPlane(p, dxp, xp, dyp) }
 }
 
 // poolBackwardPlane is the backward pass of poolPlane for one plane.

@@ -1,0 +1,53 @@
+package cpu
+
+import "github.com/goluon/goluon/nd/backend"
+
+// The backward passes of a pooling and of the bias + ReLU before it, fused
+// (backend.PoolReluBackwardKernels): per plane, the pooling's gradient is
+// routed into dx and masked by the ReLU at once, while the plane is in
+// cache. The unfused kernels write the whole routed gradient, then read it
+// back for the mask and the bias sums.
+
+var _ backend.PoolReluBackwardKernels = (*Backend)(nil)
+
+// FusesPoolReluBackward implements backend.PoolReluBackwardKernels: float
+// operands whose channel runs are the pooling's input planes, long enough
+// for biasReluBackward's per-channel sums (whose order this keeps).
+func (*Backend) FusesPoolReluBackward(pp backend.PoolParams, cp backend.ChannelParams) bool {
+	return (pp.DType == backend.Float32 || pp.DType == backend.Float64) && cp.DType == pp.DType &&
+		cp.Outer == pp.N && cp.C == pp.C && cp.Inner == pp.InH*pp.InW && cp.Inner >= minRun
+}
+
+// PoolReluBackward implements backend.PoolReluBackwardKernels.
+func (*Backend) PoolReluBackward(pp backend.PoolParams, cp backend.ChannelParams, dx, dbias, x, y, dy backend.Arg) {
+	if isF64(x) {
+		poolReluBackward(pp, cp, slice[float64](dx), optSlice[float64](dbias), slice[float64](x), slice[float64](y), slice[float64](dy))
+	} else {
+		poolReluBackward(pp, cp, slice[float32](dx), optSlice[float32](dbias), slice[float32](x), slice[float32](y), slice[float32](dy))
+	}
+}
+
+// poolReluBackward runs, per channel, each image's plane through the
+// pooling's backward pass and then reluGradSum in place, adding the bias
+// sums in image order as biasReluBackward does.
+func poolReluBackward[T Float](pp backend.PoolParams, cp backend.ChannelParams, dx, db, x, y, dy []T) {
+	if db != nil {
+		db = db[:cp.C] // its buffer may run on (a traced graph's planned buffers)
+	}
+	plane := poolBackwardPlaneFor[T](pp)
+	outPlane := pp.OutH * pp.OutW
+	parallelFor(cp.C, 1, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			var s float64
+			for o := 0; o < cp.Outer; o++ {
+				d, xp := channelRun(cp, dx, o, c), channelRun(cp, x, o, c)
+				pl := o*cp.C + c
+				plane(pp, d, xp, y[pl*outPlane:][:outPlane], dy[pl*outPlane:][:outPlane])
+				s += reluGradSum(d, xp, d)
+			}
+			if db != nil {
+				db[c] = T(s)
+			}
+		}
+	})
+}

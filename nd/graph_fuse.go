@@ -1,0 +1,93 @@
+package nd
+
+import (
+	"slices"
+
+	"github.com/goluon/goluon/nd/backend"
+)
+
+// fusePoolRelu replaces, in g.bwd, each pooling backward step whose
+// gradient only the next bias + ReLU backward step reads (the ReLU's
+// output being the pooling's input) with one PoolReluBackward step of the
+// backend (backend.PoolReluBackwardKernels), and returns how many pairs
+// it fused. The results are the pair's bit for bit; the pooling's
+// gradient is no longer written whole and read back. Eager execution
+// cannot do this: it runs each backward kernel without knowing the next.
+func (g *Graph) fusePoolRelu() int {
+	users := map[int32][]int{}
+	for i, st := range g.bwd {
+		for _, j := range st.uses {
+			users[j] = append(users[j], i)
+		}
+	}
+	handed := map[int32]bool{}
+	for _, o := range g.outs {
+		handed[o.slot] = true
+	}
+	for _, r := range g.results {
+		handed[r.slot] = true
+	}
+	inFwd := map[int32]bool{}
+	for _, st := range g.fwd {
+		for _, j := range st.uses {
+			inFwd[j] = true
+		}
+	}
+	repl := map[int]step{}
+	drop := map[int]bool{}
+	for i, st := range g.bwd {
+		pk := st.k
+		if pk == nil || pk.kind != kindPoolBwd || drop[i] {
+			continue
+		}
+		t := pk.refs[0] // the pooling's gradient
+		if t.slot < 0 || t.strides != nil || len(users[t.slot]) < 2 || users[t.slot][0] != i {
+			continue
+		}
+		j := users[t.slot][1]
+		bk := g.bwd[j].k
+		if bk == nil || bk.kind != kindBiasReluBwd {
+			continue
+		}
+		dx, db, gr, y := bk.refs[0], bk.refs[1], bk.refs[2], bk.refs[3]
+		x, py, dy := pk.refs[1], pk.refs[2], pk.refs[3]
+		if !sameRef(gr, t) || !sameRef(y, x) || dx.strides != nil || (db.slot >= 0 && db.strides != nil) {
+			continue
+		}
+		// Unless the ReLU's gradient goes where the pooling's went, the
+		// pooling's gradient must be private to the pair.
+		if dx.slot != t.slot && (g.slots[t.slot].kind != slotPlanned || handed[t.slot] || inFwd[t.slot] || !slices.Equal(users[t.slot], []int{i, j})) {
+			continue
+		}
+		f, ok := pk.be.(backend.PoolReluBackwardKernels)
+		if !ok || !f.FusesPoolReluBackward(pk.pool, bk.channel) || usedBetween(g.bwd[i+1:j], []ref{dx, db, x, py, dy}) {
+			continue
+		}
+		pp, cp := pk.pool, bk.channel
+		var uses []int32
+		for _, r := range []ref{dx, db, x, py, dy} {
+			if r.slot >= 0 && !slices.Contains(uses, r.slot) {
+				uses = append(uses, r.slot)
+			}
+		}
+		repl[i] = step{run: func(e *replay) {
+			f.PoolReluBackward(pp, cp, dx.arg(e), db.arg(e), x.arg(e), py.arg(e), dy.arg(e))
+		}, uses: uses}
+		drop[j] = true
+	}
+	if len(repl) == 0 {
+		return 0
+	}
+	var bwd []step
+	for i, st := range g.bwd {
+		switch {
+		case drop[i]:
+		case repl[i].run != nil:
+			bwd = append(bwd, repl[i])
+		default:
+			bwd = append(bwd, st)
+		}
+	}
+	g.bwd = bwd
+	return len(repl)
+}
