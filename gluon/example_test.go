@@ -184,5 +184,5 @@ func ExampleHybridize() {
 	// same as eager: true
 	// same as eager: true
 	// same as eager: true
-	// {Traces:1 Replays:2 Eager:0 Graphs:1 Folded:0 DeviceGraphLaunches:0}
+	// {Traces:1 Replays:2 Eager:0 Graphs:1 Folded:0 FusedBackward:0 DeviceGraphLaunches:0}
 }
