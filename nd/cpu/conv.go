@@ -286,6 +286,10 @@ func convBackwardData[T Float](s convShape, dx, dy, w []T) {
 // order so the result is reproducible.
 func (*Backend) Conv2DBackwardFilter(p backend.ConvParams, dw, x, dy backend.Arg) {
 	s := newConvShape(p)
+	if useDirectFilter(p) {
+		directFilter(s, slice[float32](dw), slice[float32](x), slice[float32](dy))
+		return
+	}
 	if useWinograd(p) {
 		winoBackwardFilter(s, slice[float32](dw), slice[float32](x), slice[float32](dy))
 		return

@@ -64,6 +64,12 @@ func BenchmarkConv(b *testing.B) {
 				fn   func()
 			}{"direct-forward", func() { directConv2D(s, y, x, w, nil) }})
 		}
+		if useDirectFilter(l.p) {
+			passes = append(passes, struct {
+				name string
+				fn   func()
+			}{"direct-filter", func() { directFilter(s, dw, x, y) }})
+		}
 		if useDirectBackwardData(l.p) {
 			passes = append(passes, struct {
 				name string

@@ -84,3 +84,7 @@ func maxPool3s2RowF32x512(y, r0, r1, r2 *float32, n int) { panic("unreachable") 
 func maxPool3s2BackRowF32x512(dx0, dx1, dx2, x0, x1, x2, y, dy *float32, n int) int {
 	panic("unreachable")
 }
+
+func filterTapsF32x512(acc *float32, dy0, dy1, x *float32, offs *int32, rows, full, tail, imgs, xrow, dyrow, ximg, dyimg, rowc int) {
+	panic("unreachable")
+}

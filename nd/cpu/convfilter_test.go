@@ -1,0 +1,152 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/nd/backend"
+)
+
+// naiveFilterGrad is the filter gradient of a stride-1 convolution in
+// float64, straight from the definition.
+func naiveFilterGrad(p backend.ConvParams, x, dy []float32) []float64 {
+	dw := make([]float64, p.OutC*p.InC*p.KH*p.KW)
+	for n := range p.N {
+		for o := range p.OutC {
+			for c := range p.InC {
+				for kh := range p.KH {
+					for kw := range p.KW {
+						var s float64
+						for oh := range p.OutH {
+							for ow := range p.OutW {
+								ih, iw := oh+kh-p.PadH, ow+kw-p.PadW
+								if ih < 0 || iw < 0 || ih >= p.InH || iw >= p.InW {
+									continue
+								}
+								s += float64(dy[((n*p.OutC+o)*p.OutH+oh)*p.OutW+ow]) *
+									float64(x[((n*p.InC+c)*p.InH+ih)*p.InW+iw])
+							}
+						}
+						dw[((o*p.InC+c)*p.KH+kh)*p.KW+kw] += s
+					}
+				}
+			}
+		}
+	}
+	return dw
+}
+
+// TestDirectFilter checks directFilter against the definition in float64
+// on shapes around its edges: widened rows of one to many vectors, a last
+// block of one lane and of sixteen, odd filter counts, tap counts that do
+// not fill a group of eight, and many images.
+func TestDirectFilter(t *testing.T) {
+	if !useZMMKernel {
+		t.Skip("needs AVX-512")
+	}
+	r := rand.New(rand.NewPCG(4, 2))
+	cases := []struct{ n, c, h, w, oc, kh, kw, ph, pw int }{
+		{32, 1, 28, 28, 6, 5, 5, 0, 0},  // LeNet's first layer
+		{32, 6, 12, 12, 16, 3, 3, 0, 0}, // LeNet's second
+		{1, 1, 1, 1, 1, 1, 1, 0, 0},
+		{2, 1, 5, 5, 3, 5, 5, 0, 0}, // one output position
+		{3, 2, 7, 9, 5, 3, 2, 0, 0},
+		{2, 3, 17, 17, 7, 1, 1, 0, 0}, // L = 289: a last block of one lane
+		{1, 1, 4, 20, 2, 1, 5, 0, 0},  // L = 64: whole blocks
+		{5, 7, 9, 6, 17, 3, 3, 0, 0},  // 63 taps, 17 filters
+		{2, 4, 6, 40, 9, 4, 2, 0, 0},
+		{70, 2, 6, 6, 3, 3, 3, 0, 0},
+		{4, 3, 32, 32, 32, 3, 3, 1, 1}, // the CIFAR CNN's first layer
+		{2, 2, 5, 7, 3, 3, 5, 2, 1},
+		{3, 1, 1, 1, 2, 3, 3, 1, 1}, // all padding but the centre
+	}
+	for _, tc := range cases {
+		p := backend.ConvParams{N: tc.n, InC: tc.c, InH: tc.h, InW: tc.w, OutC: tc.oc, OutH: tc.h + 2*tc.ph - tc.kh + 1, OutW: tc.w + 2*tc.pw - tc.kw + 1,
+			KH: tc.kh, KW: tc.kw, PadH: tc.ph, PadW: tc.pw, StrideH: 1, StrideW: 1, Groups: 1, DType: backend.Float32, Device: ctx.CPU(0)}
+		t.Run(fmt.Sprintf("%dx%dx%dx%d-oc%d-k%dx%d-p%dx%d", tc.n, tc.c, tc.h, tc.w, tc.oc, tc.kh, tc.kw, tc.ph, tc.pw), func(t *testing.T) {
+			if !useDirectFilter(p) {
+				t.Fatalf("useDirectFilter(%+v) = false", p)
+			}
+			s := newConvShape(p)
+			x := randSlice(p.N*p.InC*p.InH*p.InW, r)
+			dy := randSlice(p.N*p.OutC*s.ohw, r)
+			// Guards after the operands catch reads past them.
+			dw := make([]float32, p.OutC*s.kk+1)
+			dw[len(dw)-1] = 12345
+			directFilter(s, dw[:len(dw)-1], x, dy)
+			if dw[len(dw)-1] != 12345 {
+				t.Fatal("wrote past dw")
+			}
+			want := naiveFilterGrad(p, x, dy)
+			var scale float64
+			for _, v := range want {
+				scale = max(scale, math.Abs(v))
+			}
+			for i, v := range want {
+				if d := math.Abs(float64(dw[i]) - v); d > 1e-5*max(scale, 1)*math.Sqrt(float64(p.N*s.ohw)) {
+					t.Fatalf("dw[%d] = %v, want %v", i, dw[i], v)
+				}
+			}
+		})
+	}
+}
+
+// TestUseDirectFilter checks the shapes it declines.
+func TestUseDirectFilter(t *testing.T) {
+	base := backend.ConvParams{N: 4, InC: 2, InH: 8, InW: 8, OutC: 3, OutH: 6, OutW: 6, KH: 3, KW: 3, StrideH: 1, StrideW: 1,
+		Groups: 1, DType: backend.Float32, Device: ctx.CPU(0)}
+	if useZMMKernel && !useDirectFilter(base) {
+		t.Fatal("the base shape should take the direct form")
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*backend.ConvParams)
+	}{
+		{"float64", func(p *backend.ConvParams) { p.DType = backend.Float64 }},
+		{"output not the padded input's", func(p *backend.ConvParams) { p.PadH, p.PadW = 1, 1 }},
+		{"strided", func(p *backend.ConvParams) { p.StrideH, p.StrideW, p.OutH, p.OutW = 2, 2, 3, 3 }},
+		{"grouped", func(p *backend.ConvParams) { p.Groups, p.OutC = 2, 4 }},
+		{"dilated", func(p *backend.ConvParams) { p.DilateH, p.DilateW, p.OutH, p.OutW = 2, 2, 4, 4 }},
+		{"many taps", func(p *backend.ConvParams) { p.InC = 8 }},
+		{"no images", func(p *backend.ConvParams) { p.N = 0 }},
+	} {
+		p := base
+		tc.edit(&p)
+		if useDirectFilter(p) {
+			t.Errorf("%s: useDirectFilter = true", tc.name)
+		}
+	}
+}
+
+// BenchmarkDirectFilter times Conv2DBackwardFilter on the layers that take
+// the direct form, with it and with the path the backend takes without it
+// (Winograd, batched or per-image im2col), at batch 32 and 128.
+func BenchmarkDirectFilter(b *testing.B) {
+	be := New()
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{32, 128} {
+		for _, l := range convLayers {
+			p := l.p
+			p.N = n
+			if !useDirectFilter(p) {
+				continue
+			}
+			s := newConvShape(p)
+			arg := func(k int) backend.Arg {
+				return backend.Arg{Buf: &Buffer{dt: backend.Float32, F32: randSlice(k, r)}}
+			}
+			x, dy, dw := arg(p.N*p.InC*p.InH*p.InW), arg(p.N*p.OutC*s.ohw), arg(p.OutC*s.kk)
+			for _, direct := range []bool{true, false} {
+				name := map[bool]string{true: "direct", false: "other"}[direct]
+				b.Run(fmt.Sprintf("%s-n%d/%s", l.name, n, name), func(b *testing.B) {
+					defer func(on bool) { useDirectFilterOn = on }(useDirectFilterOn)
+					useDirectFilterOn = direct
+					gflops(b, 2*float64(p.N*p.OutC*s.ohw*s.kk), func() { be.Conv2DBackwardFilter(p, dw, x, dy) })
+				})
+			}
+		}
+	}
+}
