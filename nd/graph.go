@@ -173,13 +173,17 @@ func (g *Graph) Stats() GraphStats {
 // creation functions draw again on every call. Arrays f captures other
 // than inputs and bound arrays are used by every call as they were at
 // trace time: they must stay alive.
+//
+// A graph with a backward pass runs each pooling's backward kernel and
+// the bias + ReLU's before it as one, where the backend has the fused
+// kernel and the results are the same bits (GraphStats.FusedBackward).
 func Trace(name string, f func(in []*NDArray) []*NDArray, inputs, bound []*NDArray) *Graph {
 	return TraceWith(name, f, inputs, bound, TraceOpts{})
 }
 
-// TraceWith is Trace with the rewrites opts asks for, applied when the
-// graph has no backward pass (see TraceOpts; Stats reports how many
-// applied).
+// TraceWith is Trace with the options opts asks for (see TraceOpts: its
+// rewrites apply when the graph has no backward pass; Stats reports how
+// many applied).
 func TraceWith(name string, f func(in []*NDArray) []*NDArray, inputs, bound []*NDArray, opts TraceOpts) *Graph {
 	const op = "Trace"
 	if !TraceSupported {

@@ -6,8 +6,9 @@ import (
 	"github.com/goluon/goluon/nd/backend"
 )
 
-// Rewrites of a traced forward pass that eager execution cannot make
-// (TraceOpts). Each applies where the trace shows it is safe: the
+// Rewrites of a traced graph that eager execution cannot make: those of
+// TraceOpts, of a forward pass, here; the backward pass's fused pairs in
+// graph_fuse.go. Each applies where the trace shows it is safe: the
 // intermediate it removes is read by no other kernel and handed out by
 // no output, and the operands it moves later are not touched in between.
 

@@ -7,12 +7,17 @@ import (
 )
 
 // fusePoolRelu replaces, in g.bwd, each pooling backward step whose
-// gradient only the next bias + ReLU backward step reads (the ReLU's
-// output being the pooling's input) with one PoolReluBackward step of the
+// gradient the next bias + ReLU backward step reads (the ReLU's output
+// being the pooling's input) with one PoolReluBackward step of the
 // backend (backend.PoolReluBackwardKernels), and returns how many pairs
-// it fused. The results are the pair's bit for bit; the pooling's
-// gradient is no longer written whole and read back. Eager execution
-// cannot do this: it runs each backward kernel without knowing the next.
+// it fused. It applies where the ReLU's gradient is written exactly where
+// the pooling's was, or where nothing else reads the pooling's gradient;
+// and where neither gradient written shares a slot with the pooling's
+// input, output or output gradient (the fused kernel reads those while it
+// writes, plane by plane). The results are the pair's bit for bit; the
+// pooling's gradient is no longer written whole and read back. Eager
+// execution cannot do this: it runs each backward kernel without knowing
+// the next.
 func (g *Graph) fusePoolRelu() int {
 	users := map[int32][]int{}
 	for i, st := range g.bwd {
@@ -37,7 +42,7 @@ func (g *Graph) fusePoolRelu() int {
 	drop := map[int]bool{}
 	for i, st := range g.bwd {
 		pk := st.k
-		if pk == nil || pk.kind != kindPoolBwd || drop[i] {
+		if pk == nil || pk.kind != kindPoolBwd {
 			continue
 		}
 		t := pk.refs[0] // the pooling's gradient
@@ -54,9 +59,12 @@ func (g *Graph) fusePoolRelu() int {
 		if !sameRef(gr, t) || !sameRef(y, x) || dx.strides != nil || (db.slot >= 0 && db.strides != nil) {
 			continue
 		}
-		// Unless the ReLU's gradient goes where the pooling's went, the
-		// pooling's gradient must be private to the pair.
-		if dx.slot != t.slot && (g.slots[t.slot].kind != slotPlanned || handed[t.slot] || inFwd[t.slot] || !slices.Equal(users[t.slot], []int{i, j})) {
+		// Unless the ReLU's gradient goes exactly where the pooling's went,
+		// the pooling's gradient must be private to the pair.
+		if !sameRef(dx, t) && (g.slots[t.slot].kind != slotPlanned || handed[t.slot] || inFwd[t.slot] || !slices.Equal(users[t.slot], []int{i, j})) {
+			continue
+		}
+		if overlaps := func(w ref) bool { return w.slot >= 0 && (w.slot == x.slot || w.slot == py.slot || w.slot == dy.slot) }; overlaps(dx) || overlaps(db) {
 			continue
 		}
 		f, ok := pk.be.(backend.PoolReluBackwardKernels)

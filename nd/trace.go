@@ -107,7 +107,7 @@ type owned struct {
 type step struct {
 	run  func(e *replay)
 	uses []int32
-	k    *kernelInfo // what the rewrites of graph_fold.go need to know of the call, or nil
+	k    *kernelInfo // what the rewrites (graph_fold.go, graph_fuse.go) need to know of the call, or nil
 }
 
 // replay is what a step runs against: one Arg per slot, and the session

@@ -29,7 +29,9 @@ func (*Backend) PoolReluBackward(pp backend.PoolParams, cp backend.ChannelParams
 
 // poolReluBackward runs, per channel, each image's plane through the
 // pooling's backward pass and then reluGradSum in place, adding the bias
-// sums in image order as biasReluBackward does.
+// sums in image order as biasReluBackward does. Like biasReluBackward's
+// per-channel path it splits the work over channels only, so it uses at
+// most C cores.
 func poolReluBackward[T Float](pp backend.PoolParams, cp backend.ChannelParams, dx, db, x, y, dy []T) {
 	if db != nil {
 		db = db[:cp.C] // its buffer may run on (a traced graph's planned buffers)
