@@ -1,6 +1,10 @@
 package cpu
 
-import "github.com/goluon/goluon/nd/backend"
+import (
+	"math"
+
+	"github.com/goluon/goluon/nd/backend"
+)
 
 // A direct filter gradient for convolutions whose column matrix is small
 // (LeNet's layers: one or six input channels, six or sixteen filters).
@@ -28,19 +32,36 @@ var useDirectFilterOn = true
 // the CIFAR CNN's layers are faster through im2col).
 const directFilterMaxKK = 64
 
+// directFilterMinOW and directFilterMaxOC bound the shapes the direct form
+// takes (useDirectFilter): narrower rows leave most of each vector's
+// lanes masked, and each pair of filters reads the whole input again (a
+// review measured 3×3 layers with 256 and 512 filters on 8×8 and 2×2
+// planes 2–7× slower than the GEMM).
+const (
+	directFilterMinOW = 8
+	directFilterMaxOC = 64
+)
+
 // directFilterBlockBytes is about how much input and output gradient a
 // core works through before its next block of images: a fraction of a
 // 1 MiB L2 cache.
 const directFilterBlockBytes = 256 << 10
 
 // useDirectFilter reports whether directFilter computes p's filter
-// gradient: float32 on AVX-512, one group, stride 1, no dilation, and a
-// small column matrix (padding is copied in).
+// gradient: float32 on AVX-512, one group, stride 1, no dilation, a small
+// column matrix (padding is copied in), and shapes where the vectors are
+// mostly full and the input is not streamed once per filter pair too
+// often: rows of at least directFilterMinOW outputs, at most
+// directFilterMaxOC filters, no 1×1 kernels (their column matrix is the
+// input itself, which the GEMM reads as it is), and tap offsets within
+// int32.
 func useDirectFilter(p backend.ConvParams) bool {
 	return useZMMKernel && useDirectFilterOn && p.DType == backend.Float32 && p.Groups == 1 &&
 		p.StrideH == 1 && p.StrideW == 1 && p.PadH >= 0 && p.PadW >= 0 &&
-		p.DilateH <= 1 && p.DilateW <= 1 && p.N > 0 && p.OutH > 0 && p.OutW > 0 &&
-		p.InC*p.KH*p.KW <= directFilterMaxKK && p.OutH+p.KH-1 == p.InH+2*p.PadH && p.OutW+p.KW-1 == p.InW+2*p.PadW
+		p.DilateH <= 1 && p.DilateW <= 1 && p.N > 0 && p.OutH > 0 && p.OutW >= directFilterMinOW &&
+		p.OutC <= directFilterMaxOC && p.KH*p.KW > 1 && p.InC*p.KH*p.KW <= directFilterMaxKK &&
+		p.OutH+p.KH-1 == p.InH+2*p.PadH && p.OutW+p.KW-1 == p.InW+2*p.PadW &&
+		int64(p.InC)*int64(p.InH+2*p.PadH)*int64(p.InW+2*p.PadW) <= math.MaxInt32
 }
 
 // padImages returns x with zero borders of ph rows and pw columns around

@@ -40,9 +40,11 @@ func naiveFilterGrad(p backend.ConvParams, x, dy []float32) []float64 {
 }
 
 // TestDirectFilter checks directFilter against the definition in float64
-// on shapes around its edges: widened rows of one to many vectors, a last
-// block of one lane and of sixteen, odd filter counts, tap counts that do
-// not fill a group of eight, and many images.
+// on shapes around its edges, including some useDirectFilter sends
+// elsewhere for speed: rows of one to several vectors, a last block of
+// one lane, of sixteen and none, odd filter counts, tap counts that do
+// not fill a group of eight, padding, and many images. The tutorials'
+// layers must take the direct form.
 func TestDirectFilter(t *testing.T) {
 	if !useZMMKernel {
 		t.Skip("needs AVX-512")
@@ -54,8 +56,8 @@ func TestDirectFilter(t *testing.T) {
 		{1, 1, 1, 1, 1, 1, 1, 0, 0},
 		{2, 1, 5, 5, 3, 5, 5, 0, 0}, // one output position
 		{3, 2, 7, 9, 5, 3, 2, 0, 0},
-		{2, 3, 17, 17, 7, 1, 1, 0, 0}, // L = 289: a last block of one lane
-		{1, 1, 4, 20, 2, 1, 5, 0, 0},  // L = 64: whole blocks
+		{2, 3, 17, 17, 7, 1, 1, 0, 0}, // rows of a whole block and one lane
+		{1, 1, 4, 20, 2, 1, 5, 0, 0},  // rows of one whole block, no tail
 		{5, 7, 9, 6, 17, 3, 3, 0, 0},  // 63 taps, 17 filters
 		{2, 4, 6, 40, 9, 4, 2, 0, 0},
 		{70, 2, 6, 6, 3, 3, 3, 0, 0},
@@ -67,8 +69,10 @@ func TestDirectFilter(t *testing.T) {
 		p := backend.ConvParams{N: tc.n, InC: tc.c, InH: tc.h, InW: tc.w, OutC: tc.oc, OutH: tc.h + 2*tc.ph - tc.kh + 1, OutW: tc.w + 2*tc.pw - tc.kw + 1,
 			KH: tc.kh, KW: tc.kw, PadH: tc.ph, PadW: tc.pw, StrideH: 1, StrideW: 1, Groups: 1, DType: backend.Float32, Device: ctx.CPU(0)}
 		t.Run(fmt.Sprintf("%dx%dx%dx%d-oc%d-k%dx%d-p%dx%d", tc.n, tc.c, tc.h, tc.w, tc.oc, tc.kh, tc.kw, tc.ph, tc.pw), func(t *testing.T) {
-			if !useDirectFilter(p) {
-				t.Fatalf("useDirectFilter(%+v) = false", p)
+			if tc.oc == 6 || tc.oc == 16 && tc.c == 6 || tc.oc == 32 && tc.c == 3 {
+				if !useDirectFilter(p) {
+					t.Fatalf("useDirectFilter(%+v) = false", p)
+				}
 			}
 			s := newConvShape(p)
 			x := randSlice(p.N*p.InC*p.InH*p.InW, r)
@@ -96,7 +100,7 @@ func TestDirectFilter(t *testing.T) {
 
 // TestUseDirectFilter checks the shapes it declines.
 func TestUseDirectFilter(t *testing.T) {
-	base := backend.ConvParams{N: 4, InC: 2, InH: 8, InW: 8, OutC: 3, OutH: 6, OutW: 6, KH: 3, KW: 3, StrideH: 1, StrideW: 1,
+	base := backend.ConvParams{N: 4, InC: 2, InH: 10, InW: 10, OutC: 3, OutH: 8, OutW: 8, KH: 3, KW: 3, StrideH: 1, StrideW: 1,
 		Groups: 1, DType: backend.Float32, Device: ctx.CPU(0)}
 	if useZMMKernel && !useDirectFilter(base) {
 		t.Fatal("the base shape should take the direct form")
@@ -107,10 +111,14 @@ func TestUseDirectFilter(t *testing.T) {
 	}{
 		{"float64", func(p *backend.ConvParams) { p.DType = backend.Float64 }},
 		{"output not the padded input's", func(p *backend.ConvParams) { p.PadH, p.PadW = 1, 1 }},
-		{"strided", func(p *backend.ConvParams) { p.StrideH, p.StrideW, p.OutH, p.OutW = 2, 2, 3, 3 }},
+		{"strided", func(p *backend.ConvParams) { p.StrideH, p.StrideW = 2, 2 }},
 		{"grouped", func(p *backend.ConvParams) { p.Groups, p.OutC = 2, 4 }},
-		{"dilated", func(p *backend.ConvParams) { p.DilateH, p.DilateW, p.OutH, p.OutW = 2, 2, 4, 4 }},
+		{"dilated", func(p *backend.ConvParams) { p.DilateH, p.DilateW = 2, 2 }},
 		{"many taps", func(p *backend.ConvParams) { p.InC = 8 }},
+		{"1x1", func(p *backend.ConvParams) { p.KH, p.KW, p.InH, p.InW = 1, 1, 8, 8 }},
+		{"narrow rows", func(p *backend.ConvParams) { p.InW, p.OutW = 9, 7 }},
+		{"one more filter than pairs take", func(p *backend.ConvParams) { p.OutC = directFilterMaxOC + 1 }},
+		{"offsets past int32", func(p *backend.ConvParams) { p.InH, p.InW, p.OutH, p.OutW = 1<<15, 1<<15, 1<<15-2, 1<<15-2 }},
 		{"no images", func(p *backend.ConvParams) { p.N = 0 }},
 	} {
 		p := base
@@ -127,8 +135,12 @@ func TestUseDirectFilter(t *testing.T) {
 func BenchmarkDirectFilter(b *testing.B) {
 	be := New()
 	r := rand.New(rand.NewPCG(5, 6))
+	layers := append(convLayers[:len(convLayers):len(convLayers)], struct {
+		name string
+		p    backend.ConvParams
+	}{"resnet-stem", convP(32, 3, 32, 64, 3, 1)})
 	for _, n := range []int{32, 128} {
-		for _, l := range convLayers {
+		for _, l := range layers {
 			p := l.p
 			p.N = n
 			if !useDirectFilter(p) {
