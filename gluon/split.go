@@ -72,24 +72,30 @@ func SplitAndLoad(batch *nd.NDArray, devs []ctx.Context, evenSplit bool) ([]*nd.
 //	})
 //
 // A panic in f (an *nd.Error from a programmer mistake) is returned as an
-// error instead of crashing the program.
+// error instead of crashing the program. With one context f runs on the
+// calling goroutine, which is what its goroutine would see (the caller's
+// tree and scopes) without starting one.
 func ForEachDevice(devs []ctx.Context, f func(i int, dev ctx.Context) error) error {
+	run := func(i int, d ctx.Context, in func(func())) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				if e, ok := r.(*nd.Error); ok {
+					err = e
+					return
+				}
+				panic(r)
+			}
+		}()
+		in(func() { err = f(i, d) })
+		return err
+	}
+	if len(devs) == 1 {
+		return run(0, devs[0], func(g func()) { g() })
+	}
 	var g errgroup.Group
 	tree := nd.CurrentTree()
 	for i, d := range devs {
-		g.Go(func() (err error) {
-			defer func() {
-				if r := recover(); r != nil {
-					if e, ok := r.(*nd.Error); ok {
-						err = e
-						return
-					}
-					panic(r)
-				}
-			}()
-			tree.Run(func() { err = f(i, d) })
-			return err
-		})
+		g.Go(func() error { return run(i, d, tree.Run) })
 	}
 	return g.Wait()
 }

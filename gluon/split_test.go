@@ -70,21 +70,25 @@ func TestForEachDevice(t *testing.T) {
 	}); err != nil || slices.Contains(seen, false) {
 		t.Fatalf("seen %v, err %v", seen, err)
 	}
-	boom := errors.New("boom")
-	if err := gluon.ForEachDevice(cpus(3), func(i int, _ ctx.Context) error {
-		if i == 1 {
-			return boom
+	// One context runs on the calling goroutine, more each on their own:
+	// errors and panics come back alike.
+	for _, n := range []int{1, 2, 3} {
+		boom := errors.New("boom")
+		if err := gluon.ForEachDevice(cpus(n), func(i int, _ ctx.Context) error {
+			if i == n-1 {
+				return boom
+			}
+			return nil
+		}); !errors.Is(err, boom) {
+			t.Errorf("%d contexts: error not returned: %v", n, err)
 		}
-		return nil
-	}); !errors.Is(err, boom) {
-		t.Errorf("error not returned: %v", err)
-	}
-	err := gluon.ForEachDevice(cpus(2), func(i int, dev ctx.Context) error {
-		nd.Add(nd.Ones(dev, nd.Float32, 2), nd.Ones(ctx.CPU(9), nd.Float32, 2)) // a programmer mistake panics
-		return nil
-	})
-	var e *nd.Error
-	if !errors.As(err, &e) || e.Kind != nd.ErrContext {
-		t.Errorf("panic in a device goroutine: got %v, want the *nd.Error", err)
+		err := gluon.ForEachDevice(cpus(n), func(i int, dev ctx.Context) error {
+			nd.Add(nd.Ones(dev, nd.Float32, 2), nd.Ones(ctx.CPU(9), nd.Float32, 2)) // a programmer mistake panics
+			return nil
+		})
+		var e *nd.Error
+		if !errors.As(err, &e) || e.Kind != nd.ErrContext {
+			t.Errorf("%d contexts: panic in a device's function: got %v, want the *nd.Error", n, err)
+		}
 	}
 }
