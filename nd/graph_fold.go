@@ -92,16 +92,7 @@ func strided(x ref, strides ...int) ref {
 // foldBatchNorm applies TraceOpts.FoldBatchNorm to g.fwd and returns the
 // number of batch normalisations folded.
 func (g *Graph) foldBatchNorm() int {
-	users := map[int32][]int{}
-	for i, st := range g.fwd {
-		for _, j := range st.uses {
-			users[j] = append(users[j], i)
-		}
-	}
-	handed := map[int32]bool{}
-	for _, o := range g.outs {
-		handed[o.slot] = true
-	}
+	users, handed := stepUsers(g.fwd), g.handedSlots(false)
 	// A slot the rewrite stops writing must be planned, not handed out and
 	// read by the listed steps only.
 	private := func(x ref, steps ...int) bool {
@@ -171,6 +162,33 @@ func (g *Graph) foldBatchNorm() int {
 	}
 	g.fwd = fwd
 	return folded
+}
+
+// stepUsers maps each slot steps use to the indices of the steps using
+// it, in order.
+func stepUsers(steps []step) map[int32][]int {
+	users := map[int32][]int{}
+	for i, st := range steps {
+		for _, j := range st.uses {
+			users[j] = append(users[j], i)
+		}
+	}
+	return users
+}
+
+// handedSlots returns the slots the outputs are handed out from, and with
+// results those of the gradients too.
+func (g *Graph) handedSlots(results bool) map[int32]bool {
+	handed := map[int32]bool{}
+	for _, o := range g.outs {
+		handed[o.slot] = true
+	}
+	if results {
+		for _, r := range g.results {
+			handed[r.slot] = true
+		}
+	}
+	return handed
 }
 
 // sameRef reports whether a and b are the same contiguous operand.

@@ -19,25 +19,7 @@ import (
 // execution cannot do this: it runs each backward kernel without knowing
 // the next.
 func (g *Graph) fusePoolRelu() int {
-	users := map[int32][]int{}
-	for i, st := range g.bwd {
-		for _, j := range st.uses {
-			users[j] = append(users[j], i)
-		}
-	}
-	handed := map[int32]bool{}
-	for _, o := range g.outs {
-		handed[o.slot] = true
-	}
-	for _, r := range g.results {
-		handed[r.slot] = true
-	}
-	inFwd := map[int32]bool{}
-	for _, st := range g.fwd {
-		for _, j := range st.uses {
-			inFwd[j] = true
-		}
-	}
+	users, handed, inFwd := stepUsers(g.bwd), g.handedSlots(true), stepUsers(g.fwd)
 	repl := map[int]step{}
 	drop := map[int]bool{}
 	for i, st := range g.bwd {
@@ -61,7 +43,7 @@ func (g *Graph) fusePoolRelu() int {
 		}
 		// Unless the ReLU's gradient goes exactly where the pooling's went,
 		// the pooling's gradient must be private to the pair.
-		if !sameRef(dx, t) && (g.slots[t.slot].kind != slotPlanned || handed[t.slot] || inFwd[t.slot] || !slices.Equal(users[t.slot], []int{i, j})) {
+		if !sameRef(dx, t) && (g.slots[t.slot].kind != slotPlanned || handed[t.slot] || inFwd[t.slot] != nil || !slices.Equal(users[t.slot], []int{i, j})) {
 			continue
 		}
 		if overlaps := func(w ref) bool { return w.slot >= 0 && (w.slot == x.slot || w.slot == py.slot || w.slot == dy.slot) }; overlaps(dx) || overlaps(db) {

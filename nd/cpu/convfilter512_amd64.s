@@ -29,6 +29,20 @@
 	T(R12, Z6, Z14); \
 	T(R13, Z7, Z15)
 
+// MOVE advances the tap pointers by the bytes at XS and the output
+// gradients' (AX, BX) by those at DYS.
+#define MOVE(XS, DYS) \
+	MOVQ XS, CX;  \
+	ADVANCE(CX);  \
+	MOVQ DYS, CX; \
+	ADDQ CX, AX;  \
+	ADDQ CX, BX
+
+// TAPPTR sets R = CX + 4·(the int32 at byte off of DX): a tap's pointer.
+#define TAPPTR(off, R) \
+	MOVLQSX off(DX), R; \
+	LEAQ    (CX)(R*4), R
+
 // ADVANCE adds the byte stride S to the eight tap pointers.
 #define ADVANCE(S) \
 	ADDQ S, SI;  \
@@ -72,22 +86,14 @@ TEXT ·filterTapsF32x512(SB), NOSPLIT, $0-112
 	// The tap pointers: x + 4·offs[t].
 	MOVQ x+24(FP), CX
 	MOVQ offs+32(FP), DX
-	MOVLQSX 0(DX), SI
-	LEAQ (CX)(SI*4), SI
-	MOVLQSX 4(DX), DI
-	LEAQ (CX)(DI*4), DI
-	MOVLQSX 8(DX), R8
-	LEAQ (CX)(R8*4), R8
-	MOVLQSX 12(DX), R9
-	LEAQ (CX)(R9*4), R9
-	MOVLQSX 16(DX), R10
-	LEAQ (CX)(R10*4), R10
-	MOVLQSX 20(DX), R11
-	LEAQ (CX)(R11*4), R11
-	MOVLQSX 24(DX), R12
-	LEAQ (CX)(R12*4), R12
-	MOVLQSX 28(DX), R13
-	LEAQ (CX)(R13*4), R13
+	TAPPTR(0, SI)
+	TAPPTR(4, DI)
+	TAPPTR(8, R8)
+	TAPPTR(12, R9)
+	TAPPTR(16, R10)
+	TAPPTR(20, R11)
+	TAPPTR(24, R12)
+	TAPPTR(28, R13)
 	MOVQ dy0+8(FP), AX
 	MOVQ dy1+16(FP), BX
 	CMPQ imgs+64(FP), $0
@@ -121,18 +127,10 @@ last:
 	FTAPS(FTAPM)
 
 nextrow:
-	MOVQ xrow+72(FP), CX
-	ADVANCE(CX)
-	MOVQ dyrow+80(FP), CX
-	ADDQ CX, AX
-	ADDQ CX, BX
+	MOVE(xrow+72(FP), dyrow+80(FP))
 	DECQ rowc+104(FP)
 	JNZ  row
-	MOVQ ximg+88(FP), CX
-	ADVANCE(CX)
-	MOVQ dyimg+96(FP), CX
-	ADDQ CX, AX
-	ADDQ CX, BX
+	MOVE(ximg+88(FP), dyimg+96(FP))
 	DECQ imgs+64(FP)
 	JNZ  image
 
