@@ -141,6 +141,9 @@ func finish(op string, l, sw *nd.NDArray, weight float64) *nd.NDArray {
 	if l.NDim() == 1 {
 		return l
 	}
+	if l.Size() == l.Shape()[0] { // a mean over one value per sample is the value: no kernels
+		return nd.Reshape(l, l.Shape()[0])
+	}
 	axes := make([]int, l.NDim()-1)
 	for i := range axes {
 		axes[i] = i + 1
