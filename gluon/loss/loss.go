@@ -141,7 +141,7 @@ func finish(op string, l, sw *nd.NDArray, weight float64) *nd.NDArray {
 	if l.NDim() == 1 {
 		return l
 	}
-	if l.Size() == l.Shape()[0] { // a mean over one value per sample is the value: no kernels
+	if l.Size() == l.Shape()[0] { // a mean over one value per sample is the value (a −0 stays −0): no kernels
 		return nd.Reshape(l, l.Shape()[0])
 	}
 	axes := make([]int, l.NDim()-1)
