@@ -220,13 +220,7 @@ func (g *Graph) foldSteps(cv, bn *kernelInfo, cb backend.ConvBiasKernels, relu b
 	mean, invstd, gamma, beta := bn.refs[2], bn.refs[3], bn.refs[4], bn.refs[5]
 	var steps []step
 	add := func(run func(e *replay), refs ...ref) {
-		var uses []int32
-		for _, r := range refs {
-			if r.slot >= 0 && !slices.Contains(uses, r.slot) {
-				uses = append(uses, r.slot)
-			}
-		}
-		steps = append(steps, step{run: run, uses: uses})
+		steps = append(steps, step{run: run, uses: slotsOf(refs...)})
 	}
 	binary := func(op backend.BinaryOp, shape []int, d, a, b ref) {
 		add(func(e *replay) { be.Binary(op, shape, d.arg(e), a.arg(e), b.arg(e)) }, d, a, b)

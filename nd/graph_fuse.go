@@ -54,15 +54,9 @@ func (g *Graph) fusePoolRelu() int {
 			continue
 		}
 		pp, cp := pk.pool, bk.channel
-		var uses []int32
-		for _, r := range []ref{dx, db, x, py, dy} {
-			if r.slot >= 0 && !slices.Contains(uses, r.slot) {
-				uses = append(uses, r.slot)
-			}
-		}
 		repl[i] = step{run: func(e *replay) {
 			f.PoolReluBackward(pp, cp, dx.arg(e), db.arg(e), x.arg(e), py.arg(e), dy.arg(e))
-		}, uses: uses}
+		}, uses: slotsOf(dx, db, x, py, dy)}
 		drop[j] = true
 	}
 	if len(repl) == 0 {

@@ -219,13 +219,19 @@ func (r *recording) refsOf(args []backend.Arg) []ref {
 }
 
 func (r *recording) add(run func(e *replay), refs ...ref) {
+	r.steps = append(r.steps, step{run: run, uses: slotsOf(refs...)})
+}
+
+// slotsOf returns the slots of refs, each once, absent operands left out:
+// a step's uses.
+func slotsOf(refs ...ref) []int32 {
 	var uses []int32
 	for _, x := range refs {
 		if x.slot >= 0 && !slices.Contains(uses, x.slot) {
 			uses = append(uses, x.slot)
 		}
 	}
-	r.steps = append(r.steps, step{run: run, uses: uses})
+	return uses
 }
 
 // write records a host write of constant data (FromSlice, Arange inside
