@@ -139,17 +139,8 @@ func biasReluBackward[T Float](p backend.ChannelParams, dx, db, g, y []T) {
 		db = db[:p.C] // its buffer may run on (a traced graph's planned buffers)
 	}
 	if p.Inner >= minRun {
-		// Per channel, so that each bias sum is one goroutine's, in order.
-		parallelFor(p.C, 1, func(lo, hi int) {
-			for c := lo; c < hi; c++ {
-				var s float64
-				for o := 0; o < p.Outer; o++ {
-					s += reluGradSum(channelRun(p, dx, o, c), channelRun(p, y, o, c), channelRun(p, g, o, c))
-				}
-				if db != nil {
-					db[c] = T(s)
-				}
-			}
+		planeSums(p, db, func(o, c int) float64 {
+			return reluGradSum(channelRun(p, dx, o, c), channelRun(p, y, o, c), channelRun(p, g, o, c))
 		})
 		return
 	}

@@ -38,3 +38,26 @@ func rowGrain(p backend.ChannelParams) int { return max(1, elemGrain/max(p.C*p.I
 // themselves and allocate no closure.
 func serialRuns(p backend.ChannelParams) bool { return numChunks(p.Outer*p.C, runGrain(p)) <= 1 }
 func serialRows(p backend.ChannelParams) bool { return numChunks(p.Outer, rowGrain(p)) <= 1 }
+
+// planeSums calls fn for every (outer, channel) run in parallel, in memory
+// order, so that each core works on the images the forward kernels gave it
+// (they split by image) and finds them in its own cache. Each call returns
+// its run's sum; db[c], when db is not nil, becomes channel c's sums added
+// in outer order, in float64, whatever the split: the same sums, in the
+// same order, as one goroutine visiting channel c's runs one by one.
+func planeSums[T Float](p backend.ChannelParams, db []T, fn func(o, c int) float64) {
+	sums := scratch[float64](p.Outer * p.C)
+	defer release(sums)
+	parallelFor(p.Outer*p.C, runGrain(p), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			sums[r] = fn(r/p.C, r%p.C)
+		}
+	})
+	for c := range db {
+		var s float64
+		for o := 0; o < p.Outer; o++ {
+			s += sums[o*p.C+c]
+		}
+		db[c] = T(s)
+	}
+}

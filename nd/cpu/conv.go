@@ -287,6 +287,10 @@ func convBackwardData[T Float](s convShape, dx, dy, w []T) {
 func (*Backend) Conv2DBackwardFilter(p backend.ConvParams, dw, x, dy backend.Arg) {
 	s := newConvShape(p)
 	if useDirectFilter(p) {
+		if useBcastFilter(s) {
+			bcastFilter(s, slice[float32](dw), slice[float32](x), slice[float32](dy))
+			return
+		}
 		directFilter(s, slice[float32](dw), slice[float32](x), slice[float32](dy))
 		return
 	}

@@ -13,3 +13,19 @@ package cpu
 //
 //go:noescape
 func filterTapsF32x512(acc *float32, dy0, dy1, x *float32, offs *int32, rows, full, tail, imgs, xrow, dyrow, ximg, dyimg, rowc int)
+
+// filterBcast3F32x512 and filterBcast5F32x512 are the AVX-512 kernels of
+// bcastFilter (convfilterb512_amd64.s), for kernel rows of three and five
+// taps: for imgs images, for the oh rows of ow output positions of each,
+// acc[r][k][lane] += dyt[q][lane] · x[q' + rows[r]/4 + k] for the nine
+// (three-tap) or five (five-tap) kernel rows r and their taps k, q the
+// position's index in dyt (16 floats each, contiguous over the images)
+// and q' its input element. After each output row x advances by xrow
+// bytes more, after each image by ximg more. acc holds 27 or 25 vectors;
+// hc is the kernels' scratch.
+//
+//go:noescape
+func filterBcast3F32x512(acc *float32, dyt, x *float32, oh, ow, imgs, xrow, ximg, hc int, rows *int64)
+
+//go:noescape
+func filterBcast5F32x512(acc *float32, dyt, x *float32, oh, ow, imgs, xrow, ximg, hc int, rows *int64)

@@ -64,6 +64,14 @@ func TestDirectFilter(t *testing.T) {
 		{4, 3, 32, 32, 32, 3, 3, 1, 1}, // the CIFAR CNN's first layer
 		{2, 2, 5, 7, 3, 3, 5, 2, 1},
 		{3, 1, 1, 1, 2, 3, 3, 1, 1}, // all padding but the centre
+		// The filter-vectorised form's edges: filters in one block and
+		// several, full and not; kernel rows in a group and several,
+		// the last not full; one and several image blocks.
+		{5, 7, 9, 6, 16, 3, 3, 0, 0},
+		{17, 4, 6, 7, 33, 3, 3, 0, 0},
+		{40, 2, 11, 13, 20, 5, 5, 2, 1},
+		{3, 1, 1, 1, 12, 3, 3, 1, 1},
+		{2, 3, 8, 8, 64, 5, 5, 0, 0},
 	}
 	for _, tc := range cases {
 		p := backend.ConvParams{N: tc.n, InC: tc.c, InH: tc.h, InW: tc.w, OutC: tc.oc, OutH: tc.h + 2*tc.ph - tc.kh + 1, OutW: tc.w + 2*tc.pw - tc.kw + 1,
@@ -77,24 +85,55 @@ func TestDirectFilter(t *testing.T) {
 			s := newConvShape(p)
 			x := randSlice(p.N*p.InC*p.InH*p.InW, r)
 			dy := randSlice(p.N*p.OutC*s.ohw, r)
-			// Guards after the operands catch reads past them.
-			dw := make([]float32, p.OutC*s.kk+1)
-			dw[len(dw)-1] = 12345
-			directFilter(s, dw[:len(dw)-1], x, dy)
-			if dw[len(dw)-1] != 12345 {
-				t.Fatal("wrote past dw")
-			}
 			want := naiveFilterGrad(p, x, dy)
 			var scale float64
 			for _, v := range want {
 				scale = max(scale, math.Abs(v))
 			}
-			for i, v := range want {
-				if d := math.Abs(float64(dw[i]) - v); d > 1e-5*max(scale, 1)*math.Sqrt(float64(p.N*s.ohw)) {
-					t.Fatalf("dw[%d] = %v, want %v", i, dw[i], v)
+			forms := []struct {
+				name string
+				fn   func(convShape, []float32, []float32, []float32)
+			}{{"direct", directFilter}}
+			if bcastRows(p.KW) > 0 {
+				forms = append(forms, struct {
+					name string
+					fn   func(convShape, []float32, []float32, []float32)
+				}{"bcast", bcastFilter})
+			}
+			for _, f := range forms {
+				// A guard after dw catches writes past it.
+				dw := make([]float32, p.OutC*s.kk+1)
+				dw[len(dw)-1] = 12345
+				f.fn(s, dw[:len(dw)-1], x, dy)
+				if dw[len(dw)-1] != 12345 {
+					t.Fatalf("%s: wrote past dw", f.name)
+				}
+				for i, v := range want {
+					if d := math.Abs(float64(dw[i]) - v); d > 1e-5*max(scale, 1)*math.Sqrt(float64(p.N*s.ohw)) {
+						t.Fatalf("%s: dw[%d] = %v, want %v", f.name, i, dw[i], v)
+					}
 				}
 			}
 		})
+	}
+}
+
+// TestUseBcastFilter checks which direct shapes take the
+// filter-vectorised form.
+func TestUseBcastFilter(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    backend.ConvParams
+		want bool
+	}{
+		{"LeNet's second layer", convP(32, 6, 12, 16, 3, 0), true},
+		{"LeNet's first layer (6 filters)", convP(32, 1, 28, 6, 5, 0), false},
+		{"the CIFAR CNN's first layer (0.84 of the FMAs)", convP(32, 3, 32, 32, 3, 1), false},
+		{"no kernel for 4-wide rows", convP(32, 4, 12, 16, 4, 0), false},
+	} {
+		if got := useBcastFilter(newConvShape(tc.p)); got != tc.want {
+			t.Errorf("%s: useBcastFilter = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
 
@@ -151,11 +190,16 @@ func BenchmarkDirectFilter(b *testing.B) {
 				return backend.Arg{Buf: &Buffer{dt: backend.Float32, F32: randSlice(k, r)}}
 			}
 			x, dy, dw := arg(p.N*p.InC*p.InH*p.InW), arg(p.N*p.OutC*s.ohw), arg(p.OutC*s.kk)
-			for _, direct := range []bool{true, false} {
-				name := map[bool]string{true: "direct", false: "other"}[direct]
-				b.Run(fmt.Sprintf("%s-n%d/%s", l.name, n, name), func(b *testing.B) {
-					defer func(on bool) { useDirectFilterOn = on }(useDirectFilterOn)
-					useDirectFilterOn = direct
+			for _, m := range []struct {
+				name          string
+				direct, bcast bool
+			}{{"bcast", true, true}, {"direct", true, false}, {"other", false, false}} {
+				if m.bcast && !useBcastFilter(s) {
+					continue
+				}
+				b.Run(fmt.Sprintf("%s-n%d/%s", l.name, n, m.name), func(b *testing.B) {
+					defer func(on, bc bool) { useDirectFilterOn, useBcastFilterOn = on, bc }(useDirectFilterOn, useBcastFilterOn)
+					useDirectFilterOn, useBcastFilterOn = m.direct, m.bcast
 					gflops(b, 2*float64(p.N*p.OutC*s.ohw*s.kk), func() { be.Conv2DBackwardFilter(p, dw, x, dy) })
 				})
 			}

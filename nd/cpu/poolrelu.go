@@ -27,29 +27,20 @@ func (*Backend) PoolReluBackward(pp backend.PoolParams, cp backend.ChannelParams
 	}
 }
 
-// poolReluBackward runs, per channel, each image's plane through the
-// pooling's backward pass and then reluGradSum in place, adding the bias
-// sums in image order as biasReluBackward does. Like biasReluBackward's
-// per-channel path it splits the work over channels only, so it uses at
-// most C cores.
+// poolReluBackward runs each image's plane of each channel through the
+// pooling's backward pass and then reluGradSum in place, the planes in
+// memory order (planeSums), adding the bias sums in image order as
+// biasReluBackward does.
 func poolReluBackward[T Float](pp backend.PoolParams, cp backend.ChannelParams, dx, db, x, y, dy []T) {
 	if db != nil {
 		db = db[:cp.C] // its buffer may run on (a traced graph's planned buffers)
 	}
 	plane := poolBackwardPlaneFor[T](pp)
 	outPlane := pp.OutH * pp.OutW
-	parallelFor(cp.C, 1, func(lo, hi int) {
-		for c := lo; c < hi; c++ {
-			var s float64
-			for o := 0; o < cp.Outer; o++ {
-				d, xp := channelRun(cp, dx, o, c), channelRun(cp, x, o, c)
-				pl := o*cp.C + c
-				plane(pp, d, xp, y[pl*outPlane:][:outPlane], dy[pl*outPlane:][:outPlane])
-				s += reluGradSum(d, xp, d)
-			}
-			if db != nil {
-				db[c] = T(s)
-			}
-		}
+	planeSums(cp, db, func(o, c int) float64 {
+		d, xp := channelRun(cp, dx, o, c), channelRun(cp, x, o, c)
+		pl := o*cp.C + c
+		plane(pp, d, xp, y[pl*outPlane:][:outPlane], dy[pl*outPlane:][:outPlane])
+		return reluGradSum(d, xp, d)
 	})
 }

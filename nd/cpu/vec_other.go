@@ -88,3 +88,11 @@ func maxPool3s2BackRowF32x512(dx0, dx1, dx2, x0, x1, x2, y, dy *float32, n int) 
 func filterTapsF32x512(acc *float32, dy0, dy1, x *float32, offs *int32, rows, full, tail, imgs, xrow, dyrow, ximg, dyimg, rowc int) {
 	panic("unreachable")
 }
+
+func filterBcast3F32x512(acc *float32, dyt, x *float32, oh, ow, imgs, xrow, ximg, hc int, rows *int64) {
+	panic("unreachable")
+}
+
+func filterBcast5F32x512(acc *float32, dyt, x *float32, oh, ow, imgs, xrow, ximg, hc int, rows *int64) {
+	panic("unreachable")
+}
