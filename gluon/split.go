@@ -1,9 +1,10 @@
 package gluon
 
 import (
+	"sync/atomic"
+
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/nd"
-	"golang.org/x/sync/errgroup"
 )
 
 // SplitBounds returns the [begin, end) ranges that split n samples over k
@@ -59,8 +60,9 @@ func SplitAndLoad(batch *nd.NDArray, devs []ctx.Context, evenSplit bool) ([]*nd.
 	return out, nil
 }
 
-// ForEachDevice runs f once per context, concurrently (one goroutine each,
-// through errgroup), and returns the first error. It is the usual way to
+// ForEachDevice runs f once per context, concurrently (the first context
+// on the calling goroutine, the others on long-lived goroutines of a pool),
+// and returns the error of the first context, in order, that failed. It is the usual way to
 // run the per-device forward and backward passes of a training step:
 //
 //	autograd.Record(func() {
@@ -92,10 +94,28 @@ func ForEachDevice(devs []ctx.Context, f func(i int, dev ctx.Context) error) err
 	if len(devs) == 1 {
 		return run(0, devs[0], func(g func()) { g() })
 	}
-	var g errgroup.Group
+	// The first context runs on the calling goroutine, the others on
+	// the device pool's goroutines (devpool.go); the caller then polls
+	// for them a while before it blocks.
+	errs := make([]error, len(devs))
+	var left atomic.Int64
+	left.Store(int64(len(devs) - 1))
+	done := make(chan struct{})
 	tree := nd.CurrentTree()
-	for i, d := range devs {
-		g.Go(func() error { return run(i, d, tree.Run) })
+	for i, d := range devs[1:] {
+		runOnPool(func() {
+			errs[i+1] = run(i+1, d, tree.Run)
+			if left.Add(-1) == 0 {
+				close(done)
+			}
+		})
 	}
-	return g.Wait()
+	errs[0] = run(0, devs[0], func(g func()) { g() })
+	waitSpin(&left, done)
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -3,9 +3,12 @@ package gluon_test
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
@@ -90,5 +93,67 @@ func TestForEachDevice(t *testing.T) {
 		if !errors.As(err, &e) || e.Kind != nd.ErrContext {
 			t.Errorf("%d contexts: panic in a device's function: got %v, want the *nd.Error", n, err)
 		}
+	}
+}
+
+// TestForEachDeviceConcurrent checks that every context's function runs at
+// the same time as the others (each waits for all of them to arrive), over
+// rounds that reuse the pool's goroutines, with calls nested inside a
+// context's function and calls from several goroutines at once; and that
+// the error returned is the first context's, in order.
+func TestForEachDeviceConcurrent(t *testing.T) {
+	arrive := func(n int) func() error {
+		var in atomic.Int64
+		return func() error {
+			in.Add(1)
+			deadline := time.Now().Add(10 * time.Second)
+			for in.Load() < int64(n) {
+				if time.Now().After(deadline) {
+					return fmt.Errorf("%d of %d contexts arrived: one waits for another", in.Load(), n)
+				}
+				runtime.Gosched()
+			}
+			return nil
+		}
+	}
+	round := func(n int, nested bool) error {
+		wait := arrive(n)
+		return gluon.ForEachDevice(cpus(n), func(i int, _ ctx.Context) error {
+			if nested && i == 0 {
+				inner := arrive(3)
+				if err := gluon.ForEachDevice(cpus(3), func(int, ctx.Context) error { return inner() }); err != nil {
+					return err
+				}
+			}
+			return wait()
+		})
+	}
+	for r := range 20 {
+		if err := round(2+r%5, r%2 == 0); err != nil {
+			t.Fatalf("round %d: %v", r, err)
+		}
+	}
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() { errs <- round(5, true) }()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, second := errors.New("first"), errors.New("second")
+	err := gluon.ForEachDevice(cpus(4), func(i int, _ ctx.Context) error {
+		switch i {
+		case 1:
+			time.Sleep(20 * time.Millisecond) // fails last
+			return first
+		case 3:
+			return second
+		}
+		return nil
+	})
+	if !errors.Is(err, first) {
+		t.Errorf("got %v, want the error of context 1", err)
 	}
 }
