@@ -29,7 +29,7 @@ import (
 // keeps them (backend.HalfGemmer allows both; PyTorch's CPU bfloat16
 // GEMM on oneDNN does the same).
 const (
-	sbMR = 6
+	sbMR = 12
 	sbNR = 32
 	sbKC = 256 // k pairs per block
 )
@@ -217,7 +217,12 @@ func packRowPairs(dst []uint32, x []backend.BF16, ld, j0, cols, k, width int) {
 		lo := x[2*p*ld+j0:][:cols]
 		if 2*p+1 < k {
 			hi := x[(2*p+1)*ld+j0:][:cols]
-			for c := range cols {
+			c0 := 0
+			if useBF16Kernel && cols >= 16 {
+				c0 = cols &^ 15
+				packPairsBF16x512(&d[0], &lo[0], &hi[0], c0)
+			}
+			for c := c0; c < cols; c++ {
 				d[c] = uint32(lo[c]) | uint32(hi[c])<<16
 			}
 		} else {

@@ -4,12 +4,6 @@ package cpu
 
 import "github.com/goluon/goluon/nd/backend"
 
-// sbTile6x32 is the micro-kernel of sbgemm on VDPBF16PS
-// (sbgemm_amd64.s); it needs AVX512_BF16.
-//
-//go:noescape
-func sbTile6x32(kp int, a, b *uint32, w *float32, load int)
-
 // sbStoreRows rounds rows of a full column panel's sums into C
 // (sbStoreGo's bits; sbgemm_amd64.s).
 //
@@ -19,7 +13,7 @@ func sbStoreRows(w *float32, c *backend.BF16, ldc, rows int, alpha, beta float32
 // sbTileFast is sbgemm's micro-kernel where useBF16Kernel holds, and
 // sbStoreFast its store of full panels.
 var (
-	sbTileFast  sbTile  = sbTile6x32
+	sbTileFast  sbTile  = sbTile12x32
 	sbStoreFast sbStore = sbStoreRows
 )
 
@@ -37,3 +31,16 @@ func hasAVX512BF16() bool {
 	eax, _, _, _ := cpuid(7, 1)
 	return eax&(1<<5) != 0
 }
+
+// sbTile12x32 is the micro-kernel of sbgemm on VDPBF16PS
+// (sbgemm_amd64.s), an sbMR×sbNR = 12×32 tile; it needs AVX512_BF16.
+//
+//go:noescape
+func sbTile12x32(kp int, a, b *uint32, w *float32, load int)
+
+// packPairsBF16x512 interleaves two rows of bfloat16 values into k-pair
+// words, dst[c] = lo[c] | hi[c]<<16 for c < n (n a multiple of 16), with
+// AVX-512: packRowPairs' loop.
+//
+//go:noescape
+func packPairsBF16x512(dst *uint32, lo, hi *backend.BF16, n int)

@@ -2,6 +2,8 @@
 
 package cpu
 
+import "github.com/goluon/goluon/nd/backend"
+
 // sbTileFast is the Go micro-kernel off amd64, where useBF16Kernel is
 // false: sbgemm runs only in tests there.
 var (
@@ -11,3 +13,5 @@ var (
 
 // hasAVX512BF16 is false off amd64.
 func hasAVX512BF16() bool { return false }
+
+func packPairsBF16x512(dst *uint32, lo, hi *backend.BF16, n int) { panic("unreachable") }
