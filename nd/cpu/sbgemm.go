@@ -103,14 +103,16 @@ func sbgemm(tA, tB bool, m, n, k int, alpha float32, a []backend.BF16, lda int, 
 			fn(0, count)
 		}
 	}
-	// A is packed before the panels start (on the cores when it is large);
-	// each worker packs the B panels it multiplies.
+	// A is packed before the panels start, on the cores from 2¹⁴ values
+	// (a 128×128 A: serial, its packing took a quarter of
+	// BenchmarkSBGemm's time while the helper waited); each worker packs
+	// the B panels it multiplies.
 	packA := func(lo, hi int) {
 		for it := lo; it < hi; it++ {
 			sbPackA(tA, a, lda, m, k, it, ap[it*kp*sbMR:(it+1)*kp*sbMR])
 		}
 	}
-	if m*k >= 1<<18 {
+	if m*k >= 1<<14 {
 		run(mt, packA)
 	} else {
 		packA(0, mt)
