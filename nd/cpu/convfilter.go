@@ -81,15 +81,23 @@ func padImages(s convShape, x []float32, ph, pw int) []float32 {
 	return xp
 }
 
+// zeroBordered returns s without padding and the input it then reads: for a
+// padded layer, a copy of x with zero borders (from the scratch pool, which
+// done gives back), over which the direct forms make the same sums.
+func zeroBordered(s convShape, x []float32) (convShape, []float32, func()) {
+	if s.PadH == 0 && s.PadW == 0 {
+		return s, x, func() {}
+	}
+	xp := padImages(s, x, s.PadH, s.PadW)
+	s.InH, s.InW, s.PadH, s.PadW = s.InH+2*s.PadH, s.InW+2*s.PadW, 0, 0
+	return s, xp, func() { release(xp) }
+}
+
 // directFilter writes dw = the filter gradient of s from x and dy (see
 // useDirectFilter for the shapes it takes).
 func directFilter(s convShape, dw, x, dy []float32) {
-	if s.PadH > 0 || s.PadW > 0 { // the same sums over a padded copy of the input
-		xp := padImages(s, x, s.PadH, s.PadW)
-		defer release(xp)
-		s.InH, s.InW, s.PadH, s.PadW = s.InH+2*s.PadH, s.InW+2*s.PadW, 0, 0
-		x = xp
-	}
+	s, x, done := zeroBordered(s, x)
+	defer done()
 	plane, inImg, outImg := s.InH*s.InW, s.InC*s.InH*s.InW, s.OutC*s.ohw
 	full, rest := s.OutW/16, s.OutW%16
 	tail := 1<<rest - 1

@@ -55,12 +55,8 @@ func useBcastFilter(s convShape) bool {
 // bcastFilter writes dw = the filter gradient of s from x and dy, for the
 // shapes useDirectFilter and useBcastFilter accept.
 func bcastFilter(s convShape, dw, x, dy []float32) {
-	if s.PadH > 0 || s.PadW > 0 { // the same sums over a padded copy of the input
-		xp := padImages(s, x, s.PadH, s.PadW)
-		defer release(xp)
-		s.InH, s.InW, s.PadH, s.PadW = s.InH+2*s.PadH, s.InW+2*s.PadW, 0, 0
-		x = xp
-	}
+	s, x, done := zeroBordered(s, x)
+	defer done()
 	plane, inImg, outImg := s.InH*s.InW, s.InC*s.InH*s.InW, s.OutC*s.ohw
 	fbs, r := ceilDiv(s.OutC, 16), bcastRows(s.KW)
 	rows := s.InC * s.KH
