@@ -25,9 +25,11 @@ const (
 	// second context of LeNet's 2-context step (BenchmarkTrainStepLeNet)
 	// still started 70–160µs late, with 1ms 6–22µs.
 	poolSpin = time.Millisecond
-	// poolIdle is how long a blocked pool goroutine waits before it exits.
-	poolIdle = time.Second
 )
+
+// poolIdle is how long a blocked pool goroutine waits before it exits (a
+// variable for tests).
+var poolIdle = time.Second
 
 var (
 	// poolTasks carries tasks to idle pool goroutines; a task is sent only
@@ -81,20 +83,26 @@ func poolWorker(f func()) {
 				runtime.Gosched()
 			}
 		}
-		if f != nil {
-			continue
+		if f == nil && !waitTask(idle, &f) {
+			return
 		}
+	}
+}
+
+// waitTask blocks until a task arrives in *f (true) or the goroutine has
+// waited poolIdle for one and may leave the pool (false): not while a
+// caller has claimed an idle goroutine whose task is still on its way.
+func waitTask(idle *time.Timer, f *func()) bool {
+	for {
 		idle.Reset(poolIdle)
 		select {
-		case f = <-poolTasks:
+		case *f = <-poolTasks:
+			return true
 		case <-idle.C:
-			// Leave the pool unless a task is already on its way (a
-			// caller claimed this goroutine as idle).
 			if poolIdleN.Add(-1) >= 0 {
-				return
+				return false
 			}
-			poolIdleN.Add(1)
-			f = <-poolTasks
+			poolIdleN.Add(1) // a task is on its way: wait again
 		}
 	}
 }

@@ -61,9 +61,10 @@ func SplitAndLoad(batch *nd.NDArray, devs []ctx.Context, evenSplit bool) ([]*nd.
 }
 
 // ForEachDevice runs f once per context, concurrently (the first context
-// on the calling goroutine, the others on long-lived goroutines of a pool),
-// and returns the error of the first context, in order, that failed. It is the usual way to
-// run the per-device forward and backward passes of a training step:
+// on the calling goroutine, the others on long-lived goroutines of a
+// pool), waits for all of them, and returns the error of the first
+// context, in order, that failed. It is the usual way to run the
+// per-device forward and backward passes of a training step:
 //
 //	autograd.Record(func() {
 //		err = gluon.ForEachDevice(devs, func(i int, dev ctx.Context) error {
@@ -74,9 +75,10 @@ func SplitAndLoad(batch *nd.NDArray, devs []ctx.Context, evenSplit bool) ([]*nd.
 //	})
 //
 // A panic in f (an *nd.Error from a programmer mistake) is returned as an
-// error instead of crashing the program. With one context f runs on the
-// calling goroutine, which is what its goroutine would see (the caller's
-// tree and scopes) without starting one.
+// error instead of crashing the program; another panic in the first
+// context's f reaches the caller once the other contexts are done. The
+// pool's goroutines run f as members of the caller's tree, so they see
+// what the caller's goroutine sees (its tree and scopes).
 func ForEachDevice(devs []ctx.Context, f func(i int, dev ctx.Context) error) error {
 	run := func(i int, d ctx.Context, in func(func())) (err error) {
 		defer func() {
@@ -110,8 +112,10 @@ func ForEachDevice(devs []ctx.Context, f func(i int, dev ctx.Context) error) err
 			}
 		})
 	}
-	errs[0] = run(0, devs[0], func(g func()) { g() })
-	waitSpin(&left, done)
+	func() {
+		defer waitSpin(&left, done) // a panic leaves once the others are done
+		errs[0] = run(0, devs[0], func(g func()) { g() })
+	}()
 	for _, err := range errs {
 		if err != nil {
 			return err

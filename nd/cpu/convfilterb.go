@@ -9,18 +9,19 @@ package cpu
 // value at that position is broadcast into the FMA: every lane is used
 // when the filters come in sixteens, whatever the row length. The kernel
 // keeps the sums of whole kernel rows, nine rows of three taps or five of
-// five (27 or 25 accumulators). A unit of work, a block of 16 filters and
-// a group of kernel rows, sums over all positions of all images in order,
-// so the result does not depend on how the units are split over the
-// cores.
+// five (27 or 25 accumulators). A unit of work is a block of bcastImages
+// images, a block of 16 filters and a group of kernel rows, summing over
+// its images' positions in order; the blocks' sums are added in image
+// order at the end, so the result does not depend on how the units are
+// split over the cores.
 
 // useBcastFilterOn lets tests and benchmarks turn the filter-vectorised
 // form off.
 var useBcastFilterOn = true
 
-// bcastImages is about how many images one block of bcastFilter sums,
-// when a shape splits its images (a function of the shape alone, so that
-// the partial sums, and their order, do not depend on the cores).
+// bcastImages is how many images one unit of bcastFilter sums (the last
+// block may have fewer): fixed, so that the partial sums, and their
+// order, do not depend on the cores.
 const bcastImages = 16
 
 // bcastRows is how many kernel rows one call of the kernel for kernels
