@@ -186,8 +186,12 @@ func packWordRows(dst []uint32, x []backend.BF16, ld, i0, rows, k, width int) {
 	for r := range rows {
 		words[r] = pairWords(x[(i0+r)*ld:], k)
 	}
+	p0 := 0
+	if useBF16Kernel && (width == 12 || width == 32) {
+		p0 = packWordBlocks(dst, words, k/2, width)
+	}
 	const block = 16 // pairs per pass: each row's words read in order, written into a block of dst that stays in cache
-	for p0 := 0; p0 < k/2; p0 += block {
+	for ; p0 < k/2; p0 += block {
 		p1 := min(p0+block, k/2)
 		for r, w := range words {
 			for p, v := range w[p0:p1] {
@@ -207,6 +211,28 @@ func packWordRows(dst []uint32, x []backend.BF16, ld, i0, rows, k, width int) {
 		}
 		clear(d[rows:])
 	}
+}
+
+// packWordBlocks is packWordRows' loop for whole blocks of 16 pairs, a
+// width of 12 or 32, with transpose16x16 (rows past len(words) read
+// zeros). It returns the pairs it packed.
+func packWordBlocks(dst []uint32, words [][]uint32, pairs, width int) int {
+	var zeros [16]uint32
+	var ptrs [16]*uint32
+	full := pairs &^ 15
+	for p0 := 0; p0 < full; p0 += 16 {
+		for h := 0; h < width; h += 16 {
+			for r := range ptrs {
+				ptrs[r] = &zeros[0]
+				if h+r < len(words) {
+					ptrs[r] = &words[h+r][p0]
+				}
+			}
+			_ = dst[(p0+15)*width+h+min(16, width-h)-1]
+			transpose16x16(&dst[p0*width+h], width, &ptrs, min(16, width-h))
+		}
+	}
+	return full
 }
 
 // packRowPairs packs, for each k pair p, values j0..j0+cols−1 of rows 2p

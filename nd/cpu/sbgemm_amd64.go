@@ -44,3 +44,10 @@ func sbTile12x32(kp int, a, b *uint32, w *float32, load int)
 //
 //go:noescape
 func packPairsBF16x512(dst *uint32, lo, hi *backend.BF16, n int)
+
+// transpose16x16 writes output row p (p < 16) of a 16×16 word transpose:
+// dst[p·stride+r] = rows[r][p] for r < ncols (12 or 16), with AVX-512
+// shuffles: packWordRows' blocks of 16 pairs.
+//
+//go:noescape
+func transpose16x16(dst *uint32, stride int, rows *[16]*uint32, ncols int)

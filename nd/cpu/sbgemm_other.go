@@ -15,3 +15,5 @@ var (
 func hasAVX512BF16() bool { return false }
 
 func packPairsBF16x512(dst *uint32, lo, hi *backend.BF16, n int) { panic("unreachable") }
+
+func transpose16x16(dst *uint32, stride int, rows *[16]*uint32, ncols int) { panic("unreachable") }
