@@ -187,7 +187,7 @@ func packWordRows(dst []uint32, x []backend.BF16, ld, i0, rows, k, width int) {
 		words[r] = pairWords(x[(i0+r)*ld:], k)
 	}
 	p0 := 0
-	if useBF16Kernel && (width == 12 || width == 32) {
+	if useBF16Kernel && (width == sbMR || width == sbNR) {
 		p0 = packWordBlocks(dst, words, k/2, width)
 	}
 	const block = 16 // pairs per pass: each row's words read in order, written into a block of dst that stays in cache
@@ -214,8 +214,8 @@ func packWordRows(dst []uint32, x []backend.BF16, ld, i0, rows, k, width int) {
 }
 
 // packWordBlocks is packWordRows' loop for whole blocks of 16 pairs, a
-// width of 12 or 32, with transpose16x16 (rows past len(words) read
-// zeros). It returns the pairs it packed.
+// width of sbMR (12) or sbNR (32), with transpose16x16 (rows past
+// len(words) read zeros). It returns the pairs it packed.
 func packWordBlocks(dst []uint32, words [][]uint32, pairs, width int) int {
 	var zeros [16]uint32
 	var ptrs [16]*uint32
