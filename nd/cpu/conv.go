@@ -291,6 +291,10 @@ func (*Backend) Conv2DBackwardFilter(p backend.ConvParams, dw, x, dy backend.Arg
 			bcastFilter(s, slice[float32](dw), slice[float32](x), slice[float32](dy))
 			return
 		}
+		if useFlatFilter(s) {
+			flatFilter(s, slice[float32](dw), slice[float32](x), slice[float32](dy))
+			return
+		}
 		directFilter(s, slice[float32](dw), slice[float32](x), slice[float32](dy))
 		return
 	}

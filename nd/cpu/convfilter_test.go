@@ -72,6 +72,13 @@ func TestDirectFilter(t *testing.T) {
 		{40, 2, 11, 13, 20, 5, 5, 2, 1},
 		{3, 1, 1, 1, 12, 3, 3, 1, 1},
 		{2, 3, 8, 8, 64, 5, 5, 0, 0},
+		// The flat form's edges: planes of less than one vector, of whole
+		// vectors and not, filter groups full and not, tap groups full
+		// and not, one and several image blocks.
+		{1, 1, 3, 3, 1, 2, 2, 0, 0},
+		{9, 2, 6, 9, 13, 3, 2, 0, 0},
+		{4, 1, 11, 8, 12, 4, 4, 0, 0},
+		{6, 2, 9, 14, 7, 3, 3, 1, 1},
 	}
 	for _, tc := range cases {
 		p := backend.ConvParams{N: tc.n, InC: tc.c, InH: tc.h, InW: tc.w, OutC: tc.oc, OutH: tc.h + 2*tc.ph - tc.kh + 1, OutW: tc.w + 2*tc.pw - tc.kw + 1,
@@ -93,7 +100,7 @@ func TestDirectFilter(t *testing.T) {
 			forms := []struct {
 				name string
 				fn   func(convShape, []float32, []float32, []float32)
-			}{{"direct", directFilter}}
+			}{{"direct", directFilter}, {"flat", flatFilter}}
 			if bcastRows(p.KW) > 0 {
 				forms = append(forms, struct {
 					name string
@@ -115,6 +122,24 @@ func TestDirectFilter(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUseFlatFilter checks which direct shapes take the flat form (those
+// useBcastFilter declines).
+func TestUseFlatFilter(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    backend.ConvParams
+		want bool
+	}{
+		{"LeNet's first layer (0.66 of the FMAs)", convP(32, 1, 28, 6, 5, 0), true},
+		{"the CIFAR CNN's first layer (0.98)", convP(32, 3, 32, 32, 3, 1), true},
+		{"rows of 16, 4 filters (1.25)", convP(8, 2, 18, 4, 3, 0), false},
+	} {
+		if got := useFlatFilter(newConvShape(tc.p)); got != tc.want {
+			t.Errorf("%s: useFlatFilter = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
 
@@ -191,15 +216,15 @@ func BenchmarkDirectFilter(b *testing.B) {
 			}
 			x, dy, dw := arg(p.N*p.InC*p.InH*p.InW), arg(p.N*p.OutC*s.ohw), arg(p.OutC*s.kk)
 			for _, m := range []struct {
-				name          string
-				direct, bcast bool
-			}{{"bcast", true, true}, {"direct", true, false}, {"other", false, false}} {
-				if m.bcast && !useBcastFilter(s) {
+				name                string
+				direct, bcast, flat bool
+			}{{"bcast", true, true, false}, {"flat", true, false, true}, {"direct", true, false, false}, {"other", false, false, false}} {
+				if m.bcast && !useBcastFilter(s) || m.flat && (useBcastFilter(s) || !useFlatFilter(s)) {
 					continue
 				}
 				b.Run(fmt.Sprintf("%s-n%d/%s", l.name, n, m.name), func(b *testing.B) {
-					defer func(on, bc bool) { useDirectFilterOn, useBcastFilterOn = on, bc }(useDirectFilterOn, useBcastFilterOn)
-					useDirectFilterOn, useBcastFilterOn = m.direct, m.bcast
+					defer func(on, bc, fl bool) { useDirectFilterOn, useBcastFilterOn, useFlatFilterOn = on, bc, fl }(useDirectFilterOn, useBcastFilterOn, useFlatFilterOn)
+					useDirectFilterOn, useBcastFilterOn, useFlatFilterOn = m.direct, m.bcast, m.flat
 					gflops(b, 2*float64(p.N*p.OutC*s.ohw*s.kk), func() { be.Conv2DBackwardFilter(p, dw, x, dy) })
 				})
 			}

@@ -96,3 +96,7 @@ func filterBcast3F32x512(acc *float32, dyt, x *float32, oh, ow, imgs, xrow, ximg
 func filterBcast5F32x512(acc *float32, dyt, x *float32, oh, ow, imgs, xrow, ximg, hc int, rows *int64) {
 	panic("unreachable")
 }
+
+func filterFlatF32x512(acc, dy, xs *float32, foffs, toffs *int64, full, tail, imgs, dyimg, xsimg int) {
+	panic("unreachable")
+}

@@ -1,0 +1,129 @@
+package cpu
+
+// The direct filter gradient over whole planes (AVX-512), for layers with
+// few filters on rows that do not fill vectors: LeNet's first layer (6
+// filters, rows of 24 outputs, 25 taps). directFilter puts 16 positions of
+// a row in a vector, so a row of 24 takes a full and a half-empty vector,
+// and it takes taps eight at a time (25 take 32 slots), re-reading the
+// input for every pair of filters. Here each image's input is first laid
+// out again, once per input channel and kernel column kw, as the plane
+// xs[c][kw][h][ow] = x[c][h][ow+kw] (InH rows of OutW): tap (c, kh, kw)
+// then meets the output position p = oh·OutW+ow at xs[c][kw][p + kh·OutW],
+// a shift of the flat plane, so 16 consecutive positions of the plane fill
+// a vector wherever the rows break (only the plane's last vector is
+// masked). The kernel keeps six filters' sums for four taps (24
+// accumulators) and loads each vector of the output gradient once per
+// four taps; it runs image by image over the tap groups, so that an
+// image's operands are read from L1 (a block of images at a time was
+// bound by the L2's bandwidth, 1.6× slower). A unit of work is a block of flatImages images; the blocks'
+// sums are added in image order at the end, so the result does not depend
+// on how the units are split over the cores.
+
+// useFlatFilterOn lets tests and benchmarks turn the flat form off.
+var useFlatFilterOn = true
+
+// flatImages is how many images one unit of flatFilter sums (the last
+// block may have fewer): fixed, so that the partial sums, and their
+// order, do not depend on the cores.
+const flatImages = 4
+
+// Filters and taps one call of the kernel takes.
+const (
+	flatFilters = 6
+	flatTaps    = 4
+)
+
+// useFlatFilter reports whether flatFilter computes s's filter gradient
+// (useDirectFilter has accepted the shape and useBcastFilter has not): it
+// takes at most as many vector FMAs as directFilter, lanes and tap slots
+// wasted included. (At 0.98 of them, the CIFAR CNN's first layer and
+// ResNet's stem, BenchmarkDirectFilter measured it 1.2–1.35× faster: its
+// loads stay in L1 over an image.)
+func useFlatFilter(s convShape) bool {
+	if !useFlatFilterOn {
+		return false
+	}
+	flat := ceilDiv(s.OutC, flatFilters) * flatFilters * ceilDiv(s.kk, flatTaps) * flatTaps * ceilDiv(s.ohw, 16)
+	direct := ceilDiv(s.OutC, 2) * 2 * ceilDiv(s.kk, 8) * 8 * s.OutH * ceilDiv(s.OutW, 16)
+	return flat <= direct
+}
+
+// flatFilter writes dw = the filter gradient of s from x and dy, for the
+// shapes useDirectFilter and useFlatFilter accept.
+func flatFilter(s convShape, dw, x, dy []float32) {
+	s, x, done := zeroBordered(s, x)
+	defer done()
+	plane, inImg, outImg := s.InH*s.InW, s.InC*s.InH*s.InW, s.OutC*s.ohw
+	xsPlane := s.InH * s.OutW
+	xsImg := s.InC * s.KW * xsPlane
+	fgs, tgs := ceilDiv(s.OutC, flatFilters), ceilDiv(s.kk, flatTaps)
+	// Byte offsets: of each filter's plane from a filter group's first
+	// (a short last group repeats its last filter), and of each tap's
+	// first input in xs (a short last group repeats its last tap); the
+	// repeated sums are dropped.
+	foffs := make([]int64, fgs*flatFilters)
+	for i := range foffs {
+		g := i / flatFilters
+		foffs[i] = int64(4 * (min(i, s.OutC-1) - g*flatFilters) * s.ohw)
+	}
+	toffs := make([]int64, tgs*flatTaps)
+	for i := range toffs {
+		t := min(i, s.kk-1)
+		c, kh, kw := t/(s.KH*s.KW), t/s.KW%s.KH, t%s.KW
+		toffs[i] = int64(4 * ((c*s.KW+kw)*xsPlane + kh*s.OutW))
+	}
+	full, rest := s.ohw/16, s.ohw%16
+	tail := 1<<rest - 1
+	blocks := ceilDiv(s.N, flatImages)
+	perBlock := fgs * tgs * flatFilters * flatTaps * 16
+	acc := scratch[float32](blocks * perBlock)
+	defer release(acc)
+	clear(acc)
+	parallelFor(blocks, 1, func(lo, hi int) {
+		xs := scratch[float32](flatImages * xsImg)
+		defer release(xs)
+		for b := lo; b < hi; b++ {
+			n0 := b * flatImages
+			imgs := min(flatImages, s.N-n0)
+			// The block's inputs laid out by (c, kw).
+			for i := range imgs {
+				for c := range s.InC {
+					src := x[(n0+i)*inImg+c*plane:]
+					for kw := range s.KW {
+						copyRows(xs[i*xsImg+(c*s.KW+kw)*xsPlane:], src[kw:], s.InH, s.OutW, s.OutW, s.InW)
+					}
+				}
+			}
+			// Image by image, so that its output gradient and laid-out
+			// input stay in L1 over the tap groups.
+			a := acc[b*perBlock:]
+			for i := range imgs {
+				for fg := range fgs {
+					d := &dy[(n0+i)*outImg+fg*flatFilters*s.ohw]
+					for tg := range tgs {
+						filterFlatF32x512(&a[(fg*tgs+tg)*flatFilters*flatTaps*16], d, &xs[i*xsImg], &foffs[fg*flatFilters], &toffs[tg*flatTaps],
+							full, tail, 1, 0, 0)
+					}
+				}
+			}
+		}
+	})
+	first := acc[:perBlock] // block 0's sums, then all blocks'
+	for b := 1; b < blocks; b++ {
+		addF32(&first[0], &first[0], &acc[b*perBlock], perBlock)
+	}
+	for fg := range fgs {
+		for tg := range tgs {
+			a := first[(fg*tgs+tg)*flatFilters*flatTaps*16:]
+			for f := range min(flatFilters, s.OutC-fg*flatFilters) {
+				for j := range min(flatTaps, s.kk-tg*flatTaps) {
+					var sum float32
+					for _, v := range a[(f*flatTaps+j)*16:][:16] {
+						sum += v
+					}
+					dw[(fg*flatFilters+f)*s.kk+tg*flatTaps+j] = sum
+				}
+			}
+		}
+	}
+}
