@@ -136,6 +136,7 @@ func TestUseFlatFilter(t *testing.T) {
 		{"LeNet's first layer (0.66 of the FMAs)", convP(32, 1, 28, 6, 5, 0), true},
 		{"the CIFAR CNN's first layer (0.98)", convP(32, 3, 32, 32, 3, 1), true},
 		{"rows of 16, 4 filters (1.25)", convP(8, 2, 18, 4, 3, 0), false},
+		{"VGG's first layer (0.90 of the FMAs, 1.8 MiB per image)", convP(2, 3, 224, 64, 3, 1), false},
 	} {
 		if got := useFlatFilter(newConvShape(tc.p)); got != tc.want {
 			t.Errorf("%s: useFlatFilter = %v, want %v", tc.name, got, tc.want)

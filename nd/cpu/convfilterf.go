@@ -33,14 +33,23 @@ const (
 	flatTaps    = 4
 )
 
+// flatMaxImageBytes bounds what one kernel call reads per image: the
+// laid-out input and six planes of output gradient. The shapes measured
+// (LeNet's first layer, 27 KiB; the CIFAR CNN's first layer and ResNet's
+// stem, 62 KiB) stay near L1; larger planes would stream from L2 over
+// every tap group, as the blocked loop did.
+const flatMaxImageBytes = 64 << 10
+
 // useFlatFilter reports whether flatFilter computes s's filter gradient
-// (useDirectFilter has accepted the shape and useBcastFilter has not): it
-// takes at most as many vector FMAs as directFilter, lanes and tap slots
-// wasted included. (At 0.98 of them, the CIFAR CNN's first layer and
-// ResNet's stem, BenchmarkDirectFilter measured it 1.2–1.35× faster: its
-// loads stay in L1 over an image.)
+// (useDirectFilter has accepted the shape and useBcastFilter has not): an
+// image's operands fit flatMaxImageBytes and it takes at most as many
+// vector FMAs as directFilter, lanes and tap slots wasted included. (At
+// 0.98 of them, the CIFAR CNN's first layer and ResNet's stem,
+// BenchmarkDirectFilter measured it 1.2–1.35× faster: its loads stay in
+// L1 over an image.)
 func useFlatFilter(s convShape) bool {
-	if !useFlatFilterOn {
+	inH := s.InH + 2*s.PadH
+	if !useFlatFilterOn || 4*(s.InC*s.KW*inH*s.OutW+flatFilters*s.ohw) > flatMaxImageBytes {
 		return false
 	}
 	flat := ceilDiv(s.OutC, flatFilters) * flatFilters * ceilDiv(s.kk, flatTaps) * flatTaps * ceilDiv(s.ohw, 16)
