@@ -287,15 +287,8 @@ func convBackwardData[T Float](s convShape, dx, dy, w []T) {
 func (*Backend) Conv2DBackwardFilter(p backend.ConvParams, dw, x, dy backend.Arg) {
 	s := newConvShape(p)
 	if useDirectFilter(p) {
-		if useBcastFilter(s) {
-			bcastFilter(s, slice[float32](dw), slice[float32](x), slice[float32](dy))
-			return
-		}
-		if useFlatFilter(s) {
-			flatFilter(s, slice[float32](dw), slice[float32](x), slice[float32](dy))
-			return
-		}
-		directFilter(s, slice[float32](dw), slice[float32](x), slice[float32](dy))
+		_, form := directFilterForm(s)
+		form(s, slice[float32](dw), slice[float32](x), slice[float32](dy))
 		return
 	}
 	if useWinograd(p) {

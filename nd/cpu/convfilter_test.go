@@ -125,40 +125,24 @@ func TestDirectFilter(t *testing.T) {
 	}
 }
 
-// TestUseFlatFilter checks which direct shapes take the flat form (those
-// useBcastFilter declines).
-func TestUseFlatFilter(t *testing.T) {
+// TestDirectFilterForm checks which form of the direct filter gradient
+// each shape takes (useBcastFilter first, then useFlatFilter), with the
+// vector FMAs each would take against the first form's.
+func TestDirectFilterForm(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		p    backend.ConvParams
-		want bool
+		want string
 	}{
-		{"LeNet's first layer (0.66 of the FMAs)", convP(32, 1, 28, 6, 5, 0), true},
-		{"the CIFAR CNN's first layer (0.98)", convP(32, 3, 32, 32, 3, 1), true},
-		{"rows of 16, 4 filters (1.25)", convP(8, 2, 18, 4, 3, 0), false},
-		{"VGG's first layer (0.90 of the FMAs, 1.8 MiB per image)", convP(2, 3, 224, 64, 3, 1), false},
+		{"LeNet's second layer", convP(32, 6, 12, 16, 3, 0), "bcast"},
+		{"LeNet's first layer (6 filters; flat 0.66 of the FMAs)", convP(32, 1, 28, 6, 5, 0), "flat"},
+		{"the CIFAR CNN's first layer (bcast 0.84, flat 0.98)", convP(32, 3, 32, 32, 3, 1), "flat"},
+		{"no broadcast kernel for 4-wide rows", convP(32, 4, 12, 16, 4, 0), "flat"},
+		{"rows of 16, 4 filters (flat 1.25)", convP(8, 2, 18, 4, 3, 0), "direct"},
+		{"VGG's first layer (flat 0.90, 1.8 MiB per image)", convP(2, 3, 224, 64, 3, 1), "direct"},
 	} {
-		if got := useFlatFilter(newConvShape(tc.p)); got != tc.want {
-			t.Errorf("%s: useFlatFilter = %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}
-
-// TestUseBcastFilter checks which direct shapes take the
-// filter-vectorised form.
-func TestUseBcastFilter(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		p    backend.ConvParams
-		want bool
-	}{
-		{"LeNet's second layer", convP(32, 6, 12, 16, 3, 0), true},
-		{"LeNet's first layer (6 filters)", convP(32, 1, 28, 6, 5, 0), false},
-		{"the CIFAR CNN's first layer (0.84 of the FMAs)", convP(32, 3, 32, 32, 3, 1), false},
-		{"no kernel for 4-wide rows", convP(32, 4, 12, 16, 4, 0), false},
-	} {
-		if got := useBcastFilter(newConvShape(tc.p)); got != tc.want {
-			t.Errorf("%s: useBcastFilter = %v, want %v", tc.name, got, tc.want)
+		if got, _ := directFilterForm(newConvShape(tc.p)); got != tc.want {
+			t.Errorf("%s: directFilterForm = %s, want %s", tc.name, got, tc.want)
 		}
 	}
 }

@@ -57,6 +57,20 @@ func useFlatFilter(s convShape) bool {
 	return flat <= direct
 }
 
+// directFilterForm returns the direct filter gradient that computes s's
+// (useDirectFilter has accepted the shape), and its name: the
+// filter-vectorised form where useBcastFilter holds, else the flat form
+// where useFlatFilter holds, else the first form.
+func directFilterForm(s convShape) (string, func(s convShape, dw, x, dy []float32)) {
+	switch {
+	case useBcastFilter(s):
+		return "bcast", bcastFilter
+	case useFlatFilter(s):
+		return "flat", flatFilter
+	}
+	return "direct", directFilter
+}
+
 // flatFilter writes dw = the filter gradient of s from x and dy, for the
 // shapes useDirectFilter and useFlatFilter accept.
 func flatFilter(s convShape, dw, x, dy []float32) {
