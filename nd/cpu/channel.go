@@ -46,13 +46,20 @@ func serialRows(p backend.ChannelParams) bool { return numChunks(p.Outer, rowGra
 // in outer order, in float64, whatever the split: the same sums, in the
 // same order, as one goroutine visiting channel c's runs one by one.
 func planeSums[T Float](p backend.ChannelParams, db []T, fn func(o, c int) float64) {
-	sums := scratch[float64](p.Outer * p.C)
-	defer release(sums)
-	parallelFor(p.Outer*p.C, runGrain(p), func(lo, hi int) {
+	planeRangeSums(p, db, func(lo, hi int, sums []float64) {
 		for r := lo; r < hi; r++ {
 			sums[r] = fn(r/p.C, r%p.C)
 		}
 	})
+}
+
+// planeRangeSums is planeSums for kernels that take a range of runs at
+// once: fn writes sums[r] for each run r in [lo, hi) (run r is channel
+// r mod C of outer index r/C, the runs in memory order).
+func planeRangeSums[T Float](p backend.ChannelParams, db []T, fn func(lo, hi int, sums []float64)) {
+	sums := scratch[float64](p.Outer * p.C)
+	defer release(sums)
+	parallelFor(p.Outer*p.C, runGrain(p), func(lo, hi int) { fn(lo, hi, sums) })
 	for c := range db {
 		var s float64
 		for o := 0; o < p.Outer; o++ {

@@ -150,6 +150,15 @@ func maxPool2x2RowsF32x512(y, x *float32, rows, outW, inW int)
 //go:noescape
 func maxPool2x2BackRowsF32x512(dx, x, y, dy *float32, rows, outW, inW int) int
 
+// maxPool2x2BackNarrowF32x512 is the backward pass of 2×2, stride-2 max
+// pooling over stacked input rows w wide (even, at most 16), groups of
+// 32/w row pairs (nin inputs, nout outputs) at a time (tab: see
+// narrowPoolTable). It stops before a group whose maxima hold a NaN and
+// returns the groups it did.
+//
+//go:noescape
+func maxPool2x2BackNarrowF32x512(dx, x, y, dy *float32, groups, w, nin, nout int, tab *narrowPoolTable) int
+
 // maxPool2x2BackRowF32x512 is maxPool2x2BackRowF32 on ZMM registers.
 //
 //go:noescape

@@ -133,4 +133,37 @@ func TestZMMGuardPage(t *testing.T) {
 			}
 		}
 	}
+	// The narrow backward kernel: one and two groups of stacked row
+	// pairs, the last input and output ending at a guard page.
+	for w := 2; w <= 16; w += 2 {
+		tab := &narrowPoolTables[w/2-1]
+		pairs := 32 / w
+		nin, nout := 2*w*pairs, w/2*pairs
+		for groups := 1; groups <= 2; groups++ {
+			xs, x := regions[1].tail(groups*nin, vals)
+			ys, y := regions[0].tail(groups*nout, vals)
+			for r := range groups * pairs {
+				for i := range w / 2 {
+					a, b := xs[2*r*w+2*i:], xs[(2*r+1)*w+2*i:]
+					ys[r*w/2+i] = max(a[0], a[1], b[0], b[1])
+				}
+			}
+			dxs, dx := regions[2].tail(groups*nin, vals)
+			clear(dxs)
+			dys, dy := regions[3].tail(groups*nout, vals)
+			if done := maxPool2x2BackNarrowF32x512(dx, x, y, dy, groups, w, nin, nout, tab); done != groups {
+				t.Fatalf("narrow kernel w=%d: did %d of %d groups", w, done, groups)
+			}
+			var gin, gout float64
+			for _, v := range dxs {
+				gin += float64(v)
+			}
+			for _, v := range dys {
+				gout += float64(v)
+			}
+			if gin != gout {
+				t.Fatalf("narrow kernel w=%d groups=%d: input gradients sum to %v, output gradients to %v", w, groups, gin, gout)
+			}
+		}
+	}
 }

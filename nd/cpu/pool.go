@@ -103,6 +103,16 @@ func (*Backend) Pool2DBackward(p backend.PoolParams, dx, x, y, dy backend.Arg) {
 
 func pool2DBackward[T Float](p backend.PoolParams, dx, x, y, dy []T) {
 	inPlane, outPlane := p.InH*p.InW, p.OutH*p.OutW
+	if d32, ok := asF32(dx); ok && narrowPool2x2(p) {
+		// Narrow planes stacked: a core's range of planes in one pass.
+		x32, _ := asF32(x)
+		y32, _ := asF32(y)
+		g32, _ := asF32(dy)
+		parallelFor(p.N*p.C, 1, func(lo, hi int) {
+			maxPool2x2BackNarrow(p, d32[lo*inPlane:hi*inPlane], x32[lo*inPlane:hi*inPlane], y32[lo*outPlane:hi*outPlane], g32[lo*outPlane:hi*outPlane])
+		})
+		return
+	}
 	plane := poolBackwardPlaneFor[T](p)
 	parallelFor(p.N*p.C, 1, func(lo, hi int) {
 		for pl := lo; pl < hi; pl++ {
@@ -115,6 +125,8 @@ func pool2DBackward[T Float](p backend.PoolParams, dx, x, y, dy []T) {
 // overwrites the plane's dxp from its xp, yp and dyp.
 func poolBackwardPlaneFor[T Float](p backend.PoolParams) func(p backend.PoolParams, dxp, xp, yp, dyp []T) {
 	switch {
+	case narrowPool2x2(p):
+		return narrowBackwardPlane[T]
 	case pool2x2(p):
 		return maxPool2x2BackwardPlane[T]
 	case fastMaxPool(p):

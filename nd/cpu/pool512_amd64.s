@@ -442,3 +442,134 @@ bdone:
 	MOVQ BX, ret+56(FP)
 	VZEROUPPER
 	RET
+
+// NPERM permutes a group's maxima (Z16) and output gradients (Z17) to
+// the window lanes of one of its first three input vectors (index vector
+// IDX; the vector at byte offset off of R12): the maxima into Z18, the
+// gradients into G; it loads the inputs into Z19 and sets mask K to the
+// lanes equal to their window's maximum. (The fourth vector, partly
+// past the group's inputs for some widths, is loaded under a mask.)
+#define NPERM(IDX, G, off, K) \
+	VPERMPS Z16, IDX, Z18;     \
+	VPERMPS Z17, IDX, G;       \
+	VMOVUPS off(R12), Z19;     \
+	VCMPPS  $0, Z18, Z19, K
+
+// NSTORE stores the gradients G of input vector r (GPR AX's low 16 bits
+// the lanes that win) at byte offset off of R11 and moves to the next 16
+// lanes of AX.
+#define NSTORE(G, off) \
+	KMOVW     AX, K6;   \
+	VMOVAPS.Z G, K6, G; \
+	VMOVUPS   G, off(R11); \
+	SHRQ      $16, AX
+
+// func maxPool2x2BackNarrowF32x512(dx, x, y, dy *float32, groups, w, nin, nout int, tab *narrowPoolTable) int
+//
+// The backward pass of 2×2, stride-2 max pooling over stacked input rows
+// w wide (even, 2–16; outputs w/2 wide), one group of 32/w row pairs at a
+// time: its nout outputs y, dy have their windows in its nin inputs x
+// (at most 64, at least 48), and dx gets, per window, dy at the first
+// input equal to the maximum and 0 at the three others; when none equals
+// it, the bottom-right input gets dy (as maxPool2x2BackRowF32x512). tab
+// holds the four index vectors mapping each input lane to its window's
+// output and the 64-lane masks of bottom rows, their even and odd lanes,
+// and of the valid lanes. It stops before the first group whose y holds
+// a NaN and returns how many groups it did.
+TEXT ·maxPool2x2BackNarrowF32x512(SB), NOSPLIT, $8-80
+	MOVQ    dx+0(FP), R11
+	MOVQ    x+8(FP), R12
+	MOVQ    y+16(FP), R9
+	MOVQ    dy+24(FP), R10
+	MOVQ    tab+64(FP), AX
+	VMOVUPS 0(AX), Z24
+	VMOVUPS 64(AX), Z25
+	VMOVUPS 128(AX), Z26
+	VMOVUPS 192(AX), Z27
+	MOVQ    256(AX), DI
+	MOVQ    264(AX), R8
+	MOVQ    272(AX), R13
+	MOVQ    280(AX), BX
+	SHRQ    $48, BX
+	KMOVW   BX, K7
+	MOVQ    $0xAAAAAAAAAAAAAAAA, BX
+	MOVQ    BX, odd-8(SP)
+	MOVQ    nout+56(FP), CX
+	MOVQ    $1, BX
+	SHLQ    CX, BX
+	DECQ    BX
+	KMOVW   BX, K5
+	MOVQ    w+40(FP), CX
+	DECQ    CX
+	XORQ    R14, R14
+
+ngroup:
+	CMPQ      R14, groups+32(FP)
+	JGE       ndone
+	VMOVUPS.Z (R9), K5, Z16
+	VMOVUPS.Z (R10), K5, Z17
+	VCMPPS    $3, Z16, Z16, K1
+	KORTESTW  K1, K1
+	JNE       ndone
+	NPERM(Z24, Z20, 0, K1)
+	NPERM(Z25, Z21, 64, K2)
+	NPERM(Z26, Z22, 128, K3)
+	VPERMPS   Z16, Z27, Z18
+	VPERMPS   Z17, Z27, Z23
+	VMOVUPS.Z 192(R12), K7, Z19
+	VCMPPS    $0, Z18, Z19, K4
+
+	// m (AX): the 64 lanes equal to their window's maximum.
+	KMOVW K4, AX
+	SHLQ  $16, AX
+	KMOVW K3, BX
+	ORQ   BX, AX
+	SHLQ  $16, AX
+	KMOVW K2, BX
+	ORQ   BX, AX
+	SHLQ  $16, AX
+	KMOVW K1, BX
+	ORQ   BX, AX
+
+	// prior (BX): lanes with an earlier lane of their window in m.
+	MOVQ AX, DX
+	SHLQ CL, DX
+	MOVQ DX, BX
+	ANDQ R8, BX
+	SHLQ $1, DX
+	MOVQ DX, SI
+	ANDQ DI, SI
+	ORQ  SI, BX
+	SHLQ $1, DX
+	ANDQ R13, DX
+	ORQ  DX, BX
+	MOVQ AX, SI
+	SHLQ $1, SI
+	ANDQ odd-8(SP), SI
+	ORQ  SI, BX
+
+	// win = (m | bottom-right) &^ prior (the last vector's store keeps
+	// to the valid lanes).
+	ORQ  R13, AX
+	NOTQ BX
+	ANDQ BX, AX
+	NSTORE(Z20, 0)
+	NSTORE(Z21, 64)
+	NSTORE(Z22, 128)
+	KMOVW     AX, K6
+	VMOVAPS.Z Z23, K6, Z23
+	VMOVUPS   Z23, K7, 192(R11)
+
+	MOVQ nout+56(FP), BX
+	LEAQ (R9)(BX*4), R9
+	LEAQ (R10)(BX*4), R10
+	MOVQ nin+48(FP), BX
+	LEAQ (R11)(BX*4), R11
+	LEAQ (R12)(BX*4), R12
+	INCQ R14
+	JMP  ngroup
+
+ndone:
+	MOVQ R14, ret+72(FP)
+	VZEROUPPER
+	RET

@@ -55,6 +55,9 @@ func maxPool2x2RowsF32x512(y, x *float32, rows, outW, inW int) { panic("unreacha
 func maxPool2x2BackRowsF32x512(dx, x, y, dy *float32, rows, outW, inW int) int {
 	panic("unreachable")
 }
+func maxPool2x2BackNarrowF32x512(dx, x, y, dy *float32, groups, w, nin, nout int, tab *narrowPoolTable) int {
+	panic("unreachable")
+}
 
 // And the batched Winograd kernels (winobatch.go).
 func winoGatherInF32x512(x *float32, plane, w int, tab *int32, dst *float32, ldd, ldx, nch int) {
