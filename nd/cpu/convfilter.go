@@ -48,8 +48,8 @@ const (
 // 1 MiB L2 cache.
 const directFilterBlockBytes = 256 << 10
 
-// useDirectFilter reports whether directFilter computes p's filter
-// gradient: float32 on AVX-512, one group, stride 1, no dilation, a small
+// useDirectFilter reports whether a direct form computes p's filter
+// gradient (directFilterForm picks which): float32 on AVX-512, one group, stride 1, no dilation, a small
 // column matrix (padding is copied in), and shapes where the vectors are
 // mostly full and the input is not streamed once per filter pair too
 // often: rows of at least directFilterMinOW outputs, at most

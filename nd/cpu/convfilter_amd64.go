@@ -31,13 +31,12 @@ func filterBcast3F32x512(acc *float32, dyt, x *float32, oh, ow, imgs, xrow, ximg
 func filterBcast5F32x512(acc *float32, dyt, x *float32, oh, ow, imgs, xrow, ximg, hc int, rows *int64)
 
 // filterFlatF32x512 is the AVX-512 kernel of flatFilter
-// (convfilterf512_amd64.s): for imgs images, for the full whole blocks of
-// 16 positions of the flat plane and, when tail is not 0, one more block
-// under the lane mask tail, acc[f][t][lane] += dy_f[q+lane] · xs_t[q+lane]
-// for the six filters f and the four taps t, q the block's first
-// position, dy_f = dy + foffs[f] and xs_t = xs + toffs[t] (byte offsets).
-// After each image dy advances by dyimg bytes and xs by xsimg. acc holds
-// 6·4·16 floats.
+// (convfilterf512_amd64.s): for the full whole blocks of 16 positions of
+// an image's flat plane and, when tail is not 0, one more block under the
+// lane mask tail, acc[f][t][lane] += dy_f[q+lane] · xs_t[q+lane] for the
+// six filters f and the four taps t, q the block's first position, dy_f =
+// dy + foffs[f] and xs_t = xs + toffs[t] (byte offsets). acc holds 6·4·16
+// floats.
 //
 //go:noescape
-func filterFlatF32x512(acc, dy, xs *float32, foffs, toffs *int64, full, tail, imgs, dyimg, xsimg int)
+func filterFlatF32x512(acc, dy, xs *float32, foffs, toffs *int64, full, tail int)

@@ -39,12 +39,13 @@ func naiveFilterGrad(p backend.ConvParams, x, dy []float32) []float64 {
 	return dw
 }
 
-// TestDirectFilter checks directFilter against the definition in float64
-// on shapes around its edges, including some useDirectFilter sends
-// elsewhere for speed: rows of one to several vectors, a last block of
-// one lane, of sixteen and none, odd filter counts, tap counts that do
-// not fill a group of eight, padding, and many images. The tutorials'
-// layers must take the direct form.
+// TestDirectFilter checks every form of the direct filter gradient (the
+// first, the flat and, where its kernel exists, the filter-vectorised)
+// against the definition in float64 on shapes around their edges,
+// including some useDirectFilter sends elsewhere for speed: rows of one
+// to several vectors, a last block of one lane, of sixteen and none, odd
+// filter counts, tap counts that do not fill a group of eight, padding,
+// and many images. The tutorials' layers must take a direct form.
 func TestDirectFilter(t *testing.T) {
 	if !useZMMKernel {
 		t.Skip("needs AVX-512")
@@ -139,7 +140,7 @@ func TestDirectFilterForm(t *testing.T) {
 		{"the CIFAR CNN's first layer (bcast 0.84, flat 0.98)", convP(32, 3, 32, 32, 3, 1), "flat"},
 		{"no broadcast kernel for 4-wide rows", convP(32, 4, 12, 16, 4, 0), "flat"},
 		{"rows of 16, 4 filters (flat 1.25)", convP(8, 2, 18, 4, 3, 0), "direct"},
-		{"VGG's first layer (flat 0.90, 1.8 MiB per image)", convP(2, 3, 224, 64, 3, 1), "direct"},
+		{"VGG's first layer (flat 0.90, 2.9 MiB per image)", convP(2, 3, 224, 64, 3, 1), "direct"},
 	} {
 		if got, _ := directFilterForm(newConvShape(tc.p)); got != tc.want {
 			t.Errorf("%s: directFilterForm = %s, want %s", tc.name, got, tc.want)
@@ -179,8 +180,9 @@ func TestUseDirectFilter(t *testing.T) {
 }
 
 // BenchmarkDirectFilter times Conv2DBackwardFilter on the layers that take
-// the direct form, with it and with the path the backend takes without it
-// (Winograd, batched or per-image im2col), at batch 32 and 128.
+// a direct form: the filter-vectorised and flat forms where they apply,
+// the first form, and the path the backend takes without them (Winograd,
+// batched or per-image im2col), at batch 32 and 128.
 func BenchmarkDirectFilter(b *testing.B) {
 	be := New()
 	r := rand.New(rand.NewPCG(5, 6))

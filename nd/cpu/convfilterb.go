@@ -37,12 +37,13 @@ func bcastRows(kw int) int {
 }
 
 // useBcastFilter reports whether bcastFilter computes s's filter gradient
-// rather than directFilter (useDirectFilter has accepted the shape): its
-// kernel exists for s's kernel width and it takes at most 3/4 of
-// directFilter's vector FMAs per output row, lanes and tap slots wasted
+// (useDirectFilter has accepted the shape; directFilterForm asks it
+// first): its kernel exists for s's kernel width and it takes at most 3/4
+// of directFilter's vector FMAs per output row, lanes and tap slots wasted
 // included. (Each of its FMAs loads a broadcast and it transposes the
 // output gradient first: at 0.84 of the FMAs, the CIFAR CNN's first layer
-// and ResNet's stem, BenchmarkDirectFilter measured it slower.)
+// and ResNet's stem, BenchmarkDirectFilter measured it slower than
+// directFilter; those layers take the flat form.)
 func useBcastFilter(s convShape) bool {
 	r := bcastRows(s.KW)
 	if !useBcastFilterOn || r == 0 {

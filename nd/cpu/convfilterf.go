@@ -13,19 +13,23 @@ package cpu
 // a vector wherever the rows break (only the plane's last vector is
 // masked). The kernel keeps six filters' sums for four taps (24
 // accumulators) and loads each vector of the output gradient once per
-// four taps; it runs image by image over the tap groups, so that an
-// image's operands are read from L1 (a block of images at a time was
-// bound by the L2's bandwidth, 1.6× slower). A unit of work is a block of flatImages images; the blocks'
-// sums are added in image order at the end, so the result does not depend
-// on how the units are split over the cores.
+// four taps; it runs image by image over the filter and tap groups, so
+// that an image's operands are read from L1 (a block of images at a time
+// was bound by the L2's bandwidth, 1.7× slower). The images are summed in
+// flatUnits fixed ranges, added in order at the end, so the result does
+// not depend on how the ranges are split over the cores.
 
 // useFlatFilterOn lets tests and benchmarks turn the flat form off.
 var useFlatFilterOn = true
 
-// flatImages is how many images one unit of flatFilter sums (the last
-// block may have fewer): fixed, so that the partial sums, and their
+// flatUnits is the most ranges of images flatFilter sums separately, and
+// flatImages the fewest images a range holds (each range's accumulators
+// are added at the end): fixed, so that the partial sums, and their
 // order, do not depend on the cores.
-const flatImages = 4
+const (
+	flatUnits  = 16
+	flatImages = 4
+)
 
 // Filters and taps one call of the kernel takes.
 const (
@@ -44,7 +48,7 @@ const flatMaxImageBytes = 64 << 10
 // (useDirectFilter has accepted the shape and useBcastFilter has not): an
 // image's operands fit flatMaxImageBytes and it takes at most as many
 // vector FMAs as directFilter, lanes and tap slots wasted included. (At
-// 0.98 of them, the CIFAR CNN's first layer and ResNet's stem,
+// 0.98 and 0.90 of them, the CIFAR CNN's first layer and ResNet's stem,
 // BenchmarkDirectFilter measured it 1.2–1.35× faster: its loads stay in
 // L1 over an image.)
 func useFlatFilter(s convShape) bool {
@@ -97,44 +101,46 @@ func flatFilter(s convShape, dw, x, dy []float32) {
 	}
 	full, rest := s.ohw/16, s.ohw%16
 	tail := 1<<rest - 1
-	blocks := ceilDiv(s.N, flatImages)
-	perBlock := fgs * tgs * flatFilters * flatTaps * 16
-	acc := scratch[float32](blocks * perBlock)
+	// Units: up to flatUnits ranges of at least flatImages images, each
+	// summed in image order into its own accumulators, then added in unit
+	// order; the ranges depend on N alone.
+	units := min(flatUnits, ceilDiv(s.N, flatImages))
+	perUnit := fgs * tgs * flatFilters * flatTaps * 16
+	acc := scratch[float32](units * perUnit)
 	defer release(acc)
 	clear(acc)
-	parallelFor(blocks, 1, func(lo, hi int) {
-		xs := scratch[float32](flatImages * xsImg)
+	parallelFor(units, 1, func(lo, hi int) {
+		xs := scratch[float32](xsImg)
 		defer release(xs)
-		for b := lo; b < hi; b++ {
-			n0 := b * flatImages
-			imgs := min(flatImages, s.N-n0)
-			// The block's inputs laid out by (c, kw).
-			for i := range imgs {
+		for u := lo; u < hi; u++ {
+			a := acc[u*perUnit:]
+			for n := u * s.N / units; n < (u+1)*s.N/units; n++ {
+				// The image's input laid out by (c, kw), then every
+				// filter and tap group over it while it is in L1.
 				for c := range s.InC {
-					src := x[(n0+i)*inImg+c*plane:]
+					src := x[n*inImg+c*plane:]
 					for kw := range s.KW {
-						copyRows(xs[i*xsImg+(c*s.KW+kw)*xsPlane:], src[kw:], s.InH, s.OutW, s.OutW, s.InW)
+						copyRows(xs[(c*s.KW+kw)*xsPlane:], src[kw:], s.InH, s.OutW, s.OutW, s.InW)
 					}
 				}
-			}
-			// Image by image, so that its output gradient and laid-out
-			// input stay in L1 over the tap groups.
-			a := acc[b*perBlock:]
-			for i := range imgs {
 				for fg := range fgs {
-					d := &dy[(n0+i)*outImg+fg*flatFilters*s.ohw]
+					d := &dy[n*outImg+fg*flatFilters*s.ohw]
 					for tg := range tgs {
-						filterFlatF32x512(&a[(fg*tgs+tg)*flatFilters*flatTaps*16], d, &xs[i*xsImg], &foffs[fg*flatFilters], &toffs[tg*flatTaps],
-							full, tail, 1, 0, 0)
+						filterFlatF32x512(&a[(fg*tgs+tg)*flatFilters*flatTaps*16], d, &xs[0], &foffs[fg*flatFilters], &toffs[tg*flatTaps], full, tail)
 					}
 				}
 			}
 		}
 	})
-	first := acc[:perBlock] // block 0's sums, then all blocks'
-	for b := 1; b < blocks; b++ {
-		addF32(&first[0], &first[0], &acc[b*perBlock], perBlock)
-	}
+	// Unit 0's sums, then all units': each element adds the units in
+	// order, the elements split over the cores when there are many (at
+	// least 64 Ki additions a core).
+	first := acc[:perUnit]
+	parallelFor(perUnit/16, max(1, 4096/max(units-1, 1)), func(lo, hi int) {
+		for u := 1; u < units; u++ {
+			addF32(&first[16*lo], &first[16*lo], &acc[u*perUnit+16*lo], 16*(hi-lo))
+		}
+	})
 	for fg := range fgs {
 		for tg := range tgs {
 			a := first[(fg*tgs+tg)*flatFilters*flatTaps*16:]

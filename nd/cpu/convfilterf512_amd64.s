@@ -6,9 +6,10 @@
 
 #include "textflag.h"
 
-// FTAP6 loads tap t's 16 inputs at byte offset DX from pointer P (masked
-// by K1 when M is .Z with K1) and adds their products with the six
-// filters' output gradients (Z24–Z29) into Z(t), Z(t+4), ..., Z(t+20).
+// FTAP6 loads tap t's 16 inputs at byte offset DX from pointer P and adds
+// their products with the six filters' output gradients (Z24–Z29) into
+// Z(t), Z(t+4), ..., Z(t+20); FTAP6M loads them under the tail mask K1,
+// zeroing the other lanes.
 #define FTAP6(P, A0, A1, A2, A3, A4, A5) \
 	VMOVUPS (P)(DX*1), Z30;    \
 	VFMADD231PS Z30, Z24, A0; \
@@ -39,15 +40,14 @@
 	MOVQ off(DX), R; \
 	ADDQ CX, R
 
-// func filterFlatF32x512(acc, dy, xs *float32, foffs, toffs *int64, full, tail, imgs, dyimg, xsimg int)
+// func filterFlatF32x512(acc, dy, xs *float32, foffs, toffs *int64, full, tail int)
 //
-// For imgs images, for the full whole blocks of 16 positions of the flat
-// plane and, when tail is not 0, one more block under the lane mask tail:
+// For the full whole blocks of 16 positions of an image's flat plane and,
+// when tail is not 0, one more block under the lane mask tail:
 // acc[f][t][lane] += dy_f[q+lane] · xs_t[q+lane] for f < 6, t < 4, q the
 // block's first position, where dy_f = dy + foffs[f] and xs_t = xs +
-// toffs[t] (bytes). After each image dy advances by dyimg bytes and xs by
-// xsimg. acc holds 6·4·16 floats.
-TEXT ·filterFlatF32x512(SB), NOSPLIT, $0-80
+// toffs[t] (bytes). acc holds 6·4·16 floats.
+TEXT ·filterFlatF32x512(SB), NOSPLIT, $0-56
 	MOVQ acc+0(FP), AX
 	VMOVUPS 0(AX), Z0
 	VMOVUPS 64(AX), Z1
@@ -89,10 +89,6 @@ TEXT ·filterFlatF32x512(SB), NOSPLIT, $0-80
 	FPTR(8, R11)
 	FPTR(16, R12)
 	FPTR(24, R13)
-	CMPQ imgs+56(FP), $0
-	JLE  done
-
-image:
 	XORQ DX, DX
 	MOVQ full+40(FP), CX
 	TESTQ CX, CX
@@ -112,7 +108,7 @@ block:
 
 last:
 	KORTESTW K1, K1
-	JEQ  nextimg
+	JEQ  done
 	VMOVUPS.Z (AX)(DX*1), K1, Z24
 	VMOVUPS.Z (BX)(DX*1), K1, Z25
 	VMOVUPS.Z (SI)(DX*1), K1, Z26
@@ -120,22 +116,6 @@ last:
 	VMOVUPS.Z (R8)(DX*1), K1, Z28
 	VMOVUPS.Z (R9)(DX*1), K1, Z29
 	FTAPS4(FTAP6M)
-
-nextimg:
-	MOVQ dyimg+64(FP), CX
-	ADDQ CX, AX
-	ADDQ CX, BX
-	ADDQ CX, SI
-	ADDQ CX, DI
-	ADDQ CX, R8
-	ADDQ CX, R9
-	MOVQ xsimg+72(FP), CX
-	ADDQ CX, R10
-	ADDQ CX, R11
-	ADDQ CX, R12
-	ADDQ CX, R13
-	DECQ imgs+56(FP)
-	JNZ  image
 
 done:
 	MOVQ acc+0(FP), AX

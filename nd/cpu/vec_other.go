@@ -100,6 +100,6 @@ func filterBcast5F32x512(acc *float32, dyt, x *float32, oh, ow, imgs, xrow, ximg
 	panic("unreachable")
 }
 
-func filterFlatF32x512(acc, dy, xs *float32, foffs, toffs *int64, full, tail, imgs, dyimg, xsimg int) {
+func filterFlatF32x512(acc, dy, xs *float32, foffs, toffs *int64, full, tail int) {
 	panic("unreachable")
 }
