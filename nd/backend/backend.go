@@ -16,6 +16,7 @@ package backend
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/goluon/goluon/ctx"
 )
@@ -328,23 +329,32 @@ type PoolParams struct {
 	Device     ctx.Context
 }
 
+// backends holds the registered backend of each device kind. Register
+// replaces the whole table (rare), so that For, on every op's path, is
+// one atomic load.
 var (
-	regMu    sync.RWMutex
-	backends = map[ctx.Kind]Backend{}
+	regMu    sync.Mutex
+	backends atomic.Pointer[[256]Backend]
 )
 
 // Register makes b the backend for devices of kind k.
 func Register(k ctx.Kind, b Backend) {
 	regMu.Lock()
 	defer regMu.Unlock()
-	backends[k] = b
+	var t [256]Backend
+	if old := backends.Load(); old != nil {
+		t = *old
+	}
+	t[k] = b
+	backends.Store(&t)
 }
 
 // For returns the backend for dev's kind, or nil when none is registered.
 func For(dev ctx.Context) Backend {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	return backends[dev.Kind]
+	if t := backends.Load(); t != nil {
+		return t[dev.Kind]
+	}
+	return nil
 }
 
 // ChannelParams describes a contiguous array viewed as [Outer, C, Inner]

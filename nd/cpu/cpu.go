@@ -133,15 +133,16 @@ func (b *Buffer) host() any {
 type Backend struct {
 	mu    sync.Mutex
 	pools map[ctx.Context]*pool
+	// The last context's pool: most calls name the one before.
+	lastDev  ctx.Context
+	lastPool *pool
 }
 
-type poolKey struct {
-	dt    backend.DType
-	class int
-}
-
+// pool is one context's buffers: the free ones per dtype and size class
+// (indexed by classIndex; an eager op takes one and gives one back, so
+// these lookups are on every op's path), and the statistics.
 type pool struct {
-	free  map[poolKey][]*Buffer
+	free  [][][]*Buffer
 	stats backend.MemStats
 }
 
@@ -151,13 +152,29 @@ func New() *Backend { return &Backend{pools: map[ctx.Context]*pool{}} }
 // Name returns "cpu".
 func (*Backend) Name() string { return "cpu" }
 
+// poolFor returns dev's pool (be.mu held).
 func (be *Backend) poolFor(dev ctx.Context) *pool {
+	if be.lastPool != nil && be.lastDev == dev {
+		return be.lastPool
+	}
 	p := be.pools[dev]
 	if p == nil {
-		p = &pool{free: map[poolKey][]*Buffer{}}
+		p = &pool{}
 		be.pools[dev] = p
 	}
+	be.lastDev, be.lastPool = dev, p
 	return p
+}
+
+// list returns the free list of dtype dt and size class class.
+func (p *pool) list(dt backend.DType, class int) *[]*Buffer {
+	if int(dt) >= len(p.free) {
+		p.free = append(p.free, make([][][]*Buffer, int(dt)+1-len(p.free))...)
+	}
+	if p.free[dt] == nil {
+		p.free[dt] = make([][]*Buffer, numClasses)
+	}
+	return &p.free[dt][classIndex(class)]
 }
 
 // sizeClass rounds n up so that buffers of similar sizes share free lists:
@@ -171,6 +188,19 @@ func sizeClass(n int) int {
 	return (n + step - 1) / step * step
 }
 
+// numClasses is the number of size classes: 16, then four per power of
+// two above it.
+const numClasses = 1 + 4*(bits.UintSize-1-4)
+
+// classIndex numbers the size class class (a value of sizeClass) from 0.
+func classIndex(class int) int {
+	if class <= 16 {
+		return 0
+	}
+	e := bits.Len(uint(class-1)) - 1 // 2^e < class <= 2^(e+1), e >= 4
+	return 1 + 4*(e-4) + class>>(e-2) - 5
+}
+
 // Alloc returns a buffer of n elements from dev's pool, allocating when the
 // pool has none of the right size class.
 func (be *Backend) Alloc(dev ctx.Context, dt backend.DType, n int) (backend.Buffer, error) {
@@ -181,14 +211,13 @@ func (be *Backend) Alloc(dev ctx.Context, dt backend.DType, n int) (backend.Buff
 		return nil, fmt.Errorf("cpu: unknown dtype %v", dt)
 	}
 	class := sizeClass(n)
-	key := poolKey{dt, class}
 	be.mu.Lock()
 	p := be.poolFor(dev)
 	p.stats.Allocs++
 	bytes := int64(class * dt.Size())
-	if l := p.free[key]; len(l) > 0 {
-		b := l[len(l)-1]
-		p.free[key] = l[:len(l)-1]
+	if l := p.list(dt, class); len(*l) > 0 {
+		b := (*l)[len(*l)-1]
+		*l = (*l)[:len(*l)-1]
 		p.stats.Cached -= bytes
 		p.stats.InUse += bytes
 		p.stats.Peak = max(p.stats.Peak, p.stats.InUse)
@@ -213,8 +242,8 @@ func (be *Backend) Free(dev ctx.Context, buf backend.Buffer) {
 	be.mu.Lock()
 	defer be.mu.Unlock()
 	p := be.poolFor(dev)
-	key := poolKey{b.dt, class}
-	p.free[key] = append(p.free[key], b)
+	l := p.list(b.dt, class)
+	*l = append(*l, b)
 	bytes := int64(class * b.dt.Size())
 	p.stats.InUse -= bytes
 	p.stats.Cached += bytes
@@ -233,7 +262,7 @@ func (be *Backend) ReleaseCache(dev ctx.Context) {
 	be.mu.Lock()
 	defer be.mu.Unlock()
 	p := be.poolFor(dev)
-	p.free = map[poolKey][]*Buffer{}
+	p.free = nil
 	p.stats.Cached = 0
 }
 

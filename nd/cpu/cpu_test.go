@@ -24,6 +24,29 @@ func TestSizeClass(t *testing.T) {
 	}
 }
 
+// TestClassIndex checks that the size classes are numbered 0, 1, 2, ...
+// in increasing order of size, up to the largest int.
+func TestClassIndex(t *testing.T) {
+	prevClass, prevIdx := 16, 0
+	if classIndex(16) != 0 {
+		t.Fatalf("classIndex(16) = %d, want 0", classIndex(16))
+	}
+	for n := 17; n <= 1<<20; n++ {
+		c := sizeClass(n)
+		if c == prevClass {
+			continue
+		}
+		if got := classIndex(c); got != prevIdx+1 {
+			t.Fatalf("classIndex(%d) = %d after classIndex(%d) = %d", c, got, prevClass, prevIdx)
+		}
+		prevClass, prevIdx = c, prevIdx+1
+	}
+	// The largest class an int holds (8·2⁶⁰ does not).
+	if c := sizeClass(7 << 60); c != 7<<60 || classIndex(c) >= numClasses {
+		t.Errorf("sizeClass(7<<60) = %d, classIndex %d, numClasses %d", c, classIndex(c), numClasses)
+	}
+}
+
 func TestPoolReusesBuffers(t *testing.T) {
 	be := New()
 	dev := ctx.CPU(0)
