@@ -111,15 +111,49 @@ func newArray(op string, s *Session, dev ctx.Context, dt DType, shape []int) *ND
 	if err != nil {
 		fail(op, ErrDevice, "allocating %v %v on %v: %v", shape, dt, dev, err)
 	}
-	st := &storage{be: be, dev: dev, buf: buf}
+	// The array, its storage and (up to inlineDims axes) its shape in one
+	// allocation: an eager op makes one of these per output.
+	m := &newAlloc{}
+	st := &m.st
+	st.be, st.dev, st.buf = be, dev, buf
 	st.refs.Store(1)
-	a := &NDArray{st: st, shape: slices.Clone(shape), dtype: dt}
+	a := &m.a
+	a.st, a.shape, a.dtype = st, m.dims.hold(shape), dt
 	if r := currentTrace(); r != nil {
 		r.own(st, s)
 	}
 	a.bind(s)
 	s.track(a)
 	return a
+}
+
+// inlineDims is how many axes an array's shape holds without an
+// allocation of its own.
+const inlineDims = 4
+
+// dims holds a shape of up to inlineDims axes.
+type dims [inlineDims]int
+
+// hold returns a copy of shape in d when it fits (capped, so that an
+// append copies), else a fresh copy.
+func (d *dims) hold(shape []int) []int {
+	if len(shape) > inlineDims {
+		return slices.Clone(shape)
+	}
+	n := copy(d[:], shape)
+	return d[:n:n]
+}
+
+// newAlloc is what newArray allocates at once; viewAlloc what a view does.
+type newAlloc struct {
+	a    NDArray
+	st   storage
+	dims dims
+}
+
+type viewAlloc struct {
+	a    NDArray
+	dims dims
 }
 
 // view returns a new array header sharing a's memory, in a's session.
@@ -130,7 +164,9 @@ func (a *NDArray) viewIn(s *Session, off int, shape []int) *NDArray {
 	if a.released.Load() || !a.st.addRef() {
 		fail("view", ErrReleased, "array of shape %v on %v was released (is it still needed by a recorded graph?)", a.shape, a.st.dev)
 	}
-	v := &NDArray{st: a.st, off: a.off + off, shape: slices.Clone(shape), dtype: a.dtype}
+	m := &viewAlloc{}
+	v := &m.a
+	v.st, v.off, v.shape, v.dtype = a.st, a.off+off, m.dims.hold(shape), a.dtype
 	v.bind(s)
 	s.track(v)
 	return v
