@@ -39,6 +39,16 @@ func naiveFilterGrad(p backend.ConvParams, x, dy []float32) []float64 {
 	return dw
 }
 
+// filterCase is a stride-1 convolution for the filter gradient tests:
+// batch, input channels, height and width, filters, kernel and padding.
+type filterCase struct{ n, c, h, w, oc, kh, kw, ph, pw int }
+
+func (tc filterCase) params() backend.ConvParams {
+	return backend.ConvParams{N: tc.n, InC: tc.c, InH: tc.h, InW: tc.w, OutC: tc.oc,
+		OutH: tc.h + 2*tc.ph - tc.kh + 1, OutW: tc.w + 2*tc.pw - tc.kw + 1, KH: tc.kh, KW: tc.kw,
+		PadH: tc.ph, PadW: tc.pw, StrideH: 1, StrideW: 1, Groups: 1, DType: backend.Float32, Device: ctx.CPU(0)}
+}
+
 // TestDirectFilter checks every form of the direct filter gradient (the
 // first, the flat and, where its kernel exists, the filter-vectorised)
 // against the definition in float64 on shapes around their edges,
@@ -51,7 +61,7 @@ func TestDirectFilter(t *testing.T) {
 		t.Skip("needs AVX-512")
 	}
 	r := rand.New(rand.NewPCG(4, 2))
-	cases := []struct{ n, c, h, w, oc, kh, kw, ph, pw int }{
+	cases := []filterCase{
 		{32, 1, 28, 28, 6, 5, 5, 0, 0},  // LeNet's first layer
 		{32, 6, 12, 12, 16, 3, 3, 0, 0}, // LeNet's second
 		{1, 1, 1, 1, 1, 1, 1, 0, 0},
@@ -82,8 +92,7 @@ func TestDirectFilter(t *testing.T) {
 		{6, 2, 9, 14, 7, 3, 3, 1, 1},
 	}
 	for _, tc := range cases {
-		p := backend.ConvParams{N: tc.n, InC: tc.c, InH: tc.h, InW: tc.w, OutC: tc.oc, OutH: tc.h + 2*tc.ph - tc.kh + 1, OutW: tc.w + 2*tc.pw - tc.kw + 1,
-			KH: tc.kh, KW: tc.kw, PadH: tc.ph, PadW: tc.pw, StrideH: 1, StrideW: 1, Groups: 1, DType: backend.Float32, Device: ctx.CPU(0)}
+		p := tc.params()
 		t.Run(fmt.Sprintf("%dx%dx%dx%d-oc%d-k%dx%d-p%dx%d", tc.n, tc.c, tc.h, tc.w, tc.oc, tc.kh, tc.kw, tc.ph, tc.pw), func(t *testing.T) {
 			if tc.oc == 6 || tc.oc == 16 && tc.c == 6 || tc.oc == 32 && tc.c == 3 {
 				if !useDirectFilter(p) {

@@ -10,14 +10,12 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/goluon/goluon/ctx"
-	"github.com/goluon/goluon/nd/backend"
 )
 
 // filterCases are shapes for the direct filter gradients' guard-page and
 // core-count tests: short last filter groups and tap groups, planes with
 // and without a masked last vector, padding, LeNet's layers.
-var filterCases = []struct{ n, c, h, w, oc, kh, kw, ph, pw int }{
+var filterCases = []filterCase{
 	{3, 1, 28, 28, 6, 5, 5, 0, 0},
 	{5, 6, 12, 12, 16, 3, 3, 0, 0},
 	{2, 2, 7, 9, 7, 3, 2, 0, 0},
@@ -32,12 +30,6 @@ var filterForms = []struct {
 	fn   func(convShape, []float32, []float32, []float32)
 }{{"direct", directFilter}, {"flat", flatFilter}, {"bcast", bcastFilter}}
 
-func filterCaseParams(tc struct{ n, c, h, w, oc, kh, kw, ph, pw int }) backend.ConvParams {
-	return backend.ConvParams{N: tc.n, InC: tc.c, InH: tc.h, InW: tc.w, OutC: tc.oc,
-		OutH: tc.h + 2*tc.ph - tc.kh + 1, OutW: tc.w + 2*tc.pw - tc.kw + 1, KH: tc.kh, KW: tc.kw,
-		PadH: tc.ph, PadW: tc.pw, StrideH: 1, StrideW: 1, Groups: 1, DType: backend.Float32, Device: ctx.CPU(0)}
-}
-
 // TestDirectFilterGuardPage runs each form with the output gradient and
 // the input ending where an inaccessible page begins: the short last
 // filter and tap groups (which repeat a filter or a tap) and the masked
@@ -46,7 +38,7 @@ func TestDirectFilterGuardPage(t *testing.T) {
 	needZMM(t)
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, tc := range filterCases {
-		p := filterCaseParams(tc)
+		p := tc.params()
 		s := newConvShape(p)
 		for _, f := range filterForms {
 			if f.name == "bcast" && bcastRows(p.KW) == 0 {
@@ -78,7 +70,7 @@ func TestDirectFilterCores(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	r := rand.New(rand.NewPCG(13, 14))
 	for _, tc := range filterCases {
-		p := filterCaseParams(tc)
+		p := tc.params()
 		s := newConvShape(p)
 		x := randSlice(p.N*p.InC*p.InH*p.InW, r)
 		dy := randSlice(p.N*p.OutC*s.ohw, r)

@@ -3,6 +3,7 @@
 package cpu
 
 import (
+	"fmt"
 	"os"
 	"syscall"
 	"testing"
@@ -113,16 +114,7 @@ func TestZMMGuardPage(t *testing.T) {
 			if done := maxPool2x2BackRowsF32x512(dx, x, y, dy, rows, outW, inW); done != rows {
 				t.Fatalf("backward rows kernel outW=%d rows=%d: did %d rows", outW, rows, done)
 			}
-			var gin, gout float64 // each window's gradient goes to one input
-			for _, v := range dxs {
-				gin += float64(v)
-			}
-			for _, v := range dys {
-				gout += float64(v)
-			}
-			if gin != gout {
-				t.Fatalf("backward rows kernel outW=%d rows=%d: input gradients sum to %v, output gradients to %v", outW, rows, gin, gout)
-			}
+			checkRouted(t, fmt.Sprintf("backward rows kernel outW=%d rows=%d", outW, rows), dxs, dys)
 			for r := range rows {
 				for i := range outW {
 					a, b := xs[2*r*inW+2*i:], xs[(2*r+1)*inW+2*i:]
@@ -154,16 +146,24 @@ func TestZMMGuardPage(t *testing.T) {
 			if done := maxPool2x2BackNarrowF32x512(dx, x, y, dy, groups, w, nin, nout, tab); done != groups {
 				t.Fatalf("narrow kernel w=%d: did %d of %d groups", w, done, groups)
 			}
-			var gin, gout float64
-			for _, v := range dxs {
-				gin += float64(v)
-			}
-			for _, v := range dys {
-				gout += float64(v)
-			}
-			if gin != gout {
-				t.Fatalf("narrow kernel w=%d groups=%d: input gradients sum to %v, output gradients to %v", w, groups, gin, gout)
-			}
+			checkRouted(t, fmt.Sprintf("narrow kernel w=%d groups=%d", w, groups), dxs, dys)
 		}
+	}
+}
+
+// checkRouted checks that a pooling's backward pass gave each output's
+// gradient to one input: the input gradients sum to the output gradients'
+// sum.
+func checkRouted(t *testing.T, what string, dx, dy []float32) {
+	t.Helper()
+	var gin, gout float64
+	for _, v := range dx {
+		gin += float64(v)
+	}
+	for _, v := range dy {
+		gout += float64(v)
+	}
+	if gin != gout {
+		t.Fatalf("%s: input gradients sum to %v, output gradients to %v", what, gin, gout)
 	}
 }
