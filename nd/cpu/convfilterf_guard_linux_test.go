@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"slices"
 	"testing"
-
 )
 
 // filterCases are shapes for the direct filter gradients' guard-page and
