@@ -111,12 +111,13 @@ func newArray(op string, s *Session, dev ctx.Context, dt DType, shape []int) *ND
 	if err != nil {
 		fail(op, ErrDevice, "allocating %v %v on %v: %v", shape, dt, dev, err)
 	}
-	// The array, its storage and (up to inlineDims axes) its shape in one
-	// allocation: an eager op makes one of these per output.
-	m := &newAlloc{}
-	st := &m.st
-	st.be, st.dev, st.buf = be, dev, buf
+	st := &storage{be: be, dev: dev, buf: buf}
 	st.refs.Store(1)
+	// The array and (up to inlineDims axes) its shape in one allocation:
+	// an eager op makes one per output. (The storage stays an allocation
+	// of its own: views and a traced graph's cleanup arguments hold it,
+	// and must not keep the first array's header reachable.)
+	m := &arrayAlloc{}
 	a := &m.a
 	a.st, a.shape, a.dtype = st, m.dims.hold(shape), dt
 	if r := currentTrace(); r != nil {
@@ -144,14 +145,9 @@ func (d *dims) hold(shape []int) []int {
 	return d[:n:n]
 }
 
-// newAlloc is what newArray allocates at once; viewAlloc what a view does.
-type newAlloc struct {
-	a    NDArray
-	st   storage
-	dims dims
-}
-
-type viewAlloc struct {
+// arrayAlloc is an array header with room for its shape, allocated at
+// once.
+type arrayAlloc struct {
 	a    NDArray
 	dims dims
 }
@@ -164,7 +160,7 @@ func (a *NDArray) viewIn(s *Session, off int, shape []int) *NDArray {
 	if a.released.Load() || !a.st.addRef() {
 		fail("view", ErrReleased, "array of shape %v on %v was released (is it still needed by a recorded graph?)", a.shape, a.st.dev)
 	}
-	m := &viewAlloc{}
+	m := &arrayAlloc{}
 	v := &m.a
 	v.st, v.off, v.shape, v.dtype = a.st, a.off+off, m.dims.hold(shape), a.dtype
 	v.bind(s)
