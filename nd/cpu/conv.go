@@ -93,6 +93,10 @@ func conv2DEpi(p backend.ConvParams, y, x, w, bias backend.Arg, relu bool) {
 		if bias.Buf != nil {
 			b = slice[float32](bias)[:p.OutC]
 		}
+		if useFlatConv(s) {
+			flatConv(s, slice[float32](y), slice[float32](x), slice[float32](w), newEpilogue(b, p.OutC, relu))
+			return
+		}
 		if !relu { // its tiles add the bias themselves
 			directConv2D(s, slice[float32](y), slice[float32](x), slice[float32](w), b)
 			return

@@ -64,6 +64,12 @@ func BenchmarkConv(b *testing.B) {
 				fn   func()
 			}{"direct-forward", func() { directConv2D(s, y, x, w, nil) }})
 		}
+		if useFlatConv(s) {
+			passes = append(passes, struct {
+				name string
+				fn   func()
+			}{"flat-forward", func() { flatConv(s, y, x, w, epilogue[float32]{}) }})
+		}
 		if useDirectFilter(l.p) {
 			passes = append(passes, struct {
 				name string

@@ -40,3 +40,12 @@ func filterBcast5F32x512(acc *float32, dyt, x *float32, oh, ow, imgs, xrow, ximg
 //
 //go:noescape
 func filterFlatF32x512(acc, dy, xs *float32, foffs, toffs *int64, full, tail int)
+
+// convFlatF32x512 is the AVX-512 kernel of flatConv (convflat512_amd64.s):
+// for the triples whole groups of 48 positions of an image's flat output
+// plane and, when tail is not 0, one more group under the 48-lane mask
+// tail, y[f][q+lane] = Σ_t wp[t][f] · xs_t[q+lane] for the six filters f
+// and the kk taps t, xs_t = xs + toffs[t] (bytes), wp six weights per tap.
+//
+//go:noescape
+func convFlatF32x512(y *[6]*float32, xs, wp *float32, toffs *int64, kk, triples int, tail uint64)

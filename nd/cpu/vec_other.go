@@ -103,3 +103,7 @@ func filterBcast5F32x512(acc *float32, dyt, x *float32, oh, ow, imgs, xrow, ximg
 func filterFlatF32x512(acc, dy, xs *float32, foffs, toffs *int64, full, tail int) {
 	panic("unreachable")
 }
+
+func convFlatF32x512(y *[6]*float32, xs, wp *float32, toffs *int64, kk, triples int, tail uint64) {
+	panic("unreachable")
+}
