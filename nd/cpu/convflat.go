@@ -20,15 +20,23 @@ var useFlatConvOn = true
 // flatConvFilters is how many filters one kernel call takes.
 const flatConvFilters = 6
 
+// flatConvMaxPlanes bounds the planes an image's input is laid out into
+// (channels × kernel columns), one copy call each: LeNet's second layer's
+// input gradient as a flat convolution (16 channels, 3 columns: 48 calls
+// an image) ran at 0.87× the direct kernel although it takes 0.56 of its
+// FMAs.
+const flatConvMaxPlanes = 16
+
 // useFlatConv reports whether flatConv computes s's forward pass
 // (useDirectConv has accepted it): float32 on AVX-512, stride 1, no
-// dilation, an image's operands within flatMaxImageBytes, and at most 3/4
-// of the direct kernel's vector FMAs (wide grid and filter tiles
-// included). LeNet's first layer takes 0.64 of them; its second (1.12)
-// and the CIFAR CNN's first (1.08) stay direct.
+// dilation, at most flatConvMaxPlanes laid-out planes and an image's
+// operands within flatMaxImageBytes, and at most 3/4 of the direct
+// kernel's vector FMAs (wide grid and filter tiles included). LeNet's
+// first layer takes 0.64 of them; its second (1.12) and the CIFAR CNN's
+// first (1.08) stay direct.
 func useFlatConv(s convShape) bool {
 	if !useFlatConvOn || !useZMMKernel || s.DType != backend.Float32 || s.Groups != 1 || s.StrideH != 1 || s.StrideW != 1 ||
-		s.DilateH > 1 || s.DilateW > 1 || s.N == 0 || s.ohw == 0 {
+		s.DilateH > 1 || s.DilateW > 1 || s.N == 0 || s.ohw == 0 || s.InC*s.KW > flatConvMaxPlanes {
 		return false
 	}
 	inH, inW := s.InH+2*s.PadH, s.InW+2*s.PadW

@@ -71,6 +71,7 @@ func TestFlatConvChoice(t *testing.T) {
 		{"LeNet's second (1.12)", directCase{32, 6, 12, 12, 16, 3, 0, 1}, false},
 		{"the CIFAR CNN's first (1.08)", directCase{32, 3, 32, 32, 32, 3, 1, 1}, false},
 		{"dilated", directCase{2, 1, 28, 28, 6, 5, 0, 2}, false},
+		{"LeNet's second layer's input gradient (48 planes)", directCase{32, 16, 10, 10, 6, 3, 2, 1}, false},
 	} {
 		if got := useFlatConv(newConvShape(c.p.params())); got != c.want && useZMMKernel {
 			t.Errorf("%s: useFlatConv = %v, want %v", c.name, got, c.want)
