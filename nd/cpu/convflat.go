@@ -21,10 +21,10 @@ var useFlatConvOn = true
 const flatConvFilters = 6
 
 // flatConvMaxPlanes bounds the planes an image's input is laid out into
-// (channels × kernel columns), one copy call each: LeNet's second layer's
-// input gradient as a flat convolution (16 channels, 3 columns: 48 calls
-// an image) ran at 0.87× the direct kernel although it takes 0.56 of its
-// FMAs.
+// (channels × kernel columns): LeNet's second layer's input gradient as a
+// flat convolution (16 channels, 3 columns: 48 planes, and a padded copy
+// first) ran at 0.87× the direct kernel although it takes 0.56 of its
+// FMAs; the copies took as long as the kernel (CPU profile).
 const flatConvMaxPlanes = 16
 
 // useFlatConv reports whether flatConv computes s's forward pass
