@@ -38,14 +38,7 @@ func TestDirectConv(t *testing.T) {
 			t.Fatalf("%+v: useDirectConv is false", c)
 		}
 		s := newConvShape(p)
-		x := randSlice(c.n*c.c*c.h*c.w, r)
-		w := randSlice(c.oc*s.kk, r)
-		want := make([]float64, c.n*c.oc*s.ohw)
-		convForward(s, want, widen(x), widen(w))
-		var scale float64
-		for _, v := range want {
-			scale = max(scale, math.Abs(v))
-		}
+		x, w, want, scale := c.reference(r)
 		bias := randSlice(c.oc, r)
 		for _, zmm := range tileWidths() {
 			t.Run(fmt.Sprintf("%v/zmm=%v", c, zmm), func(t *testing.T) {
@@ -182,6 +175,20 @@ func TestDirectBackwardData(t *testing.T) {
 // images of c×h×w, oc filters of k×k.
 type directCase struct {
 	n, c, h, w, oc, k, pad, dilate int
+}
+
+// reference returns random input and weights for the case and their
+// convolution in float64 (im2col + GEMM), with its largest magnitude.
+func (c directCase) reference(r *rand.Rand) (x, w []float32, want []float64, scale float64) {
+	s := newConvShape(c.params())
+	x = randSlice(c.n*c.c*c.h*c.w, r)
+	w = randSlice(c.oc*s.kk, r)
+	want = make([]float64, c.n*c.oc*s.ohw)
+	convForward(s, want, widen(x), widen(w))
+	for _, v := range want {
+		scale = max(scale, math.Abs(v))
+	}
+	return x, w, want, scale
 }
 
 // params returns the case's convolution.

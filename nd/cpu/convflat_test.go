@@ -30,14 +30,7 @@ func TestFlatConv(t *testing.T) {
 		t.Run(fmt.Sprint(c), func(t *testing.T) {
 			p := c.params()
 			s := newConvShape(p)
-			x := randSlice(c.n*c.c*c.h*c.w, r)
-			w := randSlice(c.oc*s.kk, r)
-			want := make([]float64, c.n*c.oc*s.ohw)
-			convForward(s, want, widen(x), widen(w))
-			var scale float64
-			for _, v := range want {
-				scale = max(scale, math.Abs(v))
-			}
+			x, w, want, scale := c.reference(r)
 			got := writesOnly(t, len(want), r, func(y []float32) { flatConv(s, y, x, w, epilogue[float32]{}) })
 			for i, v := range got {
 				if d := math.Abs(float64(v) - want[i]); !(d <= 1e-6*scale*float64(s.kk)) {
