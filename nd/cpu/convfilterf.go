@@ -44,6 +44,46 @@ const (
 // every tap group, as the blocked loop did.
 const flatMaxImageBytes = 64 << 10
 
+// flatLayout is an image's input laid out by (channel, kernel column) for
+// the flat kernels (flatFilter, flatConv): plane (c, kw) holds
+// x[c][h][ow+kw], InH rows of OutW, for a shape without padding
+// (zeroBordered).
+type flatLayout struct {
+	s            convShape
+	plane, image int // floats per plane, per image
+}
+
+func newFlatLayout(s convShape) flatLayout {
+	plane := s.InH * s.OutW
+	return flatLayout{s: s, plane: plane, image: s.InC * s.KW * plane}
+}
+
+// flatFits reports whether one image of s (padding included) laid out,
+// and filters planes of output, fit flatMaxImageBytes.
+func flatFits(s convShape, filters int) bool {
+	return 4*(s.InC*s.KW*(s.InH+2*s.PadH)*s.OutW+filters*s.ohw) <= flatMaxImageBytes
+}
+
+// tap returns the byte offset in the layout of tap t's (c, kh, kw) first
+// input: plane (c, kw) shifted by kh rows.
+func (l flatLayout) tap(t int) int64 {
+	s := l.s
+	c, kh, kw := t/(s.KH*s.KW), t/s.KW%s.KH, t%s.KW
+	return int64(4 * ((c*s.KW+kw)*l.plane + kh*s.OutW))
+}
+
+// layOut writes image n of x into xs.
+func (l flatLayout) layOut(xs, x []float32, n int) {
+	s := l.s
+	plane := s.InH * s.InW
+	for c := range s.InC {
+		src := x[(n*s.InC+c)*plane:]
+		for kw := range s.KW {
+			copyRows(xs[(c*s.KW+kw)*l.plane:], src[kw:], s.InH, s.OutW, s.OutW, s.InW)
+		}
+	}
+}
+
 // useFlatFilter reports whether flatFilter computes s's filter gradient
 // (useDirectFilter has accepted the shape and useBcastFilter has not): an
 // image's operands fit flatMaxImageBytes and it takes at most as many
@@ -52,8 +92,7 @@ const flatMaxImageBytes = 64 << 10
 // BenchmarkDirectFilter measured it 1.2–1.35× faster: its loads stay in
 // L1 over an image.)
 func useFlatFilter(s convShape) bool {
-	inH := s.InH + 2*s.PadH
-	if !useFlatFilterOn || 4*(s.InC*s.KW*inH*s.OutW+flatFilters*s.ohw) > flatMaxImageBytes {
+	if !useFlatFilterOn || !flatFits(s, flatFilters) {
 		return false
 	}
 	flat := ceilDiv(s.OutC, flatFilters) * flatFilters * ceilDiv(s.kk, flatTaps) * flatTaps * ceilDiv(s.ohw, 16)
@@ -80,9 +119,8 @@ func directFilterForm(s convShape) (string, func(s convShape, dw, x, dy []float3
 func flatFilter(s convShape, dw, x, dy []float32) {
 	s, x, done := zeroBordered(s, x)
 	defer done()
-	plane, inImg, outImg := s.InH*s.InW, s.InC*s.InH*s.InW, s.OutC*s.ohw
-	xsPlane := s.InH * s.OutW
-	xsImg := s.InC * s.KW * xsPlane
+	outImg := s.OutC * s.ohw
+	l := newFlatLayout(s)
 	fgs, tgs := ceilDiv(s.OutC, flatFilters), ceilDiv(s.kk, flatTaps)
 	// Byte offsets: of each filter's plane from a filter group's first
 	// (a short last group repeats its last filter), and of each tap's
@@ -95,9 +133,7 @@ func flatFilter(s convShape, dw, x, dy []float32) {
 	}
 	toffs := make([]int64, tgs*flatTaps)
 	for i := range toffs {
-		t := min(i, s.kk-1)
-		c, kh, kw := t/(s.KH*s.KW), t/s.KW%s.KH, t%s.KW
-		toffs[i] = int64(4 * ((c*s.KW+kw)*xsPlane + kh*s.OutW))
+		toffs[i] = l.tap(min(i, s.kk-1))
 	}
 	full, rest := s.ohw/16, s.ohw%16
 	tail := 1<<rest - 1
@@ -110,19 +146,14 @@ func flatFilter(s convShape, dw, x, dy []float32) {
 	defer release(acc)
 	clear(acc)
 	parallelFor(units, 1, func(lo, hi int) {
-		xs := scratch[float32](xsImg)
+		xs := scratch[float32](l.image)
 		defer release(xs)
 		for u := lo; u < hi; u++ {
 			a := acc[u*perUnit:]
 			for n := u * s.N / units; n < (u+1)*s.N/units; n++ {
-				// The image's input laid out by (c, kw), then every
-				// filter and tap group over it while it is in L1.
-				for c := range s.InC {
-					src := x[n*inImg+c*plane:]
-					for kw := range s.KW {
-						copyRows(xs[(c*s.KW+kw)*xsPlane:], src[kw:], s.InH, s.OutW, s.OutW, s.InW)
-					}
-				}
+				// The image laid out, then every filter and tap group
+				// over it while it is in L1.
+				l.layOut(xs, x, n)
 				for fg := range fgs {
 					d := &dy[n*outImg+fg*flatFilters*s.ohw]
 					for tg := range tgs {

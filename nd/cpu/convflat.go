@@ -39,9 +39,8 @@ func useFlatConv(s convShape) bool {
 		s.DilateH > 1 || s.DilateW > 1 || s.N == 0 || s.ohw == 0 || s.InC*s.KW > flatConvMaxPlanes {
 		return false
 	}
-	inH, inW := s.InH+2*s.PadH, s.InW+2*s.PadW
-	if s.OutH+s.KH-1 != inH || s.OutW+s.KW-1 != inW ||
-		4*(s.InC*s.KW*inH*s.OutW+flatConvFilters*s.ohw) > flatMaxImageBytes {
+	inW := s.InW + 2*s.PadW
+	if s.OutH+s.KH-1 != s.InH+2*s.PadH || s.OutW+s.KW-1 != inW || !flatFits(s, flatConvFilters) {
 		return false
 	}
 	flat := ceilDiv(s.OutC, flatConvFilters) * flatConvFilters * s.kk * ceilDiv(s.ohw, 48) * 48
@@ -54,16 +53,14 @@ func useFlatConv(s convShape) bool {
 func flatConv(s convShape, y, x, w []float32, e epilogue[float32]) {
 	s, x, done := zeroBordered(s, x)
 	defer done()
-	plane, inImg, outImg := s.InH*s.InW, s.InC*s.InH*s.InW, s.OutC*s.ohw
-	xsPlane := s.InH * s.OutW
-	xsImg := s.InC * s.KW * xsPlane
+	outImg := s.OutC * s.ohw
+	l := newFlatLayout(s)
 	fgs := ceilDiv(s.OutC, flatConvFilters)
-	// Each tap's first input in xs (bytes), and the weights as
+	// Each tap's first input in the layout (bytes), and the weights as
 	// wp[group][tap][6], a short last group padded with zeros.
 	toffs := make([]int64, s.kk)
 	for t := range toffs {
-		c, kh, kw := t/(s.KH*s.KW), t/s.KW%s.KH, t%s.KW
-		toffs[t] = int64(4 * ((c*s.KW+kw)*xsPlane + kh*s.OutW))
+		toffs[t] = l.tap(t)
 	}
 	wp := scratch[float32](fgs * s.kk * flatConvFilters)
 	defer release(wp)
@@ -79,7 +76,7 @@ func flatConv(s convShape, y, x, w []float32, e epilogue[float32]) {
 	parallelFor(s.N, 1, func(lo, hi int) {
 		// 48 spare values: the masked last group never reads them, but
 		// a vector past the plane's end stays inside the buffer.
-		xs := scratch[float32](xsImg + 48)
+		xs := scratch[float32](l.image + 48)
 		defer release(xs)
 		var dump []float32 // the outputs of a short last group's spare filters
 		if s.OutC%flatConvFilters != 0 {
@@ -88,12 +85,7 @@ func flatConv(s convShape, y, x, w []float32, e epilogue[float32]) {
 		}
 		var ptrs [flatConvFilters]*float32
 		for n := lo; n < hi; n++ {
-			for c := range s.InC {
-				src := x[n*inImg+c*plane:]
-				for kw := range s.KW {
-					copyRows(xs[(c*s.KW+kw)*xsPlane:], src[kw:], s.InH, s.OutW, s.OutW, s.InW)
-				}
-			}
+			l.layOut(xs, x, n)
 			yn := y[n*outImg : (n+1)*outImg]
 			for g := range fgs {
 				for j := range ptrs {
