@@ -103,14 +103,9 @@ func (*Backend) Pool2DBackward(p backend.PoolParams, dx, x, y, dy backend.Arg) {
 
 func pool2DBackward[T Float](p backend.PoolParams, dx, x, y, dy []T) {
 	inPlane, outPlane := p.InH*p.InW, p.OutH*p.OutW
-	if d32, ok := asF32(dx); ok && narrowPool2x2(p) {
+	if _, ok := asF32(dx); ok && narrowPool2x2(p) {
 		// Narrow planes stacked: a core's range of planes in one pass.
-		x32, _ := asF32(x)
-		y32, _ := asF32(y)
-		g32, _ := asF32(dy)
-		parallelFor(p.N*p.C, 1, func(lo, hi int) {
-			maxPool2x2BackNarrow(p, d32[lo*inPlane:hi*inPlane], x32[lo*inPlane:hi*inPlane], y32[lo*outPlane:hi*outPlane], g32[lo*outPlane:hi*outPlane])
-		})
+		parallelFor(p.N*p.C, 1, func(lo, hi int) { narrowPlanes(p, dx, x, y, dy, lo, hi) })
 		return
 	}
 	plane := poolBackwardPlaneFor[T](p)

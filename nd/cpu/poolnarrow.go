@@ -71,17 +71,24 @@ func maxPool2x2BackNarrow(p backend.PoolParams, dx, x, y, dy []float32) {
 	}
 }
 
+// narrowPlanes runs planes [lo, hi) of p (narrowPool2x2) through
+// maxPool2x2BackNarrow, stacked; it reports false, doing nothing, for
+// float64.
+func narrowPlanes[T Float](p backend.PoolParams, dx, x, y, dy []T, lo, hi int) bool {
+	d32, ok := asF32(dx)
+	if !ok {
+		return false
+	}
+	in, out := p.InH*p.InW, p.OutH*p.OutW
+	maxPool2x2BackNarrow(p, d32[lo*in:hi*in], asF32s(x)[lo*in:hi*in], asF32s(y)[lo*out:hi*out], asF32s(dy)[lo*out:hi*out])
+	return true
+}
+
 // narrowBackwardPlane is the backward pass of one plane of p
 // (narrowPool2x2): float32 through the narrow kernel, float64 through the
 // 2×2 plane loop.
 func narrowBackwardPlane[T Float](p backend.PoolParams, dxp, xp, yp, dyp []T) {
-	d32, ok := asF32(dxp)
-	if !ok {
+	if !narrowPlanes(p, dxp, xp, yp, dyp, 0, 1) {
 		maxPool2x2BackwardPlane(p, dxp, xp, yp, dyp)
-		return
 	}
-	x32, _ := asF32(xp)
-	y32, _ := asF32(yp)
-	g32, _ := asF32(dyp)
-	maxPool2x2BackNarrow(p, d32, x32, y32, g32)
 }

@@ -36,15 +36,12 @@ func poolReluBackward[T Float](pp backend.PoolParams, cp backend.ChannelParams, 
 		db = db[:cp.C] // its buffer may run on (a traced graph's planned buffers)
 	}
 	outPlane := pp.OutH * pp.OutW
-	if d32, ok := asF32(dx); ok && narrowPool2x2(pp) {
+	if _, ok := asF32(dx); ok && narrowPool2x2(pp) {
 		// Narrow planes: a range of them through the narrow kernel
 		// stacked, then each plane's mask and sum.
-		x32, _ := asF32(x)
-		y32, _ := asF32(y)
-		g32, _ := asF32(dy)
 		in := cp.Inner
 		planeRangeSums(cp, db, func(lo, hi int, sums []float64) {
-			maxPool2x2BackNarrow(pp, d32[lo*in:hi*in], x32[lo*in:hi*in], y32[lo*outPlane:hi*outPlane], g32[lo*outPlane:hi*outPlane])
+			narrowPlanes(pp, dx, x, y, dy, lo, hi)
 			for r := lo; r < hi; r++ {
 				d := dx[r*in:][:in]
 				sums[r] = reluGradSum(d, x[r*in:][:in], d)
