@@ -337,7 +337,9 @@ func biasAt(bp []float32, oc int) *float32 {
 
 // tilesZ computes one image's output y [OC][OH·OW] from xp (AVX-512):
 // tiles of 8 channels by 48 positions, the last by 16 or 32, plus bp's
-// biases unless bp is nil.
+// biases unless bp is nil. A last block of 5 or 6 channels takes the
+// 6-channel tiles (64 positions, the last 16 to 48), whose FMAs all
+// count; each output is the same sum over the taps in either tile.
 func (d directPlan) tilesZ(y, xp, wp, bp []float32) {
 	k, ohw := d.s.kk, d.s.ohw
 	_ = xp[d.xlen-1]
@@ -345,10 +347,14 @@ func (d directPlan) tilesZ(y, xp, wp, bp []float32) {
 	if d.inPlaceWeights() {
 		rs, ts = k, 1
 	}
+	full := d.ocp // channels in 8-channel tiles
+	if r := d.s.OutC % 8; r == 5 || r == 6 {
+		full -= 8
+	}
 	for q := 0; q < d.qt; {
 		nv := min(3, (d.qt-q)/16)
 		u := q / 16
-		for oc := 0; oc < d.ocp; oc += 8 {
+		for oc := 0; oc < full; oc += 8 {
 			rows := min(8, d.s.OutC-oc)
 			yp, xq, wb, bb := &y[oc*ohw], &xp[q], &wp[oc*k], biasAt(bp, oc)
 			switch nv {
@@ -359,6 +365,27 @@ func (d directPlan) tilesZ(y, xp, wp, bp []float32) {
 			default:
 				convTile8x16z(yp, ohw, xq, wb, &d.offs[0], k, &d.cm[u], &d.sm[u], &d.dst[u], rows, bb, rs, ts)
 			}
+		}
+		q += 16 * nv
+	}
+	if full == d.ocp {
+		return
+	}
+	oc := full
+	rows := d.s.OutC - oc
+	yp, wb, bb := &y[oc*ohw], &wp[oc*k], biasAt(bp, oc)
+	for q := 0; q < d.qt; {
+		nv := min(4, (d.qt-q)/16)
+		u, xq := q/16, &xp[q]
+		switch nv {
+		case 4:
+			convTile6x64z(yp, ohw, xq, wb, &d.offs[0], k, &d.cm[u], &d.sm[u], &d.dst[u], rows, bb, rs, ts)
+		case 3:
+			convTile6x48z(yp, ohw, xq, wb, &d.offs[0], k, &d.cm[u], &d.sm[u], &d.dst[u], rows, bb, rs, ts)
+		case 2:
+			convTile6x32z(yp, ohw, xq, wb, &d.offs[0], k, &d.cm[u], &d.sm[u], &d.dst[u], rows, bb, rs, ts)
+		default:
+			convTile6x16z(yp, ohw, xq, wb, &d.offs[0], k, &d.cm[u], &d.sm[u], &d.dst[u], rows, bb, rs, ts)
 		}
 		q += 16 * nv
 	}

@@ -18,3 +18,15 @@ func convTile8x32z(y *float32, ldy int, x *float32, w *float32, offs *int, k int
 func convTile8x48z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int, bias *float32, rs, ts int) {
 	panic("unreachable")
 }
+func convTile6x16z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int, bias *float32, rs, ts int) {
+	panic("unreachable")
+}
+func convTile6x32z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int, bias *float32, rs, ts int) {
+	panic("unreachable")
+}
+func convTile6x48z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int, bias *float32, rs, ts int) {
+	panic("unreachable")
+}
+func convTile6x64z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int, bias *float32, rs, ts int) {
+	panic("unreachable")
+}

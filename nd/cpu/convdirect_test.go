@@ -29,8 +29,9 @@ func TestDirectConv(t *testing.T) {
 		{2, 4, 11, 6, 12, 3, 0, 2},
 		{1, 1, 3, 3, 4, 3, 0, 1}, // one output position
 		{1, 3, 9, 13, 8, 2, 1, 1},
-		{4, 5, 10, 10, 7, 1, 1, 1}, // 1×1 with padding
-		{2, 3, 7, 7, 9, 3, 1, 1},   // 4 vectors (48 + 16) whose last one starts on a column to drop
+		{4, 5, 10, 10, 7, 1, 1, 1},  // 1×1 with padding
+		{2, 3, 7, 7, 9, 3, 1, 1},    // 4 vectors (48 + 16) whose last one starts on a column to drop
+		{2, 3, 10, 10, 14, 3, 0, 1}, // 8 channels, then 6 in 6-channel tiles of 64 + 16 positions
 	}
 	for _, c := range cases {
 		p := c.params()
