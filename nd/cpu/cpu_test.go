@@ -2,10 +2,12 @@ package cpu
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/nd/backend"
@@ -174,6 +176,52 @@ func TestParallelForConcurrentAndNested(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestParallelHelpersJoin checks that a call's chunks run concurrently on
+// a helper, whether the helpers are polling (back-to-back calls) or
+// parked (after an idle gap longer than spinSpan): each chunk waits until
+// the other has started, which the caller alone could never satisfy.
+func TestParallelHelpersJoin(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	rendezvous := func() {
+		var started atomic.Int32
+		parallelChunks(2, 1, func(_, _, _ int) {
+			started.Add(1)
+			for started.Load() < 2 {
+				runtime.Gosched()
+			}
+		})
+	}
+	for i, gap := range []time.Duration{0, 0, 0, 2 * spinSpan, 0, 5 * spinSpan, 5 * spinSpan} {
+		time.Sleep(gap)
+		done := make(chan struct{})
+		go func() { rendezvous(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("call %d (after %v idle): no helper joined", i, gap)
+		}
+	}
+}
+
+// BenchmarkParallelFor times a 2-chunk call whose chunks do no work (the
+// cost of a call) and chunks of about 0.3 and 3µs of dependent additions.
+func BenchmarkParallelFor(b *testing.B) {
+	var sink [64]float32
+	for _, work := range []int{0, 256, 2560} {
+		b.Run(fmt.Sprintf("work=%d", work), func(b *testing.B) {
+			for b.Loop() {
+				parallelFor(2, 1, func(lo, hi int) {
+					var acc float32
+					for i := range work {
+						acc += float32(i)
+					}
+					sink[lo*32] = acc // a cache line apart
+				})
+			}
+		})
+	}
 }
 
 // TestScratchReuse checks that scratch buffers of mixed sizes, taken and

@@ -22,6 +22,16 @@ import (
 // Helpers that stay idle for helperIdle exit, and are started again on
 // demand.
 //
+// A call is posted in one atomic pointer (posted) that polling helpers
+// load, and only parked helpers are woken, through a channel. Before,
+// polling helpers received every call from a buffered channel, whose lock
+// the caller and the helper then contended for: a polling helper started
+// a 2-chunk call's second chunk 260–270ns after the call began, and the
+// caller its own chunk after 190ns; posted, 180–195ns and 120ns
+// (BenchmarkParallelFor measures the whole call). A helper that misses a
+// call (posted while another call replaced it) costs that call
+// parallelism only.
+//
 // Chunk boundaries depend only on n, grain and GOMAXPROCS, not on which
 // goroutine runs a chunk, so kernels that combine per-chunk results in
 // chunk order are reproducible.
@@ -34,6 +44,11 @@ const (
 	spinSpan = 200 * time.Microsecond
 	// helperIdle is how long a blocked helper waits before it exits.
 	helperIdle = time.Second
+	// pollChecks is how many polls of posted a helper makes between
+	// looks at the clock, and yieldChecks how many looks between yields
+	// of its thread to other goroutines (runtime.Gosched takes the
+	// scheduler's lock, which runtime.GOMAXPROCS, in workers, takes too).
+	pollChecks, yieldChecks = 256, 16
 )
 
 // job is one parallel call: chunks claimed through next, finished ones
@@ -48,9 +63,13 @@ type job struct {
 }
 
 var (
-	// invites carries jobs to the helpers; a full channel just means the
-	// caller does more of the work itself.
-	invites = make(chan *job, 64)
+	// posted is the latest call; polling helpers join it.
+	posted atomic.Pointer[job]
+	// parked counts the helpers blocked on wake.
+	parked atomic.Int64
+	// wake wakes parked helpers (a token each); a full channel means
+	// enough tokens are pending.
+	wake = make(chan struct{}, 64)
 	// helpers counts the live helper goroutines.
 	helpers atomic.Int64
 )
@@ -91,38 +110,45 @@ func (j *job) wait() {
 	}
 }
 
-// helper runs invited jobs until it has been idle for helperIdle.
+// helper runs posted calls until it has been idle for helperIdle.
 func helper() {
 	defer helpers.Add(-1)
 	idle := time.NewTimer(helperIdle)
 	defer idle.Stop()
+	var last *job // joining a finished call costs a claim that finds no chunk
 	for {
-		var j *job
 		start := time.Now()
-		for i := 1; j == nil; i++ {
-			if len(invites) > 0 {
-				select {
-				case j = <-invites:
-				default:
-				}
+		for i, looks := 1, 0; ; i++ {
+			if j := posted.Load(); j != last {
+				last = j
+				j.run()
+				start, i, looks = time.Now(), 0, 0
 				continue
 			}
-			if i%256 == 0 {
+			if i%pollChecks == 0 {
 				if time.Since(start) > spinSpan {
 					break
 				}
-				runtime.Gosched()
+				if looks++; looks%yieldChecks == 0 {
+					runtime.Gosched()
+				}
 			}
 		}
-		if j == nil {
-			idle.Reset(helperIdle)
-			select {
-			case j = <-invites:
-			case <-idle.C:
-				return
-			}
+		parked.Add(1)
+		if j := posted.Load(); j != last { // posted while it was deciding to park
+			parked.Add(-1)
+			last = j
+			j.run()
+			continue
 		}
-		j.run()
+		idle.Reset(helperIdle)
+		select {
+		case <-wake:
+			parked.Add(-1)
+		case <-idle.C:
+			parked.Add(-1)
+			return
+		}
 	}
 }
 
@@ -181,14 +207,16 @@ func parallelChunks(n, grain int, fn func(chunk, lo, hi int)) int {
 	}
 	j := &job{fn: fn, n: n, chunks: chunks, done: make(chan struct{})}
 	j.left.Store(int64(chunks))
-	startHelpers(workers() - 1)
-	for range chunks - 1 {
+	startHelpers(chunks - 1) // as many as this call can use
+	posted.Store(j)
+	for range min(chunks-1, int(parked.Load())) {
 		select {
-		case invites <- j:
+		case wake <- struct{}{}:
 		default:
 		}
 	}
 	j.run()
 	j.wait()
+	j.fn = nil // posted keeps j until the next call: not what fn captured
 	return chunks
 }
