@@ -68,7 +68,7 @@ const (
 // that a GEMM allocates nothing once the pool is warm.
 type sgemmBuf struct {
 	a, b []float32
-	tile [sgemmMC * sgemmNR]float32 // scratch for a ragged column panel
+	tile [sgemmMC * 2 * sgemmNR]float32 // scratch for the last, ragged column panels
 }
 
 var sgemmPool = sync.Pool{New: func() any { return new(sgemmBuf) }}
@@ -295,7 +295,7 @@ func sgemmSerial(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, 
 	if !direct {
 		buf.b = grow(buf.b, nc*kc)
 	} else {
-		buf.b = grow(buf.b, sgemmNR*kc) // for the ragged last panel only
+		buf.b = grow(buf.b, 2*sgemmNR*kc) // for the last, ragged panels only
 	}
 	for jc := 0; jc < n; jc += nc {
 		nb := min(nc, n-jc)
@@ -431,15 +431,51 @@ func macroKernel(mb, nb, kb int, ab aBlock, bp []float32, buf *sgemmBuf, c []flo
 			jr += sgemmNR
 			continue
 		}
+		if useZMMKernel && nb-jr > sgemmNR { // the last 17–31 columns
+			panel2Tail(mb, nb-jr, kb, ab, &bp[jr*kb], &bp[(jr+sgemmNR)*kb], sgemmNR, buf, c[jr:], ldc, accum)
+			return
+		}
 		panel(mb, min(sgemmNR, nb-jr), kb, ab, &bp[jr*kb], sgemmNR, buf, c[jr:], ldc, accum)
 	}
 }
 
+// panel2Tail computes the last nn columns (16 < nn < 32) of an mb-row
+// block of C with the 32-wide AVX-512 kernels, b2 being the ragged second
+// panel, through the scratch tile. The 16-wide kernels are AVX2: a full
+// and a ragged panel through them took 1.3–1.45× as long on LeNet's dense
+// layers (BenchmarkSgemmNets: 120 = 96 + 24 columns, 84 = 64 + 20).
+// For 16 columns or fewer they stay, as fast as a half-used 32-wide
+// panel. Each element gets the FMAs it gets in a full panel, and the
+// kernels add their block's sum to C as the copy-back does, so C has the
+// same bits.
+func panel2Tail(mb, nn, kb int, ab aBlock, b1, b2 *float32, ldb int, buf *sgemmBuf, c []float32, ldc int, accum bool) {
+	const w = 2 * sgemmNR
+	t := buf.tile[:mb*w]
+	panel2(mb, kb, ab, b1, b2, ldb, t, w, false)
+	for i := range mb {
+		row, src := c[i*ldc:i*ldc+nn], t[i*w:i*w+nn]
+		if accum {
+			for j, v := range src {
+				row[j] += v
+			}
+		} else {
+			copy(row, src)
+		}
+	}
+}
+
 // macroDirect is macroKernel with B read in place (row stride ldb); only
-// the ragged last column panel is packed.
+// the ragged last column panel is packed, or with AVX-512 the last 17–31
+// columns (panel2Tail).
 func macroDirect(mb, nb, kb int, ab aBlock, b []float32, ldb int, buf *sgemmBuf, c []float32, ldc int, accum bool) {
 	for jr := 0; jr < nb; jr += sgemmNR {
 		nn := min(sgemmNR, nb-jr)
+		if rem := nb - jr; useZMMKernel && rem > sgemmNR && rem < 2*sgemmNR { // the last 17–31 columns, packed
+			bp := buf.b[:2*sgemmNR*kb]
+			packB(false, b, ldb, 0, jr, kb, rem, bp)
+			panel2Tail(mb, rem, kb, ab, &bp[0], &bp[sgemmNR*kb], sgemmNR, buf, c[jr:], ldc, accum)
+			return
+		}
 		if nn < sgemmNR {
 			bp := buf.b[:sgemmNR*kb]
 			packB(false, b, ldb, 0, jr, kb, nn, bp)

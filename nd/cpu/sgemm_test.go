@@ -448,7 +448,10 @@ func TestSgemmZMMMatchesYMM(t *testing.T) {
 	}
 	defer func(v bool) { useZMMKernel = v }(useZMMKernel)
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, s := range [][3]int{{6, 32, 8}, {5, 48, 9}, {13, 64, 300}, {64, 80, 64}, {100, 97, 257}, {7, 130, 33}, {200, 256, 520}} {
+	// The last three end in 17–31 columns (panel2Tail), with K over
+	// several blocks, B in place (m ≤ 64) and packed.
+	for _, s := range [][3]int{{6, 32, 8}, {5, 48, 9}, {13, 64, 300}, {64, 80, 64}, {100, 97, 257}, {7, 130, 33}, {200, 256, 520},
+		{7, 56, 300}, {40, 120, 520}, {70, 84, 300}} {
 		for _, tr := range transCombos {
 			m, n, k := s[0], s[1], s[2]
 			c := sgemmCase{tA: tr[0], tB: tr[1], m: m, n: n, k: k, alpha: 1.5, beta: 0.5, padA: 1, padB: 3, padC: 2}
