@@ -5,8 +5,8 @@ import "github.com/goluon/goluon/nd/backend"
 // The flat forward convolution (AVX-512), for layers with few filters on
 // planes whose rows do not fill the direct kernel's tiles: LeNet's first
 // layer (6 filters, 5×5 taps, 24×24 outputs). The direct kernel computes
-// a wide grid (rows as wide as the padded input: 24 of 28 columns kept)
-// in tiles of 8 filters (6 used), so about 64% of its FMAs count. Here
+// a wide grid (rows as wide as the padded input: 24 of 28 columns kept),
+// so about 86% of its FMAs count (with its 6-channel tiles). Here
 // each image's input is laid out by (channel, kernel column) as for the
 // flat filter gradient (convfilterf.go): tap (c, kh, kw) reads the flat
 // output plane shifted by kh·OutW, so 48 consecutive positions fill three
@@ -30,10 +30,11 @@ const flatConvMaxPlanes = 16
 // useFlatConv reports whether flatConv computes s's forward pass
 // (useDirectConv has accepted it): float32 on AVX-512, stride 1, no
 // dilation, at most flatConvMaxPlanes laid-out planes and an image's
-// operands within flatMaxImageBytes, and at most 3/4 of the direct
-// kernel's vector FMAs (wide grid and filter tiles included). LeNet's
-// first layer takes 0.64 of them; its second (1.12) and the CIFAR CNN's
-// first (1.08) stay direct.
+// operands within flatMaxImageBytes, and at most 0.9 of the direct
+// kernel's vector FMAs (wide grid and its 8- and 6-channel tiles
+// included). LeNet's first layer takes 0.86 of them (batch 128: flat
+// 58–61µs, direct 67–68; BenchmarkConv); its second (1.27) and the CIFAR
+// CNN's first (1.09) stay direct.
 func useFlatConv(s convShape) bool {
 	if !useFlatConvOn || !useZMMKernel || s.DType != backend.Float32 || s.Groups != 1 || s.StrideH != 1 || s.StrideW != 1 ||
 		s.DilateH > 1 || s.DilateW > 1 || s.N == 0 || s.ohw == 0 || s.InC*s.KW > flatConvMaxPlanes {
@@ -44,8 +45,12 @@ func useFlatConv(s convShape) bool {
 		return false
 	}
 	flat := ceilDiv(s.OutC, flatConvFilters) * flatConvFilters * s.kk * ceilDiv(s.ohw, 48) * 48
-	direct := ceilDiv(s.OutC, 8) * 8 * s.kk * ceilDiv(s.OutH*inW, 48) * 48
-	return 4*flat <= 3*direct
+	rows := ceilDiv(s.OutC, 8) * 8 // tilesZ's channels
+	if r := s.OutC % 8; r == 5 || r == 6 {
+		rows -= 2
+	}
+	direct := rows * s.kk * ceilDiv(s.OutH*inW, 16) * 16
+	return 10*flat <= 9*direct
 }
 
 // flatConv writes y = the convolution of x with w (s: useFlatConv), then
