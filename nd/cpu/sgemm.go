@@ -452,8 +452,15 @@ func panel2Tail(mb, nn, kb int, ab aBlock, b1, b2 *float32, ldb int, buf *sgemmB
 	const w = 2 * sgemmNR
 	t := buf.tile[:mb*w]
 	panel2(mb, kb, ab, b1, b2, ldb, t, w, false)
+	tileBack(mb, nn, t, w, c, ldc, accum)
+}
+
+// tileBack writes the first nn columns of the mb rows of the scratch tile
+// t (row stride ldt) to C, or adds them to C when accum is set, as the
+// kernels store or add their sums.
+func tileBack(mb, nn int, t []float32, ldt int, c []float32, ldc int, accum bool) {
 	for i := range mb {
-		row, src := c[i*ldc:i*ldc+nn], t[i*w:i*w+nn]
+		row, src := c[i*ldc:i*ldc+nn], t[i*ldt:i*ldt+nn]
 		if accum {
 			for j, v := range src {
 				row[j] += v
@@ -525,16 +532,7 @@ func panel(mb, nn, kb int, ab aBlock, b *float32, ldb int, buf *sgemmBuf, c []fl
 	}
 	t := buf.tile[:mb*sgemmNR]
 	panelRows(mb, kb, ab, b, ldb, t, sgemmNR, 0)
-	for i := 0; i < mb; i++ {
-		row, src := c[i*ldc:i*ldc+nn], t[i*sgemmNR:i*sgemmNR+nn]
-		if accum {
-			for j, v := range src {
-				row[j] += v
-			}
-		} else {
-			copy(row, src)
-		}
-	}
+	tileBack(mb, nn, t, sgemmNR, c, ldc, accum)
 }
 
 // panelRows runs the 16-wide kernels over the mb rows of ab: those read

@@ -22,6 +22,59 @@ w("""// AVX-512 direct-convolution tiles that store straight into the output
 
 #include "textflag.h"
 """)
+
+
+PROLOGUE = """	MOVQ y+0(FP), DI
+	MOVQ ldy+8(FP), DX
+	SHLQ $2, DX
+	MOVQ x+16(FP), SI
+	MOVQ w+24(FP), BX
+	MOVQ rs+88(FP), R11
+	SHLQ $2, R11
+	LEAQ (R11)(R11*2), R12
+	LEAQ (BX)(R11*4), R13
+	MOVQ ts+96(FP), R14
+	SHLQ $2, R14
+	MOVQ offs+32(FP), R8
+	MOVQ k+40(FP), CX"""
+
+# Row i's weight: rows 0-3 from BX, 4-7 from R13, R11 bytes apart
+# (R12 = three rows).
+ROWADDR = ["(BX)", "(BX)(R11*1)", "(BX)(R11*2)", "(BX)(R12*1)",
+           "(R13)", "(R13)(R11*1)", "(R13)(R11*2)", "(R13)(R12*1)"]
+
+
+def body(rows, nv, tap, store, bc):
+    """Zeroes the rows·nv accumulators (Z8..), runs the tap loop (label
+    tap: loads in Z0.., the broadcast weight in Z{bc}), then adds the bias
+    when there is one and falls through to the label store."""
+    accs = lambda i, v: 8 + nv * i + v
+    for i in range(rows):
+        for v in range(nv):
+            r = accs(i, v)
+            w(f"\tVPXORD Z{r}, Z{r}, Z{r}")
+    w(f"\n{tap}:\n\tMOVQ    (R8), AX")
+    for v in range(nv):
+        off = f"{64*v}" if v else ""
+        w(f"\tVMOVUPS {off}(SI)(AX*1), Z{v}")
+    for i in range(rows):
+        w(f"\tVBROADCASTSS {ROWADDR[i]}, Z{bc}")
+        for v in range(nv):
+            w(f"\tVFMADD231PS  Z{v}, Z{bc}, Z{accs(i, v)}")
+    w(f"""	ADDQ         $8, R8
+	ADDQ         R14, BX
+	ADDQ         R14, R13
+	DECQ         CX
+	JNZ          {tap}
+
+	MOVQ  bias+80(FP), AX
+	TESTQ AX, AX
+	JZ    {store}""")
+    for i in range(rows):
+        w(f"\tVBROADCASTSS {4*i if i else ''}(AX), Z{bc}")
+        for v in range(nv):
+            w(f"\tVADDPS       Z{bc}, Z{accs(i, v)}, Z{accs(i, v)}")
+
 for nv in (1, 2, 3):
     accs = lambda i, v: 8 + nv * i + v  # accumulator of row i, vector v
     w(f"""
@@ -35,48 +88,8 @@ for nv in (1, 2, 3):
 // offsets of the {nv} vectors, R9 the rows (channels) still to store;
 // bias, when not nil, holds the 8 rows' biases, added before the store.
 TEXT ·convTile8x{16*nv}z(SB), NOSPLIT, $0-104
-	MOVQ y+0(FP), DI
-	MOVQ ldy+8(FP), DX
-	SHLQ $2, DX
-	MOVQ x+16(FP), SI
-	MOVQ w+24(FP), BX
-	MOVQ rs+88(FP), R11
-	SHLQ $2, R11
-	LEAQ (R11)(R11*2), R12
-	LEAQ (BX)(R11*4), R13
-	MOVQ ts+96(FP), R14
-	SHLQ $2, R14
-	MOVQ offs+32(FP), R8
-	MOVQ k+40(FP), CX""")
-    for i in range(8):
-        for v in range(nv):
-            r = accs(i, v)
-            w(f"\tVPXORD Z{r}, Z{r}, Z{r}")
-    w(f"\ntap{nv}:\n\tMOVQ    (R8), AX")
-    for v in range(nv):
-        off = f"{64*v}" if v else ""
-        w(f"\tVMOVUPS {off}(SI)(AX*1), Z{v}")
-    # Row i's weight: rows 0-3 from BX, 4-7 from R13, R11 bytes apart
-    # (R12 = three rows).
-    rowaddr = ["(BX)", "(BX)(R11*1)", "(BX)(R11*2)", "(BX)(R12*1)",
-               "(R13)", "(R13)(R11*1)", "(R13)(R11*2)", "(R13)(R12*1)"]
-    for i in range(8):
-        w(f"\tVBROADCASTSS {rowaddr[i]}, Z3")
-        for v in range(nv):
-            w(f"\tVFMADD231PS  Z{v}, Z3, Z{accs(i, v)}")
-    w(f"""	ADDQ         $8, R8
-	ADDQ         R14, BX
-	ADDQ         R14, R13
-	DECQ         CX
-	JNZ          tap{nv}
-
-	MOVQ  bias+80(FP), AX
-	TESTQ AX, AX
-	JZ    store{nv}""")
-    for i in range(8):
-        w(f"\tVBROADCASTSS {4*i if i else ''}(AX), Z3")
-        for v in range(nv):
-            w(f"\tVADDPS       Z3, Z{accs(i, v)}, Z{accs(i, v)}")
+{PROLOGUE}""")
+    body(8, nv, f"tap{nv}", f"store{nv}", 3)
     w(f"""
 store{nv}:
 	MOVQ cm+48(FP), AX
@@ -107,45 +120,8 @@ for nv in (1, 2, 3, 4):
 // the compress mask, K2 the store mask, R10 the byte offset, R9 the rows
 // still to store and R8 the first row's output.
 TEXT ·convTile6x{16*nv}z(SB), NOSPLIT, $0-104
-	MOVQ y+0(FP), DI
-	MOVQ ldy+8(FP), DX
-	SHLQ $2, DX
-	MOVQ x+16(FP), SI
-	MOVQ w+24(FP), BX
-	MOVQ rs+88(FP), R11
-	SHLQ $2, R11
-	LEAQ (R11)(R11*2), R12
-	LEAQ (BX)(R11*4), R13
-	MOVQ ts+96(FP), R14
-	SHLQ $2, R14
-	MOVQ offs+32(FP), R8
-	MOVQ k+40(FP), CX""")
-    for i in range(6):
-        for v in range(nv):
-            r = accs(i, v)
-            w(f"\tVPXORD Z{r}, Z{r}, Z{r}")
-    w(f"\ntap6x{nv}:\n\tMOVQ    (R8), AX")
-    for v in range(nv):
-        off = f"{64*v}" if v else ""
-        w(f"\tVMOVUPS {off}(SI)(AX*1), Z{v}")
-    rowaddr = ["(BX)", "(BX)(R11*1)", "(BX)(R11*2)", "(BX)(R12*1)", "(R13)", "(R13)(R11*1)"]
-    for i in range(6):
-        w(f"\tVBROADCASTSS {rowaddr[i]}, Z4")
-        for v in range(nv):
-            w(f"\tVFMADD231PS  Z{v}, Z4, Z{accs(i, v)}")
-    w(f"""	ADDQ         $8, R8
-	ADDQ         R14, BX
-	ADDQ         R14, R13
-	DECQ         CX
-	JNZ          tap6x{nv}
-
-	MOVQ  bias+80(FP), AX
-	TESTQ AX, AX
-	JZ    store6x{nv}""")
-    for i in range(6):
-        w(f"\tVBROADCASTSS {4*i if i else ''}(AX), Z4")
-        for v in range(nv):
-            w(f"\tVADDPS       Z4, Z{accs(i, v)}, Z{accs(i, v)}")
+{PROLOGUE}""")
+    body(6, nv, f"tap6x{nv}", f"store6x{nv}", 4)
     w(f"""
 store6x{nv}:
 	MOVQ cm+48(FP), AX
