@@ -338,8 +338,11 @@ func biasAt(bp []float32, oc int) *float32 {
 // tilesZ computes one image's output y [OC][OH·OW] from xp (AVX-512):
 // tiles of 8 channels by 48 positions, the last by 16 or 32, plus bp's
 // biases unless bp is nil. A last block of 5 or 6 channels takes the
-// 6-channel tiles (64 positions, the last 16 to 48), whose FMAs all
-// count; each output is the same sum over the taps in either tile.
+// 6-channel tiles (64 positions, the last 16 to 48), which compute at
+// most one unused channel where an 8-channel tile would compute three;
+// each output is the same sum over the taps in either tile. Such a block
+// exists only when OutC is not a multiple of 8, so the 6-channel tiles
+// always read packed blocks (inPlaceWeights), never past the filters.
 func (d directPlan) tilesZ(y, xp, wp, bp []float32) {
 	k, ohw := d.s.kk, d.s.ohw
 	_ = xp[d.xlen-1]

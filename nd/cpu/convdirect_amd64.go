@@ -16,7 +16,8 @@ func convTile4x24(y *float32, ldy int, x *float32, w *float32, offs *int, k int,
 // when not nil, holds 8 biases added to the sums. The weight of row i and
 // tap t is w[i·rs + t·ts]: rs = 1, ts = 8 reads packed blocks, rs = k,
 // ts = 1 the filters [OC][C·KH·KW] in place. The convTile6x…z tiles are
-// the same for 6 channels (rows 1–6) by 16 to 64 positions.
+// the same for 6 channels (rows 1–6) by 16 to 64 positions; they read six
+// weight rows whatever rows is, so they are given packed blocks only.
 
 //go:noescape
 func convTile8x16z(y *float32, ldy int, x *float32, w *float32, offs *int, k int, cm *uint16, sm *uint16, dst *int, rows int, bias *float32, rs, ts int)

@@ -184,24 +184,44 @@ func TestParallelForConcurrentAndNested(t *testing.T) {
 // the other has started, which the caller alone could never satisfy.
 func TestParallelHelpersJoin(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	rendezvous := func() {
-		var started atomic.Int32
+	// rendezvous reports whether the two chunks of a call ran at the same
+	// time: each waits, up to a deadline, for the other to start.
+	rendezvous := func() bool {
+		var started, met atomic.Int32
+		deadline := time.Now().Add(10 * time.Second)
 		parallelChunks(2, 1, func(_, _, _ int) {
 			started.Add(1)
 			for started.Load() < 2 {
+				if time.Now().After(deadline) {
+					return
+				}
 				runtime.Gosched()
 			}
+			met.Add(1)
 		})
+		return met.Load() == 2
 	}
 	for i, gap := range []time.Duration{0, 0, 0, 2 * spinSpan, 0, 5 * spinSpan, 5 * spinSpan} {
 		time.Sleep(gap)
-		done := make(chan struct{})
-		go func() { rendezvous(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
+		if !rendezvous() {
 			t.Fatalf("call %d (after %v idle): no helper joined", i, gap)
 		}
+	}
+	if testing.Short() {
+		return
+	}
+	// Idle helpers exit after helperIdle; the next call starts them again.
+	for deadline := time.Now().Add(helperIdle + 5*time.Second); helpers.Load() > 0; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d helpers still running %v after the last call", helpers.Load(), helperIdle+5*time.Second)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if parked.Load() != 0 || len(wake) != 0 {
+		t.Errorf("parked = %d, %d wake tokens left with no helpers", parked.Load(), len(wake))
+	}
+	if !rendezvous() {
+		t.Fatal("no helper joined after the helpers had exited")
 	}
 }
 

@@ -65,10 +65,12 @@ type job struct {
 var (
 	// posted is the latest call; polling helpers join it.
 	posted atomic.Pointer[job]
-	// parked counts the helpers blocked on wake.
+	// parked counts the helpers blocked on wake that no caller has
+	// claimed. A caller claims one by decrementing it and then sends it
+	// a token on wake, so tokens in flight never outnumber the helpers
+	// waiting for them and none are left over.
 	parked atomic.Int64
-	// wake wakes parked helpers (a token each); a full channel means
-	// enough tokens are pending.
+	// wake carries one token per claimed helper.
 	wake = make(chan struct{}, 64)
 	// helpers counts the live helper goroutines.
 	helpers atomic.Int64
@@ -136,18 +138,50 @@ func helper() {
 		}
 		parked.Add(1)
 		if j := posted.Load(); j != last { // posted while it was deciding to park
-			parked.Add(-1)
+			unpark()
 			last = j
 			j.run()
 			continue
 		}
 		idle.Reset(helperIdle)
 		select {
-		case <-wake:
-			parked.Add(-1)
+		case <-wake: // claimed by a caller, which took it off parked
 		case <-idle.C:
-			parked.Add(-1)
+			unpark()
+			if posted.Load() == last {
+				return
+			}
+			// A call came in as the timer fired: join it.
+		}
+	}
+}
+
+// unpark takes a parked helper that was not woken off the parked count.
+// When every parked helper has been claimed, a token is on its way to one
+// of them, and this helper takes it instead of leaving it behind.
+func unpark() {
+	for {
+		p := parked.Load()
+		if p == 0 {
+			<-wake
 			return
+		}
+		if parked.CompareAndSwap(p, p-1) {
+			return
+		}
+	}
+}
+
+// wakeHelpers claims up to n parked helpers and sends each a token.
+func wakeHelpers(n int) {
+	for n > 0 {
+		p := parked.Load()
+		if p == 0 {
+			return
+		}
+		if parked.CompareAndSwap(p, p-1) {
+			wake <- struct{}{} // a claimed helper takes it, or unpark does
+			n--
 		}
 	}
 }
@@ -209,12 +243,7 @@ func parallelChunks(n, grain int, fn func(chunk, lo, hi int)) int {
 	j.left.Store(int64(chunks))
 	startHelpers(chunks - 1) // as many as this call can use
 	posted.Store(j)
-	for range min(chunks-1, int(parked.Load())) {
-		select {
-		case wake <- struct{}{}:
-		default:
-		}
-	}
+	wakeHelpers(chunks - 1)
 	j.run()
 	j.wait()
 	j.fn = nil // posted keeps j until the next call: not what fn captured

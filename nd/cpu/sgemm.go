@@ -120,7 +120,9 @@ func sgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []fl
 			sgemmDotRows(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 			return
 		}
-		parallelFor(ceilDiv(n, 4), 1, func(lo, hi int) {
+		// Units of 4 columns, a chunk at least half of dotParallelMin.
+		grain := ceilDiv(dotParallelMin, 2*4*m*k)
+		parallelFor(ceilDiv(n, 4), grain, func(lo, hi int) {
 			j0, j1 := 4*lo, min(4*hi, n)
 			sgemmDotRows(m, j1-j0, k, alpha, a, lda, b[j0*ldb:], ldb, beta, c[j0:], ldc)
 		})
@@ -212,7 +214,9 @@ func sgemmPortableNT(m, n, k int, alpha float32, a []float32, lda int, b []float
 		return
 	}
 	if n >= m {
-		parallelFor(ceilDiv(n, 4), 1, func(lo, hi int) { block(0, m, lo*4, min(hi*4, n)) })
+		// Units of 4 columns, a chunk at least half of dotParallelMin.
+		grain := ceilDiv(dotParallelMin, 2*4*m*k)
+		parallelFor(ceilDiv(n, 4), grain, func(lo, hi int) { block(0, m, lo*4, min(hi*4, n)) })
 		return
 	}
 	parallelFor(m, 1, func(lo, hi int) { block(lo, hi, 0, n) })

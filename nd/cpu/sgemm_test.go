@@ -358,6 +358,21 @@ func TestSgemmReproducible(t *testing.T) {
 			}
 		}
 	}
+	// Products of dot products (a few rows by a transposed B) from
+	// dotParallelMin up, split over columns into 2 and 8 chunks.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{2, 8} {
+		runtime.GOMAXPROCS(procs)
+		for _, sh := range [][3]int{{2, 130, 64}, {4, 50, 100}, {1, 120, 400}, {3, 1001, 40}} {
+			c := sgemmCase{tB: true, m: sh[0], n: sh[1], k: sh[2], alpha: 1, beta: 0}
+			o := newSgemmOperands(c, rng)
+			c1 := make([]float32, len(o.c))
+			c2 := make([]float32, len(o.c))
+			sgemm(false, true, c.m, c.n, c.k, 1, o.a, o.lda, o.b, o.ldb, 0, c1, o.ldc, false)
+			sgemm(false, true, c.m, c.n, c.k, 1, o.a, o.lda, o.b, o.ldb, 0, c2, o.ldc, true)
+			requireSameBits(t, fmt.Sprintf("%v at %d cores: serial, parallel", c, procs), c1, c2)
+		}
+	}
 }
 
 func TestCPUFeatures(t *testing.T) {
@@ -453,16 +468,20 @@ func TestSgemmZMMMatchesYMM(t *testing.T) {
 	for _, s := range [][3]int{{6, 32, 8}, {5, 48, 9}, {13, 64, 300}, {64, 80, 64}, {100, 97, 257}, {7, 130, 33}, {200, 256, 520},
 		{7, 56, 300}, {40, 120, 520}, {70, 84, 300}} {
 		for _, tr := range transCombos {
-			m, n, k := s[0], s[1], s[2]
-			c := sgemmCase{tA: tr[0], tB: tr[1], m: m, n: n, k: k, alpha: 1.5, beta: 0.5, padA: 1, padB: 3, padC: 2}
-			o := newSgemmRef(m, n, k, rng).operands(c, rng)
-			run := func(zmm bool) []float32 {
-				useZMMKernel = zmm
-				out := slices.Clone(o.c)
-				sgemm(c.tA, c.tB, m, n, k, c.alpha, o.a, o.lda, o.b, o.ldb, c.beta, out, o.ldc, false)
-				return out
+			// alpha 1 with beta 0 or 1 lets the kernels write C directly
+			// (A in place where m ≤ 64); the others go through scaleC.
+			for _, ab := range [][2]float32{{1, 0}, {1, 1}, {1.5, 0}, {1.5, 0.5}} {
+				m, n, k := s[0], s[1], s[2]
+				c := sgemmCase{tA: tr[0], tB: tr[1], m: m, n: n, k: k, alpha: ab[0], beta: ab[1], padA: 1, padB: 3, padC: 2}
+				o := newSgemmRef(m, n, k, rng).operands(c, rng)
+				run := func(zmm bool) []float32 {
+					useZMMKernel = zmm
+					out := slices.Clone(o.c)
+					sgemm(c.tA, c.tB, m, n, k, c.alpha, o.a, o.lda, o.b, o.ldb, c.beta, out, o.ldc, false)
+					return out
+				}
+				requireSameBits(t, fmt.Sprintf("%v: AVX2, AVX-512", c), run(false), run(true))
 			}
-			requireSameBits(t, fmt.Sprintf("%v: AVX2, AVX-512", c), run(false), run(true))
 		}
 	}
 }
