@@ -58,10 +58,14 @@ const (
 	sgemmParallelMin = 1 << 17
 	// dotParallelMin is the least M·N·K of a product of dot products
 	// (sgemmDotRows) worth splitting: they stream B once, so splitting
-	// pays off at smaller products than packed GEMMs do. LeNet's
-	// first dense layer at batch 1 (400×120): 1.42 → 1.13µs split; its
-	// second (120×84) 0.31µs serial against 0.51 split.
-	dotParallelMin = 1 << 14
+	// pays off at smaller products than packed GEMMs do, but their A rows
+	// were usually just written on the caller's core and the helper must
+	// fetch them. On hosts whose cores hand cache lines over slowly,
+	// LeNet's first dense layer at batch 1 (48K multiply-adds) runs
+	// slower split than serial, on the others a little faster
+	// (BenchmarkSgemmNets, lenet/fc1/fwd-b1; BenchmarkHybridInferLeNetB1):
+	// it stays serial.
+	dotParallelMin = 1 << 16
 )
 
 // sgemmBuf holds one goroutine's packing buffers; sgemmPool reuses them so

@@ -83,6 +83,8 @@ var netGemmShapes = []gemmShape{
 	{"lenet/fc1/fwd-b32", false, true, 32, 120, 400, false},
 	{"lenet/fc1/ddata-b32", false, false, 32, 400, 120, false},
 	{"lenet/fc2/fwd", false, true, 128, 84, 120, false},
+	{"lenet/fc1/fwd-b1", false, true, 1, 120, 400, false},
+	{"lenet/fc2/fwd-b1", false, true, 1, 84, 120, false},
 	{"cifar/conv1/fwd", false, false, 32, 1024, 27, true},
 	{"cifar/conv2/fwd", false, false, 32, 900, 288, true},
 	{"cifar/conv2/ddata", true, false, 288, 900, 32, true},
