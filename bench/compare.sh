@@ -94,9 +94,19 @@ pybench() { # rep, group: PyTorch in both thread configurations (issue 6):
 	OPENBLAS_NUM_THREADS=2 $PY bench/pytorch_bench.py --threads 1 --scale "$SCALE" --only "$2" >"$out/py-$1-$2-b.json"
 }
 
+# The core-to-core round trip (bench/fmapeak -handoff, a few ms) before
+# each pair and after it: on these VMs it moves between about 100 and
+# 600ns from minute to minute, and every kernel split over the cores pays
+# it, on both sides. summarize.py prints it per pair.
+handoff() { # rep, group
+	"$out/bin/fmapeak" -handoff | tail -1 >>"$out/handoff-$1-$2.json"
+}
+
 for r in $(seq 1 "$REPS"); do
 	for g in ${ONLY//,/ }; do
 		echo "rep $r/$REPS: $g" >&2
+		handoff "$r" "$g"
+		py=1 # the group has a PyTorch side run by pybench
 		case $g in
 		cifar) gobench 'TrainStepKerasCIFAR' 15 >"$out/go-$r-$g.txt" ;;
 		lenet) gobench 'TrainStepLeNet$' 200 >"$out/go-$r-$g.txt" ;;
@@ -142,7 +152,7 @@ for r in $(seq 1 "$REPS"); do
 			(cd bench && "${nomalloc[@]}" "$out/bin/bench.test" -test.run '^$' -test.bench 'TrainStepLeNetRSS$' -test.benchtime "$(iters 200)"x) >"$out/go-$r-$g.txt"
 			OPENBLAS_NUM_THREADS=1 "${nomalloc[@]}" $PY bench/pytorch_bench.py --threads 2 --scale "$SCALE" --rss-only >"$out/py-$r-$g-a.json"
 			OPENBLAS_NUM_THREADS=2 "${nomalloc[@]}" $PY bench/pytorch_bench.py --threads 1 --scale "$SCALE" --rss-only >"$out/py-$r-$g-b.json"
-			continue
+			py=0
 			;;
 		hybrid) # gluon.Hybridize: eager and hybridized rows in one process (the ratio printed after the table), PyTorch eager
 			{
@@ -154,17 +164,20 @@ for r in $(seq 1 "$REPS"); do
 			;;
 		amp) # mixed precision against float32, Goluon alone (the ratios printed after the table)
 			gobench 'TrainStepAMP' 20 >"$out/go-$r-$g.txt"
-			continue
+			py=0
 			;;
 		mnist)
 			echo "BenchmarkGluonMNISTEpoch 1 $("$out/bin/gluon-mnist" -epochs 1 -limit "$gmlimit" -data "$FMNIST" -out "$out/gm" 2>/dev/null | epoch_s) s/epoch" >"$out/go-$r-$g.txt"
 			s=$(OPENBLAS_NUM_THREADS=1 $PY tutorials/gluon-mnist/pytorch_gluon_mnist.py --epochs 1 --limit "$gmlimit" --data "$FMNIST" --threads 2 | epoch_s)
 			echo "{\"GluonMNISTEpoch\": $s}" >"$out/py-$r-$g-a.json"
-			continue
+			py=0
 			;;
 		*) echo "compare.sh: unknown group $g" >&2; exit 2 ;;
 		esac
-		pybench "$r" "$g"
+		if [ "$py" = 1 ]; then
+			pybench "$r" "$g"
+		fi
+		handoff "$r" "$g"
 	done
 done
 

@@ -130,6 +130,7 @@ def main():
     ratios.update(row_ratios(d, "/hybrid-fold", "/hybrid", "batch norm folded / hybridized", "/fold_over_hybrid"))
     print(json.dumps(ratios, sort_keys=True))
     peak_lines(d, go)
+    handoff_lines(d)
 
 
 def context_ratios(d):
@@ -261,6 +262,48 @@ def pair_peak_shares(d):
     print("MatMul as a share of each pair's own FMA peak (peaks %.1f-%.1f GFLOP/s): %s" % (
         min(peaks.values()), max(peaks.values()), ", ".join(parts)))
     return out
+
+
+def handoff_lines(d):
+    """Prints the core-to-core round trip measured before and after each
+    pair (handoff-REP-GROUP.json, two JSON lines of bench/fmapeak
+    -handoff), per group, marks the pairs with a probe over twice the
+    run's lowest (the host in its slow mode for part of the pair), and
+    prints a JSON line {"handoff_ns": {group: [[before, after], ...]}}."""
+    per = {}  # group -> {rep: [ns, ...]}
+    for p in glob.glob(os.path.join(d, "handoff-*-*.json")):
+        _, rep, group = os.path.basename(p)[:-len(".json")].split("-", 2)
+        vals = []
+        with open(p) as f:
+            for line in f:
+                try:
+                    ns = json.loads(line).get("handoff_ns")
+                except ValueError:
+                    continue
+                if isinstance(ns, (int, float)) and ns > 0:
+                    vals.append(int(ns))
+        if vals:
+            per.setdefault(group, {})[rep] = vals
+    if not per:
+        return
+    low = min(v for g in per.values() for vals in g.values() for v in vals)
+    slow, total = [], 0
+    print("Core-to-core round trip before/after each pair (ns, bench/fmapeak -handoff); "
+          "* a probe over twice the lowest (%d ns):" % low)
+    for group in sorted(per):
+        parts = []
+        for rep in sorted(per[group], key=int):
+            vals = per[group][rep]
+            mark = "*" if max(vals) > 2 * low else ""
+            total += 1
+            if mark:
+                slow.append("%s/%s" % (group, rep))
+            parts.append("rep %s %s%s" % (rep, "/".join(str(v) for v in vals), mark))
+        print("  %-9s %s" % (group, "  ".join(parts)))
+    print("%d of %d pairs ran with the slow round trip for part of the time%s" % (
+        len(slow), total, (": " + ", ".join(slow)) if slow else ""))
+    print(json.dumps({"handoff_ns": {g: [per[g][r] for r in sorted(per[g], key=int)] for g in sorted(per)}},
+                     sort_keys=True))
 
 
 if __name__ == "__main__":

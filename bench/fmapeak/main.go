@@ -9,6 +9,10 @@
 //
 // Each measurement is the best of -reps timed runs of about -seconds/reps
 // each, so a busy moment on a shared machine does not pull it down.
+//
+// It also measures the core-to-core round trip (see handoff), which on
+// virtual machines changes over time: -handoff prints that alone (a few
+// milliseconds), which make bench does before and after each pair.
 package main
 
 import (
@@ -50,8 +54,13 @@ func run(args []string, w io.Writer) error {
 	fs := flag.NewFlagSet("fmapeak", flag.ContinueOnError)
 	seconds := fs.Float64("seconds", 1, "time spent per measurement")
 	reps := fs.Int("reps", 5, "timed runs per measurement (the best counts)")
+	only := fs.Bool("handoff", false, "measure only the core-to-core round trip")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	rt := handoff(2000, 7)
+	if *only {
+		return report(w, map[string]any{"program": "fmapeak", "handoff_ns": rt.Nanoseconds()})
 	}
 	if *seconds <= 0 || *reps < 1 {
 		return fmt.Errorf("-seconds and -reps must be positive")
@@ -73,7 +82,17 @@ func run(args []string, w io.Writer) error {
 			fmt.Fprintf(w, "%-8s %2d thread(s) %7.1f GFLOP/s (%.1f per thread)\n", k.name, t, g, g/float64(t))
 		}
 	}
-	b, err := json.Marshal(map[string]any{"program": "fmapeak", "results": out})
+	return report(w, map[string]any{"program": "fmapeak", "results": out, "handoff_ns": rt.Nanoseconds()})
+}
+
+// report prints the core-to-core round trip and then v as a JSON line.
+func report(w io.Writer, v map[string]any) error {
+	if ns := v["handoff_ns"].(int64); ns > 0 {
+		fmt.Fprintf(w, "core-to-core round trip %d ns (median of 7 runs of 2000)\n", ns)
+	} else {
+		fmt.Fprintln(w, "core-to-core round trip not measured (one core, or the other busy)")
+	}
+	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestRun measures briefly and checks the report: a line per loop and
@@ -32,5 +34,33 @@ func TestRun(t *testing.T) {
 	}
 	if err := run([]string{"-seconds", "0"}, &buf); err == nil {
 		t.Error("-seconds 0 gave no error")
+	}
+}
+
+// TestHandoff checks the round trip: positive with two procs on two CPUs,
+// 0 with one proc, and -handoff's JSON line.
+func TestHandoff(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("one CPU")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	if d := handoff(200, 3); d <= 0 || d > 100*time.Microsecond {
+		t.Errorf("round trip %v", d)
+	}
+	var buf bytes.Buffer
+	if err := run([]string{"-handoff"}, &buf); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	var out struct {
+		Handoff *int64 `json:"handoff_ns"`
+		Results []result
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &out); err != nil || out.Handoff == nil || *out.Handoff <= 0 || out.Results != nil {
+		t.Errorf("-handoff printed %q (%v)", buf.String(), err)
+	}
+	runtime.GOMAXPROCS(1)
+	if d := handoff(200, 3); d != 0 {
+		t.Errorf("one proc: round trip %v, want 0 (not measured)", d)
 	}
 }
