@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/internal/gid"
 	"github.com/goluon/goluon/nd/backend"
 )
 
@@ -182,25 +183,26 @@ func TestParallelForConcurrentAndNested(t *testing.T) {
 // a helper, whether the helpers are polling (back-to-back calls) or
 // parked (after an idle gap longer than spinSpan): each chunk waits until
 // the other has started, which the caller alone could never satisfy.
+// rendezvous reports whether the two chunks of a parallel call ran at the
+// same time: each waits, up to a deadline, for the other to start.
+func rendezvous() bool {
+	var started, met atomic.Int32
+	deadline := time.Now().Add(10 * time.Second)
+	parallelChunks(2, 1, func(_, _, _ int) {
+		started.Add(1)
+		for started.Load() < 2 {
+			if time.Now().After(deadline) {
+				return
+			}
+			runtime.Gosched()
+		}
+		met.Add(1)
+	})
+	return met.Load() == 2
+}
+
 func TestParallelHelpersJoin(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	// rendezvous reports whether the two chunks of a call ran at the same
-	// time: each waits, up to a deadline, for the other to start.
-	rendezvous := func() bool {
-		var started, met atomic.Int32
-		deadline := time.Now().Add(10 * time.Second)
-		parallelChunks(2, 1, func(_, _, _ int) {
-			started.Add(1)
-			for started.Load() < 2 {
-				if time.Now().After(deadline) {
-					return
-				}
-				runtime.Gosched()
-			}
-			met.Add(1)
-		})
-		return met.Load() == 2
-	}
 	for i, gap := range []time.Duration{0, 0, 0, 2 * spinSpan, 0, 5 * spinSpan, 5 * spinSpan} {
 		time.Sleep(gap)
 		if !rendezvous() {
@@ -297,5 +299,47 @@ func TestHostView(t *testing.T) {
 		if got[3] != 1 || got[6] != 4 {
 			t.Errorf("%v: buffer after writing the view = %v", dt, got)
 		}
+	}
+}
+
+// TestDedicate checks that while the dedicated goroutines take every core,
+// a parallel call runs its chunks in order on the calling goroutine, and
+// that after release (twice is harmless) the helpers join calls again.
+func TestDedicate(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	if Dedicated() != 0 {
+		t.Fatalf("Dedicated() = %d at the start", Dedicated())
+	}
+	one := Dedicate(1) // one goroutine of two cores: helpers still help
+	if !rendezvous() {
+		t.Fatalf("one dedicated goroutine: the chunks did not run at once")
+	}
+	two := Dedicate(1)
+	if Dedicated() != 2 || !coresTaken() {
+		t.Fatalf("Dedicated() = %d, coresTaken %v", Dedicated(), coresTaken())
+	}
+	caller := gid.Current()
+	var order []int
+	got := parallelChunks(1000, 10, func(c, lo, hi int) {
+		if gid.Supported && gid.Current() != caller {
+			t.Errorf("chunk %d ran on another goroutine", c)
+		}
+		if wlo, whi := chunkBounds(1000, 2, c); lo != wlo || hi != whi {
+			t.Errorf("chunk %d: [%d, %d), want [%d, %d)", c, lo, hi, wlo, whi)
+		}
+		order = append(order, c)         // no lock: one goroutine
+		time.Sleep(2 * time.Millisecond) // time for a helper to claim the other chunk
+	})
+	if got != 2 || !slices.Equal(order, []int{0, 1}) {
+		t.Errorf("%d chunks run in order %v, want 2 in order 0, 1", got, order)
+	}
+	two()
+	two()
+	one()
+	if Dedicated() != 0 || coresTaken() {
+		t.Fatalf("after release: Dedicated() = %d", Dedicated())
+	}
+	if !rendezvous() {
+		t.Error("after release: the chunks did not run at once")
 	}
 }

@@ -74,7 +74,37 @@ var (
 	wake = make(chan struct{}, 64)
 	// helpers counts the live helper goroutines.
 	helpers atomic.Int64
+	// dedicated counts the goroutines that run kernels on a core of their
+	// own (Dedicate).
+	dedicated atomic.Int64
 )
+
+// Dedicate declares that n more goroutines now run kernels at once, each
+// on a core of its own (gluon.ForEachDevice's goroutines for CPU
+// contexts, pinned to a CPU each), until release is called. While as many
+// goroutines as GOMAXPROCS are dedicated, every kernel runs its chunks
+// one after another on its calling goroutine and the helpers park:
+// helping would only move a context's data to another core's cache and
+// back. The chunks, and so the results, are the same either way.
+func Dedicate(n int) (release func()) {
+	dedicated.Add(int64(n))
+	var once atomic.Bool
+	return func() {
+		if once.CompareAndSwap(false, true) {
+			dedicated.Add(-int64(n))
+		}
+	}
+}
+
+// Dedicated returns how many goroutines Dedicate has declared and not
+// released.
+func Dedicated() int { return int(dedicated.Load()) }
+
+// coresTaken reports whether the dedicated goroutines take every core.
+func coresTaken() bool {
+	d := dedicated.Load()
+	return d > 0 && d >= int64(workers())
+}
 
 // workers is the number of goroutines a kernel splits its work into.
 func workers() int { return runtime.GOMAXPROCS(0) }
@@ -128,7 +158,7 @@ func helper() {
 				continue
 			}
 			if i%pollChecks == 0 {
-				if time.Since(start) > spinSpan {
+				if time.Since(start) > spinSpan || coresTaken() {
 					break
 				}
 				if looks++; looks%yieldChecks == 0 {
@@ -236,6 +266,13 @@ func parallelChunks(n, grain int, fn func(chunk, lo, hi int)) int {
 	if chunks <= 1 {
 		if n > 0 {
 			fn(0, 0, n)
+		}
+		return chunks
+	}
+	if coresTaken() {
+		for c := range chunks {
+			lo, hi := chunkBounds(n, chunks, c)
+			fn(c, lo, hi)
 		}
 		return chunks
 	}
