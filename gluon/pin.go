@@ -3,53 +3,72 @@ package gluon
 import (
 	"os"
 	"runtime"
+	"sync/atomic"
 
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/internal/affinity"
 	"github.com/goluon/goluon/nd"
 )
 
-// pinOff is set by GOLUON_PIN=0, which turns off pinning ForEachDevice's
-// CPU contexts.
-var pinOff = os.Getenv("GOLUON_PIN") == "0"
+var (
+	// pinOff is set by GOLUON_PIN=0, which turns off pinning
+	// ForEachDevice's CPU contexts.
+	pinOff = os.Getenv("GOLUON_PIN") == "0"
+	// pinBroken turns pinning off for good once pinning a thread or
+	// giving it its CPUs back has failed.
+	pinBroken atomic.Bool
+	// pinning is held by the one ForEachDevice call whose contexts are
+	// pinned; a nested or concurrent call runs unpinned.
+	pinning atomic.Bool
+)
 
 // pinPlan returns the CPU each of devs runs on when ForEachDevice pins
-// them, or nil when it does not. It pins when every context is a CPU
-// context and there is a CPU for each (within GOMAXPROCS and the
-// process's CPU set): then each context keeps its data in one core's
-// caches instead of following its goroutine from core to core, and its
-// kernels run on its own goroutine (nd.DedicateCores).
-func pinPlan(devs []ctx.Context) []int {
-	if pinOff || len(devs) < 2 {
-		return nil
+// them, and release, which the call runs when it is done; nil and a no-op
+// when it does not pin. It pins when every context is a CPU context, the
+// contexts are as many as the CPUs the process may use and as GOMAXPROCS
+// (so no other work of the process is left without a core, and a CPU
+// quota below the CPU set turns it off), and no other call holds the pins:
+// then each context keeps its data in one core's caches instead of
+// following its goroutine from core to core, and its kernels run on its
+// own goroutine (nd.DedicateCores).
+func pinPlan(devs []ctx.Context) (plan []int, release func()) {
+	none := func() {}
+	if pinOff || pinBroken.Load() || len(devs) < 2 {
+		return nil, none
 	}
 	for _, d := range devs {
 		if d.Kind != ctx.KindCPU {
-			return nil
+			return nil, none
 		}
 	}
 	cpus := affinity.Allowed()
-	if len(devs) > min(len(cpus), runtime.GOMAXPROCS(0)) {
-		return nil
+	if len(devs) != len(cpus) || len(devs) != runtime.GOMAXPROCS(0) {
+		return nil, none
 	}
-	return cpus[:len(devs)]
+	if !pinning.CompareAndSwap(false, true) {
+		return nil, none
+	}
+	undedicate := nd.DedicateCores(len(devs))
+	return cpus, func() {
+		undedicate()
+		pinning.Store(false)
+	}
 }
 
 // pinned runs f on the calling goroutine's thread restricted to the CPU
 // plan gives device i, or as it is when plan is nil or pinning fails.
 func pinned(plan []int, i int, f func()) {
-	if plan != nil {
-		if undo, ok := affinity.Pin(plan[i]); ok {
-			defer undo()
+	if plan != nil && !pinBroken.Load() {
+		undo, ok := affinity.Pin(plan[i])
+		if !ok {
+			pinBroken.Store(true)
+		} else {
+			defer func() {
+				if !undo() {
+					pinBroken.Store(true)
+				}
+			}()
 		}
 	}
 	f()
-}
-
-// dedicate declares plan's goroutines to the CPU backend.
-func dedicate(plan []int) (release func()) {
-	if plan == nil {
-		return func() {}
-	}
-	return nd.DedicateCores(len(plan))
 }

@@ -1,8 +1,12 @@
 package gluon
 
 import (
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/goluon/goluon/ctx"
@@ -10,52 +14,131 @@ import (
 	"github.com/goluon/goluon/nd"
 )
 
+func cpuContexts(n int) []ctx.Context {
+	devs := make([]ctx.Context, n)
+	for i := range devs {
+		devs[i] = ctx.CPU(i)
+	}
+	return devs
+}
+
 func TestPinPlan(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	all := affinity.Allowed()
-	two := []int(nil)
-	if len(all) >= 2 {
-		two = all[:2]
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(1, len(all))))
+	n := len(all)
+	want := all
+	if n < 2 {
+		n, want = 2, nil // nothing to pin to
 	}
 	cases := []struct {
-		name string
-		devs []ctx.Context
-		off  bool
-		want []int
+		name   string
+		devs   []ctx.Context
+		off    bool
+		broken bool
+		held   bool
+		want   []int
 	}{
-		{"one context", []ctx.Context{ctx.CPU(0)}, false, nil},
-		{"two CPU contexts", []ctx.Context{ctx.CPU(0), ctx.CPU(1)}, false, two},
-		{"GOLUON_PIN=0", []ctx.Context{ctx.CPU(0), ctx.CPU(1)}, true, nil},
-		{"a GPU context", []ctx.Context{ctx.CPU(0), ctx.GPU(0)}, false, nil},
-		{"more contexts than GOMAXPROCS", []ctx.Context{ctx.CPU(0), ctx.CPU(1), ctx.CPU(2)}, false, nil},
+		{"one context", cpuContexts(1), false, false, false, nil},
+		{"a context per CPU", cpuContexts(n), false, false, false, want},
+		{"GOLUON_PIN=0", cpuContexts(n), true, false, false, nil},
+		{"after a failure", cpuContexts(n), false, true, false, nil},
+		{"another call holds the pins", cpuContexts(n), false, false, true, nil},
+		{"a GPU context", append(cpuContexts(n-1), ctx.GPU(0)), false, false, false, nil},
+		{"fewer contexts than CPUs", cpuContexts(n - 1), false, false, false, nil},
+		{"more contexts than CPUs", cpuContexts(n + 1), false, false, false, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			defer func(v bool) { pinOff = v }(pinOff)
 			pinOff = c.off
-			if got := pinPlan(c.devs); !slices.Equal(got, c.want) {
+			pinBroken.Store(c.broken)
+			defer pinBroken.Store(false)
+			if c.held {
+				_, release := pinPlan(cpuContexts(n))
+				defer release()
+			}
+			before := nd.DedicatedCores()
+			got, release := pinPlan(c.devs)
+			if !slices.Equal(got, c.want) {
 				t.Errorf("pinPlan = %v, want %v", got, c.want)
+			}
+			if d := nd.DedicatedCores() - before; (got != nil) != (d == len(c.devs)) || (got == nil && d != 0) {
+				t.Errorf("%d more goroutines dedicated with plan %v", d, got)
+			}
+			release()
+			if nd.DedicatedCores() != before {
+				t.Errorf("release left %d dedicated, want %d", nd.DedicatedCores(), before)
 			}
 		})
 	}
 }
 
-// TestForEachDevicePins checks that each of two CPU contexts runs on a
-// thread restricted to its own CPU, with the CPU backend told, and that
-// both are undone afterwards, also when a context fails.
+// threadCPUs returns every thread of the process with its CPU list as
+// /proc shows it (Linux).
+func threadCPUs(t *testing.T) map[string][]int {
+	tasks, err := filepath.Glob("/proc/self/task/*/status")
+	if err != nil || len(tasks) == 0 {
+		t.Skipf("no /proc/self/task: %v", err)
+	}
+	out := map[string][]int{}
+	for _, p := range tasks {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue // the thread exited
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			list, ok := strings.CutPrefix(line, "Cpus_allowed_list:")
+			if !ok {
+				continue
+			}
+			var cpus []int
+			for _, r := range strings.Split(strings.TrimSpace(list), ",") {
+				lo, hi, _ := strings.Cut(r, "-")
+				a, _ := strconv.Atoi(lo)
+				b := a
+				if hi != "" {
+					b, _ = strconv.Atoi(hi)
+				}
+				for c := a; c <= b; c++ {
+					cpus = append(cpus, c)
+				}
+			}
+			out[p] = cpus
+		}
+	}
+	return out
+}
+
+// TestForEachDevicePins checks that each CPU context runs on a thread
+// restricted to its own CPU, with the CPU backend told, that a nested call
+// is not pinned and leaves the outer pin as it was, and that afterwards no
+// thread of the process is left restricted and nothing dedicated, also
+// when a context fails.
 func TestForEachDevicePins(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	all := affinity.Allowed()
 	if len(all) < 2 || pinOff {
 		t.Skipf("CPUs %v, GOLUON_PIN=0 %v: no pinning here", all, pinOff)
 	}
-	devs := []ctx.Context{ctx.CPU(0), ctx.CPU(1)}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(len(all)))
+	devs := cpuContexts(len(all))
 	for _, fail := range []bool{false, true} {
-		seen := make([][]int, 2)
-		dedicated := make([]int, 2)
+		seen := make([][]int, len(devs))
+		dedicated := make([]int, len(devs))
+		var inner [][]int
+		var afterInner []int
 		err := ForEachDevice(devs, func(i int, _ ctx.Context) error {
 			seen[i] = affinity.Current()
 			dedicated[i] = nd.DedicatedCores()
+			if i == 0 {
+				inner = make([][]int, len(devs))
+				if err := ForEachDevice(devs, func(j int, _ ctx.Context) error {
+					inner[j] = affinity.Current()
+					return nil
+				}); err != nil {
+					return err
+				}
+				afterInner = affinity.Current()
+			}
 			if fail && i == 1 {
 				panic(&nd.Error{Op: "test", Msg: "a failing context"})
 			}
@@ -64,16 +147,21 @@ func TestForEachDevicePins(t *testing.T) {
 		if (err != nil) != fail {
 			t.Fatalf("fail=%v: err %v", fail, err)
 		}
-		for i := range 2 {
-			if !slices.Equal(seen[i], all[i:i+1]) || dedicated[i] != 2 {
-				t.Errorf("fail=%v: context %d ran on CPUs %v with %d dedicated, want [%d] and 2", fail, i, seen[i], dedicated[i], all[i])
+		for i := range devs {
+			if !slices.Equal(seen[i], all[i:i+1]) || dedicated[i] != len(devs) {
+				t.Errorf("fail=%v: context %d ran on CPUs %v with %d dedicated, want [%d] and %d", fail, i, seen[i], dedicated[i], all[i], len(devs))
 			}
 		}
-		if got := affinity.Current(); !slices.Equal(got, all) {
-			t.Errorf("fail=%v: the caller's thread left on CPUs %v, want %v", fail, got, all)
+		if !slices.Equal(inner[1], all) || !slices.Equal(afterInner, all[:1]) {
+			t.Errorf("fail=%v: a nested call ran context 1 on CPUs %v (want %v, unpinned) and left context 0 on %v (want %v)", fail, inner[1], all, afterInner, all[:1])
 		}
 		if nd.DedicatedCores() != 0 {
 			t.Errorf("fail=%v: %d goroutines still dedicated", fail, nd.DedicatedCores())
+		}
+		for task, cpus := range threadCPUs(t) {
+			if !slices.Equal(cpus, all) {
+				t.Errorf("fail=%v: thread %s left on CPUs %v, want %v", fail, task, cpus, all)
+			}
 		}
 	}
 }

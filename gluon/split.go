@@ -80,14 +80,16 @@ func SplitAndLoad(batch *nd.NDArray, devs []ctx.Context, evenSplit bool) ([]*nd.
 // pool's goroutines run f as members of the caller's tree, so they see
 // what the caller's goroutine sees (its tree and scopes).
 //
-// With two or more CPU contexts and a CPU for each (within GOMAXPROCS and
-// the process's CPU set), each context runs on a thread pinned to a CPU
-// of its own for the call (Linux), and the CPU backend runs each
-// context's kernels on that thread alone (nd.DedicateCores), so a context's
-// data stays in one core's caches. GOLUON_PIN=0 in the environment turns
-// this off.
+// With as many CPU contexts as the process has CPUs and GOMAXPROCS (two
+// contexts on a 2-core machine), each context runs on a thread pinned to
+// a CPU of its own for the call (Linux), and the CPU backend runs each
+// context's kernels on that thread alone (nd.DedicateCores), so a
+// context's data stays in one core's caches. A call nested in, or
+// concurrent with, a pinned one is not pinned. GOLUON_PIN=0 in the
+// environment turns this off.
 func ForEachDevice(devs []ctx.Context, f func(i int, dev ctx.Context) error) error {
-	plan := pinPlan(devs)
+	plan, unpin := pinPlan(devs)
+	defer unpin()
 	run := func(i int, d ctx.Context, in func(func())) (err error) {
 		defer func() {
 			if r := recover(); r != nil {
@@ -107,7 +109,6 @@ func ForEachDevice(devs []ctx.Context, f func(i int, dev ctx.Context) error) err
 	// The first context runs on the calling goroutine, the others on
 	// the device pool's goroutines (devpool.go); the caller then polls
 	// for them a while before it blocks.
-	defer dedicate(plan)()
 	errs := make([]error, len(devs))
 	var left atomic.Int64
 	left.Store(int64(len(devs) - 1))

@@ -10,19 +10,24 @@
 // Allowed is empty and Pin does nothing.
 package affinity
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 var (
 	allowedOnce sync.Once
 	allowed     []int
+	// setCPUs is set, a variable for tests.
+	setCPUs = set
 )
 
-// Allowed returns the CPUs this process may run on, in increasing order,
-// as the process had them when Allowed was first called; nil where
-// unknown.
+// Allowed returns the CPUs the first caller's thread could run on when
+// Allowed was first called (normally the process's CPU set), in
+// increasing order; nil where unknown.
 func Allowed() []int {
 	allowedOnce.Do(func() { allowed = current() })
-	return allowed
+	return slices.Clone(allowed)
 }
 
 // Current returns the CPUs the calling goroutine's thread may run on now;
@@ -30,22 +35,25 @@ func Allowed() []int {
 func Current() []int { return current() }
 
 // Pin locks the calling goroutine to its OS thread and restricts the
-// thread to cpu. The returned undo gives the thread back every CPU of
-// Allowed and unlocks it; the goroutine must call it before it does
-// anything else. ok is false, and undo does nothing, where pinning is not
-// supported or failed.
-func Pin(cpu int) (undo func(), ok bool) {
-	all := Allowed()
-	if len(all) == 0 {
-		return func() {}, false
-	}
+// thread to cpu. The returned undo gives the thread back the CPUs it had
+// before and unlocks it; the goroutine must call it before it does
+// anything else. When the thread's CPUs cannot be given back, undo leaves
+// the goroutine locked to the thread (which then ends with it, instead of
+// running other goroutines on one CPU) and reports false. ok is false, and
+// undo does nothing, where pinning is not supported or failed.
+func Pin(cpu int) (undo func() bool, ok bool) {
+	none := func() bool { return true }
 	lockThread()
-	if !set([]int{cpu}) {
+	before := current()
+	if len(before) == 0 || !setCPUs([]int{cpu}) {
 		unlockThread()
-		return func() {}, false
+		return none, false
 	}
-	return func() {
-		set(all)
+	return func() bool {
+		if !setCPUs(before) {
+			return false
+		}
 		unlockThread()
+		return true
 	}, true
 }

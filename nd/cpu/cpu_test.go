@@ -318,6 +318,14 @@ func TestDedicate(t *testing.T) {
 	if Dedicated() != 2 || !coresTaken() {
 		t.Fatalf("Dedicated() = %d, coresTaken %v", Dedicated(), coresTaken())
 	}
+	// The helper that just helped stops polling long before spinSpan.
+	deadline := time.Now().Add(spinSpan / 2)
+	for helpers.Load() == 0 || parked.Load() != helpers.Load() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d helpers parked %v after the cores were taken", parked.Load(), helpers.Load(), spinSpan/2)
+		}
+		runtime.Gosched()
+	}
 	caller := gid.Current()
 	var order []int
 	got := parallelChunks(1000, 10, func(c, lo, hi int) {

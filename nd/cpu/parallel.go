@@ -70,8 +70,10 @@ var (
 	// a token on wake, so tokens in flight never outnumber the helpers
 	// waiting for them and none are left over.
 	parked atomic.Int64
-	// wake carries one token per claimed helper.
-	wake = make(chan struct{}, 64)
+	// wake carries one token per claimed helper; it holds a token for
+	// each of GOMAXPROCS-1 helpers up to NumCPU, so that a caller waits to
+	// send one only when GOMAXPROCS is set above the CPU count.
+	wake = make(chan struct{}, max(64, runtime.NumCPU()))
 	// helpers counts the live helper goroutines.
 	helpers atomic.Int64
 	// dedicated counts the goroutines that run kernels on a core of their
