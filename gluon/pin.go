@@ -4,6 +4,7 @@ import (
 	"os"
 	"runtime"
 	"sync/atomic"
+	"time"
 
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/internal/affinity"
@@ -11,9 +12,10 @@ import (
 )
 
 var (
-	// pinOff is set by GOLUON_PIN=0, which turns off pinning
-	// ForEachDevice's CPU contexts.
-	pinOff = os.Getenv("GOLUON_PIN") == "0"
+	// pinMode is GOLUON_PIN: "0" never pins ForEachDevice's CPU
+	// contexts, "1" always pins them where it can, anything else lets
+	// each call choose (pinchoice.go).
+	pinMode = os.Getenv("GOLUON_PIN")
 	// pinBroken turns pinning off for good once pinning a thread or
 	// giving it its CPUs back has failed.
 	pinBroken atomic.Bool
@@ -24,16 +26,17 @@ var (
 
 // pinPlan returns the CPU each of devs runs on when ForEachDevice pins
 // them, and release, which the call runs when it is done; nil and a no-op
-// when it does not pin. It pins when every context is a CPU context, the
-// contexts are as many as the CPUs the process may use and as GOMAXPROCS
-// (so no other work of the process is left without a core, and a CPU
-// quota below the CPU set turns it off), and no other call holds the pins:
-// then each context keeps its data in one core's caches instead of
+// when it does not pin. It can pin when every context is a CPU context,
+// the contexts are as many as the CPUs the process may use and as
+// GOMAXPROCS (so no other work of the process is left without a core, and
+// a CPU quota below the CPU set turns it off), and no other call holds the
+// pins: then each context keeps its data in one core's caches instead of
 // following its goroutine from core to core, and its kernels run on its
-// own goroutine (nd.DedicateCores).
+// own goroutine (nd.DedicateCores). Whether it does is pinChoice's (or
+// GOLUON_PIN's); release times the call for pinChoice.
 func pinPlan(devs []ctx.Context) (plan []int, release func()) {
 	none := func() {}
-	if pinOff || pinBroken.Load() || len(devs) < 2 {
+	if pinMode == "0" || pinBroken.Load() || len(devs) < 2 {
 		return nil, none
 	}
 	for _, d := range devs {
@@ -48,9 +51,19 @@ func pinPlan(devs []ctx.Context) (plan []int, release func()) {
 	if !pinning.CompareAndSwap(false, true) {
 		return nil, none
 	}
+	start := time.Now()
+	if pinMode != "1" && !pinChoice.pick() {
+		return nil, func() {
+			pinChoice.record(false, time.Since(start))
+			pinning.Store(false)
+		}
+	}
 	undedicate := nd.DedicateCores(len(devs))
 	return cpus, func() {
 		undedicate()
+		if pinMode != "1" {
+			pinChoice.record(true, time.Since(start))
+		}
 		pinning.Store(false)
 	}
 }

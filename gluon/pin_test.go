@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/internal/affinity"
@@ -30,27 +31,41 @@ func TestPinPlan(t *testing.T) {
 	if n < 2 {
 		n, want = 2, nil // nothing to pin to
 	}
+	// Choosers whose averages favour pinning and not pinning.
+	favour := func(pin bool) *choice {
+		c := &choice{n: [2]int{choiceWarm, choiceWarm}, avg: [2]float64{2, 1}, rand: 1} // [unpinned, pinned]
+		if !pin {
+			c.avg = [2]float64{1, 2}
+		}
+		return c
+	}
 	cases := []struct {
 		name   string
 		devs   []ctx.Context
-		off    bool
+		mode   string
+		chose  *choice
 		broken bool
 		held   bool
 		want   []int
 	}{
-		{"one context", cpuContexts(1), false, false, false, nil},
-		{"a context per CPU", cpuContexts(n), false, false, false, want},
-		{"GOLUON_PIN=0", cpuContexts(n), true, false, false, nil},
-		{"after a failure", cpuContexts(n), false, true, false, nil},
-		{"another call holds the pins", cpuContexts(n), false, false, true, nil},
-		{"a GPU context", append(cpuContexts(n-1), ctx.GPU(0)), false, false, false, nil},
-		{"fewer contexts than CPUs", cpuContexts(n - 1), false, false, false, nil},
-		{"more contexts than CPUs", cpuContexts(n + 1), false, false, false, nil},
+		{"one context", cpuContexts(1), "1", nil, false, false, nil},
+		{"a context per CPU", cpuContexts(n), "1", nil, false, false, want},
+		{"GOLUON_PIN=0", cpuContexts(n), "0", nil, false, false, nil},
+		{"chosen", cpuContexts(n), "", favour(true), false, false, want},
+		{"not chosen", cpuContexts(n), "", favour(false), false, false, nil},
+		{"after a failure", cpuContexts(n), "1", nil, true, false, nil},
+		{"another call holds the pins", cpuContexts(n), "1", nil, false, true, nil},
+		{"a GPU context", append(cpuContexts(n-1), ctx.GPU(0)), "1", nil, false, false, nil},
+		{"fewer contexts than CPUs", cpuContexts(n - 1), "1", nil, false, false, nil},
+		{"more contexts than CPUs", cpuContexts(n + 1), "1", nil, false, false, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			defer func(v bool) { pinOff = v }(pinOff)
-			pinOff = c.off
+			defer func(m string, ch *choice) { pinMode, pinChoice = m, ch }(pinMode, pinChoice)
+			pinMode = c.mode
+			if c.chose != nil {
+				pinChoice = c.chose
+			}
 			pinBroken.Store(c.broken)
 			defer pinBroken.Store(false)
 			if c.held {
@@ -116,10 +131,12 @@ func threadCPUs(t *testing.T) map[string][]int {
 // when a context fails.
 func TestForEachDevicePins(t *testing.T) {
 	all := affinity.Allowed()
-	if len(all) < 2 || pinOff {
-		t.Skipf("CPUs %v, GOLUON_PIN=0 %v: no pinning here", all, pinOff)
+	if len(all) < 2 {
+		t.Skipf("CPUs %v: no pinning here", all)
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(len(all)))
+	defer func(m string) { pinMode = m }(pinMode)
+	pinMode = "1"
 	devs := cpuContexts(len(all))
 	for _, fail := range []bool{false, true} {
 		seen := make([][]int, len(devs))
@@ -163,5 +180,45 @@ func TestForEachDevicePins(t *testing.T) {
 				t.Errorf("fail=%v: thread %s left on CPUs %v, want %v", fail, task, cpus, all)
 			}
 		}
+	}
+}
+
+// TestChoice checks the choice between pinned and unpinned calls: it
+// alternates while it warms up, then runs the faster kind and explores
+// the other about one call in choiceExplore, and follows a change of which
+// kind is faster.
+func TestChoice(t *testing.T) {
+	c := &choice{rand: 0x9e3779b97f4a7c15}
+	ms := time.Millisecond
+	for i := range 2 * choiceWarm {
+		if got, want := c.pick(), i%2 == 0; got != want {
+			t.Fatalf("warm-up call %d: pinned %v, want %v", i, got, want)
+		}
+		c.record(i%2 == 0, ms)
+	}
+	// phase runs calls in which pinned ones take pin and the others
+	// unpinned, and returns how many of the last half were pinned.
+	phase := func(calls int, pin, unpinned time.Duration) int {
+		n := 0
+		for i := range calls {
+			p := c.pick()
+			d := unpinned
+			if p {
+				d = pin
+			}
+			c.record(p, d)
+			if p && i >= calls/2 {
+				n++
+			}
+		}
+		return n
+	}
+	const calls = 1600
+	explore := calls / 2 / choiceExplore
+	if got := phase(calls, 1*ms, 2*ms); got < calls/2-2*explore || got == calls/2 {
+		t.Errorf("pinned faster: %d of the last %d calls pinned, want about %d", got, calls/2, calls/2-explore)
+	}
+	if got := phase(calls, 3*ms, 2*ms); got > 2*explore || got == 0 {
+		t.Errorf("unpinned faster: %d of the last %d calls pinned, want about %d", got, calls/2, explore)
 	}
 }

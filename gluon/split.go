@@ -81,12 +81,16 @@ func SplitAndLoad(batch *nd.NDArray, devs []ctx.Context, evenSplit bool) ([]*nd.
 // what the caller's goroutine sees (its tree and scopes).
 //
 // With as many CPU contexts as the process has CPUs and GOMAXPROCS (two
-// contexts on a 2-core machine), each context runs on a thread pinned to
-// a CPU of its own for the call (Linux), and the CPU backend runs each
-// context's kernels on that thread alone (nd.DedicateCores), so a
-// context's data stays in one core's caches. A call nested in, or
-// concurrent with, a pinned one is not pinned. GOLUON_PIN=0 in the
-// environment turns this off.
+// contexts on a 2-core machine), a call can pin each context to a CPU of
+// its own (Linux), with the CPU backend running each context's kernels on
+// that thread alone (nd.DedicateCores), so that a context's data stays in
+// one core's caches. That is much faster on hosts whose cores pass cache
+// lines slowly and a little slower on the others, and one virtual machine
+// can change between the two, so ForEachDevice times its calls and pins
+// when pinned calls have been faster, trying the other kind about one
+// call in 16. GOLUON_PIN=1 in the environment always pins, GOLUON_PIN=0
+// never does. A call nested in, or concurrent with, one that may pin is
+// not pinned.
 func ForEachDevice(devs []ctx.Context, f func(i int, dev ctx.Context) error) error {
 	plan, unpin := pinPlan(devs)
 	defer unpin()
