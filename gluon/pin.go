@@ -52,19 +52,23 @@ func pinPlan(devs []ctx.Context) (plan []int, release func()) {
 		return nil, none
 	}
 	start := time.Now()
-	if pinMode != "1" && !pinChoice.pick() {
-		return nil, func() {
-			pinChoice.record(false, time.Since(start))
-			pinning.Store(false)
+	pin, timed := true, false
+	if pinMode != "1" {
+		pin, timed = pinChoice.pick()
+	}
+	done := func() {
+		if timed {
+			pinChoice.record(pin, time.Since(start))
 		}
+		pinning.Store(false)
+	}
+	if !pin {
+		return nil, done
 	}
 	undedicate := nd.DedicateCores(len(devs))
 	return cpus, func() {
 		undedicate()
-		if pinMode != "1" {
-			pinChoice.record(true, time.Since(start))
-		}
-		pinning.Store(false)
+		done()
 	}
 }
 

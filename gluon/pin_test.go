@@ -183,37 +183,53 @@ func TestForEachDevicePins(t *testing.T) {
 	}
 }
 
-// TestChoice checks the choice between pinned and unpinned calls: it
-// alternates while it warms up, then runs the faster kind and explores
-// the other about one call in choiceExplore, and follows a change of which
-// kind is faster.
+// TestChoice checks the choice between pinned and unpinned calls: a run
+// of each kind first, then runs of the faster kind with one run in about
+// choiceExplore of the other; the first calls of a run that changes kind
+// are not timed; and a change of which kind is faster is followed.
 func TestChoice(t *testing.T) {
-	c := &choice{rand: 0x9e3779b97f4a7c15}
+	c := &choice{pin: true, rand: 0x9e3779b97f4a7c15}
 	ms := time.Millisecond
-	for i := range 2 * choiceWarm {
-		if got, want := c.pick(), i%2 == 0; got != want {
-			t.Fatalf("warm-up call %d: pinned %v, want %v", i, got, want)
+	for i := range 2 * choiceRun {
+		pin, timed := c.pick()
+		wantPin, wantTimed := i < choiceRun, i < choiceRun || i >= choiceRun+choiceSettle
+		if pin != wantPin || timed != wantTimed {
+			t.Fatalf("warm-up call %d: pinned %v timed %v, want %v %v", i, pin, timed, wantPin, wantTimed)
 		}
-		c.record(i%2 == 0, ms)
+		if timed {
+			c.record(pin, ms)
+		}
 	}
 	// phase runs calls in which pinned ones take pin and the others
-	// unpinned, and returns how many of the last half were pinned.
+	// unpinned, and returns how many of the last half were pinned; it
+	// checks that a call is untimed exactly when it is among the first
+	// choiceSettle of a run that changed kind.
+	last, since := false, choiceRun // the warm-up ended with a run of unpinned calls
 	phase := func(calls int, pin, unpinned time.Duration) int {
 		n := 0
 		for i := range calls {
-			p := c.pick()
+			p, timed := c.pick()
+			if p != last {
+				last, since = p, 0
+			}
+			if want := since >= choiceSettle; timed != want {
+				t.Fatalf("call %d, %d since the kind changed: timed %v, want %v", i, since, timed, want)
+			}
+			since++
 			d := unpinned
 			if p {
 				d = pin
 			}
-			c.record(p, d)
+			if timed {
+				c.record(p, d)
+			}
 			if p && i >= calls/2 {
 				n++
 			}
 		}
 		return n
 	}
-	const calls = 1600
+	const calls = 6400
 	explore := calls / 2 / choiceExplore
 	if got := phase(calls, 1*ms, 2*ms); got < calls/2-2*explore || got == calls/2 {
 		t.Errorf("pinned faster: %d of the last %d calls pinned, want about %d", got, calls/2, calls/2-explore)
