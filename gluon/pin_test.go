@@ -33,9 +33,9 @@ func TestPinPlan(t *testing.T) {
 	}
 	// Choosers whose averages favour pinning and not pinning.
 	favour := func(pin bool) *choice {
-		c := &choice{n: [2]int{choiceWarm, choiceWarm}, avg: [2]float64{2, 1}, rand: 1} // [unpinned, pinned]
+		c := &choice{runs: [2]int{1, 1}, est: [2]float64{2, 1}, rand: 1} // [unpinned, pinned]
 		if !pin {
-			c.avg = [2]float64{1, 2}
+			c.est = [2]float64{1, 2}
 		}
 		return c
 	}
@@ -185,20 +185,28 @@ func TestForEachDevicePins(t *testing.T) {
 
 // TestChoice checks the choice between pinned and unpinned calls: a run
 // of each kind first, then runs of the faster kind with one run in about
-// choiceExplore of the other; the first calls of a run that changes kind
-// are not timed; and a change of which kind is faster is followed.
+// choiceExplore of the other; the first calls of the first run and of a
+// run that changes kind are not timed, and a run's slowest calls do not
+// move the estimate; a change of which kind is faster is followed.
 func TestChoice(t *testing.T) {
-	c := &choice{pin: true, rand: 0x9e3779b97f4a7c15}
+	c := newChoice()
 	ms := time.Millisecond
 	for i := range 2 * choiceRun {
 		pin, timed := c.pick()
-		wantPin, wantTimed := i < choiceRun, i < choiceRun || i >= choiceRun+choiceSettle
+		wantPin, wantTimed := i < choiceRun, i%choiceRun >= choiceSettle
 		if pin != wantPin || timed != wantTimed {
 			t.Fatalf("warm-up call %d: pinned %v timed %v, want %v %v", i, pin, timed, wantPin, wantTimed)
 		}
-		if timed {
-			c.record(pin, ms)
+		d := ms
+		if i == choiceSettle {
+			d = 50 * ms // a spike in a run
 		}
+		if timed {
+			c.record(pin, d)
+		}
+	}
+	if c.est != [2]float64{ms.Seconds(), ms.Seconds()} {
+		t.Fatalf("after the warm-up: estimates %v, want 1ms each (a run's median)", c.est)
 	}
 	// phase runs calls in which pinned ones take pin and the others
 	// unpinned, and returns how many of the last half were pinned; it
@@ -229,7 +237,7 @@ func TestChoice(t *testing.T) {
 		}
 		return n
 	}
-	const calls = 6400
+	const calls = 12800
 	explore := calls / 2 / choiceExplore
 	if got := phase(calls, 1*ms, 2*ms); got < calls/2-2*explore || got == calls/2 {
 		t.Errorf("pinned faster: %d of the last %d calls pinned, want about %d", got, calls/2, calls/2-explore)

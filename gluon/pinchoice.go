@@ -1,6 +1,7 @@
 package gluon
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -10,23 +11,26 @@ import (
 // 2-context step ran about 20% faster pinned; where they pass them
 // quickly, 5-10% slower (BenchmarkTrainStepLeNet/2ctx with the round trip
 // of bench/fmapeak -handoff probed around each run). So ForEachDevice
-// chooses: it times its calls and keeps a moving average of pinned and of
-// unpinned ones. Calls come in runs of one kind, because pinning pays
-// only once a context's data has settled in its core's caches: a lone
-// pinned call among unpinned ones measured no faster. The first calls of
-// a run that changes kind are not timed, each run takes the faster kind,
-// and one run in choiceExplore, at random, the other one, so that a change
-// of the host is noticed.
+// chooses, by timing its calls. Calls come in runs of one kind, because
+// pinning pays only once a context's data has settled in its core's
+// caches: a lone pinned call among unpinned ones measured no faster. The
+// first calls of a run that changes kind (and of the first run, which
+// pays for first-time setup) are not timed; the median of the others is
+// the run's time, and each kind's estimate moves halfway to its runs'
+// times. Each run takes the kind with the lower estimate, and one run in
+// choiceExplore, at random, the other one, so that a change of the host
+// is noticed.
 
-// choice keeps the moving averages of pinned and unpinned calls.
+// choice keeps the estimates of pinned and unpinned calls.
 type choice struct {
-	mu   sync.Mutex
-	avg  [2]float64 // seconds per call: [0] unpinned, [1] pinned
-	n    [2]int     // calls timed
-	pin  bool       // the current run's kind
-	left int        // calls left in the current run
-	skip int        // calls of the current run not to time
-	rand uint64     // xorshift state for the exploring runs
+	mu    sync.Mutex
+	est   [2]float64 // seconds per call: [0] unpinned, [1] pinned
+	runs  [2]int     // runs timed
+	pin   bool       // the current run's kind
+	left  int        // calls left in the current run
+	skip  int        // calls of the current run not to time
+	times []float64  // the current run's timed calls
+	rand  uint64     // xorshift state for the exploring runs
 }
 
 const (
@@ -34,18 +38,18 @@ const (
 	// choiceSettle how many calls of a run that changes kind are not
 	// timed.
 	choiceRun, choiceSettle = 8, 3
-	// choiceWarm is how many calls of each kind are timed before the
-	// averages decide.
-	choiceWarm = choiceRun - choiceSettle
-	// choiceAlpha is the weight of a new call in its kind's average.
-	choiceAlpha = 0.2
 	// choiceExplore is the chance, one in so many, that a run takes the
-	// kind that is not the faster one.
+	// kind with the higher estimate.
 	choiceExplore = 16
 )
 
+// newChoice returns a choice that starts with a run of pinned calls.
+func newChoice() *choice {
+	return &choice{pin: true, skip: choiceSettle, left: choiceRun, rand: 0x9e3779b97f4a7c15}
+}
+
 // pinChoice decides and learns for every ForEachDevice call that could pin.
-var pinChoice = &choice{pin: true, rand: 0x9e3779b97f4a7c15}
+var pinChoice = newChoice()
 
 // pick reports whether the next call is pinned, and whether its time is
 // to be recorded.
@@ -57,7 +61,7 @@ func (c *choice) pick() (pin, timed bool) {
 		if next != c.pin {
 			c.skip = choiceSettle
 		}
-		c.pin, c.left = next, choiceRun
+		c.pin, c.left, c.times = next, choiceRun, c.times[:0]
 	}
 	c.left--
 	if c.skip > 0 {
@@ -69,34 +73,41 @@ func (c *choice) pick() (pin, timed bool) {
 
 // next chooses the kind of the next run.
 func (c *choice) next() bool {
-	if c.n[1] < choiceWarm {
-		return true
-	}
-	if c.n[0] < choiceWarm {
-		return false
+	if c.runs[1] == 0 || c.runs[0] == 0 {
+		return c.runs[1] == 0
 	}
 	c.rand ^= c.rand << 13
 	c.rand ^= c.rand >> 7
 	c.rand ^= c.rand << 17
-	faster := c.avg[1] <= c.avg[0]
+	faster := c.est[1] <= c.est[0]
 	if c.rand%choiceExplore == 0 {
 		return !faster
 	}
 	return faster
 }
 
-// record adds a call of d, pinned or not, to its kind's average.
+// record adds a timed call of d, pinned or not, to the current run; the
+// run's last call moves its kind's estimate.
 func (c *choice) record(pinned bool, d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if pinned != c.pin {
+		return // not this run's (cannot happen: calls that may pin do not overlap)
+	}
+	c.times = append(c.times, d.Seconds())
+	if c.left > 0 {
+		return
+	}
+	slices.Sort(c.times)
+	med := c.times[len(c.times)/2]
 	k := 0
 	if pinned {
 		k = 1
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.n[k] == 0 {
-		c.avg[k] = d.Seconds()
+	if c.runs[k] == 0 {
+		c.est[k] = med
 	} else {
-		c.avg[k] += choiceAlpha * (d.Seconds() - c.avg[k])
+		c.est[k] = (c.est[k] + med) / 2
 	}
-	c.n[k]++
+	c.runs[k]++
 }
