@@ -12,9 +12,9 @@ import (
 )
 
 var (
-	// pinMode is GOLUON_PIN: "0" never pins ForEachDevice's CPU
-	// contexts, "1" always pins them where it can, anything else lets
-	// each call choose (pinchoice.go).
+	// pinMode is GOLUON_PIN as the program started: "0" never pins
+	// ForEachDevice's CPU contexts, "1" always pins them where it can,
+	// anything else lets pinChoice choose (pinchoice.go).
 	pinMode = os.Getenv("GOLUON_PIN")
 	// pinBroken turns pinning off for good once pinning a thread or
 	// giving it its CPUs back has failed.
@@ -33,9 +33,10 @@ var (
 // pins: then each context keeps its data in one core's caches instead of
 // following its goroutine from core to core, and its kernels run on its
 // own goroutine (nd.DedicateCores). Whether it does is pinChoice's (or
-// GOLUON_PIN's); release times the call for pinChoice.
-func pinPlan(devs []ctx.Context) (plan []int, release func()) {
-	none := func() {}
+// GOLUON_PIN's, read once when the program starts). release(ok) ends the
+// call and, when ok (the call succeeded), times it for pinChoice.
+func pinPlan(devs []ctx.Context) (plan []int, release func(ok bool)) {
+	none := func(bool) {}
 	if pinMode == "0" || pinBroken.Load() || len(devs) < 2 {
 		return nil, none
 	}
@@ -56,8 +57,8 @@ func pinPlan(devs []ctx.Context) (plan []int, release func()) {
 	if pinMode != "1" {
 		pin, timed = pinChoice.pick()
 	}
-	done := func() {
-		if timed {
+	done := func(ok bool) {
+		if timed && ok {
 			pinChoice.record(pin, time.Since(start))
 		}
 		pinning.Store(false)
@@ -66,9 +67,9 @@ func pinPlan(devs []ctx.Context) (plan []int, release func()) {
 		return nil, done
 	}
 	undedicate := nd.DedicateCores(len(devs))
-	return cpus, func() {
+	return cpus, func(ok bool) {
 		undedicate()
-		done()
+		done(ok)
 	}
 }
 

@@ -1,6 +1,7 @@
 package gluon
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -70,7 +71,7 @@ func TestPinPlan(t *testing.T) {
 			defer pinBroken.Store(false)
 			if c.held {
 				_, release := pinPlan(cpuContexts(n))
-				defer release()
+				defer release(false)
 			}
 			before := nd.DedicatedCores()
 			got, release := pinPlan(c.devs)
@@ -80,7 +81,7 @@ func TestPinPlan(t *testing.T) {
 			if d := nd.DedicatedCores() - before; (got != nil) != (d == len(c.devs)) || (got == nil && d != 0) {
 				t.Errorf("%d more goroutines dedicated with plan %v", d, got)
 			}
-			release()
+			release(false)
 			if nd.DedicatedCores() != before {
 				t.Errorf("release left %d dedicated, want %d", nd.DedicatedCores(), before)
 			}
@@ -198,8 +199,11 @@ func TestChoice(t *testing.T) {
 			t.Fatalf("warm-up call %d: pinned %v timed %v, want %v %v", i, pin, timed, wantPin, wantTimed)
 		}
 		d := ms
-		if i == choiceSettle {
-			d = 50 * ms // a spike in a run
+		switch i % choiceRun {
+		case choiceSettle + 1:
+			d = ms / 10 // a fast outlier
+		case choiceSettle + 2:
+			d = 50 * ms // a spike where an unsorted median would look
 		}
 		if timed {
 			c.record(pin, d)
@@ -207,6 +211,16 @@ func TestChoice(t *testing.T) {
 	}
 	if c.est != [2]float64{ms.Seconds(), ms.Seconds()} {
 		t.Fatalf("after the warm-up: estimates %v, want 1ms each (a run's median)", c.est)
+	}
+	// A run moves its kind's estimate halfway to the run's median.
+	half := &choice{pin: true, left: choiceRun, runs: [2]int{1, 1}, est: [2]float64{1e-3, 1e-3}}
+	for range choiceRun {
+		if pin, timed := half.pick(); pin && timed {
+			half.record(true, 3*ms)
+		}
+	}
+	if half.est[1] != 2e-3 || half.runs[1] != 2 {
+		t.Errorf("a pinned run of 3ms from 1ms: estimate %v after %d runs, want 2ms after 2", half.est[1], half.runs[1])
 	}
 	// phase runs calls in which pinned ones take pin and the others
 	// unpinned, and returns how many of the last half were pinned; it
@@ -239,10 +253,50 @@ func TestChoice(t *testing.T) {
 	}
 	const calls = 12800
 	explore := calls / 2 / choiceExplore
-	if got := phase(calls, 1*ms, 2*ms); got < calls/2-2*explore || got == calls/2 {
-		t.Errorf("pinned faster: %d of the last %d calls pinned, want about %d", got, calls/2, calls/2-explore)
+	if got := calls/2 - phase(calls, 1*ms, 2*ms); got < explore/2 || got > 3*explore/2 {
+		t.Errorf("pinned faster: %d of the last %d calls unpinned, want about %d", got, calls/2, explore)
 	}
-	if got := phase(calls, 3*ms, 2*ms); got > 2*explore || got == 0 {
+	if got := phase(calls, 3*ms, 2*ms); got < explore/2 || got > 3*explore/2 {
 		t.Errorf("unpinned faster: %d of the last %d calls pinned, want about %d", got, calls/2, explore)
+	}
+}
+
+// TestForEachDeviceChooses runs ForEachDevice with a fresh choice: a run
+// of pinned calls, then one of unpinned calls, each run timed once its
+// first calls are past, and a failing call not timed.
+func TestForEachDeviceChooses(t *testing.T) {
+	all := affinity.Allowed()
+	if len(all) < 2 {
+		t.Skipf("CPUs %v: no pinning here", all)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(len(all)))
+	defer func(m string, c *choice) { pinMode, pinChoice = m, c }(pinMode, pinChoice)
+	pinMode, pinChoice = "", newChoice()
+	devs := cpuContexts(len(all))
+	for i := range 2 * choiceRun {
+		var pinned bool
+		err := ForEachDevice(devs, func(j int, _ ctx.Context) error {
+			if j == 0 {
+				pinned = slices.Equal(affinity.Current(), all[:1])
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := i < choiceRun; pinned != want {
+			t.Fatalf("call %d: pinned %v, want %v", i, pinned, want)
+		}
+	}
+	if pinChoice.runs != [2]int{1, 1} || !(pinChoice.est[0] > 0 && pinChoice.est[1] > 0) {
+		t.Fatalf("after a run of each kind: %d runs timed, estimates %v", pinChoice.runs, pinChoice.est)
+	}
+	// A failing call is not timed: a run of failures leaves no median.
+	pinChoice = newChoice()
+	for range choiceRun {
+		ForEachDevice(devs, func(int, ctx.Context) error { return errors.New("fails") })
+	}
+	if pinChoice.runs != [2]int{} || len(pinChoice.times) != 0 {
+		t.Errorf("failing calls timed: %d runs, times %v", pinChoice.runs, pinChoice.times)
 	}
 }

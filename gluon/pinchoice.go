@@ -17,9 +17,12 @@ import (
 // first calls of a run that changes kind (and of the first run, which
 // pays for first-time setup) are not timed; the median of the others is
 // the run's time, and each kind's estimate moves halfway to its runs'
-// times. Each run takes the kind with the lower estimate, and one run in
-// choiceExplore, at random, the other one, so that a change of the host
-// is noticed.
+// times. Each run takes the kind with the lower estimate (pinned on a
+// tie), and one run in choiceExplore, at random, the other one, so that a
+// change of the host is noticed. Calls that fail are not timed. One
+// choice serves every call that could pin, whatever its work: a training
+// loop broken up by shorter evaluation calls still ends up on the faster
+// kind, with the runs that mix both measured less sharply.
 
 // choice keeps the estimates of pinned and unpinned calls.
 type choice struct {
@@ -92,7 +95,9 @@ func (c *choice) record(pinned bool, d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if pinned != c.pin {
-		return // not this run's (cannot happen: calls that may pin do not overlap)
+		// Calls that may pin do not overlap (pinPlan's pinning flag), so
+		// each record follows its own pick.
+		panic("gluon: a pinning choice recorded for the wrong run")
 	}
 	c.times = append(c.times, d.Seconds())
 	if c.left > 0 {

@@ -93,7 +93,8 @@ func SplitAndLoad(batch *nd.NDArray, devs []ctx.Context, evenSplit bool) ([]*nd.
 // not pinned.
 func ForEachDevice(devs []ctx.Context, f func(i int, dev ctx.Context) error) error {
 	plan, unpin := pinPlan(devs)
-	defer unpin()
+	succeeded := false
+	defer func() { unpin(succeeded) }()
 	run := func(i int, d ctx.Context, in func(func())) (err error) {
 		defer func() {
 			if r := recover(); r != nil {
@@ -135,5 +136,6 @@ func ForEachDevice(devs []ctx.Context, f func(i int, dev ctx.Context) error) err
 			return err
 		}
 	}
+	succeeded = true
 	return nil
 }
