@@ -34,7 +34,7 @@ func TestPinPlan(t *testing.T) {
 	}
 	// Choosers whose averages favour pinning and not pinning.
 	favour := func(pin bool) *choice {
-		c := &choice{runs: [2]int{1, 1}, est: [2]float64{2, 1}, rand: 1} // [unpinned, pinned]
+		c := &choice{runs: [2]int{1, 1}, est: [2]float64{2, 1}, rand: 1, best: true} // [unpinned, pinned]
 		if !pin {
 			c.est = [2]float64{1, 2}
 		}
@@ -221,6 +221,16 @@ func TestChoice(t *testing.T) {
 	}
 	if half.est[1] != 2e-3 || half.runs[1] != 2 {
 		t.Errorf("a pinned run of 3ms from 1ms: estimate %v after %d runs, want 2ms after 2", half.est[1], half.runs[1])
+	}
+	// Runs change kind only when the other estimate is lower by the margin.
+	for _, m := range []struct {
+		other float64
+		want  bool
+	}{{0.99, true}, {0.97, false}} {
+		h := &choice{best: true, runs: [2]int{1, 1}, est: [2]float64{m.other, 1}, rand: 1}
+		if got := h.next(); got != m.want {
+			t.Errorf("pinned estimate 1, unpinned %v: next run pinned %v, want %v", m.other, got, m.want)
+		}
 	}
 	// phase runs calls in which pinned ones take pin and the others
 	// unpinned, and returns how many of the last half were pinned; it

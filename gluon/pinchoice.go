@@ -17,9 +17,10 @@ import (
 // first calls of a run that changes kind (and of the first run, which
 // pays for first-time setup) are not timed; the median of the others is
 // the run's time, and each kind's estimate moves halfway to its runs'
-// times. Each run takes the kind with the lower estimate (pinned on a
-// tie), and one run in choiceExplore, at random, the other one, so that a
-// change of the host is noticed. Calls that fail are not timed. One
+// times. Runs take the kind with the lower estimate (changing kinds only
+// when the other's is lower by choiceMargin; pinned at first), and one run
+// in choiceExplore, at random, the other one, so that a change of the
+// host is noticed. Calls that fail are not timed. One
 // choice serves every call that could pin, whatever its work: a training
 // loop broken up by shorter evaluation calls still ends up on the faster
 // kind, with the runs that mix both measured less sharply.
@@ -30,6 +31,7 @@ type choice struct {
 	est   [2]float64 // seconds per call: [0] unpinned, [1] pinned
 	runs  [2]int     // runs timed
 	pin   bool       // the current run's kind
+	best  bool       // the kind runs take when not exploring
 	left  int        // calls left in the current run
 	skip  int        // calls of the current run not to time
 	times []float64  // the current run's timed calls
@@ -44,11 +46,15 @@ const (
 	// choiceExplore is the chance, one in so many, that a run takes the
 	// kind with the higher estimate.
 	choiceExplore = 16
+	// choiceMargin is how much lower the other kind's estimate must be
+	// for runs to change to it: the medians of two kinds a few percent
+	// apart cross now and then.
+	choiceMargin = 0.02
 )
 
 // newChoice returns a choice that starts with a run of pinned calls.
 func newChoice() *choice {
-	return &choice{pin: true, skip: choiceSettle, left: choiceRun, rand: 0x9e3779b97f4a7c15}
+	return &choice{pin: true, best: true, skip: choiceSettle, left: choiceRun, rand: 0x9e3779b97f4a7c15}
 }
 
 // pinChoice decides and learns for every ForEachDevice call that could pin.
@@ -79,14 +85,20 @@ func (c *choice) next() bool {
 	if c.runs[1] == 0 || c.runs[0] == 0 {
 		return c.runs[1] == 0
 	}
+	cur, other := 0, 1
+	if c.best {
+		cur, other = 1, 0
+	}
+	if c.est[other] < c.est[cur]*(1-choiceMargin) {
+		c.best = !c.best
+	}
 	c.rand ^= c.rand << 13
 	c.rand ^= c.rand >> 7
 	c.rand ^= c.rand << 17
-	faster := c.est[1] <= c.est[0]
 	if c.rand%choiceExplore == 0 {
-		return !faster
+		return !c.best
 	}
-	return faster
+	return c.best
 }
 
 // record adds a timed call of d, pinned or not, to the current run; the
