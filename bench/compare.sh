@@ -96,7 +96,7 @@ pybench() { # rep, group: PyTorch in both thread configurations (issue 6):
 
 # The core-to-core round trip (bench/fmapeak -handoff, a few ms) before
 # each pair and after it: on these VMs it moves between about 100 and
-# 600ns from minute to minute, and every kernel split over the cores pays
+# 700ns from minute to minute, and every kernel split over the cores pays
 # it, on both sides. summarize.py prints it per pair.
 handoff() { # rep, group
 	"$out/bin/fmapeak" -handoff | tail -1 >>"$out/handoff-$1-$2.json"

@@ -19,8 +19,9 @@ var (
 	// pinBroken turns pinning off for good once pinning a thread or
 	// giving it its CPUs back has failed.
 	pinBroken atomic.Bool
-	// pinning is held by the one ForEachDevice call whose contexts are
-	// pinned; a nested or concurrent call runs unpinned.
+	// pinning is held by the one ForEachDevice call that may pin (pinned
+	// or not, as pinChoice decides); a nested or concurrent call runs
+	// unpinned and untimed.
 	pinning atomic.Bool
 )
 

@@ -9,7 +9,7 @@ import (
 // Whether pinning pays depends on the host, and on one host it changes
 // from minute to minute: where the cores pass cache lines slowly, LeNet's
 // 2-context step ran about 20% faster pinned; where they pass them
-// quickly, 5-10% slower (BenchmarkTrainStepLeNet/2ctx with the round trip
+// quickly, up to 10% slower (BenchmarkTrainStepLeNet/2ctx with the round trip
 // of bench/fmapeak -handoff probed around each run). So ForEachDevice
 // chooses, by timing its calls. Calls come in runs of one kind, because
 // pinning pays only once a context's data has settled in its core's
@@ -20,8 +20,8 @@ import (
 // times. Runs take the kind with the lower estimate (changing kinds only
 // when the other's is lower by choiceMargin; pinned at first), and one run
 // in choiceExplore, at random, the other one, so that a change of the
-// host is noticed. Calls that fail are not timed. One
-// choice serves every call that could pin, whatever its work: a training
+// host is noticed. Calls that fail are not timed. One choice serves
+// every call that could pin, whatever its work: a training
 // loop broken up by shorter evaluation calls still ends up on the faster
 // kind, with the runs that mix both measured less sharply.
 

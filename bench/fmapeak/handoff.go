@@ -22,7 +22,7 @@ type line struct {
 //
 // Virtual machines differ here, and one machine changes over time: on the
 // 2-core hosts make bench runs on, the round trip has measured about 100ns
-// in some minutes and 550–600ns in others, and every kernel that splits
+// in some minutes and 550–700ns in others, and every kernel that splits
 // its work over the cores pays it at each call.
 func handoff(trips, runs int) time.Duration {
 	if runtime.GOMAXPROCS(0) < 2 || runtime.NumCPU() < 2 || trips < 1 || runs < 1 {
