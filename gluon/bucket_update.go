@@ -7,7 +7,6 @@ import (
 
 	"github.com/goluon/goluon/gluon/optimizer"
 	"github.com/goluon/goluon/nd"
-	"golang.org/x/sync/errgroup"
 )
 
 // updateBuckets applies the optimizer to every replica of each parameter
@@ -24,30 +23,22 @@ func (t *Trainer) updateBuckets(fresh [][]int) error {
 			t.fusedLast++
 		}
 	}
-	var g errgroup.Group
-	tree := nd.CurrentTree() // the workers run in the caller's goroutine tree
-	for d := range t.devs {
-		g.Go(func() (err error) {
-			tree.Run(func() {
-				err = nd.Catch(func() {
-					for k, b := range t.buckets {
-						if whole[k] {
-							t.updateFused(b, d)
-							continue
-						}
-						for _, i := range b.params {
-							if len(fresh[i]) > 0 {
-								p := t.params[i]
-								optimizer.Apply(t.opt, t.paramInfo(i), p.ListData()[d], p.ListData()[d].Grad(), t.states[i][d])
-							}
-						}
+	return t.onContexts(func(d int) error {
+		return nd.Catch(func() {
+			for k, b := range t.buckets {
+				if whole[k] {
+					t.updateFused(b, d)
+					continue
+				}
+				for _, i := range b.params {
+					if len(fresh[i]) > 0 {
+						p := t.params[i]
+						optimizer.Apply(t.opt, t.paramInfo(i), p.ListData()[d], p.ListData()[d].Grad(), t.states[i][d])
 					}
-				})
-			})
-			return err
+				}
+			}
 		})
-	}
-	return g.Wait()
+	})
 }
 
 // fusable reports whether bucket b can be updated whole this step, and

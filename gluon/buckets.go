@@ -300,7 +300,7 @@ func (t *Trainer) gradReady(leaf *nd.NDArray) {
 	}
 	b.ready[s.d][s.j] = true
 	b.left--
-	launch := b.left == 0 && b.overlap && !b.launched
+	launch := b.left == 0 && b.overlap && !b.launched && !t.hostStepOnly()
 	b.mu.Unlock()
 	if !launch || !t.roundValid() {
 		return
@@ -419,6 +419,7 @@ func (t *Trainer) reduceBuckets(fresh [][]int) error {
 	t.waitBuckets()
 	defer t.endRound()
 	t.overlapped = 0
+	var pending []*bucket
 	for _, b := range t.buckets {
 		b.mu.Lock()
 		launched, rerun, err := b.launched, b.rerun, b.err
@@ -434,6 +435,12 @@ func (t *Trainer) reduceBuckets(fresh [][]int) error {
 			t.overlapped++
 			continue
 		}
+		pending = append(pending, b)
+	}
+	if t.hostShares() {
+		return t.sumShares(pending, fresh)
+	}
+	for _, b := range pending {
 		if err := t.sumStep(b, fresh); err != nil {
 			return err
 		}

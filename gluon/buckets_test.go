@@ -2,6 +2,7 @@ package gluon_test
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -49,6 +50,94 @@ func TestBucketsBitwise(t *testing.T) {
 	}
 }
 
+// withCores sets GOMAXPROCS to n and returns what restores it. CPU
+// contexts at least as many as GOMAXPROCS are summed in Step only
+// (TestBucketHostStep); with a core to spare, during backward.
+func withCores(n int) (restore func()) {
+	old := runtime.GOMAXPROCS(n)
+	return func() { runtime.GOMAXPROCS(old) }
+}
+
+// TestBucketHostStep: CPU contexts that take every core (GOMAXPROCS at
+// most the number of contexts) are summed in Step only, each context
+// summing its share of every bucket on its own goroutine, and train
+// bitwise equal to the sums during backward (a core to spare) and to the
+// unbucketed path; a second backward pass on one context before Step just
+// replaces its gradients (nothing had been summed yet), and freezing a
+// parameter between backward and Step rebuilds the buckets and steps.
+func TestBucketHostStep(t *testing.T) {
+	small := gluon.TrainerOpts{FirstBucketBytes: 4 << 10, BucketBytes: 16 << 10}
+	for _, n := range []int{2, 4} {
+		want := trainLeNet(t, runConfig{devices: n, kv: "device", onKV: true, momentum: 0.9}, 3)
+		for _, cores := range []int{n, n + 1} {
+			for _, kv := range []string{"device", "local"} {
+				t.Run(fmt.Sprintf("%dctx/%dcores/%s", n, cores, kv), func(t *testing.T) {
+					defer withCores(cores)()
+					got := trainLeNet(t, runConfig{devices: n, kv: kv, momentum: 0.9, opts: small}, 3)
+					for name, w := range want {
+						if !slices.Equal(w, got[name]) {
+							t.Errorf("%s differs from the unbucketed sums (%.3g relative)", name, relDiff(w, got[name]))
+						}
+					}
+				})
+			}
+		}
+	}
+	t.Run("stats", func(t *testing.T) {
+		devs := cpus(2)
+		defer withCores(len(devs))()
+		net, _, tr := lenetTrainer(t, devs, small)
+		x, y := lenetBatch(8)
+		for step := range 2 {
+			if err := lenetBackward(net, x, y, devs); err != nil {
+				t.Fatal(err)
+			}
+			if err := tr.Step(8); err != nil {
+				t.Fatal(err)
+			}
+			if s := tr.Stats(); s.Buckets < 2 || s.Overlapped != 0 || s.Fused != s.Buckets {
+				t.Errorf("step %d: %d buckets, %d summed during backward, %d fused updates; want 0 during backward, all fused", step, s.Buckets, s.Overlapped, s.Fused)
+			}
+		}
+	})
+	t.Run("second backward on one context", func(t *testing.T) {
+		devs := cpus(2)
+		defer withCores(len(devs))()
+		net, _, tr := lenetTrainer(t, devs, gluon.TrainerOpts{})
+		x, y := lenetBatch(8)
+		if err := lenetBackward(net, x, y, devs); err != nil {
+			t.Fatal(err)
+		}
+		if err := lenetBackward(net, x, y, devs[:1]); err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.Step(8); err != nil {
+			t.Fatalf("step after a second backward pass on cpu(0) only: %v", err)
+		}
+	})
+	t.Run("frozen after backward", func(t *testing.T) {
+		devs := cpus(2)
+		defer withCores(len(devs))()
+		net, params, tr := lenetTrainer(t, devs, small)
+		x, y := lenetBatch(8)
+		if err := lenetBackward(net, x, y, devs); err != nil {
+			t.Fatal(err)
+		}
+		other := params.List()[len(params.List())-1]
+		before := other.Data(devs[1]).Float32s()
+		params.List()[0].SetGradReq(nd.GradNull)
+		if err := tr.Step(8); err != nil {
+			t.Fatalf("step after freezing between backward and Step: %v", err)
+		}
+		if slices.Equal(before, other.Data(devs[1]).Float32s()) {
+			t.Error("the other parameters did not change")
+		}
+		if r := other.ListData(); !slices.Equal(r[0].Float32s(), r[1].Float32s()) {
+			t.Error("the replicas differ after the step")
+		}
+	})
+}
+
 // lenetTrainer returns LeNet, materialised on devs, and a trainer over it.
 func lenetTrainer(t *testing.T, devs []ctx.Context, o gluon.TrainerOpts) (gluon.Block, *gluon.ParamDict, *gluon.Trainer) {
 	t.Helper()
@@ -82,9 +171,11 @@ func lenetBatch(n int) (*nd.NDArray, *nd.NDArray) {
 
 // TestBucketLayoutAndOverlap: buckets follow reverse registration order
 // within their size limits, the first one small; with every gradient
-// final on every context, each bucket's sum starts during backward.
+// final on every context and a core to spare, each bucket's sum starts
+// during backward.
 func TestBucketLayoutAndOverlap(t *testing.T) {
 	devs := cpus(2)
+	defer withCores(len(devs) + 1)()
 	net, params, tr := lenetTrainer(t, devs, gluon.TrainerOpts{FirstBucketBytes: 4 << 10, BucketBytes: 64 << 10})
 	x, y := lenetBatch(8)
 	for step := range 2 {
@@ -167,6 +258,7 @@ func lenetBackward(net gluon.Block, x, y *nd.NDArray, devs []ctx.Context) error 
 // no parameter, and the next step works.
 func TestBucketSecondBackward(t *testing.T) {
 	devs := cpus(2)
+	defer withCores(len(devs) + 1)() // sums during backward
 	x, y := lenetBatch(8)
 	x2, y2 := lenetBatch(8)
 	final := func(passes [][2]*nd.NDArray) map[string][]float32 {
@@ -311,6 +403,7 @@ func TestBucketTrainersTakeTurns(t *testing.T) {
 // step works.
 func TestBucketFreezeAfterBackward(t *testing.T) {
 	devs := cpus(2)
+	defer withCores(len(devs) + 1)() // sums during backward
 	x, y := lenetBatch(8)
 	net, params, tr := lenetTrainer(t, devs, gluon.TrainerOpts{FirstBucketBytes: 4 << 10})
 	p := params.List()[0]

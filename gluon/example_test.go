@@ -98,10 +98,10 @@ func ExampleTrainer_Stats() {
 		_ = trainer.Step(8)
 	}
 	s := trainer.Stats()
-	fmt.Println("buckets:", s.Buckets, s.BucketBytes, "summed during backward:", s.Overlapped, "fused updates:", s.Fused)
+	fmt.Println("buckets:", s.Buckets, s.BucketBytes, "fused updates:", s.Fused)
 	fmt.Println("bytes into cpu(1):", s.Contexts[1].BytesIn, "of which the batch:", 4*64*4)
 	// Output:
-	// buckets: 2 [2856 16384] summed during backward: 2 fused updates: 2
+	// buckets: 2 [2856 16384] fused updates: 2
 	// bytes into cpu(1): 1024 of which the batch: 1024
 }
 

@@ -95,7 +95,22 @@ func ForEachDevice(devs []ctx.Context, f func(i int, dev ctx.Context) error) err
 	plan, unpin := pinPlan(devs)
 	succeeded := false
 	defer func() { unpin(succeeded) }()
-	run := func(i int, d ctx.Context, in func(func())) (err error) {
+	err := runEach(len(devs), func(i int) (err error) {
+		pinned(plan, i, func() { err = f(i, devs[i]) })
+		return err
+	})
+	succeeded = err == nil
+	return err
+}
+
+// runEach runs f(i) for every i in [0, n) concurrently, i = 0 on the
+// calling goroutine and the others on the device pool's goroutines
+// (devpool.go), in the caller's goroutine tree; the caller then polls for
+// them a while before it blocks. It returns the first error in order of
+// i; a panic with an *nd.Error is returned as that error, another panic
+// of f(0) reaches the caller once the others are done.
+func runEach(n int, f func(i int) error) error {
+	run := func(i int, in func(func())) (err error) {
 		defer func() {
 			if r := recover(); r != nil {
 				if e, ok := r.(*nd.Error); ok {
@@ -105,23 +120,23 @@ func ForEachDevice(devs []ctx.Context, f func(i int, dev ctx.Context) error) err
 				panic(r)
 			}
 		}()
-		in(func() { pinned(plan, i, func() { err = f(i, d) }) })
+		in(func() { err = f(i) })
 		return err
 	}
-	if len(devs) == 1 {
-		return run(0, devs[0], func(g func()) { g() })
+	switch {
+	case n <= 0:
+		return nil
+	case n == 1:
+		return run(0, func(g func()) { g() })
 	}
-	// The first context runs on the calling goroutine, the others on
-	// the device pool's goroutines (devpool.go); the caller then polls
-	// for them a while before it blocks.
-	errs := make([]error, len(devs))
+	errs := make([]error, n)
 	var left atomic.Int64
-	left.Store(int64(len(devs) - 1))
+	left.Store(int64(n - 1))
 	done := make(chan struct{})
 	tree := nd.CurrentTree()
-	for i, d := range devs[1:] {
+	for i := 1; i < n; i++ {
 		runOnPool(func() {
-			errs[i+1] = run(i+1, d, tree.Run)
+			errs[i] = run(i, tree.Run)
 			if left.Add(-1) == 0 {
 				close(done)
 			}
@@ -129,13 +144,12 @@ func ForEachDevice(devs []ctx.Context, f func(i int, dev ctx.Context) error) err
 	}
 	func() {
 		defer waitSpin(&left, done) // a panic leaves once the others are done
-		errs[0] = run(0, devs[0], func(g func()) { g() })
+		errs[0] = run(0, func(g func()) { g() })
 	}()
 	for _, err := range errs {
 		if err != nil {
 			return err
 		}
 	}
-	succeeded = true
 	return nil
 }

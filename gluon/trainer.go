@@ -25,7 +25,10 @@ type TrainerOpts struct {
 	BucketBytes, FirstBucketBytes int
 	// NoOverlap sums the gradients in Step only, instead of starting each
 	// bucket's sum during backward as soon as its gradients are final on
-	// every context.
+	// every context. CPU contexts at least as many as GOMAXPROCS are
+	// summed in Step only in any case: no core is idle until the last
+	// backward pass ends, and Step sums each bucket in shares, one per
+	// context on its own core.
 	NoOverlap bool
 }
 

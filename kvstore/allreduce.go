@@ -36,9 +36,10 @@ type AsyncAllReducer interface {
 }
 
 // AllReduce implements AllReducer. The device kind reduces with the
-// backend's collective where one applies (nd.LibraryAllReduce: one kernel
-// over virtual GPUs of one card, in the order given; NCCL between physical
-// GPUs, whose sums are in NCCL's order), else on the
+// backend's collective where one applies (nd.LibraryAllReduce: one pass
+// in host memory over CPU contexts and one kernel over virtual GPUs of one
+// card, both in the order given; NCCL between physical GPUs, whose sums
+// are in NCCL's order), else on the
 // contexts themselves, each one part of the buffer (reduce-scatter, then
 // all-gather): each context receives 2(N−1)/N of a buffer and sends as
 // much, and no context holds more than its part of the work. The local

@@ -31,22 +31,29 @@ func (*Backend) AllReduceSum(bufs []backend.Arg, n int) (bool, error) {
 	return true, nil
 }
 
-// sumInto adds bufs in order, element by element, into every one of them.
+// sumInto adds bufs in order, element by element, into every one of them,
+// a block at a time, so that the block's sum is still in L1 when it is
+// copied out.
 func sumInto[T Float](bufs []backend.Arg, n int) {
+	const block = 2048
 	s := make([][]T, len(bufs))
 	for i, a := range bufs {
 		s[i] = slice[T](a)[:n]
 	}
 	parallelFor(n, 1<<14, func(lo, hi int) {
-		acc := s[0][lo:hi]
-		for _, b := range s[1:] {
-			b = b[lo:hi]
-			for i := range acc {
-				acc[i] += b[i]
+		for b := lo; b < hi; b += block {
+			e := min(b+block, hi)
+			acc := s[0][b:e]
+			for _, x := range s[1:] {
+				if x = x[b:e]; !vecBinary(backend.Add, acc, acc, x) {
+					for i := range acc {
+						acc[i] += x[i]
+					}
+				}
 			}
-		}
-		for _, b := range s[1:] {
-			copy(b[lo:hi], acc)
+			for _, x := range s[1:] {
+				copy(x[b:e], acc)
+			}
 		}
 	})
 }

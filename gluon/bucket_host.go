@@ -1,0 +1,97 @@
+package gluon
+
+import (
+	"runtime"
+
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/kvstore"
+	"github.com/goluon/goluon/nd"
+)
+
+// hostShares reports whether Step sums the buckets and updates the
+// replicas context by context on the contexts' own goroutines (runEach),
+// each context summing one share of every bucket in place: every context
+// is a CPU context of this process, whose buffers are all host memory,
+// and the kvstore is the device or the local kind, whose sums (in the
+// order of the contexts) the CPU backend's collective computes in place
+// (nd.LibraryAllReduce) bit for bit.
+func (t *Trainer) hostShares() bool {
+	if len(t.devs) < 2 || t.ordered() {
+		return false
+	}
+	if k := t.kv.Type(); k != "device" && k != "local" {
+		return false
+	}
+	for _, d := range t.devs {
+		if d.Kind != ctx.KindCPU {
+			return false
+		}
+	}
+	return true
+}
+
+// hostStepOnly reports whether the buckets are summed in Step only, not
+// during backward: with host shares and at least as many contexts as
+// GOMAXPROCS, every core is running a backward pass until the last one
+// ends, so a sum started during backward would only take a core from one
+// of them, and Step's shares, one per context on its own core, finish
+// sooner than the whole sum on one goroutine.
+func (t *Trainer) hostStepOnly() bool {
+	return t.hostShares() && len(t.devs) >= runtime.GOMAXPROCS(0)
+}
+
+// sumShares sums the buckets bs in Step: context d sums the d-th of
+// len(t.devs) nearly equal parts of every bucket, over all contexts, and
+// writes the sum into every context's buffer, the contexts concurrently
+// on their own goroutines (their kernels on their own cores when they
+// take every core). Stale replicas' gradients are zeroed first, and kept
+// ones restored after (prepareSum).
+func (t *Trainer) sumShares(bs []*bucket, fresh [][]int) error {
+	var keep [][2]*nd.NDArray
+	var sum []*bucket
+	for _, b := range bs {
+		k, anyFresh := t.prepareSum(b, fresh)
+		keep = append(keep, k...)
+		if anyFresh {
+			sum = append(sum, b)
+		}
+	}
+	defer restoreKept(keep)
+	n := len(t.devs)
+	kv := t.kv.(kvstore.AllReducer)
+	err := t.onContexts(func(d int) error {
+		for _, b := range sum {
+			size := b.flats[0].Size()
+			lo, hi := d*size/n, (d+1)*size/n
+			if lo == hi {
+				continue
+			}
+			parts := make([]*nd.NDArray, n)
+			for e, f := range b.flats {
+				parts[e] = f.Span(lo, hi)
+			}
+			done, err := nd.LibraryAllReduce(parts)
+			if !done && err == nil {
+				err = kv.AllReduce(parts)
+			}
+			for _, p := range parts {
+				p.Release()
+			}
+			if err != nil {
+				return errorf("trainer: reducing the gradients of %s: %v", b.names(t), err)
+			}
+		}
+		return nil
+	})
+	return err
+}
+
+// onContexts runs f once per context of the Trainer, concurrently
+// (runEach); with host shares the CPU backend runs each one's kernels on
+// its own goroutine when they take every core (nd.DedicateCores).
+func (t *Trainer) onContexts(f func(d int) error) error {
+	if t.hostShares() {
+		defer nd.DedicateCores(len(t.devs))()
+	}
+	return runEach(len(t.devs), f)
+}
