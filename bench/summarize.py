@@ -264,11 +264,25 @@ def pair_peak_shares(d):
     return out
 
 
+def slow_threshold(values):
+    """Returns the round trip above which a probe is counted as the host's
+    slow mode: the geometric mean of the two sorted probes with the largest
+    ratio between them, when that ratio is at least 2 (the two modes of
+    these VMs, about 100 and 550-700 ns, sit well apart), else None (every
+    probe in one mode)."""
+    v = sorted(values)
+    best, at = 1.0, None
+    for a, b in zip(v, v[1:]):
+        if a > 0 and b / a > best:
+            best, at = b / a, (a * b) ** 0.5
+    return at if best >= 2 else None
+
+
 def handoff_lines(d):
     """Prints the core-to-core round trip measured before and after each
     pair (handoff-REP-GROUP.json, two JSON lines of bench/fmapeak
-    -handoff), per group, marks the pairs with a probe over twice the
-    run's lowest (the host in its slow mode for part of the pair), and
+    -handoff), per group, marks the pairs with a probe in the slow mode
+    (slow_threshold: the host in its slow mode for part of the pair), and
     prints a JSON line {"handoff_ns": {group: [[before, after], ...]}}."""
     per = {}  # group -> {rep: [ns, ...]}
     for p in glob.glob(os.path.join(d, "handoff-*-*.json")):
@@ -286,15 +300,21 @@ def handoff_lines(d):
             per.setdefault(group, {})[rep] = vals
     if not per:
         return
-    low = min(v for g in per.values() for vals in g.values() for v in vals)
+    every = [v for g in per.values() for vals in g.values() for v in vals]
+    cut = slow_threshold(every)
     slow, total = [], 0
-    print("Core-to-core round trip before/after each pair (ns, bench/fmapeak -handoff); "
-          "* a probe over twice the lowest (%d ns):" % low)
+    if cut is None:
+        print("Core-to-core round trip before/after each pair (ns, bench/fmapeak -handoff); "
+              "%d-%d ns, one mode throughout:" % (min(every), max(every)))
+    else:
+        print("Core-to-core round trip before/after each pair (ns, bench/fmapeak -handoff); "
+              "* a probe in the slow mode (over %d ns; %d of %d probes):" % (
+                  cut, sum(1 for v in every if v > cut), len(every)))
     for group in sorted(per):
         parts = []
         for rep in sorted(per[group], key=int):
             vals = per[group][rep]
-            mark = "*" if max(vals) > 2 * low else ""
+            mark = "*" if cut is not None and max(vals) > cut else ""
             total += 1
             if mark:
                 slow.append("%s/%s" % (group, rep))
