@@ -95,7 +95,11 @@ func grow[T float32 | uint32](buf []T, n int) []T {
 // matrices, where op(A) is m×k and op(B) is k×n. When parallel is true and
 // the product is large enough, C is split into workers() column (or row)
 // ranges computed concurrently; callers that already run inside
-// parallelFor pass false so that goroutines do not multiply. Without the
+// parallelFor pass false so that goroutines do not multiply. While the
+// dedicated goroutines take every core (Dedicate) the product is one
+// serial call: the ranges would run one after the other on the caller,
+// each packing the whole of the other operand again. Every element is the
+// same sum in the same order either way (TestSgemmReproducible). Without the
 // assembly kernel (other architectures, CPUs without AVX2/FMA) it uses
 // gonum's Sgemm, except for A·Bᵀ (sgemmPortableNT).
 func sgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, parallel bool) {
@@ -120,7 +124,7 @@ func sgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []fl
 			scaleC(m, n, beta, c, ldc)
 			beta = 1
 		}
-		if !parallel || m*n*k < dotParallelMin {
+		if !parallel || m*n*k < dotParallelMin || coresTaken() {
 			sgemmDotRows(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 			return
 		}
@@ -133,7 +137,7 @@ func sgemm(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []fl
 		return
 	}
 	chunks := 1
-	if parallel && m*n*k >= sgemmParallelMin {
+	if parallel && m*n*k >= sgemmParallelMin && !coresTaken() {
 		chunks = workers()
 	}
 	splitN := n >= m

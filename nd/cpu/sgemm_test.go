@@ -357,6 +357,13 @@ func TestSgemmReproducible(t *testing.T) {
 				t.Fatalf("%v: serial and parallel differ at %d: %g vs %g", c, i, c1[i], c2[i])
 			}
 		}
+		// With the cores taken by dedicated goroutines the product runs
+		// as one serial call: the same bits again.
+		release := Dedicate(workers())
+		c3 := make([]float32, len(o.c))
+		sgemm(c.tA, c.tB, c.m, c.n, c.k, 1, o.a, o.lda, o.b, o.ldb, 0, c3, o.ldc, true)
+		release()
+		requireSameBits(t, fmt.Sprintf("%v: serial, dedicated", c), c1, c3)
 	}
 	// Products of dot products (a few rows by a transposed B) from
 	// dotParallelMin up, split over columns into 2 and 8 chunks.
