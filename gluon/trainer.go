@@ -251,9 +251,6 @@ func (t *Trainer) newState(w *nd.NDArray) optimizer.State {
 // gradients scaled by 1/batchSize (batchSize is the global batch). It
 // fails, naming the parameter, when a gradient was not refreshed by a
 // backward pass since the last step; StepIgnoreStale skips those instead.
-// A parameter frozen (SetGradReq(nd.GradNull)) after the Trainer was made
-// is skipped, as Gluon's Trainer skips grad_req 'null', even when a
-// backward pass wrote its gradient before it was frozen.
 func (t *Trainer) Step(batchSize int) error { return t.step(batchSize, false) }
 
 // StepIgnoreStale is Step that skips parameters whose gradients are stale
@@ -380,9 +377,6 @@ func (t *Trainer) freshReplicas(ignoreStale bool) ([][]int, error) {
 	out := make([][]int, len(t.params))
 	var stale error
 	for i, p := range t.params {
-		if p.GradReq() == nd.GradNull {
-			continue // frozen since the Trainer was made: skipped, as in Gluon
-		}
 		for d, w := range p.ListData() {
 			if w.GradStamp() != t.stamps[i][d] {
 				out[i] = append(out[i], d)

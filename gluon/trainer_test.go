@@ -1,7 +1,6 @@
 package gluon_test
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -217,59 +216,6 @@ func TestTrainerRescalePerUpdate(t *testing.T) {
 			if d := got[i] - want[i]; d > 1e-7 || d < -1e-7 {
 				t.Fatalf("update on kvstore %v: weight[%d] %g, want %g", onKV, i, got[i], want[i])
 			}
-		}
-	}
-}
-
-// TestTrainerFrozenParameter: a parameter frozen after the Trainer was
-// made is skipped by Step, as Gluon skips grad_req 'null': frozen after
-// backward wrote its gradient, or before the backward pass (no stale-
-// gradient error); the others are updated, replicas stay equal, and once
-// unfrozen it is updated again.
-func TestTrainerFrozenParameter(t *testing.T) {
-	for _, n := range []int{1, 2} {
-		for _, after := range []bool{true, false} {
-			t.Run(fmt.Sprintf("%dctx/frozen after backward=%v", n, after), func(t *testing.T) {
-				devs := cpus(n)
-				net, params, tr := lenetTrainer(t, devs, gluon.TrainerOpts{})
-				defer tr.Close()
-				x, y := lenetBatch(8)
-				frozen, other := params.List()[0], params.List()[len(params.List())-1]
-				before, otherBefore := frozen.Data(devs[0]).Float32s(), other.Data(devs[0]).Float32s()
-				if !after {
-					frozen.SetGradReq(nd.GradNull)
-				}
-				if err := lenetBackward(net, x, y, devs); err != nil {
-					t.Fatal(err)
-				}
-				if after {
-					frozen.SetGradReq(nd.GradNull)
-				}
-				if err := tr.Step(8); err != nil {
-					t.Fatalf("step with a frozen parameter: %v", err)
-				}
-				if !slices.Equal(before, frozen.Data(devs[0]).Float32s()) {
-					t.Error("the frozen parameter changed")
-				}
-				if slices.Equal(otherBefore, other.Data(devs[0]).Float32s()) {
-					t.Error("the other parameters did not change")
-				}
-				frozen.SetGradReq(nd.GradWrite)
-				if err := lenetBackward(net, x, y, devs); err != nil {
-					t.Fatal(err)
-				}
-				if err := tr.Step(8); err != nil {
-					t.Fatalf("step after unfreezing: %v", err)
-				}
-				if slices.Equal(before, frozen.Data(devs[0]).Float32s()) {
-					t.Error("the unfrozen parameter was not updated")
-				}
-				for _, p := range params.List() {
-					if r := p.ListData(); len(r) > 1 && !slices.Equal(r[0].Float32s(), r[1].Float32s()) {
-						t.Errorf("%s: replicas differ", p.Name())
-					}
-				}
-			})
 		}
 	}
 }
