@@ -45,7 +45,9 @@ func (t *Trainer) hostStepOnly() bool {
 // writes the sum into every context's buffer, the contexts concurrently
 // on their own goroutines (their kernels on their own cores when they
 // take every core). Stale replicas' gradients are zeroed first, and kept
-// ones restored after (prepareSum).
+// ones restored after (prepareSum). A failed share fails the step; the
+// other shares may have been summed (as a failed bucket leaves the
+// buckets summed before it).
 func (t *Trainer) sumShares(bs []*bucket, fresh [][]int) error {
 	var keep [][2]*nd.NDArray
 	var sum []*bucket
@@ -59,30 +61,46 @@ func (t *Trainer) sumShares(bs []*bucket, fresh [][]int) error {
 	defer restoreKept(keep)
 	n := len(t.devs)
 	kv := t.kv.(kvstore.AllReducer)
-	err := t.onContexts(func(d int) error {
-		for _, b := range sum {
-			size := b.flats[0].Size()
-			lo, hi := d*size/n, (d+1)*size/n
-			if lo == hi {
-				continue
-			}
-			parts := make([]*nd.NDArray, n)
-			for e, f := range b.flats {
-				parts[e] = f.Span(lo, hi)
-			}
-			done, err := nd.LibraryAllReduce(parts)
-			if !done && err == nil {
-				err = kv.AllReduce(parts)
-			}
+	share := func(b *bucket, d int) error {
+		size := b.flats[0].Size()
+		lo, hi := d*size/n, (d+1)*size/n
+		if lo == hi {
+			return nil
+		}
+		parts := make([]*nd.NDArray, 0, n)
+		defer func() {
 			for _, p := range parts {
 				p.Release()
 			}
-			if err != nil {
-				return errorf("trainer: reducing the gradients of %s: %v", b.names(t), err)
+		}()
+		var err error
+		if cerr := nd.Catch(func() {
+			for _, f := range b.flats {
+				parts = append(parts, f.Span(lo, hi))
+			}
+			var done bool
+			if done, err = nd.LibraryAllReduce(parts); !done && err == nil {
+				err = kv.AllReduce(parts)
+			}
+		}); cerr != nil {
+			err = cerr
+		}
+		if err != nil {
+			return errorf("trainer: reducing the gradients of %s: %v", b.names(t), err)
+		}
+		return nil
+	}
+	err := t.onContexts(func(d int) error {
+		for _, b := range sum {
+			if err := share(b, d); err != nil {
+				return err
 			}
 		}
 		return nil
 	})
+	if err == nil {
+		t.sharedLast = len(sum)
+	}
 	return err
 }
 

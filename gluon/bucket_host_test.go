@@ -7,6 +7,7 @@ import (
 
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/kvstore"
+	"github.com/goluon/goluon/nd"
 )
 
 // renamed is a kvstore of another kind (one registered by a library),
@@ -53,6 +54,43 @@ func TestHostShares(t *testing.T) {
 					t.Errorf("hostStepOnly %v, want %v", got, want)
 				}
 			})
+		}
+	}
+}
+
+// TestOnContextsDedicates: the Trainer's per-context work runs once per
+// context, each on its own goroutine, with the CPU contexts declared as
+// dedicated (nd.DedicatedCores) while it runs and not after; GPU contexts
+// declare nothing.
+func TestOnContextsDedicates(t *testing.T) {
+	device, err := kvstore.Create("device")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		devs []ctx.Context
+		want int
+	}{
+		{[]ctx.Context{ctx.CPU(0), ctx.CPU(1)}, 2},
+		{[]ctx.Context{ctx.GPU(0), ctx.GPU(1)}, 0},
+	} {
+		before := nd.DedicatedCores()
+		tr := &Trainer{devs: c.devs, kv: device}
+		got := make([]int, len(c.devs))
+		ran := make([]bool, len(c.devs))
+		if err := tr.onContexts(func(d int) error {
+			got[d], ran[d] = nd.DedicatedCores()-before, true
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for d := range c.devs {
+			if !ran[d] || got[d] != c.want {
+				t.Errorf("%v: context %d ran %v with %d dedicated, want %d", c.devs, d, ran[d], got[d], c.want)
+			}
+		}
+		if after := nd.DedicatedCores(); after != before {
+			t.Errorf("%v: %d dedicated after the call, %d before", c.devs, after, before)
 		}
 	}
 }

@@ -90,8 +90,10 @@ type TrainerStats struct {
 	// Overlapped counts the buckets whose sum started during the last
 	// step's backward pass, before Step; Fused those updated with one
 	// optimizer call per context (an elementwise rule, and parameters that
-	// share their step count and multipliers).
-	Overlapped, Fused int
+	// share their step count and multipliers); Shared those Step summed in
+	// shares, each context one part of the bucket on its own goroutine
+	// (CPU contexts in one process).
+	Overlapped, Fused, Shared int
 	// Skipped says the step changed nothing because its gradients held an
 	// Inf or NaN (with a GradScaler; see SetGradScaler).
 	Skipped bool
@@ -125,7 +127,7 @@ func (t *Trainer) markStats() {
 
 // finishStats records the statistics of the step that ends now.
 func (t *Trainer) finishStats(overlapped int) {
-	s := TrainerStats{Buckets: len(t.buckets), Overlapped: overlapped, Fused: t.fusedLast, ReduceTime: t.reduceTime, Skipped: t.skippedLast}
+	s := TrainerStats{Buckets: len(t.buckets), Overlapped: overlapped, Fused: t.fusedLast, Shared: t.sharedLast, ReduceTime: t.reduceTime, Skipped: t.skippedLast}
 	for _, b := range t.buckets {
 		s.BucketBytes = append(s.BucketBytes, b.flats[0].Size()*b.flats[0].DType().Size())
 	}

@@ -418,7 +418,7 @@ func (t *Trainer) waitBuckets() {
 func (t *Trainer) reduceBuckets(fresh [][]int) error {
 	t.waitBuckets()
 	defer t.endRound()
-	t.overlapped = 0
+	t.overlapped, t.sharedLast = 0, 0
 	var pending []*bucket
 	for _, b := range t.buckets {
 		b.mu.Lock()

@@ -95,8 +95,62 @@ func TestBucketHostStep(t *testing.T) {
 			if err := tr.Step(8); err != nil {
 				t.Fatal(err)
 			}
-			if s := tr.Stats(); s.Buckets < 2 || s.Overlapped != 0 || s.Fused != s.Buckets {
-				t.Errorf("step %d: %d buckets, %d summed during backward, %d fused updates; want 0 during backward, all fused", step, s.Buckets, s.Overlapped, s.Fused)
+			if s := tr.Stats(); s.Buckets < 2 || s.Overlapped != 0 || s.Shared != s.Buckets || s.Fused != s.Buckets {
+				t.Errorf("step %d: %d buckets, %d summed during backward, %d in shares, %d fused updates; want all in shares, all fused", step, s.Buckets, s.Overlapped, s.Shared, s.Fused)
+			}
+		}
+	})
+	t.Run("stale replicas and float16", func(t *testing.T) {
+		// A backward pass on cpu(0) and cpu(1) only leaves cpu(2) stale;
+		// its gradients add nothing. float16 buckets are declined by the CPU collective
+		// and summed by the kvstore's copies, share by share.
+		for _, dt := range []nd.DType{nd.Float32, nd.Float16} {
+			run := func(onKV bool) map[string][]float32 {
+				devs := cpus(3)
+				defer withCores(len(devs))()
+				net, params, first := lenetTrainer(t, devs, gluon.TrainerOpts{})
+				first.Close() // a Trainer of its own below, made after the cast
+				if dt != nd.Float32 {
+					if err := gluon.Cast(net, dt); err != nil {
+						t.Fatal(err)
+					}
+				}
+				tr, err := gluon.NewTrainer(params, optimizer.NewSGD(0.1), "device", gluon.TrainerOpts{UpdateOnKVStore: onKV, FirstBucketBytes: 4 << 10})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer tr.Close()
+				x, y := lenetBatch(2)
+				if dt != nd.Float32 {
+					x = x.AsType(dt)
+				}
+				for step := range 2 {
+					if err := lenetBackward(net, x, y, devs[:2]); err != nil {
+						t.Fatal(err)
+					}
+					if err := tr.StepIgnoreStale(2); err != nil {
+						t.Fatal(err)
+					}
+					if s := tr.Stats(); !onKV && (s.Shared != s.Buckets || s.Buckets == 0) {
+						t.Errorf("%v step %d: %d of %d buckets summed in shares", dt, step, s.Shared, s.Buckets)
+					}
+				}
+				out := map[string][]float32{}
+				for _, p := range params.List() {
+					for d, r := range p.ListData() {
+						if !slices.Equal(r.AsType(nd.Float32).Float32s(), p.ListData()[0].AsType(nd.Float32).Float32s()) {
+							t.Errorf("%v: %s: replica %d differs from replica 0", dt, p.Name(), d)
+						}
+					}
+					out[p.Name()] = p.ListData()[0].AsType(nd.Float32).Float32s()
+				}
+				return out
+			}
+			want, got := run(true), run(false)
+			for name, w := range want {
+				if !slices.Equal(w, got[name]) {
+					t.Errorf("%v: %s differs from the unbucketed sums (%.3g relative)", dt, name, relDiff(w, got[name]))
+				}
 			}
 		}
 	})
@@ -206,8 +260,8 @@ func TestBucketLayoutAndOverlap(t *testing.T) {
 		if s.BucketBytes[0] > 4<<10 && !isOneParam(params, s.BucketBytes[0]) {
 			t.Errorf("first bucket holds %d bytes, over its 4 KiB limit", s.BucketBytes[0])
 		}
-		if s.Overlapped != s.Buckets {
-			t.Errorf("step %d: %d of %d buckets were summed during backward", step, s.Overlapped, s.Buckets)
+		if s.Overlapped != s.Buckets || s.Shared != 0 {
+			t.Errorf("step %d: %d of %d buckets were summed during backward, %d in shares", step, s.Overlapped, s.Buckets, s.Shared)
 		}
 		if s.Fused != s.Buckets {
 			t.Errorf("step %d: %d of %d buckets were updated with one call per context", step, s.Fused, s.Buckets)

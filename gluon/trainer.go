@@ -28,7 +28,10 @@ type TrainerOpts struct {
 	// every context. CPU contexts at least as many as GOMAXPROCS are
 	// summed in Step only in any case: no core is idle until the last
 	// backward pass ends, and Step sums each bucket in shares, one per
-	// context on its own core.
+	// context on its own core. Summing in Step only also allows a second
+	// backward pass on some contexts, or freezing a parameter, between
+	// backward and Step, which fail the step once its sums have started;
+	// set NoOverlap for the same behaviour on every machine.
 	NoOverlap bool
 }
 
@@ -77,6 +80,7 @@ type Trainer struct {
 	validState int              // 0: not checked this round, 1: buckets valid, 2: not
 	overlapped int              // buckets summed during the last backward
 	fusedLast  int              // buckets updated whole in the last step
+	sharedLast int              // buckets summed in shares in the last step
 	marks      []nd.DeviceStats // per context: the counters at the end of the last step
 	last       TrainerStats
 	reduceTime time.Duration // Step's time in gradient reductions, this step

@@ -83,11 +83,12 @@ var (
 
 // Dedicate declares that n more goroutines now run kernels at once, each
 // on a core of its own (gluon.ForEachDevice's goroutines for CPU
-// contexts, pinned to a CPU each), until release is called. While as many
-// goroutines as GOMAXPROCS are dedicated, every kernel runs its chunks
-// one after another on its calling goroutine and the helpers park:
-// helping would only move a context's data to another core's cache and
-// back. The chunks, and so the results, are the same either way.
+// contexts, pinned to a CPU each, and a Trainer's per-context goroutines
+// in Step), until release is called. While as many goroutines as
+// GOMAXPROCS are dedicated, every kernel runs its chunks one after another
+// on its calling goroutine (a GEMM as one serial call) and the helpers
+// park: helping would only move a context's data to another core's cache
+// and back. The results are the same either way.
 func Dedicate(n int) (release func()) {
 	dedicated.Add(int64(n))
 	var once atomic.Bool
