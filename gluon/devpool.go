@@ -27,9 +27,15 @@ const (
 	poolSpin = time.Millisecond
 )
 
-// poolIdle is how long a blocked pool goroutine waits before it exits (a
-// variable for tests).
-var poolIdle = time.Second
+// poolIdleNS is how long (ns) a blocked pool goroutine waits before it
+// exits (poolIdle); a variable for tests, atomic because the goroutines
+// of earlier calls read it while a test changes it.
+var poolIdleNS atomic.Int64
+
+func init() { poolIdleNS.Store(int64(time.Second)) }
+
+// poolIdle returns poolIdleNS as a duration.
+func poolIdle() time.Duration { return time.Duration(poolIdleNS.Load()) }
 
 var (
 	// poolTasks carries tasks to idle pool goroutines; a task is sent only
@@ -63,7 +69,7 @@ func runOnPool(f func()) {
 // poolWorker runs f, then the tasks handed to it, until it has waited
 // poolIdle for one.
 func poolWorker(f func()) {
-	idle := time.NewTimer(poolIdle)
+	idle := time.NewTimer(poolIdle())
 	defer idle.Stop()
 	for {
 		f()
@@ -94,7 +100,7 @@ func poolWorker(f func()) {
 // caller has claimed an idle goroutine whose task is still on its way.
 func waitTask(idle *time.Timer, f *func()) bool {
 	for {
-		idle.Reset(poolIdle)
+		idle.Reset(poolIdle())
 		select {
 		case *f = <-poolTasks:
 			return true

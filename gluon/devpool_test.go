@@ -10,8 +10,7 @@ import (
 // TestPoolGoroutinesLeave checks that idle pool goroutines leave after
 // poolIdle, and that the pool starts afresh after they have.
 func TestPoolGoroutinesLeave(t *testing.T) {
-	defer func(d time.Duration) { poolIdle = d }(poolIdle)
-	poolIdle = 20 * time.Millisecond
+	defer poolIdleNS.Store(poolIdleNS.Swap(int64(20 * time.Millisecond)))
 	devs := []ctx.Context{ctx.CPU(0), ctx.CPU(1), ctx.CPU(2), ctx.CPU(3)}
 	for round := range 2 {
 		ran := make([]bool, len(devs))
@@ -32,7 +31,7 @@ func TestPoolGoroutinesLeave(t *testing.T) {
 		deadline := time.Now().Add(5 * time.Second)
 		for poolIdleN.Load() > 0 {
 			if time.Now().After(deadline) {
-				t.Fatalf("round %d: %d pool goroutines still idle after 5s (poolIdle %v)", round, poolIdleN.Load(), poolIdle)
+				t.Fatalf("round %d: %d pool goroutines still idle after 5s (poolIdle %v)", round, poolIdleN.Load(), poolIdle())
 			}
 			time.Sleep(time.Millisecond)
 		}

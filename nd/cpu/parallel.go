@@ -36,12 +36,19 @@ import (
 // goroutine runs a chunk, so kernels that combine per-chunk results in
 // chunk order are reproducible.
 
+// spinSpanNS is how long (ns) an idle helper polls for work, and a
+// caller for its helpers' chunks, before blocking (spinSpan). 50µs was
+// too short for the gaps between the kernels of a step; 200µs to 1ms
+// measured the same. A variable for tests: TestDedicate lengthens it so
+// that only the cores being taken can make a helper park.
+var spinSpanNS atomic.Int64
+
+func init() { spinSpanNS.Store(int64(200 * time.Microsecond)) }
+
+// spinSpan returns spinSpanNS as a duration.
+func spinSpan() time.Duration { return time.Duration(spinSpanNS.Load()) }
+
 const (
-	// spinSpan is how long an idle helper polls for work, and a caller
-	// for its helpers' chunks, before blocking. 50µs was too short for
-	// the gaps between the kernels of a step; 200µs to 1ms measured the
-	// same.
-	spinSpan = 200 * time.Microsecond
 	// helperIdle is how long a blocked helper waits before it exits.
 	helperIdle = time.Second
 	// pollChecks is how many polls of posted a helper makes between
@@ -136,7 +143,7 @@ func (j *job) wait() {
 	start := time.Now()
 	for i := 1; j.left.Load() > 0; i++ {
 		if i%256 == 0 {
-			if time.Since(start) > spinSpan {
+			if time.Since(start) > spinSpan() {
 				<-j.done
 				return
 			}
@@ -161,7 +168,7 @@ func helper() {
 				continue
 			}
 			if i%pollChecks == 0 {
-				if time.Since(start) > spinSpan || coresTaken() {
+				if time.Since(start) > spinSpan() || coresTaken() {
 					break
 				}
 				if looks++; looks%yieldChecks == 0 {
