@@ -93,6 +93,16 @@ func copyStrided[T Storage](shape []int, st [][]int, base []int, d, s []T) {
 			copy(d[do:do+n], s[so:so+n])
 			return
 		}
+		if in[0] == 1 && in[1] == 0 && n > 0 {
+			// One source value along the row (a broadcast, e.g. the
+			// gradient of a sum): fill the row by doubling copies.
+			row := d[do : do+n]
+			row[0] = s[so]
+			for k := 1; k < n; k *= 2 {
+				copy(row[k:], row[:k])
+			}
+			return
+		}
 		for j := 0; j < n; j++ {
 			d[do+j*in[0]] = s[so+j*in[1]]
 		}
