@@ -16,6 +16,7 @@ var (
 	divScalarF32k     = divScalarF32
 	reluF32k          = reluF32
 	reluGradF32k      = reluGradF32
+	sqrtF32k          = sqrtF32
 	copyRowsF32k      = copyRowsF32
 	addRowsF32k       = addRowsF32
 	sumF32k           = sumF32

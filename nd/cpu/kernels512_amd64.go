@@ -54,6 +54,11 @@ func mulScalarF32x512(d, a *float32, s float32, n int)
 //go:noescape
 func divScalarF32x512(d, a *float32, s float32, n int)
 
+// sqrtF32x512 is sqrtF32 on ZMM registers.
+//
+//go:noescape
+func sqrtF32x512(d, a *float32, n int)
+
 // reluF32x512 is reluF32 on ZMM registers.
 //
 //go:noescape
@@ -195,7 +200,7 @@ func useZMMKernels() {
 	addF32k, subF32k, mulF32k, divF32k = addF32x512, subF32x512, mulF32x512, divF32x512
 	addScalarF32k, subScalarF32k = addScalarF32x512, subScalarF32x512
 	mulScalarF32k, divScalarF32k = mulScalarF32x512, divScalarF32x512
-	reluF32k, reluGradF32k = reluF32x512, reluGradF32x512
+	reluF32k, reluGradF32k, sqrtF32k = reluF32x512, reluGradF32x512, sqrtF32x512
 	copyRowsF32k, addRowsF32k = copyRowsF32x512, addRowsF32x512
 	sumF32k, accF32k = sumF32x512, accF32x512
 	addReluF32k, addReluScalarF32k, reluGradSumF32k = addReluF32x512, addReluScalarF32x512, reluGradSumF32x512

@@ -174,6 +174,8 @@ func vecUnary[T Float](op backend.UnaryOp, d, x []T, p1 float64) bool {
 		addScalarF32k(&df[0], &xf[0], float32(p1), len(df))
 	case backend.Square:
 		mulF32k(&df[0], &xf[0], &xf[0], len(df))
+	case backend.Sqrt:
+		sqrtF32k(&df[0], &xf[0], len(df))
 	default:
 		return false
 	}

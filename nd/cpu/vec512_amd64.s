@@ -194,6 +194,51 @@ reludone:
 	VZEROUPPER
 	RET
 
+// func sqrtF32x512(d, a *float32, n int)
+// sqrtF32 on ZMM registers (the same bits); the tail through a mask.
+TEXT ·sqrtF32x512(SB), NOSPLIT, $0-24
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ n+16(FP), CX
+
+sqrt64:
+	CMPQ    CX, $64
+	JLT     sqrt16
+	VSQRTPS (SI), Z0
+	VSQRTPS 64(SI), Z1
+	VSQRTPS 128(SI), Z2
+	VSQRTPS 192(SI), Z3
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	ADDQ    $256, SI
+	ADDQ    $256, DI
+	SUBQ    $64, CX
+	JMP     sqrt64
+
+sqrt16:
+	CMPQ    CX, $16
+	JLT     sqrttail
+	VSQRTPS (SI), Z0
+	VMOVUPS Z0, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	SUBQ    $16, CX
+	JMP     sqrt16
+
+sqrttail:
+	TESTQ     CX, CX
+	JEQ       sqrtdone
+	TAILMASK
+	VMOVUPS.Z (SI), K1, Z0
+	VSQRTPS   Z0, Z0
+	VMOVUPS   Z0, K1, (DI)
+
+sqrtdone:
+	VZEROUPPER
+	RET
+
 // func reluGradF32x512(d, a, b *float32, n int)
 // d = b where 0 < a, else +0 (an ordered compare: a NaN a gives 0): the
 // compare sets K1 and a zero-masked load of b does the rest.

@@ -35,6 +35,12 @@ func reluF32(d, a *float32, n int)
 //go:noescape
 func reluGradF32(d, a, b *float32, n int)
 
+// sqrtF32 sets d = sqrt(a), correctly rounded (float32(math.Sqrt(a))
+// but for the NaN of a negative value, the CPU's default NaN).
+//
+//go:noescape
+func sqrtF32(d, a *float32, n int)
+
 //go:noescape
 func copyRowsF32(d, s *float32, rows, width, ldd, lds int)
 

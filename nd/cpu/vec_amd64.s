@@ -193,6 +193,56 @@ reludone:
 	VZEROUPPER
 	RET
 
+// func sqrtF32(d, a *float32, n int)
+// d = sqrt(a), correctly rounded (VSQRTPS), as float32(math.Sqrt(a)):
+// the same bits for every input but the NaN of a negative one, which is
+// the CPU's default NaN (sign set) here.
+TEXT ·sqrtF32(SB), NOSPLIT, $0-24
+	MOVQ d+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ n+16(FP), CX
+
+sqrt32:
+	CMPQ    CX, $32
+	JLT     sqrt8
+	VSQRTPS (SI), Y0
+	VSQRTPS 32(SI), Y1
+	VSQRTPS 64(SI), Y2
+	VSQRTPS 96(SI), Y3
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	ADDQ    $128, SI
+	ADDQ    $128, DI
+	SUBQ    $32, CX
+	JMP     sqrt32
+
+sqrt8:
+	CMPQ    CX, $8
+	JLT     sqrttail
+	VSQRTPS (SI), Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     sqrt8
+
+sqrttail:
+	TESTQ   CX, CX
+	JEQ     sqrtdone
+	VMOVSS  (SI), X0
+	VSQRTSS X0, X0, X0
+	VMOVSS  X0, (DI)
+	ADDQ    $4, SI
+	ADDQ    $4, DI
+	DECQ    CX
+	JMP     sqrttail
+
+sqrtdone:
+	VZEROUPPER
+	RET
+
 // func reluGradF32(d, a, b *float32, n int)
 // d = b where 0 < a, else 0 (an ordered compare: a NaN a gives 0).
 TEXT ·reluGradF32(SB), NOSPLIT, $0-32

@@ -15,6 +15,7 @@ func mulScalarF32(d, a *float32, s float32, n int)         { panic("unreachable"
 func divScalarF32(d, a *float32, s float32, n int)         { panic("unreachable") }
 func reluF32(d, a *float32, n int)                         { panic("unreachable") }
 func reluGradF32(d, a, b *float32, n int)                  { panic("unreachable") }
+func sqrtF32(d, a *float32, n int)                         { panic("unreachable") }
 func copyRowsF32(d, s *float32, rows, width, ldd, lds int) { panic("unreachable") }
 func prefetchF32(p *float32, n int)                        { panic("unreachable") }
 func addRowsF32(d, s *float32, rows, width, ldd, lds int)  { panic("unreachable") }
