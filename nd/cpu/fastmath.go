@@ -13,17 +13,35 @@ import "math"
 // erfBlock replaces every v[i] by erf(v[i]) to float32 accuracy:
 // x·P(x²)/Q(x²) with |x| clamped to 4 (erf_coeffs.go). It works on a block
 // so that the values' long dependency chains overlap: called once a value
-// (not inlined), the same formula runs four times slower here.
+// (not inlined), the same formula runs four times slower here. Whole
+// groups of 8 values go to the vector kernel (fasterf_amd64.s), which does
+// erfScalar's operations in the same order and gives its bits.
 func erfBlock(v []float64) {
+	if n := len(v) &^ 7; useAsmKernel && n > 0 {
+		if useZMMKernel {
+			erfF64x512(&v[0], n)
+		} else {
+			erfF64(&v[0], n)
+		}
+		v = v[n:]
+	}
+	erfScalar(v)
+}
+
+// erfScalar is erfBlock one value at a time, in Go. The float64
+// conversions round each product before its sum, as the vector kernels
+// do: without them a GOAMD64=v3 build fuses the pairs into FMAs, with
+// other bits.
+func erfScalar(v []float64) {
 	for i, x := range v {
 		a := math.Abs(x)
 		if a > 4 {
 			a = 4
 		}
 		z := a * a
-		p := erfP[0] + z*(erfP[1]+z*(erfP[2]+z*(erfP[3]+z*(erfP[4]+z*(erfP[5]+z*erfP[6])))))
-		q := erfQ[0] + z*(erfQ[1]+z*(erfQ[2]+z*(erfQ[3]+z*(erfQ[4]+z*erfQ[5]))))
-		v[i] = math.Copysign(a*p/q, x) // a NaN x stays NaN: a > 4 is false for it
+		p := erfP[0] + float64(z*(erfP[1]+float64(z*(erfP[2]+float64(z*(erfP[3]+float64(z*(erfP[4]+float64(z*(erfP[5]+float64(z*erfP[6])))))))))))
+		q := erfQ[0] + float64(z*(erfQ[1]+float64(z*(erfQ[2]+float64(z*(erfQ[3]+float64(z*(erfQ[4]+float64(z*erfQ[5])))))))))
+		v[i] = math.Copysign(float64(a*p)/q, x) // a NaN x stays NaN: a > 4 is false for it
 	}
 }
 

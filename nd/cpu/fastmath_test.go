@@ -106,3 +106,52 @@ func TestExpKernelsMatchScalar(t *testing.T) {
 		}
 	}
 }
+
+// TestErfKernelsMatchScalar checks that the vector erf kernels give
+// erfScalar's bits on every value (NaNs: both NaN, with x's sign), and
+// that erfBlock does at every length up to 40 (whole groups of 8 to the
+// kernel, the rest in Go).
+func TestErfKernelsMatchScalar(t *testing.T) {
+	if !useAsmKernel {
+		t.Skipf("no vector kernels here (%s)", ISAReport())
+	}
+	type kernel struct {
+		name string
+		fn   func(v *float64, n int)
+	}
+	kernels := []kernel{{"avx2", erfF64}}
+	if DetectedISA() >= ISAAVX512 {
+		kernels = append(kernels, kernel{"avx512", erfF64x512})
+	} else {
+		t.Logf("AVX-512 kernel skipped: %s", ISAReport())
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	in := []float64{math.NaN(), -math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 4, -4,
+		math.Nextafter(4, 5), math.Nextafter(4, 0), 1e-300, -1e-300, 5e-324, 0.5, -0.5, 1, -1, 3.9, 100, -1e300}
+	for len(in) < 4096 {
+		in = append(in, -6+12*rng.Float64())
+	}
+	want := slices.Clone(in)
+	erfScalar(want)
+	same := func(a, b float64) bool {
+		return math.Float64bits(a) == math.Float64bits(b) || (math.IsNaN(a) && math.IsNaN(b) && math.Signbit(a) == math.Signbit(b))
+	}
+	for _, k := range kernels {
+		got := slices.Clone(in)
+		k.fn(&got[0], len(got))
+		for i := range got {
+			if !same(got[i], want[i]) {
+				t.Fatalf("%s: erf(%v) = %v (%#x), erfScalar %v (%#x)", k.name, in[i], got[i], math.Float64bits(got[i]), want[i], math.Float64bits(want[i]))
+			}
+		}
+	}
+	for n := 0; n <= 40; n++ {
+		got := slices.Clone(in[:n])
+		erfBlock(got)
+		for i := range got {
+			if !same(got[i], want[i]) {
+				t.Fatalf("erfBlock of %d values: erf(%v) = %v, erfScalar %v", n, in[i], got[i], want[i])
+			}
+		}
+	}
+}

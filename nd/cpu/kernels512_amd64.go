@@ -89,6 +89,11 @@ func sumF32x512(s *float32, n int) float64
 //go:noescape
 func expF64x512(v *float64, n int)
 
+// erfF64x512 is erfF64 on ZMM registers; n must be a multiple of 8.
+//
+//go:noescape
+func erfF64x512(v *float64, n int)
+
 // accF32x512 is accF32 on ZMM registers.
 //
 //go:noescape

@@ -64,3 +64,9 @@ func accF32(acc *float64, s *float32, n int)
 //
 //go:noescape
 func expF64(v *float64, n int)
+
+// erfF64 replaces v[i] by erf(v[i]) for i < n (a multiple of 4) to float32
+// accuracy, as erfBlock does and with its bits (fasterf_amd64.s).
+//
+//go:noescape
+func erfF64(v *float64, n int)

@@ -23,6 +23,8 @@ func sumF32(s *float32, n int) float64                     { panic("unreachable"
 func accF32(acc *float64, s *float32, n int)               { panic("unreachable") }
 func expF64(v *float64, n int)                             { panic("unreachable") }
 func expF64x512(v *float64, n int)                         { panic("unreachable") }
+func erfF64(v *float64, n int)                             { panic("unreachable") }
+func erfF64x512(v *float64, n int)                         { panic("unreachable") }
 
 // Nor are the Winograd row kernels (winograd_rows.go).
 func winoInputRowF32(src *float32, lds int, dst *float32, ldd int, groups int)  { panic("unreachable") }
