@@ -48,6 +48,12 @@ func unaryRange[T Float](op backend.UnaryOp, f func(float64) float64, d, x []T, 
 		return
 	}
 	x = x[:len(d)]
+	if op == backend.Exp {
+		if xf, ok := asF32(x); ok {
+			expF32(asF32s(d), xf)
+			return
+		}
+	}
 	switch op {
 	case backend.Relu:
 		// Like the AVX2 kernel: -0 and NaN pass through unchanged.
@@ -403,4 +409,20 @@ func divmod(a, b float64) (q, r float64) {
 		q++
 	}
 	return q, r
+}
+
+// expF32 sets d = e^x for float32 values through expBlock (float32
+// accuracy, as the softmax and GELU kernels use it), a block at a time.
+func expF32(d, x []float32) {
+	var buf [256]float64
+	for b := 0; b < len(x); b += len(buf) {
+		u := buf[:min(len(buf), len(x)-b)]
+		for i := range u {
+			u[i] = float64(x[b+i])
+		}
+		expBlock(u)
+		for i, v := range u {
+			d[b+i] = float32(v)
+		}
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/goluon/goluon/nd/backend"
 )
 
 // TestErf32 compares erf32 with math.Erf on 2 million float32 values in
@@ -151,6 +153,37 @@ func TestErfKernelsMatchScalar(t *testing.T) {
 		for i := range got {
 			if !same(got[i], want[i]) {
 				t.Fatalf("erfBlock of %d values: erf(%v) = %v, erfScalar %v", n, in[i], got[i], want[i])
+			}
+		}
+	}
+}
+
+// TestExpF32: the Exp op on float32 (expF32, through expBlock) is within
+// one float32 ulp of float32(math.Exp(x)) for x from −110 to 95 and gives
+// exactly 0, +Inf, 1 and NaN where math.Exp's float32 result does.
+func TestExpF32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	x := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), -200, 200, 88.7, 88.8, -103, -104, 1e-30}
+	for len(x) < 5000 {
+		x = append(x, float32(-110+205*rng.Float64()))
+	}
+	d := make([]float32, len(x))
+	unaryRange(backend.Exp, nil, d, x, 0, 0)
+	for i, v := range x {
+		want := float32(math.Exp(float64(v)))
+		got := d[i]
+		switch {
+		case want != want:
+			if got == got {
+				t.Fatalf("exp(%v) = %v, want NaN", v, got)
+			}
+		case want == 0 || math.IsInf(float64(want), 0) || want == 1:
+			if got != want {
+				t.Fatalf("exp(%v) = %v, want %v", v, got, want)
+			}
+		default:
+			if diff := int64(math.Float32bits(got)) - int64(math.Float32bits(want)); diff > 1 || diff < -1 {
+				t.Fatalf("exp(%v) = %v, math.Exp %v: %d ulps apart", v, got, want, diff)
 			}
 		}
 	}
