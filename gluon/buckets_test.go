@@ -102,8 +102,9 @@ func TestBucketHostStep(t *testing.T) {
 	})
 	t.Run("stale replicas and float16", func(t *testing.T) {
 		// A backward pass on cpu(0) and cpu(1) only leaves cpu(2) stale;
-		// its gradients add nothing. float16 buckets are declined by the CPU collective
-		// and summed by the kvstore's copies, share by share.
+		// its gradients add nothing. float16 buckets are declined by the
+		// CPU collective and summed by the kvstore's copies, share by
+		// share.
 		for _, dt := range []nd.DType{nd.Float32, nd.Float16} {
 			run := func(onKV bool) map[string][]float32 {
 				devs := cpus(3)
