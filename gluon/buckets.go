@@ -77,8 +77,8 @@ func (t *Trainer) useBuckets() bool {
 	return ok && len(t.devs) > 1
 }
 
-// buildBuckets groups the parameters, in reverse order of registration,
-// into buckets of at most the configured size (per dtype), packs each
+// buildBuckets groups the parameters not frozen (GradNull), in reverse
+// order of registration, into buckets of at most the configured size (per dtype), packs each
 // bucket's gradients into flat buffers and registers the hooks that start
 // a bucket's reduction once its gradients are final on every context.
 func (t *Trainer) buildBuckets() {
@@ -126,6 +126,9 @@ func (t *Trainer) buildBuckets() {
 	limit := first
 	for i := len(t.params) - 1; i >= 0; i-- {
 		p := t.params[i]
+		if p.GradReq() == nd.GradNull {
+			continue // frozen: no gradient to sum (bucketsValid notices when it is not)
+		}
 		dt := p.DType()
 		size := p.ListData()[0].Size() * dt.Size()
 		b := open[dt]
@@ -208,14 +211,27 @@ func (t *Trainer) dropBuckets() {
 	t.buckets, t.slots = nil, nil
 }
 
-// bucketsValid reports whether every bucket is valid.
-func (t *Trainer) bucketsValid() bool {
+// bucketsValid reports whether every bucket is valid and holds every
+// parameter not frozen. With frozen set, a parameter of a bucket that was
+// frozen since the bucket was built does not make it invalid: the round
+// can finish with these buckets, Step skipping that parameter.
+func (t *Trainer) bucketsValid(frozen ...bool) bool {
 	if t.buckets == nil {
 		return false
 	}
+	allow := len(frozen) > 0 && frozen[0]
+	in := make([]bool, len(t.params))
 	for _, b := range t.buckets {
-		if !b.valid(t) {
+		if !b.valid(t, allow) {
 			return false
+		}
+		for _, i := range b.params {
+			in[i] = true
+		}
+	}
+	for i, p := range t.params {
+		if !in[i] && p.GradReq() != nd.GradNull {
+			return false // unfrozen since the buckets were built
 		}
 	}
 	return true
@@ -224,8 +240,9 @@ func (t *Trainer) bucketsValid() bool {
 // valid reports whether the bucket still holds the parameters' current
 // replicas and gradient arrays, in its buffers, with the GradReq they had
 // when it was built (AttachGrad, SetGradReq and ResetContext change them,
-// and so does another Trainer that packs the same parameters).
-func (b *bucket) valid(t *Trainer) bool {
+// and so does another Trainer that packs the same parameters); with
+// frozen, a GradReq set to GradNull since is allowed.
+func (b *bucket) valid(t *Trainer, frozen bool) bool {
 	for j, i := range b.params {
 		p := t.params[i]
 		data := p.ListData()
@@ -234,7 +251,11 @@ func (b *bucket) valid(t *Trainer) bool {
 		}
 		for d, leaves := range b.leaves {
 			l := leaves[j]
-			if data[d] != l || l.Grad() != b.grads[d][j] || l.GradReq() != b.reqs[j] ||
+			req := l.GradReq()
+			if frozen && req == nd.GradNull {
+				req = b.reqs[j]
+			}
+			if data[d] != l || l.Grad() != b.grads[d][j] || req != b.reqs[j] ||
 				!b.grads[d][j].SharesMemory(b.flats[d]) || (b.fused && !l.SharesMemory(b.wflats[d])) {
 				return false
 			}

@@ -453,10 +453,10 @@ func TestBucketTrainersTakeTurns(t *testing.T) {
 	}
 }
 
-// TestBucketFreezeAfterBackward: a parameter frozen between backward and
-// Step skips that step (its sum had started); unfrozen again, the next
-// step works.
-func TestBucketFreezeAfterBackward(t *testing.T) {
+// TestBucketChangeAfterBackward: a parameter switched to GradAdd between
+// backward and Step skips that step (its sum had started; freezing is
+// allowed, see TestTrainerFreeze); set back, the next step works.
+func TestBucketChangeAfterBackward(t *testing.T) {
 	devs := cpus(2)
 	defer withCores(len(devs) + 1)() // sums during backward
 	x, y := lenetBatch(8)
@@ -465,9 +465,9 @@ func TestBucketFreezeAfterBackward(t *testing.T) {
 	if err := lenetBackward(net, x, y, devs); err != nil {
 		t.Fatal(err)
 	}
-	p.SetGradReq(nd.GradNull)
+	p.SetGradReq(nd.GradAdd)
 	if err := tr.Step(8); err == nil || !strings.Contains(err.Error(), "skipped") {
-		t.Fatalf("step after freezing between backward and Step: %v, want the skipped-step error", err)
+		t.Fatalf("step after a GradReq change between backward and Step: %v, want the skipped-step error", err)
 	}
 	p.SetGradReq(nd.GradWrite)
 	for step := range 2 {
@@ -475,7 +475,7 @@ func TestBucketFreezeAfterBackward(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := tr.Step(8); err != nil {
-			t.Fatalf("step %d after unfreezing: %v", step, err)
+			t.Fatalf("step %d after setting GradWrite back: %v", step, err)
 		}
 	}
 }

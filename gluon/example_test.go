@@ -186,3 +186,31 @@ func ExampleHybridize() {
 	// same as eager: true
 	// {Traces:1 Replays:2 Eager:0 Graphs:1 Folded:0 FusedBackward:0 DeviceGraphLaunches:0}
 }
+
+// Fine-tuning with one Trainer, as in Gluon: a parameter whose GradReq is
+// GradNull when Step runs is skipped, also one that was frozen when the
+// Trainer was made, and is trained again once unfrozen.
+func ExampleTrainer_freeze() {
+	dev := ctx.CPU(0)
+	net := nn.NewSequential(nn.NewDense(1, nn.DenseOpts{InUnits: 1, NoBias: true}), nn.NewDense(1, nn.DenseOpts{InUnits: 1, NoBias: true}))
+	params := gluon.CollectParams(net)
+	_ = params.Initialize(initializer.One(), []ctx.Context{dev}, false)
+	body, head := params.Get("dense0.weight"), params.Get("dense1.weight")
+	body.SetGradReq(nd.GradNull) // train the head first
+	trainer, _ := gluon.NewTrainer(params, optimizer.NewSGD(0.1), "device", gluon.TrainerOpts{})
+
+	x, y := nd.FromSlice(dev, []float32{1}, 1, 1), nd.FromSlice(dev, []float32{3}, 1, 1)
+	step := func() {
+		autograd.Record(func() {
+			autograd.Backward(nd.MulScalar(nd.Square(nd.Sub(net.Forward(x), y)), 0.5))
+		})
+		_ = trainer.Step(1)
+		fmt.Printf("body %.2f head %.2f\n", body.Data(dev).Float32s(), head.Data(dev).Float32s())
+	}
+	step()
+	body.SetGradReq(nd.GradWrite) // then fine-tune everything
+	step()
+	// Output:
+	// body [1.00] head [1.20]
+	// body [1.22] head [1.38]
+}

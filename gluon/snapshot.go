@@ -74,8 +74,6 @@ func (t *Trainer) Snapshot() *Snapshot {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := t.all.Snapshot()
-	for _, n := range t.steps {
-		s.Step = max(s.Step, n)
-	}
+	s.Step = t.updates
 	return s
 }

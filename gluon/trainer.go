@@ -29,9 +29,9 @@ type TrainerOpts struct {
 	// summed in Step only in any case: no core is idle until the last
 	// backward pass ends, and Step sums each bucket in shares, one per
 	// context on its own core. Summing in Step only also allows a second
-	// backward pass on some contexts, or freezing a parameter, between
-	// backward and Step, which fail the step once its sums have started;
-	// set NoOverlap for the same behaviour on every machine.
+	// backward pass on some contexts between backward and Step, which
+	// fails the step once its sums have started; set NoOverlap for the
+	// same behaviour on every machine.
 	NoOverlap bool
 }
 
@@ -52,13 +52,15 @@ type TrainerOpts struct {
 type Trainer struct {
 	mu      sync.Mutex   // held by Step, AllReduceGrads, Update and Snapshot
 	all     *ParamDict   // every parameter it was created with (Snapshot)
-	params  []*Parameter // those with a gradient, in order
+	params  []*Parameter // every parameter, in order; a step skips those frozen (GradNull) at the time
 	devs    []ctx.Context
 	opt     optimizer.Optimizer
 	kv      kvstore.KVStore
 	opts    TrainerOpts
 	ready   bool
 	steps   []int               // per parameter: updates applied
+	updates int                 // steps and Updates applied (MXNet's num_update): the schedule's clock
+	pending [][]int             // the fresh replicas AllReduceGrads summed, for the Update after it
 	stamps  [][]uint64          // per parameter, per replica: GradStamp at the last step
 	states  [][]optimizer.State // per parameter, per replica (or one on the kvstore)
 	kvState []optimizer.State   // per parameter, when updating on the kvstore
@@ -110,12 +112,7 @@ func NewTrainer(params *ParamDict, opt optimizer.Optimizer, kvKind string, o Tra
 	if err != nil {
 		return nil, errorf("trainer: %v", err)
 	}
-	t := &Trainer{opt: opt, kv: kv, opts: o, kvIndex: map[string]int{}, all: params}
-	for _, p := range params.List() {
-		if p.GradReq() != nd.GradNull {
-			t.params = append(t.params, p)
-		}
-	}
+	t := &Trainer{opt: opt, kv: kv, opts: o, kvIndex: map[string]int{}, all: params, params: params.List()}
 	if err := t.checkContexts(false); err != nil {
 		return nil, err
 	}
@@ -200,11 +197,8 @@ func (t *Trainer) initAt(lazy bool) error {
 		keys[i], vals[i] = p.Name(), p.ListData()[0]
 		t.kvIndex[p.Name()] = i
 		t.stamps[i] = make([]uint64, len(t.devs))
-		if !t.opts.UpdateOnKVStore {
-			t.states[i] = make([]optimizer.State, len(t.devs))
-			for d, w := range p.ListData() {
-				t.states[i][d] = t.newState(w)
-			}
+		if p.GradReq() != nd.GradNull {
+			t.ensureStates(i)
 		}
 		t.dtypes = append(t.dtypes, p.DType())
 		t.masters = append(t.masters, p.version.Load())
@@ -234,12 +228,25 @@ func (t *Trainer) initAt(lazy bool) error {
 				t.kvState[i] = t.newState(stored)
 			}
 			p := t.params[i]
-			optimizer.Apply(t.opt, optimizer.Param{Name: key, Step: t.steps[i] + 1, LRMult: p.LRMult, WDMult: p.WDMult, Rescale: t.rescale},
+			optimizer.Apply(t.opt, optimizer.Param{Name: key, Step: t.steps[i] + 1, Update: t.updates + 1, LRMult: p.LRMult, WDMult: p.WDMult, Rescale: t.rescale},
 				stored, merged, t.kvState[i])
 		})
 	}
 	t.ready = true
 	return nil
+}
+
+// ensureStates creates parameter i's optimizer state on every replica,
+// unless it exists (or the kvstore updates): at the first step, or at the
+// first update of a parameter frozen until then.
+func (t *Trainer) ensureStates(i int) {
+	if t.opts.UpdateOnKVStore || t.states[i] != nil {
+		return
+	}
+	t.states[i] = make([]optimizer.State, len(t.devs))
+	for d, w := range t.params[i].ListData() {
+		t.states[i][d] = t.newState(w)
+	}
 }
 
 // newState creates optimizer state for w that outlives any open scope.
@@ -255,6 +262,14 @@ func (t *Trainer) newState(w *nd.NDArray) optimizer.State {
 // gradients scaled by 1/batchSize (batchSize is the global batch). It
 // fails, naming the parameter, when a gradient was not refreshed by a
 // backward pass since the last step; StepIgnoreStale skips those instead.
+//
+// A parameter whose GradReq is GradNull when Step runs is frozen: Step
+// skips it, as Gluon's Trainer skips grad_req 'null', and trains it again
+// once its GradReq is set back, also when it was frozen when the Trainer
+// was made (fine-tuning that unfreezes a backbone keeps one Trainer and
+// its optimizer state). Freezing takes effect at the next Step, also
+// after the backward pass; a gradient written before the parameter was
+// unfrozen is not used.
 func (t *Trainer) Step(batchSize int) error { return t.step(batchSize, false) }
 
 // StepIgnoreStale is Step that skips parameters whose gradients are stale
@@ -290,6 +305,11 @@ func (t *Trainer) step(batchSize int, ignoreStale bool) error {
 	if ok, err := t.beginUpdate(global, fresh); !ok {
 		return err
 	}
+	for i := range t.params {
+		if len(fresh[i]) > 0 {
+			t.ensureStates(i)
+		}
+	}
 	if t.buckets != nil {
 		if err := t.updateBuckets(fresh); err != nil {
 			return errorf("trainer: %v", err)
@@ -304,6 +324,7 @@ func (t *Trainer) step(batchSize int, ignoreStale bool) error {
 		}
 		t.steps[i]++
 	}
+	t.updates++
 	t.gradScaleDone(true)
 	t.finishStats(t.overlapped)
 	return nil
@@ -326,17 +347,23 @@ func (t *Trainer) AllReduceGrads() error {
 	if err := t.initAt(true); err != nil {
 		return err
 	}
+	t.pending = nil
 	fresh, stale := t.freshReplicas(false)
 	if stale != nil && !(t.useBuckets() && t.ordered()) {
 		t.endRound()
 		return stale
 	}
-	_, err := t.reduceAll(fresh, 0, stale)
-	return err
+	if _, err := t.reduceAll(fresh, 0, stale); err != nil {
+		return err
+	}
+	t.pending = fresh
+	return nil
 }
 
 // Update applies the optimizer to every replica with the gradients as they
-// are (after AllReduceGrads), scaled by 1/batchSize.
+// are (after AllReduceGrads), scaled by 1/batchSize. After AllReduceGrads
+// it updates the parameters whose gradients that call summed, less those
+// frozen since; without one, every parameter not frozen (GradNull).
 func (t *Trainer) Update(batchSize int) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -355,24 +382,34 @@ func (t *Trainer) Update(batchSize int) error {
 	if err := t.syncMasters(); err != nil {
 		return err
 	}
+	fresh := t.updatable(t.pending)
+	t.pending = nil
 	global, err := t.kv.BeginStep(nil, batchSize)
 	if err != nil {
 		return errorf("trainer: %v", err)
 	}
-	if ok, err := t.beginUpdate(global, nil); !ok {
+	if ok, err := t.beginUpdate(global, fresh); !ok {
 		return err
 	}
 	for i, p := range t.params {
+		if len(fresh[i]) == 0 {
+			continue
+		}
+		t.ensureStates(i)
 		t.updateReplicas(i, p)
 		t.steps[i]++
 	}
+	t.updates++
 	t.gradScaleDone(true)
 	t.finishStats(t.overlapped)
 	return nil
 }
 
 // freshReplicas returns, per parameter, the replica indices whose
-// gradient was written since the last step, and records the new stamps.
+// gradient was written since the last step, and records the new stamps
+// (also those of frozen parameters, which have no fresh replica, so that
+// a gradient written before a parameter was frozen is not used once it is
+// unfrozen).
 // A replica is stale when its device ran no backward pass (fewer samples
 // than devices); its gradient is left out of the sum. A parameter with no
 // fresh replica is an error unless ignoreStale is set; the lists are
@@ -381,6 +418,9 @@ func (t *Trainer) freshReplicas(ignoreStale bool) ([][]int, error) {
 	out := make([][]int, len(t.params))
 	var stale error
 	for i, p := range t.params {
+		if p.GradReq() == nd.GradNull {
+			continue // frozen: skipped, as Gluon skips grad_req 'null'
+		}
 		for d, w := range p.ListData() {
 			if w.GradStamp() != t.stamps[i][d] {
 				out[i] = append(out[i], d)
@@ -416,11 +456,16 @@ func (t *Trainer) reduceAll(fresh [][]int, batch int, stale error) (int, error) 
 	defer func() { t.reduceTime = time.Since(t0) }()
 	if t.useBuckets() {
 		if !t.bucketsValid() {
-			if t.anyLaunched() {
+			switch {
+			case !t.anyLaunched():
 				t.buildBuckets()
-				return 0, errorf("trainer: parameters were changed (AttachGrad, SetGradReq, ResetContext) after their gradients had been summed in backward and before Step; the step is skipped")
+			case !t.bucketsValid(true):
+				t.buildBuckets()
+				return 0, errorf("trainer: parameters were changed (AttachGrad, SetGradReq other than freezing, ResetContext) after their gradients had been summed in backward and before Step; the step is skipped")
 			}
-			t.buildBuckets()
+			// Else parameters were only frozen since some sums started:
+			// this round ends with these buckets, skipping them, and the
+			// next Step rebuilds the buckets without them.
 		}
 		if t.ordered() {
 			return t.reduceOrdered(fresh, batch, stale)
@@ -482,16 +527,33 @@ func (t *Trainer) updateReplicas(i int, p *Parameter) {
 // paramInfo describes parameter i's next update.
 func (t *Trainer) paramInfo(i int) optimizer.Param {
 	p := t.params[i]
-	return optimizer.Param{Name: p.Name(), Step: t.steps[i] + 1, LRMult: p.LRMult, WDMult: p.WDMult, Rescale: t.rescale}
+	return optimizer.Param{Name: p.Name(), Step: t.steps[i] + 1, Update: t.updates + 1, LRMult: p.LRMult, WDMult: p.WDMult, Rescale: t.rescale}
 }
 
-// LearningRate returns the learning rate the next step will use.
-func (t *Trainer) LearningRate() float64 {
-	step := 1
-	if len(t.steps) > 0 {
-		step = t.steps[0] + 1
+// updatable returns, per parameter, the replicas an Update applies to:
+// those of fresh (AllReduceGrads' list, or every replica when nil) of the
+// parameters not frozen now.
+func (t *Trainer) updatable(fresh [][]int) [][]int {
+	out := make([][]int, len(t.params))
+	for i, p := range t.params {
+		switch {
+		case p.GradReq() == nd.GradNull:
+		case fresh != nil:
+			out[i] = fresh[i]
+		default:
+			for d := range p.ListData() {
+				out[i] = append(out[i], d)
+			}
+		}
 	}
-	return t.opt.Hyperparams().LearningRate(step)
+	return out
+}
+
+// LearningRate returns the learning rate the next step will use: the
+// schedule's at the Trainer's next update, counted over its steps (as
+// MXNet's num_update), whichever parameters they updated.
+func (t *Trainer) LearningRate() float64 {
+	return t.opt.Hyperparams().LearningRate(t.updates + 1)
 }
 
 // SetLearningRate sets the base learning rate. With a scheduler the

@@ -47,8 +47,9 @@ func (t *Trainer) GradScaler() GradScaler {
 	return t.scaler
 }
 
-// UnscaleGrads divides every replica's gradient by the loss scale in place
-// and reports whether they are all finite: between AllReduceGrads and
+// UnscaleGrads divides the gradient of every replica of every parameter
+// not frozen (GradNull) by the loss scale in place and reports whether
+// they are all finite: between AllReduceGrads and
 // Update it puts the gradients in true units, e.g. to clip them
 // (PyTorch's GradScaler.unscale_). The next Update does not divide again;
 // the next AllReduceGrads or Step starts a new round. Without a scaler it
@@ -61,13 +62,16 @@ func (t *Trainer) UnscaleGrads() (finite bool, err error) {
 		return t.gradsFinite(nil)
 	}
 	for _, p := range t.params {
-		if p.DType().IsHalf() {
+		if p.DType().IsHalf() && p.GradReq() != nd.GradNull {
 			return false, errorf("trainer: UnscaleGrads: %s has %v gradients, which lose their small values when divided in place; keep the parameters float32 under autocast, or clip the scaled gradients", p.Name(), p.DType())
 		}
 	}
 	inv := 1 / t.scaler.LossScale()
 	err = nd.Catch(func() {
 		for _, p := range t.params {
+			if p.GradReq() == nd.GradNull {
+				continue // frozen: Update skips it
+			}
 			for _, w := range p.ListData() {
 				if g := w.Grad(); g != nil {
 					nd.ScaleInPlace(g, inv)
@@ -129,7 +133,7 @@ func (t *Trainer) syncMasters() error {
 			return errorf("trainer: parameter %s was cast to %v after the Trainer made its optimizer state for %v; cast before making the Trainer", p.Name(), dt, t.dtypes[i])
 		}
 		v := p.version.Load()
-		if !p.DType().IsHalf() || v == t.masters[i] || t.opts.UpdateOnKVStore {
+		if !p.DType().IsHalf() || v == t.masters[i] || t.opts.UpdateOnKVStore || t.states[i] == nil {
 			t.masters[i] = v
 			continue
 		}
@@ -163,7 +167,7 @@ func (t *Trainer) gradScaleDone(finite bool) {
 var checkSession = nd.NewSession("gradcheck")
 
 // gradsFinite reports whether the summed gradients of the fresh replicas
-// (nil: every replica) hold no Inf or NaN. After the sum every fresh
+// (nil: every replica of the parameters not frozen) hold no Inf or NaN. After the sum every fresh
 // replica of a parameter holds the same values, so it checks one: a
 // gradient bucket's flat buffer on its first context when every parameter
 // of the bucket is fresh there, else each parameter's first fresh
@@ -172,6 +176,9 @@ var checkSession = nd.NewSession("gradcheck")
 func (t *Trainer) gradsFinite(fresh [][]int) (bool, error) {
 	first := func(i int) int { // the first fresh replica of parameter i, or -1
 		if fresh == nil {
+			if t.params[i].GradReq() == nd.GradNull {
+				return -1 // frozen: not updated
+			}
 			return 0
 		}
 		if len(fresh[i]) == 0 {

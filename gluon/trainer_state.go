@@ -15,6 +15,9 @@ type trainerMeta struct {
 	Optimizer string         `json:"optimizer"`
 	LR        float64        `json:"lr"`
 	Steps     map[string]int `json:"steps"`
+	// Updates is the Trainer's update count (absent before it was saved:
+	// the largest of Steps then).
+	Updates *int `json:"updates,omitempty"`
 	// Scaler is the GradScaler's state, when it can save it.
 	Scaler json.RawMessage `json:"grad_scaler,omitempty"`
 }
@@ -22,16 +25,18 @@ type trainerMeta struct {
 // SaveStates writes the optimizer state (momentum buffers, moment
 // estimates) and the update counts to path, atomically, so that training
 // can resume with LoadStates — also on another set of contexts. State
-// arrays are named "<parameter>.state<k>".
+// arrays are named "<parameter>.state<k>"; a parameter frozen since
+// before its first update has none.
 func (t *Trainer) SaveStates(path string) error {
 	if err := t.init(); err != nil {
 		return err
 	}
-	meta := trainerMeta{Optimizer: t.opt.Name(), LR: t.opt.Hyperparams().LR, Steps: map[string]int{}}
+	updates := t.updates
+	meta := trainerMeta{Optimizer: t.opt.Name(), LR: t.opt.Hyperparams().LR, Steps: map[string]int{}, Updates: &updates}
 	f := &safetensors.File{Tensors: map[string]safetensors.Tensor{}, Metadata: map[string]string{"format": "goluon.trainer"}}
 	for i, p := range t.params {
 		meta.Steps[p.Name()] = t.steps[i]
-		for k, a := range t.stateOf(i) {
+		for k, a := range t.stateOf(i, t.steps[i] > 0 || p.GradReq() != nd.GradNull) {
 			f.Tensors[fmt.Sprintf("%s.state%d", p.Name(), k)] = toTensor(a)
 		}
 	}
@@ -54,20 +59,54 @@ func (t *Trainer) SaveStates(path string) error {
 }
 
 // stateOf returns the optimizer state of parameter i that represents all
-// replicas (they are identical): the kvstore's or the first device's.
-func (t *Trainer) stateOf(i int) optimizer.State {
+// replicas (they are identical): the kvstore's or the first device's. It
+// creates the state when it does not exist yet and create is set, else
+// returns nil then.
+func (t *Trainer) stateOf(i int, create bool) optimizer.State {
 	if t.opts.UpdateOnKVStore {
-		if t.kvState[i] == nil {
+		if t.kvState[i] == nil && create {
 			t.kvState[i] = t.newState(t.params[i].ListData()[0])
 		}
 		return t.kvState[i]
 	}
+	if create {
+		t.ensureStates(i)
+	}
+	if t.states[i] == nil {
+		return nil
+	}
 	return t.states[i][0]
+}
+
+// dropStates forgets parameter i's optimizer state (its next update
+// creates it afresh), and its bucket's packed state.
+func (t *Trainer) dropStates(i int) {
+	for _, b := range t.buckets {
+		if slices.Contains(b.params, i) {
+			for _, f := range slices.Concat(b.sflats...) {
+				f.Release()
+			}
+			b.sflats = nil
+		}
+	}
+	var all []optimizer.State
+	if t.opts.UpdateOnKVStore {
+		all, t.kvState[i] = []optimizer.State{t.kvState[i]}, nil
+	} else {
+		all, t.states[i] = t.states[i], nil
+	}
+	for _, st := range all {
+		for _, a := range st {
+			a.Release()
+		}
+	}
 }
 
 // LoadStates restores what SaveStates wrote. The optimizer must be of the
 // same kind and the parameters the same names and shapes; everything is
-// checked before anything changes.
+// checked before anything changes. A parameter that is frozen (GradNull)
+// and was never updated may be missing from the file (older files list
+// only the parameters that had gradients).
 func (t *Trainer) LoadStates(path string) error {
 	if err := t.init(); err != nil {
 		return err
@@ -85,11 +124,23 @@ func (t *Trainer) LoadStates(path string) error {
 	}
 	want := map[string]bool{}
 	hosts := map[string]any{}
+	skip := make([]bool, len(t.params))  // not in the file: left as it is
+	reset := make([]bool, len(t.params)) // saved before its first update, with no state
 	for i, p := range t.params {
-		if _, ok := meta.Steps[p.Name()]; !ok {
+		n, ok := meta.Steps[p.Name()]
+		if !ok {
+			if p.GradReq() == nd.GradNull && t.steps[i] == 0 {
+				skip[i] = true
+				continue
+			}
 			return errorf("load states %s: no state for parameter %s", path, p.Name())
 		}
-		for k, a := range t.stateOf(i) {
+		st := t.stateOf(i, true)
+		if _, has := f.Tensors[p.Name()+".state0"]; len(st) > 0 && !has && n == 0 {
+			reset[i] = true
+			continue
+		}
+		for k, a := range st {
 			name := fmt.Sprintf("%s.state%d", p.Name(), k)
 			want[name] = true
 			tt, ok := f.Tensors[name]
@@ -115,10 +166,17 @@ func (t *Trainer) LoadStates(path string) error {
 		}
 	}
 	for i, p := range t.params {
+		if skip[i] {
+			continue
+		}
 		t.steps[i] = meta.Steps[p.Name()]
+		if reset[i] {
+			t.dropStates(i)
+			continue
+		}
 		var replicas []optimizer.State
 		if t.opts.UpdateOnKVStore {
-			replicas = []optimizer.State{t.stateOf(i)}
+			replicas = []optimizer.State{t.stateOf(i, true)}
 		} else {
 			replicas = t.states[i]
 		}
@@ -128,6 +186,14 @@ func (t *Trainer) LoadStates(path string) error {
 				nd.Assign(a, src)
 				src.Release()
 			}
+		}
+	}
+	if meta.Updates != nil {
+		t.updates = *meta.Updates
+	} else {
+		t.updates = 0
+		for _, n := range meta.Steps {
+			t.updates = max(t.updates, n)
 		}
 	}
 	t.opt.Hyperparams().LR = meta.LR

@@ -11,9 +11,12 @@
 // # Step numbering
 //
 // Param.Step is 1-based: 1 is the first update of a parameter, as MXNet's
-// update count (num_update, and Adam's t) is 1 at the first update. A
-// Scheduler receives that same number; each scheduler documents what it
-// returns for it.
+// per-parameter update count (Adam's t) is 1 at its first update.
+// Param.Update is the Trainer's update number, also 1-based, as MXNet's
+// num_update: it counts the Trainer's steps whichever parameters they
+// updated, so it runs ahead of Step for a parameter that was frozen for a
+// while. A Scheduler receives Update (Step when Update is 0); each
+// scheduler documents what it returns for it.
 //
 // # Gradient preparation
 //
@@ -54,6 +57,7 @@ type State []*nd.NDArray
 type Param struct {
 	Name   string  // the parameter's full name, e.g. "conv0.weight"
 	Step   int     // 1 for the first update of this parameter, 2 for the second, ...
+	Update int     // the Trainer's update number, which the schedule follows (0: Step)
 	LRMult float64 // the parameter's learning-rate multiplier, taken literally (0 freezes it); see NewParam
 	WDMult float64 // the parameter's weight-decay multiplier, taken literally (0: no decay)
 	// Rescale multiplies this update's gradient (0 is taken as 1): the
@@ -213,7 +217,13 @@ func NewParam(name string, step int) Param {
 }
 
 // lr returns the learning rate for this update of p.
-func (h *Hyper) lr(p Param) float64 { return h.LearningRate(p.Step) * p.LRMult }
+func (h *Hyper) lr(p Param) float64 {
+	n := p.Update
+	if n == 0 {
+		n = p.Step
+	}
+	return h.LearningRate(n) * p.LRMult
+}
 
 // wd returns the weight decay for p.
 func (h *Hyper) wd(p Param) float64 { return h.WD * p.WDMult }

@@ -51,6 +51,15 @@ type lenetJob struct {
 	bucket     int  // TrainerOpts.BucketBytes and FirstBucketBytes (0: default)
 	twice      bool // two backward passes before each step (the second overwrites)
 	overflow   bool // every rank has a GradScaler; rank `die` feeds an Inf at step dieAt
+	// The first parameter is frozen after the backward pass of step
+	// freezeAt and unfrozen before that of step thawAt (freezeAt 0:
+	// never), on every rank, or on freezeRank alone when it is >= 0.
+	freezeAt, thawAt, freezeRank int
+}
+
+// freezes reports whether this rank freezes a parameter during the job.
+func (j lenetJob) freezes() bool {
+	return j.freezeAt > 0 && (j.freezeRank < 0 || j.freezeRank == j.rank)
 }
 
 // stepData returns the global batch of step s: images and labels drawn
@@ -120,12 +129,18 @@ func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
 		}
 		x := nd.FromSlice(ctx.CPU(0), xs[lo*28*28:hi*28*28], hi-lo, 1, 28, 28)
 		y := nd.FromSlice(ctx.CPU(0), ys[lo:hi])
+		if j.freezes() && s == j.thawAt {
+			params.List()[0].SetGradReq(nd.GradWrite)
+		}
 		if !(skip && j.skip) {
 			for range 1 + b2i(j.twice) {
 				if err := traintest.Backward(net, traintest.SoftmaxCE, x, y, devs, true); err != nil {
 					t.Fatal(err)
 				}
 			}
+		}
+		if j.freezes() && s == j.freezeAt {
+			params.List()[0].SetGradReq(nd.GradNull)
 		}
 		if j.ignore {
 			err = tr.StepIgnoreStale(hi - lo)
@@ -151,7 +166,7 @@ func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
 		}
 		scope.Close()
 	}
-	if ds, ok := tr.KVStore().(*dist.Store); ok {
+	if ds, ok := tr.KVStore().(*dist.Store); ok && j.freezeAt == 0 {
 		// LeNet's ten tensors cost one allreduce per step: one gradient
 		// bucket, or (updating on the kvstore) one fusion buffer. Init
 		// costs two control exchanges; a step one (the key check and batch

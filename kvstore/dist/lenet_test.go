@@ -37,7 +37,7 @@ func workerJob(t *testing.T, rank, size int) lenetJob {
 		// Different seeds per rank: the replicas agree only because Init
 		// broadcasts rank 0's values.
 		seed:   uint64(2024 + 1000*rank),
-		outDir: os.Getenv(envOut), die: -1,
+		outDir: os.Getenv(envOut), die: -1, freezeRank: -1,
 	}
 	if n, err := strconv.Atoi(os.Getenv("GOLUON_TEST_STEPS")); err == nil {
 		j.steps = n
@@ -69,6 +69,11 @@ func workerJob(t *testing.T, rank, size int) lenetJob {
 		}
 	case "stale-ignore": // the same with StepIgnoreStale: the workers disagree
 		j.die, j.dieAt, j.skip, j.errAt, j.ignore = 1, 5, true, 5, true
+		j.expectErr = "workers disagree"
+	case "freeze": // every rank freezes the first parameter after backward at step 5, unfreezes it at step 10
+		j.freezeAt, j.thawAt = 5, 10
+	case "freeze-one": // rank 1 alone freezes it at step 5: the workers disagree
+		j.freezeAt, j.thawAt, j.freezeRank, j.errAt = 5, 10, 1, 5
 		j.expectErr = "workers disagree"
 	case "overflow": // rank 1's gradients are NaN at step 5: every rank skips it
 		j.die, j.dieAt, j.overflow = 1, 5, true
@@ -171,6 +176,25 @@ func TestSecondBackwardAcrossWorkers(t *testing.T) {
 	ref := trainLeNet(t, lenetJob{steps: lenetSteps, seed: 2024, momentum: 0.9, size: 1, die: -1, devices: 1, kv: "local"})
 	for rank := range 4 {
 		compare(t, fmt.Sprintf("rank %d with two backward passes per step vs one process", rank), ref, loadParams(t, rankFile(dir, rank)), 1e-5)
+	}
+}
+
+// TestFreezeAcrossWorkers: a parameter frozen on every worker after the
+// backward pass of step 5, its bucket's sum started during that pass, is
+// skipped from step 5 to 9 and trained again from step 10; the workers end
+// where one process with the same freezing ends. Frozen on one worker
+// only, every worker fails that step: they disagree on what to update.
+func TestFreezeAcrossWorkers(t *testing.T) {
+	dir, r := runLeNet(t, "freeze", envMoment+"=0.9", envDevices+"=2", envBucket+"=16384")
+	r.Check(t, 4, "TestLeNetWorker")
+	ref := trainLeNet(t, lenetJob{steps: lenetSteps, seed: 2024, momentum: 0.9, size: 1, die: -1, devices: 1, kv: "local", freezeAt: 5, thawAt: 10, freezeRank: -1})
+	for rank := range 4 {
+		compare(t, fmt.Sprintf("rank %d freezing a parameter vs one process", rank), ref, loadParams(t, rankFile(dir, rank)), 1e-5)
+	}
+	_, r = runLeNet(t, "freeze-one", "GOLUON_MPI_TIMEOUT=30s")
+	r.Check(t, 4, "TestLeNetWorker")
+	if n := strings.Count(r.Output, "expected error"); n != 4 {
+		t.Errorf("%d of 4 ranks got the error", n)
 	}
 }
 

@@ -1,0 +1,309 @@
+package gluon_test
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/optimizer"
+	"github.com/goluon/goluon/nd"
+)
+
+// freezePath is one way a Trainer sums and updates.
+type freezePath struct {
+	name  string
+	devs  int
+	cores int // GOMAXPROCS during the test (0: unchanged)
+	kv    string
+	opts  gluon.TrainerOpts
+}
+
+var freezePaths = []freezePath{
+	{name: "1ctx", devs: 1, kv: "device"},
+	{name: "2ctx/sums in Step", devs: 2, cores: 2, kv: "device"},
+	{name: "2ctx/sums during backward", devs: 2, cores: 3, kv: "device", opts: gluon.TrainerOpts{FirstBucketBytes: 4 << 10}},
+	{name: "2ctx/NoOverlap", devs: 2, cores: 3, kv: "device", opts: gluon.TrainerOpts{NoOverlap: true}},
+	{name: "2ctx/local", devs: 2, cores: 3, kv: "local", opts: gluon.TrainerOpts{FirstBucketBytes: 4 << 10}},
+	{name: "2ctx/UpdateOnKVStore", devs: 2, kv: "device", opts: gluon.TrainerOpts{UpdateOnKVStore: true}},
+}
+
+// newFreezeTrainer returns LeNet and a Trainer on path, with the first
+// parameter frozen before the Trainer is made when atCreation is set.
+func newFreezeTrainer(t *testing.T, path freezePath, atCreation bool) (gluon.Block, *gluon.ParamDict, *gluon.Trainer) {
+	t.Helper()
+	net, params, first := lenetTrainer(t, cpus(path.devs), gluon.TrainerOpts{})
+	first.Close()
+	if atCreation {
+		params.List()[0].SetGradReq(nd.GradNull)
+	}
+	tr, err := gluon.NewTrainer(params, optimizer.NewSGD(0.1), path.kv, path.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	return net, params, tr
+}
+
+// firstReplicas returns every parameter's first replica by name, and
+// fails when some replica differs from it.
+func firstReplicas(t *testing.T, params *gluon.ParamDict) map[string][]float32 {
+	t.Helper()
+	out := map[string][]float32{}
+	for _, p := range params.List() {
+		reps := p.ListData()
+		out[p.Name()] = reps[0].Float32s()
+		for d, r := range reps[1:] {
+			if !slices.Equal(out[p.Name()], r.Float32s()) {
+				t.Errorf("%s: replica %d differs from replica 0", p.Name(), d+1)
+			}
+		}
+	}
+	return out
+}
+
+// TestTrainerFreeze: a parameter frozen (GradNull) when Step runs is
+// skipped, as Gluon's Trainer skips grad_req 'null', on every path:
+// frozen before the backward pass, after it (also when its bucket's sum
+// had started), or when the Trainer was made. The frozen parameter keeps
+// its values; every other one ends bitwise equal to the same step with
+// nothing frozen; replicas stay equal. Unfrozen, it is trained again by
+// the same Trainer.
+func TestTrainerFreeze(t *testing.T) {
+	x, y := lenetBatch(8)
+	for _, path := range freezePaths {
+		for _, when := range []string{"before backward", "after backward", "at creation"} {
+			t.Run(path.name+"/"+when, func(t *testing.T) {
+				if path.cores > 0 {
+					defer withCores(path.cores)()
+				}
+				devs := cpus(path.devs)
+				net, params, tr := newFreezeTrainer(t, path, false)
+				if err := lenetBackward(net, x, y, devs); err != nil {
+					t.Fatal(err)
+				}
+				if err := tr.Step(8); err != nil {
+					t.Fatal(err)
+				}
+				want := firstReplicas(t, params)
+
+				net, params, tr = newFreezeTrainer(t, path, when == "at creation")
+				frozen := params.List()[0]
+				before := frozen.Data(devs[0]).Float32s()
+				if when == "before backward" {
+					frozen.SetGradReq(nd.GradNull)
+				}
+				if err := lenetBackward(net, x, y, devs); err != nil {
+					t.Fatal(err)
+				}
+				if when == "after backward" {
+					frozen.SetGradReq(nd.GradNull)
+				}
+				if err := tr.Step(8); err != nil {
+					t.Fatalf("step with %s frozen: %v", frozen.Name(), err)
+				}
+				got := firstReplicas(t, params)
+				if !slices.Equal(got[frozen.Name()], before) {
+					t.Errorf("the frozen %s changed", frozen.Name())
+				}
+				for _, p := range params.List()[1:] {
+					if !slices.Equal(got[p.Name()], want[p.Name()]) {
+						t.Errorf("%s differs from the step with nothing frozen (%.3g relative)", p.Name(), relDiff(want[p.Name()], got[p.Name()]))
+					}
+				}
+
+				frozen.SetGradReq(nd.GradWrite)
+				for step := range 2 {
+					if err := lenetBackward(net, x, y, devs); err != nil {
+						t.Fatal(err)
+					}
+					if err := tr.Step(8); err != nil {
+						t.Fatalf("step %d after unfreezing: %v", step, err)
+					}
+				}
+				if got := firstReplicas(t, params); slices.Equal(got[frozen.Name()], before) {
+					t.Errorf("%s was not trained once unfrozen", frozen.Name())
+				}
+			})
+		}
+	}
+}
+
+// TestTrainerFreezeOldGradient: a gradient written before a parameter was
+// frozen is not used once it is unfrozen: Step calls it stale.
+func TestTrainerFreezeOldGradient(t *testing.T) {
+	devs := cpus(1)
+	net, params, tr := newFreezeTrainer(t, freezePaths[0], false)
+	x, y := lenetBatch(8)
+	if err := lenetBackward(net, x, y, devs); err != nil {
+		t.Fatal(err)
+	}
+	frozen := params.List()[0]
+	frozen.SetGradReq(nd.GradNull)
+	if err := tr.Step(8); err != nil {
+		t.Fatal(err)
+	}
+	frozen.SetGradReq(nd.GradWrite)
+	if err := tr.Step(8); err == nil {
+		t.Fatal("Step used a gradient written before the parameter was frozen")
+	}
+}
+
+// TestTrainerFreezeUpdate: with AllReduceGrads and Update, a parameter
+// frozen between them is not updated, and neither is one unfrozen between
+// them (its gradient was not summed); the others are, and the replicas
+// stay equal.
+func TestTrainerFreezeUpdate(t *testing.T) {
+	x, y := lenetBatch(8)
+	for _, c := range []struct {
+		name         string
+		frozen, thaw bool // frozen before AllReduceGrads; its GradReq between the calls
+	}{
+		{"frozen between the calls", false, false},
+		{"unfrozen between the calls", true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			devs := cpus(2)
+			net, params, tr := newFreezeTrainer(t, freezePaths[1], false)
+			p := params.List()[0]
+			if c.frozen {
+				p.SetGradReq(nd.GradNull)
+			}
+			before := p.Data(devs[0]).Float32s()
+			if err := lenetBackward(net, x, y, devs); err != nil {
+				t.Fatal(err)
+			}
+			if err := tr.AllReduceGrads(); err != nil {
+				t.Fatal(err)
+			}
+			if c.thaw {
+				p.SetGradReq(nd.GradWrite)
+			} else {
+				p.SetGradReq(nd.GradNull)
+			}
+			last := params.List()[len(params.List())-1]
+			lastBefore := last.Data(devs[0]).Float32s()
+			if err := tr.Update(8); err != nil {
+				t.Fatal(err)
+			}
+			got := firstReplicas(t, params)
+			if !slices.Equal(got[p.Name()], before) {
+				t.Errorf("%s was updated", p.Name())
+			}
+			if slices.Equal(got[last.Name()], lastBefore) {
+				t.Errorf("%s was not updated", last.Name())
+			}
+		})
+	}
+}
+
+// TestTrainerFreezeSchedule: the learning-rate schedule follows the
+// Trainer's update count, as MXNet's num_update, not the count of the
+// first parameter, which stands still while it is frozen; a parameter
+// unfrozen later takes the schedule's rate at once, while Adam's bias
+// correction counts its own updates (Param.Step).
+func TestTrainerFreezeSchedule(t *testing.T) {
+	sched, err := optimizer.NewFactor(optimizer.FactorOpts{Step: 1, Factor: 0.5, BaseLR: 0.1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	devs := cpus(1)
+	net, params, first := lenetTrainer(t, devs, gluon.TrainerOpts{})
+	first.Close()
+	opt := optimizer.NewSGD(0.1)
+	opt.Scheduler = sched
+	tr, err := gluon.NewTrainer(params, opt, "device", gluon.TrainerOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	params.List()[0].SetGradReq(nd.GradNull)
+	x, y := lenetBatch(8)
+	for step := range 3 {
+		if got, want := tr.LearningRate(), sched.LR(step+1); got != want {
+			t.Errorf("before step %d: learning rate %g, want %g", step+1, got, want)
+		}
+		if err := lenetBackward(net, x, y, devs); err != nil {
+			t.Fatal(err)
+		}
+		// StepIgnoreStale skips the first parameter also where freezing
+		// did not: the schedule's clock is checked on its own.
+		if err := tr.StepIgnoreStale(8); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := tr.LearningRate(), sched.LR(4); got != want {
+		t.Errorf("after 3 steps: learning rate %g, want %g", got, want)
+	}
+}
+
+// TestTrainerFreezeStates: a Trainer whose parameter was frozen since
+// before its first update saves no state for it; loaded into a new
+// Trainer, training resumes bitwise as it would have (Adam, whose state
+// and bias correction count per parameter), before and after unfreezing.
+func TestTrainerFreezeStates(t *testing.T) {
+	devs := cpus(1)
+	x, y := lenetBatch(8)
+	run := func(tr *gluon.Trainer, net gluon.Block, steps int) {
+		t.Helper()
+		for range steps {
+			if err := lenetBackward(net, x, y, devs); err != nil {
+				t.Fatal(err)
+			}
+			if err := tr.Step(8); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	newAdam := func() (gluon.Block, *gluon.ParamDict, *gluon.Trainer) {
+		net, params, first := lenetTrainer(t, devs, gluon.TrainerOpts{})
+		first.Close()
+		params.List()[0].SetGradReq(nd.GradNull)
+		tr, err := gluon.NewTrainer(params, optimizer.NewAdam(0.01), "device", gluon.TrainerOpts{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { tr.Close() })
+		return net, params, tr
+	}
+	path := filepath.Join(t.TempDir(), "trainer.states")
+	netA, paramsA, trA := newAdam()
+	frozen := paramsA.List()[0]
+	initial := frozen.Data(devs[0]).Float32s()
+	run(trA, netA, 2)
+	if err := trA.SaveStates(path); err != nil {
+		t.Fatal(err)
+	}
+	netB, paramsB, trB := newAdam()
+	weights := filepath.Join(t.TempDir(), "weights.params")
+	if err := paramsA.Save(weights); err != nil {
+		t.Fatal(err)
+	}
+	if err := paramsB.Load(weights, devs, gluon.LoadOpts{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := trB.LoadStates(path); err != nil {
+		t.Fatal(err)
+	}
+	for _, both := range []struct {
+		params *gluon.ParamDict
+		tr     *gluon.Trainer
+		net    gluon.Block
+	}{{paramsA, trA, netA}, {paramsB, trB, netB}} {
+		run(both.tr, both.net, 1)
+		both.params.List()[0].SetGradReq(nd.GradWrite)
+		run(both.tr, both.net, 2)
+	}
+	a, b := firstReplicas(t, paramsA), firstReplicas(t, paramsB)
+	if slices.Equal(a[frozen.Name()], initial) {
+		t.Errorf("%s was not trained once unfrozen", frozen.Name())
+	}
+	for name, w := range a {
+		if !slices.Equal(w, b[name]) {
+			t.Errorf("%s: resumed from the saved states differs (%.3g relative)", name, relDiff(w, b[name]))
+		}
+	}
+	if trA.LearningRate() != trB.LearningRate() {
+		t.Errorf("learning rate %g, resumed %g", trA.LearningRate(), trB.LearningRate())
+	}
+}
