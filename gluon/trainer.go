@@ -203,8 +203,27 @@ func (t *Trainer) initAt(lazy bool) error {
 		t.dtypes = append(t.dtypes, p.DType())
 		t.masters = append(t.masters, p.version.Load())
 	}
-	if err := t.kv.Init(keys, vals); err != nil {
-		return errorf("trainer: %v", err)
+	// The frozen parameters (BatchNorm's running statistics among them)
+	// go first, in a call of their own: their values may differ between
+	// workers without making this step's gradients wrong (the statistics
+	// of a training-mode pass), and InitDiffered reports the last call.
+	var groups [2]struct {
+		keys []string
+		vals []*nd.NDArray
+	}
+	for i, p := range t.params {
+		g := &groups[1]
+		if p.GradReq() == nd.GradNull {
+			g = &groups[0]
+		}
+		g.keys, g.vals = append(g.keys, keys[i]), append(g.vals, vals[i])
+	}
+	for _, g := range groups {
+		if len(g.keys) > 0 {
+			if err := t.kv.Init(g.keys, g.vals); err != nil {
+				return errorf("trainer: %v", err)
+			}
+		}
 	}
 	if t.kv.NumWorkers() > 1 {
 		// A distributed kvstore holds rank 0's initial values: start every
@@ -216,7 +235,7 @@ func (t *Trainer) initAt(lazy bool) error {
 			t.masters[i]-- // the pull replaced the weights: re-seed their masters
 		}
 		t.ready = true
-		if kvstore.InitDiffered(t.kv) && lazy {
+		if len(groups[1].keys) > 0 && kvstore.InitDiffered(t.kv) && lazy {
 			return errorf("trainer: the workers' initial parameters differed and this step's gradients were computed before the kvstore gave every worker rank 0's values; " +
 				"call Trainer.Init after the parameters are initialised (after one forward pass for deferred shapes) and before the first backward pass, or seed every worker alike")
 		}
