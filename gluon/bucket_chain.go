@@ -195,12 +195,12 @@ func (t *Trainer) reduceOrdered(fresh [][]int, batch int, failed error) (int, er
 	if failed != nil {
 		err = failed
 	}
-	// The keys of the parameters to update; a failed worker names them
-	// all, as the others do in the usual case, so that they read its
-	// failure from the batch sum.
+	// The keys of the parameters to update; a failed worker names all
+	// those not frozen, as the others do in the usual case, so that they
+	// read its failure from the batch sum.
 	var keys []string
 	for i, p := range t.params {
-		if len(fresh[i]) > 0 || err != nil {
+		if len(fresh[i]) > 0 || (err != nil && p.GradReq() != nd.GradNull) {
 			keys = append(keys, p.Name())
 		}
 	}
@@ -228,7 +228,7 @@ func (t *Trainer) reduceBucketsOrdered(fresh [][]int) error {
 	var keep [][2]*nd.NDArray
 	for _, b := range t.buckets {
 		b.mu.Lock()
-		launched, queued, rerun := b.launched, b.queued, b.rerun
+		launched, queued, rerun := b.launched, b.queued, b.rerun && !b.onlyFrozenLeftLocked(t)
 		b.mu.Unlock()
 		if launched {
 			t.overlapped++

@@ -87,6 +87,9 @@ func (t *Trainer) buildBuckets() {
 	// once its sums in flight are done.
 	prev := map[*Trainer]bool{}
 	for _, p := range t.params {
+		if p.GradReq() == nd.GradNull {
+			continue // not bucketed: another Trainer may keep it
+		}
 		if o := p.bucketOwner.Swap(t); o != nil && o != t {
 			prev[o] = true
 		}
@@ -212,14 +215,15 @@ func (t *Trainer) dropBuckets() {
 }
 
 // bucketsValid reports whether every bucket is valid and holds every
-// parameter not frozen. With frozen set, a parameter of a bucket that was
-// frozen since the bucket was built does not make it invalid: the round
-// can finish with these buckets, Step skipping that parameter.
-func (t *Trainer) bucketsValid(frozen ...bool) bool {
+// parameter not frozen. With fresh (the round's fresh replicas, see
+// freshReplicas) it allows what Step can finish the round with, skipping
+// those parameters: a parameter frozen since the buckets were built, and
+// one unfrozen since that has no fresh gradient.
+func (t *Trainer) bucketsValid(fresh [][]int) bool {
 	if t.buckets == nil {
 		return false
 	}
-	allow := len(frozen) > 0 && frozen[0]
+	allow := fresh != nil
 	in := make([]bool, len(t.params))
 	for _, b := range t.buckets {
 		if !b.valid(t, allow) {
@@ -230,7 +234,7 @@ func (t *Trainer) bucketsValid(frozen ...bool) bool {
 		}
 	}
 	for i, p := range t.params {
-		if !in[i] && p.GradReq() != nd.GradNull {
+		if !in[i] && p.GradReq() != nd.GradNull && !(allow && len(fresh[i]) == 0) {
 			return false // unfrozen since the buckets were built
 		}
 	}
@@ -395,7 +399,7 @@ func (t *Trainer) roundValid() bool {
 	defer t.validMu.Unlock()
 	if t.validState == 0 {
 		t.validState = 2
-		if t.bucketsValid() {
+		if t.bucketsValid(nil) {
 			t.validState = 1
 		}
 	}
@@ -444,6 +448,7 @@ func (t *Trainer) reduceBuckets(fresh [][]int) error {
 	for _, b := range t.buckets {
 		b.mu.Lock()
 		launched, rerun, err := b.launched, b.rerun, b.err
+		rerun = rerun && !b.onlyFrozenLeftLocked(t)
 		b.mu.Unlock()
 		if err != nil {
 			return errorf("trainer: reducing the gradients of %s: %v", b.names(t), err)
@@ -518,6 +523,21 @@ func restoreKept(keep [][2]*nd.NDArray) {
 		nd.Assign(k[0], k[1])
 		k[1].Release()
 	}
+}
+
+// onlyFrozenLeftLocked reports whether every gradient of the bucket not
+// final in this round belongs to a parameter frozen now (b.mu held): a
+// second backward pass that skipped it wrote all the others, so Step sums
+// them and keeps the frozen one's as it is.
+func (b *bucket) onlyFrozenLeftLocked(t *Trainer) bool {
+	for d := range b.ready {
+		for j, ok := range b.ready[d] {
+			if !ok && t.params[b.params[j]].GradReq() != nd.GradNull {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // names lists the bucket's parameters for error messages.

@@ -1,7 +1,6 @@
 package gluon
 
 import (
-	"slices"
 	"sync"
 	"time"
 
@@ -59,6 +58,7 @@ type Trainer struct {
 	opts    TrainerOpts
 	ready   bool
 	steps   []int               // per parameter: updates applied
+	joined  []bool              // per parameter: in the kvstore, with optimizer state (join)
 	updates int                 // steps and Updates applied (MXNet's num_update): the schedule's clock
 	pending [][]int             // the fresh replicas AllReduceGrads summed, for the Update after it
 	stamps  [][]uint64          // per parameter, per replica: GradStamp at the last step
@@ -142,9 +142,11 @@ func (t *Trainer) allInitialized() bool {
 	return true
 }
 
-// Init creates the kvstore entries and the optimizer state now; Step does
-// it on first use otherwise. With a distributed kvstore it is collective
-// (every worker calls it) and gives every worker rank 0's parameters.
+// Init creates the kvstore entries and the optimizer state of the
+// parameters not frozen now; Step does it on first use otherwise (and for
+// a parameter frozen until then, at its first step once unfrozen). With a
+// distributed kvstore it is collective (every worker calls it) and gives
+// every worker rank 0's values of those parameters.
 // NewTrainer calls it for distributed kvstores when the parameters are
 // initialised already; with deferred shapes, call it after the first
 // forward pass and before the first backward pass. Load checkpointed
@@ -153,33 +155,12 @@ func (t *Trainer) Init() error {
 	return t.init()
 }
 
-// checkContexts verifies that all parameters share one context list.
-func (t *Trainer) checkContexts(all bool) error {
-	var first *Parameter
-	for _, p := range t.params {
-		if !p.Initialized() {
-			if all {
-				return errorf("trainer: parameter %s is not initialised (run a forward pass or Initialize first)", p.Name())
-			}
-			continue
-		}
-		if first == nil {
-			first, t.devs = p, p.Contexts()
-			continue
-		}
-		if !slices.Equal(p.Contexts(), t.devs) {
-			return errorf("trainer: parameter %s lives on %v but %s lives on %v; all parameters must share one set of contexts",
-				p.Name(), p.Contexts(), first.Name(), t.devs)
-		}
-	}
-	return nil
-}
-
 // init creates the kvstore entries and optimizer states at the first step.
 func (t *Trainer) init() error { return t.initAt(false) }
 
-// initAt creates the kvstore entries and optimizer states; lazy says it
-// runs inside a step, after this step's gradients were computed.
+// initAt sets the Trainer up at its first use and enters the parameters
+// not frozen into the kvstore (join); lazy says it runs inside a step,
+// after this step's gradients were computed.
 func (t *Trainer) initAt(lazy bool) error {
 	if t.ready {
 		return nil
@@ -187,58 +168,16 @@ func (t *Trainer) initAt(lazy bool) error {
 	if err := t.checkContexts(true); err != nil {
 		return err
 	}
-	keys := make([]string, len(t.params))
-	vals := make([]*nd.NDArray, len(t.params))
 	t.steps = make([]int, len(t.params))
 	t.stamps = make([][]uint64, len(t.params))
 	t.states = make([][]optimizer.State, len(t.params))
 	t.kvState = make([]optimizer.State, len(t.params))
+	t.joined = make([]bool, len(t.params))
 	for i, p := range t.params {
-		keys[i], vals[i] = p.Name(), p.ListData()[0]
 		t.kvIndex[p.Name()] = i
 		t.stamps[i] = make([]uint64, len(t.devs))
-		if p.GradReq() != nd.GradNull {
-			t.ensureStates(i)
-		}
 		t.dtypes = append(t.dtypes, p.DType())
 		t.masters = append(t.masters, p.version.Load())
-	}
-	// The frozen parameters (BatchNorm's running statistics among them)
-	// go first, in a call of their own: their values may differ between
-	// workers without making this step's gradients wrong (the statistics
-	// of a training-mode pass), and InitDiffered reports the last call.
-	var groups [2]struct {
-		keys []string
-		vals []*nd.NDArray
-	}
-	for i, p := range t.params {
-		g := &groups[1]
-		if p.GradReq() == nd.GradNull {
-			g = &groups[0]
-		}
-		g.keys, g.vals = append(g.keys, keys[i]), append(g.vals, vals[i])
-	}
-	for _, g := range groups {
-		if len(g.keys) > 0 {
-			if err := t.kv.Init(g.keys, g.vals); err != nil {
-				return errorf("trainer: %v", err)
-			}
-		}
-	}
-	if t.kv.NumWorkers() > 1 {
-		// A distributed kvstore holds rank 0's initial values: start every
-		// worker's replicas from them.
-		for i, p := range t.params {
-			if err := t.kv.Pull(keys[i], p.ListData()); err != nil {
-				return errorf("trainer: %v", err)
-			}
-			t.masters[i]-- // the pull replaced the weights: re-seed their masters
-		}
-		t.ready = true
-		if len(groups[1].keys) > 0 && kvstore.InitDiffered(t.kv) && lazy {
-			return errorf("trainer: the workers' initial parameters differed and this step's gradients were computed before the kvstore gave every worker rank 0's values; " +
-				"call Trainer.Init after the parameters are initialised (after one forward pass for deferred shapes) and before the first backward pass, or seed every worker alike")
-		}
 	}
 	if t.opts.UpdateOnKVStore {
 		t.kv.SetUpdater(func(key string, merged, stored *nd.NDArray) {
@@ -252,29 +191,7 @@ func (t *Trainer) initAt(lazy bool) error {
 		})
 	}
 	t.ready = true
-	return nil
-}
-
-// ensureStates creates parameter i's optimizer state on every replica,
-// unless it exists (or the kvstore updates): at the first step, or at the
-// first update of a parameter frozen until then.
-func (t *Trainer) ensureStates(i int) {
-	if t.opts.UpdateOnKVStore || t.states[i] != nil {
-		return
-	}
-	t.states[i] = make([]optimizer.State, len(t.devs))
-	for d, w := range t.params[i].ListData() {
-		t.states[i][d] = t.newState(w)
-	}
-}
-
-// newState creates optimizer state for w that outlives any open scope.
-func (t *Trainer) newState(w *nd.NDArray) optimizer.State {
-	st := optimizer.NewState(t.opt, w)
-	for _, a := range st {
-		a.Persist()
-	}
-	return st
+	return t.join(lazy)
 }
 
 // Step sums the gradients over devices and updates the parameters, with
@@ -305,6 +222,10 @@ func (t *Trainer) step(batchSize int, ignoreStale bool) error {
 		return errorf("trainer: batch size %d must be positive", batchSize)
 	}
 	if err := t.initAt(true); err != nil {
+		return err
+	}
+	if err := t.join(true); err != nil {
+		t.endRound()
 		return err
 	}
 	t.unscaled = false // Step sums afresh: its gradients carry the loss scale
@@ -343,7 +264,7 @@ func (t *Trainer) step(batchSize int, ignoreStale bool) error {
 		}
 		t.steps[i]++
 	}
-	t.updates++
+	t.countUpdate(fresh)
 	t.gradScaleDone(true)
 	t.finishStats(t.overlapped)
 	return nil
@@ -364,6 +285,10 @@ func (t *Trainer) AllReduceGrads() error {
 	}
 	t.unscaled = false // a new round: its gradients carry the loss scale
 	if err := t.initAt(true); err != nil {
+		return err
+	}
+	if err := t.join(true); err != nil {
+		t.endRound()
 		return err
 	}
 	t.pending = nil
@@ -398,6 +323,9 @@ func (t *Trainer) Update(batchSize int) error {
 	if err := t.init(); err != nil {
 		return err
 	}
+	if err := t.join(true); err != nil {
+		return err
+	}
 	if err := t.syncMasters(); err != nil {
 		return err
 	}
@@ -418,46 +346,10 @@ func (t *Trainer) Update(batchSize int) error {
 		t.updateReplicas(i, p)
 		t.steps[i]++
 	}
-	t.updates++
+	t.countUpdate(fresh)
 	t.gradScaleDone(true)
 	t.finishStats(t.overlapped)
 	return nil
-}
-
-// freshReplicas returns, per parameter, the replica indices whose
-// gradient was written since the last step, and records the new stamps
-// (also those of frozen parameters, which have no fresh replica, so that
-// a gradient written before a parameter was frozen is not used once it is
-// unfrozen).
-// A replica is stale when its device ran no backward pass (fewer samples
-// than devices); its gradient is left out of the sum. A parameter with no
-// fresh replica is an error unless ignoreStale is set; the lists are
-// complete also then, and the stamps are not recorded.
-func (t *Trainer) freshReplicas(ignoreStale bool) ([][]int, error) {
-	out := make([][]int, len(t.params))
-	var stale error
-	for i, p := range t.params {
-		if p.GradReq() == nd.GradNull {
-			continue // frozen: skipped, as Gluon skips grad_req 'null'
-		}
-		for d, w := range p.ListData() {
-			if w.GradStamp() != t.stamps[i][d] {
-				out[i] = append(out[i], d)
-			}
-		}
-		if len(out[i]) == 0 && !ignoreStale && stale == nil {
-			stale = errorf("trainer: gradient of parameter %s is stale: no backward pass wrote it since the last step (was the parameter used in the forward pass inside autograd.Record?); use StepIgnoreStale to skip such parameters", p.Name())
-		}
-	}
-	if stale != nil {
-		return out, stale
-	}
-	for i, p := range t.params {
-		for d, w := range p.ListData() {
-			t.stamps[i][d] = w.GradStamp()
-		}
-	}
-	return out, nil
 }
 
 // reduceAll pushes the fresh gradients of every parameter that has any
@@ -474,17 +366,19 @@ func (t *Trainer) reduceAll(fresh [][]int, batch int, stale error) (int, error) 
 	t0 := time.Now()
 	defer func() { t.reduceTime = time.Since(t0) }()
 	if t.useBuckets() {
-		if !t.bucketsValid() {
+		if !t.bucketsValid(nil) {
 			switch {
+			case t.bucketsValid(fresh):
+				// Parameters were only frozen, or unfrozen without a
+				// gradient: this round ends with these buckets, skipping
+				// them, and the next Step rebuilds the buckets. (Decided
+				// alike on every worker, whatever each one summed already.)
 			case !t.anyLaunched():
 				t.buildBuckets()
-			case !t.bucketsValid(true):
+			default:
 				t.buildBuckets()
 				return 0, errorf("trainer: parameters were changed (AttachGrad, SetGradReq other than freezing, ResetContext) after their gradients had been summed in backward and before Step; the step is skipped")
 			}
-			// Else parameters were only frozen since some sums started:
-			// this round ends with these buckets, skipping them, and the
-			// next Step rebuilds the buckets without them.
 		}
 		if t.ordered() {
 			return t.reduceOrdered(fresh, batch, stale)
@@ -547,25 +441,6 @@ func (t *Trainer) updateReplicas(i int, p *Parameter) {
 func (t *Trainer) paramInfo(i int) optimizer.Param {
 	p := t.params[i]
 	return optimizer.Param{Name: p.Name(), Step: t.steps[i] + 1, Update: t.updates + 1, LRMult: p.LRMult, WDMult: p.WDMult, Rescale: t.rescale}
-}
-
-// updatable returns, per parameter, the replicas an Update applies to:
-// those of fresh (AllReduceGrads' list, or every replica when nil) of the
-// parameters not frozen now.
-func (t *Trainer) updatable(fresh [][]int) [][]int {
-	out := make([][]int, len(t.params))
-	for i, p := range t.params {
-		switch {
-		case p.GradReq() == nd.GradNull:
-		case fresh != nil:
-			out[i] = fresh[i]
-		default:
-			for d := range p.ListData() {
-				out[i] = append(out[i], d)
-			}
-		}
-	}
-	return out
 }
 
 // LearningRate returns the learning rate the next step will use: the

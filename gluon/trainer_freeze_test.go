@@ -1,11 +1,17 @@
 package gluon_test
 
 import (
+	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/initializer"
+	"github.com/goluon/goluon/gluon/modelzoo"
+	"github.com/goluon/goluon/gluon/nn"
 	"github.com/goluon/goluon/gluon/optimizer"
 	"github.com/goluon/goluon/nd"
 )
@@ -65,14 +71,16 @@ func firstReplicas(t *testing.T, params *gluon.ParamDict) map[string][]float32 {
 // TestTrainerFreeze: a parameter frozen (GradNull) when Step runs is
 // skipped, as Gluon's Trainer skips grad_req 'null', on every path:
 // frozen before the backward pass, after it (also when its bucket's sum
-// had started), or when the Trainer was made. The frozen parameter keeps
-// its values; every other one ends bitwise equal to the same step with
-// nothing frozen; replicas stay equal. Unfrozen, it is trained again by
-// the same Trainer.
+// had started), between two backward passes (the second skips it), or
+// when the Trainer was made; or unfrozen after a backward pass that did
+// not compute its gradient (StepIgnoreStale skips it). The parameter
+// keeps its values; every other one ends bitwise equal to the same step
+// with nothing frozen; replicas stay equal. Unfrozen, it is trained again
+// by the same Trainer.
 func TestTrainerFreeze(t *testing.T) {
 	x, y := lenetBatch(8)
 	for _, path := range freezePaths {
-		for _, when := range []string{"before backward", "after backward", "at creation"} {
+		for _, when := range []string{"before backward", "after backward", "between backward passes", "at creation", "unfrozen after backward"} {
 			t.Run(path.name+"/"+when, func(t *testing.T) {
 				if path.cores > 0 {
 					defer withCores(path.cores)()
@@ -87,7 +95,7 @@ func TestTrainerFreeze(t *testing.T) {
 				}
 				want := firstReplicas(t, params)
 
-				net, params, tr = newFreezeTrainer(t, path, when == "at creation")
+				net, params, tr = newFreezeTrainer(t, path, when == "at creation" || when == "unfrozen after backward")
 				frozen := params.List()[0]
 				before := frozen.Data(devs[0]).Float32s()
 				if when == "before backward" {
@@ -96,10 +104,22 @@ func TestTrainerFreeze(t *testing.T) {
 				if err := lenetBackward(net, x, y, devs); err != nil {
 					t.Fatal(err)
 				}
-				if when == "after backward" {
+				switch when {
+				case "after backward":
 					frozen.SetGradReq(nd.GradNull)
+				case "between backward passes":
+					frozen.SetGradReq(nd.GradNull)
+					if err := lenetBackward(net, x, y, devs); err != nil {
+						t.Fatal(err)
+					}
+				case "unfrozen after backward":
+					frozen.SetGradReq(nd.GradWrite)
 				}
-				if err := tr.Step(8); err != nil {
+				step := tr.Step
+				if when == "unfrozen after backward" {
+					step = tr.StepIgnoreStale
+				}
+				if err := step(8); err != nil {
 					t.Fatalf("step with %s frozen: %v", frozen.Name(), err)
 				}
 				got := firstReplicas(t, params)
@@ -199,9 +219,8 @@ func TestTrainerFreezeUpdate(t *testing.T) {
 
 // TestTrainerFreezeSchedule: the learning-rate schedule follows the
 // Trainer's update count, as MXNet's num_update, not the count of the
-// first parameter, which stands still while it is frozen; a parameter
-// unfrozen later takes the schedule's rate at once, while Adam's bias
-// correction counts its own updates (Param.Step).
+// first parameter, which stands still while it is frozen; a step that
+// updates nothing does not count.
 func TestTrainerFreezeSchedule(t *testing.T) {
 	sched, err := optimizer.NewFactor(optimizer.FactorOpts{Step: 1, Factor: 0.5, BaseLR: 0.1})
 	if err != nil {
@@ -234,6 +253,14 @@ func TestTrainerFreezeSchedule(t *testing.T) {
 	}
 	if got, want := tr.LearningRate(), sched.LR(4); got != want {
 		t.Errorf("after 3 steps: learning rate %g, want %g", got, want)
+	}
+	// A step that updates nothing (everything frozen) does not count.
+	params.SetGradReq(nd.GradNull)
+	if err := tr.Step(8); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tr.LearningRate(), sched.LR(4); got != want {
+		t.Errorf("after a step with everything frozen: learning rate %g, want %g", got, want)
 	}
 }
 
@@ -305,5 +332,103 @@ func TestTrainerFreezeStates(t *testing.T) {
 	}
 	if trA.LearningRate() != trB.LearningRate() {
 		t.Errorf("learning rate %g, resumed %g", trA.LearningRate(), trB.LearningRate())
+	}
+}
+
+// withSpare is LeNet beside a Dense layer that Forward does not use: a
+// frozen part of a network that this Trainer never trains.
+type withSpare struct {
+	gluon.BlockMeta
+	body  gluon.Block
+	spare *nn.Dense
+}
+
+func (w *withSpare) Forward(x *nd.NDArray) *nd.NDArray { return w.body.Forward(x) }
+
+// TestTrainerFrozenApart: a frozen parameter need not be ready to train:
+// left uninitialised or living on other contexts, the
+// Trainer steps over the rest; unfrozen while so, Step says why it cannot
+// train it.
+func TestTrainerFrozenApart(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		spare []ctx.Context // where the spare layer lives (nil: not initialised)
+		want  string
+	}{
+		{"not initialised", nil, "not initialised"},
+		{"on other contexts", cpus(1), "all parameters must share one set of contexts"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			devs := cpus(2)
+			net := &withSpare{BlockMeta: gluon.NewBlockMeta("spare")}
+			net.body = net.AddChild(modelzoo.LeNet()).(gluon.Block)
+			net.spare = net.AddChild(nn.NewDense(4, nn.DenseOpts{InUnits: 3})).(*nn.Dense)
+			params := gluon.CollectParams(net)
+			body := gluon.CollectParams(net.body)
+			if err := body.Initialize(initializer.Xavier{}, devs, false); err != nil {
+				t.Fatal(err)
+			}
+			spare := gluon.CollectParams(net.spare)
+			if c.spare != nil {
+				if err := spare.Initialize(initializer.Xavier{}, c.spare, false); err != nil {
+					t.Fatal(err)
+				}
+			}
+			spare.SetGradReq(nd.GradNull)
+			tr, err := gluon.NewTrainer(params, optimizer.NewSGD(0.1), "device", gluon.TrainerOpts{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tr.Close()
+			x, y := lenetBatch(8)
+			if err := lenetBackward(net, x, y, devs); err != nil {
+				t.Fatal(err)
+			}
+			if err := tr.Step(8); err != nil {
+				t.Fatalf("step beside a frozen layer %s: %v", c.name, err)
+			}
+			spare.SetGradReq(nd.GradWrite)
+			if err := lenetBackward(net, x, y, devs); err != nil {
+				t.Fatal(err)
+			}
+			if err := tr.StepIgnoreStale(8); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("step with the spare layer unfrozen: %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestTrainerFreezeKeepsSetData: with UpdateOnKVStore, values written into
+// a parameter while it was frozen are what it trains from once unfrozen
+// (the kvstore takes its copy then, not when the Trainer was made).
+func TestTrainerFreezeKeepsSetData(t *testing.T) {
+	path := freezePaths[len(freezePaths)-1] // UpdateOnKVStore
+	devs := cpus(path.devs)
+	net, params, tr := newFreezeTrainer(t, path, true)
+	x, y := lenetBatch(8)
+	for range 2 {
+		if err := lenetBackward(net, x, y, devs); err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.Step(8); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := params.List()[0]
+	p.SetData(nd.Full(devs[0], p.DType(), 0.5, p.Shape()...))
+	p.SetGradReq(nd.GradWrite)
+	if err := tr.SetLearningRate(1e-9); err != nil {
+		t.Fatal(err)
+	}
+	if err := lenetBackward(net, x, y, devs); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Step(8); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range firstReplicas(t, params)[p.Name()] {
+		if math.Abs(float64(v)-0.5) > 1e-6 {
+			t.Fatalf("%s holds %g after one step at lr 1e-9 from 0.5", p.Name(), v)
+		}
 	}
 }

@@ -47,9 +47,10 @@ func (t *Trainer) GradScaler() GradScaler {
 	return t.scaler
 }
 
-// UnscaleGrads divides the gradient of every replica of every parameter
-// not frozen (GradNull) by the loss scale in place and reports whether
-// they are all finite: between AllReduceGrads and
+// UnscaleGrads divides the gradients the next Update applies (those
+// AllReduceGrads summed, less the parameters frozen since; without it,
+// those of every parameter not frozen) by the loss scale in place and
+// reports whether they are all finite: between AllReduceGrads and
 // Update it puts the gradients in true units, e.g. to clip them
 // (PyTorch's GradScaler.unscale_). The next Update does not divide again;
 // the next AllReduceGrads or Step starts a new round. Without a scaler it
@@ -58,22 +59,20 @@ func (t *Trainer) GradScaler() GradScaler {
 func (t *Trainer) UnscaleGrads() (finite bool, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	fresh := t.updatable(t.pending)
 	if t.scaler == nil || t.unscaled {
-		return t.gradsFinite(nil)
+		return t.gradsFinite(fresh)
 	}
-	for _, p := range t.params {
-		if p.DType().IsHalf() && p.GradReq() != nd.GradNull {
+	for i, p := range t.params {
+		if p.DType().IsHalf() && len(fresh[i]) > 0 {
 			return false, errorf("trainer: UnscaleGrads: %s has %v gradients, which lose their small values when divided in place; keep the parameters float32 under autocast, or clip the scaled gradients", p.Name(), p.DType())
 		}
 	}
 	inv := 1 / t.scaler.LossScale()
 	err = nd.Catch(func() {
-		for _, p := range t.params {
-			if p.GradReq() == nd.GradNull {
-				continue // frozen: Update skips it
-			}
-			for _, w := range p.ListData() {
-				if g := w.Grad(); g != nil {
+		for i, p := range t.params {
+			for _, d := range fresh[i] { // what the next Update applies
+				if g := p.ListData()[d].Grad(); g != nil {
 					nd.ScaleInPlace(g, inv)
 				}
 			}
@@ -83,12 +82,12 @@ func (t *Trainer) UnscaleGrads() (finite bool, err error) {
 		return false, errorf("trainer: %v", err)
 	}
 	t.unscaled = true
-	return t.gradsFinite(nil)
+	return t.gradsFinite(fresh)
 }
 
 // gradScale is the factor the gradients of this step still carry, and
 // whether they are finite (always true without a scaler, where nothing
-// is checked). fresh lists the replicas updated this step (nil: all).
+// is checked). fresh lists the replicas updated this step.
 func (t *Trainer) gradScale(fresh [][]int) (scale float64, finite bool, err error) {
 	if t.scaler == nil {
 		return 1, true, nil
@@ -129,7 +128,9 @@ func (t *Trainer) syncMasters() error {
 		if i >= len(t.dtypes) {
 			break
 		}
-		if dt := p.DType(); dt != t.dtypes[i] {
+		if dt := p.DType(); dt != t.dtypes[i] && !t.joined[i] {
+			t.dtypes[i] = dt // not in the kvstore and no optimizer state yet: they will be of this dtype
+		} else if dt != t.dtypes[i] {
 			return errorf("trainer: parameter %s was cast to %v after the Trainer made its optimizer state for %v; cast before making the Trainer", p.Name(), dt, t.dtypes[i])
 		}
 		v := p.version.Load()
@@ -167,20 +168,14 @@ func (t *Trainer) gradScaleDone(finite bool) {
 var checkSession = nd.NewSession("gradcheck")
 
 // gradsFinite reports whether the summed gradients of the fresh replicas
-// (nil: every replica of the parameters not frozen) hold no Inf or NaN. After the sum every fresh
-// replica of a parameter holds the same values, so it checks one: a
+// hold no Inf or NaN. After the sum every fresh replica of a parameter
+// holds the same values, so it checks one: a
 // gradient bucket's flat buffer on its first context when every parameter
 // of the bucket is fresh there, else each parameter's first fresh
 // replica. Per context it adds Sum(0·g) over those arrays, which is 0
 // unless some element is not finite, and reads that one value.
 func (t *Trainer) gradsFinite(fresh [][]int) (bool, error) {
 	first := func(i int) int { // the first fresh replica of parameter i, or -1
-		if fresh == nil {
-			if t.params[i].GradReq() == nd.GradNull {
-				return -1 // frozen: not updated
-			}
-			return 0
-		}
 		if len(fresh[i]) == 0 {
 			return -1
 		}

@@ -25,8 +25,9 @@ type trainerMeta struct {
 // SaveStates writes the optimizer state (momentum buffers, moment
 // estimates) and the update counts to path, atomically, so that training
 // can resume with LoadStates — also on another set of contexts. State
-// arrays are named "<parameter>.state<k>"; a parameter frozen since
-// before its first update has none.
+// arrays are named "<parameter>.state<k>"; a parameter whose state was
+// not made yet (frozen since before its first step; with UpdateOnKVStore,
+// before its first update) has none, and resumes with fresh state.
 func (t *Trainer) SaveStates(path string) error {
 	if err := t.init(); err != nil {
 		return err
@@ -36,7 +37,7 @@ func (t *Trainer) SaveStates(path string) error {
 	f := &safetensors.File{Tensors: map[string]safetensors.Tensor{}, Metadata: map[string]string{"format": "goluon.trainer"}}
 	for i, p := range t.params {
 		meta.Steps[p.Name()] = t.steps[i]
-		for k, a := range t.stateOf(i, t.steps[i] > 0 || p.GradReq() != nd.GradNull) {
+		for k, a := range t.stateOf(i, false) {
 			f.Tensors[fmt.Sprintf("%s.state%d", p.Name(), k)] = toTensor(a)
 		}
 	}
@@ -96,9 +97,14 @@ func (t *Trainer) dropStates(i int) {
 		all, t.states[i] = t.states[i], nil
 	}
 	for _, st := range all {
-		for _, a := range st {
-			a.Release()
-		}
+		releaseState(st)
+	}
+}
+
+// releaseState releases the arrays of st.
+func releaseState(st optimizer.State) {
+	for _, a := range st {
+		a.Release()
 	}
 }
 
@@ -135,10 +141,20 @@ func (t *Trainer) LoadStates(path string) error {
 			}
 			return errorf("load states %s: no state for parameter %s", path, p.Name())
 		}
-		st := t.stateOf(i, true)
-		if _, has := f.Tensors[p.Name()+".state0"]; len(st) > 0 && !has && n == 0 {
+		if _, has := f.Tensors[p.Name()+".state0"]; !has && n == 0 {
 			reset[i] = true
 			continue
+		}
+		st := t.stateOf(i, false)
+		if st == nil { // not made here yet: check against a template
+			if !p.Initialized() {
+				return errorf("load states %s: parameter %s is not initialised", path, p.Name())
+			}
+			if !slices.Equal(p.Contexts(), t.devs) {
+				return errorf("load states %s: parameter %s lives on %v, the Trainer's parameters on %v", path, p.Name(), p.Contexts(), t.devs)
+			}
+			st = optimizer.NewState(t.opt, p.ListData()[0])
+			defer releaseState(st)
 		}
 		for k, a := range st {
 			name := fmt.Sprintf("%s.state%d", p.Name(), k)
@@ -178,6 +194,7 @@ func (t *Trainer) LoadStates(path string) error {
 		if t.opts.UpdateOnKVStore {
 			replicas = []optimizer.State{t.stateOf(i, true)}
 		} else {
+			t.ensureStates(i)
 			replicas = t.states[i]
 		}
 		for _, st := range replicas {

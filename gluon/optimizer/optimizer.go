@@ -29,7 +29,8 @@
 //	AdaGrad (MXNet 1.x default):   g = clip(rescale·grad); wd·w is added to the step, not to g
 //
 // where clip is elementwise to [-ClipGradient, ClipGradient] (no clipping
-// when ClipGradient is 0), wd = WD·WDMult and lr = LearningRate(Step)·LRMult.
+// when ClipGradient is 0), wd = WD·WDMult and lr = LearningRate(n)·LRMult,
+// n being Param.Update (Param.Step when Update is 0).
 //
 // # Memory and autograd
 //

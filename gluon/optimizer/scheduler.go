@@ -13,7 +13,7 @@ import (
 // keep state (FactorScheduler multiplies its base_lr as updates pass) and
 // assume non-decreasing calls; for such calls the values are the same.
 //
-// step is 1-based, as Param.Step and MXNet's num_update (1 at the first
+// step is 1-based, as Param.Update and MXNet's num_update (1 at the first
 // update). A step below 0 is taken as 0.
 
 // WarmupMode says how the learning rate moves during warm-up.

@@ -33,7 +33,8 @@ type Loss = gluon.LossFunc
 // Backward runs one data-parallel forward and backward pass: x and y are
 // split over devs (evenly, or failing, when even is set), each device's
 // slice goes through net and lossFn inside one recording scope, and each
-// device's loss is back-propagated. The caller then steps a Trainer.
+// device's loss is back-propagated; with fewer samples than devices the
+// last devices get none and run nothing. The caller then steps a Trainer.
 func Backward(net gluon.Block, lossFn Loss, x, y *nd.NDArray, devs []ctx.Context, even bool) error {
 	xs, err := gluon.SplitAndLoad(x, devs, even)
 	if err != nil {
@@ -44,7 +45,7 @@ func Backward(net gluon.Block, lossFn Loss, x, y *nd.NDArray, devs []ctx.Context
 		return err
 	}
 	autograd.Record(func() {
-		err = gluon.ForEachDevice(devs, func(i int, _ ctx.Context) error {
+		err = gluon.ForEachDevice(devs[:len(xs)], func(i int, _ ctx.Context) error {
 			autograd.Backward(lossFn(net.Forward(xs[i]), ys[i]))
 			return nil
 		})

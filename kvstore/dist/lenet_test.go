@@ -72,6 +72,14 @@ func workerJob(t *testing.T, rank, size int) lenetJob {
 		j.expectErr = "workers disagree"
 	case "freeze": // every rank freezes the first parameter after backward at step 5, unfreezes it at step 10
 		j.freezeAt, j.thawAt = 5, 10
+	case "freeze-short": // as freeze, and rank 1 has one sample over its 2 contexts at step 5
+		j.freezeAt, j.thawAt, j.die, j.dieAt, j.short = 5, 10, 1, 5, true
+	case "stale-frozen": // as stale, with the first parameter frozen from the start
+		j.die, j.dieAt, j.skip, j.errAt, j.frozen = 1, 5, true, 5, true
+		j.expectErr = "another worker's step failed"
+		if rank == 1 {
+			j.expectErr = "gradient of parameter"
+		}
 	case "freeze-one": // rank 1 alone freezes it at step 5: the workers disagree
 		j.freezeAt, j.thawAt, j.freezeRank, j.errAt = 5, 10, 1, 5
 		j.expectErr = "workers disagree"
@@ -191,6 +199,18 @@ func TestFreezeAcrossWorkers(t *testing.T) {
 	for rank := range 4 {
 		compare(t, fmt.Sprintf("rank %d freezing a parameter vs one process", rank), ref, loadParams(t, rankFile(dir, rank)), 1e-5)
 	}
+	// A worker whose second context has no sample at that step starts no
+	// sum during backward: every worker still finishes the round alike.
+	dir, r = runLeNet(t, "freeze-short", envMoment+"=0.9", envDevices+"=2", envBucket+"=16384")
+	r.Check(t, 4, "TestLeNetWorker")
+	got := loadParams(t, rankFile(dir, 0))
+	for rank := 1; rank < 4; rank++ {
+		for name, w := range loadParams(t, rankFile(dir, rank)) {
+			if !slices.Equal(w, got[name]) {
+				t.Errorf("freezing beside a short batch: rank %d's %s differs from rank 0's", rank, name)
+			}
+		}
+	}
 	_, r = runLeNet(t, "freeze-one", "GOLUON_MPI_TIMEOUT=30s")
 	r.Check(t, 4, "TestLeNetWorker")
 	if n := strings.Count(r.Output, "expected error"); n != 4 {
@@ -204,7 +224,7 @@ func TestFreezeAcrossWorkers(t *testing.T) {
 // the collective deadline; with StepIgnoreStale, the workers disagree on
 // what to update, which every worker reports.
 func TestStaleWorkerFailsEveryWorker(t *testing.T) {
-	for _, mode := range []string{"stale", "stale-ignore"} {
+	for _, mode := range []string{"stale", "stale-ignore", "stale-frozen"} {
 		t.Run(mode, func(t *testing.T) {
 			_, r := runLeNet(t, mode, "GOLUON_MPI_TIMEOUT=30s")
 			r.Check(t, 4, "TestLeNetWorker")
