@@ -196,11 +196,11 @@ func (t *Trainer) reduceOrdered(fresh [][]int, batch int, failed error) (int, er
 		err = failed
 	}
 	// The keys of the parameters to update; a failed worker names all
-	// those not frozen, as the others do in the usual case, so that they
+	// those that train, as the others do in the usual case, so that they
 	// read its failure from the batch sum.
 	var keys []string
 	for i, p := range t.params {
-		if len(fresh[i]) > 0 || (err != nil && p.GradReq() != nd.GradNull) {
+		if len(fresh[i]) > 0 || (err != nil && t.active(i)) {
 			keys = append(keys, p.Name())
 		}
 	}

@@ -23,7 +23,7 @@ const (
 // buckets.
 func (t *Trainer) unowned() bool {
 	for _, p := range t.params {
-		if p.bucketOwner.Load() != nil {
+		if p.bucketOwner.Load() != nil && p.GradReq() != nd.GradNull {
 			return false
 		}
 	}
@@ -77,7 +77,7 @@ func (t *Trainer) useBuckets() bool {
 	return ok && len(t.devs) > 1
 }
 
-// buildBuckets groups the parameters not frozen (GradNull), in reverse
+// buildBuckets groups the parameters that train (active), in reverse
 // order of registration, into buckets of at most the configured size (per dtype), packs each
 // bucket's gradients into flat buffers and registers the hooks that start
 // a bucket's reduction once its gradients are final on every context.
@@ -86,8 +86,8 @@ func (t *Trainer) buildBuckets() {
 	// Take the parameters over from a Trainer that packed them before,
 	// once its sums in flight are done.
 	prev := map[*Trainer]bool{}
-	for _, p := range t.params {
-		if p.GradReq() == nd.GradNull {
+	for i, p := range t.params {
+		if !t.active(i) {
 			continue // not bucketed: another Trainer may keep it
 		}
 		if o := p.bucketOwner.Swap(t); o != nil && o != t {
@@ -129,8 +129,8 @@ func (t *Trainer) buildBuckets() {
 	limit := first
 	for i := len(t.params) - 1; i >= 0; i-- {
 		p := t.params[i]
-		if p.GradReq() == nd.GradNull {
-			continue // frozen: no gradient to sum (bucketsValid notices when it is not)
+		if !t.active(i) {
+			continue // frozen, or not in the kvstore yet (bucketsValid notices the change)
 		}
 		dt := p.DType()
 		size := p.ListData()[0].Size() * dt.Size()
@@ -215,7 +215,7 @@ func (t *Trainer) dropBuckets() {
 }
 
 // bucketsValid reports whether every bucket is valid and holds every
-// parameter not frozen. With fresh (the round's fresh replicas, see
+// parameter that trains (active). With fresh (the round's fresh replicas, see
 // freshReplicas) it allows what Step can finish the round with, skipping
 // those parameters: a parameter frozen since the buckets were built, and
 // one unfrozen since that has no fresh gradient.
@@ -233,8 +233,8 @@ func (t *Trainer) bucketsValid(fresh [][]int) bool {
 			in[i] = true
 		}
 	}
-	for i, p := range t.params {
-		if !in[i] && p.GradReq() != nd.GradNull && !(allow && len(fresh[i]) == 0) {
+	for i := range t.params {
+		if !in[i] && t.active(i) && !(allow && len(fresh[i]) == 0) {
 			return false // unfrozen since the buckets were built
 		}
 	}

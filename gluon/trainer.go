@@ -135,18 +135,16 @@ func NewTrainer(params *ParamDict, opt optimizer.Optimizer, kvKind string, o Tra
 
 func (t *Trainer) allInitialized() bool {
 	for _, p := range t.params {
-		if !p.Initialized() {
+		if !p.Initialized() && p.GradReq() != nd.GradNull {
 			return false
 		}
 	}
 	return true
 }
 
-// Init creates the kvstore entries and the optimizer state of the
-// parameters not frozen now; Step does it on first use otherwise (and for
-// a parameter frozen until then, at its first step once unfrozen). With a
-// distributed kvstore it is collective (every worker calls it) and gives
-// every worker rank 0's values of those parameters.
+// Init creates the kvstore entries now; Step does it on first use
+// otherwise. With a distributed kvstore it is collective (every worker
+// calls it) and gives every worker rank 0's parameters.
 // NewTrainer calls it for distributed kvstores when the parameters are
 // initialised already; with deferred shapes, call it after the first
 // forward pass and before the first backward pass. Load checkpointed
@@ -191,7 +189,7 @@ func (t *Trainer) initAt(lazy bool) error {
 		})
 	}
 	t.ready = true
-	return t.join(lazy)
+	return t.join(true, lazy)
 }
 
 // Step sums the gradients over devices and updates the parameters, with
@@ -221,11 +219,8 @@ func (t *Trainer) step(batchSize int, ignoreStale bool) error {
 	if batchSize <= 0 {
 		return errorf("trainer: batch size %d must be positive", batchSize)
 	}
+	t.pending = nil
 	if err := t.initAt(true); err != nil {
-		return err
-	}
-	if err := t.join(true); err != nil {
-		t.endRound()
 		return err
 	}
 	t.unscaled = false // Step sums afresh: its gradients carry the loss scale
@@ -267,7 +262,7 @@ func (t *Trainer) step(batchSize int, ignoreStale bool) error {
 	t.countUpdate(fresh)
 	t.gradScaleDone(true)
 	t.finishStats(t.overlapped)
-	return nil
+	return t.settle()
 }
 
 // AllReduceGrads sums each parameter's gradients over its replicas and
@@ -285,10 +280,6 @@ func (t *Trainer) AllReduceGrads() error {
 	}
 	t.unscaled = false // a new round: its gradients carry the loss scale
 	if err := t.initAt(true); err != nil {
-		return err
-	}
-	if err := t.join(true); err != nil {
-		t.endRound()
 		return err
 	}
 	t.pending = nil
@@ -323,9 +314,6 @@ func (t *Trainer) Update(batchSize int) error {
 	if err := t.init(); err != nil {
 		return err
 	}
-	if err := t.join(true); err != nil {
-		return err
-	}
 	if err := t.syncMasters(); err != nil {
 		return err
 	}
@@ -349,7 +337,7 @@ func (t *Trainer) Update(batchSize int) error {
 	t.countUpdate(fresh)
 	t.gradScaleDone(true)
 	t.finishStats(t.overlapped)
-	return nil
+	return t.settle()
 }
 
 // reduceAll pushes the fresh gradients of every parameter that has any

@@ -1,7 +1,6 @@
 package gluon_test
 
 import (
-	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -355,7 +354,7 @@ func TestTrainerFrozenApart(t *testing.T) {
 		spare []ctx.Context // where the spare layer lives (nil: not initialised)
 		want  string
 	}{
-		{"not initialised", nil, "not initialised"},
+		{"not initialised", nil, "not frozen but not initialised"},
 		{"on other contexts", cpus(1), "all parameters must share one set of contexts"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -391,44 +390,119 @@ func TestTrainerFrozenApart(t *testing.T) {
 			if err := lenetBackward(net, x, y, devs); err != nil {
 				t.Fatal(err)
 			}
-			if err := tr.StepIgnoreStale(8); err == nil || !strings.Contains(err.Error(), c.want) {
+			if err := tr.Step(8); err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("step with the spare layer unfrozen: %v, want an error containing %q", err, c.want)
 			}
 		})
 	}
 }
 
-// TestTrainerFreezeKeepsSetData: with UpdateOnKVStore, values written into
-// a parameter while it was frozen are what it trains from once unfrozen
-// (the kvstore takes its copy then, not when the Trainer was made).
-func TestTrainerFreezeKeepsSetData(t *testing.T) {
-	path := freezePaths[len(freezePaths)-1] // UpdateOnKVStore
-	devs := cpus(path.devs)
-	net, params, tr := newFreezeTrainer(t, path, true)
+// TestTrainerFreezeRebuildsBuckets: the round that sees a parameter frozen
+// (or unfrozen) after its sums started ends with the old buckets; the
+// next steps run on buckets rebuilt without (or with) it, every one summed
+// during backward again.
+func TestTrainerFreezeRebuildsBuckets(t *testing.T) {
+	devs := cpus(2)
+	defer withCores(len(devs) + 1)() // sums during backward
+	net, params, tr := lenetTrainer(t, devs, gluon.TrainerOpts{FirstBucketBytes: 4 << 10})
+	defer tr.Close()
 	x, y := lenetBatch(8)
-	for range 2 {
+	p := params.List()[0]
+	for step := range 6 {
 		if err := lenetBackward(net, x, y, devs); err != nil {
 			t.Fatal(err)
 		}
-		if err := tr.Step(8); err != nil {
-			t.Fatal(err)
+		switch step {
+		case 1:
+			p.SetGradReq(nd.GradNull)
+		case 3:
+			p.SetGradReq(nd.GradWrite) // after backward: no gradient this step
+		}
+		if err := tr.StepIgnoreStale(8); err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		// Whole-bucket updates need equal update counts: after step 3 the
+		// unfrozen parameter's lags, and its bucket updates parameter by
+		// parameter.
+		s := tr.Stats()
+		if step != 1 && step != 3 && s.Overlapped != s.Buckets {
+			t.Errorf("step %d: %d of %d buckets summed during backward; want all", step, s.Overlapped, s.Buckets)
+		}
+		if step == 2 && s.Fused != s.Buckets {
+			t.Errorf("step %d: %d of %d buckets updated whole; want all", step, s.Fused, s.Buckets)
 		}
 	}
-	p := params.List()[0]
-	p.SetData(nd.Full(devs[0], p.DType(), 0.5, p.Shape()...))
-	p.SetGradReq(nd.GradWrite)
-	if err := tr.SetLearningRate(1e-9); err != nil {
-		t.Fatal(err)
+}
+
+// withLate is LeNet plus a Dense layer on the flattened input, added to
+// the logits once late is set: a part of the network that joins training
+// later.
+type withLate struct {
+	gluon.BlockMeta
+	body gluon.Block
+	late *nn.Dense
+	use  bool
+}
+
+func (w *withLate) Forward(x *nd.NDArray) *nd.NDArray {
+	y := w.body.Forward(x)
+	if w.use {
+		y = nd.Add(y, w.late.Forward(nd.Reshape(x, x.Shape()[0], -1)))
 	}
-	if err := lenetBackward(net, x, y, devs); err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Step(8); err != nil {
-		t.Fatal(err)
-	}
-	for _, v := range firstReplicas(t, params)[p.Name()] {
-		if math.Abs(float64(v)-0.5) > 1e-6 {
-			t.Fatalf("%s holds %g after one step at lr 1e-9 from 0.5", p.Name(), v)
-		}
+	return y
+}
+
+// TestTrainerJoinsLater: a layer frozen and not initialised when the
+// Trainer was first used, then initialised and unfrozen, enters the
+// kvstore at the end of its first step and trains from the next one, on
+// every path.
+func TestTrainerJoinsLater(t *testing.T) {
+	x, y := lenetBatch(8)
+	for _, path := range freezePaths {
+		t.Run(path.name, func(t *testing.T) {
+			if path.cores > 0 {
+				defer withCores(path.cores)()
+			}
+			devs := cpus(path.devs)
+			nd.Seed(5)
+			net := &withLate{BlockMeta: gluon.NewBlockMeta("late")}
+			net.body = net.AddChild(modelzoo.LeNet()).(gluon.Block)
+			net.late = net.AddChild(nn.NewDense(10, nn.DenseOpts{InUnits: 28 * 28})).(*nn.Dense)
+			if err := gluon.CollectParams(net.body).Initialize(initializer.Xavier{}, devs, false); err != nil {
+				t.Fatal(err)
+			}
+			late := gluon.CollectParams(net.late)
+			late.SetGradReq(nd.GradNull)
+			tr, err := gluon.NewTrainer(gluon.CollectParams(net), optimizer.NewSGD(0.1), path.kv, path.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tr.Close()
+			step := func() {
+				t.Helper()
+				if err := lenetBackward(net, x, y, devs); err != nil {
+					t.Fatal(err)
+				}
+				if err := tr.Step(8); err != nil {
+					t.Fatal(err)
+				}
+			}
+			step()
+			if err := late.Initialize(initializer.Xavier{}, devs, false); err != nil {
+				t.Fatal(err)
+			}
+			late.SetGradReq(nd.GradWrite)
+			net.use = true
+			w := late.List()[0]
+			before := firstReplicas(t, late)[w.Name()]
+			step()
+			if got := firstReplicas(t, late)[w.Name()]; !slices.Equal(got, before) {
+				t.Errorf("%s changed at the step it joined", w.Name())
+			}
+			step()
+			if got := firstReplicas(t, late)[w.Name()]; slices.Equal(got, before) {
+				t.Errorf("%s was not trained the step after it joined", w.Name())
+			}
+		})
 	}
 }

@@ -42,66 +42,93 @@ func (t *Trainer) checkContexts(all bool) error {
 	return nil
 }
 
-// join enters the parameters that are not frozen and were not entered
-// yet into the kvstore, with their optimizer state: at the first step
-// every parameter not frozen then, later one that was frozen until then
-// (so the kvstore holds no copy of a frozen backbone, and a frozen
-// parameter may stay uninitialised or live elsewhere). A distributed
-// kvstore gives every worker rank 0's values; that is collective, so
-// every worker must unfreeze the same parameters before the same step.
-// lazy says this step's gradients were computed already: values that
-// differed between the workers then fail the step.
-func (t *Trainer) join(lazy bool) error {
-	var keys []string
-	var vals []*nd.NDArray
-	var idx []int
+// join enters parameters into the kvstore, which on a distributed kind
+// gives every worker rank 0's values (a collective call: every worker
+// joins the same parameters at the same point). At the first use
+// (first) every initialised parameter on the Trainer's contexts joins,
+// frozen ones included (as in Gluon, whose kvstore holds every
+// parameter: a frozen backbone and BatchNorm's statistics start alike on
+// every worker), the frozen ones in a call of their own, since their
+// values may differ without making a gradient wrong. Later (at the end
+// of a step) a parameter joins that was frozen and not ready then (not
+// initialised, or elsewhere) and is now neither frozen nor uninitialised;
+// it trains from the next step. lazy says this step's gradients were
+// computed already: parameters not frozen whose values differed between
+// the workers then fail the step.
+func (t *Trainer) join(first, lazy bool) error {
+	var groups [2]struct { // frozen, not frozen
+		keys []string
+		vals []*nd.NDArray
+		idx  []int
+	}
 	for i, p := range t.params {
-		if t.joined[i] || p.GradReq() == nd.GradNull {
+		frozen := p.GradReq() == nd.GradNull
+		if t.joined[i] || (!first && frozen) || !p.Initialized() {
 			continue
 		}
-		if !p.Initialized() {
-			return errorf("trainer: parameter %s is not initialised (run a forward pass or Initialize first)", p.Name())
-		}
 		if !slices.Equal(p.Contexts(), t.devs) {
+			if frozen {
+				continue
+			}
 			return errorf("trainer: parameter %s lives on %v but the Trainer's other parameters on %v; all parameters must share one set of contexts", p.Name(), p.Contexts(), t.devs)
 		}
-		keys, vals, idx = append(keys, p.Name()), append(vals, p.ListData()[0]), append(idx, i)
-	}
-	if len(keys) == 0 {
-		return nil
-	}
-	if err := t.kv.Init(keys, vals); err != nil {
-		return errorf("trainer: %v", err)
-	}
-	for _, i := range idx {
-		t.dtypes[i], t.masters[i] = t.params[i].DType(), t.params[i].version.Load()
-	}
-	defer func() { // after the pull: the state of half-precision weights copies them
-		for _, i := range idx {
-			t.joined[i] = true
-			t.ensureStates(i)
+		g := &groups[1]
+		if frozen {
+			g = &groups[0]
 		}
-	}()
-	if t.kv.NumWorkers() == 1 {
-		return nil
+		g.keys, g.vals, g.idx = append(g.keys, p.Name()), append(g.vals, p.ListData()[0]), append(g.idx, i)
 	}
-	// A distributed kvstore holds rank 0's values: start every worker's
-	// replicas from them.
-	for k, i := range idx {
-		if err := t.kv.Pull(keys[k], t.params[i].ListData()); err != nil {
+	for _, g := range groups {
+		if len(g.keys) == 0 {
+			continue
+		}
+		if err := t.kv.Init(g.keys, g.vals); err != nil {
 			return errorf("trainer: %v", err)
 		}
-		t.masters[i]-- // the pull replaced the weights: re-seed their masters
+		for _, i := range g.idx {
+			t.joined[i] = true
+			t.dtypes[i], t.masters[i] = t.params[i].DType(), t.params[i].version.Load()
+		}
+		if t.kv.NumWorkers() == 1 {
+			continue
+		}
+		// A distributed kvstore holds rank 0's values: start every
+		// worker's replicas from them.
+		for k, i := range g.idx {
+			if err := t.kv.Pull(g.keys[k], t.params[i].ListData()); err != nil {
+				return errorf("trainer: %v", err)
+			}
+			t.masters[i]-- // the pull replaced the weights: re-seed their masters
+		}
 	}
-	if kvstore.InitDiffered(t.kv) && lazy {
-		names := strings.Join(keys[:min(len(keys), 3)], ", ")
-		if len(keys) > 3 {
-			names += fmt.Sprintf(" and %d more", len(keys)-3)
+	if g := groups[1]; len(g.keys) > 0 && lazy && kvstore.InitDiffered(t.kv) {
+		names := strings.Join(g.keys[:min(len(g.keys), 3)], ", ")
+		if len(g.keys) > 3 {
+			names += fmt.Sprintf(" and %d more", len(g.keys)-3)
 		}
 		return errorf("trainer: the workers' initial parameters differed (%s) and this step's gradients were computed before the kvstore gave every worker rank 0's values; the step is skipped. "+
 			"Call Trainer.Init after the parameters are initialised (after one forward pass for deferred shapes) and before the first backward pass, or seed every worker alike", names)
 	}
 	return nil
+}
+
+// settle ends a step that updated: a parameter unfrozen since the first
+// use that was not ready then joins the kvstore (join), and the buckets
+// are rebuilt when they no longer hold exactly the parameters that train
+// (freezing or unfreezing kept them for the round that saw it). Both are
+// alike on every worker.
+func (t *Trainer) settle() error {
+	err := t.join(false, false)
+	if t.buckets != nil && !t.bucketsValid(nil) {
+		t.buildBuckets()
+	}
+	return err
+}
+
+// active reports whether parameter i trains: not frozen, and in the
+// kvstore (or about to be, at the first use).
+func (t *Trainer) active(i int) bool {
+	return t.params[i].GradReq() != nd.GradNull && (t.joined == nil || t.joined[i])
 }
 
 // ensureStates creates parameter i's optimizer state on every replica,
@@ -134,13 +161,27 @@ func (t *Trainer) newState(w *nd.NDArray) optimizer.State {
 // A replica is stale when its device ran no backward pass (fewer samples
 // than devices); its gradient is left out of the sum. A parameter with no
 // fresh replica is an error unless ignoreStale is set; the lists are
-// complete also then, and the stamps are not recorded.
+// complete also then, and the stamps are not recorded. A parameter that
+// is not in the kvstore yet (see join) has no fresh replica this step.
 func (t *Trainer) freshReplicas(ignoreStale bool) ([][]int, error) {
 	out := make([][]int, len(t.params))
 	var stale error
+	var joining []int
 	for i, p := range t.params {
 		if p.GradReq() == nd.GradNull {
 			continue // frozen: skipped, as Gluon skips grad_req 'null'
+		}
+		if !t.joined[i] { // unfrozen since the first use, when it was not ready
+			switch {
+			case !p.Initialized():
+				if !ignoreStale && stale == nil {
+					stale = errorf("trainer: parameter %s is not frozen but not initialised (run a forward pass or Initialize first)", p.Name())
+				}
+				continue
+			case !slices.Equal(p.Contexts(), t.devs):
+				return out, errorf("trainer: parameter %s lives on %v but the Trainer's other parameters on %v; all parameters must share one set of contexts", p.Name(), p.Contexts(), t.devs)
+			}
+			joining = append(joining, i)
 		}
 		for d, w := range p.ListData() {
 			if w.GradStamp() != t.stamps[i][d] {
@@ -150,6 +191,9 @@ func (t *Trainer) freshReplicas(ignoreStale bool) ([][]int, error) {
 		if len(out[i]) == 0 && !ignoreStale && stale == nil {
 			stale = errorf("trainer: gradient of parameter %s is stale: no backward pass wrote it since the last step (was the parameter used in the forward pass inside autograd.Record?); use StepIgnoreStale to skip such parameters", p.Name())
 		}
+	}
+	for _, i := range joining {
+		out[i] = nil // joins the kvstore at the end of this step (settle), trains from the next
 	}
 	if stale != nil {
 		return out, stale

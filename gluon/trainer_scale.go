@@ -128,10 +128,10 @@ func (t *Trainer) syncMasters() error {
 		if i >= len(t.dtypes) {
 			break
 		}
-		if dt := p.DType(); dt != t.dtypes[i] && !t.joined[i] {
+		if dt := p.DType(); dt != t.dtypes[i] && !t.joined[i] && t.states[i] == nil && t.kvState[i] == nil {
 			t.dtypes[i] = dt // not in the kvstore and no optimizer state yet: they will be of this dtype
 		} else if dt != t.dtypes[i] {
-			return errorf("trainer: parameter %s was cast to %v after the Trainer made its optimizer state for %v; cast before making the Trainer", p.Name(), dt, t.dtypes[i])
+			return errorf("trainer: parameter %s was cast to %v after the Trainer made its kvstore entry or optimizer state for %v; cast before making the Trainer", p.Name(), dt, t.dtypes[i])
 		}
 		v := p.version.Load()
 		if !p.DType().IsHalf() || v == t.masters[i] || t.opts.UpdateOnKVStore || t.states[i] == nil {

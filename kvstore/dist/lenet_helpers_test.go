@@ -56,6 +56,7 @@ type lenetJob struct {
 	// never), on every rank, or on freezeRank alone when it is >= 0.
 	freezeAt, thawAt, freezeRank int
 	frozen                       bool // the first parameter is frozen from the start, on every rank
+	thawAfter                    bool // unfreeze after the backward pass of step thawAt (not before)
 	short                        bool // rank `die` trains on one sample at step dieAt (a stale context)
 }
 
@@ -138,7 +139,7 @@ func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
 		}
 		x := nd.FromSlice(ctx.CPU(0), xs[lo*28*28:hi*28*28], hi-lo, 1, 28, 28)
 		y := nd.FromSlice(ctx.CPU(0), ys[lo:hi])
-		if j.freezes() && s == j.thawAt {
+		if (j.freezes() || j.frozen) && s == j.thawAt && !j.thawAfter {
 			params.List()[0].SetGradReq(nd.GradWrite)
 		}
 		if !(skip && j.skip) {
@@ -150,6 +151,9 @@ func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
 		}
 		if j.freezes() && s == j.freezeAt {
 			params.List()[0].SetGradReq(nd.GradNull)
+		}
+		if j.frozen && s == j.thawAt && j.thawAfter {
+			params.List()[0].SetGradReq(nd.GradWrite)
 		}
 		if j.ignore {
 			err = tr.StepIgnoreStale(hi - lo)
@@ -175,7 +179,7 @@ func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
 		}
 		scope.Close()
 	}
-	if ds, ok := tr.KVStore().(*dist.Store); ok && j.freezeAt == 0 {
+	if ds, ok := tr.KVStore().(*dist.Store); ok && j.freezeAt == 0 && !j.frozen {
 		// LeNet's ten tensors cost one allreduce per step: one gradient
 		// bucket, or (updating on the kvstore) one fusion buffer. Init
 		// costs two control exchanges; a step one (the key check and batch
