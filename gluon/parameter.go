@@ -33,6 +33,12 @@ type Parameter struct {
 	// half-precision dtype: BatchNorm's scale, shift and running
 	// statistics, as Gluon's BatchNorm.cast keeps them.
 	KeepFloat32 bool
+	// Statistic marks a value that forward passes compute rather than a
+	// weight that is learned (BatchNorm's running statistics; Gluon's
+	// differentiable=False): it keeps GradNull, and a Trainer does not
+	// count workers holding different values of it as an error, since it
+	// enters no gradient of a training-mode pass.
+	Statistic bool
 
 	mu       sync.Mutex
 	local    string // name within its block ("weight")

@@ -149,16 +149,29 @@ func (t *Trainer) allInitialized() bool {
 // initialised already; with deferred shapes, call it after the first
 // forward pass and before the first backward pass. Load checkpointed
 // parameters before Init: afterwards only the kvstore's copy counts.
+//
+// Called again later, it enters the parameters that were frozen and not
+// ready (not initialised, or on other contexts) at the first use and are
+// now unfrozen and ready; Step does that at the end of their first step
+// unfrozen, after a forward pass that used each worker's own values. With
+// a distributed kvstore, call Init after unfreezing such a parameter and
+// before its first backward pass, unless every worker initialised it
+// alike.
 func (t *Trainer) Init() error {
-	return t.init()
+	if err := t.init(); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.join(false, false)
 }
 
 // init creates the kvstore entries and optimizer states at the first step.
 func (t *Trainer) init() error { return t.initAt(false) }
 
 // initAt sets the Trainer up at its first use and enters the parameters
-// not frozen into the kvstore (join); lazy says it runs inside a step,
-// after this step's gradients were computed.
+// into the kvstore (join); lazy says it runs inside a step, after this
+// step's gradients were computed.
 func (t *Trainer) initAt(lazy bool) error {
 	if t.ready {
 		return nil
@@ -203,7 +216,9 @@ func (t *Trainer) initAt(lazy bool) error {
 // was made (fine-tuning that unfreezes a backbone keeps one Trainer and
 // its optimizer state). Freezing takes effect at the next Step, also
 // after the backward pass; a gradient written before the parameter was
-// unfrozen is not used.
+// unfrozen is not used. A parameter that was not ready when the Trainer
+// was first used (not initialised, or on other contexts) trains from the
+// step after its first one unfrozen (see Init).
 func (t *Trainer) Step(batchSize int) error { return t.step(batchSize, false) }
 
 // StepIgnoreStale is Step that skips parameters whose gradients are stale
@@ -359,8 +374,9 @@ func (t *Trainer) reduceAll(fresh [][]int, batch int, stale error) (int, error) 
 			case t.bucketsValid(fresh):
 				// Parameters were only frozen, or unfrozen without a
 				// gradient: this round ends with these buckets, skipping
-				// them, and the next Step rebuilds the buckets. (Decided
-				// alike on every worker, whatever each one summed already.)
+				// them, and settle rebuilds the buckets at its end.
+				// (Decided alike on every worker, whatever each one summed
+				// already.)
 			case !t.anyLaunched():
 				t.buildBuckets()
 			default:

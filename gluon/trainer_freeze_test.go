@@ -345,9 +345,9 @@ type withSpare struct {
 func (w *withSpare) Forward(x *nd.NDArray) *nd.NDArray { return w.body.Forward(x) }
 
 // TestTrainerFrozenApart: a frozen parameter need not be ready to train:
-// left uninitialised or living on other contexts, the
-// Trainer steps over the rest; unfrozen while so, Step says why it cannot
-// train it.
+// left uninitialised or living on other contexts, the Trainer steps over
+// the rest; unfrozen while so, Step says why it cannot train it, and
+// Update and UnscaleGrads leave it alone.
 func TestTrainerFrozenApart(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -392,6 +392,20 @@ func TestTrainerFrozenApart(t *testing.T) {
 			}
 			if err := tr.Step(8); err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("step with the spare layer unfrozen: %v, want an error containing %q", err, c.want)
+			}
+			// Update and UnscaleGrads leave it alone (it has not joined).
+			if err := lenetBackward(net, x, y, devs); err != nil {
+				t.Fatal(err)
+			}
+			if err := nd.Catch(func() {
+				if _, err := tr.UnscaleGrads(); err != nil {
+					t.Errorf("UnscaleGrads: %v", err)
+				}
+				if err := tr.Update(8); err != nil {
+					t.Errorf("Update: %v", err)
+				}
+			}); err != nil {
+				t.Errorf("UnscaleGrads and Update with the spare layer unfrozen: %v", err)
 			}
 		})
 	}

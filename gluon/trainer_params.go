@@ -44,41 +44,39 @@ func (t *Trainer) checkContexts(all bool) error {
 
 // join enters parameters into the kvstore, which on a distributed kind
 // gives every worker rank 0's values (a collective call: every worker
-// joins the same parameters at the same point). At the first use
-// (first) every initialised parameter on the Trainer's contexts joins,
-// frozen ones included (as in Gluon, whose kvstore holds every
-// parameter: a frozen backbone and BatchNorm's statistics start alike on
-// every worker), the frozen ones in a call of their own, since their
-// values may differ without making a gradient wrong. Later (at the end
-// of a step) a parameter joins that was frozen and not ready then (not
-// initialised, or elsewhere) and is now neither frozen nor uninitialised;
-// it trains from the next step. lazy says this step's gradients were
-// computed already: parameters not frozen whose values differed between
-// the workers then fail the step.
+// joins the same parameters at the same point). At the first use (first)
+// every initialised parameter on the Trainer's contexts joins, frozen
+// ones included, as Gluon's kvstore holds every parameter: a frozen
+// backbone starts alike on every worker. Later a parameter joins that was
+// frozen and not ready at the first use (not initialised, or elsewhere)
+// and is now unfrozen and ready (at the end of a step, or at Init); one
+// still not ready is left for later (Step reports why it cannot train).
+// lazy says this step's gradients were computed already: weights whose
+// values differed between the workers then fail the step, after every
+// call was made. Statistics (Parameter.Statistic) go first, in a call of
+// their own, and are not checked: a training-mode pass reads none.
 func (t *Trainer) join(first, lazy bool) error {
-	var groups [2]struct { // frozen, not frozen
+	var groups [3]struct { // statistics, frozen weights, the others
 		keys []string
 		vals []*nd.NDArray
 		idx  []int
 	}
 	for i, p := range t.params {
 		frozen := p.GradReq() == nd.GradNull
-		if t.joined[i] || (!first && frozen) || !p.Initialized() {
+		if t.joined[i] || (!first && frozen) || !p.Initialized() || !slices.Equal(p.Contexts(), t.devs) {
 			continue
 		}
-		if !slices.Equal(p.Contexts(), t.devs) {
-			if frozen {
-				continue
-			}
-			return errorf("trainer: parameter %s lives on %v but the Trainer's other parameters on %v; all parameters must share one set of contexts", p.Name(), p.Contexts(), t.devs)
-		}
-		g := &groups[1]
-		if frozen {
+		g := &groups[2]
+		switch {
+		case p.Statistic:
 			g = &groups[0]
+		case frozen:
+			g = &groups[1]
 		}
 		g.keys, g.vals, g.idx = append(g.keys, p.Name()), append(g.vals, p.ListData()[0]), append(g.idx, i)
 	}
-	for _, g := range groups {
+	var differed []string
+	for k, g := range groups {
 		if len(g.keys) == 0 {
 			continue
 		}
@@ -94,17 +92,20 @@ func (t *Trainer) join(first, lazy bool) error {
 		}
 		// A distributed kvstore holds rank 0's values: start every
 		// worker's replicas from them.
-		for k, i := range g.idx {
-			if err := t.kv.Pull(g.keys[k], t.params[i].ListData()); err != nil {
+		for j, i := range g.idx {
+			if err := t.kv.Pull(g.keys[j], t.params[i].ListData()); err != nil {
 				return errorf("trainer: %v", err)
 			}
 			t.masters[i]-- // the pull replaced the weights: re-seed their masters
 		}
+		if k > 0 && lazy && kvstore.InitDiffered(t.kv) {
+			differed = append(differed, g.keys...)
+		}
 	}
-	if g := groups[1]; len(g.keys) > 0 && lazy && kvstore.InitDiffered(t.kv) {
-		names := strings.Join(g.keys[:min(len(g.keys), 3)], ", ")
-		if len(g.keys) > 3 {
-			names += fmt.Sprintf(" and %d more", len(g.keys)-3)
+	if len(differed) > 0 {
+		names := strings.Join(differed[:min(len(differed), 3)], ", ")
+		if len(differed) > 3 {
+			names += fmt.Sprintf(" and %d more", len(differed)-3)
 		}
 		return errorf("trainer: the workers' initial parameters differed (%s) and this step's gradients were computed before the kvstore gave every worker rank 0's values; the step is skipped. "+
 			"Call Trainer.Init after the parameters are initialised (after one forward pass for deferred shapes) and before the first backward pass, or seed every worker alike", names)
@@ -211,12 +212,13 @@ func (t *Trainer) freshReplicas(ignoreStale bool) ([][]int, error) {
 
 // updatable returns, per parameter, the replicas an Update applies to:
 // those of fresh (AllReduceGrads' list, or every replica when nil) of the
-// parameters not frozen now.
+// parameters that train now (active; one that has not joined the kvstore
+// yet joins at the end of the Update, and trains from the next).
 func (t *Trainer) updatable(fresh [][]int) [][]int {
 	out := make([][]int, len(t.params))
 	for i, p := range t.params {
 		switch {
-		case p.GradReq() == nd.GradNull:
+		case !t.active(i) || !p.Initialized():
 		case fresh != nil:
 			out[i] = fresh[i]
 		default:

@@ -54,6 +54,7 @@ func NewBatchNorm(o BatchNormOpts) *BatchNorm {
 	b.RunningVar = b.AddParam(gluon.NewParameter("running_var", c))
 	b.RunningMean.SetGradReq(nd.GradNull)
 	b.RunningVar.SetGradReq(nd.GradNull)
+	b.RunningMean.Statistic, b.RunningVar.Statistic = true, true
 	for _, p := range b.Params() { // float32 beside half activations (gluon.Cast)
 		p.KeepFloat32 = true
 	}

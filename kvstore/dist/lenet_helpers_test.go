@@ -16,6 +16,7 @@ import (
 	"github.com/goluon/goluon/gluon/amp"
 	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/gluon/modelzoo"
+	"github.com/goluon/goluon/gluon/nn"
 	"github.com/goluon/goluon/gluon/optimizer"
 	"github.com/goluon/goluon/internal/traintest"
 	"github.com/goluon/goluon/kvstore/dist"
@@ -58,6 +59,30 @@ type lenetJob struct {
 	frozen                       bool // the first parameter is frozen from the start, on every rank
 	thawAfter                    bool // unfreeze after the backward pass of step thawAt (not before)
 	short                        bool // rank `die` trains on one sample at step dieAt (a stale context)
+	// lazyWrite: the shapes stay deferred until after NewTrainer, then rank
+	// 0 alone writes the frozen first parameter (a backbone it loaded),
+	// and no worker calls Init.
+	lazyWrite bool
+	// late: a Dense layer on the input, frozen and not initialised at the
+	// first use, is initialised (seeded by rank) and unfrozen before step
+	// late, followed by Trainer.Init.
+	late int
+}
+
+// lateNet is LeNet plus a layer added to the logits once use is set.
+type lateNet struct {
+	gluon.BlockMeta
+	body gluon.Block
+	late *nn.Dense
+	use  bool
+}
+
+func (w *lateNet) Forward(x *nd.NDArray) *nd.NDArray {
+	y := w.body.Forward(x)
+	if w.use {
+		y = nd.Add(y, w.late.Forward(nd.Reshape(x, x.Shape()[0], -1)))
+	}
+	return y
 }
 
 // freezes reports whether this rank freezes a parameter during the job.
@@ -106,11 +131,28 @@ func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
 	if j.frozen {
 		params.List()[0].SetGradReq(nd.GradNull)
 	}
+	var lw *lateNet
+	var trainNet gluon.Block = net
+	trParams := params
+	if j.late > 0 {
+		lw = &lateNet{BlockMeta: gluon.NewBlockMeta("late")}
+		lw.body = lw.AddChild(net).(gluon.Block)
+		lw.late = lw.AddChild(nn.NewDense(10, nn.DenseOpts{InUnits: 28 * 28})).(*nn.Dense)
+		trParams, trainNet = gluon.CollectParams(lw), lw
+		gluon.CollectParams(lw.late).SetGradReq(nd.GradNull)
+	}
 	opt := optimizer.NewSGD(0.1)
 	opt.Momentum = j.momentum
-	tr, err := gluon.NewTrainer(params, opt, j.kv, gluon.TrainerOpts{UpdateOnKVStore: j.onKV, BucketBytes: j.bucket, FirstBucketBytes: j.bucket})
+	tr, err := gluon.NewTrainer(trParams, opt, j.kv, gluon.TrainerOpts{UpdateOnKVStore: j.onKV, BucketBytes: j.bucket, FirstBucketBytes: j.bucket})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if j.lazyWrite {
+		autograd.Pause(func() { net.Forward(nd.Zeros(devs[0], nd.Float32, 1, 1, 28, 28)).Release() })
+		if j.rank == 0 {
+			p := params.List()[0]
+			p.SetData(nd.MulScalar(p.Data(devs[0]), 2))
+		}
 	}
 	if j.overflow {
 		if err := tr.SetGradScaler(amp.NewLossScaler(amp.ScalerOpts{DType: nd.BFloat16})); err != nil {
@@ -139,12 +181,24 @@ func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
 		}
 		x := nd.FromSlice(ctx.CPU(0), xs[lo*28*28:hi*28*28], hi-lo, 1, 28, 28)
 		y := nd.FromSlice(ctx.CPU(0), ys[lo:hi])
+		if j.late > 0 && s == j.late {
+			nd.Seed(j.seed + 77)
+			lp := gluon.CollectParams(lw.late)
+			if err := lp.Initialize(initializer.Xavier{}, devs, false); err != nil {
+				t.Fatal(err)
+			}
+			lp.SetGradReq(nd.GradWrite)
+			lw.use = true
+			if err := tr.Init(); err != nil { // every worker starts it from rank 0's values
+				t.Fatal(err)
+			}
+		}
 		if (j.freezes() || j.frozen) && s == j.thawAt && !j.thawAfter {
 			params.List()[0].SetGradReq(nd.GradWrite)
 		}
 		if !(skip && j.skip) {
 			for range 1 + b2i(j.twice) {
-				if err := traintest.Backward(net, traintest.SoftmaxCE, x, y, devs, !j.short); err != nil {
+				if err := traintest.Backward(trainNet, traintest.SoftmaxCE, x, y, devs, !j.short); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -179,7 +233,7 @@ func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
 		}
 		scope.Close()
 	}
-	if ds, ok := tr.KVStore().(*dist.Store); ok && j.freezeAt == 0 && !j.frozen {
+	if ds, ok := tr.KVStore().(*dist.Store); ok && j.freezeAt == 0 && !j.frozen && j.late == 0 {
 		// LeNet's ten tensors cost one allreduce per step: one gradient
 		// bucket, or (updating on the kvstore) one fusion buffer. Init
 		// costs two control exchanges; a step one (the key check and batch
