@@ -87,12 +87,21 @@ func CompileStep(net Block, loss LossFunc, tr *Trainer, opts StepOpts) (*TrainSt
 	}
 	devs := opts.Contexts
 	if len(devs) == 0 {
-		if len(tr.params) == 0 {
+		// The first parameter not frozen, as the Trainer's contexts are
+		// those of its parameters not frozen (frozen ones may be elsewhere).
+		var first *Parameter
+		for _, p := range tr.params {
+			if p.GradReq() != nd.GradNull {
+				first = p
+				break
+			}
+		}
+		if first == nil {
 			return nil, errorf("CompileStep: the Trainer has no parameter to train")
 		}
-		devs = tr.params[0].Contexts()
+		devs = first.Contexts()
 		if len(devs) == 0 {
-			return nil, errorf("CompileStep: parameter %s is not initialised: no contexts to split batches over (initialise it or set StepOpts.Contexts)", tr.params[0].Name())
+			return nil, errorf("CompileStep: parameter %s is not initialised: no contexts to split batches over (initialise it or set StepOpts.Contexts)", first.Name())
 		}
 	}
 	s := &TrainStep{tr: tr, devs: append([]ctx.Context(nil), devs...), even: opts.EvenSplit, stale: opts.IgnoreStale}

@@ -6,12 +6,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goluon/goluon/autograd"
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/gluon/modelzoo"
 	"github.com/goluon/goluon/gluon/nn"
 	"github.com/goluon/goluon/gluon/optimizer"
+	"github.com/goluon/goluon/internal/traintest"
 	"github.com/goluon/goluon/nd"
 )
 
@@ -518,5 +520,45 @@ func TestTrainerJoinsLater(t *testing.T) {
 				t.Errorf("%s was not trained the step after it joined", w.Name())
 			}
 		})
+	}
+}
+
+// TestCompileStepFrozenFirst: CompileStep takes its contexts from the
+// Trainer's first parameter that trains, not from a frozen, uninitialised
+// layer registered before it, and the compiled step skips that layer.
+func TestCompileStepFrozenFirst(t *testing.T) {
+	devs := cpus(2)
+	net := &withSpare{BlockMeta: gluon.NewBlockMeta("spare")}
+	net.spare = net.AddChild(nn.NewDense(4, nn.DenseOpts{InUnits: 3})).(*nn.Dense)
+	net.body = net.AddChild(modelzoo.LeNet()).(gluon.Block)
+	gluon.CollectParams(net.spare).SetGradReq(nd.GradNull)
+	params := gluon.CollectParams(net)
+	nd.Seed(5)
+	if err := gluon.CollectParams(net.body).Initialize(initializer.Xavier{}, devs, false); err != nil {
+		t.Fatal(err)
+	}
+	autograd.Pause(func() { net.Forward(nd.Zeros(devs[0], nd.Float32, 1, 1, 28, 28)) }) // deferred shapes
+	tr, err := gluon.NewTrainer(params, optimizer.NewSGD(0.1), "device", gluon.TrainerOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	step, err := gluon.CompileStep(net, traintest.SoftmaxCE, tr, gluon.StepOpts{})
+	if err != nil {
+		t.Fatalf("CompileStep with a frozen, uninitialised first layer: %v", err)
+	}
+	if got := step.Contexts(); !slices.Equal(got, devs) {
+		t.Errorf("contexts %v, want %v", got, devs)
+	}
+	x, y := lenetBatch(8)
+	w := gluon.CollectParams(net.body).List()[0]
+	before := w.Data(devs[0]).Float32s()
+	for range 2 {
+		if _, err := step.Run(x, y); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if slices.Equal(before, w.Data(devs[0]).Float32s()) {
+		t.Errorf("%s did not train", w.Name())
 	}
 }
