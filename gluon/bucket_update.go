@@ -13,8 +13,8 @@ import (
 // with a fresh gradient, the contexts in parallel. A bucket whose
 // parameters are all fresh and share their step count and multipliers is
 // updated with one call per context on its flat buffers (bitwise the same
-// as one call per parameter: the rule is elementwise); others parameter by
-// parameter.
+// as one call per parameter: the rule is elementwise; the step counts may
+// differ when the rule is StepFree); others parameter by parameter.
 func (t *Trainer) updateBuckets(fresh [][]int) error {
 	whole := make([]bool, len(t.buckets))
 	t.fusedLast = 0
@@ -48,9 +48,11 @@ func (t *Trainer) fusable(b *bucket, fresh [][]int) bool {
 		return false
 	}
 	first := t.params[b.params[0]]
+	sf, _ := t.opt.(optimizer.StepFree)
+	stepFree := sf != nil && sf.StepFree()
 	for _, i := range b.params {
 		p := t.params[i]
-		if len(fresh[i]) == 0 || t.steps[i] != t.steps[b.params[0]] || p.LRMult != first.LRMult || p.WDMult != first.WDMult ||
+		if len(fresh[i]) == 0 || (t.steps[i] != t.steps[b.params[0]] && !stepFree) || p.LRMult != first.LRMult || p.WDMult != first.WDMult ||
 			len(t.states[i][0]) != len(t.states[b.params[0]][0]) {
 			return false
 		}
@@ -90,7 +92,8 @@ type TrainerStats struct {
 	// Overlapped counts the buckets whose sum started during the last
 	// step's backward pass, before Step; Fused those updated with one
 	// optimizer call per context (an elementwise rule, and parameters that
-	// share their step count and multipliers); Shared those Step summed in
+	// share their multipliers, and their step count unless the rule is
+	// optimizer.StepFree); Shared those Step summed in
 	// shares, each context one part of the bucket on its own goroutine
 	// (CPU contexts in one process).
 	Overlapped, Fused, Shared int

@@ -49,6 +49,9 @@ func (o *AdaGrad) Validate() error {
 // Elementwise reports true: the rule is elementwise (see Elementwise).
 func (*AdaGrad) Elementwise() bool { return true }
 
+// StepFree reports true: the update does not read Param.Step.
+func (*AdaGrad) StepFree() bool { return true }
+
 func (o *AdaGrad) Name() string { return "adagrad" }
 
 // Hyperparams returns the shared hyper-parameters.

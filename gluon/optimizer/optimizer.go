@@ -67,6 +67,19 @@ type Param struct {
 	Rescale float64
 }
 
+// StepFree is implemented by rules that can say whether their update
+// ignores Param.Step, the parameter's own update count (SGD, RMSProp and
+// AdaGrad do; Adam's bias correction reads it). The schedule reads
+// Param.Update, the same for every parameter. When StepFree returns true
+// a Trainer may update parameters whose counts differ (one was frozen for
+// a while) with one call, as Elementwise allows. A type that embeds a
+// rule of this package inherits its method: one whose Update reads
+// Param.Step must override StepFree to return false.
+type StepFree interface {
+	Optimizer
+	StepFree() bool
+}
+
 // Elementwise is implemented by rules that can say whether their update of
 // an element depends only on that element of the weight, the gradient and
 // the state, and on Param's scalars (every rule of this package says yes).

@@ -78,6 +78,9 @@ func (o *RMSProp) Validate() error {
 // Elementwise reports true: the rule is elementwise (see Elementwise).
 func (*RMSProp) Elementwise() bool { return true }
 
+// StepFree reports true: the update does not read Param.Step.
+func (*RMSProp) StepFree() bool { return true }
+
 func (o *RMSProp) Name() string { return "rmsprop" }
 
 // Hyperparams returns the shared hyper-parameters.

@@ -48,6 +48,9 @@ func (o *SGD) Validate() error {
 // Elementwise reports true: the rule is elementwise (see Elementwise).
 func (*SGD) Elementwise() bool { return true }
 
+// StepFree reports true: the update does not read Param.Step.
+func (*SGD) StepFree() bool { return true }
+
 func (o *SGD) Name() string {
 	if o.Nesterov {
 		return "nag"
