@@ -13,8 +13,11 @@
 //     0.2 points; then it gets a new 5-class head (ReplaceHead), everything
 //     but the head is frozen (FreezeAllButHead), and the head alone is
 //     trained on classes 5-9 (Sandal, Shirt, Sneaker, Bag, Ankle boot,
-//     relabelled 0-4). A second copy of the pretrained network, with a new
-//     head too, is fine-tuned whole (-finetune-all=false skips it).
+//     relabelled 0-4). With -unfreeze-after N the backbone is unfrozen
+//     (vision.Unfreeze) after N epochs and the same Trainer goes on with
+//     every parameter: gradual unfreezing. A second copy of the pretrained
+//     network, with a new head too, is fine-tuned whole
+//     (-finetune-all=false skips it).
 //  3. Scratch: the same network, randomly initialised, trains on classes
 //     5-9 for as many epochs, with the same batches and optimiser.
 //
@@ -91,6 +94,7 @@ type options struct {
 	width          int
 	momentum       float64
 	finetuneAll    bool
+	unfreezeAfter  int
 }
 
 func main() {
@@ -130,6 +134,7 @@ func train(args []string, stdout io.Writer) (*outcome, error) {
 	fs.IntVar(&o.width, "width", 32, "ResNet-18's first-stage width (32: every layer half as wide as torchvision's ResNet-18, which is 64)")
 	fs.Float64Var(&o.momentum, "momentum", 0.9, "SGD momentum (every phase)")
 	fs.BoolVar(&o.finetuneAll, "finetune-all", true, "also fine-tune the whole pretrained network (the third curve; -finetune-all=false skips it)")
+	fs.IntVar(&o.unfreezeAfter, "unfreeze-after", 0, "in the head's fine-tuning, unfreeze the backbone after this many epochs and go on with the same Trainer (0: never)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -216,7 +221,7 @@ func train(args []string, stdout io.Writer) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	if out.Pretrain, err = lp.fit("pretrain", source, o.pretrainEpochs, stdout, mlog); err != nil {
+	if out.Pretrain, err = lp.fit("pretrain", source, 1, o.pretrainEpochs, o.pretrainEpochs, stdout, mlog); err != nil {
 		return nil, err
 	}
 	// Every context keeps its own BatchNorm statistics and the file holds
@@ -273,20 +278,32 @@ func train(args []string, stdout io.Writer) (*outcome, error) {
 	}
 	ft.ReplaceHead(nClasses)
 	vision.FreezeAllButHead(ft)
-	trainable := 0
-	for _, p := range gluon.CollectParams(ft).List() {
-		if p.GradReq() != nd.GradNull {
-			trainable += size(p.Shape())
-		}
-	}
+	headValues := trainable(ft)
 	fmt.Fprintf(stdout, "phase 2: new head %q, everything else frozen (%d of %d parameter values train); fine-tuning on classes %s: %d training, %d test images, %d epochs\n",
-		ft.Head(), trainable, countParams(ft), target.describe(nClasses), target.nTrain, target.nTest, f.Epochs)
+		ft.Head(), headValues, countParams(ft), target.describe(nClasses), target.nTrain, target.nTest, f.Epochs)
 	lh, err := newLearner(ft, true)
 	if err != nil {
 		return nil, err
 	}
-	if out.Head, err = lh.fit("finetune-head", target, f.Epochs, stdout, mlog); err != nil {
+	headEpochs := f.Epochs
+	if o.unfreezeAfter > 0 {
+		headEpochs = min(o.unfreezeAfter, f.Epochs)
+	}
+	if out.Head, err = lh.fit("finetune-head", target, 1, headEpochs, f.Epochs, stdout, mlog); err != nil {
 		return nil, err
+	}
+	if headEpochs < f.Epochs {
+		// Gradual unfreezing: the same Trainer, whose optimizer state the
+		// head keeps, trains every parameter from its next step; the
+		// forward passes are recorded in training mode again.
+		vision.Unfreeze(ft)
+		lh.frozen = false
+		fmt.Fprintf(stdout, "phase 2: backbone unfrozen after epoch %d (%d of %d parameter values train)\n", headEpochs, trainable(ft), countParams(ft))
+		more, err := lh.fit("finetune-head", target, headEpochs+1, f.Epochs, f.Epochs, stdout, mlog)
+		out.Head = append(out.Head, more...)
+		if err != nil {
+			return nil, err
+		}
 	}
 	out.Finetuned = ft
 	finetunedPath, err := f.OutPath(finetunedFile)
@@ -308,7 +325,7 @@ func train(args []string, stdout io.Writer) (*outcome, error) {
 		if err != nil {
 			return nil, err
 		}
-		if out.All, err = la.fit("finetune-all", target, f.Epochs, stdout, mlog); err != nil {
+		if out.All, err = la.fit("finetune-all", target, 1, f.Epochs, f.Epochs, stdout, mlog); err != nil {
 			return nil, err
 		}
 	}
@@ -324,7 +341,7 @@ func train(args []string, stdout io.Writer) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	if out.Scratch, err = ls.fit("scratch", target, f.Epochs, stdout, mlog); err != nil {
+	if out.Scratch, err = ls.fit("scratch", target, 1, f.Epochs, f.Epochs, stdout, mlog); err != nil {
 		return nil, err
 	}
 	if err := mlog.Close(); err != nil {
@@ -335,7 +352,11 @@ func train(args []string, stdout io.Writer) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	curves := []curve{{"fine-tuned head (frozen pretrained backbone)", out.Head}}
+	headLabel := "fine-tuned head (frozen pretrained backbone)"
+	if o.unfreezeAfter > 0 && o.unfreezeAfter < f.Epochs {
+		headLabel = fmt.Sprintf("fine-tuned head, backbone unfrozen after epoch %d", o.unfreezeAfter)
+	}
+	curves := []curve{{headLabel, out.Head}}
 	if o.finetuneAll {
 		curves = append(curves, curve{"fine-tuned whole pretrained network", out.All})
 	}
@@ -365,7 +386,7 @@ func train(args []string, stdout io.Writer) (*outcome, error) {
 		"source_test":         source.nTest,
 		"target_train":        target.nTrain,
 		"target_test":         target.nTest,
-		"trainable_head":      trainable,
+		"trainable_head":      headValues,
 		"params_total":        countParams(ft),
 		"pretrain_seconds":    phaseSeconds(out.Pretrain),
 		"finetune_seconds":    phaseSeconds(out.Head),
@@ -437,6 +458,17 @@ func countParams(net gluon.Block) int {
 	n := 0
 	for _, p := range gluon.CollectParams(net).List() {
 		n += size(p.Shape())
+	}
+	return n
+}
+
+// trainable counts the parameter values of net that take a gradient.
+func trainable(net gluon.Block) int {
+	n := 0
+	for _, p := range gluon.CollectParams(net).List() {
+		if p.GradReq() != nd.GradNull {
+			n += size(p.Shape())
+		}
 	}
 	return n
 }

@@ -255,3 +255,36 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestUnfreezeAfter: with -unfreeze-after 1 the head trains alone for
+// the first epoch, then the same Trainer trains the whole network: the
+// backbone moves away from the pretrained weights, and the fine-tuning
+// phase still reports every epoch.
+func TestUnfreezeAfter(t *testing.T) {
+	dir := t.TempDir()
+	dataDir, outDir := filepath.Join(dir, "data"), filepath.Join(dir, "out")
+	if err := common.WriteFakeMNIST(dataDir, 256, 100, 1); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	res, err := train([]string{"-data", dataDir, "-out", outDir, "-limit", smokeLimit, "-width", smokeWidth,
+		"-pretrain-epochs", "1", "-epochs", "2", "-batch-size", "16", "-contexts", "cpu:0,cpu:1",
+		"-workers", "0", "-finetune-all=false", "-unfreeze-after", "1"}, &buf)
+	if err != nil {
+		t.Fatalf("train: %v\noutput:\n%s", err, buf.String())
+	}
+	if !strings.Contains(buf.String(), "backbone unfrozen after epoch 1") {
+		t.Errorf("output does not say the backbone was unfrozen:\n%s", buf.String())
+	}
+	if len(res.Head) != 2 {
+		t.Errorf("%d fine-tuning epochs reported, want 2", len(res.Head))
+	}
+	for _, dev := range res.Devs {
+		if slices.Equal(res.Pretrained.Conv1.Weight.Data(dev).Float32s(), res.Finetuned.Conv1.Weight.Data(dev).Float32s()) {
+			t.Errorf("on %v conv1.weight did not move once unfrozen", dev)
+		}
+	}
+	if a, b := res.Finetuned.Conv1.Weight.Data(res.Devs[0]).Float32s(), res.Finetuned.Conv1.Weight.Data(res.Devs[1]).Float32s(); !slices.Equal(a, b) {
+		t.Error("conv1.weight's replicas differ")
+	}
+}

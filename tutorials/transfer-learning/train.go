@@ -95,14 +95,14 @@ func (r epochResult) line(epochs int) string {
 		r.Phase, r.Epoch, epochs, r.Seconds, r.SamplesPerSec, r.Loss, r.Acc, r.ValLoss, r.ValAcc)
 }
 
-// fit trains l for epochs epochs on t, evaluating on t's test set after
-// every epoch; it prints the progress and one line per epoch to w and
-// appends every epoch to the metrics log mlog. The training loader is set
-// to epoch e-1 before epoch e, so that every phase sees the same batches
-// in the same order.
-func (l *learner) fit(phase string, t *task, epochs int, w, mlog io.Writer) ([]epochResult, error) {
+// fit trains l for epochs from to to of epochs on t, evaluating on t's
+// test set after every epoch; it prints the progress and one line per
+// epoch to w and appends every epoch to the metrics log mlog. The training
+// loader is set to epoch e-1 before epoch e, so that every phase sees the
+// same batches in the same order.
+func (l *learner) fit(phase string, t *task, from, to, epochs int, w, mlog io.Writer) ([]epochResult, error) {
 	var hist []epochResult
-	for epoch := 1; epoch <= epochs; epoch++ {
+	for epoch := from; epoch <= to; epoch++ {
 		t.train.SetEpoch(epoch - 1)
 		r, err := l.trainEpoch(phase, t.train, epoch, epochs, w)
 		if err != nil {

@@ -83,6 +83,19 @@ func FreezeAllButHead(net Model) {
 	}
 }
 
+// Unfreeze undoes FreezeAllButHead: every parameter of net takes a
+// gradient again (GradWrite) but the running statistics
+// (gluon.Parameter.Statistic), which never do. A Trainer over all of
+// net's parameters trains them from its next Step, keeping the head's
+// optimizer state: the second stage of fine-tuning.
+func Unfreeze(net Model) {
+	for _, p := range gluon.CollectParams(net).List() {
+		if !p.Statistic {
+			p.SetGradReq(nd.GradWrite)
+		}
+	}
+}
+
 // newHead puts a new classifier in the place of the old one (path) and,
 // when the old one was initialised, initialises it on the same contexts
 // (normal, standard deviation 0.01, as torchvision's classifiers).

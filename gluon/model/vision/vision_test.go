@@ -241,7 +241,8 @@ func TestStateDictRoundTrip(t *testing.T) {
 }
 
 // TestNewHeadAndFreezing: ReplaceHead gives an initialised classifier of
-// the new class count; FreezeAllButHead leaves gradients to it alone.
+// the new class count; FreezeAllButHead leaves gradients to it alone, and
+// Unfreeze to everything but the running statistics.
 func TestNewHeadAndFreezing(t *testing.T) {
 	dev := []ctx.Context{ctx.CPU(0)}
 	for _, m := range zoo {
@@ -263,6 +264,14 @@ func TestNewHeadAndFreezing(t *testing.T) {
 			if !slices.Equal(trainable, []string{head + ".weight", head + ".bias"}) {
 				t.Fatalf("trainable after freezing: %v", trainable)
 			}
+			vision.Unfreeze(net)
+			for _, p := range params.List() {
+				stat := strings.HasSuffix(p.Name(), ".running_mean") || strings.HasSuffix(p.Name(), ".running_var")
+				if (p.GradReq() == nd.GradNull) != stat {
+					t.Errorf("after Unfreeze %s has GradReq %v", p.Name(), p.GradReq())
+				}
+			}
+			vision.FreezeAllButHead(net)
 			in, shape, _, _ := readIO(t, m.name)
 			x := nd.FromSlice(dev[0], in, shape...)
 			var y *nd.NDArray
