@@ -3,17 +3,10 @@ package gluon_test
 import (
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
-	"github.com/goluon/goluon/autograd"
-	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
-	"github.com/goluon/goluon/gluon/initializer"
-	"github.com/goluon/goluon/gluon/modelzoo"
-	"github.com/goluon/goluon/gluon/nn"
 	"github.com/goluon/goluon/gluon/optimizer"
-	"github.com/goluon/goluon/internal/traintest"
 	"github.com/goluon/goluon/nd"
 )
 
@@ -336,83 +329,6 @@ func TestTrainerFreezeStates(t *testing.T) {
 	}
 }
 
-// withSpare is LeNet beside a Dense layer that Forward does not use: a
-// frozen part of a network that this Trainer never trains.
-type withSpare struct {
-	gluon.BlockMeta
-	body  gluon.Block
-	spare *nn.Dense
-}
-
-func (w *withSpare) Forward(x *nd.NDArray) *nd.NDArray { return w.body.Forward(x) }
-
-// TestTrainerFrozenApart: a frozen parameter need not be ready to train:
-// left uninitialised or living on other contexts, the Trainer steps over
-// the rest; unfrozen while so, Step says why it cannot train it, and
-// Update and UnscaleGrads leave it alone.
-func TestTrainerFrozenApart(t *testing.T) {
-	for _, c := range []struct {
-		name  string
-		spare []ctx.Context // where the spare layer lives (nil: not initialised)
-		want  string
-	}{
-		{"not initialised", nil, "not frozen but not initialised"},
-		{"on other contexts", cpus(1), "all parameters must share one set of contexts"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			devs := cpus(2)
-			net := &withSpare{BlockMeta: gluon.NewBlockMeta("spare")}
-			net.body = net.AddChild(modelzoo.LeNet()).(gluon.Block)
-			net.spare = net.AddChild(nn.NewDense(4, nn.DenseOpts{InUnits: 3})).(*nn.Dense)
-			params := gluon.CollectParams(net)
-			body := gluon.CollectParams(net.body)
-			if err := body.Initialize(initializer.Xavier{}, devs, false); err != nil {
-				t.Fatal(err)
-			}
-			spare := gluon.CollectParams(net.spare)
-			if c.spare != nil {
-				if err := spare.Initialize(initializer.Xavier{}, c.spare, false); err != nil {
-					t.Fatal(err)
-				}
-			}
-			spare.SetGradReq(nd.GradNull)
-			tr, err := gluon.NewTrainer(params, optimizer.NewSGD(0.1), "device", gluon.TrainerOpts{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tr.Close()
-			x, y := lenetBatch(8)
-			if err := lenetBackward(net, x, y, devs); err != nil {
-				t.Fatal(err)
-			}
-			if err := tr.Step(8); err != nil {
-				t.Fatalf("step beside a frozen layer %s: %v", c.name, err)
-			}
-			spare.SetGradReq(nd.GradWrite)
-			if err := lenetBackward(net, x, y, devs); err != nil {
-				t.Fatal(err)
-			}
-			if err := tr.Step(8); err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("step with the spare layer unfrozen: %v, want an error containing %q", err, c.want)
-			}
-			// Update and UnscaleGrads leave it alone (it has not joined).
-			if err := lenetBackward(net, x, y, devs); err != nil {
-				t.Fatal(err)
-			}
-			if err := nd.Catch(func() {
-				if _, err := tr.UnscaleGrads(); err != nil {
-					t.Errorf("UnscaleGrads: %v", err)
-				}
-				if err := tr.Update(8); err != nil {
-					t.Errorf("Update: %v", err)
-				}
-			}); err != nil {
-				t.Errorf("UnscaleGrads and Update with the spare layer unfrozen: %v", err)
-			}
-		})
-	}
-}
-
 // TestTrainerFreezeRebuildsBuckets: the round that sees a parameter frozen
 // (or unfrozen) after its sums started ends with the old buckets; the
 // next steps run on buckets rebuilt without (or with) it, every one summed
@@ -443,119 +359,6 @@ func TestTrainerFreezeRebuildsBuckets(t *testing.T) {
 		if s := tr.Stats(); step != 1 && step != 3 && (s.Overlapped != s.Buckets || s.Fused != s.Buckets) {
 			t.Errorf("step %d: %d buckets, %d summed during backward, %d updated whole; want all", step, s.Buckets, s.Overlapped, s.Fused)
 		}
-	}
-}
-
-// withLate is LeNet plus a Dense layer on the flattened input, added to
-// the logits once late is set: a part of the network that joins training
-// later.
-type withLate struct {
-	gluon.BlockMeta
-	body gluon.Block
-	late *nn.Dense
-	use  bool
-}
-
-func (w *withLate) Forward(x *nd.NDArray) *nd.NDArray {
-	y := w.body.Forward(x)
-	if w.use {
-		y = nd.Add(y, w.late.Forward(nd.Reshape(x, x.Shape()[0], -1)))
-	}
-	return y
-}
-
-// TestTrainerJoinsLater: a layer frozen and not initialised when the
-// Trainer was first used, then initialised and unfrozen, enters the
-// kvstore at the end of its first step and trains from the next one, on
-// every path.
-func TestTrainerJoinsLater(t *testing.T) {
-	x, y := lenetBatch(8)
-	for _, path := range freezePaths {
-		t.Run(path.name, func(t *testing.T) {
-			if path.cores > 0 {
-				defer withCores(path.cores)()
-			}
-			devs := cpus(path.devs)
-			nd.Seed(5)
-			net := &withLate{BlockMeta: gluon.NewBlockMeta("late")}
-			net.body = net.AddChild(modelzoo.LeNet()).(gluon.Block)
-			net.late = net.AddChild(nn.NewDense(10, nn.DenseOpts{InUnits: 28 * 28})).(*nn.Dense)
-			if err := gluon.CollectParams(net.body).Initialize(initializer.Xavier{}, devs, false); err != nil {
-				t.Fatal(err)
-			}
-			late := gluon.CollectParams(net.late)
-			late.SetGradReq(nd.GradNull)
-			tr, err := gluon.NewTrainer(gluon.CollectParams(net), optimizer.NewSGD(0.1), path.kv, path.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tr.Close()
-			step := func() {
-				t.Helper()
-				if err := lenetBackward(net, x, y, devs); err != nil {
-					t.Fatal(err)
-				}
-				if err := tr.Step(8); err != nil {
-					t.Fatal(err)
-				}
-			}
-			step()
-			if err := late.Initialize(initializer.Xavier{}, devs, false); err != nil {
-				t.Fatal(err)
-			}
-			late.SetGradReq(nd.GradWrite)
-			net.use = true
-			w := late.List()[0]
-			before := firstReplicas(t, late)[w.Name()]
-			step()
-			if got := firstReplicas(t, late)[w.Name()]; !slices.Equal(got, before) {
-				t.Errorf("%s changed at the step it joined", w.Name())
-			}
-			step()
-			if got := firstReplicas(t, late)[w.Name()]; slices.Equal(got, before) {
-				t.Errorf("%s was not trained the step after it joined", w.Name())
-			}
-		})
-	}
-}
-
-// TestCompileStepFrozenFirst: CompileStep takes its contexts from the
-// Trainer's first parameter that trains, not from a frozen, uninitialised
-// layer registered before it, and the compiled step skips that layer.
-func TestCompileStepFrozenFirst(t *testing.T) {
-	devs := cpus(2)
-	net := &withSpare{BlockMeta: gluon.NewBlockMeta("spare")}
-	net.spare = net.AddChild(nn.NewDense(4, nn.DenseOpts{InUnits: 3})).(*nn.Dense)
-	net.body = net.AddChild(modelzoo.LeNet()).(gluon.Block)
-	gluon.CollectParams(net.spare).SetGradReq(nd.GradNull)
-	params := gluon.CollectParams(net)
-	nd.Seed(5)
-	if err := gluon.CollectParams(net.body).Initialize(initializer.Xavier{}, devs, false); err != nil {
-		t.Fatal(err)
-	}
-	autograd.Pause(func() { net.Forward(nd.Zeros(devs[0], nd.Float32, 1, 1, 28, 28)) }) // deferred shapes
-	tr, err := gluon.NewTrainer(params, optimizer.NewSGD(0.1), "device", gluon.TrainerOpts{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
-	step, err := gluon.CompileStep(net, traintest.SoftmaxCE, tr, gluon.StepOpts{})
-	if err != nil {
-		t.Fatalf("CompileStep with a frozen, uninitialised first layer: %v", err)
-	}
-	if got := step.Contexts(); !slices.Equal(got, devs) {
-		t.Errorf("contexts %v, want %v", got, devs)
-	}
-	x, y := lenetBatch(8)
-	w := gluon.CollectParams(net.body).List()[0]
-	before := w.Data(devs[0]).Float32s()
-	for range 2 {
-		if _, err := step.Run(x, y); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if slices.Equal(before, w.Data(devs[0]).Float32s()) {
-		t.Errorf("%s did not train", w.Name())
 	}
 }
 

@@ -201,7 +201,7 @@ func (t *Trainer) freshReplicas(ignoreStale bool) ([][]int, error) {
 	}
 	for i, p := range t.params {
 		if !p.Initialized() || len(p.ListData()) != len(t.stamps[i]) {
-			continue // frozen, elsewhere or not initialised: stamped when it joins
+			continue // not initialised, or elsewhere: stamped once it is ready
 		}
 		for d, w := range p.ListData() {
 			t.stamps[i][d] = w.GradStamp()

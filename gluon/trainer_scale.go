@@ -169,10 +169,9 @@ var checkSession = nd.NewSession("gradcheck")
 
 // gradsFinite reports whether the summed gradients of the fresh replicas
 // hold no Inf or NaN. After the sum every fresh replica of a parameter
-// holds the same values, so it checks one: a
-// gradient bucket's flat buffer on its first context when every parameter
-// of the bucket is fresh there, else each parameter's first fresh
-// replica. Per context it adds Sum(0·g) over those arrays, which is 0
+// holds the same values, so it checks one: a gradient bucket's flat
+// buffer on its first context when every parameter of the bucket is fresh
+// there, else each parameter's first fresh replica. Per context it adds Sum(0·g) over those arrays, which is 0
 // unless some element is not finite, and reads that one value.
 func (t *Trainer) gradsFinite(fresh [][]int) (bool, error) {
 	first := func(i int) int { // the first fresh replica of parameter i, or -1

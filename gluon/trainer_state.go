@@ -37,7 +37,7 @@ func (t *Trainer) SaveStates(path string) error {
 	f := &safetensors.File{Tensors: map[string]safetensors.Tensor{}, Metadata: map[string]string{"format": "goluon.trainer"}}
 	for i, p := range t.params {
 		meta.Steps[p.Name()] = t.steps[i]
-		for k, a := range t.stateOf(i, false) {
+		for k, a := range t.stateOf(i) {
 			f.Tensors[fmt.Sprintf("%s.state%d", p.Name(), k)] = toTensor(a)
 		}
 	}
@@ -60,18 +60,11 @@ func (t *Trainer) SaveStates(path string) error {
 }
 
 // stateOf returns the optimizer state of parameter i that represents all
-// replicas (they are identical): the kvstore's or the first device's. It
-// creates the state when it does not exist yet and create is set, else
-// returns nil then.
-func (t *Trainer) stateOf(i int, create bool) optimizer.State {
+// replicas (they are identical): the kvstore's or the first device's, or
+// nil when it was not made yet.
+func (t *Trainer) stateOf(i int) optimizer.State {
 	if t.opts.UpdateOnKVStore {
-		if t.kvState[i] == nil && create {
-			t.kvState[i] = t.newState(t.params[i].ListData()[0])
-		}
 		return t.kvState[i]
-	}
-	if create {
-		t.ensureStates(i)
 	}
 	if t.states[i] == nil {
 		return nil
@@ -145,7 +138,7 @@ func (t *Trainer) LoadStates(path string) error {
 			reset[i] = true
 			continue
 		}
-		st := t.stateOf(i, false)
+		st := t.stateOf(i)
 		if st == nil { // not made here yet: check against a template
 			if !p.Initialized() {
 				return errorf("load states %s: parameter %s is not initialised", path, p.Name())
@@ -192,7 +185,10 @@ func (t *Trainer) LoadStates(path string) error {
 		}
 		var replicas []optimizer.State
 		if t.opts.UpdateOnKVStore {
-			replicas = []optimizer.State{t.stateOf(i, true)}
+			if t.kvState[i] == nil {
+				t.kvState[i] = t.newState(p.ListData()[0])
+			}
+			replicas = []optimizer.State{t.kvState[i]}
 		} else {
 			t.ensureStates(i)
 			replicas = t.states[i]

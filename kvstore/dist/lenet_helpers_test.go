@@ -16,7 +16,6 @@ import (
 	"github.com/goluon/goluon/gluon/amp"
 	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/gluon/modelzoo"
-	"github.com/goluon/goluon/gluon/nn"
 	"github.com/goluon/goluon/gluon/optimizer"
 	"github.com/goluon/goluon/internal/traintest"
 	"github.com/goluon/goluon/kvstore/dist"
@@ -69,22 +68,6 @@ type lenetJob struct {
 	late int
 }
 
-// lateNet is LeNet plus a layer added to the logits once use is set.
-type lateNet struct {
-	gluon.BlockMeta
-	body gluon.Block
-	late *nn.Dense
-	use  bool
-}
-
-func (w *lateNet) Forward(x *nd.NDArray) *nd.NDArray {
-	y := w.body.Forward(x)
-	if w.use {
-		y = nd.Add(y, w.late.Forward(nd.Reshape(x, x.Shape()[0], -1)))
-	}
-	return y
-}
-
 // freezes reports whether this rank freezes a parameter during the job.
 func (j lenetJob) freezes() bool {
 	return j.freezeAt > 0 && (j.freezeRank < 0 || j.freezeRank == j.rank)
@@ -131,15 +114,13 @@ func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
 	if j.frozen {
 		params.List()[0].SetGradReq(nd.GradNull)
 	}
-	var lw *lateNet
+	var lw *traintest.LateNet
 	var trainNet gluon.Block = net
 	trParams := params
 	if j.late > 0 {
-		lw = &lateNet{BlockMeta: gluon.NewBlockMeta("late")}
-		lw.body = lw.AddChild(net).(gluon.Block)
-		lw.late = lw.AddChild(nn.NewDense(10, nn.DenseOpts{InUnits: 28 * 28})).(*nn.Dense)
+		lw = traintest.NewLateNet(net, false)
 		trParams, trainNet = gluon.CollectParams(lw), lw
-		gluon.CollectParams(lw.late).SetGradReq(nd.GradNull)
+		gluon.CollectParams(lw.Late).SetGradReq(nd.GradNull)
 	}
 	opt := optimizer.NewSGD(0.1)
 	opt.Momentum = j.momentum
@@ -183,12 +164,12 @@ func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
 		y := nd.FromSlice(ctx.CPU(0), ys[lo:hi])
 		if j.late > 0 && s == j.late {
 			nd.Seed(j.seed + 77)
-			lp := gluon.CollectParams(lw.late)
+			lp := gluon.CollectParams(lw.Late)
 			if err := lp.Initialize(initializer.Xavier{}, devs, false); err != nil {
 				t.Fatal(err)
 			}
 			lp.SetGradReq(nd.GradWrite)
-			lw.use = true
+			lw.Use = true
 			if err := tr.Init(); err != nil { // every worker starts it from rank 0's values
 				t.Fatal(err)
 			}
