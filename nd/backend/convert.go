@@ -12,6 +12,9 @@ type Elem interface {
 // same length. Both are []float32, []float64, []int32, []int64, []uint8 or
 // []bool; toBool makes a []uint8 dst receive 0/1 truth values.
 func ConvertHost(dst any, toBool bool, src any) {
+	if sameCopy(dst, toBool, src) {
+		return
+	}
 	if b, ok := src.([]bool); ok {
 		u := make([]uint8, len(b))
 		for i, v := range b {
@@ -115,6 +118,36 @@ func intRange[T Elem]() (lo, hi float64) {
 		return math.MinInt64, math.MaxInt64
 	}
 	return 0, math.MaxUint8
+}
+
+// sameCopy copies src into dst with copy (a memmove) when both are
+// slices of the same non-bool element type, dst is long enough and no
+// truth values are wanted, and reports whether it did.
+func sameCopy(dst any, toBool bool, src any) bool {
+	switch d := dst.(type) {
+	case []float32:
+		s, ok := src.([]float32)
+		return ok && len(d) >= len(s) && copy(d, s) >= 0
+	case []float64:
+		s, ok := src.([]float64)
+		return ok && len(d) >= len(s) && copy(d, s) >= 0
+	case []int32:
+		s, ok := src.([]int32)
+		return ok && len(d) >= len(s) && copy(d, s) >= 0
+	case []int64:
+		s, ok := src.([]int64)
+		return ok && len(d) >= len(s) && copy(d, s) >= 0
+	case []uint8:
+		s, ok := src.([]uint8)
+		return ok && !toBool && len(d) >= len(s) && copy(d, s) >= 0
+	case []F16:
+		s, ok := src.([]F16)
+		return ok && len(d) >= len(s) && copy(d, s) >= 0
+	case []BF16:
+		s, ok := src.([]BF16)
+		return ok && len(d) >= len(s) && copy(d, s) >= 0
+	}
+	return false
 }
 
 // Convert writes d[i] = D(s[i]); floats become integers by truncation
