@@ -14,10 +14,23 @@
 // Without the tag the package is pure Go and Init returns ErrNotBuilt, so
 // programs that merely offer a distributed mode still build everywhere.
 //
-// Threading: MPI is initialised with MPI_THREAD_FUNNELED and every MPI call
-// is made by one goroutine locked to its OS thread (the thread that called
-// MPI_Init_thread); the exported methods hand their work to it and wait.
-// The level MPI actually provided is checked and reported by ThreadLevel.
+// Threading: MPI is initialised with MPI_THREAD_SERIALIZED by a goroutine
+// locked to its OS thread, which also finalises it. Collectives run on
+// their callers' threads, one MPI call at a time under a lock held only
+// for calls that return at once: each collective is started as a
+// non-blocking one and its caller drives it with MPI_Test until it
+// completes, so a call hands nothing to another thread and waits for no
+// thread to be scheduled. While non-blocking collectives started with
+// Iallreduce are in flight and nobody waits for them, a progress thread
+// (a C thread, outside the Go scheduler) tests them, so that they
+// progress behind computing. The level MPI actually provided is checked
+// and reported by ThreadLevel.
+//
+// With OpenMPI, Init selects the reduce-scatter-then-allgather algorithm
+// for non-blocking allreduces (OMPI_MCA_coll_libnbc_iallreduce_algorithm=3)
+// unless the environment sets one: OpenMPI's default reduces in-place
+// buffers by a binomial tree at every size, which is slower for gradient
+// buckets.
 //
 // Memory: collectives work on Buffers allocated with Alloc. Under -tags mpi
 // their memory comes from C's allocator, outside the Go heap, so MPI may
@@ -25,24 +38,22 @@
 // rules require.
 //
 // Failure: every collective has a deadline (SetTimeout). Allreduce, Bcast
-// and Barrier are MPI's blocking calls, run on the MPI thread while the
-// caller waits with a timer; Iallreduce starts a non-blocking one, which
-// the MPI thread drives while the caller goes on, and Request.Wait waits
-// for it with the same deadline. Finalize must come after the Wait of
-// every collective started. A collective that has not completed
-// by the deadline returns an error wrapping ErrTimeout and the
-// communicator is marked broken: every later call returns the same error
-// at once, since MPI gives no way to cancel a started collective (its
-// buffer is never freed: MPI may still write to it). A program should then
-// exit with a non-zero status; mpirun ends the rest of the job. MPI errors
-// are returned (MPI_ERRORS_RETURN), never aborted.
+// and Barrier return when the collective completed or the deadline
+// passed; Iallreduce returns at once and Request.Wait waits with the same
+// deadline. Finalize must come after the Wait of every collective started.
+// A collective that has not completed by the deadline returns an error
+// wrapping ErrTimeout and the communicator is marked broken: every later
+// call returns the same error at once, since MPI gives no way to cancel a
+// started collective (its buffer is never freed: MPI may still write to
+// it). A program should then exit with a non-zero status; mpirun ends the
+// rest of the job. MPI errors are returned (MPI_ERRORS_RETURN), never
+// aborted.
 package mpi
 
 import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -143,11 +154,11 @@ func (l ThreadLevel) String() string {
 const DefaultTimeout = 5 * time.Minute
 
 // Comm is MPI_COMM_WORLD of an initialised process. Its methods are safe
-// for concurrent use; the calls are serialised on the MPI goroutine.
+// for concurrent use; their MPI calls are serialised.
 type Comm struct {
 	rank, size int
 	level      ThreadLevel
-	calls      chan func()
+	calls      chan func() // calls for the MPI goroutine (Finalize)
 
 	mu      sync.Mutex
 	timeout time.Duration
@@ -155,9 +166,30 @@ type Comm struct {
 	done    bool
 	impl    commImpl
 
-	inflight []pending // non-blocking collectives started (MPI goroutine only)
-	flags    *[2]int32 // wake (a call waits for the MPI goroutine) and waiting (Waits blocked), in C memory
+	poll time.Duration // the pause between tests of a long wait
 }
+
+// kind is the kind of a collective, as the C side numbers them.
+type kind int
+
+const (
+	kindAllreduce kind = iota
+	kindBcast
+	kindBarrier
+)
+
+// lockSpin is how long a call spins for the MPI lock before it sleeps
+// between tries; waitSpin is how long a waiting caller tests its
+// collective without pause before it sleeps poll between tests (a longer
+// wait is a wait for a slower process, where the pause costs nothing).
+const (
+	lockSpin = time.Millisecond
+	waitSpin = 10 * time.Millisecond
+)
+
+// errLockTimeout: the MPI lock stayed taken until the deadline, so an
+// earlier call is stuck inside MPI.
+var errLockTimeout = fmt.Errorf("an earlier MPI call is stuck: %w", ErrTimeout)
 
 var (
 	worldMu sync.Mutex
@@ -179,6 +211,7 @@ func Init() (*Comm, error) {
 	world, initErr = initWorld()
 	if initErr == nil {
 		world.timeout = timeoutFromEnv()
+		_, world.poll = pollSettings()
 	}
 	return world, initErr
 }
@@ -222,9 +255,7 @@ func (c *Comm) Allreduce(buf *Buffer, dt DType, count int, op Op) error {
 	if err := checkBuf("allreduce", buf, dt, count); err != nil {
 		return err
 	}
-	return c.collective(fmt.Sprintf("allreduce(%s, %d×%s)", op, count, dt), buf, func() error {
-		return c.impl.allreduce(buf, dt, count, op)
-	})
+	return c.blocking(fmt.Sprintf("allreduce(%s, %d×%s)", op, count, dt), buf, kindAllreduce, dt, count, int(op))
 }
 
 // Bcast copies the first count elements of root's buf into every other
@@ -236,14 +267,12 @@ func (c *Comm) Bcast(buf *Buffer, dt DType, count, root int) error {
 	if root < 0 || root >= c.size {
 		return fmt.Errorf("mpi: bcast from root %d in a world of %d", root, c.size)
 	}
-	return c.collective(fmt.Sprintf("bcast(%d×%s from %d)", count, dt, root), buf, func() error {
-		return c.impl.bcast(buf, dt, count, root)
-	})
+	return c.blocking(fmt.Sprintf("bcast(%d×%s from %d)", count, dt, root), buf, kindBcast, dt, count, root)
 }
 
 // Barrier returns when every process has entered it.
 func (c *Comm) Barrier() error {
-	return c.collective("barrier", nil, c.impl.barrier)
+	return c.blocking("barrier", nil, kindBarrier, Float64, 0, 0)
 }
 
 // Finalize shuts MPI down. Every process must call it before exiting
@@ -263,15 +292,17 @@ func (c *Comm) Finalize() error {
 		return broken
 	}
 	var err error
-	c.run(func() { err = c.impl.finalize() })
+	timeout := c.Timeout()
+	c.run(func() { err = c.impl.finalize(timeout) })
 	close(c.calls)
 	return err
 }
 
 // Abort asks mpirun to end every process of the job with the given exit
 // code. It is for main programs that cannot go on; library code returns
-// errors instead. It works also when the MPI goroutine is stuck in a
-// collective that timed out: it then calls MPI from the caller's thread.
+// errors instead. It calls MPI from the caller's thread, after waiting at
+// most a second for the MPI lock (a collective that timed out holds
+// none).
 func (c *Comm) Abort(code int) error {
 	c.mu.Lock()
 	done := c.done
@@ -279,54 +310,50 @@ func (c *Comm) Abort(code int) error {
 	if done {
 		return fmt.Errorf("mpi: Abort after Finalize")
 	}
-	errc := make(chan error, 1)
-	c.wake()
-	select {
-	case c.calls <- func() { errc <- c.impl.abort(code) }:
-		return <-errc
-	case <-time.After(time.Second):
-		c.unwake()
-		runtime.LockOSThread()
-		return c.impl.abort(code)
-	}
+	return c.impl.abort(code)
 }
 
-// collective runs f on the MPI goroutine and waits for it until the
-// deadline. A failure breaks the communicator: MPI cannot resume after a
-// collective that one process abandoned. After a timeout f is still
-// blocked in MPI, so buf is pinned (never freed).
-func (c *Comm) collective(what string, buf *Buffer, f func() error) error {
+// usable returns the deadline of a collective about to start, or the
+// error that stops it: Finalize was called, or an earlier collective
+// broke the communicator.
+func (c *Comm) usable(what string) (time.Duration, error) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.done {
-		c.mu.Unlock()
-		return fmt.Errorf("mpi: %s after Finalize", what)
+		return 0, fmt.Errorf("mpi: %s after Finalize", what)
 	}
 	if c.broken != nil {
-		err := c.broken
-		c.mu.Unlock()
+		return 0, c.broken
+	}
+	return c.timeout, nil
+}
+
+// blocking runs a collective on the caller's thread: it starts it and
+// drives it until it completes or the deadline passes. A failure breaks
+// the communicator: MPI cannot resume after a collective that one process
+// abandoned. After a timeout MPI may still write to buf, so buf is pinned
+// (never freed).
+func (c *Comm) blocking(what string, buf *Buffer, k kind, dt DType, count, arg int) error {
+	timeout, err := c.usable(what)
+	if err != nil {
 		return err
 	}
-	timeout := c.timeout
-	c.mu.Unlock()
-	done := make(chan error, 1)
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	c.wake()
-	select {
-	case c.calls <- func() { done <- f() }:
-	case <-timer.C: // the MPI goroutine is stuck in an earlier call
-		c.unwake()
-		return c.fail(what, buf, timeout, ErrTimeout)
-	}
-	select {
-	case err := <-done:
-		if err != nil {
-			return c.fail(what, nil, timeout, err)
-		}
+	if k != kindBarrier && count == 0 {
 		return nil
-	case <-timer.C:
+	}
+	t0 := time.Now()
+	h, err := c.impl.start(k, buf, dt, count, arg, timeout, lockSpin, c.poll, false)
+	if err != nil {
+		return c.fail(what, nil, timeout, err)
+	}
+	_, done, err := c.impl.wait(h, timeout-time.Since(t0), waitSpin, c.poll)
+	if !done {
 		return c.fail(what, buf, timeout, ErrTimeout)
 	}
+	if err != nil {
+		return c.fail(what, nil, timeout, err)
+	}
+	return nil
 }
 
 // fail breaks the communicator with an error describing what failed.
@@ -350,7 +377,6 @@ func (c *Comm) fail(what string, buf *Buffer, timeout time.Duration, err error) 
 
 // run executes f on the MPI goroutine and waits for it.
 func (c *Comm) run(f func()) {
-	c.wake()
 	done := make(chan struct{})
 	c.calls <- func() { f(); close(done) }
 	<-done
@@ -368,6 +394,22 @@ func checkBuf(op string, buf *Buffer, dt DType, count int) error {
 
 // maxCount is the largest element count of one call (MPI counts are C int).
 const maxCount = 1<<31 - 1
+
+// pollSettings returns how long the progress thread tests non-blocking
+// collectives without pause after a completion, and the pause after that:
+// GOLUON_MPI_SPIN and GOLUON_MPI_POLL (Go durations), default 50µs and
+// 20µs. The pause is also what a waiting caller sleeps between tests once
+// it waited waitSpin.
+func pollSettings() (spin, poll time.Duration) {
+	spin, poll = 50*time.Microsecond, 20*time.Microsecond
+	if d, err := time.ParseDuration(os.Getenv("GOLUON_MPI_SPIN")); err == nil && d >= 0 {
+		spin = d
+	}
+	if d, err := time.ParseDuration(os.Getenv("GOLUON_MPI_POLL")); err == nil && d >= 0 {
+		poll = d
+	}
+	return spin, poll
+}
 
 func timeoutFromEnv() time.Duration {
 	if s := os.Getenv("GOLUON_MPI_TIMEOUT"); s != "" {

@@ -5,6 +5,7 @@ package mpi
 /*
 #cgo pkg-config: ompi-c
 #include <mpi.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -60,82 +61,290 @@ static MPI_Op goluon_op(int o) {
 	}
 }
 
-static int goluon_allreduce(void *buf, int count, int dt, int op) {
-	return MPI_Allreduce(MPI_IN_PLACE, buf, count, goluon_dtype(dt), goluon_op(op), MPI_COMM_WORLD);
-}
-
-static int goluon_iallreduce(void *buf, int count, int dt, int op, MPI_Request **out) {
-	MPI_Request *r = malloc(sizeof(MPI_Request));
-	if (r == NULL) return MPI_ERR_NO_MEM;
-	int rc = MPI_Iallreduce(MPI_IN_PLACE, buf, count, goluon_dtype(dt), goluon_op(op), MPI_COMM_WORLD, r);
-	if (rc != MPI_SUCCESS) {
-		free(r);
-		return rc;
-	}
-	*out = r;
-	return MPI_SUCCESS;
-}
-
 static long goluon_now_ns(void) {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000000L + ts.tv_nsec;
 }
 
-// goluon_progress tests the n requests not yet done (done[i] == 0) until
-// all are done, or flags[0] (wake: a call waits for the MPI goroutine) is
-// set, or flags[1] (waiting: a Wait is blocked) is set and one completed.
-// While nobody waits, it sleeps poll_ns between tests once spin_ns passed
-// without a completion. A completed request is freed; a failed one is
-// marked done with its code in codes[i].
-static int goluon_progress(MPI_Request **reqs, int *done, int *codes, int n, int *flags, long spin_ns, long poll_ns) {
-	long last = goluon_now_ns();
-	int newly = 0;
+static void goluon_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+static void goluon_nap(long ns) {
+	struct timespec ts = {ns / 1000000000L, ns % 1000000000L};
+	nanosleep(&ts, NULL);
+}
+
+// The MPI lock. MPI is initialised with MPI_THREAD_SERIALIZED: any thread
+// may call it, one at a time. Callers hold this lock only for MPI calls
+// that return at once (starting a non-blocking collective, MPI_Test), so
+// a collective runs on its caller's thread, with no hand-over to another
+// thread. want counts threads waiting for the lock; the background
+// progress loop does not take it while any does.
+static int goluon_lockword;
+static int goluon_want;
+
+static int goluon_trylock(void) {
+	int zero = 0;
+	return __atomic_compare_exchange_n(&goluon_lockword, &zero, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+static void goluon_unlock(void) { __atomic_store_n(&goluon_lockword, 0, __ATOMIC_RELEASE); }
+
+// goluon_lock takes the lock, spinning for spin_ns and then sleeping
+// poll_ns between tries; it returns 0 if deadline (CLOCK_MONOTONIC ns)
+// passed first.
+static int goluon_lock(long deadline, long spin_ns, long poll_ns) {
+	if (goluon_trylock()) return 1;
+	__atomic_add_fetch(&goluon_want, 1, __ATOMIC_ACQ_REL);
+	long start = goluon_now_ns();
 	for (;;) {
-		int left = 0;
-		for (int i = 0; i < n; i++) {
-			if (done[i]) continue;
-			int flag = 0;
-			int rc = MPI_Test(reqs[i], &flag, MPI_STATUS_IGNORE);
-			if (rc != MPI_SUCCESS || flag) {
-				free(reqs[i]);
-				reqs[i] = NULL;
-				done[i] = 1;
-				codes[i] = rc;
-				newly++;
-				last = goluon_now_ns();
-				continue;
-			}
-			left++;
+		if (goluon_trylock()) {
+			__atomic_sub_fetch(&goluon_want, 1, __ATOMIC_ACQ_REL);
+			return 1;
 		}
-		if (left == 0) return newly;
-		if (__atomic_load_n(&flags[0], __ATOMIC_ACQUIRE)) return newly;
-		int waiting = __atomic_load_n(&flags[1], __ATOMIC_ACQUIRE);
-		if (waiting && newly) return newly;
-		if (!waiting && goluon_now_ns() - last > spin_ns) {
-			struct timespec ts = {poll_ns / 1000000000L, poll_ns % 1000000000L};
-			nanosleep(&ts, NULL);
+		long t = goluon_now_ns();
+		if (t > deadline) {
+			__atomic_sub_fetch(&goluon_want, 1, __ATOMIC_ACQ_REL);
+			return 0;
 		}
+		if (t - start > spin_ns) goluon_nap(poll_ns);
+		else goluon_relax();
 	}
 }
 
-static int goluon_bcast(void *buf, int count, int dt, int root) {
-	return MPI_Bcast(buf, count, goluon_dtype(dt), root, MPI_COMM_WORLD);
+// A started non-blocking collective. state: 1 in flight, 2 done (code
+// holds MPI_Test's result, done_ns when it was seen). In-flight slots are
+// listed in goluon_act (under the lock) so that the progress loop can
+// test them.
+typedef struct {
+	MPI_Request req;
+	int state;
+	int code;
+	long done_ns;
+} goluon_slot;
+
+static goluon_slot **goluon_act;
+static int goluon_nact, goluon_cap;
+
+// goluon_test tests s (the lock held) and, once it is done, takes it off
+// the in-flight list.
+static void goluon_test(goluon_slot *s, int i) {
+	int flag = 0;
+	int rc = MPI_Test(&s->req, &flag, MPI_STATUS_IGNORE);
+	if (rc == MPI_SUCCESS && !flag) return;
+	s->code = rc;
+	s->done_ns = goluon_now_ns();
+	int n = goluon_nact - 1;
+	goluon_act[i] = goluon_act[n];
+	__atomic_store_n(&goluon_nact, n, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->state, 2, __ATOMIC_RELEASE);
 }
 
-static int goluon_barrier(void) { return MPI_Barrier(MPI_COMM_WORLD); }
+static int goluon_index(goluon_slot *s) {
+	for (int i = 0; i < goluon_nact; i++) {
+		if (goluon_act[i] == s) return i;
+	}
+	return -1;
+}
 
+static void goluon_kick(void);
+
+enum { GOLUON_ALLREDUCE, GOLUON_BCAST, GOLUON_BARRIER };
+enum { GOLUON_LOCK_TIMEOUT = -1 };
+
+// goluon_start starts a non-blocking collective (kind, with arg the op of
+// an allreduce or the root of a broadcast) on the caller's thread and
+// returns its slot in *out; with kick, the progress thread drives it
+// until somebody waits for it. It returns an MPI error code, or
+// GOLUON_LOCK_TIMEOUT when the lock was not free by the deadline.
+static int goluon_start(int kind, void *buf, int count, int dt, int arg, long deadline, long spin_ns, long poll_ns, int kick, goluon_slot **out) {
+	goluon_slot *s = calloc(1, sizeof(goluon_slot));
+	if (s == NULL) return MPI_ERR_NO_MEM;
+	if (!goluon_lock(deadline, spin_ns, poll_ns)) {
+		free(s);
+		return GOLUON_LOCK_TIMEOUT;
+	}
+	if (goluon_nact == goluon_cap) {
+		int cap = goluon_cap ? 2 * goluon_cap : 64;
+		goluon_slot **a = realloc(goluon_act, cap * sizeof(goluon_slot *));
+		if (a == NULL) {
+			goluon_unlock();
+			free(s);
+			return MPI_ERR_NO_MEM;
+		}
+		goluon_act = a;
+		goluon_cap = cap;
+	}
+	int rc;
+	switch (kind) {
+	case GOLUON_ALLREDUCE:
+		rc = MPI_Iallreduce(MPI_IN_PLACE, buf, count, goluon_dtype(dt), goluon_op(arg), MPI_COMM_WORLD, &s->req);
+		break;
+	case GOLUON_BCAST:
+		rc = MPI_Ibcast(buf, count, goluon_dtype(dt), arg, MPI_COMM_WORLD, &s->req);
+		break;
+	default:
+		rc = MPI_Ibarrier(MPI_COMM_WORLD, &s->req);
+	}
+	if (rc != MPI_SUCCESS) {
+		goluon_unlock();
+		free(s);
+		return rc;
+	}
+	s->state = 1;
+	__atomic_store_n(&goluon_nact, goluon_nact + 1, __ATOMIC_RELEASE);
+	goluon_act[goluon_nact - 1] = s;
+	goluon_unlock();
+	*out = s;
+	if (kick) goluon_kick();
+	return MPI_SUCCESS;
+}
+
+// The progress thread: a C thread (no Go scheduling involved, so it runs
+// even while the compute goroutines hold every P) that tests the
+// collectives in flight while nobody waits for them, since OpenMPI
+// progresses a collective only inside MPI calls. Starting a collective
+// kicks it; it sleeps when none is left, and while a caller waits (that
+// caller drives progress itself).
+static pthread_t goluon_pt;
+static pthread_mutex_t goluon_pm = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t goluon_pc = PTHREAD_COND_INITIALIZER;
+static int goluon_kicked, goluon_running, goluon_stop, goluon_started;
+static int goluon_waiters;
+static long goluon_spin_ns, goluon_poll_ns;
+
+static void goluon_kick(void) {
+	pthread_mutex_lock(&goluon_pm);
+	goluon_kicked = 1;
+	if (!goluon_running) pthread_cond_signal(&goluon_pc);
+	pthread_mutex_unlock(&goluon_pm);
+}
+
+// goluon_progress_loop tests the collectives in flight until none is
+// left, a caller waits, or the thread is stopped. It leaves the lock to
+// any thread that wants it, tests without pause for spin_ns after a
+// completion and then sleeps poll_ns between tests, leaving the core to
+// the compute threads.
+static void goluon_progress_loop(void) {
+	long last = goluon_now_ns();
+	for (;;) {
+		if (__atomic_load_n(&goluon_stop, __ATOMIC_ACQUIRE)) return;
+		if (__atomic_load_n(&goluon_waiters, __ATOMIC_ACQUIRE)) return;
+		if (__atomic_load_n(&goluon_want, __ATOMIC_ACQUIRE) == 0 && goluon_trylock()) {
+			int before = goluon_nact;
+			for (int i = goluon_nact - 1; i >= 0; i--) goluon_test(goluon_act[i], i);
+			int left = goluon_nact;
+			goluon_unlock();
+			if (left == 0) return;
+			if (left < before) last = goluon_now_ns();
+		}
+		if (goluon_now_ns() - last > goluon_spin_ns) goluon_nap(goluon_poll_ns);
+		else goluon_relax();
+	}
+}
+
+static void *goluon_progress_main(void *arg) {
+	(void)arg;
+	pthread_mutex_lock(&goluon_pm);
+	for (;;) {
+		while (!goluon_kicked && !goluon_stop) pthread_cond_wait(&goluon_pc, &goluon_pm);
+		if (goluon_stop) break;
+		goluon_kicked = 0;
+		goluon_running = 1;
+		pthread_mutex_unlock(&goluon_pm);
+		goluon_progress_loop();
+		pthread_mutex_lock(&goluon_pm);
+		goluon_running = 0;
+	}
+	pthread_mutex_unlock(&goluon_pm);
+	return NULL;
+}
+
+static int goluon_start_progress(long spin_ns, long poll_ns) {
+	goluon_spin_ns = spin_ns;
+	goluon_poll_ns = poll_ns;
+	int rc = pthread_create(&goluon_pt, NULL, goluon_progress_main, NULL);
+	if (rc == 0) goluon_started = 1;
+	return rc;
+}
+
+static void goluon_stop_progress(void) {
+	if (!goluon_started) return;
+	pthread_mutex_lock(&goluon_pm);
+	__atomic_store_n(&goluon_stop, 1, __ATOMIC_RELEASE);
+	pthread_cond_signal(&goluon_pc);
+	pthread_mutex_unlock(&goluon_pm);
+	pthread_join(goluon_pt, NULL);
+	goluon_started = 0;
+}
+
+// goluon_wait drives s on the caller's thread until it is done, then
+// frees it and returns 1 with its MPI code in *code and how long ago it
+// completed in *ago_ns. It spins for spin_ns and then sleeps poll_ns
+// between tests. It returns 0, leaving s in flight, if deadline passed.
+// On the way out it kicks the progress thread if collectives are left.
+static int goluon_wait(goluon_slot *s, long deadline, long spin_ns, long poll_ns, int *code, long *ago_ns) {
+	__atomic_add_fetch(&goluon_waiters, 1, __ATOMIC_ACQ_REL);
+	long start = goluon_now_ns();
+	int ok = 0;
+	for (;;) {
+		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == 2) {
+			*code = s->code;
+			*ago_ns = goluon_now_ns() - s->done_ns;
+			free(s);
+			ok = 1;
+			break;
+		}
+		if (goluon_trylock()) {
+			if (s->state == 1) {
+				int i = goluon_index(s);
+				if (i >= 0) goluon_test(s, i);
+			}
+			goluon_unlock();
+			if (s->state == 2) continue;
+		}
+		long t = goluon_now_ns();
+		if (t > deadline) break;
+		if (t - start > spin_ns) goluon_nap(poll_ns);
+		else goluon_relax();
+	}
+	if (__atomic_sub_fetch(&goluon_waiters, 1, __ATOMIC_ACQ_REL) == 0 && __atomic_load_n(&goluon_nact, __ATOMIC_ACQUIRE) > 0) goluon_kick();
+	return ok;
+}
+
+// goluon_error_string is an MPI call too, so it takes the lock (for at
+// most a second: an error is reported even when the lock is stuck).
 static void goluon_error_string(int code, char *out, int cap) {
 	char msg[MPI_MAX_ERROR_STRING];
 	int n = 0;
+	int locked = goluon_lock(goluon_now_ns() + 1000000000L, 1000000L, 20000L);
 	if (MPI_Error_string(code, msg, &n) != MPI_SUCCESS) n = 0;
+	if (locked) goluon_unlock();
 	if (n >= cap) n = cap - 1;
 	memcpy(out, msg, n);
 	out[n] = 0;
 }
 
-static int goluon_finalize(void) { return MPI_Finalize(); }
-static int goluon_abort(int code) { return MPI_Abort(MPI_COMM_WORLD, code); }
+// goluon_finalize stops the progress thread, takes the lock for good and
+// shuts MPI down.
+static int goluon_finalize(long deadline) {
+	goluon_stop_progress();
+	if (!goluon_lock(deadline, 1000000L, 20000L)) return GOLUON_LOCK_TIMEOUT;
+	return MPI_Finalize();
+}
+
+// goluon_abort ends the job; it waits up to a second for the lock and
+// then calls MPI_Abort anyway.
+static int goluon_abort(int code) {
+	goluon_lock(goluon_now_ns() + 1000000000L, 1000000L, 20000L);
+	return MPI_Abort(MPI_COMM_WORLD, code);
+}
 */
 import "C"
 
@@ -147,11 +356,15 @@ import (
 	"unsafe"
 )
 
+// iallreduceAlgorithmEnv selects OpenMPI's MPI_Iallreduce algorithm.
+const iallreduceAlgorithmEnv = "OMPI_MCA_coll_libnbc_iallreduce_algorithm"
+
 // commImpl has no state of its own: MPI's is global.
 type commImpl struct{}
 
 // initWorld starts the MPI goroutine, which locks itself to its OS thread,
-// initialises MPI there and then serves calls until Finalize.
+// initialises MPI there (the thread that initialises MPI must finalise
+// it), starts the progress thread and then waits for Finalize.
 func initWorld() (*Comm, error) {
 	// OpenMPI installs handlers for SIGSEGV, SIGBUS, SIGFPE and SIGILL
 	// that print a trace and abort; they would take those signals from
@@ -159,7 +372,16 @@ func initWorld() (*Comm, error) {
 	if _, set := os.LookupEnv("OMPI_MCA_opal_signal"); !set {
 		os.Setenv("OMPI_MCA_opal_signal", "")
 	}
-	c := &Comm{calls: make(chan func()), flags: allocFlags()}
+	// OpenMPI's non-blocking allreduce (coll/libnbc) reduces in place by
+	// a binomial tree, a reduce to rank 0 and a broadcast back, whatever
+	// the size; gradient buckets are large, and a reduce-scatter followed
+	// by an allgather (algorithm 3, which falls back to a ring for fewer
+	// elements than half the world) moves each process's share once. A
+	// value set by the user wins.
+	if _, set := os.LookupEnv(iallreduceAlgorithmEnv); !set {
+		os.Setenv(iallreduceAlgorithmEnv, "3")
+	}
+	c := &Comm{calls: make(chan func())}
 	type result struct {
 		err error
 	}
@@ -167,13 +389,13 @@ func initWorld() (*Comm, error) {
 	go func() {
 		runtime.LockOSThread() // never unlocked: this thread is MPI's
 		var got C.int
-		if rc := C.goluon_init(C.goluon_level(C.int(ThreadFunneled)), &got); rc != C.MPI_SUCCESS {
+		if rc := C.goluon_init(C.goluon_level(C.int(ThreadSerialized)), &got); rc != C.MPI_SUCCESS {
 			ready <- result{fmt.Errorf("mpi: MPI_Init_thread: %s", errorString(rc))}
 			return
 		}
 		c.level = ThreadLevel(C.goluon_level_index(got))
-		if c.level < ThreadFunneled {
-			ready <- result{fmt.Errorf("mpi: MPI provided %v; Goluon needs at least %v", c.level, ThreadFunneled)}
+		if c.level < ThreadSerialized {
+			ready <- result{fmt.Errorf("mpi: MPI provided %v; Goluon needs at least %v (collectives run on their callers' threads, one at a time)", c.level, ThreadSerialized)}
 			return
 		}
 		var rank, size C.int
@@ -182,6 +404,11 @@ func initWorld() (*Comm, error) {
 			return
 		}
 		c.rank, c.size = int(rank), int(size)
+		spin, poll := pollSettings()
+		if rc := C.goluon_start_progress(C.long(spin.Nanoseconds()), C.long(poll.Nanoseconds())); rc != 0 {
+			ready <- result{fmt.Errorf("mpi: cannot start the progress thread (error %d)", int(rc))}
+			return
+		}
 		ready <- result{}
 		c.serve()
 	}()
@@ -201,82 +428,63 @@ func errorString(rc C.int) string {
 	return fmt.Sprintf("%s (code %d)", s, int(rc))
 }
 
-func (c *commImpl) allreduce(buf *Buffer, dt DType, count int, op Op) error {
-	if count == 0 {
-		return nil
-	}
-	if rc := C.goluon_allreduce(buf.p, C.int(count), C.int(dt), C.int(op)); rc != C.MPI_SUCCESS {
-		return fmt.Errorf("%s", errorString(rc))
-	}
-	return nil
-}
+// reqHandle is a started non-blocking collective (C memory).
+type reqHandle = *C.goluon_slot
 
-// reqHandle is a started non-blocking collective (C memory); nil means
-// there was nothing to do.
-type reqHandle = *C.MPI_Request
+// deadlineNs converts a time to CLOCK_MONOTONIC nanoseconds.
+func deadlineNs(d time.Duration) C.long { return C.goluon_now_ns() + C.long(d.Nanoseconds()) }
 
-func (c *commImpl) iallreduce(buf *Buffer, dt DType, count int, op Op) (reqHandle, error) {
-	if count == 0 {
-		return nil, nil
+// start starts a non-blocking collective on the caller's thread (with
+// kick, the progress thread drives it until somebody waits for it); it
+// reports errLockTimeout when the MPI lock stayed taken until timeout.
+func (commImpl) start(k kind, buf *Buffer, dt DType, count, arg int, timeout, spin, poll time.Duration, kick bool) (reqHandle, error) {
+	var p unsafe.Pointer
+	if buf != nil {
+		p = buf.p
 	}
-	var r *C.MPI_Request
-	if rc := C.goluon_iallreduce(buf.p, C.int(count), C.int(dt), C.int(op), &r); rc != C.MPI_SUCCESS {
+	var s *C.goluon_slot
+	rc := C.goluon_start(C.int(k), p, C.int(count), C.int(dt), C.int(arg), deadlineNs(timeout), C.long(spin.Nanoseconds()), C.long(poll.Nanoseconds()), cBool(kick), &s)
+	switch {
+	case rc == C.GOLUON_LOCK_TIMEOUT:
+		return nil, errLockTimeout
+	case rc != C.MPI_SUCCESS:
 		return nil, fmt.Errorf("%s", errorString(rc))
 	}
-	return r, nil
+	return s, nil
 }
 
-// progress drives the requests in flight (see goluon_progress) and
-// returns, per request, whether it is done and its error.
-func (c *commImpl) progress(ps []pending, flags *[2]int32, spin, poll time.Duration) ([]bool, []error) {
-	n := len(ps)
-	mem := C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(uintptr(0))+2*C.sizeof_int))
-	defer C.free(mem)
-	reqs := unsafe.Slice((**C.MPI_Request)(mem), n)
-	done := unsafe.Slice((*C.int)(unsafe.Add(mem, n*int(unsafe.Sizeof(uintptr(0))))), n)
-	codes := unsafe.Slice((*C.int)(unsafe.Add(mem, n*int(unsafe.Sizeof(uintptr(0)))+n*C.sizeof_int)), n)
-	for i, p := range ps {
-		reqs[i] = p.h
+// wait drives h on the caller's thread until it completes (and returns
+// how long ago it did, with its error) or timeout passes (done false).
+func (commImpl) wait(h reqHandle, timeout, spin, poll time.Duration) (ago time.Duration, done bool, err error) {
+	var code C.int
+	var agoNs C.long
+	if C.goluon_wait(h, deadlineNs(timeout), C.long(spin.Nanoseconds()), C.long(poll.Nanoseconds()), &code, &agoNs) == 0 {
+		return 0, false, nil
 	}
-	C.goluon_progress(&reqs[0], &done[0], &codes[0], C.int(n), (*C.int)(unsafe.Pointer(&flags[0])), C.long(spin.Nanoseconds()), C.long(poll.Nanoseconds()))
-	fin, errs := make([]bool, n), make([]error, n)
-	for i := range ps {
-		fin[i] = done[i] != 0
-		if fin[i] && codes[i] != C.MPI_SUCCESS {
-			errs[i] = fmt.Errorf("%s", errorString(codes[i]))
+	if code != C.MPI_SUCCESS {
+		err = fmt.Errorf("%s", errorString(code))
+	}
+	return time.Duration(agoNs), true, err
+}
+
+func cBool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (commImpl) finalize(timeout time.Duration) error {
+	if rc := C.goluon_finalize(deadlineNs(timeout)); rc != C.MPI_SUCCESS {
+		if rc == C.GOLUON_LOCK_TIMEOUT {
+			return fmt.Errorf("mpi: MPI_Finalize: %w", errLockTimeout)
 		}
-	}
-	return fin, errs
-}
-
-// allocFlags returns the wake and waiting flags in C memory.
-func allocFlags() *[2]int32 { return (*[2]int32)(C.calloc(2, 4)) }
-
-func (c *commImpl) bcast(buf *Buffer, dt DType, count, root int) error {
-	if count == 0 {
-		return nil
-	}
-	if rc := C.goluon_bcast(buf.p, C.int(count), C.int(dt), C.int(root)); rc != C.MPI_SUCCESS {
-		return fmt.Errorf("%s", errorString(rc))
-	}
-	return nil
-}
-
-func (c *commImpl) barrier() error {
-	if rc := C.goluon_barrier(); rc != C.MPI_SUCCESS {
-		return fmt.Errorf("%s", errorString(rc))
-	}
-	return nil
-}
-
-func (c *commImpl) finalize() error {
-	if rc := C.goluon_finalize(); rc != C.MPI_SUCCESS {
 		return fmt.Errorf("mpi: MPI_Finalize: %s", errorString(rc))
 	}
 	return nil
 }
 
-func (c *commImpl) abort(code int) error {
+func (commImpl) abort(code int) error {
 	if rc := C.goluon_abort(C.int(code)); rc != C.MPI_SUCCESS {
 		return fmt.Errorf("mpi: MPI_Abort: %s", errorString(rc))
 	}

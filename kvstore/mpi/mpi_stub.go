@@ -2,21 +2,24 @@
 
 package mpi
 
-import "unsafe"
+import (
+	"time"
+	"unsafe"
+)
 
 // commImpl has no state without MPI: Init never returns a Comm.
 type commImpl struct{}
 
 func initWorld() (*Comm, error) { return nil, ErrNotBuilt }
 
-func (commImpl) allreduce(*Buffer, DType, int, Op) error { return ErrNotBuilt }
-func (commImpl) bcast(*Buffer, DType, int, int) error    { return ErrNotBuilt }
-func (commImpl) iallreduce(*Buffer, DType, int, Op) (reqHandle, error) {
+func (commImpl) start(kind, *Buffer, DType, int, int, time.Duration, time.Duration, time.Duration, bool) (reqHandle, error) {
 	return nil, ErrNotBuilt
 }
-func (commImpl) barrier() error  { return ErrNotBuilt }
-func (commImpl) finalize() error { return ErrNotBuilt }
-func (commImpl) abort(int) error { return ErrNotBuilt }
+func (commImpl) wait(reqHandle, time.Duration, time.Duration, time.Duration) (time.Duration, bool, error) {
+	return 0, true, ErrNotBuilt
+}
+func (commImpl) finalize(time.Duration) error { return ErrNotBuilt }
+func (commImpl) abort(int) error              { return ErrNotBuilt }
 
 func allocMem(b *Buffer) error {
 	b.keep = make([]uint64, (b.n+7)/8)

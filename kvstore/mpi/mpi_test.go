@@ -4,6 +4,7 @@ package mpi_test
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +37,7 @@ func TestCollectivesWorker(t *testing.T) {
 	if size != 4 || rank != mpitest.Rank() {
 		t.Fatalf("rank %d size %d; mpirun says rank %d of 4", rank, size, mpitest.Rank())
 	}
-	if c.ThreadLevel() < mpi.ThreadFunneled {
+	if c.ThreadLevel() < mpi.ThreadSerialized {
 		t.Fatalf("thread level %v", c.ThreadLevel())
 	}
 	const n = 1000
@@ -158,6 +159,46 @@ func TestCollectivesWorker(t *testing.T) {
 		}
 		if err := reqs[0].Wait(); err != nil {
 			t.Errorf("second Wait: %v", err)
+		}
+	})
+	t.Run("iallreduce progresses while the only P computes", func(t *testing.T) {
+		// With GOMAXPROCS=1 and the caller computing in Go (holding the
+		// only P, never blocking), the collective must still complete
+		// before Wait: a progress goroutine would not run until the
+		// caller is preempted, the progress thread runs in C.
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+		const m = 1 << 18
+		bb, err := mpi.Alloc(4 * m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer bb.Free()
+		for i := range bb.Float32s() {
+			bb.Float32s()[i] = float32(rank)
+		}
+		if err := c.Barrier(); err != nil {
+			t.Fatal(err)
+		}
+		r, err := c.Iallreduce(bb, mpi.Float32, m, mpi.Sum)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		x := 1.0
+		for time.Since(start) < 300*time.Millisecond { // computing, no blocking call
+			for i := 0; i < 1000; i++ {
+				x = x*1.0000001 + 1e-9
+			}
+		}
+		waited := time.Now()
+		if err := r.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if !r.CompletedAt().Before(waited) {
+			t.Errorf("the allreduce completed %v after Wait began (x %v): nothing progressed it during the 300 ms of computing", r.CompletedAt().Sub(waited), x > 0)
+		}
+		if v := bb.Float32s()[m-1]; v != 6 {
+			t.Errorf("sum %v, want 6", v)
 		}
 	})
 	t.Run("Go runtime keeps its signals", func(t *testing.T) {
