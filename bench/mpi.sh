@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench/mpi.sh: the distributed kvstore's benchmarks on this machine (loopback):
 # MPI allreduce latency/bandwidth for 2 and 4 processes; then LeNet training
-# steps (global batch 128) and Keras CIFAR-10 CNN steps (batch 32 per
-# process) with 1 and 2 processes, in alternating pairs (one 1-process run,
+# steps (global batch 128, 200 steps a repetition: a LeNet step is under a
+# millisecond) and Keras CIFAR-10 CNN steps (batch 32 per process) with 1
+# and 2 processes, in alternating pairs (one 1-process run,
 # then one 2-process run, PAIRS times), reporting the median of the
 # per-pair throughput ratios with their minimum and maximum, and the exposed
 # exchange (the part of the step spent waiting for gradient sums, not hidden
@@ -39,10 +40,10 @@ run() { # np args...
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(mpirun --version | head -1)"
 for np in 2 4; do run "$np" -allreduce -reps 5; echo; done
 for r in $(seq "$pairs"); do
-	run 1 -step lenet -reps 3
-	run 2 -step lenet -reps 3
+	run 1 -step lenet -reps 3 -steps 200
+	run 2 -step lenet -reps 3 -steps 200
 done
-run 4 -step lenet -reps 3 -model 10,100
+run 4 -step lenet -reps 3 -steps 200 -model 10,100
 echo
 for r in $(seq "$pairs"); do
 	run 1 -step cifar -steps 5 -reps 3

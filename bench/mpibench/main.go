@@ -17,6 +17,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"time"
 
@@ -33,11 +34,24 @@ func main() {
 	model := flag.String("model", "", "with -step: also predict the efficiency on these networks, e.g. 10,100 (Gbit/s)")
 	latency := flag.Duration("latency", 25*time.Microsecond, "per-message network latency assumed by -model")
 	bucket := flag.Int("bucket", 0, "with -step: gradient bucket size in bytes (default: the Trainer's)")
+	cpuprofile := flag.String("cpuprofile", "", "write each rank's CPU profile to this path with the rank appended (e.g. cpu.prof.0)")
 	flag.Parse()
 	comm, err := mpi.Init()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mpibench:", err)
 		os.Exit(1)
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(fmt.Sprintf("%s.%d", *cpuprofile, comm.Rank()))
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "mpibench:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
 	}
 	switch {
 	case *allreduce:
