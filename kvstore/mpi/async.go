@@ -2,12 +2,14 @@ package mpi
 
 import (
 	"fmt"
+	"sync"
 	"time"
 )
 
 // Request is a non-blocking collective in flight (Iallreduce). Wait for
 // it before touching its buffer.
 type Request struct {
+	mu   sync.Mutex // one Wait at a time; later ones wait for it
 	c    *Comm
 	what string
 	buf  *Buffer
@@ -37,7 +39,7 @@ func (c *Comm) Iallreduce(buf *Buffer, dt DType, count int, op Op) (*Request, er
 		r.fin, r.at = true, time.Now()
 		return r, nil
 	}
-	h, err := c.impl.start(kindAllreduce, buf, dt, count, int(op), timeout, lockSpin, c.poll, true)
+	h, err := c.impl.start(kindAllreduce, buf, dt, count, int(op), timeout, true)
 	if err != nil {
 		return nil, c.fail(r.what+" start", nil, timeout, err)
 	}
@@ -46,19 +48,21 @@ func (c *Comm) Iallreduce(buf *Buffer, dt DType, count int, op Op) (*Request, er
 }
 
 // Wait returns when the collective has completed on this process, or
-// (one goroutine at a time)
 // with an error wrapping ErrTimeout when it has not within the
 // communicator's deadline (which then breaks the communicator, as a
-// blocking collective's would). It drives the collective on the caller's
-// thread while it waits. Later calls return the same result.
+// blocking collective's would). It drives the collectives in flight on
+// the caller's thread while it waits. Later calls, and calls from other
+// goroutines meanwhile, return the same result once it is known.
 func (r *Request) Wait() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.fin {
 		return r.err
 	}
 	r.fin = true
 	c := r.c
 	timeout := c.Timeout()
-	ago, done, err := c.impl.wait(r.h, timeout, waitSpin, c.poll)
+	ago, done, err := c.impl.wait(r.h, timeout, c.spin, yieldFor, c.poll)
 	switch {
 	case !done:
 		r.err = c.fail(r.what, r.buf, timeout, ErrTimeout)

@@ -14,10 +14,11 @@
 // Without the tag the package is pure Go and Init returns ErrNotBuilt, so
 // programs that merely offer a distributed mode still build everywhere.
 //
-// Threading: MPI is initialised with MPI_THREAD_SERIALIZED by a goroutine
-// locked to its OS thread, which also finalises it. Collectives run on
-// their callers' threads, one MPI call at a time under a lock held only
-// for calls that return at once: each collective is started as a
+// Threading: MPI is initialised with MPI_THREAD_MULTIPLE (at least
+// MPI_THREAD_SERIALIZED is required) by a goroutine locked to its OS
+// thread, which also finalises it. Collectives run on their callers'
+// threads, one MPI call at a time under a lock held only for calls that
+// return at once: each collective is started as a
 // non-blocking one and its caller drives it with MPI_Test until it
 // completes, so a call hands nothing to another thread and waits for no
 // thread to be scheduled. While non-blocking collectives started with
@@ -26,11 +27,11 @@
 // progress behind computing. The level MPI actually provided is checked
 // and reported by ThreadLevel.
 //
-// With OpenMPI, Init selects the reduce-scatter-then-allgather algorithm
-// for non-blocking allreduces (OMPI_MCA_coll_libnbc_iallreduce_algorithm=3)
-// unless the environment sets one: OpenMPI's default reduces in-place
-// buffers by a binomial tree at every size, which is slower for gradient
-// buckets.
+// With Open MPI 4.0.7, 4.1.2 or later, Init selects the
+// reduce-scatter-then-allgather algorithm for non-blocking allreduces
+// (OMPI_MCA_coll_libnbc_iallreduce_algorithm=3) unless the environment
+// sets one: Open MPI's default reduces in-place buffers by a binomial tree
+// at every size, which is slower for gradient buckets.
 //
 // Memory: collectives work on Buffers allocated with Alloc. Under -tags mpi
 // their memory comes from C's allocator, outside the Go heap, so MPI may
@@ -54,6 +55,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -166,7 +169,7 @@ type Comm struct {
 	done    bool
 	impl    commImpl
 
-	poll time.Duration // the pause between tests of a long wait
+	spin, poll time.Duration // GOLUON_MPI_SPIN and GOLUON_MPI_POLL
 }
 
 // kind is the kind of a collective, as the C side numbers them.
@@ -178,14 +181,12 @@ const (
 	kindBarrier
 )
 
-// lockSpin is how long a call spins for the MPI lock before it sleeps
-// between tries; waitSpin is how long a waiting caller tests its
-// collective without pause before it sleeps poll between tests (a longer
-// wait is a wait for a slower process, where the pause costs nothing).
-const (
-	lockSpin = time.Millisecond
-	waitSpin = 10 * time.Millisecond
-)
+// yieldFor is how long a waiting caller, after spinning, yields the CPU
+// between tests of its collective (when processes outnumber cores, the
+// process it waits for may need this core) before it sleeps the poll
+// pause between tests (a longer wait is a wait for a slower process,
+// where the pause costs nothing).
+const yieldFor = 10 * time.Millisecond
 
 // errLockTimeout: the MPI lock stayed taken until the deadline, so an
 // earlier call is stuck inside MPI.
@@ -211,7 +212,7 @@ func Init() (*Comm, error) {
 	world, initErr = initWorld()
 	if initErr == nil {
 		world.timeout = timeoutFromEnv()
-		_, world.poll = pollSettings()
+		world.spin, world.poll = pollSettings()
 	}
 	return world, initErr
 }
@@ -342,11 +343,11 @@ func (c *Comm) blocking(what string, buf *Buffer, k kind, dt DType, count, arg i
 		return nil
 	}
 	t0 := time.Now()
-	h, err := c.impl.start(k, buf, dt, count, arg, timeout, lockSpin, c.poll, false)
+	h, err := c.impl.start(k, buf, dt, count, arg, timeout, false)
 	if err != nil {
 		return c.fail(what, nil, timeout, err)
 	}
-	_, done, err := c.impl.wait(h, timeout-time.Since(t0), waitSpin, c.poll)
+	_, done, err := c.impl.wait(h, timeout-time.Since(t0), c.spin, yieldFor, c.poll)
 	if !done {
 		return c.fail(what, buf, timeout, ErrTimeout)
 	}
@@ -395,11 +396,11 @@ func checkBuf(op string, buf *Buffer, dt DType, count int) error {
 // maxCount is the largest element count of one call (MPI counts are C int).
 const maxCount = 1<<31 - 1
 
-// pollSettings returns how long the progress thread tests non-blocking
-// collectives without pause after a completion, and the pause after that:
-// GOLUON_MPI_SPIN and GOLUON_MPI_POLL (Go durations), default 50µs and
-// 20µs. The pause is also what a waiting caller sleeps between tests once
-// it waited waitSpin.
+// pollSettings returns how long the progress thread (and a waiting
+// caller) tests non-blocking collectives without pause, and the pause
+// between tests after that: GOLUON_MPI_SPIN and GOLUON_MPI_POLL (Go
+// durations), default 50µs and 20µs. A waiting caller yields the CPU
+// between tests for yieldFor before it takes the pause.
 func pollSettings() (spin, poll time.Duration) {
 	spin, poll = 50*time.Microsecond, 20*time.Microsecond
 	if d, err := time.ParseDuration(os.Getenv("GOLUON_MPI_SPIN")); err == nil && d >= 0 {
@@ -410,6 +411,34 @@ func pollSettings() (spin, poll time.Duration) {
 	}
 	return spin, poll
 }
+
+// selectAlgorithm reports whether Init selects OpenMPI's
+// reduce-scatter-then-allgather algorithm for non-blocking allreduces,
+// given MPI_Get_library_version's string: only for Open MPI 4.0.7 and
+// later 4.0 releases, 4.1.2 and later, and 5 and later. The algorithm
+// falls back to libnbc's ring for short buffers, and before those
+// releases the ring summed in-place buffers wrongly.
+func selectAlgorithm(library string) bool {
+	m := openMPIVersion.FindStringSubmatch(library)
+	if m == nil {
+		return false
+	}
+	var v [3]int
+	for i := range v {
+		v[i], _ = strconv.Atoi(m[i+1])
+	}
+	switch {
+	case v[0] != 4:
+		return v[0] > 4
+	case v[1] == 0:
+		return v[2] >= 7
+	case v[1] == 1:
+		return v[2] >= 2
+	}
+	return true
+}
+
+var openMPIVersion = regexp.MustCompile(`Open MPI v(\d+)\.(\d+)\.(\d+)`)
 
 func timeoutFromEnv() time.Duration {
 	if s := os.Getenv("GOLUON_MPI_TIMEOUT"); s != "" {

@@ -12,10 +12,10 @@ type commImpl struct{}
 
 func initWorld() (*Comm, error) { return nil, ErrNotBuilt }
 
-func (commImpl) start(kind, *Buffer, DType, int, int, time.Duration, time.Duration, time.Duration, bool) (reqHandle, error) {
+func (commImpl) start(kind, *Buffer, DType, int, int, time.Duration, bool) (reqHandle, error) {
 	return nil, ErrNotBuilt
 }
-func (commImpl) wait(reqHandle, time.Duration, time.Duration, time.Duration) (time.Duration, bool, error) {
+func (commImpl) wait(reqHandle, time.Duration, time.Duration, time.Duration, time.Duration) (time.Duration, bool, error) {
 	return 0, true, ErrNotBuilt
 }
 func (commImpl) finalize(time.Duration) error { return ErrNotBuilt }

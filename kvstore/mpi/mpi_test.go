@@ -4,6 +4,7 @@ package mpi_test
 
 import (
 	"errors"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -199,6 +200,42 @@ func TestCollectivesWorker(t *testing.T) {
 		}
 		if v := bb.Float32s()[m-1]; v != 6 {
 			t.Errorf("sum %v, want 6", v)
+		}
+	})
+	t.Run("two goroutines wait for one request", func(t *testing.T) {
+		x := b.Float64s()
+		x[0] = float64(rank)
+		r, err := c.Iallreduce(b, mpi.Float64, 1, mpi.Sum)
+		if err != nil {
+			t.Fatal(err)
+		}
+		errs := make(chan error, 2)
+		for range 2 {
+			go func() { errs <- r.Wait() }()
+		}
+		for range 2 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if x[0] != 6 {
+			t.Errorf("sum %v after both Waits returned, want 6", x[0])
+		}
+	})
+	t.Run("a huge timeout does not overflow", func(t *testing.T) {
+		old := c.Timeout()
+		defer c.SetTimeout(old)
+		c.SetTimeout(time.Duration(math.MaxInt64))
+		if rank == 0 {
+			time.Sleep(100 * time.Millisecond) // the others wait for it
+		}
+		x := b.Float64s()
+		x[0] = 1
+		if err := c.Allreduce(b, mpi.Float64, 1, mpi.Sum); err != nil {
+			t.Fatal(err)
+		}
+		if x[0] != 4 {
+			t.Errorf("sum %v, want 4", x[0])
 		}
 	})
 	t.Run("Go runtime keeps its signals", func(t *testing.T) {
