@@ -1,13 +1,10 @@
 package mpi_test
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/goluon/goluon/kvstore/mpi"
 )
-
-func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
 func TestBufferViews(t *testing.T) {
 	b, err := mpi.Alloc(64)

@@ -188,10 +188,6 @@ const (
 // where the pause costs nothing).
 const yieldFor = 10 * time.Millisecond
 
-// errLockTimeout: the MPI lock stayed taken until the deadline, so an
-// earlier call is stuck inside MPI.
-var errLockTimeout = fmt.Errorf("an earlier MPI call is stuck: %w", ErrTimeout)
-
 var (
 	worldMu sync.Mutex
 	world   *Comm

@@ -21,6 +21,10 @@ import (
 // iallreduceAlgorithmEnv selects OpenMPI's MPI_Iallreduce algorithm.
 const iallreduceAlgorithmEnv = "OMPI_MCA_coll_libnbc_iallreduce_algorithm"
 
+// errLockTimeout: the MPI lock stayed taken until the deadline, so an
+// earlier call is stuck inside MPI.
+var errLockTimeout = fmt.Errorf("an earlier MPI call is stuck: %w", ErrTimeout)
+
 // commImpl has no state of its own: MPI's is global.
 type commImpl struct{}
 

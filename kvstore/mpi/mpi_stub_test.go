@@ -4,6 +4,7 @@ package mpi_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/goluon/goluon/kvstore/mpi"
@@ -15,7 +16,7 @@ func TestInitWithoutTagSaysHowToBuild(t *testing.T) {
 		t.Fatalf("Init() = %v, %v; want nil, ErrNotBuilt", c, err)
 	}
 	for _, want := range []string{"-tags mpi", "mpirun"} {
-		if !contains(err.Error(), want) {
+		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}
 	}
