@@ -12,7 +12,8 @@ type Request struct {
 	mu   sync.Mutex // one Wait at a time; later ones wait for it
 	c    *Comm
 	what string
-	buf  *Buffer
+	buf  *Buffer // what the collective runs on (a padded scratch, or the caller's)
+	back func()  // run once it completed (copies a padded result back)
 	h    reqHandle
 	err  error
 	fin  bool
@@ -39,7 +40,10 @@ func (c *Comm) Iallreduce(buf *Buffer, dt DType, count int, op Op) (*Request, er
 		r.fin, r.at = true, time.Now()
 		return r, nil
 	}
-	h, err := c.impl.start(kindAllreduce, buf, dt, count, int(op), timeout, true)
+	if r.buf, count, r.back, err = c.padded(buf, dt, count); err != nil {
+		return nil, c.fail(r.what+" start", nil, timeout, err)
+	}
+	h, err := c.impl.start(kindAllreduce, r.buf, dt, count, int(op), timeout, true)
 	if err != nil {
 		return nil, c.fail(r.what+" start", nil, timeout, err)
 	}
@@ -70,6 +74,7 @@ func (r *Request) Wait() error {
 		r.err = c.fail(r.what, nil, 0, err)
 	default:
 		r.at = time.Now().Add(-ago)
+		r.back()
 	}
 	return r.err
 }

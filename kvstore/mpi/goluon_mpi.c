@@ -304,6 +304,10 @@ int goluon_start(int kind, void *buf, int count, int dt, int arg, int64_t deadli
 		return rc;
 	}
 	s->state = 1;
+	// Test the collectives already in flight: where processes outnumber
+	// cores the progress thread gets little CPU, and a start is then what
+	// progresses the buckets started before it.
+	goluon_test_all();
 	goluon_act[goluon_nact] = s;
 	__atomic_store_n(&goluon_nact, goluon_nact + 1, __ATOMIC_RELEASE);
 	goluon_unlock();
@@ -315,9 +319,9 @@ int goluon_start(int kind, void *buf, int count, int dt, int arg, int64_t deadli
 // goluon_wait drives the collectives in flight on the caller's thread
 // until s is done, then frees s and returns 1 with its MPI code in *code
 // and how long ago it completed in *ago_ns. It tests without pause for
-// spin_ns, then yields the CPU between tests until yield_ns (when
-// processes outnumber cores, the one it waits for may need this core),
-// then sleeps the poll pause between tests. If deadline passes first it
+// spin_ns (as the only waiter), then yields the CPU between tests until
+// yield_ns (when processes outnumber cores, the one it waits for may need
+// this core), then sleeps the poll pause between tests. If deadline passes first it
 // abandons s (it stays in MPI's hands, never tested again) and returns 0.
 // On the way out it kicks the progress thread if collectives are left.
 int goluon_wait(goluon_slot *s, int64_t deadline, int64_t spin_ns, int64_t yield_ns, int64_t poll_ns, int *code, int64_t *ago_ns) {
@@ -327,9 +331,6 @@ int goluon_wait(goluon_slot *s, int64_t deadline, int64_t spin_ns, int64_t yield
 	int ok = 0;
 	for (;;) {
 		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == 2) {
-			*code = s->code;
-			*ago_ns = goluon_now_ns() - s->done_ns;
-			free(s);
 			ok = 1;
 			break;
 		}
@@ -340,20 +341,32 @@ int goluon_wait(goluon_slot *s, int64_t deadline, int64_t spin_ns, int64_t yield
 		}
 		int64_t t = goluon_now_ns();
 		if (t > deadline) break;
-		if (t - start < spin_ns) goluon_relax();
+		// Spin only as the only waiter: others mean threads that may
+		// outnumber the cores.
+		if (t - start < spin_ns && __atomic_load_n(&goluon_waiters, __ATOMIC_ACQUIRE) == 1) goluon_relax();
 		else if (t - start < yield_ns) sched_yield();
 		else goluon_nap(poll_ns, deadline);
 	}
 	__atomic_sub_fetch(&goluon_want, 1, __ATOMIC_ACQ_REL);
 	if (!ok && goluon_lock(goluon_now_ns() + 1000000000)) {
-		for (int i = 0; i < goluon_nact; i++) {
-			if (goluon_act[i] == s) {
-				goluon_drop(i);
-				__atomic_store_n(&s->state, 3, __ATOMIC_RELEASE);
-				break;
+		// Another waiter may have completed s since the deadline check.
+		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == 2) {
+			ok = 1;
+		} else {
+			for (int i = 0; i < goluon_nact; i++) {
+				if (goluon_act[i] == s) {
+					goluon_drop(i);
+					__atomic_store_n(&s->state, 3, __ATOMIC_RELEASE);
+					break;
+				}
 			}
 		}
 		goluon_unlock();
+	}
+	if (ok) {
+		*code = s->code;
+		*ago_ns = goluon_now_ns() - s->done_ns;
+		free(s);
 	}
 	if (__atomic_sub_fetch(&goluon_waiters, 1, __ATOMIC_ACQ_REL) == 0 && __atomic_load_n(&goluon_nact, __ATOMIC_ACQUIRE) > 0) goluon_kick();
 	return ok;
@@ -384,6 +397,8 @@ int goluon_finalize(int64_t deadline) {
 // goluon_abort ends the job; it waits up to a second for the lock and
 // then calls MPI_Abort anyway.
 int goluon_abort(int code) {
-	goluon_lock(goluon_now_ns() + 1000000000);
-	return MPI_Abort(MPI_COMM_WORLD, code);
+	int locked = goluon_lock(goluon_now_ns() + 1000000000);
+	int rc = MPI_Abort(MPI_COMM_WORLD, code);
+	if (locked) goluon_unlock();
+	return rc;
 }

@@ -170,6 +170,7 @@ type Comm struct {
 	impl    commImpl
 
 	spin, poll time.Duration // GOLUON_MPI_SPIN and GOLUON_MPI_POLL
+	padTo      int           // allreduces of fewer elements run padded to this many (see padded)
 }
 
 // kind is the kind of a collective, as the C side numbers them.
@@ -338,6 +339,12 @@ func (c *Comm) blocking(what string, buf *Buffer, k kind, dt DType, count, arg i
 	if k != kindBarrier && count == 0 {
 		return nil
 	}
+	back := func() {}
+	if k == kindAllreduce {
+		if buf, count, back, err = c.padded(buf, dt, count); err != nil {
+			return c.fail(what, nil, timeout, err)
+		}
+	}
 	t0 := time.Now()
 	h, err := c.impl.start(k, buf, dt, count, arg, timeout, false)
 	if err != nil {
@@ -350,7 +357,30 @@ func (c *Comm) blocking(what string, buf *Buffer, k kind, dt DType, count, arg i
 	if err != nil {
 		return c.fail(what, nil, timeout, err)
 	}
+	back()
 	return nil
+}
+
+// padded returns the buffer and count an allreduce of count elements of
+// buf runs on, and a function to call once it completed. Where Init
+// selected Open MPI's reduce-scatter-then-allgather algorithm, which falls
+// back to a ring of 2(n−1) steps for fewer elements than the largest power
+// of two not above the n processes, a shorter allreduce runs on a scratch
+// buffer of that many elements (buf's, then zeros: the reduction is
+// element by element, so the padding never meets them), and the function
+// copies the result back and frees the scratch. Otherwise it is buf itself
+// and the function does nothing.
+func (c *Comm) padded(buf *Buffer, dt DType, count int) (*Buffer, int, func(), error) {
+	if count >= c.padTo {
+		return buf, count, func() {}, nil
+	}
+	nbytes := count * dt.Size()
+	scratch, err := Alloc(c.padTo * dt.Size())
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	copy(scratch.bytes(), buf.bytes()[:nbytes])
+	return scratch, c.padTo, func() { copy(buf.bytes()[:nbytes], scratch.bytes()); scratch.Free() }, nil
 }
 
 // fail breaks the communicator with an error describing what failed.
@@ -474,6 +504,9 @@ func (b *Buffer) Float32s() []float32 { return unsafe.Slice((*float32)(b.p), b.n
 
 // Float64s views the buffer as float64s.
 func (b *Buffer) Float64s() []float64 { return unsafe.Slice((*float64)(b.p), b.n/8) }
+
+// bytes views the buffer as bytes.
+func (b *Buffer) bytes() []byte { return unsafe.Slice((*byte)(b.p), b.n) }
 
 // Int64s views the buffer as int64s.
 func (b *Buffer) Int64s() []int64 { return unsafe.Slice((*int64)(b.p), b.n/8) }

@@ -12,6 +12,7 @@ import "C"
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"os"
 	"runtime"
 	"time"
@@ -75,6 +76,9 @@ func initWorld() (*Comm, error) {
 			return
 		}
 		c.rank, c.size = int(rank), int(size)
+		if os.Getenv(iallreduceAlgorithmEnv) == "3" {
+			c.padTo = 1 << (bits.Len(uint(c.size)) - 1) // the largest power of two not above size
+		}
 		spin, poll := pollSettings()
 		if rc := C.goluon_start_progress(C.int64_t(spin.Nanoseconds()), C.int64_t(poll.Nanoseconds())); rc != 0 {
 			ready <- result{fmt.Errorf("mpi: cannot start the progress thread (error %d)", int(rc))}

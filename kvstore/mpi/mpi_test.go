@@ -93,6 +93,49 @@ func TestCollectivesWorker(t *testing.T) {
 			t.Errorf("min = %d, want -7", x[0])
 		}
 	})
+	t.Run("max of negatives and min of positives, short buffers", func(t *testing.T) {
+		// Shorter than the world: Init may run such allreduces on a
+		// padded scratch buffer; the result comes back, the element
+		// after it stays.
+		for _, nonBlocking := range []bool{false, true} {
+			x := b.Float64s()
+			x[0], x[1] = -float64(rank+1), float64(rank+1)
+			run := func(buf *mpi.Buffer, dt mpi.DType, n int, op mpi.Op) {
+				t.Helper()
+				var err error
+				if nonBlocking {
+					var r *mpi.Request
+					if r, err = c.Iallreduce(buf, dt, n, op); err == nil {
+						err = r.Wait()
+					}
+				} else {
+					err = c.Allreduce(buf, dt, n, op)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			run(b, mpi.Float64, 1, mpi.Max)
+			if x[0] != -1 || x[1] != float64(rank+1) {
+				t.Errorf("non-blocking %v: max of -1…-4 = %v (element after it %v)", nonBlocking, x[0], x[1])
+			}
+			x[0] = float64(rank + 1)
+			run(b, mpi.Float64, 1, mpi.Min)
+			if x[0] != 1 {
+				t.Errorf("non-blocking %v: min of 1…4 = %v", nonBlocking, x[0])
+			}
+			bb, err := mpi.Alloc(8)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bb.Float32s()[0], bb.Float32s()[1] = -float32(rank+2), 9
+			run(bb, mpi.Float32, 1, mpi.Max)
+			if v := bb.Float32s(); v[0] != -2 || v[1] != 9 {
+				t.Errorf("non-blocking %v: float32 max of -2…-5 = %v, the next element %v (want -2, 9)", nonBlocking, v[0], v[1])
+			}
+			bb.Free()
+		}
+	})
 	t.Run("bcast", func(t *testing.T) {
 		x := b.Float64s()
 		for i := range x {
