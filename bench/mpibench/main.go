@@ -34,6 +34,7 @@ func main() {
 	model := flag.String("model", "", "with -step: also predict the efficiency on these networks, e.g. 10,100 (Gbit/s)")
 	latency := flag.Duration("latency", 25*time.Microsecond, "per-message network latency assumed by -model")
 	bucket := flag.Int("bucket", 0, "with -step: gradient bucket size in bytes (default: the Trainer's)")
+	timeline := flag.Bool("timeline", false, "with -step: every rank prints percentiles of its forward and backward passes and of its Step calls")
 	cpuprofile := flag.String("cpuprofile", "", "write each rank's CPU profile to this path with the rank appended (e.g. cpu.prof.0)")
 	flag.Parse()
 	comm, err := mpi.Init()
@@ -57,7 +58,7 @@ func main() {
 	case *allreduce:
 		err = benchAllreduce(comm, *reps)
 	case *step != "":
-		err = benchStep(comm, *step, *batch, *steps, *reps, *model, *latency, *bucket)
+		err = benchStep(comm, *step, *batch, *steps, *reps, *model, *latency, *bucket, *timeline)
 	default:
 		err = fmt.Errorf("choose -allreduce or -step lenet|cifar")
 	}

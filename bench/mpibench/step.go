@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,7 +26,13 @@ import (
 // it that Step spent waiting for the gradient sums (the exchange not hidden
 // behind backward) and the throughput over all
 // processes are the slowest rank's medians over reps repetitions.
-func benchStep(comm *mpi.Comm, name string, batch, steps, reps int, model string, latency time.Duration, bucket int) error {
+//
+// With timeline, every rank also prints the 10th, 50th and 90th
+// percentiles of its measured steps' forward and backward pass (which
+// includes starting the buckets, and so the control exchange that waits
+// for the other ranks) and of its Step, and its control exchanges' time
+// per step.
+func benchStep(comm *mpi.Comm, name string, batch, steps, reps int, model string, latency time.Duration, bucket int, timeline bool) error {
 	np := comm.Size()
 	var net gluon.Block
 	var opt optimizer.Optimizer
@@ -63,12 +70,20 @@ func benchStep(comm *mpi.Comm, name string, batch, steps, reps int, model string
 	}
 	kv := tr.KVStore().(*dist.Store)
 	lossFn := loss.NewSoftmaxCrossEntropy()
-	var exposed time.Duration // Step's time on the gradient sums, not hidden behind backward
+	var exposed time.Duration       // Step's time on the gradient sums, not hidden behind backward
+	var passes, stepCalls []float64 // µs per measured step, with timeline
+	measuring := false
 	step := func() error {
 		s := nd.NewScope()
 		defer s.Close()
+		t0 := time.Now()
 		autograd.Record(func() { autograd.Backward(lossFn.Forward(net.Forward(x), y)) })
+		t1 := time.Now()
 		err := tr.Step(batch)
+		if measuring {
+			passes = append(passes, float64(t1.Sub(t0).Microseconds()))
+			stepCalls = append(stepCalls, float64(time.Since(t1).Microseconds()))
+		}
 		exposed += tr.Stats().ReduceTime
 		return err
 	}
@@ -78,6 +93,8 @@ func benchStep(comm *mpi.Comm, name string, batch, steps, reps int, model string
 		}
 	}
 	var stepTimes, shares, backgrounds []float64
+	measuring = timeline
+	ctrl0 := kv.Stats().Time
 	for range reps {
 		if err := comm.Barrier(); err != nil {
 			return err
@@ -108,6 +125,10 @@ func benchStep(comm *mpi.Comm, name string, batch, steps, reps int, model string
 		stepTimes, shares, backgrounds = append(stepTimes, worst), append(shares, share), append(backgrounds, bgWorst)
 	}
 	st := kv.Stats()
+	if timeline {
+		fmt.Printf("%s rank %d: forward+backward p10/p50/p90 %s µs, Step %s µs, control exchanges %.0f µs a step\n",
+			name, comm.Rank(), percentiles(passes), percentiles(stepCalls), float64((st.Time-ctrl0).Microseconds())/float64(reps*steps))
+	}
 	nParams, bytes := 0, 0
 	for _, p := range params.List() {
 		nParams++
@@ -125,6 +146,17 @@ func benchStep(comm *mpi.Comm, name string, batch, steps, reps int, model string
 		return predict(name, t*(1-share), bytes, model, latency)
 	}
 	return nil
+}
+
+// percentiles formats the 10th, 50th and 90th percentiles of v.
+func percentiles(v []float64) string {
+	v = slices.Clone(v)
+	slices.Sort(v)
+	n := len(v)
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f/%.0f/%.0f", v[n/10], v[n/2], v[n*9/10])
 }
 
 // predict prints the scaling model: a ring allreduce of S bytes over N
