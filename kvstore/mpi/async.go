@@ -12,8 +12,8 @@ type Request struct {
 	mu   sync.Mutex // one Wait at a time; later ones wait for it
 	c    *Comm
 	what string
-	buf  *Buffer // what the collective runs on (a padded scratch, or the caller's)
-	back func()  // run once it completed (copies a padded result back)
+	buf  *Buffer       // what the collective runs on (a padded scratch, or the caller's)
+	back func(ok bool) // run once it is over, unless it timed out (copies a padded result back)
 	h    reqHandle
 	err  error
 	fin  bool
@@ -45,6 +45,7 @@ func (c *Comm) Iallreduce(buf *Buffer, dt DType, count int, op Op) (*Request, er
 	}
 	h, err := c.impl.start(kindAllreduce, r.buf, dt, count, int(op), timeout, true)
 	if err != nil {
+		r.back(false)
 		return nil, c.fail(r.what+" start", nil, timeout, err)
 	}
 	r.h = h
@@ -69,12 +70,13 @@ func (r *Request) Wait() error {
 	ago, done, err := c.impl.wait(r.h, timeout, c.spin, yieldFor, c.poll)
 	switch {
 	case !done:
-		r.err = c.fail(r.what, r.buf, timeout, ErrTimeout)
+		r.err = c.fail(r.what, r.buf, timeout, ErrTimeout) // r.buf pinned: MPI may still write to it
 	case err != nil:
+		r.back(false)
 		r.err = c.fail(r.what, nil, 0, err)
 	default:
 		r.at = time.Now().Add(-ago)
-		r.back()
+		r.back(true)
 	}
 	return r.err
 }

@@ -3,9 +3,8 @@
 // allreduce (blocking, and non-blocking with Iallreduce), broadcast,
 // barrier and finalisation, over MPI_COMM_WORLD.
 //
-// The binding uses cgo and links the system MPI through pkg-config
-// (OpenMPI's ompi-c, or mpich); it is compiled only with the build tag
-// mpi:
+// The binding uses cgo and links Open MPI through pkg-config (ompi-c);
+// it is compiled only with the build tag mpi:
 //
 //	apt-get install libopenmpi-dev openmpi-bin
 //	go build -tags mpi ./...
@@ -161,7 +160,7 @@ const DefaultTimeout = 5 * time.Minute
 type Comm struct {
 	rank, size int
 	level      ThreadLevel
-	calls      chan func() // calls for the MPI goroutine (Finalize)
+	finalize   chan func() // Finalize's call, for the thread that initialised MPI
 
 	mu      sync.Mutex
 	timeout time.Duration
@@ -209,7 +208,6 @@ func Init() (*Comm, error) {
 	world, initErr = initWorld()
 	if initErr == nil {
 		world.timeout = timeoutFromEnv()
-		world.spin, world.poll = pollSettings()
 	}
 	return world, initErr
 }
@@ -291,8 +289,9 @@ func (c *Comm) Finalize() error {
 	}
 	var err error
 	timeout := c.Timeout()
-	c.run(func() { err = c.impl.finalize(timeout) })
-	close(c.calls)
+	done := make(chan struct{})
+	c.finalize <- func() { err = c.impl.finalize(timeout); close(done) }
+	<-done
 	return err
 }
 
@@ -339,7 +338,7 @@ func (c *Comm) blocking(what string, buf *Buffer, k kind, dt DType, count, arg i
 	if k != kindBarrier && count == 0 {
 		return nil
 	}
-	back := func() {}
+	back := func(bool) {}
 	if k == kindAllreduce {
 		if buf, count, back, err = c.padded(buf, dt, count); err != nil {
 			return c.fail(what, nil, timeout, err)
@@ -348,31 +347,33 @@ func (c *Comm) blocking(what string, buf *Buffer, k kind, dt DType, count, arg i
 	t0 := time.Now()
 	h, err := c.impl.start(k, buf, dt, count, arg, timeout, false)
 	if err != nil {
+		back(false)
 		return c.fail(what, nil, timeout, err)
 	}
 	_, done, err := c.impl.wait(h, timeout-time.Since(t0), c.spin, yieldFor, c.poll)
 	if !done {
-		return c.fail(what, buf, timeout, ErrTimeout)
+		return c.fail(what, buf, timeout, ErrTimeout) // buf pinned: MPI may still write to it
 	}
+	back(err == nil)
 	if err != nil {
 		return c.fail(what, nil, timeout, err)
 	}
-	back()
 	return nil
 }
 
 // padded returns the buffer and count an allreduce of count elements of
-// buf runs on, and a function to call once it completed. Where Init
+// buf runs on, and a function to call once it is over (with whether it
+// succeeded; not after a timeout, whose buffer MPI may still use). Where Init
 // selected Open MPI's reduce-scatter-then-allgather algorithm, which falls
 // back to a ring of 2(n−1) steps for fewer elements than the largest power
 // of two not above the n processes, a shorter allreduce runs on a scratch
 // buffer of that many elements (buf's, then zeros: the reduction is
 // element by element, so the padding never meets them), and the function
-// copies the result back and frees the scratch. Otherwise it is buf itself
-// and the function does nothing.
-func (c *Comm) padded(buf *Buffer, dt DType, count int) (*Buffer, int, func(), error) {
+// copies the result back if it succeeded and frees the scratch. Otherwise
+// it is buf itself and the function does nothing.
+func (c *Comm) padded(buf *Buffer, dt DType, count int) (*Buffer, int, func(ok bool), error) {
 	if count >= c.padTo {
-		return buf, count, func() {}, nil
+		return buf, count, func(bool) {}, nil
 	}
 	nbytes := count * dt.Size()
 	scratch, err := Alloc(c.padTo * dt.Size())
@@ -380,7 +381,12 @@ func (c *Comm) padded(buf *Buffer, dt DType, count int) (*Buffer, int, func(), e
 		return nil, 0, nil, err
 	}
 	copy(scratch.bytes(), buf.bytes()[:nbytes])
-	return scratch, c.padTo, func() { copy(buf.bytes()[:nbytes], scratch.bytes()); scratch.Free() }, nil
+	return scratch, c.padTo, func(ok bool) {
+		if ok {
+			copy(buf.bytes()[:nbytes], scratch.bytes())
+		}
+		scratch.Free()
+	}, nil
 }
 
 // fail breaks the communicator with an error describing what failed.
@@ -389,8 +395,12 @@ func (c *Comm) fail(what string, buf *Buffer, timeout time.Duration, err error) 
 		if buf != nil {
 			buf.pinned.Store(true)
 		}
-		err = fmt.Errorf("mpi: rank %d of %d: %s did not complete within %v: another process has stopped taking part (did it die or take a different path?) (%w)",
-			c.rank, c.size, what, timeout, err)
+		if err == ErrTimeout {
+			err = fmt.Errorf("mpi: rank %d of %d: %s did not complete within %v: another process has stopped taking part (did it die or take a different path?) (%w)",
+				c.rank, c.size, what, timeout, err)
+		} else {
+			err = fmt.Errorf("mpi: rank %d of %d: %s did not start within %v: %w", c.rank, c.size, what, timeout, err)
+		}
 	} else {
 		err = fmt.Errorf("mpi: rank %d of %d: %s: %w", c.rank, c.size, what, err)
 	}
@@ -400,13 +410,6 @@ func (c *Comm) fail(what string, buf *Buffer, timeout time.Duration, err error) 
 		c.broken = err
 	}
 	return c.broken
-}
-
-// run executes f on the MPI goroutine and waits for it.
-func (c *Comm) run(f func()) {
-	done := make(chan struct{})
-	c.calls <- func() { f(); close(done) }
-	<-done
 }
 
 func checkBuf(op string, buf *Buffer, dt DType, count int) error {
@@ -421,22 +424,6 @@ func checkBuf(op string, buf *Buffer, dt DType, count int) error {
 
 // maxCount is the largest element count of one call (MPI counts are C int).
 const maxCount = 1<<31 - 1
-
-// pollSettings returns how long the progress thread (and a waiting
-// caller) tests non-blocking collectives without pause, and the pause
-// between tests after that: GOLUON_MPI_SPIN and GOLUON_MPI_POLL (Go
-// durations), default 50µs and 20µs. A waiting caller yields the CPU
-// between tests for yieldFor before it takes the pause.
-func pollSettings() (spin, poll time.Duration) {
-	spin, poll = 50*time.Microsecond, 20*time.Microsecond
-	if d, err := time.ParseDuration(os.Getenv("GOLUON_MPI_SPIN")); err == nil && d >= 0 {
-		spin = d
-	}
-	if d, err := time.ParseDuration(os.Getenv("GOLUON_MPI_POLL")); err == nil && d >= 0 {
-		poll = d
-	}
-	return spin, poll
-}
 
 // selectAlgorithm reports whether Init selects OpenMPI's
 // reduce-scatter-then-allgather algorithm for non-blocking allreduces,

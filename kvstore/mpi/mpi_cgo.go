@@ -19,19 +19,36 @@ import (
 	"unsafe"
 )
 
+// pollSettings returns how long the progress thread (and a waiting
+// caller) tests non-blocking collectives without pause, and the pause
+// between tests after that: GOLUON_MPI_SPIN and GOLUON_MPI_POLL (Go
+// durations; the pause must be positive), default 50µs and 20µs. A
+// waiting caller spins only while it is the only waiter, and yields the
+// CPU between tests until yieldFor before it takes the pause.
+func pollSettings() (spin, poll time.Duration) {
+	spin, poll = 50*time.Microsecond, 20*time.Microsecond
+	if d, err := time.ParseDuration(os.Getenv("GOLUON_MPI_SPIN")); err == nil && d >= 0 {
+		spin = d
+	}
+	if d, err := time.ParseDuration(os.Getenv("GOLUON_MPI_POLL")); err == nil && d > 0 {
+		poll = d
+	}
+	return spin, poll
+}
+
 // iallreduceAlgorithmEnv selects OpenMPI's MPI_Iallreduce algorithm.
 const iallreduceAlgorithmEnv = "OMPI_MCA_coll_libnbc_iallreduce_algorithm"
 
 // errLockTimeout: the MPI lock stayed taken until the deadline, so an
-// earlier call is stuck inside MPI.
-var errLockTimeout = fmt.Errorf("an earlier MPI call is stuck: %w", ErrTimeout)
+// earlier call of this process is stuck inside MPI.
+var errLockTimeout = fmt.Errorf("the MPI lock stayed taken: an earlier MPI call of this process is stuck (%w)", ErrTimeout)
 
 // commImpl has no state of its own: MPI's is global.
 type commImpl struct{}
 
 // initWorld starts the MPI goroutine, which locks itself to its OS thread,
-// initialises MPI there (the thread that initialises MPI must finalise
-// it), starts the progress thread and then waits for Finalize.
+// initialises MPI there, starts the progress thread and then waits to
+// run Finalize's call (the thread that initialises MPI must finalise it).
 func initWorld() (*Comm, error) {
 	// OpenMPI installs handlers for SIGSEGV, SIGBUS, SIGFPE and SIGILL
 	// that print a trace and abort; they would take those signals from
@@ -43,7 +60,8 @@ func initWorld() (*Comm, error) {
 	// a binomial tree, a reduce to rank 0 and a broadcast back, whatever
 	// the size; gradient buckets are large, and a reduce-scatter followed
 	// by an allgather (algorithm 3, which falls back to a ring for fewer
-	// elements than half the world) moves each process's share once. Only
+	// elements than the largest power of two not above the number of
+	// processes: see Comm.padded) moves each process's share once. Only
 	// where that ring sums in-place buffers correctly (selectAlgorithm); a
 	// value set in the environment wins.
 	var lib [256]C.char
@@ -51,7 +69,7 @@ func initWorld() (*Comm, error) {
 	if _, set := os.LookupEnv(iallreduceAlgorithmEnv); !set && selectAlgorithm(C.GoString(&lib[0])) {
 		os.Setenv(iallreduceAlgorithmEnv, "3")
 	}
-	c := &Comm{calls: make(chan func())}
+	c := &Comm{finalize: make(chan func())}
 	type result struct {
 		err error
 	}
@@ -59,7 +77,7 @@ func initWorld() (*Comm, error) {
 	go func() {
 		runtime.LockOSThread() // never unlocked: this thread is MPI's
 		var got C.int
-		// MULTIPLE, though calls are serialised: OpenMPI before 4.1.7 and
+		// MULTIPLE, though calls are serialised: Open MPI before 4.1.7 and
 		// 5.0.4 sets UCX up for one thread unless MULTIPLE is asked for.
 		if rc := C.goluon_init(C.goluon_level(C.int(ThreadMultiple)), &got); rc != C.MPI_SUCCESS {
 			ready <- result{fmt.Errorf("mpi: MPI_Init_thread: %s", errorString(rc))}
@@ -79,13 +97,17 @@ func initWorld() (*Comm, error) {
 		if os.Getenv(iallreduceAlgorithmEnv) == "3" {
 			c.padTo = 1 << (bits.Len(uint(c.size)) - 1) // the largest power of two not above size
 		}
-		spin, poll := pollSettings()
-		if rc := C.goluon_start_progress(C.int64_t(spin.Nanoseconds()), C.int64_t(poll.Nanoseconds())); rc != 0 {
+		c.spin, c.poll = pollSettings()
+		if rc := C.goluon_start_progress(C.int64_t(c.spin.Nanoseconds()), C.int64_t(c.poll.Nanoseconds())); rc != 0 {
 			ready <- result{fmt.Errorf("mpi: cannot start the progress thread (error %d)", int(rc))}
 			return
 		}
 		ready <- result{}
-		c.serve()
+		// This thread initialised MPI and must finalise it: it runs
+		// Finalize's call, then ends.
+		if f, ok := <-c.finalize; ok {
+			f()
+		}
 	}()
 	if r := <-ready; r.err != nil {
 		return nil, r.err

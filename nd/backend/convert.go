@@ -8,8 +8,9 @@ type Elem interface {
 	float32 | float64 | int32 | int64 | uint8
 }
 
-// castHost converts the typed slice src into the typed slice dst of the
-// same length. Both are []float32, []float64, []int32, []int64, []uint8 or
+// ConvertHost converts the typed slice src into the typed slice dst, which
+// must be at least as long (elements past len(src) are left alone). Both
+// are []float32, []float64, []int32, []int64, []uint8, []F16, []BF16 or
 // []bool; toBool makes a []uint8 dst receive 0/1 truth values.
 func ConvertHost(dst any, toBool bool, src any) {
 	if sameCopy(dst, toBool, src) {
@@ -126,28 +127,31 @@ func intRange[T Elem]() (lo, hi float64) {
 func sameCopy(dst any, toBool bool, src any) bool {
 	switch d := dst.(type) {
 	case []float32:
-		s, ok := src.([]float32)
-		return ok && len(d) >= len(s) && copy(d, s) >= 0
+		return copySame(d, src)
 	case []float64:
-		s, ok := src.([]float64)
-		return ok && len(d) >= len(s) && copy(d, s) >= 0
+		return copySame(d, src)
 	case []int32:
-		s, ok := src.([]int32)
-		return ok && len(d) >= len(s) && copy(d, s) >= 0
+		return copySame(d, src)
 	case []int64:
-		s, ok := src.([]int64)
-		return ok && len(d) >= len(s) && copy(d, s) >= 0
+		return copySame(d, src)
 	case []uint8:
-		s, ok := src.([]uint8)
-		return ok && !toBool && len(d) >= len(s) && copy(d, s) >= 0
+		return !toBool && copySame(d, src)
 	case []F16:
-		s, ok := src.([]F16)
-		return ok && len(d) >= len(s) && copy(d, s) >= 0
+		return copySame(d, src)
 	case []BF16:
-		s, ok := src.([]BF16)
-		return ok && len(d) >= len(s) && copy(d, s) >= 0
+		return copySame(d, src)
 	}
 	return false
+}
+
+// copySame copies src into d when src is a []T no longer than d.
+func copySame[T any](d []T, src any) bool {
+	s, ok := src.([]T)
+	if !ok || len(d) < len(s) {
+		return false
+	}
+	copy(d, s)
+	return true
 }
 
 // Convert writes d[i] = D(s[i]); floats become integers by truncation

@@ -9,7 +9,7 @@ import (
 
 // TestConvertHost: same-type conversions (a plain copy) and the converting
 // ones give what element-wise conversion gives; truth values stay 0/1;
-// a destination shorter than the source panics on every path.
+// a destination shorter than the source panics, same type or not.
 func TestConvertHost(t *testing.T) {
 	nan := float32(math.NaN())
 	cases := []struct {
@@ -27,6 +27,7 @@ func TestConvertHost(t *testing.T) {
 		{"uint8 truth values", make([]uint8, 3), true, []uint8{0, 2, 255}, []uint8{0, 1, 1}},
 		{"float32 to int64 truncates", make([]int64, 3), false, []float32{1.9, -1.9, nan}, []int64{1, -1, 0}},
 		{"float16 copy", make([]F16, 2), false, []F16{F16From(1.5), F16From(-2)}, []F16{F16From(1.5), F16From(-2)}},
+		{"bfloat16 copy", make([]BF16, 2), false, []BF16{BF16From(1.5), BF16From(-2)}, []BF16{BF16From(1.5), BF16From(-2)}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -36,7 +37,7 @@ func TestConvertHost(t *testing.T) {
 			}
 		})
 	}
-	for _, src := range []any{[]float32{1, 2}, []float64{1, 2}} {
+	for _, src := range []any{[]float32{1, 2}, []float64{1, 2}, []int64{1, 2}} {
 		func() {
 			defer func() {
 				if recover() == nil {
