@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # bench/mpi.sh: the distributed kvstore's benchmarks on this machine (loopback):
 # MPI allreduce latency/bandwidth for 2 and 4 processes; then LeNet training
-# steps (global batch 128, 200 steps a repetition: a LeNet step is under a
-# millisecond) and Keras CIFAR-10 CNN steps (batch 32 per process) with 1
+# steps (global batch 128, 200 steps a repetition: a LeNet step takes about
+# a millisecond) and Keras CIFAR-10 CNN steps (batch 32 per process) with 1
 # and 2 processes, in alternating pairs (one 1-process run,
 # then one 2-process run, PAIRS times), reporting the median of the
 # per-pair throughput ratios with their minimum and maximum, and the exposed
 # exchange (the part of the step spent waiting for gradient sums, not hidden
 # behind backward); LeNet with 4 processes once; and the scaling model for
 # 8 and 64 workers on 10 and 100 Gbit/s networks. Each process gets
-# GOMAXPROCS = cores / processes. Results go to stdout and
+# GOMAXPROCS = cores / processes, and is bound to that many cores. Results go to stdout and
 # bench/mpi-results.jsonl; the last line is one JSON object of the ratios.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,7 +34,12 @@ run() { # np args...
 	shift
 	local procs=$((cores / np))
 	[ "$procs" -ge 1 ] || procs=1
-	mpirun --oversubscribe --bind-to none -np "$np" -x GOMAXPROCS="$procs" "${pass[@]}" "$bin" "$@" |
+	# Each process bound to cores of its own when they go round (an unbound
+	# 2-process LeNet step ran 40% slower: results/2026-11-29-mpi/NOTES.md);
+	# oversubscribed jobs unbound.
+	local bind=(--map-by "slot:PE=$procs" --bind-to core)
+	[ $((np * procs)) -le "$cores" ] || bind=(--oversubscribe --bind-to none)
+	mpirun "${bind[@]}" -np "$np" -x GOMAXPROCS="$procs" "${pass[@]}" "$bin" "$@" |
 		tee >(grep '^JSON ' | sed 's/^JSON //' >>"$out") | grep -v '^JSON '
 }
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(mpirun --version | head -1)"
