@@ -13,7 +13,7 @@ import (
 // one size and dtype) over the contexts and the processes, and writes the
 // sum into every buffer. It is StartAllReduce followed by its wait.
 func (s *Store) AllReduce(bufs []*nd.NDArray) error {
-	wait, err := s.StartAllReduce(bufs)
+	wait, err := s.startAllReduce(bufs, true)
 	if err != nil {
 		return err
 	}
@@ -28,7 +28,21 @@ func (s *Store) AllReduce(bufs []*nd.NDArray) error {
 // over the processes is complete and writes it into every buffer. Every
 // process must start the same reductions, of the same sizes, in the same
 // order; the bufs must not be touched until wait returns.
+//
+// The reduction progresses behind the caller's computing (the MPI
+// package's progress thread), except for the last bucket of a round that
+// BeginBuckets began: its wait follows at once, so it is left to the wait.
 func (s *Store) StartAllReduce(bufs []*nd.NDArray) (wait func() error, err error) {
+	s.mu.Lock()
+	s.started++
+	last := s.buckets > 0 && s.started >= s.buckets
+	s.mu.Unlock()
+	return s.startAllReduce(bufs, last)
+}
+
+// startAllReduce is StartAllReduce; soon says that the wait follows at
+// once (mpi.Comm.IallreduceForWait).
+func (s *Store) startAllReduce(bufs []*nd.NDArray, soon bool) (wait func() error, err error) {
 	if len(bufs) == 0 {
 		return nil, s.errorf("all-reduce of no buffers")
 	}
@@ -63,7 +77,11 @@ func (s *Store) StartAllReduce(bufs []*nd.NDArray) (wait func() error, err error
 		sum.ReadInto(view)
 		sum.Release()
 	}
-	req, err := s.comm.Iallreduce(buf, mdt, n, mpi.Sum)
+	start := s.comm.Iallreduce
+	if soon {
+		start = s.comm.IallreduceForWait
+	}
+	req, err := start(buf, mdt, n, mpi.Sum)
 	if err != nil {
 		s.giveBuffer(buf)
 		return nil, s.errorf("all-reduce of a %d-byte bucket: %w", n*dt.Size(), err)
@@ -144,5 +162,6 @@ func (s *Store) BeginBuckets(keys [][]string) error {
 	t0 := time.Now()
 	_, err = s.control(fmt.Sprintf("gradient buckets of %v keys", lens), flat, shapes, 0)
 	s.stats.Time += time.Since(t0)
+	s.buckets, s.started = len(keys), 0
 	return err
 }

@@ -119,6 +119,8 @@ type Store struct {
 	fusion   *mpi.Buffer
 	free     []*mpi.Buffer // bucket buffers not in use (StartAllReduce)
 	agreed   uint64        // signature checked by BeginStep for the next exchange
+	buckets  int           // the buckets of the round BeginBuckets began (0: none)
+	started  int           // the buckets of that round started so far
 	differed bool          // some worker's Init values differed from rank 0's
 	steps    int
 	stats    Stats
@@ -255,6 +257,7 @@ func (s *Store) BeginStep(keys []string, batch int) (int, error) {
 		return 0, err
 	}
 	s.agreed = signature("exchange", keys, shapes)
+	s.buckets = 0 // the round is over
 	return global, nil
 }
 

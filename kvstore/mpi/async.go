@@ -28,6 +28,19 @@ type Request struct {
 // several may be in flight at once. buf must not be read or written
 // until Wait returns.
 func (c *Comm) Iallreduce(buf *Buffer, dt DType, count int, op Op) (*Request, error) {
+	return c.iallreduce(buf, dt, count, op, true)
+}
+
+// IallreduceForWait is Iallreduce for a collective whose Wait comes at
+// once, such as the last gradient bucket of a backward pass: the progress
+// thread is not woken for it (waking it costs the caller's core a context
+// switch or two), so until Wait it progresses only inside this process's
+// other MPI calls (the starts and waits of other collectives).
+func (c *Comm) IallreduceForWait(buf *Buffer, dt DType, count int, op Op) (*Request, error) {
+	return c.iallreduce(buf, dt, count, op, false)
+}
+
+func (c *Comm) iallreduce(buf *Buffer, dt DType, count int, op Op, background bool) (*Request, error) {
 	if err := checkBuf("iallreduce", buf, dt, count); err != nil {
 		return nil, err
 	}
@@ -43,7 +56,7 @@ func (c *Comm) Iallreduce(buf *Buffer, dt DType, count int, op Op) (*Request, er
 	if r.buf, count, r.back, err = c.padded(buf, dt, count); err != nil {
 		return nil, c.fail(r.what+" start", nil, timeout, err)
 	}
-	h, err := c.impl.start(kindAllreduce, r.buf, dt, count, int(op), timeout, true)
+	h, err := c.impl.start(kindAllreduce, r.buf, dt, count, int(op), timeout, background)
 	if err != nil {
 		r.back(false)
 		return nil, c.fail(r.what+" start", nil, timeout, err)

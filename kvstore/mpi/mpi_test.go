@@ -204,6 +204,40 @@ func TestCollectivesWorker(t *testing.T) {
 			t.Errorf("second Wait: %v", err)
 		}
 	})
+	t.Run("iallreduce for wait, beside one in flight", func(t *testing.T) {
+		b1, err := mpi.Alloc(4 * n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b1.Free()
+		x, y := b1.Float32s(), b.Float64s()
+		for i := range x {
+			x[i] = float32(rank + i%3)
+		}
+		y[0] = float64(10 * rank)
+		r1, err := c.Iallreduce(b1, mpi.Float32, n, mpi.Sum)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r2, err := c.IallreduceForWait(b, mpi.Float64, 1, mpi.Sum)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r2.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if err := r1.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if y[0] != 60 {
+			t.Errorf("sum %v, want 60", y[0])
+		}
+		for i, v := range x {
+			if want := float32(6 + 4*(i%3)); v != want {
+				t.Fatalf("element %d = %v, want %v", i, v, want)
+			}
+		}
+	})
 	t.Run("two goroutines wait for one request", func(t *testing.T) {
 		x := b.Float64s()
 		x[0] = float64(rank)
