@@ -37,7 +37,9 @@ run() { # np args...
 	# Each process bound to cores of its own when they go round (an unbound
 	# 2-process LeNet step ran 40% slower: results/2026-11-29-mpi/NOTES.md);
 	# oversubscribed jobs unbound.
-	local bind=(--map-by "slot:PE=$procs" --bind-to core)
+	# (hardware threads: nproc counts them, and Open MPI's PE counts cores
+	# unless told to use hardware threads)
+	local bind=(--use-hwthread-cpus --map-by "slot:PE=$procs" --bind-to hwthread)
 	[ $((np * procs)) -le "$cores" ] || bind=(--oversubscribe --bind-to none)
 	mpirun "${bind[@]}" -np "$np" -x GOMAXPROCS="$procs" "${pass[@]}" "$bin" "$@" |
 		tee >(grep '^JSON ' | sed 's/^JSON //' >>"$out") | grep -v '^JSON '

@@ -30,12 +30,18 @@ func (s *Store) AllReduce(bufs []*nd.NDArray) error {
 // order; the bufs must not be touched until wait returns.
 //
 // The reduction progresses behind the caller's computing (the MPI
-// package's progress thread), except for the last bucket of a round that
-// BeginBuckets began: its wait follows at once, so it is left to the wait.
+// package's progress thread), except for the last bucket of the first
+// backward pass of a round that BeginBuckets began: Step usually waits for
+// it at once, so it is left to the waits (mpi.Comm.IallreduceForWait; a
+// bucket that a second backward pass starts again progresses in the
+// background).
 func (s *Store) StartAllReduce(bufs []*nd.NDArray) (wait func() error, err error) {
 	s.mu.Lock()
 	s.started++
-	last := s.buckets > 0 && s.started >= s.buckets
+	last := s.buckets > 0 && s.started == s.buckets
+	if last {
+		s.stats.Foreground++
+	}
 	s.mu.Unlock()
 	return s.startAllReduce(bufs, last)
 }

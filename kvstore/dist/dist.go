@@ -93,6 +93,7 @@ type Options struct {
 type Stats struct {
 	Controls   int   // control exchanges (key checks and batch sums)
 	Allreduces int   // data allreduces
+	Foreground int   // bucket allreduces started without background progress (the last of a round)
 	Broadcasts int   // data broadcasts (Init)
 	Bytes      int64 // bytes allreduced or broadcast by this process
 	// Time is the wall time callers spent blocked in exchanges: packing,

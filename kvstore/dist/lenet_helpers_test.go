@@ -233,6 +233,12 @@ func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
 		if st.Allreduces != allreduces || st.Controls != controls {
 			t.Errorf("%d steps took %d allreduces and %d control exchanges, want %d and %d", j.steps, st.Allreduces, st.Controls, allreduces, controls)
 		}
+		// The last bucket of each step's first backward pass starts
+		// without background progress; every other start (a second
+		// pass's included) has it.
+		if want := j.steps * b2i(!j.onKV); st.Foreground != want {
+			t.Errorf("%d steps started %d buckets without background progress, want %d", j.steps, st.Foreground, want)
+		}
 	}
 	if j.saveTo != "" && j.rank == 0 {
 		if err := params.Save(filepath.Join(j.saveTo, "params.safetensors")); err != nil {

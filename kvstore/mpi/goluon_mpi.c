@@ -150,6 +150,7 @@ static int goluon_lock(int64_t deadline) {
 // slots are listed in goluon_act (under the lock).
 struct goluon_slot {
 	MPI_Request req;
+	int bg; // the progress thread drives it while nobody waits
 	int state;
 	int code;
 	int64_t done_ns;
@@ -157,9 +158,11 @@ struct goluon_slot {
 
 static goluon_slot **goluon_act;
 static int goluon_nact, goluon_cap;
+static int goluon_nbg; // in-flight slots with bg set
 
 // goluon_drop takes the i-th slot off the in-flight list (the lock held).
 static void goluon_drop(int i) {
+	if (goluon_act[i]->bg) __atomic_sub_fetch(&goluon_nbg, 1, __ATOMIC_ACQ_REL);
 	int n = goluon_nact - 1;
 	goluon_act[i] = goluon_act[n];
 	__atomic_store_n(&goluon_nact, n, __ATOMIC_RELEASE);
@@ -308,6 +311,8 @@ int goluon_start(int kind, void *buf, int count, int dt, int arg, int64_t deadli
 	// cores the progress thread gets little CPU, and a start is then what
 	// progresses the buckets started before it.
 	goluon_test_all();
+	s->bg = kick;
+	if (kick) __atomic_add_fetch(&goluon_nbg, 1, __ATOMIC_ACQ_REL);
 	goluon_act[goluon_nact] = s;
 	__atomic_store_n(&goluon_nact, goluon_nact + 1, __ATOMIC_RELEASE);
 	goluon_unlock();
@@ -323,7 +328,8 @@ int goluon_start(int kind, void *buf, int count, int dt, int arg, int64_t deadli
 // yield_ns (when processes outnumber cores, the one it waits for may need
 // this core), then sleeps the poll pause between tests. If deadline passes first it
 // abandons s (it stays in MPI's hands, never tested again) and returns 0.
-// On the way out it kicks the progress thread if collectives are left.
+// On the way out it kicks the progress thread if collectives started for
+// it (with kick) are left.
 int goluon_wait(goluon_slot *s, int64_t deadline, int64_t spin_ns, int64_t yield_ns, int64_t poll_ns, int *code, int64_t *ago_ns) {
 	__atomic_add_fetch(&goluon_waiters, 1, __ATOMIC_ACQ_REL);
 	__atomic_add_fetch(&goluon_want, 1, __ATOMIC_ACQ_REL);
@@ -368,7 +374,7 @@ int goluon_wait(goluon_slot *s, int64_t deadline, int64_t spin_ns, int64_t yield
 		*ago_ns = goluon_now_ns() - s->done_ns;
 		free(s);
 	}
-	if (__atomic_sub_fetch(&goluon_waiters, 1, __ATOMIC_ACQ_REL) == 0 && __atomic_load_n(&goluon_nact, __ATOMIC_ACQUIRE) > 0) goluon_kick();
+	if (__atomic_sub_fetch(&goluon_waiters, 1, __ATOMIC_ACQ_REL) == 0 && __atomic_load_n(&goluon_nbg, __ATOMIC_ACQUIRE) > 0) goluon_kick();
 	return ok;
 }
 
