@@ -195,7 +195,10 @@ var (
 )
 
 // Init initialises MPI once per process and returns the world
-// communicator; later calls return the same one (or the same error).
+// communicator; later calls return the same one (or the same error). When
+// mpirun bound a machine's processes to fewer CPUs than it has (Open MPI
+// binds each of up to 2 processes to one core by default), the first
+// process there prints a warning saying how to launch them.
 // Launched by mpirun, rank and size come from its environment
 // (OMPI_COMM_WORLD_RANK and friends); started directly, the process is a
 // world of one.
@@ -208,6 +211,7 @@ func Init() (*Comm, error) {
 	world, initErr = initWorld()
 	if initErr == nil {
 		world.timeout = timeoutFromEnv()
+		warnBinding()
 	}
 	return world, initErr
 }
