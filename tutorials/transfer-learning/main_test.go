@@ -27,6 +27,28 @@ import (
 // race_test.go makes both smaller under the race detector.
 var smokeLimit, smokeWidth = "160", "8"
 
+// smokeRun runs the whole tutorial on generated Fashion-MNIST-format data
+// with a narrow ResNet-18 on two CPU contexts (1 pretraining and 2
+// fine-tuning epochs) and the extra flags, and returns its outcome, its
+// output directory and what it printed.
+func smokeRun(t *testing.T, extra ...string) (*outcome, string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	dataDir, outDir := filepath.Join(dir, "data"), filepath.Join(dir, "out")
+	if err := common.WriteFakeMNIST(dataDir, 256, 100, 1); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	args := append([]string{"-data", dataDir, "-out", outDir, "-limit", smokeLimit, "-width", smokeWidth,
+		"-pretrain-epochs", "1", "-epochs", "2", "-batch-size", "16", "-contexts", "cpu:0,cpu:1",
+		"-workers", "0"}, extra...)
+	res, err := train(args, &buf)
+	if err != nil {
+		t.Fatalf("train: %v\noutput:\n%s", err, buf.String())
+	}
+	return res, outDir, buf.String()
+}
+
 // TestSmoke runs the whole tutorial on generated Fashion-MNIST-format data
 // with a narrow ResNet-18 on two CPU contexts, -finetune-all included, and
 // checks what the tutorial claims: the reloaded network scores exactly
@@ -35,19 +57,7 @@ var smokeLimit, smokeWidth = "160", "8"
 // PNG, the metrics log has every epoch of every phase and the summary
 // line parses.
 func TestSmoke(t *testing.T) {
-	dir := t.TempDir()
-	dataDir, outDir := filepath.Join(dir, "data"), filepath.Join(dir, "out")
-	if err := common.WriteFakeMNIST(dataDir, 256, 100, 1); err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	res, err := train([]string{"-data", dataDir, "-out", outDir, "-limit", smokeLimit, "-width", smokeWidth,
-		"-pretrain-epochs", "1", "-epochs", "2", "-batch-size", "16", "-contexts", "cpu:0,cpu:1",
-		"-workers", "0", "-finetune-all"}, &buf)
-	if err != nil {
-		t.Fatalf("train: %v\noutput:\n%s", err, buf.String())
-	}
-	output := buf.String()
+	res, outDir, output := smokeRun(t, "-finetune-all")
 
 	// The reload: the same accuracy, and one that means something.
 	if res.ReloadedAcc != res.PretrainAcc {
@@ -261,20 +271,9 @@ func TestRunRejectsBadFlags(t *testing.T) {
 // backbone moves away from the pretrained weights, and the fine-tuning
 // phase still reports every epoch.
 func TestUnfreezeAfter(t *testing.T) {
-	dir := t.TempDir()
-	dataDir, outDir := filepath.Join(dir, "data"), filepath.Join(dir, "out")
-	if err := common.WriteFakeMNIST(dataDir, 256, 100, 1); err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	res, err := train([]string{"-data", dataDir, "-out", outDir, "-limit", smokeLimit, "-width", smokeWidth,
-		"-pretrain-epochs", "1", "-epochs", "2", "-batch-size", "16", "-contexts", "cpu:0,cpu:1",
-		"-workers", "0", "-finetune-all=false", "-unfreeze-after", "1"}, &buf)
-	if err != nil {
-		t.Fatalf("train: %v\noutput:\n%s", err, buf.String())
-	}
-	if !strings.Contains(buf.String(), "backbone unfrozen after epoch 1") {
-		t.Errorf("output does not say the backbone was unfrozen:\n%s", buf.String())
+	res, _, output := smokeRun(t, "-finetune-all=false", "-unfreeze-after", "1")
+	if !strings.Contains(output, "backbone unfrozen after epoch 1") {
+		t.Errorf("output does not say the backbone was unfrozen:\n%s", output)
 	}
 	if len(res.Head) != 2 {
 		t.Errorf("%d fine-tuning epochs reported, want 2", len(res.Head))
