@@ -103,6 +103,16 @@ static void goluon_nap(int64_t ns, int64_t deadline) {
 	nanosleep(&ts, NULL);
 }
 
+// goluon_pause waits a little in a polling loop that has waited for
+// waited ns: it spins (a pause instruction) before spin_ns, yields the CPU
+// before yield_ns (when processes outnumber cores, the one waited for may
+// need this core), and then sleeps poll_ns, not past deadline.
+static void goluon_pause(int64_t waited, int64_t spin_ns, int64_t yield_ns, int64_t poll_ns, int64_t deadline) {
+	if (waited < spin_ns) goluon_relax();
+	else if (waited < yield_ns) sched_yield();
+	else goluon_nap(poll_ns, deadline);
+}
+
 // The pause between tests once a wait has gone on long (GOLUON_MPI_POLL)
 // and how long the progress thread tests without pause after a
 // completion (GOLUON_MPI_SPIN).
@@ -120,9 +130,9 @@ static int goluon_trylock(void) {
 
 static void goluon_unlock(void) { __atomic_store_n(&goluon_lockword, 0, __ATOMIC_RELEASE); }
 
-// goluon_lock takes the lock: it spins for 50 µs, yields the CPU for up to
-// a millisecond (the holder may be descheduled when processes outnumber
-// cores), then sleeps the poll pause between tries. It returns 0 if
+// goluon_lock takes the lock, pausing between tries (goluon_pause: spin for
+// 50 µs, yield up to a millisecond, as the holder may be descheduled when
+// processes outnumber cores, then the poll pause). It returns 0 if
 // deadline (CLOCK_MONOTONIC ns) passed first.
 static int goluon_lock(int64_t deadline) {
 	if (goluon_trylock()) return 1;
@@ -136,9 +146,7 @@ static int goluon_lock(int64_t deadline) {
 		}
 		int64_t t = goluon_now_ns();
 		if (t > deadline) break;
-		if (t - start < 50000) goluon_relax();
-		else if (t - start < 1000000) sched_yield();
-		else goluon_nap(goluon_poll_ns, deadline);
+		goluon_pause(t - start, 50000, 1000000, goluon_poll_ns, deadline);
 	}
 	__atomic_sub_fetch(&goluon_want, 1, __ATOMIC_ACQ_REL);
 	return ok;
@@ -349,9 +357,8 @@ int goluon_wait(goluon_slot *s, int64_t deadline, int64_t spin_ns, int64_t yield
 		if (t > deadline) break;
 		// Spin only as the only waiter: others mean threads that may
 		// outnumber the cores.
-		if (t - start < spin_ns && __atomic_load_n(&goluon_waiters, __ATOMIC_ACQUIRE) == 1) goluon_relax();
-		else if (t - start < yield_ns) sched_yield();
-		else goluon_nap(poll_ns, deadline);
+		int alone = __atomic_load_n(&goluon_waiters, __ATOMIC_ACQUIRE) == 1;
+		goluon_pause(t - start, alone ? spin_ns : 0, yield_ns, poll_ns, deadline);
 	}
 	__atomic_sub_fetch(&goluon_want, 1, __ATOMIC_ACQ_REL);
 	if (!ok && goluon_lock(goluon_now_ns() + 1000000000)) {

@@ -170,6 +170,7 @@ type Comm struct {
 
 	spin, poll time.Duration // GOLUON_MPI_SPIN and GOLUON_MPI_POLL
 	padTo      int           // allreduces of fewer elements run padded to this many (see padded)
+	scratch    []*Buffer     // padded allreduces' buffers not in use (under mu)
 }
 
 // kind is the kind of a collective, as the C side numbers them.
@@ -373,23 +374,34 @@ func (c *Comm) blocking(what string, buf *Buffer, k kind, dt DType, count, arg i
 // of two not above the n processes, a shorter allreduce runs on a scratch
 // buffer of that many elements (buf's, then zeros: the reduction is
 // element by element, so the padding never meets them), and the function
-// copies the result back if it succeeded and frees the scratch. Otherwise
-// it is buf itself and the function does nothing.
+// copies the result back if it succeeded and keeps the scratch for the
+// next one. Otherwise it is buf itself and the function does nothing.
 func (c *Comm) padded(buf *Buffer, dt DType, count int) (*Buffer, int, func(ok bool), error) {
 	if count >= c.padTo {
 		return buf, count, func(bool) {}, nil
 	}
-	nbytes := count * dt.Size()
-	scratch, err := Alloc(c.padTo * dt.Size())
-	if err != nil {
-		return nil, 0, nil, err
+	nbytes, size := count*dt.Size(), c.padTo*8 // 8: the widest element
+	var scratch *Buffer
+	c.mu.Lock()
+	if n := len(c.scratch); n > 0 {
+		scratch, c.scratch = c.scratch[n-1], c.scratch[:n-1]
 	}
+	c.mu.Unlock()
+	if scratch == nil {
+		var err error
+		if scratch, err = Alloc(size); err != nil {
+			return nil, 0, nil, err
+		}
+	}
+	clear(scratch.bytes())
 	copy(scratch.bytes(), buf.bytes()[:nbytes])
 	return scratch, c.padTo, func(ok bool) {
 		if ok {
 			copy(buf.bytes()[:nbytes], scratch.bytes())
 		}
-		scratch.Free()
+		c.mu.Lock()
+		c.scratch = append(c.scratch, scratch)
+		c.mu.Unlock()
 	}, nil
 }
 
