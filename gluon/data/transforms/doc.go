@@ -17,9 +17,23 @@
 // type, as data.Tensor documents: a uint8 image is HWC (height, width,
 // channels), as image files store it, and a float32 image is CHW, as ToTensor
 // and ToFloat leave it. A 2-D image of either type is HW with one channel.
-// Layout-aware transforms (the flip, shift and crop ones) therefore work on
-// raw uint8 images before ToTensor and on float32 images after it, and keep
-// the layout they were given. Ranks other than 2 and 3 are an error.
+// Layout-aware transforms (the flip, shift, crop and resize ones) therefore
+// work on raw uint8 images before ToTensor and on float32 images after it,
+// and keep the layout they were given. Ranks other than 2 and 3 are an
+// error.
+//
+// # Resizing, compared with torchvision
+//
+// Resize, ResizeShorter and RandomResizedCrop resample with the formulas of
+// torch.nn.functional.interpolate for float32 tensors (bilinear with
+// align_corners=False, optionally antialiased, or nearest), computed in
+// float32: on float32 images they match PyTorch within float32 rounding
+// (testdata/make_goldens_resize.py makes the goldens). torchvision resizes
+// PIL images with PIL's antialiased filter, which ResizeOpts.Antialias
+// follows; PIL rounds to uint8 between its horizontal and vertical passes,
+// and Goluon once at the end, so uint8 results can differ from PIL's by
+// one. CenterCrop places its window as torchvision does, rounding halves
+// to even.
 //
 // # Contract
 //

@@ -119,3 +119,35 @@ func ExampleChannelMean() {
 	fmt.Println(mean, std)
 	// Output: [0.5 1] [0.5 0]
 }
+
+// The evaluation preprocessing of ImageNet models from torchvision's
+// model zoo (gluon/model/vision): the shorter side resized to 256 with
+// PIL's antialiasing, the central 224×224 window, then values in [0, 1]
+// normalised by ImageNet's channel statistics. Training uses
+// RandomResizedCrop and a flip instead of the first two.
+func ExampleResizeShorter() {
+	eval := data.Compose(
+		transforms.ResizeShorter(256, transforms.ResizeOpts{Antialias: true}),
+		transforms.CenterCrop([2]int{224, 224}),
+		transforms.ToTensor(),
+		transforms.Normalize([]float32{0.485, 0.456, 0.406}, []float32{0.229, 0.224, 0.225}),
+	)
+	train := data.Compose(
+		transforms.RandomResizedCrop([2]int{224, 224}, [2]float64{0.08, 1}, [2]float64{3. / 4, 4. / 3}, transforms.ResizeOpts{Antialias: true}),
+		transforms.RandomFlipLeftRight(0.5),
+		transforms.ToTensor(),
+		transforms.Normalize([]float32{0.485, 0.456, 0.406}, []float32{0.229, 0.224, 0.225}),
+	)
+	photo := data.Tensor{Shape: []int{480, 640, 3}, U8: make([]uint8, 480*640*3)} // HWC, as decoded
+	x, err := eval(photo, nil)
+	if err != nil {
+		panic(err)
+	}
+	y, err := train(photo, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(x.Shape, y.Shape)
+	// Output:
+	// [3 224 224] [3 224 224]
+}

@@ -82,3 +82,53 @@ func mirror[T uint8 | float32](dst, src []T, rows, w, c int) {
 		}
 	}
 }
+
+// RandomFlipTopBottom returns Gluon's RandomFlipTopBottom with a flip
+// probability (torchvision's RandomVerticalFlip(p)): it draws one
+// rng.Float64() per call and mirrors the image top to bottom when the draw
+// is below p. Layouts and the unflipped case are as RandomFlipLeftRight's;
+// a p outside [0, 1] is an argument error.
+func RandomFlipTopBottom(p float64) data.Transform {
+	const op = "RandomFlipTopBottom"
+	if !(p >= 0 && p <= 1) {
+		return argError(op, "probability %v is outside [0, 1]", p)
+	}
+	return func(x data.Tensor, rng *rand.Rand) (data.Tensor, error) {
+		if err := needRNG(op, rng); err != nil {
+			return data.Tensor{}, err
+		}
+		g, err := geometry(op, x)
+		if err != nil {
+			return data.Tensor{}, err
+		}
+		if rng.Float64() >= p {
+			return x, nil
+		}
+		return flipTB(x, g), nil
+	}
+}
+
+// flipTB reverses the order of the rows of every plane of x into a new
+// tensor.
+func flipTB(x data.Tensor, g geom) data.Tensor {
+	planes, pix := g.planes()
+	if x.U8 != nil {
+		dst := make([]uint8, len(x.U8))
+		upend(dst, x.U8, planes, g.h, g.w*pix)
+		return data.Tensor{Shape: x.Shape, U8: dst}
+	}
+	dst := make([]float32, len(x.F32))
+	upend(dst, x.F32, planes, g.h, g.w*pix)
+	return data.Tensor{Shape: x.Shape, F32: dst}
+}
+
+// upend copies each of planes planes of h rows of n values from src to
+// dst with its rows in reverse order.
+func upend[T uint8 | float32](dst, src []T, planes, h, n int) {
+	for p := range planes {
+		d, s := dst[p*h*n:(p+1)*h*n], src[p*h*n:(p+1)*h*n]
+		for r := range h {
+			copy(d[(h-1-r)*n:(h-r)*n], s[r*n:(r+1)*n])
+		}
+	}
+}

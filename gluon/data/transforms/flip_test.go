@@ -78,3 +78,26 @@ func TestFlipErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestRandomFlipTopBottom(t *testing.T) {
+	cases := []struct {
+		name     string
+		in, want data.Tensor
+	}{
+		{"HW uint8", u8([]int{3, 2}, 1, 2, 3, 4, 5, 6), u8([]int{3, 2}, 5, 6, 3, 4, 1, 2)},
+		{"HWC uint8", u8([]int{2, 1, 3}, 1, 2, 3, 4, 5, 6), u8([]int{2, 1, 3}, 4, 5, 6, 1, 2, 3)},
+		{"CHW float32", f32([]int{2, 2, 1}, 1, 2, 3, 4), f32([]int{2, 2, 1}, 2, 1, 4, 3)},
+	}
+	for _, c := range cases {
+		if got := mustRun(t, RandomFlipTopBottom(1), c.in, seeded(1)); !equal(got, c.want) {
+			t.Errorf("%s: RandomFlipTopBottom(1) = %v, want %v", c.name, got, c.want)
+		}
+		if got := mustRun(t, RandomFlipTopBottom(0), c.in, seeded(1)); !equal(got, c.in) {
+			t.Errorf("%s: RandomFlipTopBottom(0) = %v, want the input", c.name, got)
+		}
+	}
+	_, err := RandomFlipTopBottom(1.5)(u8([]int{1, 1}, 1), seeded(1))
+	wantError(t, err, "RandomFlipTopBottom")
+	_, err = RandomFlipTopBottom(0.5)(u8([]int{1, 1}, 1), nil)
+	wantError(t, err, "RandomFlipTopBottom")
+}

@@ -1,6 +1,8 @@
 // Package vision reads the classic image classification data sets,
 // after Gluon's gluon.data.vision: MNIST, Fashion-MNIST, CIFAR-10 and
-// CIFAR-100, as data.Dataset values of HWC uint8 images and float32 labels.
+// CIFAR-100, as data.Dataset values of HWC uint8 images and float32 labels;
+// and ImageFolder, torchvision's data set of JPEG and PNG files sorted into
+// one folder per class, read as they are requested.
 //
 // The files are read in their published formats, strictly: IDX
 // (gzip-compressed or raw) for the MNIST family and the CIFAR binary
