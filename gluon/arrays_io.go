@@ -64,10 +64,15 @@ func LoadArrays(path string, dev ctx.Context) (map[string]*nd.NDArray, error) {
 	out := map[string]*nd.NDArray{}
 	for name, h := range hosts {
 		shape := f.Tensors[name].Shape
-		if len(shape) == 0 {
-			shape = []int{1}
-		}
-		if err := nd.Catch(func() { out[name] = nd.FromSlice(dev, h, shape...) }); err != nil {
+		if err := nd.Catch(func() {
+			if len(shape) > 0 {
+				out[name] = nd.FromSlice(dev, h, shape...)
+				return
+			}
+			one := nd.FromSlice(dev, h, 1) // a 0-d array: one element, no axes
+			out[name] = nd.Reshape(one)
+			one.Release()
+		}); err != nil {
 			for _, a := range out {
 				a.Release()
 			}

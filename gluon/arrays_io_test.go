@@ -22,6 +22,7 @@ func TestSaveLoadArraysEveryDType(t *testing.T) {
 		"i64":  nd.FromSlice(dev, []int64{1 << 62, -1}, 2),
 		"u8":   nd.FromSlice(dev, []uint8{0, 255}, 2),
 		"bool": nd.FromSlice(dev, []bool{true, false, true, true}, 2, 2),
+		"0-d":  nd.Reshape(nd.FromSlice(dev, []float32{5}, 1)),
 	}
 	path := filepath.Join(t.TempDir(), "arrays.safetensors")
 	if err := gluon.SaveArrays(path, arrays); err != nil {

@@ -51,26 +51,45 @@ func halfTensor(a *nd.NDArray) safetensors.Tensor {
 	return safetensors.Tensor{DType: dtype, Shape: slices.Clone(a.Shape()), Data: data}
 }
 
-// halfHost returns an F16 or BF16 tensor's elements as []nd.F16 or
-// []nd.BF16 (FromSlice's input).
+// halfHost returns a tensor's elements as []nd.F16 or []nd.BF16 (dt;
+// FromSlice's input): the bits themselves when the file holds that type,
+// otherwise the values converted through float32 and rounded to nearest.
 func halfHost(t safetensors.Tensor, dt nd.DType) (any, error) {
-	n := 1
-	for _, d := range t.Shape {
-		n *= d
-	}
-	if len(t.Data) != 2*n {
-		return nil, fmt.Errorf("%d bytes for %d %s elements", len(t.Data), n, t.DType)
-	}
-	if dt == nd.Float16 {
-		v := make([]nd.F16, n)
+	if (dt == nd.Float16 && t.DType == "F16") || (dt == nd.BFloat16 && t.DType == "BF16") {
+		n := 1
+		for _, d := range t.Shape {
+			n *= d
+		}
+		if len(t.Data) != 2*n {
+			return nil, fmt.Errorf("%d bytes for %d %s elements", len(t.Data), n, t.DType)
+		}
+		if dt == nd.Float16 {
+			v := make([]nd.F16, n)
+			for i := range v {
+				v[i] = nd.F16(binary.LittleEndian.Uint16(t.Data[2*i:]))
+			}
+			return v, nil
+		}
+		v := make([]nd.BF16, n)
 		for i := range v {
-			v[i] = nd.F16(binary.LittleEndian.Uint16(t.Data[2*i:]))
+			v[i] = nd.BF16(binary.LittleEndian.Uint16(t.Data[2*i:]))
 		}
 		return v, nil
 	}
-	v := make([]nd.BF16, n)
-	for i := range v {
-		v[i] = nd.BF16(binary.LittleEndian.Uint16(t.Data[2*i:]))
+	f, err := t.Float32s()
+	if err != nil {
+		return nil, err
+	}
+	if dt == nd.Float16 {
+		v := make([]nd.F16, len(f))
+		for i, x := range f {
+			v[i] = nd.F16From(x)
+		}
+		return v, nil
+	}
+	v := make([]nd.BF16, len(f))
+	for i, x := range f {
+		v[i] = nd.BF16From(x)
 	}
 	return v, nil
 }
@@ -185,6 +204,9 @@ func (d *ParamDict) Load(path string, devs []ctx.Context, o LoadOpts) error {
 		}
 		t := f.Tensors[k]
 		p := d.params[name]
+		if !known(t.Shape) {
+			return errorf("load %s: parameter %s: the file holds shape %v, which has an empty dimension", path, name, t.Shape)
+		}
 		if !shapeFits(p.Shape(), t.Shape) {
 			return errorf("load %s: parameter %s has shape %v but the file holds %v", path, name, p.Shape(), t.Shape)
 		}
@@ -200,20 +222,27 @@ func (d *ParamDict) Load(path string, devs []ctx.Context, o LoadOpts) error {
 	if err := ctx.Check(devs...); err != nil {
 		return errorf("load %s: %v", path, err)
 	}
-	for _, it := range items {
-		if !it.p.Initialized() {
-			if len(it.p.Contexts()) == 0 { // never initialised: create it on devs
-				if err := it.p.Initialize(nil, devs, true); err != nil {
-					return err
+	err = nil
+	// Everything was checked above; a panic here is a defect, reported as
+	// an error rather than crashing the caller.
+	if cerr := nd.Catch(func() {
+		for _, it := range items {
+			if !it.p.Initialized() {
+				if len(it.p.Contexts()) == 0 { // never initialised: create it on devs
+					if err = it.p.Initialize(nil, devs, true); err != nil {
+						return
+					}
 				}
+				it.p.InferShape(it.shape...) // completes a deferred parameter
 			}
-			it.p.InferShape(it.shape...) // completes a deferred parameter
+			src := nd.FromSlice(ctx.CPU(0), it.host, it.shape...)
+			it.p.SetData(src)
+			src.Release()
 		}
-		src := nd.FromSlice(ctx.CPU(0), it.host, it.shape...)
-		it.p.SetData(src)
-		src.Release()
+	}); cerr != nil {
+		return errorf("load %s: %v", path, cerr)
 	}
-	return nil
+	return err
 }
 
 // fileKeys maps each parameter of d to the file's tensor that holds it:

@@ -3,6 +3,7 @@ package gluon
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/goluon/goluon/gluon/optimizer"
@@ -101,6 +102,22 @@ func releaseState(st optimizer.State) {
 	}
 }
 
+// check reports counts and a learning rate that SaveStates never writes.
+func (m *trainerMeta) check() error {
+	for name, n := range m.Steps {
+		if n < 0 {
+			return fmt.Errorf("parameter %s has %d updates", name, n)
+		}
+	}
+	if m.Updates != nil && *m.Updates < 0 {
+		return fmt.Errorf("%d updates", *m.Updates)
+	}
+	if math.IsNaN(m.LR) || math.IsInf(m.LR, 0) || m.LR < 0 {
+		return fmt.Errorf("learning rate %v", m.LR)
+	}
+	return nil
+}
+
 // LoadStates restores what SaveStates wrote. The optimizer must be of the
 // same kind and the parameters the same names and shapes; everything is
 // checked before anything changes. A parameter that is frozen (GradNull)
@@ -120,6 +137,9 @@ func (t *Trainer) LoadStates(path string) error {
 	}
 	if meta.Optimizer != t.opt.Name() {
 		return errorf("load states %s: saved for optimizer %q, this trainer uses %q", path, meta.Optimizer, t.opt.Name())
+	}
+	if err := meta.check(); err != nil {
+		return errorf("load states %s: corrupt trainer metadata: %v", path, err)
 	}
 	want := map[string]bool{}
 	hosts := map[string]any{}
