@@ -10,7 +10,9 @@ import (
 
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/safetensors"
 	"github.com/goluon/goluon/internal/atomicfile"
+	"github.com/goluon/goluon/nd"
 )
 
 // Checkpoint saves the parameters and the trainer state after every
@@ -20,7 +22,9 @@ import (
 // A checkpoint is two files written atomically (params-NNNN.safetensors,
 // trainer-NNNN.safetensors) and then the pointer file checkpoint.json,
 // replaced atomically: a crash at any moment leaves the previous complete
-// checkpoint in force. Only the newest Keep checkpoints are kept (default 2).
+// checkpoint in force. Only the newest Keep checkpoints are kept (default
+// 2). A resume that fails leaves the parameters as they were, except those
+// that were not initialised before it (they keep the loaded values).
 type Checkpoint struct {
 	NopHandler
 	Dir      string
@@ -70,16 +74,55 @@ func (c *Checkpoint) TrainBegin(s *State) error {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return fmt.Errorf("estimator: checkpoint %s is corrupt: %v", filepath.Join(c.Dir, pointerFile), err)
 	}
-	if err := c.Params.Load(filepath.Join(c.Dir, m.Params), c.Contexts, gluon.LoadOpts{}); err != nil {
+	// Both files are read whole first, so that a truncated or corrupt
+	// trainer file fails before any parameter changes; a trainer file
+	// that does not fit the Trainer puts the parameters back.
+	params, trainer := filepath.Join(c.Dir, m.Params), filepath.Join(c.Dir, m.Trainer)
+	for _, f := range []string{params, trainer} {
+		if _, err := safetensors.ReadFile(f); err != nil {
+			return fmt.Errorf("estimator: resume: %w", err)
+		}
+	}
+	before := c.saveValues()
+	defer before.release()
+	if err := c.Params.Load(params, c.Contexts, gluon.LoadOpts{}); err != nil {
 		return fmt.Errorf("estimator: resume: %w", err)
 	}
-	if err := c.Trainer.LoadStates(filepath.Join(c.Dir, m.Trainer)); err != nil {
+	if err := c.Trainer.LoadStates(trainer); err != nil {
+		before.restore()
 		return fmt.Errorf("estimator: resume: %w", err)
 	}
 	c.ResumedFrom = m.Epoch
 	s.StartEpoch = m.Epoch + 1
 	s.TotalSteps = m.Steps
 	return nil
+}
+
+// savedValues are copies of parameters' values, to put back.
+type savedValues map[*gluon.Parameter]*nd.NDArray
+
+// saveValues copies the value of every initialised parameter of c.Params.
+func (c *Checkpoint) saveValues() savedValues {
+	v := savedValues{}
+	for _, p := range c.Params.List() {
+		if p.Initialized() {
+			v[p] = p.ListData()[0].Copy()
+		}
+	}
+	return v
+}
+
+// restore sets every saved parameter back to its saved value.
+func (v savedValues) restore() {
+	for p, a := range v {
+		p.SetData(a)
+	}
+}
+
+func (v savedValues) release() {
+	for _, a := range v {
+		a.Release()
+	}
 }
 
 // EpochEnd writes a checkpoint every Every epochs and after the last one.
@@ -106,13 +149,16 @@ func (c *Checkpoint) EpochEnd(s *State) error {
 	if err := atomicfile.WriteBytes(filepath.Join(c.Dir, pointerFile), append(b, '\n')); err != nil {
 		return fmt.Errorf("estimator: checkpoint: %w", err)
 	}
-	c.prune()
+	c.prune(s.Epoch)
 	return nil
 }
 
-// prune removes all but the newest Keep checkpoints found in Dir (also
-// those an earlier, resumed run wrote).
-func (c *Checkpoint) prune() {
+// prune removes the checkpoints before the current epoch's (also those
+// an earlier, resumed run wrote) but the newest Keep−1 of them. Files of
+// later epochs, left by another run into the same Dir, are not touched:
+// the pointer file no longer names them, but they are not this run's to
+// delete.
+func (c *Checkpoint) prune(current int) {
 	keep := c.Keep
 	if keep <= 0 {
 		keep = 2
@@ -121,12 +167,12 @@ func (c *Checkpoint) prune() {
 	var epochs []int
 	for _, n := range names {
 		var e int
-		if _, err := fmt.Sscanf(filepath.Base(n), "params-%d.safetensors", &e); err == nil {
+		if _, err := fmt.Sscanf(filepath.Base(n), "params-%d.safetensors", &e); err == nil && e < current {
 			epochs = append(epochs, e)
 		}
 	}
 	sort.Ints(epochs)
-	for len(epochs) > keep {
+	for len(epochs) > keep-1 {
 		old := epochs[0]
 		epochs = epochs[1:]
 		os.Remove(filepath.Join(c.Dir, fmt.Sprintf("params-%04d.safetensors", old)))

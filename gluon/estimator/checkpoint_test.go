@@ -1,0 +1,111 @@
+package estimator_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/estimator"
+	"github.com/goluon/goluon/gluon/optimizer"
+)
+
+// TestCheckpointFreshRunKeepsItsCheckpoint: a new (not resumed) run into
+// a directory holding a longer run's checkpoints keeps the checkpoint it
+// writes, and can be resumed from it. Pruning by epoch number used to
+// delete it, leaving checkpoint.json naming a missing file.
+func TestCheckpointFreshRunKeepsItsCheckpoint(t *testing.T) {
+	devs := []ctx.Context{ctx.CPU(0)}
+	dir := t.TempDir()
+	a := newSetup(t, devs)
+	if err := a.est.Fit(context.Background(), a.train, nil, 4, &estimator.Checkpoint{Dir: dir, Params: a.params, Trainer: a.tr, Contexts: devs}); err != nil {
+		t.Fatal(err)
+	}
+	b := newSetup(t, devs)
+	if err := b.est.Fit(context.Background(), b.train, nil, 1, &estimator.Checkpoint{Dir: dir, Params: b.params, Trainer: b.tr, Contexts: devs}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"params-0001.safetensors", "trainer-0001.safetensors"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("the checkpoint just written is gone: %v", err)
+		}
+	}
+	c := newSetup(t, devs)
+	cp := &estimator.Checkpoint{Dir: dir, Resume: true, Params: c.params, Trainer: c.tr, Contexts: devs}
+	if err := cp.TrainBegin(&estimator.State{}); err != nil {
+		t.Fatalf("resuming the fresh run: %v", err)
+	}
+	if cp.ResumedFrom != 1 {
+		t.Errorf("resumed from epoch %d, want 1", cp.ResumedFrom)
+	}
+	// Within one run, only the newest Keep checkpoints stay.
+	d := newSetup(t, devs)
+	dir2 := t.TempDir()
+	if err := d.est.Fit(context.Background(), d.train, nil, 5, &estimator.Checkpoint{Dir: dir2, Keep: 2, Params: d.params, Trainer: d.tr, Contexts: devs}); err != nil {
+		t.Fatal(err)
+	}
+	names, _ := filepath.Glob(filepath.Join(dir2, "*.safetensors"))
+	for i := range names {
+		names[i] = filepath.Base(names[i])
+	}
+	slices.Sort(names)
+	want := []string{"params-0004.safetensors", "params-0005.safetensors", "trainer-0004.safetensors", "trainer-0005.safetensors"}
+	if !slices.Equal(names, want) {
+		t.Errorf("checkpoint files %v, want %v", names, want)
+	}
+}
+
+// TestCheckpointFailedResumeLosesNothing: a resume whose trainer file is
+// truncated, or does not fit the Trainer, leaves the parameters as they
+// were.
+func TestCheckpointFailedResumeLosesNothing(t *testing.T) {
+	devs := []ctx.Context{ctx.CPU(0)}
+	for _, c := range []struct {
+		name    string
+		corrupt func(t *testing.T, dir string)
+		other   bool // resume into a Trainer with another optimizer
+	}{
+		{"truncated trainer file", func(t *testing.T, dir string) {
+			path := filepath.Join(dir, "trainer-0001.safetensors")
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, b[:len(b)-3], 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"another optimizer", func(*testing.T, string) {}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			a := newSetup(t, devs)
+			if err := a.est.Fit(context.Background(), a.train, nil, 1, &estimator.Checkpoint{Dir: dir, Params: a.params, Trainer: a.tr, Contexts: devs}); err != nil {
+				t.Fatal(err)
+			}
+			c.corrupt(t, dir)
+			s := newSetup(t, devs)
+			tr := s.tr
+			if c.other {
+				var err error
+				if tr, err = gluon.NewTrainer(s.params, optimizer.NewAdam(0.01), "device", gluon.TrainerOpts{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := snapshot(s.params)
+			cp := &estimator.Checkpoint{Dir: dir, Resume: true, Params: s.params, Trainer: tr, Contexts: devs}
+			if err := cp.TrainBegin(&estimator.State{}); err == nil {
+				t.Fatal("the resume succeeded")
+			}
+			after := snapshot(s.params)
+			for n, w := range before {
+				if !slices.Equal(w, after[n]) {
+					t.Errorf("%s changed although the resume failed", n)
+				}
+			}
+		})
+	}
+}
