@@ -108,6 +108,9 @@ func fromProto(mp *onnxpb.ModelProto, devs []ctx.Context) (*Model, error) {
 			return nil, err
 		}
 	}
+	if err := checkDataflow(g); err != nil {
+		return nil, err
+	}
 	inits := map[string]bool{}
 	for _, t := range g.GetInitializer() {
 		inits[t.GetName()] = true
@@ -202,9 +205,51 @@ func (m *Model) ForwardMulti(inputs ...*nd.NDArray) []*nd.NDArray {
 	}
 	outs := make([]*nd.NDArray, len(m.Outputs))
 	for i, name := range m.Outputs {
-		outs[i] = env[name]
+		v, ok := env[name]
+		if !ok || v == nil {
+			nd.Panicf(op, nd.ErrArgument, "graph output %q was not produced (its node gave fewer outputs)", name)
+		}
+		outs[i] = v
 	}
 	return outs
+}
+
+// checkDataflow reports initializers that share a name, and values read
+// before anything defines them: every node input must be a graph input,
+// an initializer or an earlier node's output (ONNX graphs are in
+// topological order), and so must every graph output.
+func checkDataflow(g *onnxpb.GraphProto) error {
+	defined := map[string]bool{"": true} // an empty name is an omitted optional input
+	seen := map[string]bool{}
+	for _, in := range g.GetInput() {
+		defined[in.GetName()] = true
+	}
+	for _, t := range g.GetInitializer() {
+		if t.GetName() == "" {
+			return fmt.Errorf("an initializer has no name")
+		}
+		if seen[t.GetName()] {
+			return fmt.Errorf("two initializers are named %q", t.GetName())
+		}
+		seen[t.GetName()] = true
+		defined[t.GetName()] = true
+	}
+	for _, n := range g.GetNode() {
+		for _, name := range n.GetInput() {
+			if !defined[name] {
+				return fmt.Errorf("node %q (%s) reads %q, which no graph input, initializer or earlier node defines", n.GetName(), n.GetOpType(), name)
+			}
+		}
+		for _, name := range n.GetOutput() {
+			defined[name] = true
+		}
+	}
+	for _, out := range g.GetOutput() {
+		if !defined[out.GetName()] {
+			return fmt.Errorf("graph output %q is not produced by any node, input or initializer", out.GetName())
+		}
+	}
+	return nil
 }
 
 // constsOn returns the constant initializers on dev (copied once).

@@ -19,6 +19,9 @@ func hostTensor(t *onnxpb.TensorProto) (any, []int, error) {
 		if d < 0 {
 			return nil, nil, fmt.Errorf("tensor %q: negative dimension %d", t.GetName(), d)
 		}
+		if d > 0 && n > math.MaxInt32/int(min(d, math.MaxInt32)) {
+			return nil, nil, fmt.Errorf("tensor %q: dimensions %v hold more than 2^31 elements", t.GetName(), t.GetDims())
+		}
 		shape[i] = int(d)
 		n *= int(d)
 	}
@@ -32,7 +35,11 @@ func hostTensor(t *onnxpb.TensorProto) (any, []int, error) {
 		}
 		return nil
 	}
-	switch onnxpb.TensorProto_DataType(t.GetDataType()) {
+	dt := onnxpb.TensorProto_DataType(t.GetDataType())
+	if size, ok := elemSize[dt]; ok && raw != nil && len(raw) != n*size {
+		return nil, nil, fmt.Errorf("tensor %q: %d bytes of raw data for shape %v of %v (%d bytes)", t.GetName(), len(raw), shape, dt, n*size)
+	}
+	switch dt {
 	case onnxpb.TensorProto_FLOAT:
 		v := t.GetFloatData()
 		if raw != nil {
@@ -61,23 +68,26 @@ func hostTensor(t *onnxpb.TensorProto) (any, []int, error) {
 		}
 		return v, shape, check(len(v))
 	case onnxpb.TensorProto_INT32:
-		v := make([]int32, 0, n)
-		if raw != nil {
-			for i := 0; i+4 <= len(raw); i += 4 {
-				v = append(v, int32(binary.LittleEndian.Uint32(raw[i:])))
-			}
-		} else {
-			v = append(v, t.GetInt32Data()...)
+		if raw == nil {
+			v := t.GetInt32Data()
+			return append([]int32(nil), v...), shape, check(len(v))
+		}
+		v := make([]int32, len(raw)/4)
+		for i := range v {
+			v[i] = int32(binary.LittleEndian.Uint32(raw[4*i:]))
 		}
 		return v, shape, check(len(v))
 	case onnxpb.TensorProto_BOOL, onnxpb.TensorProto_UINT8:
 		b := raw
 		if b == nil {
+			if err := check(len(t.GetInt32Data())); err != nil {
+				return nil, nil, err
+			}
 			for _, x := range t.GetInt32Data() {
 				b = append(b, uint8(x))
 			}
 		}
-		if t.GetDataType() == int32(onnxpb.TensorProto_BOOL) {
+		if dt == onnxpb.TensorProto_BOOL {
 			v := make([]bool, len(b))
 			for i, x := range b {
 				v[i] = x != 0
@@ -86,7 +96,14 @@ func hostTensor(t *onnxpb.TensorProto) (any, []int, error) {
 		}
 		return b, shape, check(len(b))
 	}
-	return nil, nil, fmt.Errorf("tensor %q: element type %v is not supported", t.GetName(), onnxpb.TensorProto_DataType(t.GetDataType()))
+	return nil, nil, fmt.Errorf("tensor %q: element type %v is not supported", t.GetName(), dt)
+}
+
+// elemSize is the size in bytes of one raw_data element of each supported
+// type.
+var elemSize = map[onnxpb.TensorProto_DataType]int{
+	onnxpb.TensorProto_FLOAT: 4, onnxpb.TensorProto_DOUBLE: 8, onnxpb.TensorProto_INT64: 8,
+	onnxpb.TensorProto_INT32: 4, onnxpb.TensorProto_BOOL: 1, onnxpb.TensorProto_UINT8: 1,
 }
 
 // constArray makes a neutral, untracked array of an ONNX tensor on dev.
