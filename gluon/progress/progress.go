@@ -7,7 +7,7 @@
 //	train-images-idx3-ubyte.gz [=========>          ]  48% 12.6 MiB/26.4 MiB 3.1 MiB/s ETA 4s
 //
 // On a terminal the bar redraws itself in place with a carriage return, at
-// most once per Opts.Refresh. Anywhere else (a log file, a CI console, a
+// most once per Opts.Refresh, cut to the terminal's width. Anywhere else (a log file, a CI console, a
 // bytes.Buffer) it prints plain lines instead, and only when Opts.LineStep
 // of the total has been done or Opts.LineInterval has passed since the last
 // line, so logs stay short. All methods are safe for concurrent use: many
@@ -17,9 +17,11 @@ package progress
 import (
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // Mode chooses how a Bar draws itself.
@@ -57,6 +59,10 @@ type Opts struct {
 	// again (default 0.1, a line every 10%); a negative value turns
 	// step-driven lines off.
 	LineStep float64
+	// Columns is the terminal's width, to which terminal mode cuts its
+	// line: a line that wrapped would leave one stale row per redraw.
+	// Zero asks the terminal (Linux), then reads $COLUMNS, then takes 80.
+	Columns int
 	// Now replaces time.Now (for tests and examples).
 	Now func() time.Time
 }
@@ -109,6 +115,39 @@ func New(w io.Writer, total int64, o Opts) *Bar {
 	}
 	b.lastDraw = b.start
 	return b
+}
+
+// columns returns the width terminal mode draws within: Opts.Columns, or
+// the terminal's width, or $COLUMNS, or 80.
+func (b *Bar) columns() int {
+	if b.o.Columns > 0 {
+		return b.o.Columns
+	}
+	if f, ok := b.w.(*os.File); ok && f != nil {
+		if n := termColumns(f); n > 0 {
+			return n
+		}
+	}
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return 80
+}
+
+// cut returns s cut to at most n characters (at least 1).
+func cut(s string, n int) string {
+	n = max(n, 1)
+	if len(s) <= n {
+		return s
+	}
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j]
+		}
+		i++
+	}
+	return s
 }
 
 // IsTerminal reports whether w is an *os.File open on a character device
@@ -245,15 +284,16 @@ func (b *Bar) draw(now time.Time, final bool) {
 	line := b.render(now, final)
 	var out string
 	if b.term {
-		pad := ""
-		if n := b.lastLen - len(line); n > 0 {
-			pad = strings.Repeat(" ", n)
+		line = cut(line, b.columns()-1) // writing the last column wraps on some terminals
+		pad, n := "", utf8.RuneCountInString(line)
+		if b.lastLen > n {
+			pad = strings.Repeat(" ", b.lastLen-n)
 		}
 		out = "\r" + line + pad
 		if final {
 			out += "\n"
 		}
-		b.lastLen = len(line)
+		b.lastLen = n
 	} else {
 		out = line + "\n"
 	}

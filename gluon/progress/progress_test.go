@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // clock is a fake time source advanced by hand.
@@ -283,4 +284,47 @@ func TestPrintln(t *testing.T) {
 			t.Errorf("lines %q", l)
 		}
 	})
+}
+
+// TestTerminalFitsWidth: in terminal mode no frame reaches the
+// terminal's last column, multi-byte prefixes included, so a redraw never
+// wraps (a wrapped line left one stale row per redraw on an 80-column
+// terminal).
+func TestTerminalFitsWidth(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		opts   Opts
+		env    string
+		maxLen int
+	}{
+		{"Columns", Opts{Columns: 40}, "", 39},
+		{"COLUMNS", Opts{}, "50", 49},
+		{"default", Opts{}, "", 79},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("COLUMNS", c.env)
+			var buf bytes.Buffer
+			clock := newClock()
+			o := c.opts
+			o.Prefix, o.Mode, o.Now, o.Unit = "Époque 1/10 — entraînement", Terminal, clock.Now, "samples"
+			b := New(&buf, 60000, o)
+			b.SetSuffix("loss=0.4213 acc=0.8765 lr=0.0100 " + strings.Repeat("x", 60))
+			for range 5 {
+				b.Add(12000)
+				clock.Advance(time.Second)
+			}
+			b.Println("validation accuracy 0.8812")
+			b.Finish()
+			for _, frame := range strings.Split(buf.String(), "\r") {
+				for _, line := range strings.Split(frame, "\n") {
+					if n := utf8.RuneCountInString(line); n > c.maxLen {
+						t.Fatalf("a %d-character line on a %d-column terminal: %q", n, c.maxLen+1, line)
+					}
+				}
+			}
+		})
+	}
+	if got := cut("ab€d", 3); got != "ab€" {
+		t.Errorf("cut = %q, want ab€", got)
+	}
 }
