@@ -2,6 +2,7 @@ package gluon
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/goluon/goluon/ctx"
@@ -93,6 +94,9 @@ func (p *Predictor) Publish(s *Snapshot) error {
 	}()
 	for _, name := range p.params.names {
 		v := s.Get(name)
+		if v == nil && slices.Contains(s.unset, name) {
+			return errorf("predictor: parameter %s had no value when the snapshot was taken (its shape is inferred at the first forward pass): snapshot after the first training step", name)
+		}
 		if v == nil {
 			return errorf("predictor: parameter %s is not in the snapshot (which has %d parameters): does the build function make the trained network?", name, len(s.names))
 		}

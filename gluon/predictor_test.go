@@ -270,6 +270,24 @@ func TestPredictorErrors(t *testing.T) {
 			}
 			return pred.Publish(ps.Snapshot())
 		}, "not in the snapshot"},
+		{"snapshot before the first forward pass", func() error {
+			deferred := nn.NewSequential( // predictorNet with shapes left to the first forward pass
+				nn.NewDense(16, nn.DenseOpts{Act: "relu"}),
+				nn.NewDropout(0.3),
+				nn.NewBatchNorm(nn.BatchNormOpts{}),
+				nn.NewDense(3, nn.DenseOpts{}),
+			)
+			ps := gluon.CollectParams(deferred)
+			if err := ps.Initialize(nil, []ctx.Context{ctx.CPU(0)}, false); err != nil {
+				t.Fatal(err)
+			}
+			snap := ps.Snapshot()
+			defer snap.Release()
+			if len(snap.Unset()) == 0 {
+				t.Errorf("the snapshot lists no unset parameters")
+			}
+			return pred.Publish(snap)
+		}, "had no value when the snapshot was taken"},
 		{"wrong input shape", func() error {
 			_, params := sessionNet([]ctx.Context{ctx.CPU(0)})
 			if err := pred.Publish(params.Snapshot()); err != nil {

@@ -18,7 +18,15 @@ type Snapshot struct {
 	Step  int
 	names []string
 	vals  []*nd.NDArray
+	// unset are the parameters that had no value yet (shapes inferred at
+	// the first forward pass), left out of the copy.
+	unset []string
 }
+
+// Unset returns the names of the parameters left out because they had no
+// value yet when the snapshot was taken: their shapes are inferred at the
+// first forward pass, so snapshot after the first step.
+func (s *Snapshot) Unset() []string { return slices.Clone(s.unset) }
 
 // Names returns the parameters' full names, in order.
 func (s *Snapshot) Names() []string { return slices.Clone(s.names) }
@@ -46,13 +54,15 @@ func (s *Snapshot) Release() {
 
 // Snapshot copies every initialised parameter of d (its first replica:
 // the replicas are equal between steps), running statistics included, on
-// the replica's context. Call it from the goroutine that trains, between
+// the replica's context. Parameters without a value yet (deferred shapes,
+// before the first forward pass) are left out and listed by Unset. Call it from the goroutine that trains, between
 // steps, or use Trainer.Snapshot, which waits for a Step in progress.
 func (d *ParamDict) Snapshot() *Snapshot {
 	s := &Snapshot{}
 	for _, name := range d.names {
 		p := d.params[name]
 		if !p.Initialized() {
+			s.unset = append(s.unset, name)
 			continue
 		}
 		w := p.ListData()[0]
@@ -63,8 +73,8 @@ func (d *ParamDict) Snapshot() *Snapshot {
 }
 
 // Snapshot copies the parameters the Trainer was created with (all of
-// them, those without gradients such as BatchNorm's running statistics
-// included) at a step boundary: it waits for a Step, AllReduceGrads or
+// them that have values, those without gradients such as BatchNorm's
+// running statistics included; see ParamDict.Snapshot) at a step boundary: it waits for a Step, AllReduceGrads or
 // Update in progress in another goroutine, so no update is ever half
 // applied in the copy. The running statistics change during training-mode
 // forward passes, which the Trainer does not see: call it from the
