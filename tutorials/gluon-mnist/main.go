@@ -228,7 +228,7 @@ func run(args []string, stdout io.Writer) (err error) {
 		MetricsLog:    logPath,
 		Extra: map[string]any{
 			"batch_global":  globalBatch,
-			"workers":       job.Size,
+			"processes":     job.Size,
 			"batch_per_ctx": f.BatchPerCtx,
 			"kvstore":       f.KVStore,
 			"amp":           f.AMP,

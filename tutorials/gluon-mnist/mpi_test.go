@@ -25,7 +25,7 @@ func TestDistSync(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	sum, output := disttest.Job(t, program, []string{"GOLUON_TEST_DATA=" + dataDir, "GOLUON_TEST_OUT=" + out})
 	extra, _ := sum["extra"].(map[string]any)
-	if extra["workers"] != 2.0 || extra["batch_global"] != 64.0 {
+	if extra["processes"] != 2.0 || extra["batch_global"] != 64.0 {
 		t.Errorf("summary extra %v: want 2 workers and a global batch of 2×32", extra)
 	}
 	disttest.Once(t, output, "training LeNet on")

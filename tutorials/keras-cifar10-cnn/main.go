@@ -276,7 +276,7 @@ func run(args []string, stdout io.Writer) (err error) {
 			"hybridize":         o.Hybridize,
 			"batch_per_context": o.BatchPerCtx,
 			"global_batch":      globalBatch,
-			"workers":           job.Size,
+			"processes":         job.Size,
 			"kvstore":           o.KVStore,
 			"augment":           o.augment,
 			"parameters":        nParams,

@@ -29,7 +29,7 @@ func TestDistSync(t *testing.T) {
 
 	sum := distSyncJob(t, env, "1")
 	extra, _ := sum["extra"].(map[string]any)
-	if sum["epochs"] != 1.0 || extra["workers"] != 2.0 || extra["global_batch"] != 64.0 {
+	if sum["epochs"] != 1.0 || extra["processes"] != 2.0 || extra["global_batch"] != 64.0 {
 		t.Errorf("summary %v: want 1 epoch, 2 workers and a global batch of 2×32", sum)
 	}
 	for _, f := range []string{paramsFile, metricsFile, filepath.Join(ckptDir, "checkpoint.json")} {

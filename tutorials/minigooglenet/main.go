@@ -228,7 +228,7 @@ func run(args []string, stdout io.Writer) (err error) {
 		SamplesPerSec: seen.rate(job.Size), Seconds: common.Since(start), // all workers
 		Params: paramsPath, MetricsLog: logPath,
 		Extra: map[string]any{
-			"plot": plotPath, "amp": f.AMP, "hybridize": f.Hybridize, "global_batch": global, "workers": job.Size, "steps_per_epoch": trainLoader.Len(),
+			"plot": plotPath, "amp": f.AMP, "hybridize": f.Hybridize, "global_batch": global, "processes": job.Size, "steps_per_epoch": trainLoader.Len(),
 			"params_trainable": trainable, "params_non_trainable": fixed,
 			"last_lr": last.LR, "resumed_from": ckpt.ResumedFrom, "epochs_this_run": seen.epochs,
 		},

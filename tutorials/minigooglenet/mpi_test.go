@@ -28,7 +28,7 @@ func TestDistSync(t *testing.T) {
 	sum, output := disttest.Job(t, program, []string{"GOLUON_TEST_DATA=" + root, "GOLUON_TEST_OUT=" + out})
 	batch, _ := strconv.Atoi(smokeBatch)
 	extra, _ := sum["extra"].(map[string]any)
-	if sum["epochs"] != 1.0 || extra["workers"] != 2.0 || extra["global_batch"] != float64(2*batch) {
+	if sum["epochs"] != 1.0 || extra["processes"] != 2.0 || extra["global_batch"] != float64(2*batch) {
 		t.Errorf("summary %v: want 1 epoch, 2 workers and a global batch of 2×%d", sum, batch)
 	}
 	disttest.Once(t, output, "[INFO] loading CIFAR-10 data...")

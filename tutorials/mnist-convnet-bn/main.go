@@ -221,7 +221,7 @@ func train(args []string, w io.Writer) (_ *outcome, err error) {
 		Extra: map[string]any{
 			"dataset":       *dataset,
 			"batch_per_ctx": f.BatchPerCtx,
-			"workers":       job.Size,
+			"processes":     job.Size,
 			"kvstore":       f.KVStore,
 			"epoch_seconds": rec.seconds, // this run's epochs
 			"resumed_from":  ckpt.ResumedFrom,

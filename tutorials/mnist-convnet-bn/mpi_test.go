@@ -26,7 +26,7 @@ func TestDistSync(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	sum, output := disttest.Job(t, program, []string{"GOLUON_TEST_DATA=" + dataDir, "GOLUON_TEST_OUT=" + out})
 	extra, _ := sum["extra"].(map[string]any)
-	if sum["epochs"] != 1.0 || extra["workers"] != 2.0 || extra["kvstore"] != "dist_sync" {
+	if sum["epochs"] != 1.0 || extra["processes"] != 2.0 || extra["kvstore"] != "dist_sync" {
 		t.Errorf("summary %v: want 1 epoch, 2 workers and kvstore dist_sync", sum)
 	}
 	disttest.Once(t, output, "total: ")
@@ -49,7 +49,7 @@ func TestDistSyncSyncBN(t *testing.T) {
 	}
 	sum, _ := disttest.Job(t, program, []string{"GOLUON_TEST_DATA=" + dataDir, "GOLUON_TEST_OUT=" + filepath.Join(dir, "out"), "GOLUON_TEST_SYNCBN=1"})
 	extra, _ := sum["extra"].(map[string]any)
-	if sum["epochs"] != 1.0 || extra["workers"] != 2.0 {
+	if sum["epochs"] != 1.0 || extra["processes"] != 2.0 {
 		t.Errorf("summary %v: want 1 epoch and 2 workers", sum)
 	}
 }

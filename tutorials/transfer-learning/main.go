@@ -145,6 +145,9 @@ func train(args []string, stdout io.Writer) (*outcome, error) {
 		return nil, fmt.Errorf("-epochs (%d), -pretrain-epochs (%d), -batch-size (%d) and -width (%d) must be positive",
 			f.Epochs, o.pretrainEpochs, f.BatchPerCtx, o.width)
 	}
+	if o.unfreezeAfter < 0 || (o.unfreezeAfter > 0 && o.unfreezeAfter >= f.Epochs) {
+		return nil, fmt.Errorf("-unfreeze-after %d: want 0 (never) or fewer than -epochs (%d), so that some epochs train the unfrozen backbone", o.unfreezeAfter, f.Epochs)
+	}
 	if f.KVStore != "local" && f.KVStore != "device" {
 		return nil, fmt.Errorf("-kvstore %q: this tutorial runs in one process (local or device)", f.KVStore)
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"image/png"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -262,6 +263,13 @@ func TestRunRejectsBadFlags(t *testing.T) {
 		args = append(args, "-data", t.TempDir(), "-out", t.TempDir())
 		if err := run(args, &buf); err == nil {
 			t.Errorf("run(%q) succeeded, want an error; output:\n%s", args, buf.String())
+		}
+	}
+	// An unfreezing that would never happen is refused before any work.
+	for _, args := range [][]string{{"-unfreeze-after", "3", "-epochs", "3"}, {"-unfreeze-after", "-1"}} {
+		args = append(args, "-data", t.TempDir(), "-out", t.TempDir())
+		if err := run(args, io.Discard); err == nil || !strings.Contains(err.Error(), "-unfreeze-after") {
+			t.Errorf("run(%q): %v, want an error about -unfreeze-after", args, err)
 		}
 	}
 }

@@ -52,7 +52,7 @@ func Register(fs *flag.FlagSet, d Flags) *Flags {
 	fs.BoolVar(&f.Download, "download", d.Download, "get a missing data set (Fashion-MNIST: apt-get install dataset-fashion-mnist when possible, else download)")
 	fs.IntVar(&f.Limit, "limit", d.Limit, "train on only the first N samples (0: all); for smoke tests")
 	fs.Float64Var(&f.LR, "lr", d.LR, "learning rate")
-	fs.StringVar(&f.LogDir, "logdir", d.LogDir, "write TensorBoard event files (metrics per epoch, batch loss, parameter histograms) into this directory")
+	fs.StringVar(&f.LogDir, "logdir", d.LogDir, "write TensorBoard event files into this directory (what each program logs: its README)")
 	RegisterAMP(fs, &f.AMP)
 	fs.BoolVar(&f.Hybridize, "hybridize", d.Hybridize, "run the network through traced graphs (gluon.Hybridize): the same results with less per-op overhead")
 	return f
