@@ -108,6 +108,24 @@ func checkUnaryDType(op string, code backend.UnaryOp, dt DType, p1, p2 float64) 
 	}
 }
 
+// checkIntScalar fails unless s is a whole number that integer dtype dt
+// holds.
+func checkIntScalar(op string, dt DType, s float64) {
+	if s != math.Trunc(s) { // NaN too
+		fail(op, ErrDType, "scalar %g is not a whole number, which an %v array needs; convert with AsType(Float32) first", s, dt)
+	}
+	lo, hi := -float64(1<<63), float64(1<<63) // dt holds [lo, hi)
+	switch dt {
+	case Int32:
+		lo, hi = math.MinInt32, math.MaxInt32+1
+	case Uint8:
+		lo, hi = 0, math.MaxUint8+1
+	}
+	if s < lo || s >= hi {
+		fail(op, ErrArgument, "scalar %g is out of range for %v", s, dt)
+	}
+}
+
 // checkBinaryDType fails when code is not defined on inputs of dtype dt.
 func checkBinaryDType(op string, code backend.BinaryOp, dt DType) {
 	switch {

@@ -74,7 +74,8 @@ func Reciprocal(x *NDArray) *NDArray {
 
 // LogSumExp returns log Σ exp(x) over the given axes (all when none are
 // given), computed stably by shifting by the maximum, and removes them from
-// the shape. Its gradient is softmax(x) over those axes.
+// the shape. Its gradient is softmax(x) over those axes. Over an empty
+// axis the result is −∞ (the log of an empty sum), as in PyTorch.
 func LogSumExp(x *NDArray, axes ...int) *NDArray { return logSumExp(x, false, axes) }
 
 // LogSumExpKeepDims is LogSumExp that keeps the reduced axes with size 1.
@@ -88,6 +89,20 @@ func logSumExpOp(x *NDArray, keep bool, axes ...int) *NDArray {
 	const op = "LogSumExp"
 	defer checkLive(op, x).done()
 	checkFloat(op, x)
+	mask := axesMask(op, x.NDim(), axes)
+	for i, m := range mask {
+		if m && x.shape[i] == 0 {
+			// A sum of no terms is 0 and its log −∞, as in PyTorch; x is
+			// empty, and so is its gradient.
+			shape := droppedShape(x.shape, mask)
+			if keep {
+				shape = keptShape(x.shape, mask)
+			}
+			y := x.Session().Full(x.st.dev, x.dtype, math.Inf(-1), shape...)
+			Record(op, y, []*NDArray{x}, func(*NDArray, []bool) []*NDArray { return []*NDArray{ZerosLike(x)} })
+			return y
+		}
+	}
 	d := x.Detach()
 	m := MaxKeepDims(d, axes...)
 	d.Release()
@@ -103,7 +118,7 @@ func logSumExpOp(x *NDArray, keep bool, axes ...int) *NDArray {
 	s := SumKeepDims(e, axes...)
 	out := Add(Log(s), safe)
 	if !keep {
-		out = Reshape(out, droppedShape(x.shape, axesMask(op, x.NDim(), axes))...)
+		out = Reshape(out, droppedShape(x.shape, mask)...)
 	}
 	return out
 }

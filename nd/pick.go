@@ -2,7 +2,8 @@ package nd
 
 import "slices"
 
-// pickDims splits x's shape around axis and checks idx's shape.
+// pickDims splits x's shape around axis and checks idx's shape, and that
+// the axis has an element to pick when idx asks for one.
 func pickDims(op string, x, idx *NDArray, axis int) (ax, outer, n, inner int) {
 	defer checkLive(op, x, idx).done()
 	checkContexts(op, x, idx)
@@ -13,6 +14,9 @@ func pickDims(op string, x, idx *NDArray, axis int) (ax, outer, n, inner int) {
 	if !slices.Equal(idx.shape, want) {
 		fail(op, ErrShape, "index shape %v does not match data shape %v without axis %d (want %v)", idx.shape, x.shape, axis, want)
 	}
+	if x.shape[ax] == 0 && idx.Size() > 0 {
+		fail(op, ErrShape, "cannot pick from an empty axis %d of shape %v", axis, x.shape)
+	}
 	return ax, numel(x.shape[:ax]), x.shape[ax], numel(x.shape[ax+1:])
 }
 
@@ -20,7 +24,8 @@ func pickDims(op string, x, idx *NDArray, axis int) (ax, outer, n, inner int) {
 // out[i..., j...] = x[i..., idx[i..., j...], j...]. idx has x's shape
 // without that axis and an integer dtype (or, as before integer arrays
 // existed, a floating one holding whole numbers); indices outside [0, n)
-// are clipped, as in MXNet's pick with mode "clip".
+// are clipped, as in MXNet's pick with mode "clip". An empty axis has
+// nothing to clip to: picking from it is an error unless idx is empty.
 // The gradient flows to x only.
 func Pick(x, idx *NDArray, axis int) *NDArray {
 	return dispatchIx("Pick", castNeutral, []*NDArray{x, idx}, 0b10, func(in []*NDArray) *NDArray { return pickOp(in[0], in[1], axis) })
@@ -30,13 +35,17 @@ func pickOp(x, idx *NDArray, axis int) *NDArray {
 	const op = "Pick"
 	_, outer, n, inner := pickDims(op, x, idx, axis)
 	out := newArray(op, sessionOf(op, x, idx), x.st.dev, x.dtype, idx.shape)
-	x.be().Pick(outer, n, inner, out.arg(), x.arg(), idx.arg())
+	if out.Size() > 0 { // an empty result: no kernel, whatever the backend
+		x.be().Pick(outer, n, inner, out.arg(), x.arg(), idx.arg())
+	}
 	Record(op, out, []*NDArray{x, idx}, func(g *NDArray, need []bool) []*NDArray {
 		if !need[0] {
 			return nil
 		}
 		gx := ZerosLike(x)
-		x.be().PickBackward(outer, n, inner, gx.arg(), g.arg(), idx.arg())
+		if g.Size() > 0 {
+			x.be().PickBackward(outer, n, inner, gx.arg(), g.arg(), idx.arg())
+		}
 		return []*NDArray{gx, nil}
 	})
 	return out

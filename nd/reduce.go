@@ -1,6 +1,10 @@
 package nd
 
-import "github.com/goluon/goluon/nd/backend"
+import (
+	"math"
+
+	"github.com/goluon/goluon/nd/backend"
+)
 
 // normAxis maps a possibly negative axis to [0, ndim).
 func normAxis(op string, axis, ndim int) int {
@@ -119,7 +123,9 @@ func reduceOp(op string, code backend.ReduceOp, x *NDArray, keep bool, axes []in
 // broadcastRaw materialises a keepdims array at a full shape.
 func broadcastRaw(a *NDArray, shape []int) *NDArray {
 	out := newArray("BroadcastTo", a.Session(), a.st.dev, a.dtype, shape)
-	a.be().Copy(shape, out.storageArg(), bcastStorage(a, shape))
+	if out.Size() > 0 { // the gradient of a reduction of an empty array
+		a.be().Copy(shape, out.storageArg(), bcastStorage(a, shape))
+	}
 	return out
 }
 
@@ -150,6 +156,8 @@ func sum(op string, x *NDArray, keep bool, axes []int) *NDArray {
 }
 
 // Mean averages the elements over the given axes (all when none are given).
+// The mean of no elements (an empty reduced axis) is NaN, as in PyTorch
+// and NumPy.
 func Mean(x *NDArray, axes ...int) *NDArray { return mean("Mean", x, false, axes) }
 
 // MeanKeepDims is Mean that keeps the reduced axes with size 1.
@@ -166,12 +174,18 @@ func mean(op string, x *NDArray, keep bool, axes []int) *NDArray {
 	if x.dtype.IsHalf() { // one rounding, of the mean
 		return viaFloat32(x.dtype, func(w []*NDArray) *NDArray { return mean(op, w[0], keep, axes) }, x)
 	}
-	s := sum(op, x, keep, axes)
-	n := x.Size() / max(s.Size(), 1)
-	if x.Size() == 0 {
-		n = 1
+	n := 1 // elements per result: the product of the reduced axes' sizes
+	for d, m := range axesMask(op, x.NDim(), axes) {
+		if m {
+			n *= x.shape[d]
+		}
 	}
-	out := MulScalar(s, 1/float64(max(n, 1)))
+	s := sum(op, x, keep, axes)
+	scale := math.NaN() // 0/0: the mean of no elements, as in PyTorch
+	if n > 0 {
+		scale = 1 / float64(n)
+	}
+	out := MulScalar(s, scale)
 	s.Release()
 	return out
 }

@@ -123,13 +123,24 @@ func permuteRaw(x *NDArray, perm []int) *NDArray {
 }
 
 // region describes the part of a (contiguous) array of shape full that
-// starts at index begin along axis, with the given sub-shape.
+// starts at index begin along axis, with the given sub-shape. When a or
+// the region is empty its offset may lie past the end of a's buffer, so
+// callers copy through copyRegion.
 func region(a *NDArray, axis, begin int) backend.Arg {
 	st := backend.ContiguousStrides(a.shape)
 	arg := a.storageArg()
 	arg.Off += begin * st[axis]
 	arg.Strides = st
 	return arg
+}
+
+// copyRegion copies src into dst over shape, skipping the copy when shape
+// holds no elements (where a region's offset may lie outside its buffer,
+// which a backend need not accept).
+func copyRegion(be backend.Backend, shape []int, dst, src backend.Arg) {
+	if numel(shape) > 0 {
+		be.Copy(shape, dst, src)
+	}
 }
 
 // SliceAxis returns the elements of x with begin <= index < end along
@@ -156,11 +167,11 @@ func SliceAxis(x *NDArray, begin, end, axis int) *NDArray {
 		y = x.view(begin*backend.ContiguousStrides(x.shape)[ax], shape)
 	} else {
 		y = newArray(op, x.Session(), x.st.dev, x.dtype, shape)
-		x.be().Copy(shape, y.storageArg(), region(x, ax, begin))
+		copyRegion(x.be(), shape, y.storageArg(), region(x, ax, begin))
 	}
 	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
 		gx := ZerosLike(x)
-		x.be().Copy(g.shape, region(gx, ax, begin), g.storageArg())
+		copyRegion(x.be(), g.shape, region(gx, ax, begin), g.storageArg())
 		return []*NDArray{gx}
 	})
 	return y
@@ -201,7 +212,7 @@ func Concat(arrs []*NDArray, axis int) *NDArray {
 	at := 0
 	for i, a := range arrs {
 		begins[i] = at
-		first.be().Copy(a.shape, region(out, ax, at), a.storageArg())
+		copyRegion(first.be(), a.shape, region(out, ax, at), a.storageArg())
 		at += a.shape[ax]
 	}
 	Record(op, out, arrs, func(g *NDArray, need []bool) []*NDArray {
@@ -209,7 +220,7 @@ func Concat(arrs []*NDArray, axis int) *NDArray {
 		for i, a := range arrs {
 			if need[i] {
 				grads[i] = newArray(op, g.Session(), g.st.dev, g.dtype, a.shape)
-				g.be().Copy(a.shape, grads[i].storageArg(), region(g, ax, begins[i]))
+				copyRegion(g.be(), a.shape, grads[i].storageArg(), region(g, ax, begins[i]))
 			}
 		}
 		return grads

@@ -181,7 +181,8 @@ func norm(x *NDArray, ord int, keep bool, axes []int) *NDArray {
 // Var returns the variance of x over the given axes (all when none are
 // given) with ddof delta degrees of freedom: Σ(x − mean)² / (n − ddof), so
 // ddof 0 is NumPy's default and ddof 1 PyTorch's. The reduced axes are
-// removed from the shape.
+// removed from the shape. It is an error when n − ddof <= 0 unless the
+// result is empty.
 func Var(x *NDArray, ddof int, axes ...int) *NDArray { return variance(x, ddof, false, axes) }
 
 // VarKeepDims is Var that keeps the reduced axes with size 1.
@@ -200,19 +201,21 @@ func variance(x *NDArray, ddof int, keep bool, axes []int) *NDArray {
 		return viaFloat32(x.dtype, func(w []*NDArray) *NDArray { return variance(w[0], ddof, keep, axes) }, x)
 	}
 	mask := axesMask(op, x.NDim(), axes)
-	n := x.Size() / max(numel(keptShape(x.shape, mask)), 1)
-	if n-ddof <= 0 {
-		fail(op, ErrArgument, "%d elements per result with ddof %d", n, ddof)
-	}
+	n := 1 // elements per result: the product of the reduced axes' sizes
 	ax := []int{}
 	for d, m := range mask {
 		if m {
+			n *= x.shape[d]
 			ax = append(ax, d)
 		}
 	}
+	empty := numel(droppedShape(x.shape, mask)) == 0 // no result to divide
+	if n-ddof <= 0 && !empty {
+		fail(op, ErrArgument, "%d elements per result with ddof %d", n, ddof)
+	}
 	d := Sub(x, MeanKeepDims(x, ax...))
 	s := SumKeepDims(Square(d), ax...)
-	out := MulScalar(s, 1/float64(n-ddof))
+	out := MulScalar(s, 1/float64(max(n-ddof, 1)))
 	if !keep {
 		out = Reshape(out, droppedShape(x.shape, mask)...)
 	}

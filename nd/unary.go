@@ -151,12 +151,36 @@ func MulScalar(x *NDArray, s float64) *NDArray {
 	})
 }
 
-// DivScalar returns x / s.
+// DivScalar returns x / s: Div by s held in x's dtype, so a float32 x is
+// divided by float32(s), correctly rounded as PyTorch's x / s (not
+// multiplied by 1/s), and a half-precision one in float32, rounded once.
+// On integer arrays s must be a whole number in the dtype's range and the
+// quotient truncates toward zero, as Div's does. s must not be 0.
 func DivScalar(x *NDArray, s float64) *NDArray {
+	const op = "DivScalar"
+	defer checkLive(op, x).done()
 	if s == 0 {
-		fail("DivScalar", ErrArgument, "division by zero")
+		fail(op, ErrArgument, "division by zero")
 	}
-	return MulScalar(x, 1/s)
+	switch {
+	case x.dtype == Bool:
+		fail(op, ErrDType, "is not defined on bool arrays; convert with AsType first")
+	case x.dtype.IsHalf():
+		return viaFloat32(x.dtype, func(w []*NDArray) *NDArray { return DivScalar(w[0], s) }, x)
+	case !x.dtype.IsFloat():
+		checkIntScalar(op, x.dtype, s)
+	}
+	b := x.Session().Full(x.st.dev, x.dtype, s) // 0-d: broadcasts to x's shape
+	y := binaryOp(op, bDiv, x, b, func(g, _ *NDArray, need []bool) (ga, gb *NDArray) {
+		if need[0] {
+			ga = binaryRaw(op, bDiv, g, b)
+		}
+		return ga, nil
+	})
+	if !y.requiresGrad() { // nothing recorded holds b
+		b.Release()
+	}
+	return y
 }
 
 // RSubScalar returns s - x.

@@ -43,6 +43,13 @@ func forRows(shape []int, strides [][]int, fn func(offs []int, n int, inner []in
 
 // Copy copies a strided view of src into a strided view of dst.
 func (*Backend) Copy(shape []int, dst, src backend.Arg) {
+	for _, d := range shape {
+		if d == 0 {
+			// Nothing to copy; an empty view's offset may lie past the
+			// end of its buffer (a region at an empty axis's end).
+			return
+		}
+	}
 	ds, ss := dst.Strides, src.Strides
 	if ds == nil {
 		ds = backend.ContiguousStrides(shape)

@@ -66,3 +66,45 @@ func TestCopyBroadcastRows(t *testing.T) {
 		}
 	}
 }
+
+// TestCopyEmpty: a copy of no elements does nothing, even when an
+// operand's offset lies past the end of its buffer (the region at the end
+// of an empty axis that Concat and SliceAxis describe), in every dtype.
+func TestCopyEmpty(t *testing.T) {
+	be := New()
+	bufs := func(n int) []*Buffer {
+		return []*Buffer{
+			{dt: backend.Float32, F32: make([]float32, n)},
+			{dt: backend.Float64, F64: make([]float64, n)},
+			{dt: backend.Int32, I32: make([]int32, n)},
+			{dt: backend.Int64, I64: make([]int64, n)},
+			{dt: backend.Uint8, U8: make([]uint8, n)},
+			{dt: backend.Float16, F16: make([]backend.F16, n)},
+			{dt: backend.BFloat16, BF16: make([]backend.BF16, n)},
+		}
+	}
+	for _, c := range []struct {
+		name                   string
+		shape                  []int
+		n, dstOff, srcOff      int
+		dstStrides, srcStrides []int
+	}{
+		{"concat-second-part", []int{0, 2}, 0, 2, 0, []int{4, 1}, nil}, // Concat([(0,2),(0,2)], 1)
+		{"slice-of-empty", []int{0, 2}, 0, 0, 2, nil, []int{4, 1}},     // SliceAxis((0,4), 2, 4, 1)
+		{"past-the-end", []int{3, 0}, 6, 7, 9, nil, []int{2, 1}},
+		{"1-D", []int{0}, 4, 5, 5, nil, nil},
+	} {
+		for i, dst := range bufs(c.n) {
+			src := bufs(c.n)[i]
+			t.Run(fmt.Sprintf("%s/%v", c.name, dst.dt), func(t *testing.T) {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Fatalf("panic: %v", r)
+					}
+				}()
+				be.Copy(c.shape, backend.Arg{Buf: dst, Off: c.dstOff, Strides: c.dstStrides},
+					backend.Arg{Buf: src, Off: c.srcOff, Strides: c.srcStrides})
+			})
+		}
+	}
+}
