@@ -52,30 +52,31 @@ var confFamilies = []struct {
 	name string
 	run  func(e confEnv)
 }{
-	{"creation", confCreation},     // create.go, random.go
-	{"unary", confUnary},           // unary.go
-	{"binary", confBinary},         // binary.go
-	{"reduce", confReduce},         // reduce.go
-	{"argmax", confArgMax},         // reduce.go
-	{"matmul", confMatMul},         // matmul.go
-	{"shape", confShape},           // shape.go
-	{"softmax", confSoftmax},       // softmax.go
-	{"pick", confPick},             // pick.go
-	{"softmaxce", confSoftmaxCE},   // softmaxce.go
-	{"conv2d", confConv2D},         // conv.go
-	{"conv1d", confConv1D},         // conv1d.go
-	{"deconv", confDeconv},         // deconv.go
-	{"pool2d", confPool2D},         // pool.go
-	{"batchnorm", confBatchNorm},   // batchnorm.go
-	{"biasrelu", confBiasRelu},     // biasrelu.go
-	{"addrelu", confAddRelu},       // biasrelu.go
-	{"dropout", confDropout},       // dropout.go
-	{"copy", confCopy},             // copy.go
-	{"views", confViews},           // ndarray.go
-	{"dtypes", confDTypes},         // dtype.go
-	{"index", confIndex},           // index.go, pad.go, slice.go, sort.go, math.go
-	{"activation", confActivation}, // activation.go
-	{"layernorm", confLayerNorm},   // layernorm.go
+	{"creation", confCreation},       // create.go, random.go
+	{"unary", confUnary},             // unary.go
+	{"binary", confBinary},           // binary.go
+	{"reduce", confReduce},           // reduce.go
+	{"argmax", confArgMax},           // reduce.go
+	{"matmul", confMatMul},           // matmul.go
+	{"shape", confShape},             // shape.go
+	{"softmax", confSoftmax},         // softmax.go
+	{"pick", confPick},               // pick.go
+	{"softmaxce", confSoftmaxCE},     // softmaxce.go
+	{"conv2d", confConv2D},           // conv.go
+	{"conv1d", confConv1D},           // conv1d.go
+	{"deconv", confDeconv},           // deconv.go
+	{"pool2d", confPool2D},           // pool.go
+	{"batchnorm", confBatchNorm},     // batchnorm.go
+	{"biasrelu", confBiasRelu},       // biasrelu.go
+	{"addrelu", confAddRelu},         // biasrelu.go
+	{"dropout", confDropout},         // dropout.go
+	{"copy", confCopy},               // copy.go
+	{"views", confViews},             // ndarray.go
+	{"dtypes", confDTypes},           // dtype.go
+	{"index", confIndex},             // index.go, pad.go, slice.go, sort.go, math.go
+	{"activation", confActivation},   // activation.go
+	{"layernorm", confLayerNorm},     // layernorm.go
+	{"interpolate", confInterpolate}, // interpolate.go
 }
 
 // confRecover turns a panic inside a case (an *nd.Error from an op that

@@ -44,32 +44,33 @@ func GradChecks(t *testing.T, dev ctx.Context) {
 func gradCases(dev ctx.Context) []gradCase {
 	var cases []gradCase
 	for _, group := range [][]gradCase{
-		gradBinaryCases(dev),     // binary.go
-		gradUnaryCases(dev),      // unary.go
-		gradReduceCases(dev),     // reduce.go
-		gradMatMulCases(dev),     // matmul.go
-		gradShapeCases(dev),      // shape.go
-		gradCopyCases(dev),       // copy.go
-		gradSoftmaxCases(dev),    // softmax.go
-		gradPickCases(dev),       // pick.go
-		gradSoftmaxCECases(dev),  // softmaxce.go
-		gradConvCases(dev),       // conv.go
-		gradConv1DCases(dev),     // conv1d.go
-		gradDeconvCases(dev),     // deconv.go
-		gradBiasReluCases(dev),   // biasrelu.go
-		gradAddReluCases(dev),    // biasrelu.go
-		gradDropoutCases(dev),    // dropout.go
-		gradCompositeCases(dev),  // below
-		gradPoolCases(dev),       // pool.go
-		gradBatchNormCases(dev),  // batchnorm.go
-		gradIndexCases(dev),      // index.go
-		gradWhereCases(dev),      // where.go
-		gradSliceCases(dev),      // slice.go
-		gradPadCases(dev),        // pad.go
-		gradSortCases(dev),       // sort.go
-		gradMathCases(dev),       // math.go
-		gradActivationCases(dev), // activation.go
-		gradLayerNormCases(dev),  // layernorm.go
+		gradBinaryCases(dev),      // binary.go
+		gradUnaryCases(dev),       // unary.go
+		gradReduceCases(dev),      // reduce.go
+		gradMatMulCases(dev),      // matmul.go
+		gradShapeCases(dev),       // shape.go
+		gradCopyCases(dev),        // copy.go
+		gradSoftmaxCases(dev),     // softmax.go
+		gradPickCases(dev),        // pick.go
+		gradSoftmaxCECases(dev),   // softmaxce.go
+		gradConvCases(dev),        // conv.go
+		gradConv1DCases(dev),      // conv1d.go
+		gradDeconvCases(dev),      // deconv.go
+		gradBiasReluCases(dev),    // biasrelu.go
+		gradAddReluCases(dev),     // biasrelu.go
+		gradDropoutCases(dev),     // dropout.go
+		gradCompositeCases(dev),   // below
+		gradPoolCases(dev),        // pool.go
+		gradBatchNormCases(dev),   // batchnorm.go
+		gradIndexCases(dev),       // index.go
+		gradWhereCases(dev),       // where.go
+		gradSliceCases(dev),       // slice.go
+		gradPadCases(dev),         // pad.go
+		gradInterpolateCases(dev), // interpolate.go
+		gradSortCases(dev),        // sort.go
+		gradMathCases(dev),        // math.go
+		gradActivationCases(dev),  // activation.go
+		gradLayerNormCases(dev),   // layernorm.go
 	} {
 		cases = append(cases, group...)
 	}
