@@ -75,6 +75,7 @@ func init() {
 		"AveragePool":        opPool(nd.PoolAvg),
 		"GlobalAveragePool":  unary(nd.GlobalAvgPool2D),
 		"GlobalMaxPool":      unary(nd.GlobalMaxPool2D),
+		"Resize":             opResize,
 		"BatchNormalization": opBatchNorm,
 		"LayerNormalization": opLayerNorm,
 		"Gemm":               opGemm,
