@@ -91,6 +91,17 @@ func TestHybridizeModels(t *testing.T) {
 			nd.Seed(5)
 			return []*nd.NDArray{nd.RandomNormal(dev, nd.Float32, 0, 1, 2, 7, 8)}
 		}},
+		{"upsampling-decoder", func() gluon.Component {
+			return nn.NewSequential(
+				nn.NewConv2D(4, 3, nn.Conv2DOpts{Pad: [2]int{1, 1}, Act: "relu", InChannels: 2}),
+				nn.NewUpsample(nd.InterpolateOpts{Scale: [2]float64{2, 2}}),
+				nn.NewUpsample(nd.InterpolateOpts{Size: [2]int{5, 7}, Mode: nd.InterpBilinear, Antialias: true}),
+				nn.NewConv2D(2, 1, nn.Conv2DOpts{InChannels: 4}),
+			)
+		}, func() []*nd.NDArray {
+			nd.Seed(6)
+			return []*nd.NDArray{nd.RandomNormal(dev, nd.Float32, 0, 1, 2, 2, 4, 3)}
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,5 +1,5 @@
 // Package nn holds Gluon's neural-network layers: containers (Sequential,
-// Concurrent), Dense, Conv1D, Conv2D, Conv2DTranspose, pooling, Flatten,
+// Concurrent), Dense, Conv1D, Conv2D, Conv2DTranspose, pooling, Upsample, Flatten,
 // Dropout (with optional shared-mask axes), BatchNorm, the
 // normalisations of sequence models (LayerNorm, GroupNorm, InstanceNorm),
 // Embedding, the activations (Activation by name, LeakyReLU, PReLU, ELU,

@@ -54,6 +54,18 @@ func exportNets() []exportNet {
 				nn.NewDense(5, nn.DenseOpts{Act: "sigmoid"}),
 			)
 		}, []int{2, 3, 12, 12}, false},
+		{"upsampling", func() gluon.Block {
+			// A decoder's resizes: nearest ×2, bilinear to a size, bilinear
+			// with aligned corners by a scale that does not divide evenly.
+			return nn.NewSequential(
+				nn.NewConv2D(4, 3, nn.Conv2DOpts{Pad: [2]int{1, 1}}),
+				nn.NewUpsample(nd.InterpolateOpts{Scale: [2]float64{2, 2}}),
+				nn.NewConv2D(3, 1, nn.Conv2DOpts{}),
+				nn.NewUpsample(nd.InterpolateOpts{Size: [2]int{7, 9}, Mode: nd.InterpBilinear}),
+				nn.NewUpsample(nd.InterpolateOpts{Scale: [2]float64{1.5, 0.5}, Mode: nd.InterpBilinear, AlignCorners: true}),
+				nn.NewUpsample(nd.InterpolateOpts{Scale: [2]float64{2, 3}, Mode: nd.InterpBilinear}),
+			)
+		}, []int{2, 3, 5, 5}, false},
 		{"resnet18", func() gluon.Block { return vision.ResNet18(vision.Options{Classes: 10, Width: 8}) }, []int{2, 3, 32, 32}, false},
 		{"resnet50", func() gluon.Block { return vision.ResNet50(vision.Options{Classes: 10, Width: 4}) }, []int{2, 3, 32, 32}, false},
 		{"mobilenetv2", func() gluon.Block {

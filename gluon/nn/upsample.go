@@ -1,0 +1,92 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/nd"
+)
+
+// Upsample resizes NCHW feature maps to a size or by a scale factor,
+// torch.nn.Upsample (Gluon's contrib BilinearResize2D and nearest
+// UpSampling): nd.Interpolate with Opts. Decoders, U-Nets and feature
+// pyramids use it with Scale {2, 2}.
+type Upsample struct {
+	gluon.BlockMeta
+	Opts nd.InterpolateOpts
+}
+
+// NewUpsample returns an Upsample layer. Options that Interpolate would
+// refuse (neither or both of Size and Scale, a size or scale that is not
+// positive, AlignCorners or Antialias with nearest sampling, the two
+// together) panic here, as a wrong layer definition.
+func NewUpsample(o nd.InterpolateOpts) *Upsample {
+	const op = "nn.NewUpsample"
+	sizeSet, scaleSet := o.Size != [2]int{}, o.Scale != [2]float64{}
+	switch {
+	case sizeSet == scaleSet:
+		nd.Panicf(op, nd.ErrArgument, "set exactly one of Size (%v) and Scale (%v)", o.Size, o.Scale)
+	case sizeSet && (o.Size[0] <= 0 || o.Size[1] <= 0):
+		nd.Panicf(op, nd.ErrArgument, "size %v must be positive", o.Size)
+	case scaleSet && !(o.Scale[0] > 0 && o.Scale[1] > 0 && !math.IsInf(o.Scale[0], 0) && !math.IsInf(o.Scale[1], 0)):
+		nd.Panicf(op, nd.ErrArgument, "scale %v must be positive and finite", o.Scale)
+	case o.Mode != nd.InterpNearest && o.Mode != nd.InterpBilinear:
+		nd.Panicf(op, nd.ErrArgument, "unknown mode %d", o.Mode)
+	case o.Mode == nd.InterpNearest && (o.AlignCorners || o.Antialias):
+		nd.Panicf(op, nd.ErrArgument, "AlignCorners and Antialias apply to bilinear sampling only")
+	case o.AlignCorners && o.Antialias:
+		nd.Panicf(op, nd.ErrArgument, "AlignCorners and Antialias cannot be combined")
+	}
+	return &Upsample{BlockMeta: gluon.NewBlockMeta("upsample"), Opts: o}
+}
+
+// Forward resizes x [N, C, H, W].
+func (u *Upsample) Forward(x *nd.NDArray) *nd.NDArray {
+	if x.NDim() != 4 {
+		nd.Panicf("nn.Upsample", nd.ErrShape, "want NCHW input, got %v", x.Shape())
+	}
+	return nd.Interpolate(x, u.Opts)
+}
+
+// ExportONNX writes Resize as torch.onnx writes nn.Upsample: nearest with
+// asymmetric coordinates rounded down, bilinear as linear with half_pixel
+// (or align_corners) coordinates; Scale as the scales input, Size (and
+// Scale with AlignCorners) as the sizes input, the batch and channel sizes
+// read from the input's shape.
+// Antialiasing has no opset-17 form.
+func (u *Upsample) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	o := u.Opts
+	attrs := map[string]any{"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"}
+	if o.Mode == nd.InterpBilinear {
+		if o.Antialias {
+			return "", fmt.Errorf("Upsample with Antialias has no ONNX form before opset 18")
+		}
+		attrs = map[string]any{"mode": "linear", "coordinate_transformation_mode": "half_pixel"}
+		if o.AlignCorners {
+			attrs["coordinate_transformation_mode"] = "align_corners"
+		}
+	}
+	shape := g.Op("Shape", []string{x}, nil, 1)[0]
+	slice := func(lo, hi int64) string {
+		return g.Op("Slice", []string{shape, g.Const([]int64{lo}, 1), g.Const([]int64{hi}, 1)}, nil, 1)[0]
+	}
+	var hw string
+	switch {
+	case o.Size != [2]int{}:
+		hw = g.Const([]int64{int64(o.Size[0]), int64(o.Size[1])}, 2)
+	case !o.AlignCorners:
+		scales := g.Const([]float32{1, 1, float32(o.Scale[0]), float32(o.Scale[1])}, 4)
+		return g.Op("Resize", []string{x, "", scales}, attrs, 1)[0], nil
+	default:
+		// ONNX's align_corners divides by the unrounded output length
+		// (input × scale) where PyTorch divides by the rounded one: give
+		// the rounded sizes, floor(H × scale) and floor(W × scale).
+		f := g.Op("Cast", []string{slice(2, 4)}, map[string]any{"to": 1}, 1)[0] // FLOAT
+		f = g.Op("Mul", []string{f, g.Const([]float32{float32(o.Scale[0]), float32(o.Scale[1])}, 2)}, nil, 1)[0]
+		f = g.Op("Floor", []string{f}, nil, 1)[0]
+		hw = g.Op("Cast", []string{f}, map[string]any{"to": 7}, 1)[0] // INT64
+	}
+	sizes := g.Op("Concat", []string{slice(0, 2), hw}, map[string]any{"axis": 0}, 1)[0]
+	return g.Op("Resize", []string{x, "", "", sizes}, attrs, 1)[0], nil
+}
