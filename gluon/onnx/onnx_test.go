@@ -22,10 +22,11 @@ import (
 )
 
 // TestTorchExports: models exported by torch.onnx.export (testdata/
-// make_onnx.py: torchvision's ResNet-18, MobileNetV2 and a small ViT)
+// make_onnx.py: torchvision's ResNet-18, MobileNetV2, a small ViT, and a
+// decoder of nn.Upsample layers)
 // import and give torchvision's outputs within 1e-4 relative.
 func TestTorchExports(t *testing.T) {
-	for _, name := range []string{"resnet18", "mobilenetv2", "vit"} {
+	for _, name := range []string{"resnet18", "mobilenetv2", "vit", "upsample"} {
 		t.Run(name, func(t *testing.T) {
 			m, err := onnx.Load(filepath.Join("testdata", name+".onnx"))
 			if err != nil {

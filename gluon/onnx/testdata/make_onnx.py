@@ -3,7 +3,9 @@
 python3-torch 1.13 and python3-torchvision) for gluon/onnx's tests: for each,
 NAME.onnx and NAME_io.safetensors (input, output: torchvision's output in
 eval mode). The models are the width-reduced configurations of
-gluon/model/vision/testdata/make_fixtures.py, with the same seeds.
+gluon/model/vision/testdata/make_fixtures.py, with the same seeds, and a
+small decoder of nn.Upsample layers (upsample.onnx: Resize nodes as torch
+writes them).
 
 usage: /usr/bin/python3 make_onnx.py OUTDIR
 """
@@ -47,7 +49,29 @@ def main(argv):
         torch.onnx.export(m, x, path, input_names=["input"], output_names=["output"], opset_version=13)
         write_safetensors(os.path.join(out, name + "_io.safetensors"), {"input": x, "output": y})
         print("%s: %s" % (name, path))
+    export_upsample(out)
     return 0
+
+
+def export_upsample(out):
+    """A decoder's resizes as torch exports them: nearest x2, bilinear x2,
+    bilinear to a size with aligned corners."""
+    torch.manual_seed(7)
+    m = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.Upsample(scale_factor=2, mode="nearest"),
+        torch.nn.Conv2d(4, 4, 1),
+        torch.nn.Upsample(scale_factor=2, mode="bilinear", align_corners=False),
+        torch.nn.Conv2d(4, 2, 3),
+        torch.nn.Upsample(size=(20, 18), mode="bilinear", align_corners=True),
+    ).eval()
+    x = torch.randn(2, 3, 6, 5, generator=torch.Generator().manual_seed(8))
+    with torch.no_grad():
+        y = m(x)
+    path = os.path.join(out, "upsample.onnx")
+    torch.onnx.export(m, x, path, input_names=["input"], output_names=["output"], opset_version=13)
+    write_safetensors(os.path.join(out, "upsample_io.safetensors"), {"input": x, "output": y})
+    print("upsample: %s" % path)
 
 
 if __name__ == "__main__":
