@@ -77,6 +77,33 @@ func hostTensor(t *onnxpb.TensorProto) (any, []int, error) {
 			v[i] = int32(binary.LittleEndian.Uint32(raw[4*i:]))
 		}
 		return v, shape, check(len(v))
+	case onnxpb.TensorProto_FLOAT16, onnxpb.TensorProto_BFLOAT16:
+		// Raw data holds the 16-bit patterns; int32_data holds one per value.
+		bits := make([]uint16, 0, len(raw)/2)
+		if raw != nil {
+			for i := 0; i+2 <= len(raw); i += 2 {
+				bits = append(bits, binary.LittleEndian.Uint16(raw[i:]))
+			}
+		} else {
+			for _, v := range t.GetInt32Data() {
+				bits = append(bits, uint16(v))
+			}
+		}
+		if err := check(len(bits)); err != nil {
+			return nil, nil, err
+		}
+		if dt == onnxpb.TensorProto_FLOAT16 {
+			v := make([]nd.F16, len(bits))
+			for i, b := range bits {
+				v[i] = nd.F16(b)
+			}
+			return v, shape, nil
+		}
+		v := make([]nd.BF16, len(bits))
+		for i, b := range bits {
+			v[i] = nd.BF16(b)
+		}
+		return v, shape, nil
 	case onnxpb.TensorProto_BOOL, onnxpb.TensorProto_UINT8:
 		b := raw
 		if b == nil {
@@ -104,6 +131,7 @@ func hostTensor(t *onnxpb.TensorProto) (any, []int, error) {
 var elemSize = map[onnxpb.TensorProto_DataType]int{
 	onnxpb.TensorProto_FLOAT: 4, onnxpb.TensorProto_DOUBLE: 8, onnxpb.TensorProto_INT64: 8,
 	onnxpb.TensorProto_INT32: 4, onnxpb.TensorProto_BOOL: 1, onnxpb.TensorProto_UINT8: 1,
+	onnxpb.TensorProto_FLOAT16: 2, onnxpb.TensorProto_BFLOAT16: 2,
 }
 
 // constArray makes a neutral, untracked array of an ONNX tensor on dev.
@@ -142,6 +170,10 @@ func dtypeOf(t int64) (nd.DType, error) {
 		return nd.Uint8, nil
 	case onnxpb.TensorProto_BOOL:
 		return nd.Bool, nil
+	case onnxpb.TensorProto_FLOAT16:
+		return nd.Float16, nil
+	case onnxpb.TensorProto_BFLOAT16:
+		return nd.BFloat16, nil
 	}
 	return 0, fmt.Errorf("element type %v is not supported", onnxpb.TensorProto_DataType(t))
 }
