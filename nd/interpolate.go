@@ -43,8 +43,8 @@ type InterpolateOpts struct {
 // images, or any array of at least 2 axes) as
 // torch.nn.functional.interpolate(x, size or scale_factor, mode,
 // align_corners, antialias) does, with the sampling positions and weights
-// computed as ATen computes them (in float32 for float32 and half arrays,
-// in float64 for float64 ones). It is differentiable in x: each axis is a
+// computed as ATen's CPU kernels compute them (the scale in the array's
+// precision, float32 for half arrays). It is differentiable in x: each axis is a
 // sum of weighted Takes, so its gradient scatters the output's gradient
 // back by the same weights. Nearest sampling works on every dtype; bilinear
 // needs a floating-point x (half-precision ones are computed in float32
@@ -113,9 +113,10 @@ type axisTaps struct {
 
 // interpTaps computes the taps resampling in positions to out, as ATen's
 // upsample kernels do (nearest_idx, area_pixel_compute_source_index and
-// _compute_indices_weights_aa), in float32 arithmetic unless f64. scale is
-// the output-to-input coordinate scale when given (non-zero), in/out
-// otherwise.
+// _compute_indices_weights_aa) for float32 arrays (nearest and antialiased
+// positions in float32 arithmetic, bilinear ones from a float32 scale in
+// float64), or in float64 when f64. scale is the output-to-input
+// coordinate scale when given (non-zero), in/out otherwise.
 func interpTaps(in, out int, scale float64, o InterpolateOpts, f64 bool) axisTaps {
 	r := func(v float64) float64 { // one float32 (or float64) operation's rounding
 		if f64 {
@@ -183,6 +184,10 @@ func interpTaps(in, out int, scale float64, o InterpolateOpts, f64 bool) axisTap
 			t.idx, t.w = append(t.idx, idx), append(t.w, wk)
 		}
 	default:
+		// The scale is rounded to the array's precision, the positions
+		// and weights computed in float64 and the weights rounded, as
+		// ATen's CPU kernel does: float32 positions would be off by
+		// ~3e-5 a few hundred pixels in.
 		if o.AlignCorners {
 			s = 0
 			if out > 1 {
@@ -192,17 +197,17 @@ func interpTaps(in, out int, scale float64, o InterpolateOpts, f64 bool) axisTap
 		i0, i1 := make([]int64, out), make([]int64, out)
 		w0, w1 := make([]float64, out), make([]float64, out)
 		for i := range out {
-			src := r(s * float64(i))
+			src := s * float64(i)
 			if !o.AlignCorners {
-				src = max(r(r(s*r(float64(i)+0.5))-0.5), 0)
+				src = max(s*(float64(i)+0.5)-0.5, 0)
 			}
 			lo := min(int(math.Floor(src)), in-1)
-			l1 := min(max(r(src-float64(lo)), 0), 1)
+			l1 := min(max(src-float64(lo), 0), 1)
 			hi := lo
 			if lo < in-1 {
 				hi = lo + 1
 			}
-			i0[i], i1[i], w0[i], w1[i] = int64(lo), int64(hi), r(1-l1), l1
+			i0[i], i1[i], w0[i], w1[i] = int64(lo), int64(hi), r(1-l1), r(l1)
 		}
 		t.idx, t.w = [][]int64{i0, i1}, [][]float64{w0, w1}
 	}

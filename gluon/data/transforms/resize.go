@@ -231,8 +231,8 @@ type taps struct {
 }
 
 // makeTaps returns the taps resampling in inputs to out outputs, computed
-// in float32 as ATen computes them for float32 tensors (upsample
-// kernels' area_pixel_compute_source_index, nearest_idx and
+// as ATen computes them for float32 tensors (upsample kernels'
+// area_pixel_compute_source_index, nearest_idx and
 // _compute_indices_weights_aa).
 func makeTaps(in, out int, opts ResizeOpts) taps {
 	t := taps{start: make([]int, out), w: make([][]float32, out)}
@@ -278,15 +278,15 @@ func makeTaps(in, out int, opts ResizeOpts) taps {
 			t.start[o], t.w[o] = lo, w
 		}
 	default:
+		// Positions from the float32 scale in float64, as ATen's CPU
+		// kernel computes them (float32 positions lose ~3e-5 of a weight
+		// a few hundred pixels in).
 		for o := range out {
-			src := scale*(float32(o)+0.5) - 0.5
-			if src < 0 {
-				src = 0
-			}
+			src := max(float64(scale)*(float64(o)+0.5)-0.5, 0)
 			i := int(src)
-			l1 := min(max(src-float32(i), 0), 1)
+			l1 := min(max(src-float64(i), 0), 1)
 			if i < in-1 {
-				t.start[o], t.w[o] = i, []float32{1 - l1, l1}
+				t.start[o], t.w[o] = i, []float32{float32(1 - l1), float32(l1)}
 			} else {
 				t.start[o], t.w[o] = i, []float32{1}
 			}

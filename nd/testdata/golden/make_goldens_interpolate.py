@@ -2,7 +2,8 @@
 """Goldens for interpolate_test.go: torch.nn.functional.interpolate
 (Debian's python3-torch) in float32 and float64, nearest and bilinear
 (with and without align_corners, with and without antialias), by size and
-by scale_factor, shrinking and enlarging, with the gradient of
+by scale_factor, shrinking and enlarging, and a 640-pixel-wide image (where
+float32 coordinates lose precision) shrunk, with the gradient of
 sum(y * g) with respect to x for a fixed g.
 
 Run from the repository root:
@@ -16,9 +17,9 @@ import torch.nn.functional as F
 
 torch.manual_seed(11)
 inputs, cases = [], []
-shapes = [(1, 2, 7, 9), (1, 1, 5, 4)]
-outs = [(3, 4), (11, 14), (7, 2), (1, 1)]
-scales = [(2.0, 2.0), (0.5, 1.5), (1.7, 0.6)]
+shapes = [(1, 2, 7, 9), (1, 1, 5, 4), (1, 1, 2, 640)]
+outs = [(3, 4), (11, 14), (7, 2), (1, 1), (2, 223)]
+scales = [(2.0, 2.0), (0.5, 1.5), (1.7, 0.6), (1.0, 0.35)]
 modes = [("nearest", False, False), ("bilinear", False, False), ("bilinear", True, False), ("bilinear", False, True)]
 for dt in (torch.float32, torch.float64):
     for shape in shapes:
@@ -27,6 +28,9 @@ for dt in (torch.float32, torch.float64):
         inp = len(inputs) - 1
         for mode, ac, aa in modes:
             for size, scale in [(o, None) for o in outs] + [(None, s) for s in scales]:
+                wide = shape[-1] == 640
+                if wide != (size == (2, 223) or scale == (1.0, 0.35)) or (wide and dt != torch.float32):
+                    continue  # the wide image only shrinks, in float32, to keep the file small
                 kw = {"mode": mode}
                 if mode == "bilinear":
                     kw["align_corners"] = ac
@@ -44,7 +48,7 @@ for dt in (torch.float32, torch.float64):
                     "size": list(size) if size else None,
                     "scale": list(scale) if scale else None,
                     "y_shape": list(y.shape), "y": y.detach().flatten().tolist(),
-                    "grad": xr.grad.flatten().tolist(),
+                    "grad": None if wide else xr.grad.flatten().tolist(),
                 })
 with open("nd/testdata/golden/goldens_interpolate.json", "w") as f:
     json.dump({"torch": torch.__version__, "inputs": inputs, "cases": cases}, f)

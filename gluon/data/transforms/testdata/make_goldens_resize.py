@@ -37,6 +37,17 @@ for c, h, w in [(3, 13, 17), (1, 9, 6)]:
         cases.append({
             "kind": "centercrop", "image": img, "size": [oh, ow], "y": y.flatten().tolist(),
         })
+# A wide image, where float32 positions would lose precision, shrunk.
+x = torch.rand(1, 2, 640, dtype=torch.float32)
+images.append({"shape": [1, 2, 640], "x": x.flatten().tolist()})
+for mode, aa in [("bilinear", False), ("bilinear", True), ("nearest", False)]:
+    kw = {"mode": mode}
+    if mode == "bilinear":
+        kw["align_corners"] = False
+        kw["antialias"] = aa
+    y = F.interpolate(x[None], size=(2, 223), **kw)[0]
+    cases.append({"kind": "resize", "mode": mode, "antialias": aa,
+                  "image": len(images) - 1, "size": [2, 223], "y": y.flatten().tolist()})
 with open("gluon/data/transforms/testdata/resize_goldens.json", "w") as f:
     json.dump({"torch": torch.__version__, "images": images, "cases": cases}, f)
 print(len(cases), "cases")
