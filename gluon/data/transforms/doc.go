@@ -31,8 +31,8 @@
 // (testdata/make_goldens_resize.py makes the goldens). torchvision resizes
 // PIL images with PIL's antialiased filter, which ResizeOpts.Antialias
 // follows; PIL rounds to uint8 between its horizontal and vertical passes,
-// and Goluon once at the end, so uint8 results can differ from PIL's by
-// one. CenterCrop places its window as torchvision does, rounding halves
+// and Goluon once at the end (half to even, as torch.round), so uint8
+// results can differ from PIL's by one. CenterCrop places its window as torchvision does, rounding halves
 // to even.
 //
 // # Contract

@@ -59,9 +59,10 @@ func (o ResizeOpts) check() string {
 // size[1] columns, like torchvision's Resize((h, w)) and Gluon's
 // Resize((w, h)) (note the order). It works on HWC/HW uint8 and CHW/HW
 // float32 images and keeps the element type: values are computed in
-// float32 and uint8 results are rounded half away from zero and clamped
-// to [0, 255]. Float results equal interpolate's on the same values
-// within float32 rounding (testdata/make_goldens_resize.py). An image
+// float32 and uint8 results are rounded half to even (torch.round, as
+// torchvision's Resize on uint8 tensors rounds) and clamped to [0, 255].
+// Float results equal interpolate's on the same values within float32
+// rounding (testdata/make_goldens_resize.py). An image
 // already of the size is returned as is.
 func Resize(size [2]int, opts ResizeOpts) data.Transform {
 	const op = "Resize"
@@ -214,7 +215,7 @@ func resized(x data.Tensor, g geom, win window2, oh, ow int, opts ResizeOpts) da
 	if x.U8 != nil {
 		out := make([]uint8, len(x.U8)/(g.h*g.w)*oh*ow)
 		resample(out, x.U8, g, win, rows, cols, func(v float32) uint8 {
-			return uint8(math.Round(float64(min(max(v, 0), 255))))
+			return uint8(math.RoundToEven(float64(min(max(v, 0), 255))))
 		})
 		return data.Tensor{Shape: shape, U8: out}
 	}

@@ -138,7 +138,7 @@ func TestResizeUint8(t *testing.T) {
 				t.Fatalf("uint8 gives %v, float32 %v", got.Shape, yf.Shape)
 			}
 			for i, v := range yf.F32 {
-				if want := float32(math.Round(float64(v))); got.F32[i] != want {
+				if want := float32(math.RoundToEven(float64(v))); got.F32[i] != want {
 					t.Fatalf("value %d: uint8 %v, rounded float32 %v (%v)", i, got.F32[i], want, v)
 				}
 			}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"image"
-	"image/color"
 	_ "image/jpeg" // ImageFolder decodes JPEG files
 	_ "image/png"  // and PNG files
 	"io/fs"
@@ -34,7 +33,12 @@ import (
 // ImageFolder implements data.Dataset. The files are read when a sample
 // is requested, decoded with Go's image/jpeg and image/png, and returned
 // as HWC uint8 tensors: [h w 3] in RGB, or [h w 1] with
-// ImageFolderOpts.Gray. Pair it with the transforms of gluon/data/transforms
+// ImageFolderOpts.Gray. Pixels equal PIL's convert("RGB") and convert("L")
+// of the same file, except that 16-bit channels keep their high byte
+// (PIL clips 16-bit gray to 255), and that Go's JPEG decoder upsamples
+// subsampled chroma without libjpeg's smoothing, so colour JPEGs with
+// subsampled chroma (most photographs) can differ from PIL's by a few
+// levels, at edges by more. Pair it with the transforms of gluon/data/transforms
 // through data.TransformFirst to resize, crop and normalise.
 type ImageFolder struct {
 	root    string
@@ -45,6 +49,11 @@ type ImageFolder struct {
 }
 
 var _ data.Dataset = (*ImageFolder)(nil)
+
+// MaxImagePixels is the most pixels ImageFolder decodes from one file,
+// PIL's limit (twice its MAX_IMAGE_PIXELS warning threshold): a small file
+// that declares a huge image would otherwise take all memory.
+var MaxImagePixels int64 = 2 * 89478485
 
 // ImageFolderOpts are NewImageFolder's options. The zero value reads
 // .jpg, .jpeg and .png files as RGB.
@@ -105,25 +114,44 @@ func NewImageFolder(root string, opts ImageFolderOpts) (*ImageFolder, error) {
 
 // classFiles returns the image files below dir in torchvision's order:
 // sorted by the path of their directory, then by name (a folder's own
-// files before its subfolders'). Folders whose names start with a dot are
-// skipped, and links below dir are not followed.
+// files before its subfolders'). Links to directories are followed, as
+// torchvision's os.walk(followlinks=True) follows them, except into a
+// folder being walked already (a cycle); folders whose names start with a
+// dot are skipped.
 func classFiles(dir string, exts []string) ([]string, error) {
 	type file struct{ dir, name string }
 	var files []file
-	// The trailing separator makes WalkDir follow dir when it is a link.
-	top := dir + string(filepath.Separator)
-	err := filepath.WalkDir(top, func(path string, f fs.DirEntry, err error) error {
-		switch {
-		case err != nil:
+	walking := map[string]bool{} // the real paths of the folders being walked
+	var walk func(d string) error
+	walk = func(d string) error {
+		real, err := filepath.EvalSymlinks(d)
+		if err != nil {
 			return err
-		case f.IsDir() && path != top && strings.HasPrefix(f.Name(), "."):
-			return filepath.SkipDir
-		case f.IsDir() || !hasExtension(f.Name(), exts):
+		}
+		if walking[real] {
 			return nil
 		}
-		files = append(files, file{filepath.Dir(path), f.Name()})
+		walking[real] = true
+		defer delete(walking, real)
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			switch {
+			case isDir(d, e):
+				if !strings.HasPrefix(e.Name(), ".") {
+					if err := walk(filepath.Join(d, e.Name())); err != nil {
+						return err
+					}
+				}
+			case hasExtension(e.Name(), exts):
+				files = append(files, file{d, e.Name()})
+			}
+		}
 		return nil
-	})
+	}
+	err := walk(dir)
 	slices.SortFunc(files, func(a, b file) int {
 		if c := strings.Compare(a.dir, b.dir); c != 0 {
 			return c
@@ -158,8 +186,9 @@ func hasExtension(name string, exts []string) bool {
 func (d *ImageFolder) Len() int { return len(d.files) }
 
 // Get reads and decodes image i. A file that cannot be read or decoded is
-// a *FileError naming it; one that does not decode wraps ErrCorrupt. The
-// generator is not used.
+// a *FileError naming it; one that does not decode wraps ErrCorrupt, and
+// one whose header declares more than MaxImagePixels pixels is refused
+// before it is decoded. The generator is not used.
 func (d *ImageFolder) Get(i int, _ *rand.Rand) (data.Sample, error) {
 	if i < 0 || i >= len(d.files) {
 		return data.Sample{}, fmt.Errorf("vision: ImageFolder: index %d out of range [0, %d)", i, len(d.files))
@@ -168,6 +197,13 @@ func (d *ImageFolder) Get(i int, _ *rand.Rand) (data.Sample, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return data.Sample{}, fileErr(path, err)
+	}
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(b))
+	if err != nil {
+		return data.Sample{}, fileErr(path, corrupt("decoding the image: %v", err))
+	}
+	if px := int64(cfg.Width) * int64(cfg.Height); px > MaxImagePixels {
+		return data.Sample{}, fileErr(path, fmt.Errorf("%d×%d is %d pixels, more than MaxImagePixels (%d): a decompression bomb?", cfg.Width, cfg.Height, px, MaxImagePixels))
 	}
 	img, _, err := image.Decode(bytes.NewReader(b))
 	if err != nil {
@@ -184,67 +220,3 @@ func (d *ImageFolder) Files() []string { return slices.Clone(d.files) }
 
 // Labels returns every sample's label, in sample order.
 func (d *ImageFolder) Labels() []float32 { return slices.Clone(d.labels) }
-
-// pixels returns img as an HWC uint8 tensor of 3 channels (RGB, alpha
-// dropped from the non-premultiplied values, as PIL's convert("RGB") drops
-// it) or of 1 (luma). The decoders' usual image types are read directly,
-// others through their colour model.
-func pixels(img image.Image, gray bool) data.Tensor {
-	r := img.Bounds()
-	h, w := r.Dy(), r.Dx()
-	c := 3
-	if gray {
-		c = 1
-	}
-	out := make([]uint8, h*w*c)
-	put := func(i int, cr, cg, cb uint8) { // pixel i, in row-major order
-		if gray {
-			out[i] = lumaRGB(cr, cg, cb)
-			return
-		}
-		out[3*i], out[3*i+1], out[3*i+2] = cr, cg, cb
-	}
-	i := 0
-	switch m := img.(type) {
-	case *image.YCbCr:
-		for y := r.Min.Y; y < r.Max.Y; y++ {
-			for x := r.Min.X; x < r.Max.X; x++ {
-				ci := m.COffset(x, y)
-				cr, cg, cb := color.YCbCrToRGB(m.Y[m.YOffset(x, y)], m.Cb[ci], m.Cr[ci])
-				put(i, cr, cg, cb)
-				i++
-			}
-		}
-	case *image.Gray:
-		for y := r.Min.Y; y < r.Max.Y; y++ {
-			row := m.Pix[m.PixOffset(r.Min.X, y):]
-			for x := range w {
-				put(i, row[x], row[x], row[x])
-				i++
-			}
-		}
-	case *image.NRGBA:
-		for y := r.Min.Y; y < r.Max.Y; y++ {
-			row := m.Pix[m.PixOffset(r.Min.X, y):]
-			for x := range w {
-				put(i, row[4*x], row[4*x+1], row[4*x+2])
-				i++
-			}
-		}
-	default:
-		for y := r.Min.Y; y < r.Max.Y; y++ {
-			for x := r.Min.X; x < r.Max.X; x++ {
-				p := color.NRGBAModel.Convert(img.At(x, y)).(color.NRGBA)
-				put(i, p.R, p.G, p.B)
-				i++
-			}
-		}
-	}
-	return data.Tensor{Shape: []int{h, w, c}, U8: out}
-}
-
-// lumaRGB is PIL's convert("L") of one RGB pixel (ITU-R 601-2 luma in
-// 16-bit fixed point, rounded).
-func lumaRGB(r, g, b uint8) uint8 {
-	return uint8((19595*uint32(r) + 38470*uint32(g) + 7471*uint32(b) + 1<<15) >> 16)
-}

@@ -235,3 +235,102 @@ func TestImageFolderSymlinkedClass(t *testing.T) {
 		t.Fatalf("classes %v, %d files; want [linked] and 1", d.Classes(), d.Len())
 	}
 }
+
+// TestImageFolderPixelTypes: every image type Go's decoders return gives
+// PIL's convert("RGB") values: 16-bit channels their high byte and alpha
+// dropped without premultiplying (transparent pixels keep their colour),
+// palettes looked up, opaque truecolour read directly.
+func TestImageFolderPixelTypes(t *testing.T) {
+	nrgba64 := image.NewNRGBA64(image.Rect(0, 0, 3, 1))
+	nrgba64.SetNRGBA64(0, 0, color.NRGBA64{0x5a5a, 0x8080, 0xffff, 0})
+	nrgba64.SetNRGBA64(1, 0, color.NRGBA64{0x5a5a, 0x8080, 0xffff, 0x0101})
+	nrgba64.SetNRGBA64(2, 0, color.NRGBA64{0x5a5a, 0x8080, 0xffff, 0xffff})
+	pal := image.NewPaletted(image.Rect(0, 0, 3, 1), color.Palette{
+		color.NRGBA{10, 20, 30, 0}, color.NRGBA{40, 50, 60, 128}, color.RGBA{70, 80, 90, 255}})
+	copy(pal.Pix, []uint8{2, 0, 1})
+	rgba := image.NewRGBA(image.Rect(0, 0, 2, 1))
+	copy(rgba.Pix, []uint8{1, 2, 3, 255, 200, 100, 50, 255})
+	gray16 := image.NewGray16(image.Rect(0, 0, 2, 1))
+	gray16.SetGray16(0, 0, color.Gray16{0x1234})
+	gray16.SetGray16(1, 0, color.Gray16{0xfffe})
+	for _, c := range []struct {
+		name string
+		img  image.Image
+		want []uint8
+	}{
+		{"16-bit with alpha", nrgba64, []uint8{0x5a, 0x80, 0xff, 0x5a, 0x80, 0xff, 0x5a, 0x80, 0xff}},
+		{"palette with transparency", pal, []uint8{70, 80, 90, 10, 20, 30, 40, 50, 60}},
+		{"opaque truecolour", rgba, []uint8{1, 2, 3, 200, 100, 50}},
+		{"16-bit gray", gray16, []uint8{0x12, 0x12, 0x12, 0xff, 0xff, 0xff}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			writeFolderImage(t, root, "c/x.png", c.img)
+			d, err := NewImageFolder(root, ImageFolderOpts{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := d.Get(0, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(s.Data.U8, c.want) {
+				t.Errorf("got %v, want %v", s.Data.U8, c.want)
+			}
+		})
+	}
+}
+
+// TestImageFolderLinkedFolders: links to folders below a class folder are
+// followed, as torchvision's os.walk(followlinks=True) follows them, even
+// when the link's name looks like an image; a link back up is not
+// followed round.
+func TestImageFolderLinkedFolders(t *testing.T) {
+	root, shared := t.TempDir(), t.TempDir()
+	img := image.NewGray(image.Rect(0, 0, 1, 1))
+	writeFolderImage(t, shared, "x.png", img)
+	writeFolderImage(t, root, "cat/own.png", img)
+	for _, link := range [][2]string{{shared, "cat/extra"}, {shared, "cat/more.png"}, {filepath.Join(root, "cat"), "cat/loop"}} {
+		if err := os.Symlink(link[0], filepath.Join(root, link[1])); err != nil {
+			t.Skip("no symbolic links:", err)
+		}
+	}
+	d, err := NewImageFolder(root, ImageFolderOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rel []string
+	for _, f := range d.Files() {
+		r, _ := filepath.Rel(root, f)
+		rel = append(rel, filepath.ToSlash(r))
+	}
+	if want := []string{"cat/own.png", "cat/extra/x.png", "cat/more.png/x.png"}; !slices.Equal(rel, want) {
+		t.Fatalf("files %v, want %v", rel, want)
+	}
+	for i := range d.Len() {
+		if _, err := d.Get(i, nil); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestImageFolderMaxPixels: an image declaring more than MaxImagePixels
+// pixels is refused from its header, before any decoding.
+func TestImageFolderMaxPixels(t *testing.T) {
+	root := t.TempDir()
+	writeFolderImage(t, root, "c/big.png", image.NewGray(image.Rect(0, 0, 5, 4)))
+	d, err := NewImageFolder(root, ImageFolderOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(v int64) { MaxImagePixels = v }(MaxImagePixels)
+	MaxImagePixels = 19
+	var fe *FileError
+	if _, err := d.Get(0, nil); !errors.As(err, &fe) || !strings.Contains(err.Error(), "20 pixels") {
+		t.Fatalf("got %v, want a *FileError about 20 pixels", err)
+	}
+	MaxImagePixels = 20
+	if _, err := d.Get(0, nil); err != nil {
+		t.Fatal(err)
+	}
+}
