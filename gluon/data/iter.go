@@ -108,7 +108,7 @@ func (it *Iterator) take() (*hostBatch, error) {
 	case slot := <-it.p.pending:
 		select {
 		case r := <-slot:
-			return r.h, nil // a worker has recorded r.err already
+			return r.h, r.err
 		case <-done:
 			return nil, nil
 		}

@@ -205,10 +205,10 @@ func (p *pipeline) start(l *DataLoader, epoch int, batches [][]int) {
 					if !ok {
 						return
 					}
+					// A failure goes to its slot: the consumer reports it
+					// when it reaches that batch, so that the error is the
+					// first in batch order whatever the timing.
 					h, err := b.build(done, j.indices)
-					if err != nil {
-						p.fail(err)
-					}
 					j.slot <- result{h, err} // buffered: never blocks
 				case <-done:
 					return
@@ -218,7 +218,8 @@ func (p *pipeline) start(l *DataLoader, epoch int, batches [][]int) {
 	}
 }
 
-// fail records the first error and stops the epoch.
+// fail records the first error and stops the epoch (the consumer calls
+// it, in batch order).
 func (p *pipeline) fail(err error) {
 	p.mu.Lock()
 	if p.failure == nil {

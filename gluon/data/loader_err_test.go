@@ -63,6 +63,39 @@ func TestLoaderErrorSurfaces(t *testing.T) {
 	}
 }
 
+// TestLoaderErrorInBatchOrder: with two failing samples, the error is the
+// one of the earlier batch, whatever the timing and the number of workers
+// (a late failure of batch 1 against an immediate one of batch 15 used to
+// report batch 15's with several workers), and every batch before it is
+// delivered.
+func TestLoaderErrorInBatchOrder(t *testing.T) {
+	base := seqDataset(100, 2)
+	ds := FuncDataset{N: 100, Fn: func(i int, rng *rand.Rand) (Sample, error) {
+		switch i {
+		case 5:
+			time.Sleep(30 * time.Millisecond)
+			return Sample{}, errors.New("slow failure")
+		case 60:
+			return Sample{}, errors.New("fast failure")
+		}
+		return base.Fn(i, rng)
+	}}
+	for _, workers := range []int{0, 1, 4} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+			defer checkLeaks(t)()
+			l := mustLoader(t, ds, LoaderOpts{BatchSize: 4, Workers: workers, Prefetch: 20})
+			got, err := collect(t, l)
+			var se *SampleError
+			if !errors.As(err, &se) || se.Index != 5 {
+				t.Fatalf("err = %v, want the SampleError of sample 5", err)
+			}
+			if len(got) != 1 {
+				t.Errorf("%d batches delivered, want 1 (the one before sample 5's)", len(got))
+			}
+		})
+	}
+}
+
 func TestLoaderPanicBecomesError(t *testing.T) {
 	cases := []struct {
 		name  string
