@@ -23,7 +23,7 @@ import (
 // PyTorch's default ε is 1e-10; MXNet's and this package's is 1e-7.
 type AdaGrad struct {
 	Hyper
-	// Epsilon keeps the division finite (default 1e-7).
+	// Epsilon keeps the division finite (NewAdaGrad sets 1e-7; a struct literal must set it).
 	Epsilon float64
 	// TorchForm selects the MXNet 2.x / PyTorch form described above.
 	TorchForm bool
@@ -39,7 +39,7 @@ func NewAdaGrad(lr float64) *AdaGrad {
 
 // Validate reports invalid hyper-parameters.
 func (o *AdaGrad) Validate() error {
-	if err := checkEps("adagrad", o.Epsilon); err != nil {
+	if err := checkDivEps("adagrad", o.Epsilon); err != nil {
 		return err
 	}
 	return checkHyper("adagrad", o.Hyper)

@@ -1,6 +1,8 @@
 package optimizer
 
 import (
+	"fmt"
+
 	"math"
 
 	"github.com/goluon/goluon/nd"
@@ -20,11 +22,11 @@ import (
 // only for ε = 0 and differ by O(ε) otherwise.
 type Adam struct {
 	Hyper
-	// Beta1 is the decay rate of the first moment (default 0.9).
+	// Beta1 is the decay rate of the first moment (NewAdam sets 0.9; a struct literal must set it).
 	Beta1 float64
-	// Beta2 is the decay rate of the second moment (default 0.999).
+	// Beta2 is the decay rate of the second moment (NewAdam sets 0.999; a struct literal must set it).
 	Beta2 float64
-	// Epsilon keeps the division finite (default 1e-8).
+	// Epsilon keeps the division finite (NewAdam sets 1e-8; a struct literal must set it).
 	Epsilon float64
 }
 
@@ -49,6 +51,12 @@ func validateMoments(name string, beta1, beta2, eps float64, h Hyper) error {
 	}
 	if err := checkEps(name, eps); err != nil {
 		return err
+	}
+	if beta1 == 0 && beta2 == 0 && eps == 0 {
+		// ε = 0 alone is PyTorch's Adam exactly (see Adam), but all three
+		// unset is a struct literal that meant the defaults, and divides 0
+		// by 0 wherever a gradient has been 0.
+		return fmt.Errorf("optimizer %s: beta1, beta2 and epsilon are all 0, which divides 0 by 0 where a gradient has been 0: a struct literal leaves them unset; use New%s for the defaults", name, ctorName[name])
 	}
 	return checkHyper(name, h)
 }

@@ -19,11 +19,11 @@ import (
 // it outside the bias correction).
 type AdamW struct {
 	Hyper
-	// Beta1 is the decay rate of the first moment (default 0.9).
+	// Beta1 is the decay rate of the first moment (NewAdamW sets 0.9; a struct literal must set it).
 	Beta1 float64
-	// Beta2 is the decay rate of the second moment (default 0.999).
+	// Beta2 is the decay rate of the second moment (NewAdamW sets 0.999; a struct literal must set it).
 	Beta2 float64
-	// Epsilon keeps the division finite (default 1e-8).
+	// Epsilon keeps the division finite (NewAdamW sets 1e-8; a struct literal must set it).
 	Epsilon float64
 }
 

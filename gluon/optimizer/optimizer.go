@@ -279,6 +279,20 @@ func checkEps(name string, eps float64) error {
 	return nil
 }
 
+// checkDivEps reports an error unless eps, a denominator's epsilon, is
+// finite and > 0: with 0, an element whose gradient has been 0 so far
+// divides 0 by 0 (as in PyTorch with eps=0). A struct literal that leaves
+// it out gets 0; the constructors set the usual value.
+func checkDivEps(name string, eps float64) error {
+	if !(eps > 0) || !finite(eps) {
+		return fmt.Errorf("optimizer %s: epsilon %g must be finite and > 0 (0 gives 0/0 = NaN where a gradient has been 0; New%s sets the usual value)", name, eps, ctorName[name])
+	}
+	return nil
+}
+
+// ctorName names each optimizer's constructor (after "New").
+var ctorName = map[string]string{"adam": "Adam", "adamw": "AdamW", "rmsprop": "RMSProp", "adagrad": "AdaGrad"}
+
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // zerosLike returns optimizer state for w: zeros of w's shape, dtype and

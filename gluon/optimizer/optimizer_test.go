@@ -285,6 +285,26 @@ func TestValidate(t *testing.T) {
 			t.Errorf("%s: Validate accepted it", c.name)
 		}
 	}
+	// Struct literals that leave the moments' parameters unset divide 0 by
+	// 0 where a gradient has been 0 (NaN weights): refused, pointing at
+	// the constructor.
+	for _, c := range []struct {
+		v    validator
+		ctor string
+	}{
+		{&Adam{Hyper: Hyper{LR: 1e-3}}, "NewAdam"},
+		{&AdamW{Hyper: Hyper{LR: 1e-3, WD: 0.01}}, "NewAdamW"},
+		{&RMSProp{Hyper: Hyper{LR: 1e-3}, Gamma1: 0.9}, "NewRMSProp"},
+		{&AdaGrad{Hyper: Hyper{LR: 1e-2}}, "NewAdaGrad"},
+	} {
+		if err := c.v.Validate(); err == nil || !strings.Contains(err.Error(), c.ctor) {
+			t.Errorf("%T literal: %v, want an error pointing at %s", c.v, err, c.ctor)
+		}
+	}
+	// ε = 0 with set betas is PyTorch's Adam exactly, and allowed.
+	if err := (&Adam{Hyper: Hyper{LR: 1e-3}, Beta1: 0.9, Beta2: 0.999}).Validate(); err != nil {
+		t.Errorf("Adam with epsilon 0: %v", err)
+	}
 }
 
 func TestCreate(t *testing.T) {

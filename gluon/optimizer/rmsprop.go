@@ -32,11 +32,11 @@ import (
 // ClipWeights], as MXNet's clip_weights.
 type RMSProp struct {
 	Hyper
-	// Gamma1 is the decay of the moving averages (default 0.9).
+	// Gamma1 is the decay of the moving averages (NewRMSProp sets 0.9; a struct literal must set it).
 	Gamma1 float64
-	// Gamma2 is the momentum of the centered form (default 0.9).
+	// Gamma2 is the momentum of the centered form (NewRMSProp sets 0.9; a struct literal must set it).
 	Gamma2 float64
-	// Epsilon keeps the division finite (default 1e-8).
+	// Epsilon keeps the division finite (NewRMSProp sets 1e-8; a struct literal must set it).
 	Epsilon float64
 	// Centered selects Graves' centered form.
 	Centered bool
@@ -65,7 +65,7 @@ func (o *RMSProp) Validate() error {
 	if err := checkUnit("rmsprop", "gamma2", o.Gamma2); err != nil {
 		return err
 	}
-	if err := checkEps("rmsprop", o.Epsilon); err != nil {
+	if err := checkDivEps("rmsprop", o.Epsilon); err != nil {
 		return err
 	}
 	if err := checkEps("rmsprop", o.ClipWeights); err != nil {
