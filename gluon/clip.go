@@ -29,8 +29,10 @@ func (d *ParamDict) Grads() []*nd.NDArray {
 // √(Σ‖a‖²) over all of them, is at most maxNorm, and returns the norm
 // before clipping (Gluon's gluon.utils.clip_global_norm; PyTorch's
 // clip_grad_norm_). The arrays may live on different contexts: each
-// squared norm is computed on its context and the sum is taken on the host
-// in the order given, so the result does not depend on timing. When the
+// squared norm is computed on its context (in float32 for half-precision
+// arrays, whose squares overflow float16 above 256) and the sum is taken
+// on the host in the order given, so the result does not depend on
+// timing. When the
 // norm exceeds maxNorm every array is multiplied by maxNorm/(norm + 1e-8),
 // as in Gluon. A NaN or infinite norm is an error and leaves the arrays
 // unchanged. Call it between Backward and Trainer.Step, on the gradients
@@ -44,11 +46,15 @@ func ClipGlobalNorm(arrays []*nd.NDArray, maxNorm float64) (float64, error) {
 	err := nd.Catch(func() {
 		for _, a := range arrays {
 			d := a.Detach()
-			sqr := nd.Square(d)
+			w := d
+			if d.DType().IsHalf() { // squares above 65504 overflow float16
+				w = d.AsType(nd.Float32)
+			}
+			sqr := nd.Square(w)
 			s := nd.Sum(sqr)
 			v := s.AsType(nd.Float64)
 			sq += v.Scalar()
-			for _, t := range []*nd.NDArray{d, sqr, s, v} {
+			for _, t := range []*nd.NDArray{d, w, sqr, s, v} {
 				t.Release()
 			}
 		}

@@ -56,3 +56,22 @@ func TestClipGlobalNorm(t *testing.T) {
 		t.Error("max norm 0 accepted")
 	}
 }
+
+// TestClipGlobalNormHalf: half-precision gradients are squared and summed
+// in float32, so a norm beyond float16's range is measured and clipped
+// (it used to overflow to +Inf and leave the gradients alone).
+func TestClipGlobalNormHalf(t *testing.T) {
+	for _, dt := range []nd.DType{nd.Float16, nd.BFloat16} {
+		g := nd.Ones(ctx.CPU(0), dt, 100000)
+		norm, err := gluon.ClipGlobalNorm([]*nd.NDArray{g}, 1)
+		if err != nil {
+			t.Fatalf("%v: %v", dt, err)
+		}
+		if want := math.Sqrt(100000); math.Abs(norm-want) > 1e-3*want {
+			t.Errorf("%v: norm %v, want %v", dt, norm, want)
+		}
+		if v := g.AsType(nd.Float32).Float32s()[0]; math.Abs(float64(v)-1/math.Sqrt(100000)) > 1e-2/math.Sqrt(100000) {
+			t.Errorf("%v: clipped value %v, want about %v", dt, v, 1/math.Sqrt(100000))
+		}
+	}
+}
