@@ -37,15 +37,7 @@ func NewConv2D(channels, kernel int, o Conv2DOpts) *Conv2D {
 	if o.Kernel == [2]int{} {
 		o.Kernel = [2]int{kernel, kernel}
 	}
-	if channels <= 0 || o.Kernel[0] <= 0 || o.Kernel[1] <= 0 {
-		nd.Panicf("nn.NewConv2D", nd.ErrArgument, "channels %d and kernel %v must be positive", channels, o.Kernel)
-	}
-	if o.Groups == 0 {
-		o.Groups = 1
-	}
-	if channels%o.Groups != 0 || o.InChannels%o.Groups != 0 {
-		nd.Panicf("nn.NewConv2D", nd.ErrArgument, "channels %d and in_channels %d must divide by groups %d", channels, o.InChannels, o.Groups)
-	}
+	o.Groups = checkConvLayer("nn.NewConv2D", channels, o.Groups, o.InChannels, o.Kernel[0], o.Kernel[1])
 	checkActivation("nn.NewConv2D", o.Act)
 	c := &Conv2D{BlockMeta: gluon.NewBlockMeta("conv"), Channels: channels, opts: o}
 	c.Weight = c.AddParam(gluon.NewParameter("weight", channels, o.InChannels/o.Groups, o.Kernel[0], o.Kernel[1]))

@@ -46,7 +46,7 @@ func checkConvLayer(op string, channels, groups, inChannels int, kernel ...int) 
 	if groups == 0 {
 		groups = 1
 	}
-	if channels <= 0 || groups < 0 || channels%groups != 0 || inChannels%groups != 0 {
+	if channels <= 0 || groups < 0 || inChannels < 0 || channels%groups != 0 || inChannels%groups != 0 {
 		nd.Panicf(op, nd.ErrArgument, "channels %d and in_channels %d must be positive and divide by groups %d", channels, inChannels, groups)
 	}
 	return groups

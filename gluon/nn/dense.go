@@ -29,8 +29,8 @@ type Dense struct {
 
 // NewDense returns a Dense layer with the given number of outputs.
 func NewDense(units int, o DenseOpts) *Dense {
-	if units <= 0 {
-		nd.Panicf("nn.NewDense", nd.ErrArgument, "units %d must be positive", units)
+	if units <= 0 || o.InUnits < 0 {
+		nd.Panicf("nn.NewDense", nd.ErrArgument, "units %d must be positive and in_units %d >= 0 (0: inferred)", units, o.InUnits)
 	}
 	checkActivation("nn.NewDense", o.Act)
 	d := &Dense{BlockMeta: gluon.NewBlockMeta("dense"), Units: units, opts: o}

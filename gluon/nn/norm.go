@@ -112,7 +112,9 @@ func (g *GroupNorm) Forward(x *nd.NDArray) *nd.NDArray {
 
 // InstanceNorm normalises each sample's channels separately (Gluon's
 // nn.InstanceNorm; PyTorch's nn.InstanceNorm with affine=True and no
-// running statistics).
+// running statistics). Unlike those, NormOpts' zero value learns a scale
+// and a shift (Gluon defaults to no scale, PyTorch to neither): set
+// NoScale (and NoCenter) for theirs.
 type InstanceNorm struct {
 	gluon.BlockMeta
 	affineParams
@@ -126,10 +128,16 @@ func NewInstanceNorm(o NormOpts) *InstanceNorm {
 	return n
 }
 
-// Forward normalises x, shaped [N, C, ...].
+// Forward normalises x, shaped [N, C, ...] with more than one element
+// per instance and channel: over a single value the output would be beta
+// whatever x, and no gradient would reach x (PyTorch refuses it too).
 func (n *InstanceNorm) Forward(x *nd.NDArray) *nd.NDArray {
-	if x.NDim() < 2 {
-		nd.Panicf("nn.InstanceNorm", nd.ErrShape, "want an input [N, C, ...], got %v", x.Shape())
+	spatial := 1
+	for _, d := range x.Shape()[min(2, x.NDim()):] {
+		spatial *= d
+	}
+	if x.NDim() < 3 || spatial < 2 {
+		nd.Panicf("nn.InstanceNorm", nd.ErrShape, "want an input [N, C, ...] with more than one element per instance and channel, got %v", x.Shape())
 	}
 	gamma, beta := n.data(x, x.Shape()[1])
 	return nd.InstanceNorm(x, gamma, beta, n.opts.eps())
