@@ -64,3 +64,26 @@ func TestGELUFusedMatchesComposed(t *testing.T) {
 		}
 	}
 }
+
+// TestGELUNegativeTail: far out on the negative side the float32 GELU is
+// 0 with a zero gradient, as PyTorch's float32 erf rounds to -1 there (the
+// fast erf's clamp used to leave a gate of about 5e-9: outputs of -x·5e-9
+// and gradients of the wrong sign).
+func TestGELUNegativeTail(t *testing.T) {
+	x := FromSlice(ctx.CPU(0), []float32{-1e6, -1e4, -100, -10, -6}, 5)
+	x.AttachGrad(GradWrite)
+	exit := EnterRecording(true)
+	y := GELU(x, false)
+	exit()
+	Backward([]*NDArray{y}, []*NDArray{OnesLike(y)}, false)
+	for i, v := range y.Float32s() {
+		if math.Abs(float64(v)) > 1e-7 {
+			t.Errorf("GELU(%v) = %v, want about 0", x.Float32s()[i], v)
+		}
+	}
+	for i, g := range x.Grad().Float32s() {
+		if g > 0 || math.Abs(float64(g)) > 1e-6 {
+			t.Errorf("GELU'(%v) = %v, want about 0 and not positive", x.Float32s()[i], g)
+		}
+	}
+}

@@ -28,6 +28,10 @@ func erfBlock(v []float64) {
 	erfScalar(v)
 }
 
+// erfClamp is where erfBlock stops: |x| above it is taken as erfClamp,
+// whose erf is 1 in float32.
+const erfClamp = 4
+
 // erfScalar is erfBlock one value at a time, in Go. The float64
 // conversions round each product before its sum, as the vector kernels
 // do: without them a GOAMD64=v3 build fuses the pairs into FMAs, with
@@ -35,8 +39,8 @@ func erfBlock(v []float64) {
 func erfScalar(v []float64) {
 	for i, x := range v {
 		a := math.Abs(x)
-		if a > 4 {
-			a = 4
+		if a > erfClamp {
+			a = erfClamp
 		}
 		z := a * a
 		p := erfP[0] + float64(z*(erfP[1]+float64(z*(erfP[2]+float64(z*(erfP[3]+float64(z*(erfP[4]+float64(z*(erfP[5]+float64(z*erfP[6])))))))))))

@@ -72,6 +72,13 @@ func geluForward[T Float](y, s, x []T, tanh, fast bool) {
 			}
 			for i, t := range u {
 				gate := 0.5 * (1 + t)
+				if fast && !tanh && float64(x[b+i])*invSqrt2 <= -erfClamp {
+					// erfBlock stops at ±erfClamp, where 1 + erf is about
+					// 5e-9 instead of the 0 a float32 erf rounds to (as
+					// PyTorch's): times a large negative x that would be
+					// an output of -x·5e-9 and a gradient of the wrong sign.
+					gate = 0
+				}
 				y[b+i], s[b+i] = T(float64(x[b+i])*gate), T(gate)
 			}
 		}
