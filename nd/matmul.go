@@ -1,6 +1,10 @@
 package nd
 
-import "github.com/goluon/goluon/nd/backend"
+import (
+	"slices"
+
+	"github.com/goluon/goluon/nd/backend"
+)
 
 // gemmRaw computes op(a)·op(b) for 2-D operands or batches of them (3-D).
 // A 2-D operand next to a 3-D one is shared by every matrix of the batch.
@@ -104,10 +108,73 @@ func gemmGrads(op string, g, a, b *NDArray, ta, tb bool, need []bool) []*NDArray
 	return []*NDArray{ga, gb}
 }
 
-// MatMul returns the matrix product a·b. Both operands may be 2-D
-// ([m,k]·[k,n]) or 3-D batches ([B,m,k]·[B,k,n]); a 2-D operand next to a
-// 3-D one is applied to every matrix of the batch.
-func MatMul(a, b *NDArray) *NDArray { return Dot(a, b, false, false) }
+// MatMul returns the matrix product a·b with the rules of NumPy's and
+// PyTorch's matmul: 2-D operands multiply as matrices ([m,k]·[k,n]); a
+// 1-D operand is a row vector on the left or a column vector on the right,
+// its axis removed from the result ([k]·[k,n] is [n], [m,k]·[k] is [m],
+// [k]·[k] a 0-d scalar); operands of more axes are stacks of matrices
+// whose leading (batch) axes broadcast against each other ([1,m,k] with
+// [B,k,n], [m,k] with [B,k,n], [A,1,m,k] with [B,k,n]). A 2-D operand
+// beside a stack is applied to every matrix of it without being copied;
+// other broadcast batches are materialised (BroadcastTo) before one
+// batched product. It is differentiable in both operands.
+func MatMul(a, b *NDArray) *NDArray {
+	const op = "MatMul"
+	defer checkLive(op, a, b).done()
+	if a.NDim() == 0 || b.NDim() == 0 {
+		fail(op, ErrShape, "operands must have at least one axis, got %v and %v", a.shape, b.shape)
+	}
+	if a.NDim() <= 3 && b.NDim() <= 3 && a.NDim() >= 2 && b.NDim() >= 2 &&
+		(a.NDim() != b.NDim() || a.NDim() == 2 || a.shape[0] == b.shape[0]) {
+		return Dot(a, b, false, false) // the GEMM's own forms
+	}
+	var temps []*NDArray
+	keep := func(x *NDArray) *NDArray { temps = append(temps, x); return x }
+	vecA, vecB := a.NDim() == 1, b.NDim() == 1
+	if vecA {
+		a = keep(Reshape(a, 1, a.shape[0]))
+	}
+	if vecB {
+		b = keep(Reshape(b, b.shape[0], 1))
+	}
+	m, k, k2, n := a.shape[a.NDim()-2], a.shape[a.NDim()-1], b.shape[b.NDim()-2], b.shape[b.NDim()-1]
+	if k != k2 {
+		fail(op, ErrShape, "inner dimensions differ: %v and %v", a.shape, b.shape)
+	}
+	batch := broadcastShape(op, a.shape[:a.NDim()-2], b.shape[:b.NDim()-2])
+	nb := numel(batch)
+	stack := func(x *NDArray, rows, cols int) *NDArray {
+		if x.NDim() == 2 && len(batch) > 0 {
+			return x // shared by every matrix of the batch
+		}
+		if !slices.Equal(x.shape[:x.NDim()-2], batch) {
+			x = keep(BroadcastTo(x, append(slices.Clone(batch), rows, cols)...))
+		}
+		return keep(Reshape(x, nb, rows, cols))
+	}
+	var out *NDArray
+	if len(batch) == 0 {
+		out = Dot(a, b, false, false)
+	} else {
+		p := keep(Dot(stack(a, m, k), stack(b, k, n), false, false))
+		out = Reshape(p, append(slices.Clone(batch), m, n)...)
+	}
+	shape := slices.Clone(batch)
+	if !vecA {
+		shape = append(shape, m)
+	}
+	if !vecB {
+		shape = append(shape, n)
+	}
+	if len(shape) != out.NDim() {
+		temps = append(temps, out)
+		out = Reshape(out, shape...)
+	}
+	if !out.requiresGrad() {
+		release(temps...)
+	}
+	return out
+}
 
 // Dot returns op(a)·op(b), where op transposes the last two axes of an
 // operand when its flag is set (MXNet's dot with transpose_a/transpose_b).

@@ -3,7 +3,6 @@ package onnx
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon/onnx/internal/onnxpb"
@@ -403,25 +402,10 @@ func opGemm(n *node, in []*nd.NDArray) []*nd.NDArray {
 	return []*nd.NDArray{y}
 }
 
-// opMatMul is NumPy's matmul: batches of matrices, the leading axes
-// flattened into one for nd.MatMul.
-func opMatMul(n *node, in []*nd.NDArray) []*nd.NDArray {
-	a, b := in[0], in[1]
-	as, bs := a.Shape(), b.Shape()
-	switch {
-	case a.NDim() <= 3 && b.NDim() <= 3 && (a.NDim() == b.NDim() || b.NDim() == 2):
-		return []*nd.NDArray{nd.MatMul(a, b)}
-	case b.NDim() == 2:
-		lead := as[:len(as)-1]
-		y := nd.MatMul(nd.Reshape(a, -1, as[len(as)-1]), b)
-		return []*nd.NDArray{nd.Reshape(y, append(append([]int{}, lead...), bs[1])...)}
-	case a.NDim() == b.NDim() && slices.Equal(as[:len(as)-2], bs[:len(bs)-2]):
-		lead := as[:len(as)-2]
-		y := nd.MatMul(nd.Reshape(a, -1, as[len(as)-2], as[len(as)-1]), nd.Reshape(b, -1, bs[len(bs)-2], bs[len(bs)-1]))
-		return []*nd.NDArray{nd.Reshape(y, append(append([]int{}, lead...), as[len(as)-2], bs[len(bs)-1])...)}
-	}
-	n.fail("operands %v and %v: broadcasting batch axes is not supported", as, bs)
-	return nil
+// opMatMul is NumPy's matmul, which nd.MatMul follows (1-D operands,
+// broadcast batch axes).
+func opMatMul(_ *node, in []*nd.NDArray) []*nd.NDArray {
+	return []*nd.NDArray{nd.MatMul(in[0], in[1])}
 }
 
 // opSoftmax: from opset 13 along one axis (default −1); before, over the
