@@ -124,6 +124,9 @@ func MatMul(a, b *NDArray) *NDArray {
 	if a.NDim() == 0 || b.NDim() == 0 {
 		fail(op, ErrShape, "operands must have at least one axis, got %v and %v", a.shape, b.shape)
 	}
+	if kb := b.shape[max(b.NDim()-2, 0)]; a.shape[a.NDim()-1] != kb {
+		fail(op, ErrShape, "inner dimensions differ: %v and %v", a.shape, b.shape)
+	}
 	if a.NDim() <= 3 && b.NDim() <= 3 && a.NDim() >= 2 && b.NDim() >= 2 &&
 		(a.NDim() != b.NDim() || a.NDim() == 2 || a.shape[0] == b.shape[0]) {
 		return Dot(a, b, false, false) // the GEMM's own forms

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/goluon/goluon/autograd"
@@ -84,5 +85,28 @@ func TestMatMulShapeErrors(t *testing.T) {
 		if !errors.Is(err, &nd.Error{Kind: nd.ErrShape}) {
 			t.Errorf("%v·%v: %v, want a shape error", s[0], s[1], err)
 		}
+	}
+}
+
+// TestShapeErrorsNameTheOp: MatMul's and Stack's errors name them, not
+// the ops they are built on.
+func TestShapeErrorsNameTheOp(t *testing.T) {
+	dev := ctx.CPU(0)
+	x := nd.Zeros(dev, nd.Float32, 2, 3)
+	for _, c := range []struct {
+		op string
+		f  func()
+	}{
+		{"nd.MatMul", func() { nd.MatMul(x, x) }},
+		{"nd.Stack", func() { nd.Stack([]*nd.NDArray{x, x}, 3) }},
+		{"nd.Stack", func() { nd.Stack([]*nd.NDArray{x, x}, -4) }},
+	} {
+		err := nd.Catch(c.f)
+		if err == nil || !strings.HasPrefix(err.Error(), c.op+":") {
+			t.Errorf("got %v, want an error from %s", err, c.op)
+		}
+	}
+	if got := nd.Stack([]*nd.NDArray{x, x}, -3).Shape(); !slices.Equal(got, []int{2, 2, 3}) {
+		t.Errorf("Stack at -3: %v", got)
 	}
 }

@@ -262,6 +262,9 @@ func Stack(arrs []*NDArray, axis int) *NDArray {
 			fail("Stack", ErrShape, "shapes %v and %v differ", arrs[0].shape, a.shape)
 		}
 	}
+	if axis < -(arrs[0].NDim()+1) || axis > arrs[0].NDim() {
+		fail("Stack", ErrArgument, "axis %d out of range for stacking %d-d arrays (want [%d, %d])", axis, arrs[0].NDim(), -(arrs[0].NDim() + 1), arrs[0].NDim())
+	}
 	arrs = sessionOf("Stack", arrs...).lift("Stack", arrs...)
 	ex := make([]*NDArray, len(arrs))
 	for i, a := range arrs {
