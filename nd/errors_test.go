@@ -24,7 +24,7 @@ func TestErrors(t *testing.T) {
 		call func()
 	}{
 		{"broadcast", nd.ErrShape, []string{"nd.Add:", "[2 3]", "[4 3]"}, func() { nd.Add(m23, m43) }},
-		{"matmul inner", nd.ErrShape, []string{"nd.Dot:", "[2 3]"}, func() { nd.MatMul(m23, m23) }},
+		{"matmul inner", nd.ErrShape, []string{"nd.MatMul:", "[2 3]"}, func() { nd.MatMul(m23, m23) }},
 		{"reshape", nd.ErrShape, []string{"nd.Reshape:", "[2 3]", "[4 2]"}, func() { nd.Reshape(m23, 4, 2) }},
 		{"concat", nd.ErrShape, []string{"nd.Concat:", "[2 3]", "[4 3]"}, func() { nd.Concat([]*nd.NDArray{m23, m43}, 1) }},
 		{"conv groups", nd.ErrShape, []string{"nd.Conv2D:", "[1 2 5 5]"}, func() {
