@@ -28,7 +28,8 @@ func Backward(heads, headGrads []*NDArray, retainGraph bool) {
 		}
 	}
 	sessionOf(op, heads...)
-	order := topoOrder(heads)
+	order, release := topoOrder(heads, !retainGraph)
+	defer release()
 	grads := map[*NDArray]*NDArray{}
 	for i, h := range heads {
 		var g *NDArray
@@ -42,14 +43,21 @@ func Backward(heads, headGrads []*NDArray, retainGraph bool) {
 		} else {
 			g = OnesLike(h)
 		}
-		accumulateGrad(grads, h, g)
+		accumulateGrad(grads, h, g, "")
 	}
 	walk(order, grads, finishLeaf)
 	if !retainGraph {
-		for _, a := range order {
-			n := a.state().node
-			n.backward, n.inputs = nil, nil
-		}
+		freeNodes(order)
+	}
+}
+
+// freeNodes frees the recorded graph of order, which a backward pass
+// holds (topoOrder with free set): its nodes keep use -1, so that a later
+// pass fails as through a freed graph.
+func freeNodes(order []*NDArray) {
+	for _, a := range order {
+		n := a.state().node
+		n.backward, n.inputs = nil, nil
 	}
 }
 
@@ -67,7 +75,7 @@ func walk(order []*NDArray, grads map[*NDArray]*NDArray, finish func(a, g *NDArr
 			g.Release()
 			for j, in := range n.inputs {
 				if n.need[j] && j < len(igs) && igs[j] != nil {
-					accumulateGrad(grads, in, igs[j])
+					accumulateGrad(grads, in, igs[j], n.op)
 				}
 			}
 		}
@@ -97,10 +105,11 @@ func walk(order []*NDArray, grads map[*NDArray]*NDArray, finish func(a, g *NDArr
 // such a leaf (an array with AttachGrad that a block captured) would
 // silently get none.
 func gradsOf(heads, headGrads, leaves []*NDArray) []*NDArray {
-	order := topoOrder(heads)
+	order, release := topoOrder(heads, true)
+	defer release()
 	grads := map[*NDArray]*NDArray{}
 	for i, h := range heads {
-		accumulateGrad(grads, h, headGrads[i])
+		accumulateGrad(grads, h, headGrads[i], "")
 	}
 	at := map[*NDArray]int{}
 	for i, l := range leaves {
@@ -118,10 +127,7 @@ func gradsOf(heads, headGrads, leaves []*NDArray) []*NDArray {
 		}
 		out[i] = g
 	})
-	for _, a := range order {
-		n := a.state().node
-		n.backward, n.inputs = nil, nil
-	}
+	freeNodes(order)
 	return out
 }
 
@@ -160,23 +166,56 @@ func finishLeaf(a, g *NDArray) {
 }
 
 // topoOrder lists the recorded arrays reachable from heads, each after
-// all of its inputs. It fails before any gradient work if part of the graph
-// was already freed.
-func topoOrder(heads []*NDArray) []*NDArray {
+// all of its inputs, and claims their nodes for the pass: exclusively when
+// free is set (the pass frees them), shared otherwise. It fails before any
+// gradient work if part of the graph was already freed or is held by a
+// concurrent pass that frees it (or, when free is set, walked by any
+// concurrent pass), and if a leaf's gradient buffer was released. release
+// gives the claims back: after a freeing pass that completed, its nodes
+// stay held (freed).
+func topoOrder(heads []*NDArray, free bool) (order []*NDArray, release func()) {
 	type frame struct {
 		a *NDArray
 		i int
 	}
+	var claimed []*node
+	done := false
+	release = func() {
+		for _, n := range claimed {
+			switch {
+			case !free:
+				n.use.Add(-1)
+			case !done || n.backward != nil: // a pass that failed: the graph is intact
+				n.use.Store(0)
+			}
+		}
+		claimed = nil
+	}
+	defer func() {
+		if !done { // failed: give back what was claimed
+			release()
+		}
+	}()
 	visited := map[*NDArray]bool{}
-	var order []*NDArray
 	var stack []frame
 	push := func(a *NDArray) {
 		s := a.state()
-		if s == nil || s.node == nil || visited[a] {
+		if s == nil || visited[a] {
 			return
 		}
-		if s.node.backward == nil {
-			fail("Backward", ErrGraph, "the graph through %s (output shape %v) was already freed by an earlier Backward; pass retainGraph=true to backpropagate through it twice", s.node.op, a.shape)
+		if s.node == nil { // a leaf
+			if g := s.grad; g != nil && s.req != GradNull && g.released.Load() {
+				fail("Backward", ErrReleased, "the gradient buffer of a leaf of shape %v was released; attach a new one with AttachGrad", a.shape)
+			}
+			return
+		}
+		n := s.node
+		if !claim(n, free) {
+			fail("Backward", ErrGraph, "the graph through %s (output shape %v) was already freed by an earlier Backward, or is being backpropagated by another goroutine's; pass retainGraph=true to backpropagate through it twice", n.op, a.shape)
+		}
+		claimed = append(claimed, n)
+		if n.backward == nil {
+			fail("Backward", ErrGraph, "the graph through %s (output shape %v) was already freed by an earlier Backward; pass retainGraph=true to backpropagate through it twice", n.op, a.shape)
 		}
 		visited[a] = true
 		stack = append(stack, frame{a: a})
@@ -198,14 +237,38 @@ func topoOrder(heads []*NDArray) []*NDArray {
 			stack = stack[:len(stack)-1]
 		}
 	}
-	return order
+	done = true
+	return order, release
+}
+
+// claim takes n for a backward pass: exclusively (use 0 → -1) for one
+// that frees the graph, shared (use +1) for one that keeps it.
+func claim(n *node, free bool) bool {
+	if free {
+		return n.use.CompareAndSwap(0, -1)
+	}
+	for {
+		u := n.use.Load()
+		if u < 0 {
+			return false
+		}
+		if n.use.CompareAndSwap(u, u+1) {
+			return true
+		}
+	}
 }
 
 // accumulateGrad adds g to the gradient collected for a, releasing what it
-// replaces.
-func accumulateGrad(grads map[*NDArray]*NDArray, a, g *NDArray) {
-	if !slices.Equal(a.shape, g.shape) {
-		fail("Backward", ErrShape, "gradient of shape %v for an array of shape %v (a BackwardFunc returned the wrong shape)", g.shape, a.shape)
+// replaces. from names the op whose backward function returned g ("" for
+// a head's gradient).
+func accumulateGrad(grads map[*NDArray]*NDArray, a, g *NDArray, from string) {
+	if !slices.Equal(a.shape, g.shape) || g.dtype != a.dtype || g.st.dev != a.st.dev {
+		who := "a BackwardFunc"
+		if from != "" {
+			who = "the backward function of " + from
+		}
+		fail("Backward", ErrShape, "%s returned a gradient %v %v on %v for an input %v %v on %v: it must match the input's shape, dtype and context",
+			who, g.shape, g.dtype, g.st.dev, a.shape, a.dtype, a.st.dev)
 	}
 	old := grads[a]
 	if old == nil {

@@ -2,6 +2,7 @@ package nd
 
 import (
 	"sync"
+	"sync/atomic"
 )
 
 // GradReq says what Backward does with an array's gradient buffer.
@@ -33,6 +34,11 @@ type node struct {
 	inputs   []*NDArray
 	need     []bool
 	backward BackwardFunc
+	// use counts the backward passes walking the node that keep the graph
+	// (retainGraph), or is -1 while a pass that frees it holds it, and
+	// after: concurrent passes never free a node under each other (one of
+	// them fails with ErrGraph, as in PyTorch).
+	use atomic.Int32
 }
 
 // agState is an array's autograd state: an attached gradient buffer (for
