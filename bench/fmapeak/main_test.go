@@ -44,7 +44,14 @@ func TestHandoff(t *testing.T) {
 		t.Skip("one CPU")
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
-	if d := handoff(200, 3); d <= 0 || d > 100*time.Microsecond {
+	// A partner that gets no core within a second (a loaded machine, such
+	// as other test binaries running at once) gives 0, "not measured":
+	// that is the program's answer then, not a failure.
+	measured := true
+	switch d := handoff(200, 3); {
+	case d == 0:
+		measured = false
+	case d < 0 || d > 100*time.Microsecond:
 		t.Errorf("round trip %v", d)
 	}
 	var buf bytes.Buffer
@@ -56,8 +63,14 @@ func TestHandoff(t *testing.T) {
 		Handoff *int64 `json:"handoff_ns"`
 		Results []result
 	}
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &out); err != nil || out.Handoff == nil || *out.Handoff <= 0 || out.Results != nil {
+	err := json.Unmarshal([]byte(lines[len(lines)-1]), &out)
+	switch {
+	case err != nil || out.Handoff == nil || *out.Handoff < 0 || out.Results != nil:
 		t.Errorf("-handoff printed %q (%v)", buf.String(), err)
+	case *out.Handoff == 0 && !strings.Contains(lines[0], "not measured"):
+		t.Errorf("-handoff printed 0 without saying it was not measured: %q", buf.String())
+	case *out.Handoff == 0 || !measured:
+		t.Logf("the other core was busy: not measured (%q)", lines[0])
 	}
 	runtime.GOMAXPROCS(1)
 	if d := handoff(200, 3); d != 0 {
