@@ -71,6 +71,7 @@ func walk(order []*NDArray, grads map[*NDArray]*NDArray, finish func(a, g *NDArr
 		n := a.state().node
 		if g := grads[a]; g != nil {
 			delete(grads, a)
+			checkVersions(a, n)
 			igs := n.backward(g, n.need)
 			g.Release()
 			for j, in := range n.inputs {
@@ -95,6 +96,24 @@ func walk(order []*NDArray, grads map[*NDArray]*NDArray, finish func(a, g *NDArr
 	}
 	for a, g := range grads { // leaves that are heads themselves
 		finish(a, g)
+	}
+}
+
+// checkVersions fails when an input or the output of a's op was changed
+// in place (Assign, AddTo, ScaleInPlace, FillInPlace) after the op was
+// recorded: its backward function would read the new values and give a
+// wrong gradient without a word.
+func checkVersions(a *NDArray, n *node) {
+	if len(n.versions) != len(n.inputs)+1 {
+		return
+	}
+	for j, in := range n.inputs {
+		if in != nil && in.st.version.Load() != n.versions[j] {
+			fail("Backward", ErrGraph, "input %d of %s (shape %v) was changed in place (Assign, AddTo, ScaleInPlace or FillInPlace) after %s was recorded, so its gradient cannot be computed: change a copy instead, or change it after Backward", j, n.op, in.shape, n.op)
+		}
+	}
+	if a.st.version.Load() != n.versions[len(n.inputs)] {
+		fail("Backward", ErrGraph, "the output of %s (shape %v) was changed in place (Assign, AddTo, ScaleInPlace or FillInPlace) after it was recorded, so its gradient cannot be computed: change a copy instead", n.op, a.shape)
 	}
 }
 

@@ -140,7 +140,10 @@ func (a *NDArray) AsType(dt DType) *NDArray {
 // Assign overwrites dst's elements with src's. src may live on another
 // context (the copy is explicit here) and have another dtype; the shapes
 // must be equal. Assign is not recorded: it is how optimizers, kvstores and
-// parameter loading write into arrays.
+// parameter loading write into arrays. Like the other in-place writes
+// (AddTo, ScaleInPlace, FillInPlace) it makes a later Backward through an
+// op that recorded dst (or a view of its memory) fail with ErrGraph
+// instead of computing a gradient from the changed values.
 func Assign(dst, src *NDArray) {
 	const op = "Assign"
 	defer checkLive(op, dst, src).done()
@@ -149,6 +152,7 @@ func Assign(dst, src *NDArray) {
 		fail(op, ErrShape, "destination shape %v vs source shape %v", dst.shape, src.shape)
 	}
 	transfer(dst, src)
+	dst.st.version.Add(1)
 }
 
 // AddTo adds src to dst in place (dst += src, broadcasting src). Both must
@@ -160,6 +164,7 @@ func AddTo(dst, src *NDArray) {
 	if !slices.Equal(broadcastShape(op, dst.shape, src.shape), dst.shape) {
 		fail(op, ErrShape, "cannot add shape %v into %v", src.shape, dst.shape)
 	}
+	defer dst.st.version.Add(1)
 	if inPlaceHalf(dst, []*NDArray{src}, func(d *NDArray, s []*NDArray) { AddTo(d, s[0]) }) {
 		return
 	}
@@ -171,6 +176,7 @@ func ScaleInPlace(dst *NDArray, s float64) {
 	defer checkLive("ScaleInPlace", dst).done()
 	claimIn(dst)
 	unaryInPlace(dst, backend.MulScalar, s, 0)
+	dst.st.version.Add(1)
 }
 
 // FillInPlace sets every element of dst to v. It is not recorded.
@@ -178,4 +184,5 @@ func FillInPlace(dst *NDArray, v float64) {
 	defer checkLive("FillInPlace", dst).done()
 	claimIn(dst)
 	dst.be().Fill(dst.storageArg(), dst.Size(), v)
+	dst.st.version.Add(1)
 }

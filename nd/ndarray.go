@@ -27,6 +27,11 @@ type storage struct {
 	pins  atomic.Int32 // ops working on it now (pin.go)
 	dead  atomic.Bool  // its last array was released
 	freed atomic.Bool
+	// version counts the writes of the in-place APIs (Assign, AddTo,
+	// ScaleInPlace, FillInPlace) into buf: a recorded op notes its
+	// arrays' versions, and Backward refuses to run its backward function
+	// on values changed since (PyTorch's version counter).
+	version atomic.Uint64
 }
 
 // NDArray is an n-dimensional array of one DType on one context.

@@ -34,6 +34,9 @@ type node struct {
 	inputs   []*NDArray
 	need     []bool
 	backward BackwardFunc
+	// versions are the storage versions of inputs and then of the output
+	// when the op was recorded (see storage.version).
+	versions []uint64
 	// use counts the backward passes walking the node that keep the graph
 	// (retainGraph), or is -1 while a pass that frees it holds it, and
 	// after: concurrent passes never free a node under each other (one of
@@ -89,7 +92,14 @@ func (s *Session) record(op string, out *NDArray, inputs []*NDArray, backward Ba
 	if !out.dtype.IsFloat() {
 		fail(op, ErrDType, "recorded a %v result from inputs that need a gradient: gradients flow only through floating-point arrays (Detach the inputs, or compute in Float32)", out.dtype)
 	}
-	out.ag.Store(&agState{node: &node{op: op, inputs: inputs, need: need, backward: backward}})
+	versions := make([]uint64, len(inputs)+1)
+	for i, in := range inputs {
+		if in != nil {
+			versions[i] = in.st.version.Load()
+		}
+	}
+	versions[len(inputs)] = out.st.version.Load()
+	out.ag.Store(&agState{node: &node{op: op, inputs: inputs, need: need, backward: backward, versions: versions}})
 }
 
 // AttachGrad allocates a zeroed gradient buffer for a with the given
