@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon/initializer"
@@ -81,6 +82,12 @@ type BlockMeta struct {
 	children []Component
 }
 
+// structureGen counts the changes to any block's parameters or children
+// (AddParam, AddChild, ReplaceChild): a hybridized block collects its
+// network's parameters again when it has moved, as Gluon drops a cached
+// graph when a child is set.
+var structureGen atomic.Uint64
+
 // NewBlockMeta returns the metadata for a block of the given kind.
 func NewBlockMeta(kind string) BlockMeta { return BlockMeta{kind: kind} }
 
@@ -100,6 +107,7 @@ func (m *BlockMeta) Kind() string { return m.kind }
 // AddParam registers a parameter under its local name ("weight").
 func (m *BlockMeta) AddParam(p *Parameter) *Parameter {
 	m.params = append(m.params, p)
+	structureGen.Add(1)
 	return p
 }
 
@@ -128,6 +136,7 @@ func (m *BlockMeta) AddChild(b Component) Component {
 	}
 	cm.name = name
 	m.children = append(m.children, b)
+	structureGen.Add(1)
 	return b
 }
 
@@ -139,6 +148,7 @@ func (m *BlockMeta) ReplaceChild(name string, b Component) Component {
 		if c.Meta().name == name {
 			b.Meta().name = name
 			m.children[i] = b
+			structureGen.Add(1)
 			return b
 		}
 	}

@@ -69,6 +69,7 @@ type HybridBlock struct {
 
 	mu     sync.Mutex
 	walked bool
+	walkAt uint64 // structureGen when params was collected
 	params []*Parameter
 	last   atomic.Pointer[boundSet] // the replicas the last call found
 	why    string                   // why every call runs eagerly ("" for none)
@@ -153,10 +154,13 @@ func (h *HybridBlock) Stats() HybridStats {
 	return s
 }
 
-// Clear releases every traced graph; the next calls trace again.
+// Clear releases every traced graph; the next calls collect the
+// network's parameters and trace again.
 func (h *HybridBlock) Clear() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.walked = false
+	h.last.Store(nil)
 	for e := h.lru.Front(); e != nil; e = e.Next() {
 		e.Value.(*hybridGraph).g.Release()
 	}
@@ -229,18 +233,19 @@ func (h *HybridBlock) name() string {
 // eagerly (see EagerReason), or false while some parameter is not
 // initialised there yet.
 func (h *HybridBlock) bound(dev ctx.Context) ([]*nd.NDArray, string, bool) {
-	if b := h.last.Load(); b != nil && b.dev == dev && b.current() {
+	gen := structureGen.Load()
+	if b := h.last.Load(); b != nil && b.dev == dev && b.structure == gen && b.current() {
 		return b.arrays, b.why, true
 	}
 	h.mu.Lock()
-	if !h.walked {
-		h.walked = true
+	if !h.walked || h.walkAt != gen { // first call, or a block gained or swapped a child
+		h.walked, h.walkAt = true, gen
 		h.params = CollectParams(h.inner).List()
 		h.why = eagerOnly(h.inner)
 	}
 	params, why := h.params, h.why
 	h.mu.Unlock()
-	b := &boundSet{dev: dev, why: why, params: params, gens: make([]uint64, len(params)), arrays: make([]*nd.NDArray, len(params))}
+	b := &boundSet{dev: dev, why: why, structure: gen, params: params, gens: make([]uint64, len(params)), arrays: make([]*nd.NDArray, len(params))}
 	for i, p := range params {
 		b.gens[i] = p.replicas.Load() // before the lookup: a replacement after it shows at the next call
 		a, ok := p.replicaIfReady(dev)
@@ -258,11 +263,12 @@ func (h *HybridBlock) bound(dev ctx.Context) ([]*nd.NDArray, string, bool) {
 // at the time, so that a later call takes the same arrays without
 // locking each parameter while no replica was replaced.
 type boundSet struct {
-	dev    ctx.Context
-	why    string
-	params []*Parameter
-	gens   []uint64
-	arrays []*nd.NDArray // read only
+	dev       ctx.Context
+	why       string
+	structure uint64 // structureGen when it was made
+	params    []*Parameter
+	gens      []uint64
+	arrays    []*nd.NDArray // read only
 }
 
 // current reports whether no parameter's replicas were replaced since b
