@@ -41,6 +41,8 @@ type Checkpoint struct {
 
 	// ResumedFrom is the epoch of the checkpoint restored by TrainBegin (0 if none).
 	ResumedFrom int
+
+	saved int // the last epoch written
 }
 
 // checkpointMeta is the content of checkpoint.json.
@@ -134,6 +136,21 @@ func (c *Checkpoint) EpochEnd(s *State) error {
 	if s.Epoch%every != 0 && s.Epoch != s.Epochs && !s.Stop {
 		return nil
 	}
+	return c.write(s)
+}
+
+// TrainEnd writes the last epoch when a handler after this one stopped
+// training there (early stopping listed after the checkpoint), so that the
+// stopping epoch is always saved.
+func (c *Checkpoint) TrainEnd(s *State, err error) error {
+	if c.ReadOnly || err != nil || !s.Stop || s.Epoch <= 0 || c.saved == s.Epoch {
+		return nil
+	}
+	return c.write(s)
+}
+
+// write saves the checkpoint of epoch s.Epoch.
+func (c *Checkpoint) write(s *State) error {
 	m := checkpointMeta{
 		Epoch: s.Epoch, Steps: s.TotalSteps,
 		Params:  fmt.Sprintf("params-%04d.safetensors", s.Epoch),
@@ -150,6 +167,7 @@ func (c *Checkpoint) EpochEnd(s *State) error {
 		return fmt.Errorf("estimator: checkpoint: %w", err)
 	}
 	c.prune(s.Epoch)
+	c.saved = s.Epoch
 	return nil
 }
 

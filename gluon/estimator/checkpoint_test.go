@@ -2,6 +2,7 @@ package estimator_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -107,5 +108,28 @@ func TestCheckpointFailedResumeLosesNothing(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCheckpointSavesStoppingEpoch: the epoch where early stopping ends
+// training is saved whether the stopping handler comes before or after
+// the checkpoint.
+func TestCheckpointSavesStoppingEpoch(t *testing.T) {
+	devs := []ctx.Context{ctx.CPU(0)}
+	for _, esFirst := range []bool{true, false} {
+		dir := t.TempDir()
+		s := newSetup(t, devs)
+		es := &estimator.EarlyStopping{Monitor: "val_accuracy", Patience: 1, MinDelta: 0.5}
+		cp := &estimator.Checkpoint{Dir: dir, Every: 5, Params: s.params, Trainer: s.tr, Contexts: devs}
+		hs := []estimator.Handler{cp, es}
+		if esFirst {
+			hs = []estimator.Handler{es, cp}
+		}
+		if err := s.est.Fit(context.Background(), s.train, s.val, 10, hs...); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("params-%04d.safetensors", es.StoppedEpoch))); err != nil {
+			t.Errorf("early stopping listed first=%v: epoch %d not saved: %v", esFirst, es.StoppedEpoch, err)
+		}
 	}
 }

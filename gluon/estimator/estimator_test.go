@@ -163,12 +163,19 @@ func TestFitLearnsAndLogs(t *testing.T) {
 
 func TestEarlyStopping(t *testing.T) {
 	s := newSetup(t, []ctx.Context{ctx.CPU(0)})
-	es := &estimator.EarlyStopping{Monitor: "val_accuracy", Patience: 1, MinDelta: 0.5} // no epoch can improve by 0.5
-	if err := s.est.Fit(context.Background(), s.train, s.val, 10, es); err != nil {
-		t.Fatal(err)
-	}
-	if es.StoppedEpoch != 3 {
-		t.Errorf("stopped after epoch %d, want 3 (best at 1, two epochs without improvement)", es.StoppedEpoch)
+	// No epoch can improve by 0.5: the best is epoch 1's, and Keras stops
+	// after Patience epochs without improvement (Patience 0 as 1).
+	for _, c := range []struct{ patience, stop int }{{0, 2}, {1, 2}, {2, 3}, {3, 4}} {
+		es := &estimator.EarlyStopping{Monitor: "val_accuracy", Patience: c.patience, MinDelta: -0.5}
+		for run := range 2 { // the same handler in a second Fit starts afresh
+			s := newSetup(t, []ctx.Context{ctx.CPU(0)})
+			if err := s.est.Fit(context.Background(), s.train, s.val, 10, es); err != nil {
+				t.Fatal(err)
+			}
+			if es.StoppedEpoch != c.stop {
+				t.Errorf("patience %d, Fit %d: stopped after epoch %d, want %d", c.patience, run+1, es.StoppedEpoch, c.stop)
+			}
+		}
 	}
 	bad := &estimator.EarlyStopping{Monitor: "val_nonsense"}
 	if err := s.est.Fit(context.Background(), s.train, s.val, 1, bad); err == nil || !strings.Contains(err.Error(), "val_nonsense") {

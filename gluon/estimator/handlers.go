@@ -14,14 +14,20 @@ import (
 )
 
 // EarlyStopping stops training when a monitored value has not improved by
-// at least MinDelta for Patience epochs (Keras' EarlyStopping). Monitor is
-// a key of the validation metrics ("val_loss", "val_accuracy") or, with a
-// "train_" prefix, of the training metrics.
+// more than MinDelta for Patience epochs in a row, as Keras' EarlyStopping
+// does: with Patience 2, the second epoch in a row without improvement is
+// the last (Patience 0 stops at the first, as 1 does). Monitor is a key of
+// the validation metrics ("val_loss", "val_accuracy") or, with a "train_"
+// prefix, of the training metrics. Its state starts again at every Fit.
 type EarlyStopping struct {
 	NopHandler
-	Monitor  string
-	Mode     string // "min" or "max"; default: max for accuracy-like names, else min
+	Monitor string
+	// Mode is "min" or "max"; by default max for accuracy-like names
+	// (containing "acc" or "auc", as Keras decides), else min.
+	Mode     string
 	Patience int
+	// MinDelta is the least change that counts as an improvement; its
+	// sign is ignored, as Keras ignores it.
 	MinDelta float64
 
 	best  float64
@@ -38,7 +44,15 @@ func (e *EarlyStopping) maximise() bool {
 	case "min":
 		return false
 	}
-	return strings.Contains(e.Monitor, "acc")
+	return strings.Contains(e.Monitor, "acc") || strings.Contains(e.Monitor, "auc")
+}
+
+// TrainBegin starts the watch afresh (Keras' on_train_begin), so that one
+// handler serves several Fit calls, a frozen backbone's and then the
+// whole network's.
+func (e *EarlyStopping) TrainBegin(*State) error {
+	e.best, e.waits, e.seen, e.StoppedEpoch = 0, 0, false, 0
+	return nil
 }
 
 // EpochEnd compares the monitored value with the best so far.
@@ -47,13 +61,14 @@ func (e *EarlyStopping) EpochEnd(s *State) error {
 	if !ok {
 		return fmt.Errorf("estimator: early stopping monitors %q, which this run does not produce (have %v)", e.Monitor, keys(s))
 	}
-	better := !e.seen || (e.maximise() && v > e.best+e.MinDelta) || (!e.maximise() && v < e.best-e.MinDelta)
+	d := math.Abs(e.MinDelta)
+	better := !e.seen || (e.maximise() && v > e.best+d) || (!e.maximise() && v < e.best-d)
 	if better {
 		e.best, e.waits, e.seen = v, 0, true
 		return nil
 	}
 	e.waits++
-	if e.waits > e.Patience {
+	if e.waits >= max(e.Patience, 1) {
 		s.Stop = true
 		e.StoppedEpoch = s.Epoch
 	}
