@@ -156,6 +156,10 @@ type LoadOpts struct {
 	// Skip, when set, names tensors of the file to ignore even though no
 	// parameter takes them (PyTorch's num_batches_tracked buffers).
 	Skip func(name string) bool
+	// Rename, when set, maps each of the file's tensor names to the name
+	// it is matched under (older layouts' names, a "module." prefix);
+	// two tensors that map to one name are an error.
+	Rename func(name string) string
 }
 
 // Load reads parameters saved by Save (or any safetensors file with the
@@ -169,6 +173,18 @@ func (d *ParamDict) Load(path string, devs []ctx.Context, o LoadOpts) error {
 	f, err := safetensors.ReadFile(path)
 	if err != nil {
 		return errorf("load: %v", err)
+	}
+	if o.Rename != nil {
+		renamed := map[string]safetensors.Tensor{}
+		from := map[string]string{}
+		for _, name := range f.Names() {
+			to := o.Rename(name)
+			if other, ok := from[to]; ok {
+				return errorf("load %s: tensors %s and %s both load as %s", path, other, name, to)
+			}
+			from[to], renamed[to] = name, f.Tensors[name]
+		}
+		f = &safetensors.File{Metadata: f.Metadata, Tensors: renamed}
 	}
 	key := fileKeys(d, f)
 	var missing, extra []string

@@ -16,11 +16,23 @@ const batchesTracked = ".num_batches_tracked"
 // yet initialised. Every parameter must be in the file, with its shape,
 // and every tensor of the file must be a parameter, except BatchNorm's
 // num_batches_tracked counters, which are skipped; on an error nothing
-// changes.
+// changes. Files of DataParallel models ("module." names) and ViTs saved
+// by torchvision 0.13 or earlier (mlp.linear_1, mlp.linear_2) load too.
 func LoadStateDict(params *gluon.ParamDict, path string, devs []ctx.Context) error {
-	return params.Load(path, devs, gluon.LoadOpts{Skip: func(name string) bool {
-		return strings.HasSuffix(name, batchesTracked)
-	}})
+	return params.Load(path, devs, gluon.LoadOpts{
+		Skip:   func(name string) bool { return strings.HasSuffix(name, batchesTracked) },
+		Rename: torchName,
+	})
+}
+
+// torchName maps names of older or wrapped torchvision state dicts to
+// today's: DataParallel's "module." prefix goes, and the ViT MLP blocks'
+// mlp.linear_1 and mlp.linear_2 (torchvision 0.13 and before) become
+// mlp.0 and mlp.3, as torchvision's MLPBlock loads them.
+func torchName(name string) string {
+	name = strings.TrimPrefix(name, "module.")
+	name = strings.Replace(name, ".mlp.linear_1.", ".mlp.0.", 1)
+	return strings.Replace(name, ".mlp.linear_2.", ".mlp.3.", 1)
 }
 
 // SaveStateDict writes params as a PyTorch state dict in safetensors form,

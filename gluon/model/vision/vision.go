@@ -98,7 +98,8 @@ func Unfreeze(net Model) {
 
 // newHead puts a new classifier in the place of the old one (path) and,
 // when the old one was initialised, initialises it on the same contexts
-// (normal, standard deviation 0.01, as torchvision's classifiers).
+// (normal, standard deviation 0.01, as torchvision's classifiers), in the
+// old one's dtype.
 func newHead(m *gluon.BlockMeta, path string, old, head *nn.Dense) *nn.Dense {
 	replaceChild(m, path, head)
 	if old != nil && old.Weight.Initialized() {
@@ -107,6 +108,11 @@ func newHead(m *gluon.BlockMeta, path string, old, head *nn.Dense) *nn.Dense {
 			if err := p.Initialize(nil, old.Weight.Contexts(), false); err != nil {
 				nd.Panicf("vision.ReplaceHead", nd.ErrArgument, "%v", err)
 			}
+		}
+	}
+	if old != nil && old.Weight.DType() != head.Weight.DType() { // a network cast to another dtype
+		if err := gluon.Cast(head, old.Weight.DType()); err != nil {
+			nd.Panicf("vision.ReplaceHead", nd.ErrArgument, "%v", err)
 		}
 	}
 	return head
