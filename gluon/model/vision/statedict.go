@@ -38,8 +38,8 @@ func torchName(name string) string {
 // SaveStateDict writes params as a PyTorch state dict in safetensors form,
 // with a num_batches_tracked counter (0) beside every BatchNorm's running
 // statistics, so that torch's load_state_dict(strict=True) accepts it
-// after tools/torch2safetensors.py converts it back. The file is replaced
-// atomically.
+// after `tools/torch2safetensors.py --to-torch` converts it to a .pth
+// file. The file is replaced atomically.
 func SaveStateDict(params *gluon.ParamDict, path string) error {
 	extra := map[string]safetensors.Tensor{}
 	for _, name := range params.Names() {
