@@ -2,6 +2,7 @@ package autograd_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/goluon/goluon/autograd"
@@ -54,4 +55,24 @@ func TestInPlaceAfterRecording(t *testing.T) {
 	if got := x.Float32s(); got[0] != 3 || got[2] != 9 {
 		t.Errorf("after the update: %v", got)
 	}
+}
+
+// TestBackwardErrorNamesTheOp: an error inside a backward function (here
+// an input released before Backward) is Backward's, naming the recorded
+// op it happened in.
+func TestBackwardErrorNamesTheOp(t *testing.T) {
+	dev := ctx.CPU(0)
+	x := nd.FromSlice(dev, []float32{1, 2, 3}, 3)
+	x.AttachGrad(nd.GradWrite)
+	var u, y *nd.NDArray
+	autograd.Record(func() {
+		u = nd.Exp(x)
+		y = nd.Sum(nd.Mul(u, u))
+	})
+	u.Release()
+	err := nd.Catch(func() { autograd.Backward(y) })
+	if !errors.Is(err, &nd.Error{Kind: nd.ErrReleased}) || !strings.Contains(err.Error(), "Backward") || !strings.Contains(err.Error(), "backward function of Mul") {
+		t.Fatalf("got %v, want a released-array error from Backward naming Mul", err)
+	}
+	t.Log(err)
 }

@@ -1,6 +1,10 @@
 package nd
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Backward computes the gradients of heads with respect to every leaf array
 // (one with AttachGrad) they were computed from, and stores them in the
@@ -72,7 +76,7 @@ func walk(order []*NDArray, grads map[*NDArray]*NDArray, finish func(a, g *NDArr
 		if g := grads[a]; g != nil {
 			delete(grads, a)
 			checkVersions(a, n)
-			igs := n.backward(g, n.need)
+			igs := runBackward(n, g)
 			g.Release()
 			for j, in := range n.inputs {
 				if n.need[j] && j < len(igs) && igs[j] != nil {
@@ -97,6 +101,27 @@ func walk(order []*NDArray, grads map[*NDArray]*NDArray, finish func(a, g *NDArr
 	for a, g := range grads { // leaves that are heads themselves
 		finish(a, g)
 	}
+}
+
+// runBackward runs n's backward function on g. An *Error it panics with
+// (a released array it reads, a wrong shape) is raised again as
+// Backward's, naming n's op, so that the message says where in the
+// backward pass it happened rather than naming only an inner op the user
+// never called.
+func runBackward(n *node, g *NDArray) []*NDArray {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(*Error); ok && e.Op != "Backward" {
+				op := e.Op
+				if !strings.Contains(op, ".") {
+					op = "nd." + op
+				}
+				panic(&Error{Op: "Backward", Kind: e.Kind, Msg: fmt.Sprintf("in the backward function of %s (%s): %s", n.op, op, e.Msg)})
+			}
+			panic(r)
+		}
+	}()
+	return n.backward(g, n.need)
 }
 
 // checkVersions fails when an input or the output of a's op was changed
