@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
@@ -38,6 +41,12 @@ type Checkpoint struct {
 	// of a distributed job resume from the checkpoints rank 0 writes (Dir
 	// must then be visible to every worker, e.g. a shared file system).
 	ReadOnly bool
+	// Settings, when set, are what the run was started with (a program's
+	// flags: batch size, learning rate, data limit, ...). They are saved
+	// with each checkpoint, and a resume from a checkpoint written with
+	// other values is an error naming them: the run would go on silently
+	// as another experiment.
+	Settings map[string]string
 
 	// ResumedFrom is the epoch of the checkpoint restored by TrainBegin (0 if none).
 	ResumedFrom int
@@ -47,10 +56,11 @@ type Checkpoint struct {
 
 // checkpointMeta is the content of checkpoint.json.
 type checkpointMeta struct {
-	Epoch   int    `json:"epoch"`
-	Params  string `json:"params"`
-	Trainer string `json:"trainer"`
-	Steps   int    `json:"steps"`
+	Epoch    int               `json:"epoch"`
+	Params   string            `json:"params"`
+	Trainer  string            `json:"trainer"`
+	Steps    int               `json:"steps"`
+	Settings map[string]string `json:"settings,omitempty"`
 }
 
 const pointerFile = "checkpoint.json"
@@ -76,6 +86,9 @@ func (c *Checkpoint) TrainBegin(s *State) error {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return fmt.Errorf("estimator: checkpoint %s is corrupt: %v", filepath.Join(c.Dir, pointerFile), err)
 	}
+	if diff := settingsDiff(m.Settings, c.Settings); diff != "" {
+		return fmt.Errorf("estimator: resume: the checkpoint in %s was written by a run with other settings (%s): resume with the same ones, or start afresh", c.Dir, diff)
+	}
 	// Both files are read whole first, so that a truncated or corrupt
 	// trainer file fails before any parameter changes; a trainer file
 	// that does not fit the Trainer puts the parameters back.
@@ -98,6 +111,21 @@ func (c *Checkpoint) TrainBegin(s *State) error {
 	s.StartEpoch = m.Epoch + 1
 	s.TotalSteps = m.Steps
 	return nil
+}
+
+// settingsDiff lists the settings that differ between a checkpoint's
+// (saved) and a run's (now), "" when they agree or either has none.
+func settingsDiff(saved, now map[string]string) string {
+	if saved == nil || now == nil {
+		return ""
+	}
+	var diffs []string
+	for _, k := range slices.Sorted(maps.Keys(now)) {
+		if v, ok := saved[k]; ok && v != now[k] {
+			diffs = append(diffs, fmt.Sprintf("%s was %s, now %s", k, v, now[k]))
+		}
+	}
+	return strings.Join(diffs, ", ")
 }
 
 // savedValues are copies of parameters' values, to put back.
@@ -152,7 +180,7 @@ func (c *Checkpoint) TrainEnd(s *State, err error) error {
 // write saves the checkpoint of epoch s.Epoch.
 func (c *Checkpoint) write(s *State) error {
 	m := checkpointMeta{
-		Epoch: s.Epoch, Steps: s.TotalSteps,
+		Epoch: s.Epoch, Steps: s.TotalSteps, Settings: c.Settings,
 		Params:  fmt.Sprintf("params-%04d.safetensors", s.Epoch),
 		Trainer: fmt.Sprintf("trainer-%04d.safetensors", s.Epoch),
 	}

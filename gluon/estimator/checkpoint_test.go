@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/goluon/goluon/ctx"
@@ -130,6 +131,36 @@ func TestCheckpointSavesStoppingEpoch(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("params-%04d.safetensors", es.StoppedEpoch))); err != nil {
 			t.Errorf("early stopping listed first=%v: epoch %d not saved: %v", esFirst, es.StoppedEpoch, err)
+		}
+	}
+}
+
+// TestCheckpointSettingsMismatch: a resume under other settings than the
+// checkpoint's is refused, naming them; the same settings (and an added
+// one the checkpoint does not know) resume.
+func TestCheckpointSettingsMismatch(t *testing.T) {
+	devs := []ctx.Context{ctx.CPU(0)}
+	dir := t.TempDir()
+	a := newSetup(t, devs)
+	settings := map[string]string{"batch-size": "32", "limit": "0"}
+	if err := a.est.Fit(context.Background(), a.train, nil, 1, &estimator.Checkpoint{Dir: dir, Params: a.params, Trainer: a.tr, Contexts: devs, Settings: settings}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		settings map[string]string
+		want     string
+	}{
+		{map[string]string{"batch-size": "64", "limit": "0"}, "batch-size was 32, now 64"},
+		{map[string]string{"batch-size": "32", "limit": "0", "new": "x"}, ""},
+		{nil, ""},
+	} {
+		b := newSetup(t, devs)
+		err := (&estimator.Checkpoint{Dir: dir, Resume: true, Params: b.params, Trainer: b.tr, Contexts: devs, Settings: c.settings}).TrainBegin(&estimator.State{})
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%v: %v", c.settings, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%v: %v, want an error saying %q", c.settings, err, c.want)
 		}
 	}
 }

@@ -38,6 +38,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -196,7 +197,8 @@ func run(args []string, stdout io.Writer) (err error) {
 	paramsPath := filepath.Join(o.Out, paramsFile)
 	metricsPath := filepath.Join(o.Out, metricsFile)
 	ckpt := &estimator.Checkpoint{Dir: filepath.Join(o.Out, ckptDir), Resume: o.resume, Params: params, Trainer: tr, Contexts: devs,
-		ReadOnly: !job.Chief()}
+		ReadOnly: !job.Chief(), Settings: o.Settings(map[string]string{
+			"decay": strconv.FormatFloat(o.decay, 'g', -1, 64), "augment": strconv.FormatBool(o.augment)})}
 	if job.Chief() {
 		if paramsPath, err = o.OutPath(paramsFile); err != nil {
 			return err

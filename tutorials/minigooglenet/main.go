@@ -160,7 +160,8 @@ func run(args []string, stdout io.Writer) (err error) {
 	// workers of a distributed job resume from its checkpoints (ReadOnly).
 	logPath := filepath.Join(f.Out, "metrics.jsonl")
 	ckpt := &estimator.Checkpoint{Dir: filepath.Join(f.Out, "checkpoints"), Resume: *resume,
-		Params: params, Trainer: trainer, Contexts: devs, ReadOnly: !job.Chief()}
+		Params: params, Trainer: trainer, Contexts: devs, ReadOnly: !job.Chief(),
+		Settings: f.Settings(map[string]string{"dataset": *dataset})}
 	var seen tally
 	handlers := []estimator.Handler{
 		&estimator.EpochLR{Trainer: trainer, Schedule: polyDecay(f.Epochs, f.LR, 1)},

@@ -36,6 +36,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/goluon/goluon/ctx"
@@ -162,7 +163,8 @@ func train(args []string, w io.Writer) (_ *outcome, err error) {
 	// Checkpoints after every epoch (rank 0 writes them; other workers of
 	// a distributed job resume from them).
 	ckpt := &estimator.Checkpoint{Dir: filepath.Join(f.Out, "checkpoints"), Resume: *resume,
-		Params: gluon.CollectParams(net), Trainer: trainer, Contexts: devs, ReadOnly: !job.Chief()}
+		Params: gluon.CollectParams(net), Trainer: trainer, Contexts: devs, ReadOnly: !job.Chief(),
+		Settings: f.Settings(map[string]string{"dataset": *dataset, "sync-bn": strconv.FormatBool(*syncBN)})}
 	rec := &epochRecorder{}
 	handlers = append(handlers, ckpt, rec)
 	tb, closeTB, err := f.TensorBoard(gluon.CollectParams(net), job.Chief())

@@ -155,6 +155,14 @@ func checkResume(t *testing.T, dataDir, outDir string) {
 	if _, err := train(args, &buf); err == nil || !strings.Contains(err.Error(), "nothing to train") {
 		t.Errorf("resume of a finished run: err = %v, want nothing to train", err)
 	}
+	// Another data limit would make the resumed run another experiment.
+	other := slices.Clone(args)
+	other[slices.Index(other, "-limit")+1] = "64"
+	other[slices.Index(other, "-epochs")+1] = "3"
+	buf.Reset()
+	if _, err := train(other, &buf); err == nil || !strings.Contains(err.Error(), "limit was "+smokeLimit+", now 64") {
+		t.Errorf("resume with another -limit: err = %v, want the settings named", err)
+	}
 }
 
 // checkLoadElsewhere loads the saved parameters into a fresh network on

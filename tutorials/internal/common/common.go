@@ -9,9 +9,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/goluon/goluon/ctx"
@@ -36,6 +38,22 @@ type Flags struct {
 	LogDir      string // -logdir: TensorBoard event files go here ("": none)
 	AMP         string // -amp: "" (float32), "fp16" or "bf16" (amp.go)
 	Hybridize   bool   // -hybridize: run the network through traced graphs
+}
+
+// Settings returns the flags that make a run another experiment when
+// they change (the per-context batch, learning rate, seed, data limit and
+// precision), for estimator.Checkpoint.Settings: a resume under other
+// values is refused. Contexts, epochs and paths may change on a resume.
+func (f *Flags) Settings(extra map[string]string) map[string]string {
+	s := map[string]string{
+		"batch-size": strconv.Itoa(f.BatchPerCtx),
+		"lr":         strconv.FormatFloat(f.LR, 'g', -1, 64),
+		"seed":       strconv.FormatUint(f.Seed, 10),
+		"limit":      strconv.Itoa(f.Limit),
+		"amp":        f.AMP,
+	}
+	maps.Copy(s, extra)
+	return s
 }
 
 // Register defines the common flags on fs with the program's defaults.
