@@ -161,6 +161,9 @@ func checkState(op, what string, x, s *nd.NDArray, want ...int) {
 	if s.Context() != x.Context() {
 		nd.Panicf(op, nd.ErrContext, "%s is on %v, the input on %v", what, s.Context(), x.Context())
 	}
+	if s.DType() != x.DType() {
+		nd.Panicf(op, nd.ErrDType, "%s is %v, the input %v", what, s.DType(), x.DType())
+	}
 	got := s.Shape()
 	if len(got) != len(want) {
 		nd.Panicf(op, nd.ErrShape, "%s has shape %v, want %v", what, got, want)

@@ -227,6 +227,7 @@ func TestErrors(t *testing.T) {
 		{"c0-shape", nd.ErrShape, func() { gluon.Call(l, x, nil, ndtest.Rand(cpu0, 1, -1, 1, 2, 3, 4)) }, []string{"c0", "[2 3 4]", "[2 2 4]"}},
 		{"too-many", nd.ErrArgument, func() { gluon.Call(l, x, nil, nil, nil) }, []string{"4 inputs"}},
 		{"nil-input", nd.ErrArgument, func() { gluon.Call(l, nil) }, nil},
+		{"state-dtype", nd.ErrDType, func() { gluon.Call(l, x, ndtest.Rand(cpu0, 1, -1, 1, 2, 2, 4).AsType(nd.Float32)) }, []string{"rnn", "h0", "float32", "float64"}},
 		{"state-context", nd.ErrContext, func() { gluon.Call(l, x, ndtest.Rand(cpu1, 1, -1, 1, 2, 2, 4)) }, []string{"h0", "cpu(0)", "cpu(1)"}},
 		{"c0-context", nd.ErrContext, func() { gluon.Call(l, x, nil, ndtest.Rand(cpu1, 1, -1, 1, 2, 2, 4)) }, []string{"c0", "cpu(0)", "cpu(1)"}},
 		{"param-context", nd.ErrContext, func() { gluon.Call(cell, ndtest.Rand(cpu1, 1, -1, 1, 2, 3)) }, []string{"weight_ih", "cpu(0)", "cpu(1)"}},
