@@ -20,8 +20,10 @@ import (
 //   - an op whose inputs are all neutral (package-made arrays from
 //     elsewhere, a data loader's batches, parameters) runs in s.
 //
-// Goroutines that such a goroutine starts have no scope of their own open:
-// there the arrays' sessions decide, as before. The registry knows
+// Goroutines it starts with Go, and the goroutines of gluon.ForEachDevice
+// (Tree.Run), work in s too for as long as they run the work handed to
+// them; a goroutine started with a plain go statement has no scope of its
+// own open: there the arrays' sessions decide. The registry knows
 // goroutines by the runtime's descriptor, which a new goroutine may reuse
 // once the old one has exited: an Enter* scope must end (its exit
 // function called) before the goroutine that opened it exits, as the

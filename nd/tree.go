@@ -258,18 +258,26 @@ func (r *treeRegistry) mode() mode {
 type Tree struct {
 	t    *tree
 	from uintptr
+	// sess is the session of the innermost Record, Pause or mode scope of a
+	// session other than the default one that the taking goroutine has
+	// open (scoped.go), or nil: Run makes its goroutine see it too.
+	sess *Session
 }
 
 // CurrentTree returns the tree of the default session that the calling
 // goroutine belongs to: the one it started by opening a Record, Pause, mode
 // or memory scope of the default session, or the one it runs in through
-// Go or Tree.Run. It is the zero Tree when there is none.
+// Go or Tree.Run. It is the zero Tree when there is none. It also carries
+// the session whose Record, Pause or mode scope the goroutine is inside
+// (s.Record(func() {...})), so that Run's goroutines work in it as the
+// taker does.
 func CurrentTree() Tree {
+	sess := scoped.current()
 	t := trees.mine()
 	if t == nil {
-		return Tree{}
+		return Tree{sess: sess}
 	}
-	return Tree{t, gid.Current()}
+	return Tree{t, gid.Current(), sess}
 }
 
 // Same reports whether t and o are the same tree (taken on any goroutines).
@@ -281,6 +289,11 @@ func (t Tree) Same(o Tree) bool { return t.t == o.t }
 // t with CurrentTree uses. gluon.ForEachDevice runs each device's function
 // this way. With the zero Tree, Run just calls f.
 func (t Tree) Run(f func()) {
+	if t.sess != nil && gid.Supported {
+		g := gid.Current()
+		scoped.push(g, t.sess)
+		defer scoped.pop(g, t.sess)
+	}
 	if t.t == nil || !gid.Supported {
 		f()
 		return
