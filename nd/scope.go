@@ -193,7 +193,11 @@ func (s *Scope) Keep(arrs ...*NDArray) {
 }
 
 // Close releases every array still tracked by s and removes s from its
-// session's scope stack. Closing twice is harmless.
+// session's scope stack. Closing twice is harmless. Close a scope only
+// once the goroutines started in it with Go have returned, and the ops of
+// other goroutines working in its session are done: the arrays they are
+// making are the scope's too, and releasing one while its op still writes
+// it is not diagnosed (one goroutine tree per session and scope).
 func (s *Scope) Close() {
 	ss := s.sess
 	ss.scopeMu.Lock()

@@ -318,6 +318,8 @@ func (t Tree) Run(f func()) {
 // makes are tracked by the step's scope. A goroutine started with a plain
 // go statement belongs to no tree: it works in the default state (not
 // recording, predict mode), as a new thread does in PyTorch and MXNet.
+// Wait for f to return before closing the scope it was started in: the
+// arrays it makes are that scope's.
 func Go(f func()) {
 	t := CurrentTree()
 	go t.Run(f)
