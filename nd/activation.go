@@ -74,10 +74,12 @@ func channelShape(n, ax, c int) []int {
 // The gradient at 0 is alpha.
 func ELU(x *NDArray, alpha float64) *NDArray {
 	const op = "ELU"
-	x = lifted(op, x)[0]
-	zero := x.Session().Full(x.st.dev, x.dtype, 0, 1) // Minimum's backward reads it
-	neg := MulScalar(Expm1(Minimum(x, zero)), alpha)  // no overflow where x is large
-	return Where(positive(x), x, neg)
+	return dispatch(op, castNeutral, []*NDArray{x}, func(in []*NDArray) *NDArray {
+		x := lifted(op, in[0])[0]
+		zero := x.Session().Full(x.st.dev, x.dtype, 0, 1) // Minimum's backward reads it
+		neg := MulScalar(Expm1(Minimum(x, zero)), alpha)  // no overflow where x is large
+		return Where(positive(x), x, neg)
+	})
 }
 
 // GELU returns x·Φ(x), Φ the standard normal CDF: 0.5·x·(1 + erf(x/√2)),
@@ -122,8 +124,11 @@ func gELUOp(x *NDArray, tanhApprox bool) *NDArray {
 	return MulScalar(Mul(x, phi), 0.5)
 }
 
-// SiLU returns x·σ(x) (the swish activation, PyTorch's silu).
+// SiLU returns x·σ(x) (the swish activation, PyTorch's silu); a
+// half-precision x is computed in float32 and rounded once.
 func SiLU(x *NDArray) *NDArray {
-	x = lifted("SiLU", x)[0]
-	return Mul(x, Sigmoid(x))
+	return dispatch("SiLU", castNeutral, []*NDArray{x}, func(in []*NDArray) *NDArray {
+		x := lifted("SiLU", in[0])[0]
+		return Mul(x, Sigmoid(x))
+	})
 }

@@ -1,6 +1,8 @@
 package nd
 
 import (
+	"math"
+
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/nd/backend"
 	"github.com/goluon/goluon/nd/cpu"
@@ -120,8 +122,12 @@ func Arange(dev ctx.Context, dt DType, start, stop, step float64) *NDArray {
 
 // Arange is the package-level Arange making an array of s.
 func (s *Session) Arange(dev ctx.Context, dt DType, start, stop, step float64) *NDArray {
-	if step == 0 || (stop-start)/step < 0 {
+	finite := !math.IsInf(start, 0) && !math.IsInf(stop, 0) && !math.IsInf(step, 0) && !math.IsNaN(start+stop+step)
+	if !finite || step == 0 || (stop-start)/step < 0 {
 		fail("Arange", ErrArgument, "empty or infinite range start=%g stop=%g step=%g", start, stop, step)
+	}
+	if n := math.Ceil((stop - start) / step); n > 1<<31 {
+		fail("Arange", ErrArgument, "range start=%g stop=%g step=%g has %g elements, more than 2^31", start, stop, step, n)
 	}
 	if !dt.Valid() {
 		fail("Arange", ErrDType, "unknown dtype %v", dt)

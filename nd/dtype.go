@@ -104,6 +104,9 @@ func checkUnaryDType(op string, code backend.UnaryOp, dt DType, p1, p2 float64) 
 			if p != math.Trunc(p) {
 				fail(op, ErrDType, "scalar %g is not a whole number, which an %v array needs; convert with AsType(Float32) first", p, dt)
 			}
+			if math.Abs(p) >= 1<<63 { // the kernels' int64 would saturate it
+				fail(op, ErrArgument, "scalar %g is beyond the int64 range that %v arithmetic uses; convert with AsType(Float64) first", p, dt)
+			}
 		}
 	}
 }

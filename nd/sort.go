@@ -222,10 +222,14 @@ func variance(x *NDArray, ddof int, keep bool, axes []int) *NDArray {
 	return out
 }
 
-// Std returns the standard deviation of x, √Var(x, ddof, axes...).
-func Std(x *NDArray, ddof int, axes ...int) *NDArray { return Sqrt(Var(x, ddof, axes...)) }
+// Std returns the standard deviation of x, √Var(x, ddof, axes...). A
+// half-precision x is computed in float32 and rounded once, so a standard
+// deviation that fits the dtype is found even where its square does not.
+func Std(x *NDArray, ddof int, axes ...int) *NDArray {
+	return dispatch("Std", castFloat32, []*NDArray{x}, func(w []*NDArray) *NDArray { return Sqrt(Var(w[0], ddof, axes...)) })
+}
 
 // StdKeepDims is Std that keeps the reduced axes with size 1.
 func StdKeepDims(x *NDArray, ddof int, axes ...int) *NDArray {
-	return Sqrt(VarKeepDims(x, ddof, axes...))
+	return dispatch("StdKeepDims", castFloat32, []*NDArray{x}, func(w []*NDArray) *NDArray { return Sqrt(VarKeepDims(w[0], ddof, axes...)) })
 }
