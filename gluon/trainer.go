@@ -70,11 +70,15 @@ type Trainer struct {
 	buckets []*bucket            // gradient buckets (useBuckets), first to be reduced first
 	slots   map[*nd.NDArray]slot // where each bucketed replica sits
 
-	scaler      GradScaler // loss scale of mixed precision (trainer_scale.go)
-	dtypes      []nd.DType // per parameter: its dtype when the optimizer state was made
-	masters     []uint64   // per parameter: its version when its master copies were last in step
-	unscaled    bool       // UnscaleGrads ran this round
-	skippedLast bool       // the last step's gradients were not finite
+	scaler   GradScaler // loss scale of mixed precision (trainer_scale.go)
+	dtypes   []nd.DType // per parameter: its dtype when the optimizer state was made
+	masters  []uint64   // per parameter: its version when its master copies were last in step
+	unscaled bool       // UnscaleGrads ran this round
+	// unscaledAt are the gradients' stamps (per parameter, per replica)
+	// when UnscaleGrads divided them before any AllReduceGrads: a Step on
+	// those same gradients would divide them again.
+	unscaledAt  [][]uint64
+	skippedLast bool // the last step's gradients were not finite
 
 	closed     bool
 	presummed  map[*Parameter]bool // summed this round by the Trainer this one took them over from
@@ -238,7 +242,10 @@ func (t *Trainer) step(batchSize int, ignoreStale bool) error {
 	if err := t.initAt(true); err != nil {
 		return err
 	}
-	t.unscaled = false // Step sums afresh: its gradients carry the loss scale
+	if t.unscaled && t.unscaledAt != nil && t.sameStamps(t.unscaledAt) {
+		return errorf("trainer: Step after UnscaleGrads would divide these gradients by the loss scale a second time: run AllReduceGrads, UnscaleGrads, clipping and Update instead (or Step without UnscaleGrads)")
+	}
+	t.unscaled, t.unscaledAt = false, nil // Step sums afresh: its gradients carry the loss scale
 	if err := t.syncMasters(); err != nil {
 		t.endRound()
 		return err
@@ -293,7 +300,10 @@ func (t *Trainer) AllReduceGrads() error {
 	if t.opts.UpdateOnKVStore {
 		return errorf("trainer: AllReduceGrads is not available with UpdateOnKVStore; use Step")
 	}
-	t.unscaled = false // a new round: its gradients carry the loss scale
+	if t.unscaled && t.unscaledAt != nil && t.sameStamps(t.unscaledAt) {
+		return errorf("trainer: AllReduceGrads after UnscaleGrads on the same gradients would have Update divide them by the loss scale a second time: call UnscaleGrads after AllReduceGrads")
+	}
+	t.unscaled, t.unscaledAt = false, nil // a new round: its gradients carry the loss scale
 	if err := t.initAt(true); err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 package gluon
 
 import (
+	"slices"
+
 	"math"
 
 	"github.com/goluon/goluon/ctx"
@@ -52,8 +54,10 @@ func (t *Trainer) GradScaler() GradScaler {
 // those of every parameter not frozen) by the loss scale in place and
 // reports whether they are all finite: between AllReduceGrads and
 // Update it puts the gradients in true units, e.g. to clip them
-// (PyTorch's GradScaler.unscale_). The next Update does not divide again;
-// the next AllReduceGrads or Step starts a new round. Without a scaler it
+// (PyTorch's GradScaler.unscale_). The next Update does not divide again.
+// A Step or AllReduceGrads on the same gradients (no backward pass since)
+// is an error, as it would divide them again; after a backward pass they
+// start a new round. Without a scaler it
 // only checks. Half-precision gradients are refused, as PyTorch refuses
 // them: divided in their own dtype, small ones would flush to zero.
 func (t *Trainer) UnscaleGrads() (finite bool, err error) {
@@ -81,8 +85,32 @@ func (t *Trainer) UnscaleGrads() (finite bool, err error) {
 	if err != nil {
 		return false, errorf("trainer: %v", err)
 	}
-	t.unscaled = true
+	t.unscaled, t.unscaledAt = true, nil
+	if t.pending == nil {
+		t.unscaledAt = t.currentStamps()
+	}
 	return t.gradsFinite(fresh)
+}
+
+// currentStamps returns every replica's gradient stamp (nil rows for
+// parameters not initialised).
+func (t *Trainer) currentStamps() [][]uint64 {
+	out := make([][]uint64, len(t.params))
+	for i, p := range t.params {
+		if !p.Initialized() {
+			continue
+		}
+		for _, w := range p.ListData() {
+			out[i] = append(out[i], w.GradStamp())
+		}
+	}
+	return out
+}
+
+// sameStamps reports whether no backward pass wrote a gradient since at
+// was taken (currentStamps).
+func (t *Trainer) sameStamps(at [][]uint64) bool {
+	return slices.EqualFunc(at, t.currentStamps(), slices.Equal)
 }
 
 // gradScale is the factor the gradients of this step still carry, and

@@ -46,7 +46,10 @@ type LossScaler struct {
 	steps   int // steps seen in all
 }
 
-// NewLossScaler returns a loss scaler with o's settings.
+// NewLossScaler returns a loss scaler with o's settings. Settings torch's
+// GradScaler refuses (a scale that is not positive and finite, a growth
+// factor not above 1, a backoff factor outside (0, 1), a negative
+// interval, MinScale above MaxScale) panic with ErrArgument.
 func NewLossScaler(o ScalerOpts) *LossScaler {
 	if o.DType == 0 || o.DType == nd.Float32 {
 		o.DType = nd.Float16
@@ -66,6 +69,19 @@ func NewLossScaler(o ScalerOpts) *LossScaler {
 	def(&o.MinScale, 1.0/(1<<24))
 	if o.GrowthInterval == 0 {
 		o.GrowthInterval = 2000
+	}
+	pos := func(v float64) bool { return v > 0 && !math.IsInf(v, 0) } // NaN too
+	switch {
+	case !pos(o.InitScale) || !pos(o.MaxScale) || !pos(o.MinScale):
+		nd.Panicf("amp.NewLossScaler", nd.ErrArgument, "scales must be positive and finite: init %g, min %g, max %g", o.InitScale, o.MinScale, o.MaxScale)
+	case o.MinScale > o.MaxScale:
+		nd.Panicf("amp.NewLossScaler", nd.ErrArgument, "min scale %g is above max scale %g", o.MinScale, o.MaxScale)
+	case !(o.GrowthFactor > 1) || math.IsInf(o.GrowthFactor, 0):
+		nd.Panicf("amp.NewLossScaler", nd.ErrArgument, "growth factor %g must be finite and above 1 (torch's GradScaler asserts it)", o.GrowthFactor)
+	case !(o.BackoffFactor > 0 && o.BackoffFactor < 1):
+		nd.Panicf("amp.NewLossScaler", nd.ErrArgument, "backoff factor %g must be in (0, 1)", o.BackoffFactor)
+	case o.GrowthInterval < 0:
+		nd.Panicf("amp.NewLossScaler", nd.ErrArgument, "growth interval %d must be positive", o.GrowthInterval)
 	}
 	return &LossScaler{o: o, scale: o.InitScale}
 }

@@ -31,7 +31,7 @@ func (l KLDiv) Forward(pred, label *nd.NDArray) *nd.NDArray {
 
 // ForwardWeighted is Forward with per-sample weights (nil for none).
 func (l KLDiv) ForwardWeighted(pred, label, sampleWeight *nd.NDArray) *nd.NDArray {
-	pred = autocastPred(pred)
+	pred, label, sampleWeight = autocastInputs(pred, label, sampleWeight)
 	const op = "loss.KLDiv"
 	check(op, pred, label, sampleWeight)
 	label = reshapeLike(op, "labels", label, pred.Shape(), pred.Shape())
@@ -74,7 +74,7 @@ func (l Huber) Forward(pred, label *nd.NDArray) *nd.NDArray {
 
 // ForwardWeighted is Forward with per-sample weights (nil for none).
 func (l Huber) ForwardWeighted(pred, label, sampleWeight *nd.NDArray) *nd.NDArray {
-	pred = autocastPred(pred)
+	pred, label, sampleWeight = autocastInputs(pred, label, sampleWeight)
 	const op = "loss.Huber"
 	check(op, pred, label, sampleWeight)
 	rho := l.Rho

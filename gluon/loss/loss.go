@@ -73,17 +73,25 @@ func scale(w float64) float64 {
 // a batch axis, and every input must share pred's context and dtype.
 func check(op string, pred, label, sw *nd.NDArray) { checkLabels(op, pred, label, sw, false) }
 
-// autocastPred returns half-precision predictions converted to float32
-// (recorded) when their session autocasts: the losses are in autocast's
-// float32 list (package amp).
-func autocastPred(pred *nd.NDArray) *nd.NDArray {
+// autocastInputs returns half-precision predictions, labels and sample
+// weights converted to float32 (recorded) when the predictions' session
+// autocasts: the losses are in autocast's float32 list (package amp), and
+// torch casts every floating input of such a loss. Integer labels (class
+// indices) stay as they are.
+func autocastInputs(pred, label, sw *nd.NDArray) (*nd.NDArray, *nd.NDArray, *nd.NDArray) {
 	if pred == nil || !pred.DType().IsHalf() {
-		return pred
+		return pred, label, sw
 	}
-	if _, on := pred.Session().AutocastDType(); on {
-		return pred.AsType(nd.Float32)
+	if _, on := pred.Session().AutocastDType(); !on {
+		return pred, label, sw
 	}
-	return pred
+	widen := func(a *nd.NDArray) *nd.NDArray {
+		if a != nil && a.DType().IsHalf() {
+			return a.AsType(nd.Float32)
+		}
+		return a
+	}
+	return widen(pred), widen(label), widen(sw)
 }
 
 // checkLabels is check where, with indices, the labels may be an integer

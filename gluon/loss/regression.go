@@ -23,7 +23,7 @@ func (l L2) Forward(pred, label *nd.NDArray) *nd.NDArray {
 
 // ForwardWeighted is Forward with per-sample weights (nil for none).
 func (l L2) ForwardWeighted(pred, label, sampleWeight *nd.NDArray) *nd.NDArray {
-	pred = autocastPred(pred)
+	pred, label, sampleWeight = autocastInputs(pred, label, sampleWeight)
 	const op = "loss.L2"
 	check(op, pred, label, sampleWeight)
 	label = reshapeLike(op, "labels", label, pred.Shape(), pred.Shape())
@@ -50,7 +50,7 @@ func (l L1) Forward(pred, label *nd.NDArray) *nd.NDArray {
 
 // ForwardWeighted is Forward with per-sample weights (nil for none).
 func (l L1) ForwardWeighted(pred, label, sampleWeight *nd.NDArray) *nd.NDArray {
-	pred = autocastPred(pred)
+	pred, label, sampleWeight = autocastInputs(pred, label, sampleWeight)
 	const op = "loss.L1"
 	check(op, pred, label, sampleWeight)
 	label = reshapeLike(op, "labels", label, pred.Shape(), pred.Shape())

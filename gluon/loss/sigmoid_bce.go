@@ -40,7 +40,7 @@ func (l SigmoidBCE) Forward(pred, label *nd.NDArray) *nd.NDArray {
 
 // ForwardWeighted is Forward with per-sample weights (nil for none).
 func (l SigmoidBCE) ForwardWeighted(pred, label, sampleWeight *nd.NDArray) *nd.NDArray {
-	pred = autocastPred(pred)
+	pred, label, sampleWeight = autocastInputs(pred, label, sampleWeight)
 	const op = "loss.SigmoidBCE"
 	check(op, pred, label, sampleWeight)
 	z := reshapeLike(op, "labels", label, pred.Shape(), pred.Shape())

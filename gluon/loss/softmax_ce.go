@@ -70,7 +70,7 @@ func (l SoftmaxCrossEntropy) Forward(pred, label *nd.NDArray) *nd.NDArray {
 // unreduced loss keeps the class axis with size 1 (Gluon's keepdims), so
 // sample weights of shape [N] or [N, 1] weight whole samples.
 func (l SoftmaxCrossEntropy) ForwardWeighted(pred, label, sampleWeight *nd.NDArray) *nd.NDArray {
-	pred = autocastPred(pred)
+	pred, label, sampleWeight = autocastInputs(pred, label, sampleWeight)
 	const op = "loss.SoftmaxCrossEntropy"
 	checkLabels(op, pred, label, sampleWeight, l.Sparse)
 	axis := normAxis(op, l.Axis, pred.NDim())
