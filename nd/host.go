@@ -7,7 +7,7 @@ func checkHost(op, what string, a *NDArray, s any) {
 	defer checkLive(op, a).done()
 	_, n, ok := backend.HostDType(s)
 	if !ok {
-		fail(op, ErrArgument, "%s is %T, want []float32, []float64, []int32, []int64, []uint8 or []bool", what, s)
+		fail(op, ErrArgument, "%s is %T, want []float32, []float64, []int32, []int64, []uint8, []bool, []nd.F16 or []nd.BF16", what, s)
 	}
 	if n != a.Size() {
 		fail(op, ErrShape, "%s has %d elements, array of shape %v has %d", what, n, a.shape, a.Size())
