@@ -80,7 +80,10 @@ func (b *stepBlock) ForwardMulti(in ...*nd.NDArray) []*nd.NDArray {
 
 // CompileStep returns net's training step with loss and tr: forward,
 // loss and backward captured per context as traced graphs, then tr's
-// update (see TrainStep). tr must train net's parameters.
+// update (see TrainStep). tr must train net's parameters. With a
+// GradScaler set on tr (mixed precision), Run scales the loss by its
+// current scale itself and the Trainer divides it out: loss must not
+// scale (amp.LossScaler.Scale) on its own.
 func CompileStep(net Block, loss LossFunc, tr *Trainer, opts StepOpts) (*TrainStep, error) {
 	if net == nil || loss == nil || tr == nil {
 		return nil, errorf("CompileStep: the network, the loss and the Trainer must not be nil")
@@ -139,10 +142,18 @@ func (s *TrainStep) Run(data, label *nd.NDArray) (StepResult, error) {
 	// Trainer leaves them out of the sums.
 	devs := s.devs[:len(xs)]
 	res := StepResult{Labels: ys, Losses: make([]*nd.NDArray, len(devs)), Outputs: make([]*nd.NDArray, len(devs))}
+	scale := 1.0 // a GradScaler's current loss scale, which the Trainer divides out
+	if sc := s.tr.GradScaler(); sc != nil {
+		scale = sc.LossScale()
+	}
 	data.Session().Record(func() {
 		err = ForEachDevice(devs, func(i int, _ ctx.Context) error {
 			out := Call(s.call, xs[i], ys[i])
-			nd.Backward(out[:1], nil, false)
+			var heads []*nd.NDArray
+			if scale != 1 { // the head gradient carries the scale, so a replay needs no retrace when it changes
+				heads = []*nd.NDArray{nd.FullLike(out[0], scale)}
+			}
+			nd.Backward(out[:1], heads, false)
 			res.Losses[i], res.Outputs[i] = out[0], out[1]
 			return nil
 		})

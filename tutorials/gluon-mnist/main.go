@@ -72,12 +72,9 @@ func run(args []string, stdout io.Writer) (err error) {
 	fs := flag.NewFlagSet(program, flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	f := common.Register(fs, defaults)
-	compile := fs.Bool("compile", false, "train with gluon.CompileStep: each context's forward pass, loss and backward pass as one traced graph (not with -amp)")
+	compile := fs.Bool("compile", false, "train with gluon.CompileStep: each context's forward pass, loss and backward pass as one traced graph")
 	if err := fs.Parse(args); err != nil {
 		return err
-	}
-	if *compile && f.AMP != "" {
-		return fmt.Errorf("-compile does not scale the loss: run it without -amp")
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())

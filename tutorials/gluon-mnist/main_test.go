@@ -163,4 +163,11 @@ func TestRunHybridize(t *testing.T) {
 			t.Errorf("summary extra %v: want %s true", other["extra"], flag[1:])
 		}
 	}
+	// With -amp the compiled step scales the loss as the loop does.
+	half, compiled := summary("-amp", "fp16"), summary("-amp", "fp16", "-compile")
+	for _, k := range []string{"train_loss", "train_acc", "val_loss", "val_acc"} {
+		if half[k] == nil || half[k] != compiled[k] {
+			t.Errorf("%s: -amp fp16 %v, with -compile %v", k, half[k], compiled[k])
+		}
+	}
 }
