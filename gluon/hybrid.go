@@ -2,6 +2,7 @@ package gluon
 
 import (
 	"container/list"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -55,7 +56,14 @@ type HybridOpts struct {
 // parameter or with another input that is not the same array. A parameter replaced by another
 // array since the trace (Cast, Initialize with force, ResetContext) or
 // frozen makes a new trace; one whose memory moved (a Trainer packing it)
-// does not. A recorded call supports one backward pass.
+// does not. A block added, removed or replaced anywhere in the network
+// (Add, ReplaceChild, ReplaceHead) makes the next call trace again; a
+// layer's settings changed in place (a Dropout's Rate, an Activation's
+// Name) need Clear. A recorded call supports one backward pass. A block
+// must read only parameters of its own network: a parameter of another
+// block (weights tied across separately hybridized blocks) is captured as
+// the memory it had at the trace, which a Trainer's packing or a Cast
+// leaves behind; hybridize their common parent instead.
 //
 // A network containing a block that implements EagerOnly (SyncBatchNorm,
 // which meets the other contexts while it runs) runs eagerly.
@@ -69,7 +77,8 @@ type HybridBlock struct {
 
 	mu     sync.Mutex
 	walked bool
-	walkAt uint64 // structureGen when params was collected
+	walkAt uint64      // structureGen when params was collected
+	tree   []Component // the blocks the graphs were traced from (blockTree)
 	params []*Parameter
 	last   atomic.Pointer[boundSet] // the replicas the last call found
 	why    string                   // why every call runs eagerly ("" for none)
@@ -154,18 +163,35 @@ func (h *HybridBlock) Stats() HybridStats {
 	return s
 }
 
-// Clear releases every traced graph; the next calls collect the
-// network's parameters and trace again.
-func (h *HybridBlock) Clear() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.walked = false
-	h.last.Store(nil)
+// blockTree appends c and its descendants, depth first, to out: the
+// network's structure, which a hybridized block's graphs were traced from.
+func blockTree(c Component, out []Component) []Component {
+	out = append(out, c)
+	for _, ch := range c.Meta().Children() {
+		out = blockTree(ch, out)
+	}
+	return out
+}
+
+// releaseGraphs releases every traced graph (h.mu held).
+func (h *HybridBlock) releaseGraphs() {
 	for e := h.lru.Front(); e != nil; e = e.Next() {
 		e.Value.(*hybridGraph).g.Release()
 	}
 	h.lru.Init()
 	clear(h.graphs)
+}
+
+// Clear releases every traced graph; the next calls collect the
+// network's parameters and trace again. Call it after changing a layer's
+// settings (a Dropout's Rate, an Activation's Name, a layer's Act):
+// the graphs replay the ops traced with the old ones.
+func (h *HybridBlock) Clear() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.walked, h.tree = false, nil
+	h.last.Store(nil)
+	h.releaseGraphs()
 }
 
 func (h *HybridBlock) eager(inputs []*nd.NDArray) []*nd.NDArray {
@@ -242,6 +268,12 @@ func (h *HybridBlock) bound(dev ctx.Context) ([]*nd.NDArray, string, bool) {
 		h.walked, h.walkAt = true, gen
 		h.params = CollectParams(h.inner).List()
 		h.why = eagerOnly(h.inner)
+		if tree := blockTree(h.inner, nil); !slices.Equal(tree, h.tree) {
+			if h.tree != nil { // a block was added, removed or replaced: the graphs ran the old network
+				h.releaseGraphs()
+			}
+			h.tree = tree
+		}
 	}
 	params, why := h.params, h.why
 	h.mu.Unlock()

@@ -46,3 +46,29 @@ func TestHybridizeAfterReplaceChild(t *testing.T) {
 		t.Error("the new head got no gradient")
 	}
 }
+
+// TestHybridizeAfterParameterFreeChange: adding or replacing a block that
+// has no parameters (an activation) also makes the next call trace the new
+// network; the old graph used to replay, its parameters being the same.
+func TestHybridizeAfterParameterFreeChange(t *testing.T) {
+	dev := []ctx.Context{ctx.CPU(0)}
+	net := nn.NewSequential(nn.NewDense(4, nn.DenseOpts{InUnits: 3}))
+	if err := gluon.CollectParams(net).Initialize(initializer.Xavier{}, dev, false); err != nil {
+		t.Fatal(err)
+	}
+	h := gluon.Hybridize(net, gluon.HybridOpts{})
+	x := nd.RandomUniform(dev[0], nd.Float32, -1, 1, 5, 3)
+	check := func(what string) {
+		t.Helper()
+		var y, want *nd.NDArray
+		autograd.PredictMode(func() { h.Forward(x); y, want = h.Forward(x), net.Forward(x) })
+		if !slices.Equal(y.Float32s(), want.Float32s()) {
+			t.Fatalf("%s: hybridized %v, eager %v", what, y.Float32s()[:4], want.Float32s()[:4])
+		}
+	}
+	check("before")
+	net.Add(nn.NewActivation("relu"))
+	check("after Add")
+	net.ReplaceChild("relu0", nn.NewActivation("tanh"))
+	check("after ReplaceChild")
+}
