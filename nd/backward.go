@@ -124,12 +124,16 @@ func runBackward(n *node, g *NDArray) []*NDArray {
 	return n.backward(g, n.need)
 }
 
-// checkVersions fails when an input or the output of a's op was changed
-// in place (Assign, AddTo, ScaleInPlace, FillInPlace) after the op was
-// recorded: its backward function would read the new values and give a
-// wrong gradient without a word.
+// checkVersions fails when an input or the output of a's op that its
+// backward function reads was changed in place (Assign, AddTo,
+// ScaleInPlace, FillInPlace) after the op was recorded: it would read the
+// new values and give a wrong gradient without a word. As in PyTorch,
+// only the values a backward function reads count: ops in
+// gradReadsNoValues read none (an activation overwritten after a
+// MulScalar, say, is fine), and only ops in gradReadsOutput read their
+// output.
 func checkVersions(a *NDArray, n *node) {
-	if len(n.versions) != len(n.inputs)+1 {
+	if len(n.versions) != len(n.inputs)+1 || gradReadsNoValues[n.op] {
 		return
 	}
 	for j, in := range n.inputs {
@@ -137,9 +141,27 @@ func checkVersions(a *NDArray, n *node) {
 			fail("Backward", ErrGraph, "input %d of %s (shape %v) was changed in place (Assign, AddTo, ScaleInPlace or FillInPlace) after %s was recorded, so its gradient cannot be computed: change a copy instead, or change it after Backward", j, n.op, in.shape, n.op)
 		}
 	}
-	if a.st.version.Load() != n.versions[len(n.inputs)] {
-		fail("Backward", ErrGraph, "the output of %s (shape %v) was changed in place (Assign, AddTo, ScaleInPlace or FillInPlace) after it was recorded, so its gradient cannot be computed: change a copy instead", n.op, a.shape)
+	if (gradReadsOutput[n.op] || n.readsOut) && a.st.version.Load() != n.versions[len(n.inputs)] {
+		fail("Backward", ErrGraph, "the output of %s (shape %v) was changed in place (Assign, AddTo, ScaleInPlace or FillInPlace) after it was recorded, and its gradient reads it: change a copy instead", n.op, a.shape)
 	}
+}
+
+// gradReadsNoValues names the ops whose backward functions read no
+// values of their inputs or output (only shapes, and the scalar).
+var gradReadsNoValues = map[string]bool{
+	"Neg": true, "AddScalar": true, "MulScalar": true, "RSubScalar": true, "DivScalar": true,
+	"Add": true, "Sub": true, "Sum": true, "SumKeepDims": true, "Mean": true, "MeanKeepDims": true,
+	"Reshape": true, "SliceAxis": true, "Slice": true, "Concat": true, "Stack": true, "Split": true,
+	"Transpose": true, "SwapAxes": true, "Flatten": true, "ExpandDims": true, "Squeeze": true,
+	"BroadcastTo": true, "Tile": true, "Repeat": true, "Flip": true,
+}
+
+// gradReadsOutput names the ops whose backward functions read their
+// output's values.
+var gradReadsOutput = map[string]bool{
+	"Exp": true, "Expm1": true, "Sqrt": true, "Rsqrt": true, "Reciprocal": true, "Tanh": true,
+	"Sigmoid": true, "RDivScalar": true, "RPowScalar": true, "Clip": true, "MaximumScalar": true,
+	"MinimumScalar": true, "Softmax": true, "LogSoftmax": true,
 }
 
 // gradsOf backpropagates headGrads from heads like Backward, without

@@ -184,6 +184,7 @@ func (g *Graph) recordNode(e *replay, in *instance, inputs, live, outs []*NDArra
 		release(h.keep...)
 		return false
 	}
+	anchor.state().node.readsOut = len(h.keep) > 0 // the backward kernels read outputs
 	runtime.AddCleanup(anchor, func(h *hold) {
 		if h.done.CompareAndSwap(false, true) {
 			release(h.keep...)

@@ -35,8 +35,11 @@ type node struct {
 	need     []bool
 	backward BackwardFunc
 	// versions are the storage versions of inputs and then of the output
-	// when the op was recorded (see storage.version).
+	// when the op was recorded (see storage.version); readsOut says that
+	// the backward function reads the output (a traced graph's node whose
+	// backward kernels read it; ops are listed in gradReadsOutput).
 	versions []uint64
+	readsOut bool
 	// use counts the backward passes walking the node that keep the graph
 	// (retainGraph), or is -1 while a pass that frees it holds it, and
 	// after: concurrent passes never free a node under each other (one of
