@@ -1,13 +1,17 @@
 package onnx_test
 
 import (
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon/onnx"
 	"github.com/goluon/goluon/gluon/onnx/internal/onnxpb"
+	"github.com/goluon/goluon/nd"
 )
 
 // TestLoadRefusesMalformedGraphs: initializers whose sizes do not add
@@ -57,5 +61,36 @@ func TestLoadRefusesMalformedGraphs(t *testing.T) {
 	}
 	if _, err := onnx.Load(writeModel(t, model(one, nil, "y"))); err != nil {
 		t.Fatalf("the well-formed model: %v", err)
+	}
+}
+
+// TestSliceReversesThroughZero: a Slice with a negative step ending
+// before index 0 (ONNX's INT64_MIN, or -dim-1; torch.onnx writes it for
+// torch.flip) reverses the axis; it failed at run time.
+func TestSliceReversesThroughZero(t *testing.T) {
+	str := proto.String
+	i64 := int32(onnxpb.TensorProto_INT64)
+	ints := func(name string, v ...int64) *onnxpb.TensorProto {
+		return &onnxpb.TensorProto{Name: str(name), DataType: &i64, Dims: []int64{int64(len(v))}, Int64Data: v}
+	}
+	for _, end := range []int64{math.MinInt64 + 1, math.MinInt64, -6} {
+		m := &onnxpb.ModelProto{
+			OpsetImport: []*onnxpb.OperatorSetIdProto{{Version: proto.Int64(13)}},
+			Graph: &onnxpb.GraphProto{Name: str("g"), Input: []*onnxpb.ValueInfoProto{{Name: str("x")}},
+				Output:      []*onnxpb.ValueInfoProto{{Name: str("y")}},
+				Initializer: []*onnxpb.TensorProto{ints("starts", -1), ints("ends", end), ints("axes", 0), ints("steps", -1)},
+				Node:        []*onnxpb.NodeProto{{OpType: str("Slice"), Input: []string{"x", "starts", "ends", "axes", "steps"}, Output: []string{"y"}}}},
+		}
+		model, err := onnx.Load(writeModel(t, m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []float32
+		if err := nd.Catch(func() { got = model.Forward(nd.FromSlice(ctx.CPU(0), []float32{1, 2, 3, 4, 5}, 5)).Float32s() }); err != nil {
+			t.Fatalf("end %d: %v", end, err)
+		}
+		if !slices.Equal(got, []float32{5, 4, 3, 2, 1}) {
+			t.Errorf("end %d: %v, want [5 4 3 2 1]", end, got)
+		}
 	}
 }

@@ -238,8 +238,8 @@ func opSlice(n *node, in []*nd.NDArray) []*nd.NDArray {
 			hi = max(hi, lo)
 		} else {
 			lo, hi = min(max(lo, 0), dim-1), min(max(hi, -1), dim-1)
-			if hi < 0 {
-				n.fail("a negative step through index 0 is not supported")
+			if hi < 0 { // through index 0: nd's end index -dim-1 (Python's -len-1)
+				hi = -dim - 1
 			}
 		}
 		ranges[a] = nd.SpanStep(lo, hi, step)
