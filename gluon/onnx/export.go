@@ -272,7 +272,13 @@ func (e *exporter) Const(data any, shape ...int) string {
 		}
 		return name
 	}
-	e.graph.Initializer = append(e.graph.Initializer, t)
+	// A Constant node, not an initializer: Load (and other importers)
+	// makes initializers trainable parameters, and a causal mask or a
+	// resize's scales must not train.
+	e.graph.Node = append(e.graph.Node, &onnxpb.NodeProto{
+		OpType: proto.String("Constant"), Name: proto.String(name), Output: []string{name},
+		Attribute: []*onnxpb.AttributeProto{{Name: proto.String("value"), Type: onnxpb.AttributeProto_TENSOR.Enum(), T: t}},
+	})
 	return name
 }
 

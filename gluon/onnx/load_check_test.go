@@ -2,15 +2,21 @@ package onnx_test
 
 import (
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/goluon/goluon/autograd"
 	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/initializer"
+	"github.com/goluon/goluon/gluon/nn"
 	"github.com/goluon/goluon/gluon/onnx"
 	"github.com/goluon/goluon/gluon/onnx/internal/onnxpb"
+	"github.com/goluon/goluon/gluon/optimizer"
 	"github.com/goluon/goluon/nd"
 )
 
@@ -91,6 +97,51 @@ func TestSliceReversesThroughZero(t *testing.T) {
 		}
 		if !slices.Equal(got, []float32{5, 4, 3, 2, 1}) {
 			t.Errorf("end %d: %v, want [5 4 3 2 1]", end, got)
+		}
+	}
+}
+
+// TestLoadedModelTrainsOnlyWeights: an exported network loads with its
+// weights as trainable parameters, BatchNorm's running statistics as
+// statistics (no gradient) and its constants (a causal mask) as constants;
+// a Trainer step used to train them all, turning the mask's -inf to NaN.
+func TestLoadedModelTrainsOnlyWeights(t *testing.T) {
+	dev := ctx.CPU(0)
+	net := nn.NewSequential(nn.NewMultiHeadAttention(8, 2, nn.AttentionOpts{Layout: "NTC", Causal: true}), nn.NewBatchNorm(nn.BatchNormOpts{}))
+	if err := gluon.CollectParams(net).Initialize(initializer.Xavier{}, []ctx.Context{dev}, false); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "m.onnx")
+	if err := onnx.Save(path, net, []int{2, 5, 8}, onnx.ExportOpts{FixedBatch: true}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := onnx.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := gluon.CollectParams(m)
+	for _, p := range params.List() {
+		stat := strings.Contains(p.Name(), "running")
+		if stat != (p.GradReq() == nd.GradNull) || strings.HasPrefix(p.Name(), "const") {
+			t.Errorf("%s: GradReq %v, statistic %v", p.Name(), p.GradReq(), p.Statistic)
+		}
+	}
+	opt := optimizer.NewSGD(0.1)
+	opt.WD = 1e-4
+	tr, err := gluon.NewTrainer(params, opt, "device", gluon.TrainerOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := nd.RandomNormal(dev, nd.Float32, 0, 1, 2, 5, 8)
+	autograd.Record(func() { autograd.Backward(nd.Sum(nd.Square(m.Forward(x)))) })
+	if err := tr.Step(2); err != nil {
+		t.Fatal(err)
+	}
+	var y []float32
+	autograd.PredictMode(func() { y = m.Forward(x).Float32s() })
+	for i, v := range y {
+		if math.IsNaN(float64(v)) {
+			t.Fatalf("output %d is NaN after a training step", i)
 		}
 	}
 }

@@ -111,6 +111,17 @@ func fromProto(mp *onnxpb.ModelProto, devs []ctx.Context) (*Model, error) {
 	if err := checkDataflow(g); err != nil {
 		return nil, err
 	}
+	// BatchNormalization's running mean and variance (inputs 3 and 4) are
+	// statistics, not weights: they load as parameters that take no
+	// gradient, as nn.BatchNorm's running statistics.
+	stats := map[string]bool{}
+	for _, n := range m.nodes {
+		if n.GetOpType() == "BatchNormalization" {
+			for _, in := range n.GetInput()[min(3, len(n.GetInput())):] {
+				stats[in] = true
+			}
+		}
+	}
 	inits := map[string]bool{}
 	for _, t := range g.GetInitializer() {
 		inits[t.GetName()] = true
@@ -121,6 +132,10 @@ func fromProto(mp *onnxpb.ModelProto, devs []ctx.Context) (*Model, error) {
 		if f, ok := data.([]float32); ok && len(shape) > 0 {
 			p := gluon.NewParameter(t.GetName(), shape...)
 			p.Init = valuesInit(f)
+			if stats[t.GetName()] {
+				p.Statistic = true
+				p.SetGradReq(nd.GradNull)
+			}
 			m.AddParam(p)
 			m.params[t.GetName()] = p
 			continue
