@@ -23,10 +23,14 @@ const ExportOpset = 17
 
 // ExportOpts configures Export.
 type ExportOpts struct {
-	// FixedBatch keeps the input's first dimension at its example size;
+	// FixedBatch keeps the input's batch dimension at its example size;
 	// by default it is a named, free dimension ("N"), so that the model
 	// takes any batch size.
 	FixedBatch bool
+	// BatchAxis is the input's and the output's batch axis: 0 (the
+	// default), or 1 for sequence models in TNC layout (MultiHeadAttention
+	// and the Transformer layers' default), whose axis 0 is the sequence.
+	BatchAxis int
 	// Name is the graph's name (default: the network's name, else its
 	// kind).
 	Name string
@@ -114,6 +118,9 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 	if opts.FixedBatch {
 		batch = ""
 	}
+	if opts.BatchAxis < 0 || opts.BatchAxis >= len(inputShape) || opts.BatchAxis >= len(outShape) {
+		return nil, fmt.Errorf("onnx: export: batch axis %d outside the input's shape %v or the output's %v", opts.BatchAxis, inputShape, outShape)
+	}
 	name := opts.Name
 	if name == "" {
 		name = net.Meta().Name()
@@ -126,8 +133,8 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 	}
 	g := &e.graph
 	g.Name = proto.String(name)
-	g.Input = []*onnxpb.ValueInfoProto{valueInfo("input", inType, inputShape, batch)}
-	g.Output = []*onnxpb.ValueInfoProto{valueInfo("output", onnxpb.TensorProto_FLOAT, outShape, batch)}
+	g.Input = []*onnxpb.ValueInfoProto{valueInfo("input", inType, inputShape, batch, opts.BatchAxis)}
+	g.Output = []*onnxpb.ValueInfoProto{valueInfo("output", onnxpb.TensorProto_FLOAT, outShape, batch, opts.BatchAxis)}
 	mp := &onnxpb.ModelProto{
 		IrVersion:       proto.Int64(8),
 		ProducerName:    proto.String("goluon"),
@@ -191,10 +198,10 @@ func Save(path string, net gluon.Block, inputShape []int, opts ExportOpts) error
 
 // valueInfo describes a tensor of element type et; a non-empty batch names
 // the first dimension instead of fixing it.
-func valueInfo(name string, et onnxpb.TensorProto_DataType, shape []int, batch string) *onnxpb.ValueInfoProto {
+func valueInfo(name string, et onnxpb.TensorProto_DataType, shape []int, batch string, axis int) *onnxpb.ValueInfoProto {
 	dims := make([]*onnxpb.TensorShapeProto_Dimension, len(shape))
 	for i, d := range shape {
-		if i == 0 && batch != "" {
+		if i == axis && batch != "" {
 			dims[i] = &onnxpb.TensorShapeProto_Dimension{Value: &onnxpb.TensorShapeProto_Dimension_DimParam{DimParam: batch}}
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,14 +28,15 @@ type exportNet struct {
 	net   func() gluon.Block
 	shape []int
 	fixed bool
+	axis  int // the batch axis (1 for TNC sequences)
 }
 
 // exportNets are the networks the export round trip covers.
 func exportNets() []exportNet {
 	return []exportNet{
-		{"lenet", func() gluon.Block { return modelzoo.LeNet() }, []int{3, 1, 28, 28}, false},
-		{"keras-cifar-cnn", func() gluon.Block { return modelzoo.KerasCIFARCNN() }, []int{2, 3, 32, 32}, false},
-		{"mlp", func() gluon.Block { return modelzoo.MLP(10, 32, 16) }, []int{4, 20}, false},
+		{"lenet", func() gluon.Block { return modelzoo.LeNet() }, []int{3, 1, 28, 28}, false, 0},
+		{"keras-cifar-cnn", func() gluon.Block { return modelzoo.KerasCIFARCNN() }, []int{2, 3, 32, 32}, false, 0},
+		{"mlp", func() gluon.Block { return modelzoo.MLP(10, 32, 16) }, []int{4, 20}, false, 0},
 		{"inception-like", func() gluon.Block {
 			// Concurrent branches (MiniGoogLeNet's module), BatchNorm
 			// without scale, average pooling counting and excluding pads.
@@ -53,7 +55,7 @@ func exportNets() []exportNet {
 				nn.NewFlatten(),
 				nn.NewDense(5, nn.DenseOpts{Act: "sigmoid"}),
 			)
-		}, []int{2, 3, 12, 12}, false},
+		}, []int{2, 3, 12, 12}, false, 0},
 		{"upsampling", func() gluon.Block {
 			// A decoder's resizes: nearest ×2, bilinear to a size, bilinear
 			// with aligned corners by a scale that does not divide evenly.
@@ -65,18 +67,18 @@ func exportNets() []exportNet {
 				nn.NewUpsample(nd.InterpolateOpts{Scale: [2]float64{1.5, 0.5}, Mode: nd.InterpBilinear, AlignCorners: true}),
 				nn.NewUpsample(nd.InterpolateOpts{Scale: [2]float64{2, 3}, Mode: nd.InterpBilinear}),
 			)
-		}, []int{2, 3, 5, 5}, false},
-		{"resnet18", func() gluon.Block { return vision.ResNet18(vision.Options{Classes: 10, Width: 8}) }, []int{2, 3, 32, 32}, false},
-		{"resnet50", func() gluon.Block { return vision.ResNet50(vision.Options{Classes: 10, Width: 4}) }, []int{2, 3, 32, 32}, false},
+		}, []int{2, 3, 5, 5}, false, 0},
+		{"resnet18", func() gluon.Block { return vision.ResNet18(vision.Options{Classes: 10, Width: 8}) }, []int{2, 3, 32, 32}, false, 0},
+		{"resnet50", func() gluon.Block { return vision.ResNet50(vision.Options{Classes: 10, Width: 4}) }, []int{2, 3, 32, 32}, false, 0},
 		{"mobilenetv2", func() gluon.Block {
 			return vision.NewMobileNetV2(vision.Options{Classes: 10, Width: 16})
-		}, []int{2, 3, 32, 32}, false},
+		}, []int{2, 3, 32, 32}, false, 0},
 		{"vgg11-bn", func() gluon.Block {
 			return vision.VGG11(true, vision.Options{Classes: 10, Width: 4, Hidden: 32})
-		}, []int{1, 3, 224, 224}, false},
+		}, []int{1, 3, 224, 224}, false, 0},
 		{"vit", func() gluon.Block {
 			return vision.NewViT(vision.ViTOptions{Options: vision.Options{Classes: 10}, ImageSize: 32, PatchSize: 8, Layers: 2, Heads: 2, HiddenDim: 16, MLPDim: 32})
-		}, []int{2, 3, 32, 32}, false},
+		}, []int{2, 3, 32, 32}, false, 0},
 		{"transformer-causal", func() gluon.Block {
 			// GPT-style blocks on [T, N, E] sequences: pre-norm, causal,
 			// GELU; then a post-norm layer in NTC with ReLU.
@@ -87,7 +89,11 @@ func exportNets() []exportNet {
 				nn.NewGELU(true),
 				nn.NewDense(8, nn.DenseOpts{NoFlatten: true}),
 			)
-		}, []int{6, 2, 12}, true},
+		}, []int{6, 2, 12}, true, 0},
+		{"transformer-tnc", func() gluon.Block {
+			// The layers' default layout: batch axis 1, free.
+			return nn.NewTransformerEncoderLayer(8, 2, nn.TransformerOpts{FeedForward: 16})
+		}, []int{5, 2, 8}, false, 1},
 		{"transformer-ntc", func() gluon.Block {
 			return nn.NewSequential(
 				nn.NewTransformerEncoderLayer(12, 3, nn.TransformerOpts{FeedForward: 24, Layout: "NTC"}),
@@ -95,7 +101,7 @@ func exportNets() []exportNet {
 				nn.NewELU(0.5),
 				nn.NewSiLU(),
 			)
-		}, []int{2, 5, 12}, false},
+		}, []int{2, 5, 12}, false, 0},
 	}
 }
 
@@ -121,15 +127,17 @@ func TestExportRoundTrip(t *testing.T) {
 					net.Forward(nd.RandomNormal(dev, nd.Float32, 0.5, 2, tc.shape...))
 				}
 			})
-			batches := []int{tc.shape[0], tc.shape[0] + 3}
+			batches := []int{tc.shape[tc.axis], tc.shape[tc.axis] + 3}
 			if tc.fixed {
 				batches = batches[:1]
 			}
 			var inputs []*nd.NDArray
 			for _, batch := range batches {
-				inputs = append(inputs, nd.RandomNormal(dev, nd.Float32, 0, 1, append([]int{batch}, tc.shape[1:]...)...))
+				shape := slices.Clone(tc.shape)
+				shape[tc.axis] = batch
+				inputs = append(inputs, nd.RandomNormal(dev, nd.Float32, 0, 1, shape...))
 			}
-			onnxtest.RoundTrip(t, tc.name, net, tc.shape, onnx.ExportOpts{FixedBatch: tc.fixed}, inputs...)
+			onnxtest.RoundTrip(t, tc.name, net, tc.shape, onnx.ExportOpts{FixedBatch: tc.fixed, BatchAxis: tc.axis}, inputs...)
 		})
 	}
 }
