@@ -188,6 +188,11 @@ func (m *Model) ForwardMulti(inputs ...*nd.NDArray) []*nd.NDArray {
 	if len(inputs) != len(m.Inputs) {
 		nd.Panicf(op, nd.ErrArgument, "%d inputs, the model takes %d (%s)", len(inputs), len(m.Inputs), strings.Join(m.Inputs, ", "))
 	}
+	for i, x := range inputs {
+		if x == nil {
+			nd.Panicf(op, nd.ErrArgument, "input %d (%s) is nil", i, m.Inputs[i])
+		}
+	}
 	dev := ctx.CPU(0)
 	if len(inputs) > 0 {
 		dev = inputs[0].Context()
