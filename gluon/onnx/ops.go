@@ -79,15 +79,18 @@ func init() {
 		"LayerNormalization": opLayerNorm,
 		"Gemm":               opGemm,
 		"MatMul":             opMatMul,
-		"Softmax":            opSoftmax,
-		"ReduceMean":         opReduceMean,
 		"Where": func(_ *node, in []*nd.NDArray) []*nd.NDArray {
 			return []*nd.NDArray{nd.Where(in[0], in[1], in[2])}
 		},
 		"Cast": opCast,
 	}
-	for k, v := range shapeOps {
-		ops[k] = v
+	for _, table := range []map[string]opFunc{shapeOps, mathOps, moreOps} {
+		for k, v := range table {
+			if _, dup := ops[k]; dup {
+				panic("onnx: op " + k + " registered twice")
+			}
+			ops[k] = v
+		}
 	}
 }
 
@@ -408,47 +411,6 @@ func opMatMul(_ *node, in []*nd.NDArray) []*nd.NDArray {
 	return []*nd.NDArray{nd.MatMul(in[0], in[1])}
 }
 
-// opSoftmax: from opset 13 along one axis (default −1); before, over the
-// input flattened to 2-D at axis (default 1).
-func opSoftmax(n *node, in []*nd.NDArray) []*nd.NDArray {
-	x := in[0]
-	if n.opset >= 13 || n.opset == 0 {
-		return []*nd.NDArray{nd.Softmax(x, n.a.int("axis", -1))}
-	}
-	s := x.Shape()
-	ax := normAxis(n.a.int("axis", 1), len(s))
-	outer := 1
-	for _, d := range s[:ax] {
-		outer *= d
-	}
-	y := nd.Softmax(nd.Reshape(x, outer, -1), 1)
-	return []*nd.NDArray{nd.Reshape(y, s...)}
-}
-
-func opReduceMean(n *node, in []*nd.NDArray) []*nd.NDArray {
-	axes := n.a.ints("axes")
-	if len(in) > 1 && in[1] != nil { // opset 18: axes as an input
-		axes = intsOf(in[1])
-	}
-	if len(axes) == 0 {
-		if n.a.int("noop_with_empty_axes", 0) != 0 {
-			return in[:1]
-		}
-		for i := range in[0].NDim() {
-			axes = append(axes, i)
-		}
-	}
-	for i, a := range axes {
-		if a < 0 {
-			axes[i] = a + in[0].NDim()
-		}
-	}
-	if n.a.int("keepdims", 1) != 0 {
-		return []*nd.NDArray{nd.MeanKeepDims(in[0], axes...)}
-	}
-	return []*nd.NDArray{nd.Mean(in[0], axes...)}
-}
-
 func opCast(n *node, in []*nd.NDArray) []*nd.NDArray {
 	dt, err := dtypeOf(int64(n.a.int("to", 1)))
 	if err != nil {
@@ -467,6 +429,18 @@ func checkAttrs(n *onnxpb.NodeProto) error {
 		}
 		if len(n.GetOutput()) > 1 {
 			return fmt.Errorf("node %q (%s): the Indices output is not supported", n.GetName(), n.GetOpType())
+		}
+	case "Pad":
+		if m := a.str("mode", "constant"); m != "constant" && m != "reflect" && m != "edge" {
+			return fmt.Errorf("node %q: Pad mode %q is not supported (constant, reflect and edge are)", n.GetName(), m)
+		}
+	case "NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss":
+		if r := a.str("reduction", "mean"); r != "none" && r != "sum" && r != "mean" {
+			return fmt.Errorf("node %q: reduction %q is not supported (none, sum and mean are)", n.GetName(), r)
+		}
+	case "DepthToSpace":
+		if m := a.str("mode", "DCR"); m != "DCR" && m != "CRD" {
+			return fmt.Errorf("node %q: DepthToSpace mode %q is not one of DCR and CRD", n.GetName(), m)
 		}
 	case "BatchNormalization":
 		if a.int("training_mode", 0) != 0 {

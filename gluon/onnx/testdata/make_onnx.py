@@ -5,7 +5,11 @@ NAME.onnx and NAME_io.safetensors (input, output: torchvision's output in
 eval mode). The models are the width-reduced configurations of
 gluon/model/vision/testdata/make_fixtures.py, with the same seeds, and a
 small decoder of nn.Upsample layers (upsample.onnx: Resize nodes as torch
-writes them).
+writes them), and a network of the layers mobile and image-to-image models
+use (layers.onnx: reflection and replication padding, InstanceNorm2d,
+PReLU, Hardswish and Hardsigmoid, LogSoftmax, cumsum), whose io file also
+holds the gradients of the output's sum with respect to the PReLU and
+InstanceNorm weights.
 
 usage: /usr/bin/python3 make_onnx.py OUTDIR
 """
@@ -50,6 +54,7 @@ def main(argv):
         write_safetensors(os.path.join(out, name + "_io.safetensors"), {"input": x, "output": y})
         print("%s: %s" % (name, path))
     export_upsample(out)
+    export_layers(out)
     return 0
 
 
@@ -72,6 +77,49 @@ def export_upsample(out):
     torch.onnx.export(m, x, path, input_names=["input"], output_names=["output"], opset_version=13)
     write_safetensors(os.path.join(out, "upsample_io.safetensors"), {"input": x, "output": y})
     print("upsample: %s" % path)
+
+
+class Layers(torch.nn.Module):
+    """Padding, instance norm, PReLU, hard activations, a squeeze-excite
+    gate, a log-softmax and a running sum."""
+
+    def __init__(self):
+        super().__init__()
+        self.pad = torch.nn.ReflectionPad2d((1, 2, 1, 0))
+        self.conv1 = torch.nn.Conv2d(3, 6, 3)
+        self.norm = torch.nn.InstanceNorm2d(6, affine=True)
+        self.act = torch.nn.PReLU(6)
+        self.rep = torch.nn.ReplicationPad2d(1)
+        self.conv2 = torch.nn.Conv2d(6, 6, 3)
+        self.gate = torch.nn.Conv2d(6, 6, 1)
+        self.fc = torch.nn.Linear(6, 5)
+
+    def forward(self, x):
+        x = self.act(self.norm(self.conv1(self.pad(x))))
+        x = torch.nn.functional.hardswish(self.conv2(self.rep(x)))
+        g = torch.nn.functional.hardsigmoid(self.gate(x.mean((2, 3), keepdim=True)))
+        x = (x * g).mean((2, 3))
+        return torch.cumsum(torch.log_softmax(self.fc(x), 1), 1)
+
+
+def export_layers(out):
+    torch.manual_seed(11)
+    m = Layers().eval()
+    with torch.no_grad():
+        m.act.weight.uniform_(-0.5, 0.5)
+        m.norm.weight.uniform_(0.5, 1.5)
+        m.norm.bias.uniform_(-0.5, 0.5)
+    x = torch.randn(2, 3, 9, 8, generator=torch.Generator().manual_seed(12))
+    y = m(x)
+    y.sum().backward()
+    path = os.path.join(out, "layers.onnx")
+    torch.onnx.export(m, x, path, input_names=["input"], output_names=["output"], opset_version=13,
+                      do_constant_folding=False, training=torch.onnx.TrainingMode.PRESERVE)
+    write_safetensors(os.path.join(out, "layers_io.safetensors"), {
+        "input": x, "output": y.detach(),
+        "grad.act.weight": m.act.weight.grad, "grad.norm.weight": m.norm.weight.grad,
+        "grad.conv1.weight": m.conv1.weight.grad})
+    print("layers: %s" % path)
 
 
 if __name__ == "__main__":

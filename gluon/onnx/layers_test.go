@@ -1,0 +1,78 @@
+package onnx_test
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/goluon/goluon/autograd"
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/onnx"
+	"github.com/goluon/goluon/gluon/safetensors"
+	"github.com/goluon/goluon/nd"
+)
+
+// relErr is max|got−want| / max|want|.
+func relErr(got, want []float32) float64 {
+	var d, s float64
+	for i := range want {
+		d = max(d, math.Abs(float64(got[i]-want[i])))
+		s = max(s, math.Abs(float64(want[i])))
+	}
+	return d / s
+}
+
+// TestTorchLayersGradients: torch.onnx's export of reflection and
+// replication padding, InstanceNorm2d, PReLU, Hardswish, Hardsigmoid,
+// LogSoftmax and cumsum (testdata/make_onnx.py's Layers) gives torch's
+// output, and the gradients of the output's sum with respect to the
+// imported PReLU, InstanceNorm and convolution weights equal torch's: the
+// imported ops are differentiable, so the model fine-tunes.
+func TestTorchLayersGradients(t *testing.T) {
+	m, err := onnx.Load(filepath.Join("testdata", "layers.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := safetensors.ReadFile(filepath.Join("testdata", "layers_io.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := func(name string) []float32 {
+		v, err := f.Tensors[name].Float32s()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return v
+	}
+	x := nd.FromSlice(ctx.CPU(0), vals("input"), f.Tensors["input"].Shape...)
+	var y *nd.NDArray
+	err = nd.Catch(func() {
+		autograd.Record(func() {
+			y = m.Forward(x)
+			autograd.Backward(nd.Sum(y))
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := relErr(y.Float32s(), vals("output")); e > 1e-5 {
+		t.Errorf("output: relative error %.3g", e)
+	}
+	params := gluon.CollectParams(m)
+	for _, name := range []string{"act.weight", "norm.weight", "conv1.weight"} {
+		var p *gluon.Parameter
+		for _, q := range params.List() {
+			if strings.HasSuffix(q.Name(), name) {
+				p = q
+			}
+		}
+		if p == nil {
+			t.Fatalf("no parameter %s among %v", name, params.Names())
+		}
+		if e := relErr(p.Grad(ctx.CPU(0)).Float32s(), vals("grad."+name)); e > 1e-4 {
+			t.Errorf("gradient of %s: relative error %.3g", name, e)
+		}
+	}
+}
