@@ -24,18 +24,30 @@ func relErr(got, want []float32) float64 {
 	return d / s
 }
 
-// TestTorchLayersGradients: torch.onnx's export of reflection and
-// replication padding, InstanceNorm2d, PReLU, Hardswish, Hardsigmoid,
-// LogSoftmax and cumsum (testdata/make_onnx.py's Layers) gives torch's
-// output, and the gradients of the output's sum with respect to the
-// imported PReLU, InstanceNorm and convolution weights equal torch's: the
-// imported ops are differentiable, so the model fine-tunes.
-func TestTorchLayersGradients(t *testing.T) {
-	m, err := onnx.Load(filepath.Join("testdata", "layers.onnx"))
+// TestTorchGradients: torch.onnx's exports of testdata/make_onnx.py's
+// Layers (reflection and replication padding, InstanceNorm2d, PReLU,
+// Hardswish, Hardsigmoid, LogSoftmax, cumsum) and Recurrent (a two-layer
+// bidirectional LSTM, a batch-first GRU, an RNN) give torch's output, and
+// the gradients of the output's sum with respect to imported weights equal
+// torch's: the imported ops are differentiable, so the models fine-tune.
+func TestTorchGradients(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		params []string
+	}{
+		{"layers", []string{"act.weight", "norm.weight", "conv1.weight"}},
+		{"recurrent", []string{"lstm.weight_ih_l0", "lstm.weight_hh_l0_reverse"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { checkTorchGradients(t, tc.name, tc.params) })
+	}
+}
+
+func checkTorchGradients(t *testing.T, name string, names []string) {
+	m, err := onnx.Load(filepath.Join("testdata", name+".onnx"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := safetensors.ReadFile(filepath.Join("testdata", "layers_io.safetensors"))
+	f, err := safetensors.ReadFile(filepath.Join("testdata", name+"_io.safetensors"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +73,7 @@ func TestTorchLayersGradients(t *testing.T) {
 		t.Errorf("output: relative error %.3g", e)
 	}
 	params := gluon.CollectParams(m)
-	for _, name := range []string{"act.weight", "norm.weight", "conv1.weight"} {
+	for _, name := range names {
 		var p *gluon.Parameter
 		for _, q := range params.List() {
 			if strings.HasSuffix(q.Name(), name) {

@@ -438,6 +438,8 @@ func checkAttrs(n *onnxpb.NodeProto) error {
 		if r := a.str("reduction", "mean"); r != "none" && r != "sum" && r != "mean" {
 			return fmt.Errorf("node %q: reduction %q is not supported (none, sum and mean are)", n.GetName(), r)
 		}
+	case "RNN", "GRU", "LSTM":
+		return checkRecurrent(n, a)
 	case "DepthToSpace":
 		if m := a.str("mode", "DCR"); m != "DCR" && m != "CRD" {
 			return fmt.Errorf("node %q: DepthToSpace mode %q is not one of DCR and CRD", n.GetName(), m)

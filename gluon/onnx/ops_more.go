@@ -57,6 +57,9 @@ var moreOps = map[string]opFunc{
 		return []*nd.NDArray{nd.InstanceNorm(x, gamma, beta, n.a.float("epsilon", 1e-5))}
 	},
 	"DepthToSpace": opDepthToSpace,
+	"RNN":          opRecurrent,
+	"GRU":          opRecurrent,
+	"LSTM":         opRecurrent,
 	"SpaceToDepth": opSpaceToDepth,
 }
 

@@ -9,7 +9,9 @@ writes them), and a network of the layers mobile and image-to-image models
 use (layers.onnx: reflection and replication padding, InstanceNorm2d,
 PReLU, Hardswish and Hardsigmoid, LogSoftmax, cumsum), whose io file also
 holds the gradients of the output's sum with respect to the PReLU and
-InstanceNorm weights.
+InstanceNorm weights, and a recurrent network (recurrent.onnx: a
+two-layer bidirectional LSTM, a batch-first GRU and a tanh RNN, as LSTM, GRU
+and RNN nodes) with the gradients for its first LSTM layer's weights.
 
 usage: /usr/bin/python3 make_onnx.py OUTDIR
 """
@@ -55,6 +57,7 @@ def main(argv):
         print("%s: %s" % (name, path))
     export_upsample(out)
     export_layers(out)
+    export_recurrent(out)
     return 0
 
 
@@ -120,6 +123,39 @@ def export_layers(out):
         "grad.act.weight": m.act.weight.grad, "grad.norm.weight": m.norm.weight.grad,
         "grad.conv1.weight": m.conv1.weight.grad})
     print("layers: %s" % path)
+
+
+class Recurrent(torch.nn.Module):
+    """An LSTM, a GRU and an RNN in a row, with their final states used."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(5, 6, num_layers=2, bidirectional=True)
+        self.gru = torch.nn.GRU(12, 4, batch_first=True)
+        self.rnn = torch.nn.RNN(4, 3)
+        self.fc = torch.nn.Linear(3 + 4, 2)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)                     # [T, N, 12]
+        y, h = self.gru(y.transpose(0, 1))      # [N, T, 4], [1, N, 4]
+        y, _ = self.rnn(y.transpose(0, 1))      # [T, N, 3]
+        return self.fc(torch.cat([y[-1], h[0]], 1))
+
+
+def export_recurrent(out):
+    torch.manual_seed(13)
+    m = Recurrent().eval()
+    x = torch.randn(7, 3, 5, generator=torch.Generator().manual_seed(14))
+    y = m(x)
+    y.sum().backward()
+    path = os.path.join(out, "recurrent.onnx")
+    torch.onnx.export(m, x, path, input_names=["input"], output_names=["output"], opset_version=14,
+                      do_constant_folding=False, training=torch.onnx.TrainingMode.PRESERVE)
+    write_safetensors(os.path.join(out, "recurrent_io.safetensors"), {
+        "input": x, "output": y.detach(),
+        "grad.lstm.weight_ih_l0": m.lstm.weight_ih_l0.grad,
+        "grad.lstm.weight_hh_l0_reverse": m.lstm.weight_hh_l0_reverse.grad})
+    print("recurrent: %s" % path)
 
 
 if __name__ == "__main__":
