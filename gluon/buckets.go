@@ -176,7 +176,7 @@ func (t *Trainer) buildBuckets() {
 			}
 			for j, l := range leaves {
 				grads[j] = l.Grad()
-				b.remove = append(b.remove, l.AddGradHook(nd.GradHook{Before: t.beforeGrad, Ready: t.gradReady}))
+				b.remove = append(b.remove, l.AddGradHook(nd.GradHook{Before: t.beforeGrad, Ready: t.gradReady, End: t.gradEnd}))
 			}
 			b.flats = append(b.flats, flat)
 			b.leaves, b.grads = append(b.leaves, leaves), append(b.grads, grads)
@@ -350,6 +350,34 @@ func (t *Trainer) gradReady(leaf *nd.NDArray) {
 			b.mu.Unlock()
 			close(done)
 		})
+	}
+}
+
+// gradEnd is the End hook: when the backward pass that made a gradient
+// final returns, it waits for the sum of that gradient's bucket if one
+// started, so that once every context's pass has returned the gradients
+// hold their sums (as after PyTorch DDP's backward) and code between
+// Backward and Step (ClipGlobalNorm, ZeroGrad, reading a gradient) sees
+// settled values. The sum still overlaps the rest of the pass; a bucket
+// that waits for another context's gradients is waited for by that
+// context's pass.
+func (t *Trainer) gradEnd(leaf *nd.NDArray) {
+	s, ok := t.slots[leaf]
+	if !ok || t.params[s.b.params[s.j]].bucketOwner.Load() != t {
+		return
+	}
+	b := s.b
+	b.mu.Lock()
+	done, finish := b.done, b.finish
+	if !b.launched {
+		done, finish = nil, nil
+	}
+	b.mu.Unlock()
+	if finish != nil {
+		finish()
+	}
+	if done != nil {
+		<-done
 	}
 }
 

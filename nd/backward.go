@@ -49,7 +49,17 @@ func Backward(heads, headGrads []*NDArray, retainGraph bool) {
 		}
 		accumulateGrad(grads, h, g, "")
 	}
-	walk(order, grads, finishLeaf)
+	var ended []*NDArray // leaves whose Ready hooks ran, with End hooks
+	defer func() {
+		for _, a := range ended {
+			a.runHooks(hookEnd)
+		}
+	}()
+	walk(order, grads, func(a, g *NDArray) {
+		if finishLeaf(a, g) {
+			ended = append(ended, a)
+		}
+	})
 	if !retainGraph {
 		freeNodes(order)
 	}
@@ -219,16 +229,17 @@ func leafEdges(order []*NDArray) map[*NDArray]int {
 }
 
 // finishLeaf writes g, the leaf a's final gradient of this pass, into a's
-// gradient buffer between a's Before and Ready hooks, and releases g.
-func finishLeaf(a, g *NDArray) {
+// gradient buffer between a's Before and Ready hooks, and releases g. It
+// reports whether a has End hooks to run when the pass returns.
+func finishLeaf(a, g *NDArray) (hasEnd bool) {
 	defer g.Release()
 	s := a.state()
 	if s == nil || s.grad == nil || s.req == GradNull {
-		return
+		return false
 	}
-	a.runHooks(true)
+	a.runHooks(hookBefore)
 	writeLeafGrad(a, g)
-	a.runHooks(false)
+	return a.runHooks(hookReady)
 }
 
 // topoOrder lists the recorded arrays reachable from heads, each after

@@ -17,6 +17,12 @@ type GradHook struct {
 	// Ready, when set, runs once the gradient is final for this pass
 	// (written, or added to with GradAdd), while the pass goes on.
 	Ready func(leaf *NDArray)
+	// End, when set, runs when the pass that ran Ready is about to return
+	// (also when it fails), after the whole graph has been walked. A
+	// data-parallel trainer waits there for the reductions its Ready hooks
+	// started, so that the gradients hold their sums once Backward
+	// returns, as PyTorch's DistributedDataParallel does.
+	End func(leaf *NDArray)
 }
 
 // hookList is an immutable list of hooks, replaced as a whole on change.
@@ -59,19 +65,31 @@ func (a *NDArray) AddGradHook(h GradHook) (remove func()) {
 	}
 }
 
-// runHooks calls the Before (before is set) or Ready hooks of a.
-func (a *NDArray) runHooks(before bool) {
+// The hook kinds runHooks calls.
+const (
+	hookBefore = iota
+	hookReady
+	hookEnd
+)
+
+// runHooks calls a's hooks of one kind and reports whether a has End hooks.
+func (a *NDArray) runHooks(kind int) (hasEnd bool) {
 	l := a.hooks.Load()
 	if l == nil {
-		return
+		return false
 	}
 	for _, h := range l.hooks {
-		if before && h.Before != nil {
+		switch {
+		case kind == hookBefore && h.Before != nil:
 			h.Before(a)
-		} else if !before && h.Ready != nil {
+		case kind == hookReady && h.Ready != nil:
 			h.Ready(a)
+		case kind == hookEnd && h.End != nil:
+			h.End(a)
 		}
+		hasEnd = hasEnd || h.End != nil
 	}
+	return hasEnd
 }
 
 // Pack moves arrays into one new flat array and returns it: array i

@@ -61,6 +61,35 @@ func TestGradHookOrder(t *testing.T) {
 	}
 }
 
+// TestGradHookEnd: End hooks run once per leaf whose Ready ran, after the
+// whole pass, in the order the leaves became final; a leaf with only End
+// hooks and GradNull runs none.
+func TestGradHookEnd(t *testing.T) {
+	w1 := newLeaf([]float64{0.1, 0.2, -0.3, 0.4, 0.5, -0.6}, 3, 2)
+	w2 := newLeaf([]float64{1, -1}, 2, 1)
+	var events []string
+	for _, l := range []struct {
+		name string
+		w    *nd.NDArray
+	}{{"w1", w1}, {"w2", w2}} {
+		l.w.AddGradHook(nd.GradHook{
+			Ready: func(*nd.NDArray) { events = append(events, "ready "+l.name) },
+			End:   func(*nd.NDArray) { events = append(events, "end "+l.name) },
+		})
+	}
+	nd.Backward([]*nd.NDArray{twoLayer(t, w1, w2)}, nil, false)
+	want := []string{"ready w2", "ready w1", "end w2", "end w1"}
+	if !slices.Equal(events, want) {
+		t.Fatalf("hook events %v, want %v", events, want)
+	}
+	events = nil
+	w1.AttachGrad(nd.GradNull)
+	nd.Backward([]*nd.NDArray{twoLayer(t, w1, w2)}, nil, false)
+	if want := []string{"ready w2", "end w2"}; !slices.Equal(events, want) {
+		t.Fatalf("with w1 GradNull: hook events %v, want %v", events, want)
+	}
+}
+
 // TestGradHookSurvivesAttachAndRemove: AttachGrad keeps the hooks; the
 // returned function removes one; a GradNull leaf runs none.
 func TestGradHookSurvivesAttachAndRemove(t *testing.T) {
