@@ -35,9 +35,13 @@ func (d *ParamDict) Grads() []*nd.NDArray {
 // timing. When the
 // norm exceeds maxNorm every array is multiplied by maxNorm/(norm + 1e-8),
 // as in Gluon. A NaN or infinite norm is an error and leaves the arrays
-// unchanged. Call it between Backward and Trainer.Step, on the gradients
-// of every replica (ParamDict.Grads): their joint norm is what the
-// per-device gradients contribute together.
+// unchanged. With one context, call it between Backward and
+// Trainer.Step on ParamDict.Grads. With several, a Trainer may have summed
+// some gradients over the contexts during backward (when a core or device
+// was free) and not others, so clip the batch gradient instead: call
+// Trainer.AllReduceGrads, then ClipGlobalNorm on each context's gradients
+// (each replica then holds the same sum and gets the same scale), then
+// Trainer.Update, as tutorials/char-lm does.
 func ClipGlobalNorm(arrays []*nd.NDArray, maxNorm float64) (float64, error) {
 	if !(maxNorm > 0) || math.IsInf(maxNorm, 1) {
 		return 0, fmt.Errorf("gluon: ClipGlobalNorm: max norm %g must be positive and finite", maxNorm)
