@@ -167,13 +167,21 @@ type ParamDict struct {
 
 // CollectParams returns every parameter of b and its descendants, named by
 // their path: "conv0.weight", "stage1.conv0.bias". It also gives each
-// parameter that full name.
+// parameter that full name. A parameter registered in several blocks
+// (weights tied between an embedding and an output layer) is listed once,
+// under the first path that reaches it, as PyTorch's named_parameters and
+// Gluon's shared parameters are.
 func CollectParams(b Component) *ParamDict {
 	d := &ParamDict{params: map[string]*Parameter{}}
+	seen := map[*Parameter]bool{}
 	var walk func(b Component, prefix string)
 	walk = func(b Component, prefix string) {
 		m := b.Meta()
 		for _, p := range m.params {
+			if seen[p] { // shared (tied weights): listed once, under its first name
+				continue
+			}
+			seen[p] = true
 			full := prefix + p.local
 			p.setName(full)
 			d.add(full, p)

@@ -382,7 +382,9 @@ func (p *Parameter) SetData(src *nd.NDArray) {
 }
 
 // ResetContext moves the parameter to another set of contexts, keeping
-// its values (taken from the first replica).
+// its values (taken from the first replica). A Trainer that has stepped
+// the parameter refuses to go on after the move: make a new one (its
+// SaveStates and LoadStates carry the optimizer state over).
 func (p *Parameter) ResetContext(devs []ctx.Context) error {
 	if err := ctx.Check(devs...); err != nil {
 		return errorf("parameter %s: %v", p.Name(), err)

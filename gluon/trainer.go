@@ -1,6 +1,7 @@
 package gluon
 
 import (
+	"math"
 	"sync"
 	"time"
 
@@ -48,6 +49,12 @@ type TrainerOpts struct {
 // workers that each call Step(32) divide by 128, exactly as one process
 // with Step(128) over the same samples, even when a last batch is short on
 // some worker.
+//
+// With the update on the devices (the default), Step leaves the sum over
+// the contexts in every replica's gradient, as Gluon does. Parameters with
+// GradAdd on several contexts therefore need ZeroGrad after each Step:
+// without it the next pass adds to the sum, which the next Step sums
+// again.
 type Trainer struct {
 	mu      sync.Mutex   // held by Step, AllReduceGrads, Update and Snapshot
 	all     *ParamDict   // every parameter it was created with (Snapshot)
@@ -199,6 +206,13 @@ func (t *Trainer) initAt(lazy bool) error {
 			i := t.kvIndex[key]
 			if t.kvState[i] == nil {
 				t.kvState[i] = t.newState(stored)
+			} else if st := t.kvState[i]; len(st) > 0 && st[0].Context() != stored.Context() {
+				// State made before the kvstore placed the key (LoadStates
+				// before the first Step) follows the stored value.
+				for k, a := range st {
+					st[k] = nd.PersistentSession().CopyOf(a, stored.Context())
+					a.Release()
+				}
 			}
 			p := t.params[i]
 			optimizer.Apply(t.opt, optimizer.Param{Name: key, Step: t.steps[i] + 1, Update: t.updates + 1, LRMult: p.LRMult, WDMult: p.WDMult, Rescale: t.rescale},
@@ -242,6 +256,10 @@ func (t *Trainer) step(batchSize int, ignoreStale bool) error {
 	if err := t.initAt(true); err != nil {
 		return err
 	}
+	if err := t.checkMoved(); err != nil {
+		t.waitBuckets()
+		return err
+	}
 	if t.unscaled && t.unscaledAt != nil && t.sameStamps(t.unscaledAt) {
 		return errorf("trainer: Step after UnscaleGrads would divide these gradients by the loss scale a second time: run AllReduceGrads, UnscaleGrads, clipping and Update instead (or Step without UnscaleGrads)")
 	}
@@ -252,7 +270,9 @@ func (t *Trainer) step(batchSize int, ignoreStale bool) error {
 	}
 	fresh, stale := t.freshReplicas(ignoreStale)
 	if stale != nil && !(t.useBuckets() && t.ordered()) {
-		t.endRound()
+		// The round stays open: the buckets summed during backward are
+		// summed, and a retry (StepIgnoreStale) must not sum them again.
+		t.waitBuckets()
 		return stale
 	}
 	global, err := t.reduceAll(fresh, batchSize, stale)
@@ -307,10 +327,16 @@ func (t *Trainer) AllReduceGrads() error {
 	if err := t.initAt(true); err != nil {
 		return err
 	}
+	if err := t.checkMoved(); err != nil {
+		t.waitBuckets()
+		return err
+	}
 	t.pending = nil
 	fresh, stale := t.freshReplicas(false)
 	if stale != nil && !(t.useBuckets() && t.ordered()) {
-		t.endRound()
+		// The round stays open: the buckets summed during backward are
+		// summed, and a retry (StepIgnoreStale) must not sum them again.
+		t.waitBuckets()
 		return stale
 	}
 	if _, err := t.reduceAll(fresh, 0, stale); err != nil {
@@ -337,6 +363,9 @@ func (t *Trainer) Update(batchSize int) error {
 		return errorf("trainer: batch size %d must be positive", batchSize)
 	}
 	if err := t.init(); err != nil {
+		return err
+	}
+	if err := t.checkMoved(); err != nil {
 		return err
 	}
 	if err := t.syncMasters(); err != nil {
@@ -471,8 +500,8 @@ func (t *Trainer) SetLearningRate(lr float64) error {
 	if h.Scheduler != nil {
 		return errorf("trainer: the optimizer follows a learning-rate scheduler; change the scheduler instead")
 	}
-	if lr < 0 {
-		return errorf("trainer: learning rate %g must be >= 0", lr)
+	if !(lr >= 0) || math.IsInf(lr, 1) {
+		return errorf("trainer: learning rate %g must be finite and >= 0", lr)
 	}
 	h.LR = lr
 	return nil

@@ -42,6 +42,20 @@ func (t *Trainer) checkContexts(all bool) error {
 	return nil
 }
 
+// checkMoved fails when a parameter the Trainer has stepped now lives on
+// other contexts than the Trainer's (ParamDict.ResetContext after the first
+// use): its optimizer state, gradient stamps and kvstore keys belong to the
+// old contexts.
+func (t *Trainer) checkMoved() error {
+	for i, p := range t.params {
+		if t.joined[i] && p.Initialized() && !slices.Equal(p.Contexts(), t.devs) {
+			return errorf("trainer: parameter %s moved from %v to %v after the Trainer's first step; make a new Trainer for the new contexts (SaveStates and LoadStates carry the optimizer state over)",
+				p.Name(), t.devs, p.Contexts())
+		}
+	}
+	return nil
+}
+
 // join enters parameters into the kvstore, which on a distributed kind
 // gives every worker rank 0's values (a collective call: every worker
 // joins the same parameters at the same point). At the first use (first)

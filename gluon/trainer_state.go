@@ -184,6 +184,11 @@ func (t *Trainer) LoadStates(path string) error {
 			}
 		}
 	}
+	for name := range meta.Steps {
+		if !slices.ContainsFunc(t.params, func(p *Parameter) bool { return p.Name() == name }) {
+			return errorf("load states %s: saved for parameter %s, which this Trainer does not have (a different network?)", path, name)
+		}
+	}
 	for _, name := range f.Names() {
 		if !want[name] {
 			return errorf("load states %s: unexpected state %s (different optimizer settings or parameters?)", path, name)

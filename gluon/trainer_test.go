@@ -1,6 +1,7 @@
 package gluon_test
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -155,6 +156,11 @@ func TestTrainerConstructionAndSettings(t *testing.T) {
 	}
 	if err := tr.SetLearningRate(0.05); err != nil || tr.LearningRate() != 0.05 {
 		t.Errorf("SetLearningRate: %v, lr %g", err, tr.LearningRate())
+	}
+	for _, lr := range []float64{-0.1, math.NaN(), math.Inf(1)} {
+		if err := tr.SetLearningRate(lr); err == nil || tr.LearningRate() != 0.05 {
+			t.Errorf("SetLearningRate(%g): %v, lr now %g", lr, err, tr.LearningRate())
+		}
 	}
 	if tr.AllReduceGrads() == nil || tr.Update(1) == nil {
 		t.Error("AllReduceGrads/Update allowed with UpdateOnKVStore")
