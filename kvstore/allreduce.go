@@ -45,6 +45,9 @@ type AsyncAllReducer interface {
 // much, and no context holds more than its part of the work. The local
 // kind sums the whole buffer on the host and copies the sum back.
 func (s *store) AllReduce(bufs []*nd.NDArray) error {
+	if err := checkBuffers(bufs); err != nil {
+		return err
+	}
 	if s.kind == "local" {
 		return AllReduceOn(bufs, []ctx.Context{hostContext})
 	}
@@ -69,20 +72,13 @@ func (s *store) AllReduce(bufs []*nd.NDArray) error {
 // contexts, and must not be used by anything else until it returns. Nothing
 // is recorded; a failed op is returned as its *nd.Error.
 func AllReduceOn(bufs []*nd.NDArray, owners []ctx.Context) error {
-	if len(bufs) == 0 || len(owners) == 0 {
-		return fmt.Errorf("kvstore: all-reduce of %d buffers over %d owners", len(bufs), len(owners))
+	if len(owners) == 0 {
+		return fmt.Errorf("kvstore: all-reduce of %d buffers over no owners", len(bufs))
+	}
+	if err := checkBuffers(bufs); err != nil {
+		return err
 	}
 	n := bufs[0].Size()
-	for i, b := range bufs {
-		if b.NDim() != 1 || b.Size() != n || b.DType() != bufs[0].DType() {
-			return fmt.Errorf("kvstore: all-reduce buffer %d is %v %v, buffer 0 %v %v", i, b.DType(), b.Shape(), bufs[0].DType(), bufs[0].Shape())
-		}
-		for _, o := range bufs[:i] {
-			if o.Context() == b.Context() {
-				return fmt.Errorf("kvstore: all-reduce of two buffers on %v", b.Context())
-			}
-		}
-	}
 	if len(bufs) == 1 {
 		return nil
 	}
@@ -118,6 +114,30 @@ func AllReduceOn(bufs []*nd.NDArray, owners []ctx.Context) error {
 		r.Release()
 	}
 	return err
+}
+
+// checkBuffers checks what every all-reduce needs: at least one buffer,
+// each one-dimensional, of one size and dtype, on distinct contexts.
+func checkBuffers(bufs []*nd.NDArray) error {
+	if len(bufs) == 0 {
+		return fmt.Errorf("kvstore: all-reduce of no buffers")
+	}
+	for i, b := range bufs {
+		switch {
+		case b == nil:
+			return fmt.Errorf("kvstore: all-reduce buffer %d is nil", i)
+		case b.NDim() != 1:
+			return fmt.Errorf("kvstore: all-reduce buffer %d has shape %v: buffers are one-dimensional (flatten them)", i, b.Shape())
+		case b.Size() != bufs[0].Size() || b.DType() != bufs[0].DType():
+			return fmt.Errorf("kvstore: all-reduce buffer %d is %v %v but buffer 0 is %v %v", i, b.DType(), b.Shape(), bufs[0].DType(), bufs[0].Shape())
+		}
+		for _, o := range bufs[:i] {
+			if o.Context() == b.Context() {
+				return fmt.Errorf("kvstore: all-reduce of two buffers on %v", b.Context())
+			}
+		}
+	}
+	return nil
 }
 
 // reducePart sums elements [lo, hi) of bufs, in order, on dev, and returns

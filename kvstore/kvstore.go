@@ -156,6 +156,11 @@ func (s *store) Init(keys []string, values []*nd.NDArray) error {
 	if len(keys) != len(values) {
 		return fmt.Errorf("kvstore %s: %d keys but %d values", s.kind, len(keys), len(values))
 	}
+	for i, v := range values {
+		if v == nil {
+			return fmt.Errorf("kvstore %s: init of key %q with a nil value", s.kind, keys[i])
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, k := range keys {
@@ -219,6 +224,11 @@ func (s *store) Push(key string, values []*nd.NDArray) error {
 	if len(values) == 0 {
 		return fmt.Errorf("kvstore %s: push of key %q with no values", s.kind, key)
 	}
+	for i, v := range values {
+		if v == nil {
+			return fmt.Errorf("kvstore %s: push of key %q: value %d is nil", s.kind, key, i)
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.place(values)
@@ -227,8 +237,8 @@ func (s *store) Push(key string, values []*nd.NDArray) error {
 		return err
 	}
 	for _, v := range values {
-		if !slices.Equal(v.Shape(), stored.Shape()) {
-			return fmt.Errorf("kvstore %s: push of key %q with shape %v, stored shape %v", s.kind, key, v.Shape(), stored.Shape())
+		if !slices.Equal(v.Shape(), stored.Shape()) || v.DType() != stored.DType() {
+			return fmt.Errorf("kvstore %s: push of key %q with %v shape %v, stored %v shape %v", s.kind, key, v.DType(), v.Shape(), stored.DType(), stored.Shape())
 		}
 	}
 	merged := SumOn(stored.Context(), values)
@@ -253,7 +263,10 @@ func (s *store) Pull(key string, outs []*nd.NDArray) error {
 			return err
 		}
 	}
-	for _, o := range outs {
+	for i, o := range outs {
+		if o == nil {
+			return fmt.Errorf("kvstore %s: pull of key %q: output %d is nil", s.kind, key, i)
+		}
 		if !slices.Equal(o.Shape(), stored.Shape()) {
 			return fmt.Errorf("kvstore %s: pull of key %q into shape %v, stored shape %v", s.kind, key, o.Shape(), stored.Shape())
 		}

@@ -182,6 +182,13 @@ func TestErrors(t *testing.T) {
 		{"push shape", "shape [4]", kv.Push("w", []*nd.NDArray{nd.Zeros(dev, nd.Float32, 4)})},
 		{"push nothing", "no values", kv.Push("w", nil)},
 		{"pull shape", "shape [2]", kv.Pull("w", []*nd.NDArray{nd.Zeros(dev, nd.Float32, 2)})},
+		{"push dtype", "float64 shape [3]", kv.Push("w", []*nd.NDArray{nd.Zeros(dev, nd.Float64, 3)})},
+		{"push nil", "value 1 is nil", kv.Push("w", []*nd.NDArray{nd.Zeros(dev, nd.Float32, 3), nil})},
+		{"init nil", "nil value", kv.Init([]string{"v"}, []*nd.NDArray{nil})},
+		{"pull nil", "output 0 is nil", kv.Pull("w", []*nd.NDArray{nil})},
+		{"all-reduce 2-D", "one-dimensional", kv.(kvstore.AllReducer).AllReduce([]*nd.NDArray{nd.Zeros(dev, nd.Float32, 2, 2), nd.Zeros(ctx.CPU(1), nd.Float32, 2, 2)})},
+		{"all-reduce dtypes", "buffer 1 is float64", kv.(kvstore.AllReducer).AllReduce([]*nd.NDArray{nd.Zeros(dev, nd.Float32, 4), nd.Zeros(ctx.CPU(1), nd.Float64, 4)})},
+		{"all-reduce nothing", "no buffers", kv.(kvstore.AllReducer).AllReduce(nil)},
 	}
 	for _, c := range cases {
 		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
