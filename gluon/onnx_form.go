@@ -27,3 +27,12 @@ type ONNXGraph interface {
 type ONNXExporter interface {
 	ExportONNX(g ONNXGraph, input string) (string, error)
 }
+
+// ONNXShapes is implemented by an ONNXGraph that can tell the shape a
+// value takes on the example input the network is exported with
+// (gluon/onnx.Export's graph does): for forms that depend on sizes, such
+// as pooling in ceil mode, whose output size ONNX's opsets before 19
+// compute otherwise.
+type ONNXShapes interface {
+	Shape(value string) ([]int, error)
+}

@@ -145,14 +145,21 @@ func (p *Pool2D) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
 			stride[i] = o.Kernel[i]
 		}
 	}
+	pads := []int{o.Pad[0], o.Pad[1], o.Pad[0], o.Pad[1]}
 	attrs := map[string]any{
 		"kernel_shape": []int{o.Kernel[0], o.Kernel[1]},
 		"strides":      []int{stride[0], stride[1]},
-		"pads":         []int{o.Pad[0], o.Pad[1], o.Pad[0], o.Pad[1]},
 	}
 	if o.CeilMode {
-		attrs["ceil_mode"] = 1
+		ceil, err := ceilPads(g, x, o, stride, pads)
+		if err != nil {
+			return "", err
+		}
+		if ceil {
+			attrs["ceil_mode"] = 1
+		}
 	}
+	attrs["pads"] = pads
 	op := "MaxPool"
 	if o.Type != nd.PoolMax {
 		op = "AveragePool"
@@ -161,6 +168,58 @@ func (p *Pool2D) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
 		}
 	}
 	return g.Op(op, []string{x}, attrs, 1)[0], nil
+}
+
+// ceilPads writes ceil mode in ONNX's terms. PyTorch's ceil mode (nd's)
+// drops a last window that would start in the bottom or right padding;
+// ONNX's formula before opset 19, ceil((in + pads − k)/s) + 1, keeps it.
+// Where the two differ only by that dropped window, ceil mode gives
+// floor's size, so on such an axis the end padding shrinks by the
+// remainder that made ONNX round up (the windows and their divisors stay
+// the same), and ceil mode is written only when some axis keeps a partial
+// window. It reports whether to write ceil_mode.
+func ceilPads(g gluon.ONNXGraph, x string, o nd.PoolOpts, stride [2]int, pads []int) (bool, error) {
+	sg, ok := g.(gluon.ONNXShapes)
+	if !ok {
+		return false, fmt.Errorf("pooling in ceil mode needs the input's size: the ONNX graph does not give shapes (gluon.ONNXShapes)")
+	}
+	shape, err := sg.Shape(x)
+	if err != nil {
+		return false, err
+	}
+	if len(shape) != 4 {
+		return false, fmt.Errorf("pooling input of shape %v: want [N, C, H, W]", shape)
+	}
+	floorOut := func(in, k, s, p int) int { return (in+2*p-k)/s + 1 }
+	torchOut := func(in, k, s, p int) int {
+		out := (in+2*p-k+s-1)/s + 1
+		if (out-1)*s >= in+p {
+			out--
+		}
+		return out
+	}
+	ceil := false
+	for i := range 2 {
+		in, k, s, p := shape[2+i], o.Kernel[i], stride[i], o.Pad[i]
+		if torchOut(in, k, s, p) > floorOut(in, k, s, p) {
+			ceil = true
+		}
+	}
+	if !ceil {
+		return false, nil
+	}
+	for i := range 2 {
+		in, k, s, p := shape[2+i], o.Kernel[i], stride[i], o.Pad[i]
+		if torchOut(in, k, s, p) > floorOut(in, k, s, p) {
+			continue
+		}
+		r := (in + 2*p - k) % s
+		if pads[2+i] < r {
+			return false, fmt.Errorf("pooling in ceil mode (kernel %d, stride %d, pad %d on a size %d) has no ONNX form before opset 19", k, s, p, in)
+		}
+		pads[2+i] -= r
+	}
+	return true, nil
 }
 
 // ExportONNX writes GlobalAveragePool for a 1×1 output; other output

@@ -90,7 +90,8 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 	}); err != nil {
 		return nil, fmt.Errorf("onnx: export: the example forward pass failed: %w", err)
 	}
-	e := &exporter{dev: dev, params: map[*gluon.Parameter]string{}, used: map[string]bool{"input": true, "output": true}}
+	e := &exporter{dev: dev, params: map[*gluon.Parameter]string{}, used: map[string]bool{"input": true, "output": true},
+		inType: inType, inDType: opts.InputDType, inShape: inputShape, example: example}
 	out, err := e.Block(net, "input")
 	if err != nil {
 		return nil, fmt.Errorf("onnx: export: %w", err)
@@ -224,6 +225,47 @@ type exporter struct {
 	used   map[string]bool
 	n      int
 	err    error // the first failure inside Param or Const
+
+	// The example input, for Shape.
+	inType  onnxpb.TensorProto_DataType
+	inDType nd.DType
+	inShape []int
+	example []float32 // nil: zeros
+}
+
+// Shape implements gluon.ONNXShapes: it runs the graph written so far on
+// the example input and returns the value's shape.
+func (e *exporter) Shape(value string) ([]int, error) {
+	if value == "input" {
+		return slices.Clone(e.inShape), nil
+	}
+	g := proto.Clone(&e.graph).(*onnxpb.GraphProto)
+	g.Name = proto.String("shape")
+	g.Input = []*onnxpb.ValueInfoProto{valueInfo("input", e.inType, e.inShape, "", 0)}
+	g.Output = []*onnxpb.ValueInfoProto{{Name: proto.String(value)}}
+	mp := &onnxpb.ModelProto{IrVersion: proto.Int64(8),
+		OpsetImport: []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(ExportOpset)}}, Graph: g}
+	m, err := fromProto(mp, []ctx.Context{e.dev})
+	if err != nil {
+		return nil, fmt.Errorf("the shape of %s: %w", value, err)
+	}
+	var shape []int
+	err = nd.Catch(func() {
+		s := autograd.NewSession("onnx-export-shape")
+		s.PredictMode(func() {
+			sc := s.NewScope()
+			defer sc.Close()
+			x := s.Zeros(e.dev, e.inDType, e.inShape...)
+			if e.example != nil {
+				x = s.FromSlice(e.dev, e.example, e.inShape...)
+			}
+			shape = m.Forward(x).Shape()
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("the shape of %s: %w", value, err)
+	}
+	return shape, nil
 }
 
 // fresh returns an unused value name starting with hint.

@@ -56,6 +56,19 @@ func exportNets() []exportNet {
 				nn.NewDense(5, nn.DenseOpts{Act: "sigmoid"}),
 			)
 		}, []int{2, 3, 12, 12}, false, 0},
+		{"ceil-pools", func() gluon.Block {
+			// PyTorch's ceil mode on a 5×8 map: a window that would start in
+			// the bottom padding is dropped (5 rows → 2), a partial one at
+			// the right is kept (8 columns → 5); ONNX's own formula before
+			// opset 19 keeps both. Then pools where every axis drops one.
+			return nn.NewSequential(
+				nn.NewConv2D(4, 1, nn.Conv2DOpts{}),
+				nn.NewMaxPool2D(3, nn.PoolOpts{Stride: [2]int{3, 2}, Pad: [2]int{1, 1}, CeilMode: true}),
+				nn.NewConv2D(4, 1, nn.Conv2DOpts{}),
+				nn.NewAvgPool2D(2, nn.PoolOpts{Stride: [2]int{2, 2}, Pad: [2]int{1, 1}, CeilMode: true}),
+				nn.NewAvgPool2D(2, nn.PoolOpts{Stride: [2]int{1, 1}, ExcludePad: true, CeilMode: true}),
+			)
+		}, []int{2, 3, 5, 8}, false, 0},
 		{"upsampling", func() gluon.Block {
 			// A decoder's resizes: nearest ×2, bilinear to a size, bilinear
 			// with aligned corners by a scale that does not divide evenly.
