@@ -34,15 +34,21 @@ type ExportOpts struct {
 	// Name is the graph's name (default: the network's name, else its
 	// kind).
 	Name string
-	// InputDType is the input's element type: Float32 (the default) or
-	// Int64 (token ids, for networks that start with an Embedding).
+	// InputDType is the input's element type: Float32 (the default),
+	// which means a floating-point input of the network's type (float16
+	// for a network cast to float16), or Int64 (token ids, for networks
+	// that start with an Embedding).
 	InputDType nd.DType
 }
 
 // Export writes net's inference form (predict mode: no dropout, batch
 // normalisation with the running statistics) as an ONNX model of opset
-// ExportOpset, with one input "input" of inputShape (float32, or
-// opts.InputDType) and one float32 output "output". The network runs once
+// ExportOpset, with one input "input" of inputShape and one output
+// "output". A network cast to float16 or float64 (gluon.Cast) exports in
+// that type: weights, input, output and the data path's constants
+// (BatchNorm's weights may stay float32, as opset 15 allows); bfloat16
+// networks export when no op lacks a bfloat16 form (convolutions and
+// pooling do). The network runs once
 // in predict mode on an example input of that shape (seeded normal values;
 // zeros for int64), on its parameters' first context, which settles
 // deferred shapes and gives the output's shape; the written graph is then
@@ -52,19 +58,27 @@ type ExportOpts struct {
 // file. Every block must implement
 // gluon.ONNXExporter (the nn layers, containers and the model zoo's
 // networks do); the error names the first that does not. Parameters become
-// initializers under their names; their values are read from the first
-// context.
+// initializers under their names, in their own types; their values are
+// read from the first context.
 func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelProto, error) {
-	inType := onnxpb.TensorProto_FLOAT
-	switch opts.InputDType {
+	params := gluon.CollectParams(net).List()
+	inDType := opts.InputDType
+	var inType onnxpb.TensorProto_DataType
+	switch inDType {
 	case nd.Float32:
+		// A float input takes the network's type (float16 for a network
+		// cast to float16).
+		inDType = netDType(params)
+		var err error
+		if inType, err = onnxType(inDType); err != nil {
+			return nil, fmt.Errorf("onnx: export: %w", err)
+		}
 	case nd.Int64:
 		inType = onnxpb.TensorProto_INT64
 	default:
 		return nil, fmt.Errorf("onnx: export: input dtype %v: want float32 or int64", opts.InputDType)
 	}
 	dev := ctx.CPU(0)
-	params := gluon.CollectParams(net).List()
 	for _, p := range params {
 		if cs := p.Contexts(); len(cs) > 0 {
 			dev = cs[0]
@@ -79,10 +93,11 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 		s.PredictMode(func() {
 			sc := s.NewScope()
 			defer sc.Close()
-			x := s.Zeros(dev, opts.InputDType, inputShape...)
-			if opts.InputDType == nd.Float32 {
+			x := s.Zeros(dev, inDType, inputShape...)
+			if inDType.IsFloat() {
 				x = s.RandomNormal(dev, nd.Float32, 0, 1, inputShape...)
 				example = x.Float32s()
+				x = x.AsType(inDType)
 			}
 			y := net.Forward(x)
 			outShape, want = y.Shape(), y.AsType(nd.Float32).Float32s()
@@ -91,7 +106,7 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 		return nil, fmt.Errorf("onnx: export: the example forward pass failed: %w", err)
 	}
 	e := &exporter{dev: dev, params: map[*gluon.Parameter]string{}, used: map[string]bool{"input": true, "output": true},
-		inType: inType, inDType: opts.InputDType, inShape: inputShape, example: example}
+		inType: inType, inDType: inDType, inShape: inputShape, example: example}
 	out, err := e.Block(net, "input")
 	if err != nil {
 		return nil, fmt.Errorf("onnx: export: %w", err)
@@ -115,6 +130,10 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 			}
 		}
 	}
+	outType, err := e.retype("output")
+	if err != nil {
+		return nil, fmt.Errorf("onnx: export: %w", err)
+	}
 	batch := "N"
 	if opts.FixedBatch {
 		batch = ""
@@ -135,7 +154,7 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 	g := &e.graph
 	g.Name = proto.String(name)
 	g.Input = []*onnxpb.ValueInfoProto{valueInfo("input", inType, inputShape, batch, opts.BatchAxis)}
-	g.Output = []*onnxpb.ValueInfoProto{valueInfo("output", onnxpb.TensorProto_FLOAT, outShape, batch, opts.BatchAxis)}
+	g.Output = []*onnxpb.ValueInfoProto{valueInfo("output", outType, outShape, batch, opts.BatchAxis)}
 	mp := &onnxpb.ModelProto{
 		IrVersion:       proto.Int64(8),
 		ProducerName:    proto.String("goluon"),
@@ -143,7 +162,7 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 		OpsetImport:     []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(ExportOpset)}},
 		Graph:           g,
 	}
-	if err := verify(mp, dev, opts.InputDType, inputShape, example, want); err != nil {
+	if err := verify(mp, dev, inDType, inputShape, example, want); err != nil {
 		return nil, fmt.Errorf("onnx: export: %w", err)
 	}
 	return mp, nil
@@ -164,7 +183,7 @@ func verify(mp *onnxpb.ModelProto, dev ctx.Context, dt nd.DType, shape []int, ex
 			defer sc.Close()
 			x := s.Zeros(dev, dt, shape...)
 			if example != nil {
-				x = s.FromSlice(dev, example, shape...)
+				x = s.FromSlice(dev, example, shape...).AsType(dt)
 			}
 			got = m.Forward(x).AsType(nd.Float32).Float32s()
 		})
@@ -174,7 +193,11 @@ func verify(mp *onnxpb.ModelProto, dev ctx.Context, dt nd.DType, shape []int, ex
 	if len(got) != len(want) {
 		return fmt.Errorf("the written graph gives %d outputs, the network %d", len(got), len(want))
 	}
-	if rel := numcmp.RelL2(got, want); rel > 1e-4 || rel != rel {
+	tol := 1e-4
+	if dt.IsHalf() { // the graph's ops round in other places than the network's
+		tol = 1e-2
+	}
+	if rel := numcmp.RelL2(got, want); rel > tol || rel != rel {
 		return fmt.Errorf("the written graph computes something else than the network (relative difference %.3g on the example input): a block's ExportONNX does not match its Forward", rel)
 	}
 	return nil
@@ -243,6 +266,9 @@ func (e *exporter) Shape(value string) ([]int, error) {
 	g.Name = proto.String("shape")
 	g.Input = []*onnxpb.ValueInfoProto{valueInfo("input", e.inType, e.inShape, "", 0)}
 	g.Output = []*onnxpb.ValueInfoProto{{Name: proto.String(value)}}
+	if _, err := retypeGraph(g, e.inType, e.fresh, value); err != nil {
+		return nil, fmt.Errorf("the shape of %s: %w", value, err)
+	}
 	mp := &onnxpb.ModelProto{IrVersion: proto.Int64(8),
 		OpsetImport: []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(ExportOpset)}}, Graph: g}
 	m, err := fromProto(mp, []ctx.Context{e.dev})
@@ -257,7 +283,7 @@ func (e *exporter) Shape(value string) ([]int, error) {
 			defer sc.Close()
 			x := s.Zeros(e.dev, e.inDType, e.inShape...)
 			if e.example != nil {
-				x = s.FromSlice(e.dev, e.example, e.inShape...)
+				x = s.FromSlice(e.dev, e.example, e.inShape...).AsType(e.inDType)
 			}
 			shape = m.Forward(x).Shape()
 		})
@@ -295,14 +321,21 @@ func (e *exporter) Param(p *gluon.Parameter) string {
 	}
 	e.used[name] = true
 	e.params[p] = name
-	var vals []float32
-	if err := nd.Catch(func() { vals = p.Data(e.dev).AsType(nd.Float32).Float32s() }); err != nil {
+	t, err := onnxType(p.DType())
+	if err != nil {
 		if e.err == nil {
 			e.err = fmt.Errorf("parameter %s: %w", p.Name(), err)
 		}
 		return name
 	}
-	e.graph.Initializer = append(e.graph.Initializer, floatTensor(name, vals, p.Shape()))
+	var vals []float64
+	if err := nd.Catch(func() { vals = p.Data(e.dev).Float64s() }); err != nil {
+		if e.err == nil {
+			e.err = fmt.Errorf("parameter %s: %w", p.Name(), err)
+		}
+		return name
+	}
+	e.graph.Initializer = append(e.graph.Initializer, floatTensorOf(name, vals, p.Shape(), t))
 	return name
 }
 

@@ -125,13 +125,17 @@ func fromProto(mp *onnxpb.ModelProto, devs []ctx.Context) (*Model, error) {
 	inits := map[string]bool{}
 	for _, t := range g.GetInitializer() {
 		inits[t.GetName()] = true
-		data, shape, err := hostTensor(t)
+		a, err := constArray(t, ctx.CPU(0))
 		if err != nil {
 			return nil, err
 		}
-		if f, ok := data.([]float32); ok && len(shape) > 0 {
-			p := gluon.NewParameter(t.GetName(), shape...)
-			p.Init = valuesInit(f)
+		if a.DType().IsFloat() && a.NDim() > 0 {
+			// Floating-point initializers of every width are weights: a
+			// float16 or float64 model fine-tunes like a float32 one.
+			p := gluon.NewParameter(t.GetName(), a.Shape()...)
+			p.SetDType(a.DType())
+			p.Init = valuesInit(a.Float64s())
+			a.Release()
 			if stats[t.GetName()] {
 				p.Statistic = true
 				p.SetGradReq(nd.GradNull)
@@ -139,10 +143,6 @@ func fromProto(mp *onnxpb.ModelProto, devs []ctx.Context) (*Model, error) {
 			m.AddParam(p)
 			m.params[t.GetName()] = p
 			continue
-		}
-		a, err := constArray(t, ctx.CPU(0))
-		if err != nil {
-			return nil, err
 		}
 		m.consts[t.GetName()] = a
 	}
@@ -163,14 +163,13 @@ func fromProto(mp *onnxpb.ModelProto, devs []ctx.Context) (*Model, error) {
 	return m, nil
 }
 
-// valuesInit initialises a parameter with an initializer's values.
-type valuesInit []float32
+// valuesInit initialises a parameter with an initializer's values (in
+// float64, which holds every narrower float exactly).
+type valuesInit []float64
 
 // InitWeight copies the values.
 func (v valuesInit) InitWeight(_ []int, data []float64, _ *rand.Rand) {
-	for i, x := range v {
-		data[i] = float64(x)
-	}
+	copy(data, v)
 }
 
 // Forward runs a single-input, single-output model.

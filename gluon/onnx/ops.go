@@ -360,6 +360,35 @@ func opPool(t nd.PoolType) opFunc {
 // (x − mean)/√(var + ε)·scale + bias per channel (axis 1).
 func opBatchNorm(n *node, in []*nd.NDArray) []*nd.NDArray {
 	x, scale, bias, mean, vr := in[0], in[1], in[2], in[3], in[4]
+	// Opset 15 allows float32 weights and statistics for half data:
+	// compute in the widest of the types and give the data's.
+	width := func(dt nd.DType) int {
+		switch {
+		case dt == nd.Float64:
+			return 3
+		case dt.IsHalf():
+			return 1
+		}
+		return 2
+	}
+	ct := x.DType()
+	for _, a := range in[1:5] {
+		if width(a.DType()) > width(ct) {
+			ct = a.DType()
+		}
+	}
+	if ct != x.DType() {
+		in32 := make([]*nd.NDArray, 5)
+		for i, a := range in[:5] {
+			in32[i] = a.AsType(ct)
+		}
+		return []*nd.NDArray{opBatchNorm(n, in32)[0].AsType(x.DType())}
+	}
+	for _, a := range []**nd.NDArray{&scale, &bias, &mean, &vr} {
+		if (*a).DType() != ct {
+			*a = (*a).AsType(ct)
+		}
+	}
 	shape := make([]int, x.NDim())
 	for i := range shape {
 		shape[i] = 1

@@ -1,0 +1,106 @@
+package onnx_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/goluon/goluon/autograd"
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/initializer"
+	"github.com/goluon/goluon/gluon/onnx"
+	"github.com/goluon/goluon/gluon/onnx/internal/onnxpb"
+	"github.com/goluon/goluon/internal/numcmp"
+	"github.com/goluon/goluon/internal/onnxtest"
+	"github.com/goluon/goluon/nd"
+)
+
+// TestExportRoundTripDTypes: networks cast to float16, bfloat16 and
+// float64 export in that type (initializers, input and output; BatchNorm's
+// float32 weights stay float32), load back with weights of that type, and
+// give the network's output (float64 within 1e-6, the blocks' constants
+// being float32 values; half within 1e-2). make onnx-check runs ONNX's
+// checker, with its type checks, on the files.
+func TestExportRoundTripDTypes(t *testing.T) {
+	dev := ctx.CPU(0)
+	nets := map[string]bool{"lenet": true, "inception-like": true, "upsampling": true, "resnet18": true, "transformer-causal": true}
+	for _, tc := range exportNets() {
+		if !nets[tc.name] {
+			continue
+		}
+		for _, dt := range []nd.DType{nd.Float16, nd.BFloat16, nd.Float64} {
+			t.Run(fmt.Sprintf("%s/%v", tc.name, dt), func(t *testing.T) {
+				nd.Seed(5)
+				net := tc.net()
+				if err := gluon.CollectParams(net).Initialize(initializer.Xavier{}, []ctx.Context{dev}, false); err != nil {
+					t.Fatal(err)
+				}
+				autograd.PredictMode(func() { net.Forward(nd.Zeros(dev, nd.Float32, tc.shape...)) }) // settle deferred shapes
+				if err := gluon.Cast(net, dt); err != nil {
+					t.Fatal(err)
+				}
+				dir := os.Getenv(onnxtest.ExportDirEnv)
+				if dir == "" {
+					dir = t.TempDir()
+				}
+				path := filepath.Join(dir, fmt.Sprintf("%s-%v.onnx", tc.name, dt))
+				err := onnx.Save(path, net, tc.shape, onnx.ExportOpts{FixedBatch: tc.fixed, BatchAxis: tc.axis})
+				if dt == nd.BFloat16 && tc.name != "transformer-causal" {
+					// Convolutions and pooling have no bfloat16 form before
+					// opset 22.
+					if err == nil || !strings.Contains(err.Error(), "no bfloat16 form") {
+						t.Fatalf("bfloat16 export of a convolutional network: %v", err)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				data, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var mp onnxpb.ModelProto
+				if err := proto.Unmarshal(data, &mp); err != nil {
+					t.Fatal(err)
+				}
+				want := map[nd.DType]onnxpb.TensorProto_DataType{nd.Float16: onnxpb.TensorProto_FLOAT16, nd.BFloat16: onnxpb.TensorProto_BFLOAT16, nd.Float64: onnxpb.TensorProto_DOUBLE}[dt]
+				for _, v := range []*onnxpb.ValueInfoProto{mp.Graph.Input[0], mp.Graph.Output[0]} {
+					if got := onnxpb.TensorProto_DataType(v.GetType().GetTensorType().GetElemType()); got != want {
+						t.Errorf("%s is %v, want %v", v.GetName(), got, want)
+					}
+				}
+				m, err := onnx.Load(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := gluon.CollectParams(m).Len(), len(mp.Graph.Initializer); got != want {
+					t.Errorf("%d of the %d initializers loaded as weights", got, want)
+				}
+				for _, p := range gluon.CollectParams(m).List() {
+					if p.DType() != dt && p.DType() != nd.Float32 {
+						t.Errorf("loaded weight %s is %v", p.Name(), p.DType())
+					}
+				}
+				x := nd.RandomNormal(dev, nd.Float32, 0, 1, tc.shape...).AsType(dt)
+				var got, ref []float32
+				autograd.PredictMode(func() {
+					ref = net.Forward(x).AsType(nd.Float32).Float32s()
+					got = m.Forward(x).AsType(nd.Float32).Float32s()
+				})
+				tol := 1e-6
+				if dt.IsHalf() {
+					tol = 1e-2
+				}
+				if rel := numcmp.RelL2(got, ref); rel > tol || rel != rel {
+					t.Errorf("relative L2 difference %.3g", rel)
+				}
+			})
+		}
+	}
+}
