@@ -76,7 +76,19 @@ func (u *Upsample) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
 	case o.Size != [2]int{}:
 		hw = g.Const([]int64{int64(o.Size[0]), int64(o.Size[1])}, 2)
 	case !o.AlignCorners:
-		scales := g.Const([]float32{1, 1, float32(o.Scale[0]), float32(o.Scale[1])}, 4)
+		sc := [2]float32{float32(o.Scale[0]), float32(o.Scale[1])}
+		if sg, ok := g.(gluon.ONNXShapes); ok {
+			in, err := sg.Shape(x)
+			if err != nil {
+				return "", err
+			}
+			for i := range sc {
+				if sc[i], err = onnxScale(in[2+i], o.Scale[i]); err != nil {
+					return "", err
+				}
+			}
+		}
+		scales := g.Const([]float32{1, 1, sc[0], sc[1]}, 4)
 		return g.Op("Resize", []string{x, "", scales}, attrs, 1)[0], nil
 	default:
 		// ONNX's align_corners divides by the unrounded output length
@@ -89,4 +101,31 @@ func (u *Upsample) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
 	}
 	sizes := g.Op("Concat", []string{slice(0, 2), hw}, map[string]any{"axis": 0}, 1)[0]
 	return g.Op("Resize", []string{x, "", "", sizes}, attrs, 1)[0], nil
+}
+
+// onnxScale is the float32 scale nearest to s whose ONNX output size,
+// floor(in × scale), is nd's floor(in × s): float32(s) alone can round
+// below a whole product (0.7 becomes 0.69999999, and 10 × it gives 6
+// rows instead of 7). The product is checked in float64 and in float32,
+// as runtimes compute it either way; a scale already right is kept as it
+// is, so that exact scales stay exact.
+func onnxScale(in int, s float64) (float32, error) {
+	want := math.Floor(float64(in) * s)
+	size := func(v float32) (float64, float64) {
+		return math.Floor(float64(in) * float64(v)), math.Floor(float64(float32(in) * v))
+	}
+	v := float32(s)
+	for range 64 {
+		d, f := size(v)
+		switch {
+		case d < want || f < want:
+			v = math.Nextafter32(v, float32(math.Inf(1)))
+			continue
+		case d > want || f > want:
+			v = math.Nextafter32(v, 0)
+			continue
+		}
+		return v, nil
+	}
+	return 0, fmt.Errorf("Upsample scale %g on a size %d has no float32 ONNX scale giving %g", s, in, want)
 }

@@ -81,6 +81,13 @@ func exportNets() []exportNet {
 				nn.NewUpsample(nd.InterpolateOpts{Scale: [2]float64{2, 3}, Mode: nd.InterpBilinear}),
 			)
 		}, []int{2, 3, 5, 5}, false, 0},
+		{"upsampling-odd-scales", func() gluon.Block {
+			// Scales whose float32 form gives another size (10 × 0.7 is 6.9999995).
+			return nn.NewSequential(
+				nn.NewUpsample(nd.InterpolateOpts{Scale: [2]float64{0.7, 1.3}, Mode: nd.InterpBilinear}),
+				nn.NewUpsample(nd.InterpolateOpts{Scale: [2]float64{1.3, 0.7}}),
+			)
+		}, []int{2, 2, 10, 10}, false, 0},
 		{"resnet18", func() gluon.Block { return vision.ResNet18(vision.Options{Classes: 10, Width: 8}) }, []int{2, 3, 32, 32}, false, 0},
 		{"resnet50", func() gluon.Block { return vision.ResNet50(vision.Options{Classes: 10, Width: 4}) }, []int{2, 3, 32, 32}, false, 0},
 		{"mobilenetv2", func() gluon.Block {
