@@ -69,6 +69,31 @@ func exportNets() []exportNet {
 				nn.NewAvgPool2D(2, nn.PoolOpts{Stride: [2]int{1, 1}, ExcludePad: true, CeilMode: true}),
 			)
 		}, []int{2, 3, 5, 8}, false, 0},
+		{"conv1d-norms", func() gluon.Block {
+			// Sequences with channels: 1-D convolutions, PReLU, instance
+			// and group normalisation.
+			return nn.NewSequential(
+				nn.NewConv1D(4, 3, nn.Conv1DOpts{Stride: 2, Pad: 1, Act: "relu"}),
+				nn.NewPReLU(4),
+				nn.NewInstanceNorm(nn.NormOpts{}),
+				nn.NewConv1D(6, 3, nn.Conv1DOpts{Dilate: 2, Groups: 2}),
+				nn.NewGroupNorm(3, nn.NormOpts{Epsilon: 1e-3}),
+				nn.NewFlatten(),
+				nn.NewDense(5, nn.DenseOpts{}),
+				nn.NewPReLU(5),
+			)
+		}, []int{2, 3, 16}, false, 0},
+		{"transposed-decoder", func() gluon.Block {
+			// A decoder: transposed convolutions with output padding and
+			// groups, normalisations without scale or shift.
+			return nn.NewSequential(
+				nn.NewConv2DTranspose(6, 3, nn.Conv2DTransposeOpts{Stride: [2]int{2, 2}, Pad: [2]int{1, 1}, OutputPad: [2]int{1, 1}, Groups: 2, Act: "tanh"}),
+				nn.NewInstanceNorm(nn.NormOpts{NoScale: true}),
+				nn.NewGroupNorm(3, nn.NormOpts{NoCenter: true}),
+				nn.NewPReLU(6),
+				nn.NewConv2DTranspose(2, 2, nn.Conv2DTransposeOpts{Kernel: [2]int{2, 3}, Stride: [2]int{1, 2}, Dilate: [2]int{2, 1}}),
+			)
+		}, []int{2, 4, 5, 5}, false, 0},
 		{"upsampling", func() gluon.Block {
 			// A decoder's resizes: nearest ×2, bilinear to a size, bilinear
 			// with aligned corners by a scale that does not divide evenly.
