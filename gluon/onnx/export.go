@@ -47,9 +47,9 @@ type ExportOpts struct {
 // "output". A network cast to float16 or float64 (gluon.Cast) exports in
 // that type: weights, input, output and the data path's constants
 // (BatchNorm's weights may stay float32, as opset 15 allows); bfloat16
-// networks export when no op lacks a bfloat16 form (convolutions and
-// pooling do). The network runs once
-// in predict mode on an example input of that shape (seeded normal values;
+// networks export when no op lacks a bfloat16 form (convolutions, pooling
+// and the recurrent layers do). The network runs once in predict mode on
+// an example input of that shape (seeded normal values;
 // zeros for int64), on its parameters' first context, which settles
 // deferred shapes and gives the output's shape; the written graph is then
 // run on the same input and must give the same output (1e-4 relative), so
@@ -427,8 +427,13 @@ func attribute(name string, v any) (*onnxpb.AttributeProto, error) {
 		for _, x := range v {
 			a.Floats = append(a.Floats, float32(x))
 		}
+	case []string:
+		set(onnxpb.AttributeProto_STRINGS)
+		for _, x := range v {
+			a.Strings = append(a.Strings, []byte(x))
+		}
 	default:
-		return nil, fmt.Errorf("attribute %s of %T: want int, float64, string, []int or []float64", name, v)
+		return nil, fmt.Errorf("attribute %s of %T: want int, float64, string, []int, []float64 or []string", name, v)
 	}
 	return a, nil
 }

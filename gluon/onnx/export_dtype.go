@@ -128,6 +128,7 @@ func (e *exporter) retype(out string) (onnxpb.TensorProto_DataType, error) {
 var noBFloat16 = map[string]bool{
 	"Conv": true, "ConvTranspose": true, "AveragePool": true, "MaxPool": true,
 	"GlobalAveragePool": true, "GlobalMaxPool": true, "Elu": true, "HardSigmoid": true, "Softplus": true,
+	"InstanceNormalization": true, "LSTM": true, "GRU": true, "RNN": true,
 }
 
 // retypeGraph is retype on g, whose input is of type inType; fresh names

@@ -15,6 +15,7 @@ import (
 	"github.com/goluon/goluon/gluon/model/vision"
 	"github.com/goluon/goluon/gluon/modelzoo"
 	"github.com/goluon/goluon/gluon/nn"
+	"github.com/goluon/goluon/gluon/rnn"
 	"github.com/goluon/goluon/gluon/onnx"
 	"github.com/goluon/goluon/internal/onnxtest"
 	"github.com/goluon/goluon/nd"
@@ -135,6 +136,22 @@ func exportNets() []exportNet {
 				nn.NewDense(8, nn.DenseOpts{NoFlatten: true}),
 			)
 		}, []int{6, 2, 12}, true, 0},
+		{"recurrent-tnc", func() gluon.Block {
+			// Stacked and bidirectional LSTM, then a GRU and a ReLU RNN, on
+			// [T, N, C] sequences.
+			return nn.NewSequential(
+				rnn.NewLSTM(6, rnn.Opts{NumLayers: 2, Bidirectional: true, Dropout: 0.2}),
+				rnn.NewGRU(5, rnn.Opts{}),
+				rnn.NewLayer(rnn.RNNReLU, 4, rnn.Opts{Bidirectional: true}),
+			)
+		}, []int{7, 3, 4}, false, 1},
+		{"recurrent-ntc", func() gluon.Block {
+			// Batch-first: a bidirectional GRU and a tanh RNN.
+			return nn.NewSequential(
+				rnn.NewGRU(5, rnn.Opts{Bidirectional: true, Layout: "NTC"}),
+				rnn.NewRNN(3, rnn.Opts{Layout: "NTC", NumLayers: 2}),
+			)
+		}, []int{3, 6, 4}, false, 0},
 		{"transformer-tnc", func() gluon.Block {
 			// The layers' default layout: batch axis 1, free.
 			return nn.NewTransformerEncoderLayer(8, 2, nn.TransformerOpts{FeedForward: 16})
