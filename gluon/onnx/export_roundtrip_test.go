@@ -15,8 +15,8 @@ import (
 	"github.com/goluon/goluon/gluon/model/vision"
 	"github.com/goluon/goluon/gluon/modelzoo"
 	"github.com/goluon/goluon/gluon/nn"
-	"github.com/goluon/goluon/gluon/rnn"
 	"github.com/goluon/goluon/gluon/onnx"
+	"github.com/goluon/goluon/gluon/rnn"
 	"github.com/goluon/goluon/internal/onnxtest"
 	"github.com/goluon/goluon/nd"
 )
