@@ -68,7 +68,7 @@ func maskedFillOp(x, mask *NDArray, value float64) *NDArray {
 	if !slices.Equal(broadcastShape(op, mask.shape, x.shape), x.shape) {
 		fail(op, ErrShape, "mask of shape %v does not broadcast to x's shape %v", mask.shape, x.shape)
 	}
-	v := x.Session().Full(x.st.dev, x.dtype, value, 1)
+	v := x.Session().Full(x.st.dev, x.dtype, value) // 0-d: broadcasts to x without adding an axis
 	defer v.Release()
 	return Where(mask, v, x)
 }
