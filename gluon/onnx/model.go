@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -215,7 +216,7 @@ func (m *Model) ForwardMulti(inputs ...*nd.NDArray) []*nd.NDArray {
 			}
 			in[i] = v
 		}
-		out := ops[n.GetOpType()](&node{n: n, a: attrsOf(n), dev: dev, opset: m.Opset}, in)
+		out := runNode(ops[n.GetOpType()], &node{n: n, a: attrsOf(n), dev: dev, opset: m.Opset}, in)
 		for i, name := range n.GetOutput() {
 			if i < len(out) && name != "" {
 				env[name] = out[i]
@@ -231,6 +232,33 @@ func (m *Model) ForwardMulti(inputs ...*nd.NDArray) []*nd.NDArray {
 		outs[i] = v
 	}
 	return outs
+}
+
+// runNode runs one node. A Go runtime error inside an op (an input it
+// indexes that a malformed model lacks, a shape no check foresaw) is
+// raised as an *nd.Error naming the node instead of crashing the program.
+func runNode(f opFunc, n *node, in []*nd.NDArray) []*nd.NDArray {
+	defer func() {
+		if r := recover(); r != nil {
+			if re, ok := r.(runtime.Error); ok {
+				nd.Panicf("onnx."+n.n.GetOpType(), nd.ErrArgument, "node %q: malformed inputs or attributes for %d inputs of shapes %v (%v)",
+					n.n.GetName(), len(in), shapesOf(in), re)
+			}
+			panic(r)
+		}
+	}()
+	return f(n, in)
+}
+
+// shapesOf lists the inputs' shapes (nil for an omitted one).
+func shapesOf(in []*nd.NDArray) [][]int {
+	out := make([][]int, len(in))
+	for i, a := range in {
+		if a != nil {
+			out[i] = a.Shape()
+		}
+	}
+	return out
 }
 
 // checkDataflow reports initializers that share a name, and values read

@@ -3,6 +3,7 @@ package onnx
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon/onnx/internal/onnxpb"
@@ -448,9 +449,27 @@ func opCast(n *node, in []*nd.NDArray) []*nd.NDArray {
 	return []*nd.NDArray{in[0].AsType(dt)}
 }
 
-// checkAttrs rejects at load the attribute values the ops do not support.
+// minInputs is the number of leading inputs an op requires (in every
+// opset Load accepts); a node that omits one fails at load.
+var minInputs = map[string]int{
+	"Add": 2, "Sub": 2, "Mul": 2, "Div": 2, "Pow": 2, "Mod": 2, "Equal": 2, "Less": 2, "LessOrEqual": 2,
+	"Greater": 2, "GreaterOrEqual": 2, "And": 2, "Or": 2, "Xor": 2, "MatMul": 2, "Gemm": 2, "PRelu": 2,
+	"Where": 3, "Conv": 2, "ConvTranspose": 2, "BatchNormalization": 5, "LayerNormalization": 2,
+	"InstanceNormalization": 3, "Reshape": 2, "Expand": 2, "Tile": 2, "CumSum": 2, "Range": 3, "OneHot": 3,
+	"GatherElements": 2, "Gather": 2, "CastLike": 2, "NegativeLogLikelihoodLoss": 2, "SoftmaxCrossEntropyLoss": 2,
+	"RNN": 3, "GRU": 3, "LSTM": 3, "Max": 1, "Min": 1, "Sum": 1, "Mean": 1,
+}
+
+// checkAttrs rejects at load the attribute values the ops do not support,
+// and nodes without an input their op requires.
 func checkAttrs(n *onnxpb.NodeProto) error {
 	a := attrsOf(n)
+	if k := minInputs[n.GetOpType()]; k > 0 {
+		in := n.GetInput()
+		if len(in) < k || slices.Contains(in[:k], "") {
+			return fmt.Errorf("node %q (%s) has inputs %q: the op needs at least %d", n.GetName(), n.GetOpType(), in, k)
+		}
+	}
 	switch n.GetOpType() {
 	case "Conv", "ConvTranspose", "MaxPool", "AveragePool":
 		if k := a.ints("kernel_shape"); len(k) > 2 {

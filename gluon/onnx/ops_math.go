@@ -32,13 +32,13 @@ var mathOps = map[string]opFunc{
 	"HardSwish": unary(func(x *nd.NDArray) *nd.NDArray { return nd.Mul(x, hardSigmoid(x, 1.0/6, 0.5)) }),
 	"ThresholdedRelu": func(n *node, in []*nd.NDArray) []*nd.NDArray {
 		x := in[0]
-		keep := nd.Greater(x, nd.Scalar(x.Context(), x.DType(), n.a.float("alpha", 1)))
+		keep := nd.Greater(x, scalarLike(x, n.a.float("alpha", 1)))
 		return []*nd.NDArray{nd.MaskedFill(x, nd.LogicalNot(keep), 0)}
 	},
 	"Shrink": func(n *node, in []*nd.NDArray) []*nd.NDArray {
 		x := in[0]
 		bias, lambd := n.a.float("bias", 0), n.a.float("lambd", 0.5)
-		s := func(v float64) *nd.NDArray { return nd.Scalar(x.Context(), x.DType(), v) }
+		s := func(v float64) *nd.NDArray { return scalarLike(x, v) }
 		lo, hi := nd.Less(x, s(-lambd)), nd.Greater(x, s(lambd))
 		y := nd.Where(lo, nd.Add(x, s(bias)), nd.ZerosLike(x))
 		return []*nd.NDArray{nd.Where(hi, nd.Sub(x, s(bias)), y)}
@@ -50,14 +50,14 @@ var mathOps = map[string]opFunc{
 			// per-channel slope of shape [C] instead of [C, 1, ...].
 			slope = nd.Reshape(slope, append([]int{s[1]}, make1s(len(s)-2)...)...)
 		}
-		neg := nd.Less(x, nd.Scalar(x.Context(), x.DType(), 0))
+		neg := nd.Less(x, scalarLike(x, 0))
 		return []*nd.NDArray{nd.Where(neg, nd.Mul(x, slope), x)}
 	},
 	"IsNaN": unary(func(x *nd.NDArray) *nd.NDArray { return nd.NotEqual(x, x) }),
 	"IsInf": func(n *node, in []*nd.NDArray) []*nd.NDArray {
 		x := in[0]
-		pos := nd.Equal(x, nd.Scalar(x.Context(), x.DType(), math.Inf(1)))
-		neg := nd.Equal(x, nd.Scalar(x.Context(), x.DType(), math.Inf(-1)))
+		pos := nd.Equal(x, scalarLike(x, math.Inf(1)))
+		neg := nd.Equal(x, scalarLike(x, math.Inf(-1)))
 		p, q := n.a.int("detect_positive", 1) != 0, n.a.int("detect_negative", 1) != 0
 		switch {
 		case p && q:
@@ -84,7 +84,7 @@ var mathOps = map[string]opFunc{
 	"Sum":  variadic(nd.Add),
 	"Mean": opMean,
 
-	"ReduceMean": opReduce(nd.Mean, nd.MeanKeepDims),
+	"ReduceMean": floatReduce(opReduce(nd.Mean, nd.MeanKeepDims)),
 	"ReduceSum":  opReduce(nd.Sum, nd.SumKeepDims),
 	"ReduceMax":  opReduce(nd.Max, nd.MaxKeepDims),
 	"ReduceMin":  opReduce(nd.Min, nd.MinKeepDims),
@@ -94,13 +94,13 @@ var mathOps = map[string]opFunc{
 	"ReduceL1": opReduce(
 		func(x *nd.NDArray, ax ...int) *nd.NDArray { return nd.Sum(nd.Abs(x), ax...) },
 		func(x *nd.NDArray, ax ...int) *nd.NDArray { return nd.SumKeepDims(nd.Abs(x), ax...) }),
-	"ReduceL2": opReduce(
+	"ReduceL2": floatReduce(opReduce(
 		func(x *nd.NDArray, ax ...int) *nd.NDArray { return nd.Norm(x, 2, ax...) },
-		func(x *nd.NDArray, ax ...int) *nd.NDArray { return nd.NormKeepDims(x, 2, ax...) }),
-	"ReduceLogSum": opReduce(
+		func(x *nd.NDArray, ax ...int) *nd.NDArray { return nd.NormKeepDims(x, 2, ax...) })),
+	"ReduceLogSum": floatReduce(opReduce(
 		func(x *nd.NDArray, ax ...int) *nd.NDArray { return nd.Log(nd.Sum(x, ax...)) },
-		func(x *nd.NDArray, ax ...int) *nd.NDArray { return nd.Log(nd.SumKeepDims(x, ax...)) }),
-	"ReduceLogSumExp": opReduce(nd.LogSumExp, nd.LogSumExpKeepDims),
+		func(x *nd.NDArray, ax ...int) *nd.NDArray { return nd.Log(nd.SumKeepDims(x, ax...)) })),
+	"ReduceLogSumExp": floatReduce(opReduce(nd.LogSumExp, nd.LogSumExpKeepDims)),
 
 	"ArgMax": opArg(nd.ArgMax),
 	"ArgMin": opArg(nd.ArgMin),
@@ -111,6 +111,33 @@ var mathOps = map[string]opFunc{
 		return moveLastAxis(nd.OneHotAs(nd.ArgMax(x, axis), x.Shape()[axis], 1, 0, x.DType()), axis)
 	}),
 	"CumSum": opCumSum,
+}
+
+// scalarLike is a 0-d array of x's dtype on x's context: it broadcasts to
+// any shape without adding an axis (nd.Scalar has shape [1], which would
+// turn a 0-d input into [1]).
+func scalarLike(x *nd.NDArray, v float64) *nd.NDArray {
+	return nd.Reshape(nd.Scalar(x.Context(), x.DType(), v))
+}
+
+// axis checks an axis against rank (ONNX accepts [−rank, rank)) and
+// returns it counted from the start.
+func (n *node) axis(a, rank int) int {
+	if a < -rank || a >= rank {
+		n.fail("axis %d is out of range for rank %d", a, rank)
+	}
+	if a < 0 {
+		a += rank
+	}
+	return a
+}
+
+// scalarInput reads a one-element input (k, an axis, a depth).
+func (n *node) scalarInput(in []*nd.NDArray, i int, what string) *nd.NDArray {
+	if i >= len(in) || in[i] == nil || in[i].Size() != 1 {
+		n.fail("%s (input %d) must hold one value", what, i)
+	}
+	return in[i]
 }
 
 // make1s returns n ones.
@@ -167,10 +194,7 @@ func opReduce(f, keep func(x *nd.NDArray, axes ...int) *nd.NDArray) opFunc {
 			}
 		}
 		for i, a := range axes {
-			if a < -x.NDim() || a >= x.NDim() {
-				n.fail("axis %d is out of range for rank %d", a, x.NDim())
-			}
-			axes[i] = normAxis(a, x.NDim())
+			axes[i] = n.axis(a, x.NDim())
 		}
 		var y *nd.NDArray
 		if n.a.int("keepdims", 1) != 0 {
@@ -185,11 +209,25 @@ func opReduce(f, keep func(x *nd.NDArray, axes ...int) *nd.NDArray) opFunc {
 	}
 }
 
+// floatReduce runs a reduction that needs floating point (a mean, a norm,
+// a logarithm) on an integer input in float64, cast back to the input's
+// type (ONNX allows integer inputs to every Reduce op).
+func floatReduce(f opFunc) opFunc {
+	return func(n *node, in []*nd.NDArray) []*nd.NDArray {
+		x := in[0]
+		if x.DType().IsFloat() {
+			return f(n, in)
+		}
+		in2 := append([]*nd.NDArray{x.AsType(nd.Float64)}, in[1:]...)
+		return []*nd.NDArray{f(n, in2)[0].AsType(x.DType())}
+	}
+}
+
 // opArg makes ArgMax and ArgMin (axis, keepdims, select_last_index).
 func opArg(f func(x *nd.NDArray, axis int) *nd.NDArray) opFunc {
 	return func(n *node, in []*nd.NDArray) []*nd.NDArray {
 		x := in[0]
-		axis := normAxis(n.a.int("axis", 0), x.NDim())
+		axis := n.axis(n.a.int("axis", 0), x.NDim())
 		var y *nd.NDArray
 		if n.a.int("select_last_index", 0) != 0 {
 			// The first extreme of the reversed axis is the last one.
@@ -211,15 +249,18 @@ func opAlongAxis(f func(x *nd.NDArray, axis int) *nd.NDArray) opFunc {
 	return func(n *node, in []*nd.NDArray) []*nd.NDArray {
 		x := in[0]
 		if n.opset >= 13 || n.opset == 0 {
-			return []*nd.NDArray{f(x, normAxis(n.a.int("axis", -1), x.NDim()))}
+			return []*nd.NDArray{f(x, n.axis(n.a.int("axis", -1), x.NDim()))}
 		}
 		s := x.Shape()
-		ax := normAxis(n.a.int("axis", 1), len(s))
-		outer := 1
+		ax := n.axis(n.a.int("axis", 1), len(s))
+		outer, inner := 1, 1
 		for _, d := range s[:ax] {
 			outer *= d
 		}
-		y := f(nd.Reshape(x, outer, -1), 1)
+		for _, d := range s[ax:] {
+			inner *= d
+		}
+		y := f(nd.Reshape(x, outer, inner), 1)
 		return []*nd.NDArray{nd.Reshape(y, s...)}
 	}
 }
@@ -245,7 +286,7 @@ func moveLastAxis(y *nd.NDArray, axis int) *nd.NDArray {
 // attributes say, in the input's dtype.
 func opCumSum(n *node, in []*nd.NDArray) []*nd.NDArray {
 	x := in[0]
-	axis := normAxis(intsOf(in[1])[0], x.NDim())
+	axis := n.axis(intsOf(n.scalarInput(in, 1, "axis"))[0], x.NDim())
 	rev := n.a.int("reverse", 0) != 0
 	if rev {
 		x = nd.Flip(x, axis)

@@ -25,18 +25,24 @@ var moreOps = map[string]opFunc{
 	"OneHot": opOneHot,
 	"TopK": func(n *node, in []*nd.NDArray) []*nd.NDArray {
 		x := in[0]
-		v, i := nd.TopK(x, intsOf(in[1])[0], normAxis(n.a.int("axis", -1), x.NDim()), n.a.int("largest", 1) != 0)
+		axis := n.axis(n.a.int("axis", -1), x.NDim())
+		k := n.a.int("k", 0) // before opset 10, an attribute
+		if n.opset == 0 || n.opset >= 10 {
+			k = intsOf(n.scalarInput(in, 1, "K"))[0]
+		}
+		if k < 0 || k > x.Shape()[axis] {
+			n.fail("k %d outside [0, %d]", k, x.Shape()[axis])
+		}
+		v, i := nd.TopK(x, k, axis, n.a.int("largest", 1) != 0)
 		return []*nd.NDArray{v, i}
 	},
-	"Range": func(n *node, in []*nd.NDArray) []*nd.NDArray {
-		start, limit, delta := scalarOf(in[0]), scalarOf(in[1]), scalarOf(in[2])
-		if delta == 0 {
-			n.fail("delta is 0")
+	"Range": opRange,
+	"Tile": func(n *node, in []*nd.NDArray) []*nd.NDArray {
+		reps := intsOf(in[1])
+		if len(reps) != in[0].NDim() {
+			n.fail("%d repeats for an input of rank %d", len(reps), in[0].NDim())
 		}
-		return []*nd.NDArray{nd.Arange(n.dev, in[0].DType(), start, limit, delta)}
-	},
-	"Tile": func(_ *node, in []*nd.NDArray) []*nd.NDArray {
-		return []*nd.NDArray{nd.Tile(in[0], intsOf(in[1])...)}
+		return []*nd.NDArray{nd.Tile(in[0], reps...)}
 	},
 	"CastLike": func(_ *node, in []*nd.NDArray) []*nd.NDArray {
 		return []*nd.NDArray{in[0].AsType(in[1].DType())}
@@ -44,12 +50,11 @@ var moreOps = map[string]opFunc{
 	"Size": func(n *node, in []*nd.NDArray) []*nd.NDArray {
 		return []*nd.NDArray{nd.Reshape(nd.Scalar(n.dev, nd.Int64, float64(in[0].Size())))}
 	},
-	"GatherElements": func(n *node, in []*nd.NDArray) []*nd.NDArray {
-		x := in[0]
-		axis := normAxis(n.a.int("axis", 0), x.NDim())
-		return []*nd.NDArray{nd.Gather(x, wrapIndices(in[1], x.Shape()[axis]), axis)}
-	},
+	"GatherElements": opGatherElements,
 	"InstanceNormalization": func(n *node, in []*nd.NDArray) []*nd.NDArray {
+		if len(in) < 3 || in[1] == nil || in[2] == nil {
+			n.fail("InstanceNormalization needs input, scale and B")
+		}
 		x, gamma, beta := in[0], in[1], in[2]
 		if x.NDim() < 3 {
 			n.fail("input of rank %d: InstanceNormalization needs [N, C, D1, ...]", x.NDim())
@@ -74,8 +79,76 @@ func optional(in []*nd.NDArray, i int) *nd.NDArray {
 // wrapIndices maps ONNX's negative indices (counting from the end of an
 // axis of size n) to positions.
 func wrapIndices(idx *nd.NDArray, n int) *nd.NDArray {
-	neg := nd.Less(idx, nd.Scalar(idx.Context(), idx.DType(), 0))
+	neg := nd.Less(idx, scalarLike(idx, 0))
 	return nd.Where(neg, nd.AddScalar(idx, float64(n)), idx)
+}
+
+// checkIndices fails unless every index lies in [−size, size) (what, for
+// the message): ONNX calls others an error, where nd would clip them.
+func (n *node) checkIndices(idx *nd.NDArray, size int, what string) {
+	for _, v := range idx.Int64s() {
+		if v < int64(-size) || v >= int64(size) {
+			n.fail("%s %d is out of range for an axis of %d", what, v, size)
+		}
+	}
+}
+
+// opGatherElements picks along axis at each index (torch.gather); the
+// indices may be shorter than the data on the other axes.
+func opGatherElements(n *node, in []*nd.NDArray) []*nd.NDArray {
+	x, idx := in[0], in[1]
+	if x.NDim() == 0 || idx.NDim() != x.NDim() {
+		n.fail("data of rank %d and indices of rank %d: want equal ranks of at least 1", x.NDim(), idx.NDim())
+	}
+	axis := n.axis(n.a.int("axis", 0), x.NDim())
+	n.checkIndices(idx, x.Shape()[axis], "index")
+	ranges := make([]nd.Range, x.NDim())
+	cut := false
+	for d := range x.NDim() {
+		ranges[d] = nd.All()
+		if d == axis {
+			continue
+		}
+		if idx.Shape()[d] > x.Shape()[d] {
+			n.fail("indices %v longer than the data %v on axis %d", idx.Shape(), x.Shape(), d)
+		}
+		if idx.Shape()[d] < x.Shape()[d] {
+			ranges[d], cut = nd.Span(0, idx.Shape()[d]), true
+		}
+	}
+	if cut {
+		x = nd.Slice(x, ranges...)
+	}
+	return []*nd.NDArray{nd.Gather(x, wrapIndices(idx, x.Shape()[axis]), axis)}
+}
+
+// opRange is start, start+delta, ... before limit: max(ceil((limit −
+// start)/delta), 0) values, computed in int64 for integer types so that
+// values beyond 2^53 stay exact.
+func opRange(n *node, in []*nd.NDArray) []*nd.NDArray {
+	for i, what := range []string{"start", "limit", "delta"} {
+		n.scalarInput(in, i, what)
+	}
+	dt := in[0].DType()
+	if !dt.IsFloat() {
+		start, limit, delta := in[0].Int64s()[0], in[1].Int64s()[0], in[2].Int64s()[0]
+		if delta == 0 {
+			n.fail("delta is 0")
+		}
+		var v []int64
+		for x := start; (delta > 0 && x < limit) || (delta < 0 && x > limit); x += delta {
+			v = append(v, x)
+		}
+		return []*nd.NDArray{nd.FromSlice(n.dev, v, len(v)).AsType(dt)}
+	}
+	start, limit, delta := scalarOf(in[0]), scalarOf(in[1]), scalarOf(in[2])
+	if delta == 0 || math.IsNaN(start+limit+delta) || math.IsInf(start, 0) || math.IsInf(limit, 0) {
+		n.fail("start %g, limit %g, delta %g: want finite values and a delta other than 0", start, limit, delta)
+	}
+	if count := math.Ceil((limit - start) / delta); count <= 0 {
+		return []*nd.NDArray{nd.Zeros(n.dev, dt, 0)}
+	}
+	return []*nd.NDArray{nd.Arange(n.dev, dt, start, limit, delta)}
 }
 
 // opPad pads (or, with negative widths, crops) in constant, reflect or
@@ -119,10 +192,10 @@ func opPad(n *node, in []*nd.NDArray) []*nd.NDArray {
 	crops := make([][2]int, r)
 	cropped := false
 	for i, a := range axes {
-		if a < -r || a >= r {
-			n.fail("axis %d is out of range for rank %d", a, r)
+		a = n.axis(a, r)
+		if -min(pads[i], 0)-min(pads[i+len(axes)], 0) > x.Shape()[a] {
+			n.fail("pads %d and %d crop more than axis %d's %d elements", pads[i], pads[i+len(axes)], a, x.Shape()[a])
 		}
-		a = normAxis(a, r)
 		for j, p := range []int{pads[i], pads[i+len(axes)]} {
 			if p >= 0 {
 				widths[a][j] = p
@@ -151,7 +224,7 @@ func opTrilu(n *node, in []*nd.NDArray) []*nd.NDArray {
 	}
 	k := 0
 	if kk := optional(in, 1); kk != nil {
-		k = intsOf(kk)[0]
+		k = intsOf(n.scalarInput(in, 1, "k"))[0]
 	}
 	upper := n.a.int("upper", 1) != 0
 	s := x.Shape()
@@ -183,12 +256,21 @@ func nllLoss(n *node, logp, target, weight *nd.NDArray) *nd.NDArray {
 	}
 	var keep *nd.NDArray
 	if _, ok := n.a["ignore_index"]; ok {
-		keep = nd.NotEqual(target, nd.Scalar(dev, target.DType(), float64(n.a.int("ignore_index", 0))))
+		keep = nd.NotEqual(target, scalarLike(target, float64(n.a.int("ignore_index", 0))))
 		target = nd.Where(keep, target, nd.ZerosLike(target))
+	}
+	c := logp.Shape()[1]
+	for _, v := range target.Int64s() {
+		if v < 0 || v >= int64(c) {
+			n.fail("target %d is out of range for %d classes (and not ignore_index)", v, c)
+		}
 	}
 	loss := nd.Neg(nd.Pick(logp, target, 1))
 	var w *nd.NDArray
 	if weight != nil {
+		if weight.NDim() != 1 || weight.Size() != c {
+			n.fail("weight of shape %v for %d classes", weight.Shape(), c)
+		}
 		_, weight = match(logp, weight)
 		w = nd.Take(weight, target, 0)
 	}
@@ -222,19 +304,19 @@ func nllLoss(n *node, logp, target, weight *nd.NDArray) *nd.NDArray {
 // end of depth) and values[0] elsewhere, on a new axis at position axis.
 func opOneHot(n *node, in []*nd.NDArray) []*nd.NDArray {
 	idx, values := in[0], in[2].Float64s()
-	depth := scalarOf(in[1])
-	if depth < 1 || depth != math.Trunc(depth) {
-		n.fail("depth %g: want a positive whole number", depth)
+	depth := math.Trunc(scalarOf(n.scalarInput(in, 1, "depth"))) // a float depth is cast to int64
+	if depth < 1 {
+		n.fail("depth %g: want a positive number", depth)
 	}
 	if len(values) != 2 {
 		n.fail("values has %d elements: want [off, on]", len(values))
 	}
 	d := int(depth)
-	if !idx.DType().IsFloat() {
-		idx = wrapIndices(idx, d)
-	} else {
+	if idx.DType().IsFloat() {
 		idx = nd.Trunc(idx)
-		idx = nd.Where(nd.Less(idx, nd.Scalar(idx.Context(), idx.DType(), 0)), nd.AddScalar(idx, depth), idx)
+	}
+	if n.opset == 0 || n.opset >= 11 { // negative indices count from the end since opset 11
+		idx = wrapIndices(idx, d)
 	}
 	y := nd.OneHotAs(idx, d, values[1], values[0], in[2].DType())
 	axis := n.a.int("axis", -1)

@@ -88,6 +88,11 @@ func opRecurrent(n *node, in []*nd.NDArray) []*nd.NDArray {
 		if len(lens) != N {
 			n.fail("sequence_lens has %d entries for a batch of %d", len(lens), N)
 		}
+		for _, l := range lens {
+			if l < 0 || l > T {
+				n.fail("sequence length %d outside [0, %d]", l, T)
+			}
+		}
 	}
 	var ys, hs, cs []*nd.NDArray
 	for d := range dirs {
@@ -148,6 +153,9 @@ func initial(n *node, h *nd.NDArray, d, N, H int, x *nd.NDArray, batchFirst bool
 	ax := 0
 	if batchFirst {
 		ax = 1
+	}
+	if h.NDim() != 3 || h.Shape()[ax] <= d {
+		n.fail("initial state of shape %v: want [directions, N, H] ([N, directions, H] with layout 1)", h.Shape())
 	}
 	h = nd.Squeeze(nd.SliceAxis(h, d, d+1, ax), ax)
 	if h.Shape()[0] != N || h.Shape()[1] != H {
