@@ -101,11 +101,18 @@ func (t *Trainer) buildBuckets() {
 		for _, b := range o.buckets {
 			b.mu.Lock()
 			if b.launched && b.err == nil {
-				for _, i := range b.params {
+				for j, i := range b.params {
+					// Only replicas still where they were summed: a
+					// parameter moved since (ResetContext) holds new
+					// gradients on its new contexts.
+					p := o.params[i]
+					if !slices.EqualFunc(p.ListData(), b.leaves, func(l *nd.NDArray, ls []*nd.NDArray) bool { return l == ls[j] }) {
+						continue
+					}
 					if t.presummed == nil {
 						t.presummed = map[*Parameter]bool{}
 					}
-					t.presummed[o.params[i]] = true
+					t.presummed[p] = true
 				}
 			}
 			b.mu.Unlock()

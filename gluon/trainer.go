@@ -84,7 +84,11 @@ type Trainer struct {
 	// unscaledAt are the gradients' stamps (per parameter, per replica)
 	// when UnscaleGrads divided them before any AllReduceGrads: a Step on
 	// those same gradients would divide them again.
-	unscaledAt  [][]uint64
+	unscaledAt [][]uint64
+	// summedAt are the gradients' stamps when a failed step over several
+	// processes had summed them (every bucket is summed before the step's
+	// closing exchange finds the failure), nil otherwise.
+	summedAt    [][]uint64
 	skippedLast bool // the last step's gradients were not finite
 
 	closed     bool
@@ -257,7 +261,7 @@ func (t *Trainer) step(batchSize int, ignoreStale bool) error {
 		return err
 	}
 	if err := t.checkMoved(); err != nil {
-		t.waitBuckets()
+		t.endRound() // the contexts summed are not the parameters' any more
 		return err
 	}
 	if t.unscaled && t.unscaledAt != nil && t.sameStamps(t.unscaledAt) {
@@ -328,7 +332,7 @@ func (t *Trainer) AllReduceGrads() error {
 		return err
 	}
 	if err := t.checkMoved(); err != nil {
-		t.waitBuckets()
+		t.endRound() // the contexts summed are not the parameters' any more
 		return err
 	}
 	t.pending = nil

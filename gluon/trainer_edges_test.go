@@ -294,3 +294,43 @@ func TestLoadStatesExtraParameter(t *testing.T) {
 		t.Fatalf("LoadStates of a file with another parameter: %v", err)
 	}
 }
+
+// TestNewTrainerAfterMove: after parameters moved to other contexts, the
+// new Trainer that the moved-parameters error asks for sums the new
+// contexts' gradients (the old Trainer's sums during backward, on the old
+// contexts, used to count as done, and the replicas split).
+func TestNewTrainerAfterMove(t *testing.T) {
+	defer withCores(8)()
+	from, to := cpus(2), []ctx.Context{ctx.CPU(2), ctx.CPU(3)}
+	x := nd.FromSlice(ctx.CPU(0), []float32{1, 2, 3, -1, 0, 2, 0.5, 1, -2, 3, 1, 0}, 4, 3)
+	opts := gluon.TrainerOpts{FirstBucketBytes: 16, BucketBytes: 16}
+	net, params := twoLayer(t, from)
+	tr, err := gluon.NewTrainer(params, optimizer.NewSGD(0.1), "device", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	backwardOn(t, net, x, from)
+	if err := tr.Step(4); err != nil {
+		t.Fatal(err)
+	}
+	backwardOn(t, net, x, from)
+	if err := params.ResetContext(to); err != nil {
+		t.Fatal(err)
+	}
+	backwardOn(t, net, x, to)
+	if err := tr.Step(4); err == nil || !strings.Contains(err.Error(), "moved from") {
+		t.Fatalf("Step after the move: %v", err)
+	}
+	tr2, err := gluon.NewTrainer(params, optimizer.NewSGD(0.1), "device", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr2.Step(4); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range params.List() {
+		if a, b := p.Data(to[0]).Float32s(), p.Data(to[1]).Float32s(); !slices.Equal(a, b) {
+			t.Errorf("%s: the replicas differ: %v and %v", p.Name(), a, b)
+		}
+	}
+}
