@@ -42,10 +42,13 @@ func (t *Trainer) startQueued() {
 		return
 	}
 	t.chainBusy = true
-	defer func() {
-		t.chainMu.Lock()
-		t.chainBusy = false
-		t.chainMu.Unlock()
+	finished := false
+	defer func() { // a panic inside startBucket: free the chain
+		if !finished {
+			t.chainMu.Lock()
+			t.chainBusy = false
+			t.chainMu.Unlock()
+		}
 	}()
 	for t.chainNext < len(t.buckets) {
 		b := t.buckets[t.chainNext]
@@ -72,6 +75,12 @@ func (t *Trainer) startQueued() {
 		t.startBucket(b, done, l, first)
 		t.chainMu.Lock()
 	}
+	// Free the chain in the critical section that found nothing more to
+	// start: a goroutine that queues its bucket after this sees the chain
+	// free and runs it (freed later, it would leave the bucket queued
+	// until Step).
+	t.chainBusy = false
+	finished = true
 	t.chainMu.Unlock()
 }
 
@@ -191,7 +200,17 @@ func (t *Trainer) resetChain() {
 // gradient); the worker still takes part, so that every worker fails
 // together. It returns the global batch.
 func (t *Trainer) reduceOrdered(fresh [][]int, batch int, failed error) (int, error) {
-	err := t.reduceBucketsOrdered(fresh)
+	var err error
+	if t.summedAt != nil && t.sameStamps(t.summedAt) {
+		// A failed step (on every worker: they fail together) summed
+		// these very gradients already: a retry (StepIgnoreStale after a
+		// stale error) must not sum them again.
+		t.endRound()
+	} else {
+		err = t.reduceBucketsOrdered(fresh)
+	}
+	t.summedAt = nil
+	summed := err == nil
 	if failed != nil {
 		err = failed
 	}
@@ -208,6 +227,9 @@ func (t *Trainer) reduceOrdered(fresh [][]int, batch int, failed error) (int, er
 		batch = failedBatch
 	}
 	global, cerr := t.kv.BeginStep(keys, batch)
+	if summed && (err != nil || cerr != nil || global < 0) {
+		t.summedAt = t.currentStamps() // the gradients hold their sums now
+	}
 	switch {
 	case err != nil:
 		return 0, err

@@ -66,6 +66,10 @@ type lenetJob struct {
 	// first use, is initialised (seeded by rank) and unfrozen before step
 	// late, followed by Trainer.Init.
 	late int
+	// unused: a Dense layer that trains but that no forward pass uses, so
+	// its gradient is stale on every rank at every step; with retry, each
+	// step first calls Step, which must fail on it, then StepIgnoreStale.
+	unused, retry bool
 }
 
 // freezes reports whether this rank freezes a parameter during the job.
@@ -121,6 +125,13 @@ func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
 		lw = traintest.NewLateNet(net, false)
 		trParams, trainNet = gluon.CollectParams(lw), lw
 		gluon.CollectParams(lw.Late).SetGradReq(nd.GradNull)
+	}
+	if j.unused {
+		lw = traintest.NewLateNet(net, false)
+		if err := gluon.CollectParams(lw.Late).Initialize(initializer.Xavier{}, devs, false); err != nil {
+			t.Fatal(err)
+		}
+		trParams, trainNet = gluon.CollectParams(lw), lw
 	}
 	opt := optimizer.NewSGD(0.1)
 	opt.Momentum = j.momentum
@@ -190,9 +201,15 @@ func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
 		if j.frozen && s == j.thawAt && j.thawAfter {
 			params.List()[0].SetGradReq(nd.GradWrite)
 		}
-		if j.ignore {
+		switch {
+		case j.retry:
+			if err = tr.Step(hi - lo); err == nil || !strings.Contains(err.Error(), "stale") {
+				t.Fatalf("step %d: Step with a parameter no pass wrote: %v", s, err)
+			}
 			err = tr.StepIgnoreStale(hi - lo)
-		} else {
+		case j.ignore:
+			err = tr.StepIgnoreStale(hi - lo)
+		default:
 			err = tr.Step(hi - lo)
 		}
 		if j.expectErr != "" && s == j.first+j.errAt {
@@ -214,7 +231,7 @@ func trainLeNet(t testing.TB, j lenetJob) map[string][]float32 {
 		}
 		scope.Close()
 	}
-	if ds, ok := tr.KVStore().(*dist.Store); ok && j.freezeAt == 0 && !j.frozen && j.late == 0 {
+	if ds, ok := tr.KVStore().(*dist.Store); ok && j.freezeAt == 0 && !j.frozen && j.late == 0 && !j.unused {
 		// LeNet's ten tensors cost one allreduce per step: one gradient
 		// bucket, or (updating on the kvstore) one fusion buffer. Init
 		// costs two control exchanges; a step one (the key check and batch

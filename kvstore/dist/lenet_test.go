@@ -94,6 +94,10 @@ func workerJob(t *testing.T, rank, size int) lenetJob {
 		j.expectErr = "workers disagree"
 	case "overflow": // rank 1's gradients are NaN at step 5: every rank skips it
 		j.die, j.dieAt, j.overflow = 1, 5, true
+	case "unused": // a trained layer no forward pass uses, skipped with StepIgnoreStale
+		j.unused, j.ignore = true, true
+	case "unused-retry": // the same, each step after a Step that fails on it
+		j.unused, j.retry = true, true
 	case "stall": // rank 2 stops taking part before step 5
 		j.die, j.dieAt = 2, 5
 		j.dieHook = func() { time.Sleep(time.Minute) }
@@ -273,6 +277,27 @@ func TestStaleWorkerFailsEveryWorker(t *testing.T) {
 				t.Errorf("%d of 4 ranks got the error", n)
 			}
 		})
+	}
+}
+
+// TestStaleRetryAcrossWorkers: a Step that fails on every worker for a
+// stale gradient has summed the others over the workers already; the
+// StepIgnoreStale its error suggests then updates as a StepIgnoreStale
+// in its place does (it summed them a second time, a 4× update with 2
+// workers of 2 contexts).
+func TestStaleRetryAcrossWorkers(t *testing.T) {
+	env := []string{envMoment + "=0.9", envDevices + "=2", envBucket + "=16384", "GOLUON_TEST_STEPS=4"}
+	want, r := runLeNet(t, "unused", env...)
+	r.Check(t, 4, "TestLeNetWorker")
+	got, r := runLeNet(t, "unused-retry", env...)
+	r.Check(t, 4, "TestLeNetWorker")
+	for rank := range 4 {
+		w, g := loadParams(t, rankFile(want, rank)), loadParams(t, rankFile(got, rank))
+		for name := range w {
+			if !slices.Equal(w[name], g[name]) {
+				t.Errorf("rank %d: %s after retries differs from StepIgnoreStale alone (%.3g relative)", rank, name, relDiff(w[name], g[name]))
+			}
+		}
 	}
 }
 
