@@ -78,18 +78,32 @@ interop:
 
 # onnx-check exports the round-trip tests' networks (LeNet, the Keras
 # CIFAR CNN, an MLP, an Inception-style block, ResNet-18/50, MobileNetV2,
-# VGG-11-BN, the ViT, transformer stacks, MiniGoogLeNet, the char-lm GPT)
-# into a fresh directory and runs ONNX's own checker on them (full check,
-# strict shape inference; Debian's python3-onnx, installed when missing,
-# checked through onnx.checker: libonnx-testdata's data directory alone makes
-# `import onnx` succeed as an empty namespace package): tools/onnx_check.py.
+# VGG-11-BN, the ViT, transformer stacks, recurrent stacks, 1-D and
+# transposed convolutions, MiniGoogLeNet, the char-lm GPT; several also in
+# float16, bfloat16 and float64) into a fresh directory, runs ONNX's own
+# checker on them (full check, strict shape inference; Debian's
+# python3-onnx, installed when missing, checked through onnx.checker:
+# libonnx-testdata's data directory alone makes `import onnx` succeed as
+# an empty namespace package): tools/onnx_check.py; then runs each in ONNX
+# Runtime (onnxruntime-node from npm, installed into ORT_DIR when missing,
+# without its install script, which downloads GPU builds) and compares
+# with the network's own output: tools/onnx_ort_check.js.
+ORT_VERSION = 1.19.2
+ORT_DIR ?= $(HOME)/.cache/goluon/onnxruntime-node-$(ORT_VERSION)
+
 onnx-check:
 	@/usr/bin/python3 -c 'import onnx.checker' 2>/dev/null || { echo "installing python3-onnx from Debian"; \
 		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q python3-onnx >/dev/null; }
+	@{ command -v node && command -v npm; } >/dev/null || { echo "installing nodejs and npm from Debian"; \
+		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q nodejs npm >/dev/null; }
+	@[ -f $(ORT_DIR)/node_modules/onnxruntime-node/package.json ] || { echo "installing onnxruntime-node $(ORT_VERSION) from npm into $(ORT_DIR)"; \
+		npm install --prefix $(ORT_DIR) --no-audit --no-fund --ignore-scripts onnxruntime-node@$(ORT_VERSION) >/dev/null; }
 	@d=$$(mktemp -d) && \
 	GOLUON_ONNX_EXPORT_DIR=$$d $(GO) test -count=1 -run 'TestExportRoundTrip|TestExportONNX' ./gluon/onnx/ ./tutorials/char-lm/ ./tutorials/minigooglenet/ && \
-	/usr/bin/python3 tools/onnx_check.py $$d/*.onnx; \
+	/usr/bin/python3 tools/onnx_check.py $$d/*.onnx && \
+	NODE_PATH=$(ORT_DIR)/node_modules node tools/onnx_ort_check.js $$d; \
 	rc=$$?; rm -rf $$d; exit $$rc
 
 # zoo-full checks the model zoo at torchvision's full sizes (224x224

@@ -130,6 +130,7 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 			}
 		}
 	}
+	prune(&e.graph, "output")
 	outType, err := e.retype("output")
 	if err != nil {
 		return nil, fmt.Errorf("onnx: export: %w", err)

@@ -235,6 +235,40 @@ func convertConst(c *onnxpb.TensorProto, t onnxpb.TensorProto_DataType) error {
 	return nil
 }
 
+// prune drops the nodes and initializers nothing reaches the output
+// through (a block's form may write a constant it then does not use).
+func prune(g *onnxpb.GraphProto, out string) {
+	need := map[string]bool{out: true}
+	keep := make([]bool, len(g.Node))
+	for i := len(g.Node) - 1; i >= 0; i-- {
+		n := g.Node[i]
+		for _, o := range n.Output {
+			if need[o] {
+				keep[i] = true
+			}
+		}
+		if keep[i] {
+			for _, in := range n.Input {
+				need[in] = true
+			}
+		}
+	}
+	nodes := g.Node[:0]
+	for i, n := range g.Node {
+		if keep[i] {
+			nodes = append(nodes, n)
+		}
+	}
+	g.Node = nodes
+	inits := g.Initializer[:0]
+	for _, t := range g.Initializer {
+		if need[t.GetName()] {
+			inits = append(inits, t)
+		}
+	}
+	g.Initializer = inits
+}
+
 // outType is the element type of an op's outputs given its data type.
 func outType(op string, t onnxpb.TensorProto_DataType) onnxpb.TensorProto_DataType {
 	switch {

@@ -3,6 +3,10 @@
 package onnxtest
 
 import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -35,6 +39,13 @@ func RoundTrip(t testing.TB, name string, net gluon.Block, shape []int, opts onn
 	if err != nil {
 		t.Fatal(err)
 	}
+	if os.Getenv(ExportDirEnv) != "" && len(inputs) > 0 {
+		var y *nd.NDArray
+		autograd.PredictMode(func() { y = net.Forward(inputs[0]) })
+		if err := WriteIO(filepath.Join(dir, name+".io.json"), inputs[0], y); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, x := range inputs {
 		var want, got []float32
 		autograd.PredictMode(func() {
@@ -48,4 +59,59 @@ func RoundTrip(t testing.TB, name string, net gluon.Block, shape []int, opts onn
 			t.Errorf("input %v: relative L2 difference %.3g", x.Shape(), rel)
 		}
 	}
+}
+
+// ioTensor is one array of an io.json file: its ONNX element type name
+// (float32, float16, float64, int64), shape and little-endian bytes.
+type ioTensor struct {
+	DType string `json:"dtype"`
+	Shape []int  `json:"shape"`
+	Data  []byte `json:"data"` // base64 in JSON
+}
+
+// WriteIO writes path, the input x and the network's output y of an
+// exported model, for tools/onnx_ort_check.js (make onnx-ort), which runs
+// the model in ONNX Runtime and compares.
+func WriteIO(path string, x, y *nd.NDArray) error {
+	enc := func(a *nd.NDArray) (ioTensor, error) {
+		t := ioTensor{Shape: a.Shape()}
+		switch a.DType() {
+		case nd.Float32:
+			t.DType = "float32"
+			for _, v := range a.Float32s() {
+				t.Data = binary.LittleEndian.AppendUint32(t.Data, math.Float32bits(v))
+			}
+		case nd.Float64:
+			t.DType = "float64"
+			for _, v := range a.Float64s() {
+				t.Data = binary.LittleEndian.AppendUint64(t.Data, math.Float64bits(v))
+			}
+		case nd.Float16:
+			t.DType = "float16"
+			for _, v := range a.Float32s() {
+				t.Data = binary.LittleEndian.AppendUint16(t.Data, uint16(nd.F16From(v)))
+			}
+		case nd.Int64:
+			t.DType = "int64"
+			for _, v := range a.Int64s() {
+				t.Data = binary.LittleEndian.AppendUint64(t.Data, uint64(v))
+			}
+		default:
+			return t, fmt.Errorf("onnxtest: %v arrays are not written", a.DType())
+		}
+		return t, nil
+	}
+	in, err := enc(x)
+	if err != nil {
+		return err
+	}
+	out, err := enc(y)
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(map[string]ioTensor{"input": in, "output": out})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
 }
