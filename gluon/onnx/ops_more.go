@@ -61,6 +61,9 @@ var moreOps = map[string]opFunc{
 		}
 		return []*nd.NDArray{nd.InstanceNorm(x, gamma, beta, n.a.float("epsilon", 1e-5))}
 	},
+	"Einsum": func(n *node, in []*nd.NDArray) []*nd.NDArray {
+		return []*nd.NDArray{nd.Einsum(n.a.str("equation", ""), in...)}
+	},
 	"DepthToSpace": opDepthToSpace,
 	"RNN":          opRecurrent,
 	"GRU":          opRecurrent,

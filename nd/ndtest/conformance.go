@@ -77,6 +77,7 @@ var confFamilies = []struct {
 	{"activation", confActivation},   // activation.go
 	{"layernorm", confLayerNorm},     // layernorm.go
 	{"interpolate", confInterpolate}, // interpolate.go
+	{"einsum", confEinsum},           // einsum.go
 }
 
 // confRecover turns a panic inside a case (an *nd.Error from an op that

@@ -67,6 +67,7 @@ func gradCases(dev ctx.Context) []gradCase {
 		gradSliceCases(dev),       // slice.go
 		gradPadCases(dev),         // pad.go
 		gradInterpolateCases(dev), // interpolate.go
+		gradEinsumCases(dev),      // einsum.go
 		gradSortCases(dev),        // sort.go
 		gradMathCases(dev),        // math.go
 		gradActivationCases(dev),  // activation.go
