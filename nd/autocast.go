@@ -172,14 +172,18 @@ func dispatchIx(op string, c castClass, in []*NDArray, index uint, f func(w []*N
 		if index&(1<<i) == 0 {
 			data = append(data, a)
 		} else if a.dtype.IsHalf() { // whole numbers: float32 holds them exactly
+			// Like an autocast copy: the recorded backward pass may read
+			// it (a Pick's indices), so castsDone frees it only when
+			// nothing was recorded.
 			in[i] = widened(a)
-			defer in[i].Release()
+			made = append(made, in[i])
 		}
 	}
 	dt, half := halfOf(data...)
 	if half {
 		for _, a := range data {
 			if a.dtype != dt {
+				castsDone(nil, made)
 				fail(op, ErrDType, "%v and %v inputs (shapes %v and %v); convert with AsType, or use an autocast scope", dt, a.dtype, data[0].shape, a.shape)
 			}
 		}

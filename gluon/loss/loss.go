@@ -34,7 +34,9 @@
 // trailing 1-axes, is a leading part of the unreduced loss's shape is
 // aligned on the batch axis: [N] and [N, 1] both weight whole samples, for
 // any loss. Other shapes broadcast as nd.Mul does (trailing axes aligned)
-// and must not grow the loss.
+// and must not grow the loss. A one-dimensional weight that could mean
+// either (its length the batch size and the last axis's) is an error that
+// asks for [N, 1] or [1, C].
 package loss
 
 import (
@@ -166,6 +168,13 @@ func alignWeight(op string, sw *nd.NDArray, ls []int) *nd.NDArray {
 	trimmed := s
 	for len(trimmed) > 0 && trimmed[len(trimmed)-1] == 1 {
 		trimmed = trimmed[:len(trimmed)-1]
+	}
+	if len(trimmed) == 1 && len(ls) > 1 && ls[0] == trimmed[0] && ls[len(ls)-1] == trimmed[0] && len(s) == 1 {
+		// [k] for a loss [k, ..., k]: per sample by the rule above, per
+		// element of the last axis by broadcasting (Gluon's and NumPy's
+		// reading, and what a per-class weight means), so the meaning
+		// would change with the batch size.
+		nd.Panicf(op, nd.ErrShape, "sample weights of shape %v for the unreduced loss of shape %v are ambiguous: reshape them to [%d, 1] to weight samples or [1, %d] to weight the last axis", s, ls, trimmed[0], trimmed[0])
 	}
 	if len(trimmed) <= len(ls) && slices.Equal(trimmed, ls[:len(trimmed)]) {
 		want := append(slices.Clone(trimmed), make([]int, len(ls)-len(trimmed))...)

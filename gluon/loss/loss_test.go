@@ -56,7 +56,7 @@ func TestHandValues(t *testing.T) {
 		{"L2/zero-weight-is-1", loss.L2{}.Forward(pred, label), []float64{0.25, 1}},
 		{"L2/weight", loss.L2{Weight: 4}.Forward(pred, label), []float64{1, 4}},
 		{"L1", loss.NewL1().Forward(pred, label), []float64{0.5, 1}},
-		{"L1/sample-weight", loss.NewL1().ForwardWeighted(pred, label, f64(dev, []float64{2, 0.5}, 2)), []float64{1, 0.5}},
+		{"L1/sample-weight", loss.NewL1().ForwardWeighted(pred, label, f64(dev, []float64{2, 0.5}, 2, 1)), []float64{1, 0.5}},
 		// Logit 0: log 2 whatever the label.
 		{"SigmoidBCE/zero-logit", loss.NewSigmoidBCE(false).Forward(nd.Zeros(dev, nd.Float32, 2, 1).AsType(nd.Float64), f64(dev, []float64{0, 1}, 2)), []float64{ln2, ln2}},
 		// Uniform scores over 4 classes: log 4 for any label.
@@ -99,6 +99,31 @@ func TestSampleWeightShapes(t *testing.T) {
 		if math.Abs(got[i]-want[i]) > 1e-12 {
 			t.Fatalf("per-class weights: got %v, want %v", got, want)
 		}
+	}
+}
+
+// TestSampleWeightAmbiguous: a one-dimensional weight whose length is
+// both the batch size and the last axis's could weight samples (this
+// package's rule) or the last axis (NumPy's broadcasting, a per-class
+// weight): the meaning would change with the batch size, so it is an
+// error that says how to write either.
+func TestSampleWeightAmbiguous(t *testing.T) {
+	dev := ctx.CPU(0)
+	pred := f64(dev, []float64{1, 2, 3, 4, 5, 6, 7, 8, 9}, 3, 3)
+	err := nd.Catch(func() {
+		loss.NewSigmoidBCE(false).ForwardWeighted(pred, nd.ZerosLike(pred), f64(dev, []float64{1, 2, 3}, 3))
+	})
+	if err == nil || !strings.Contains(err.Error(), "ambiguous") || !strings.Contains(err.Error(), "[3, 1]") {
+		t.Fatalf("got %v", err)
+	}
+	// [N, 1] and [1, C] say which.
+	bySample := loss.NewL2().ForwardWeighted(pred, nd.ZerosLike(pred), f64(dev, []float64{1, 2, 3}, 3, 1)).Float64s()
+	byClass := loss.NewL2().ForwardWeighted(pred, nd.ZerosLike(pred), f64(dev, []float64{1, 2, 3}, 1, 3)).Float64s()
+	if want := 2 * 0.5 * (16 + 25 + 36) / 3; math.Abs(bySample[1]-want) > 1e-12 {
+		t.Errorf("per sample: %v, want row 1 = %v", bySample, want)
+	}
+	if want := 0.5 * (1*16 + 2*25 + 3*36) / 3; math.Abs(byClass[1]-want) > 1e-12 {
+		t.Errorf("per class: %v, want row 1 = %v", byClass, want)
 	}
 }
 

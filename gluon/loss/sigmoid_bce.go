@@ -46,9 +46,18 @@ func (l SigmoidBCE) ForwardWeighted(pred, label, sampleWeight *nd.NDArray) *nd.N
 	z := reshapeLike(op, "labels", label, pred.Shape(), pred.Shape())
 	var loss *nd.NDArray
 	if l.FromSigmoid {
-		pos := nd.Mul(nd.Log(nd.AddScalar(pred, sigmoidEps)), z)
-		neg := nd.Mul(nd.Log(nd.AddScalar(nd.RSubScalar(1, pred), sigmoidEps)), nd.RSubScalar(1, z))
+		p, zz := pred, z
+		if dt := pred.DType(); dt.IsHalf() {
+			// 1e-12 is 0 in half precision, where p rounds to exactly 0
+			// or 1: in float32 the logarithms stay finite.
+			p, zz = pred.AsType(nd.Float32), z.AsType(nd.Float32)
+		}
+		pos := nd.Mul(nd.Log(nd.AddScalar(p, sigmoidEps)), zz)
+		neg := nd.Mul(nd.Log(nd.AddScalar(nd.RSubScalar(1, p), sigmoidEps)), nd.RSubScalar(1, zz))
 		loss = nd.Neg(nd.Add(pos, neg))
+		if loss.DType() != pred.DType() {
+			loss = loss.AsType(pred.DType())
+		}
 	} else {
 		// −|x| is written min(x, −x): equal values, but at x = 0 nd.Minimum
 		// sends the gradient to its first operand, so the softrelu term

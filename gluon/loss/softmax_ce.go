@@ -116,10 +116,17 @@ func (l SoftmaxCrossEntropy) ForwardWeighted(pred, label, sampleWeight *nd.NDArr
 // the mean over its counted positions.
 func (l SoftmaxCrossEntropy) ignore(idx, nll *nd.NDArray) *nd.NDArray {
 	s := sessionOf(nll, idx)
+	if idx.DType() == nd.Uint8 && (l.IgnoreLabel < 0 || l.IgnoreLabel > 255) {
+		// No uint8 label can be IgnoreLabel (−100 would saturate to 0).
+		return nll
+	}
 	ign := s.Full(idx.Context(), idx.DType(), float64(l.IgnoreLabel), 1)
-	keep := nd.NotEqual(idx, ign).AsType(nll.DType())
-	nll = nd.Mul(nll, keep)
-	if nll.NDim() < 2 {
+	mask := nd.NotEqual(idx, ign)
+	keep := mask.AsType(nll.DType())
+	// Select, not multiply: an ignored position's clipped label may pick a
+	// −inf log-probability, and −inf·0 is NaN.
+	nll = nd.Where(mask, nll, nd.ZerosLike(nll))
+	if nll.NDim() < 2 || nll.Size() == 0 {
 		return nll
 	}
 	axes := make([]int, nll.NDim()-1)

@@ -13,6 +13,8 @@ import (
 // for sequences), or unnormalised scores when Logits is set (a log_softmax
 // is taken on the host); labels hold one class index per prediction row.
 // With UseIgnore, tokens whose label is IgnoreLabel (padding) are skipped.
+// A probability below 1e-10 counts as 1e-10, as in MXNet, so one
+// impossible token does not make the perplexity infinite.
 // A label outside [0, C) that is not ignored panics.
 //
 // The zero value is ready to use.
@@ -60,7 +62,8 @@ func (m *Perplexity) Update(labels, preds []*nd.NDArray) {
 			if m.Logits {
 				sum -= row[lbl] - logSumExp(row)
 			} else {
-				sum -= math.Log(max(row[lbl], 1e-300))
+				sum -= math.Log(max(row[lbl], 1e-10)) // MXNet's floor
+
 			}
 			num++
 		}

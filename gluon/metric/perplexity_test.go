@@ -33,6 +33,12 @@ func TestPerplexity(t *testing.T) {
 	if _, got := l.Get(); math.Abs(got-want) > 1e-12 {
 		t.Errorf("logits with an ignored token: %v, want %v", got, want)
 	}
+	// A zero probability counts as 1e-10, as in MXNet: perplexity 1e10.
+	z := metric.NewPerplexity()
+	z.Update([]*nd.NDArray{nd.FromSlice(ctx.CPU(0), []int64{1})}, []*nd.NDArray{nd.FromSlice(ctx.CPU(0), []float64{1, 0}, 1, 2)})
+	if _, got := z.Get(); math.Abs(got/1e10-1) > 1e-9 {
+		t.Errorf("a zero probability: %v, want 1e10", got)
+	}
 	l.Reset()
 	if _, got := l.Get(); !math.IsNaN(got) {
 		t.Errorf("after Reset: %v, want NaN", got)
