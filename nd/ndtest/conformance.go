@@ -78,6 +78,7 @@ var confFamilies = []struct {
 	{"layernorm", confLayerNorm},     // layernorm.go
 	{"interpolate", confInterpolate}, // interpolate.go
 	{"einsum", confEinsum},           // einsum.go
+	{"conv3d", confConv3D},           // conv3d.go
 }
 
 // confRecover turns a panic inside a case (an *nd.Error from an op that

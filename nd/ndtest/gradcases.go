@@ -68,6 +68,7 @@ func gradCases(dev ctx.Context) []gradCase {
 		gradPadCases(dev),         // pad.go
 		gradInterpolateCases(dev), // interpolate.go
 		gradEinsumCases(dev),      // einsum.go
+		gradConv3DCases(dev),      // conv3d.go
 		gradSortCases(dev),        // sort.go
 		gradMathCases(dev),        // math.go
 		gradActivationCases(dev),  // activation.go
