@@ -150,46 +150,99 @@ func (p *Pool2D) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
 		"kernel_shape": []int{o.Kernel[0], o.Kernel[1]},
 		"strides":      []int{stride[0], stride[1]},
 	}
+	avg, include := o.Type != nd.PoolMax, !o.ExcludePad
 	if o.CeilMode {
-		ceil, err := ceilPads(g, x, o, stride, pads)
+		c, err := ceilForm(g, x, o, stride, pads)
 		if err != nil {
 			return "", err
 		}
-		if ceil {
+		if c.crop != [2]int{} {
+			// Rows and columns only the dropped windows would read.
+			i64 := func(v ...int64) string { return g.Const(v, len(v)) }
+			x = g.Op("Slice", []string{x, i64(0, 0), i64(int64(c.in[0]-c.crop[0]), int64(c.in[1]-c.crop[1])), i64(2, 3)}, nil, 1)[0]
+		}
+		if c.ceil && avg && include {
+			return avgCeilIncludePad(g, x, o, stride, pads, c)
+		}
+		if c.ceil {
 			attrs["ceil_mode"] = 1
 		}
 	}
 	attrs["pads"] = pads
 	op := "MaxPool"
-	if o.Type != nd.PoolMax {
+	if avg {
 		op = "AveragePool"
-		if !o.ExcludePad {
+		if include {
 			attrs["count_include_pad"] = 1
 		}
 	}
 	return g.Op(op, []string{x}, attrs, 1)[0], nil
 }
 
-// ceilPads writes ceil mode in ONNX's terms. PyTorch's ceil mode (nd's)
+// avgCeilIncludePad writes an average pooling in ceil mode that counts
+// the padding. PyTorch divides a partial window by its part inside the
+// padded input; runtimes differ on what ONNX's count_include_pad means
+// for it (ONNX Runtime divides by the whole kernel). So the form has no
+// partial windows and no implicit padding: the input padded explicitly
+// with zeros to cover every window whole, averaged over the whole kernel,
+// then multiplied by a constant that turns each window's divisor into
+// PyTorch's.
+func avgCeilIncludePad(g gluon.ONNXGraph, x string, o nd.PoolOpts, stride [2]int, pads []int, c ceilShape) (string, error) {
+	k := o.Kernel
+	var out [2]int
+	var end [2]int64
+	div := [2][]float64{}
+	for i := range 2 {
+		in := c.in[i] - c.crop[i]
+		out[i] = (in+pads[i]+pads[2+i]-k[i]+stride[i]-1)/stride[i] + 1
+		end[i] = int64((out[i]-1)*stride[i] + k[i] - in - pads[i])
+		for j := range out[i] {
+			start := j*stride[i] - pads[i]
+			div[i] = append(div[i], float64(min(start+k[i], in+pads[2+i])-start))
+		}
+	}
+	x = g.Op("Pad", []string{x, g.Const([]int64{0, 0, int64(pads[0]), int64(pads[1]), 0, 0, end[0], end[1]}, 8)}, nil, 1)[0]
+	y := g.Op("AveragePool", []string{x}, map[string]any{"kernel_shape": []int{k[0], k[1]}, "strides": []int{stride[0], stride[1]},
+		"pads": []int{0, 0, 0, 0}, "count_include_pad": 1}, 1)[0]
+	scale := make([]float32, 0, out[0]*out[1])
+	for _, dh := range div[0] {
+		for _, dw := range div[1] {
+			scale = append(scale, float32(float64(k[0]*k[1])/(dh*dw)))
+		}
+	}
+	return g.Op("Mul", []string{y, g.Const(scale, 1, 1, out[0], out[1])}, nil, 1)[0], nil
+}
+
+// ceilShape is how a pooling in ceil mode is written in ONNX's terms.
+type ceilShape struct {
+	ceil bool   // write ceil_mode: some axis keeps a partial window
+	crop [2]int // rows and columns to cut from the input's end first
+	in   [2]int // the input's height and width
+}
+
+// ceilForm writes ceil mode in ONNX's terms. PyTorch's ceil mode (nd's)
 // drops a last window that would start in the bottom or right padding;
 // ONNX's formula before opset 19, ceil((in + pads − k)/s) + 1, keeps it.
 // Where the two differ only by that dropped window, ceil mode gives
 // floor's size, so on such an axis the end padding shrinks by the
 // remainder that made ONNX round up (the windows and their divisors stay
-// the same), and ceil mode is written only when some axis keeps a partial
-// window. It reports whether to write ceil_mode.
-func ceilPads(g gluon.ONNXGraph, x string, o nd.PoolOpts, stride [2]int, pads []int) (bool, error) {
+// the same), cutting the input's last rows when the padding is too small
+// to shrink (only the dropped window reads them); ceil mode is written
+// only when some axis keeps a partial window. pads is updated.
+func ceilForm(g gluon.ONNXGraph, x string, o nd.PoolOpts, stride [2]int, pads []int) (ceilShape, error) {
+	var c ceilShape
 	sg, ok := g.(gluon.ONNXShapes)
 	if !ok {
-		return false, fmt.Errorf("pooling in ceil mode needs the input's size: the ONNX graph does not give shapes (gluon.ONNXShapes)")
+		return c, fmt.Errorf("pooling in ceil mode needs the input's size: the ONNX graph does not give shapes (gluon.ONNXShapes)")
 	}
 	shape, err := sg.Shape(x)
 	if err != nil {
-		return false, err
+		return c, err
 	}
 	if len(shape) != 4 {
-		return false, fmt.Errorf("pooling input of shape %v: want [N, C, H, W]", shape)
+		return c, fmt.Errorf("pooling input of shape %v: want [N, C, H, W]", shape)
 	}
+	c.in = [2]int{shape[2], shape[3]}
 	floorOut := func(in, k, s, p int) int { return (in+2*p-k)/s + 1 }
 	torchOut := func(in, k, s, p int) int {
 		out := (in+2*p-k+s-1)/s + 1
@@ -198,15 +251,14 @@ func ceilPads(g gluon.ONNXGraph, x string, o nd.PoolOpts, stride [2]int, pads []
 		}
 		return out
 	}
-	ceil := false
 	for i := range 2 {
 		in, k, s, p := shape[2+i], o.Kernel[i], stride[i], o.Pad[i]
 		if torchOut(in, k, s, p) > floorOut(in, k, s, p) {
-			ceil = true
+			c.ceil = true
 		}
 	}
-	if !ceil {
-		return false, nil
+	if !c.ceil {
+		return c, nil
 	}
 	for i := range 2 {
 		in, k, s, p := shape[2+i], o.Kernel[i], stride[i], o.Pad[i]
@@ -214,12 +266,11 @@ func ceilPads(g gluon.ONNXGraph, x string, o nd.PoolOpts, stride [2]int, pads []
 			continue
 		}
 		r := (in + 2*p - k) % s
-		if pads[2+i] < r {
-			return false, fmt.Errorf("pooling in ceil mode (kernel %d, stride %d, pad %d on a size %d) has no ONNX form before opset 19", k, s, p, in)
-		}
-		pads[2+i] -= r
+		cut := min(r, pads[2+i])
+		pads[2+i] -= cut
+		c.crop[i] = r - cut
 	}
-	return true, nil
+	return c, nil
 }
 
 // ExportONNX writes GlobalAveragePool for a 1×1 output; other output

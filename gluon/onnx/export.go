@@ -163,7 +163,7 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 		OpsetImport:     []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(ExportOpset)}},
 		Graph:           g,
 	}
-	if err := verify(mp, dev, inDType, inputShape, example, want); err != nil {
+	if err := verify(mp, dev, inDType, netDType(params), inputShape, example, want); err != nil {
 		return nil, fmt.Errorf("onnx: export: %w", err)
 	}
 	return mp, nil
@@ -171,7 +171,7 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 
 // verify runs the exported graph on the example input and compares its
 // output with the network's (want).
-func verify(mp *onnxpb.ModelProto, dev ctx.Context, dt nd.DType, shape []int, example, want []float32) error {
+func verify(mp *onnxpb.ModelProto, dev ctx.Context, dt, netDT nd.DType, shape []int, example, want []float32) error {
 	m, err := fromProto(mp, []ctx.Context{dev})
 	if err != nil {
 		return fmt.Errorf("the written graph does not load back: %w", err)
@@ -195,7 +195,7 @@ func verify(mp *onnxpb.ModelProto, dev ctx.Context, dt nd.DType, shape []int, ex
 		return fmt.Errorf("the written graph gives %d outputs, the network %d", len(got), len(want))
 	}
 	tol := 1e-4
-	if dt.IsHalf() { // the graph's ops round in other places than the network's
+	if netDT.IsHalf() { // the graph's ops round in other places than the network's
 		tol = 1e-2
 	}
 	if rel := numcmp.RelL2(got, want); rel > tol || rel != rel {

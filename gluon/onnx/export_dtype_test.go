@@ -13,6 +13,7 @@ import (
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/initializer"
+	"github.com/goluon/goluon/gluon/nn"
 	"github.com/goluon/goluon/gluon/onnx"
 	"github.com/goluon/goluon/gluon/onnx/internal/onnxpb"
 	"github.com/goluon/goluon/internal/numcmp"
@@ -113,5 +114,38 @@ func TestExportRoundTripDTypes(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestExportEmbeddingHalf: a float16 network on int64 token ids exports
+// (its check used the input's type, int64, to pick the float32
+// tolerance, and refused the file).
+func TestExportEmbeddingHalf(t *testing.T) {
+	dev := ctx.CPU(0)
+	nd.Seed(9)
+	net := nn.NewSequential(nn.NewEmbedding(10, 4), nn.NewDense(3, nn.DenseOpts{NoFlatten: true}), nn.NewLayerNorm(-1, nn.NormOpts{}))
+	if err := gluon.CollectParams(net).Initialize(initializer.Xavier{}, []ctx.Context{dev}, false); err != nil {
+		t.Fatal(err)
+	}
+	ids := nd.FromSlice(dev, []int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 0}, 2, 5)
+	autograd.PredictMode(func() { net.Forward(ids) })
+	if err := gluon.Cast(net, nd.Float16); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "emb.onnx")
+	if err := onnx.Save(path, net, []int{2, 5}, onnx.ExportOpts{InputDType: nd.Int64}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := onnx.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want []float32
+	autograd.PredictMode(func() {
+		want = net.Forward(ids).AsType(nd.Float32).Float32s()
+		got = m.Forward(ids).AsType(nd.Float32).Float32s()
+	})
+	if rel := numcmp.RelL2(got, want); rel > 1e-2 {
+		t.Fatalf("relative L2 difference %.3g", rel)
 	}
 }

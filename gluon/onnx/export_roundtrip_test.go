@@ -70,6 +70,20 @@ func exportNets() []exportNet {
 				nn.NewAvgPool2D(2, nn.PoolOpts{Stride: [2]int{1, 1}, ExcludePad: true, CeilMode: true}),
 			)
 		}, []int{2, 3, 5, 8}, false, 0},
+		{"ceil-pools-partial", func() gluon.Block {
+			// Partial windows averaged counting the padding (ONNX divides
+			// them by the whole kernel), and a max pool whose one axis
+			// drops a window with too little padding to shrink.
+			return nn.NewSequential(
+				nn.NewAvgPool2D(2, nn.PoolOpts{Stride: [2]int{2, 2}, CeilMode: true}), // 5×7 → 3×4
+				nn.NewConv2D(4, 1, nn.Conv2DOpts{}),
+				nn.NewAvgPool2D(3, nn.PoolOpts{Stride: [2]int{2, 2}, Pad: [2]int{1, 1}, CeilMode: true}), // 3×4 → 2×3
+				nn.NewMaxPool2D(2, nn.PoolOpts{Stride: [2]int{3, 2}, CeilMode: true}),                    // 2×3 → 1×2
+			)
+		}, []int{2, 3, 5, 7}, false, 0},
+		{"ceil-max-crop", func() gluon.Block {
+			return nn.NewMaxPool2D(2, nn.PoolOpts{Stride: [2]int{3, 2}, CeilMode: true}) // 6×5 → 2×3: rows drop a window, columns keep one
+		}, []int{1, 2, 6, 5}, false, 0},
 		{"conv1d-norms", func() gluon.Block {
 			// Sequences with channels: 1-D convolutions, PReLU, instance
 			// and group normalisation.
