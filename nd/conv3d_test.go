@@ -40,7 +40,7 @@ func TestConv3DPool3DGoldens(t *testing.T) {
 			X                   []float64
 			Kernel, Stride, Pad []int
 			Ceil                bool
-			IncludePad          bool `json:"include_pad"`
+			IncludePad          bool  `json:"include_pad"`
 			YShape              []int `json:"y_shape"`
 			Y, GX               []float64
 		}

@@ -95,7 +95,7 @@ func TestEinsumErrors(t *testing.T) {
 	a, b := nd.Ones(dev, nd.Float32, 2, 3), nd.Ones(dev, nd.Float32, 4, 5)
 	for _, c := range []struct {
 		name, eq, want string
-		ops        []*nd.NDArray
+		ops            []*nd.NDArray
 	}{
 		{"operand count", "ij,jk->ik", "names 2 operands, 1 given", []*nd.NDArray{a}},
 		{"letters vs axes", "ijk->i", "3 letters", []*nd.NDArray{a}},
