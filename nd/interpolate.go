@@ -24,7 +24,10 @@ type InterpolateOpts struct {
 	// Scale gives the output's height and width as the input's times
 	// Scale, rounded down, and maps output coordinates to input ones by
 	// 1/Scale, as PyTorch's scale_factor does (recompute_scale_factor
-	// unset).
+	// unset). As in PyTorch 1.13's CPU kernels, a bilinear axis (without
+	// antialias) that keeps its size is copied, whatever the scale, and so
+	// is a nearest one of a single-channel input (axis −3 of size 1, or
+	// fewer than 3 axes), but not of several channels.
 	Scale [2]float64
 	// Mode is the sampling rule (InterpNearest, the zero value, or
 	// InterpBilinear).
@@ -93,14 +96,44 @@ func Interpolate(x *NDArray, o InterpolateOpts) *NDArray {
 		scale = [2]float64{1 / o.Scale[0], 1 / o.Scale[1]}
 	}
 	f64 := x.dtype == Float64
-	rows := interpTaps(h, out[0], scale[0], o, f64)
-	cols := interpTaps(w, out[1], scale[1], o, f64)
+	single := singleChannel(x.shape)
+	rows := interpTaps(h, out[0], scale[0], o, f64, single)
+	cols := interpTaps(w, out[1], scale[1], o, f64, single)
 	y := resampleAxis(x, x.NDim()-1, cols)
 	z := resampleAxis(y, x.NDim()-2, rows)
 	if !z.requiresGrad() {
 		y.Release()
 	}
 	return z
+}
+
+// InterpolateTaps returns the taps Interpolate resamples axis (0: height,
+// 1: width) of an input of height and width in with, in ResampleAxis's
+// form: output position p along the axis is the sum over k of
+// w[k][p] · x[idx[k][p]] (w is nil for one tap of weight 1, as for
+// nearest). dt is the array's dtype (float32 and float64 round
+// positions differently). Exporters use it to write Interpolate as
+// gathers, exactly.
+func InterpolateTaps(shape []int, axis int, o InterpolateOpts, dt DType) (idx [][]int64, w [][]float64) {
+	if len(shape) < 2 || axis < 0 || axis > 1 {
+		fail("InterpolateTaps", ErrArgument, "shape %v, axis %d: want at least 2 axes and axis 0 or 1", shape, axis)
+	}
+	in := [2]int{shape[len(shape)-2], shape[len(shape)-1]}
+	out := o.Size
+	scale := 0.0
+	if o.Scale != [2]float64{} {
+		out = [2]int{int(math.Floor(float64(in[0]) * o.Scale[0])), int(math.Floor(float64(in[1]) * o.Scale[1]))}
+		scale = 1 / o.Scale[axis]
+	}
+	t := interpTaps(in[axis], out[axis], scale, o, dt == Float64, singleChannel(shape))
+	return t.idx, t.w
+}
+
+// singleChannel reports whether an image of shape has one channel (its
+// axis −3), where PyTorch's nearest kernel copies an axis that keeps its
+// size.
+func singleChannel(shape []int) bool {
+	return len(shape) < 3 || shape[len(shape)-3] == 1
 }
 
 // axisTaps are the inputs and weights of each output index along one
@@ -117,7 +150,7 @@ type axisTaps struct {
 // positions in float32 arithmetic, bilinear ones from a float32 scale in
 // float64), or in float64 when f64. scale is the output-to-input
 // coordinate scale when given (non-zero), in/out otherwise.
-func interpTaps(in, out int, scale float64, o InterpolateOpts, f64 bool) axisTaps {
+func interpTaps(in, out int, scale float64, o InterpolateOpts, f64, single bool) axisTaps {
 	r := func(v float64) float64 { // one float32 (or float64) operation's rounding
 		if f64 {
 			return v
@@ -133,10 +166,9 @@ func interpTaps(in, out int, scale float64, o InterpolateOpts, f64 bool) axisTap
 	case o.Mode == InterpNearest:
 		idx := make([]int64, out)
 		for i := range idx {
-			switch {
-			case in == out:
+			if in == out && single {
 				idx[i] = int64(i)
-			default:
+			} else {
 				idx[i] = int64(min(int(math.Floor(r(float64(i)*s))), in-1))
 			}
 		}
@@ -183,6 +215,13 @@ func interpTaps(in, out int, scale float64, o InterpolateOpts, f64 bool) axisTap
 			}
 			t.idx, t.w = append(t.idx, idx), append(t.w, wk)
 		}
+	case in == out && !o.AlignCorners:
+		// ATen copies an axis that keeps its size (for a given scale too).
+		idx := make([]int64, out)
+		for i := range idx {
+			idx[i] = int64(i)
+		}
+		t.idx = [][]int64{idx}
 	default:
 		// The scale is rounded to the array's precision, the positions
 		// and weights computed in float64 and the weights rounded, as

@@ -88,6 +88,13 @@ func TestInterpolateGoldens(t *testing.T) {
 				}
 			}
 			compare("value", y.AsType(nd.Float64).Float64s(), c.Y)
+			if c.Mode == "nearest" && c.Scale != nil && in.Shape[1] > 1 && int(float64(in.Shape[2])*c.Scale[0]) == in.Shape[2] {
+				// PyTorch 1.13's nearest backward copies an axis that keeps
+				// its size, where its forward (of several channels)
+				// resamples it: its autograd gradient disagrees with its own
+				// numerical one there. TestInterpolateGrad checks ours.
+				return
+			}
 			compare("gradient", x.Grad().AsType(nd.Float64).Float64s(), c.Grad)
 		})
 	}
@@ -116,6 +123,8 @@ func TestInterpolateGrad(t *testing.T) {
 		{Size: [2]int{7, 9}, Mode: nd.InterpBilinear, AlignCorners: true},
 		{Size: [2]int{2, 3}, Mode: nd.InterpBilinear, Antialias: true},
 		{Scale: [2]float64{1.5, 0.5}, Mode: nd.InterpBilinear},
+		{Scale: [2]float64{1.1, 1.7}},                          // nearest: rows keep their count but resample
+		{Scale: [2]float64{1.1, 1.7}, Mode: nd.InterpBilinear}, // bilinear: rows copied
 	} {
 		t.Run(fmt.Sprintf("%+v", o), func(t *testing.T) {
 			x := nd.RandomUniform(dev, nd.Float64, -1, 1, 2, 4, 6)

@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/nd"
@@ -57,6 +58,15 @@ func (u *Upsample) Forward(x *nd.NDArray) *nd.NDArray {
 // Antialiasing has no opset-17 form.
 func (u *Upsample) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
 	o := u.Opts
+	if sg, ok := g.(gluon.ONNXShapes); ok && (o.Antialias || (o.Scale != [2]float64{} && !o.AlignCorners)) {
+		shape, err := sg.Shape(x)
+		if err != nil {
+			return "", err
+		}
+		if o.Antialias || !exactScales(shape, o.Scale) {
+			return exportTaps(g, x, shape, o), nil
+		}
+	}
 	attrs := map[string]any{"mode": "nearest", "coordinate_transformation_mode": "asymmetric", "nearest_mode": "floor"}
 	if o.Mode == nd.InterpBilinear {
 		if o.Antialias {
@@ -128,4 +138,53 @@ func onnxScale(in int, s float64) (float32, error) {
 		return v, nil
 	}
 	return 0, fmt.Errorf("Upsample scale %g on a size %d has no float32 ONNX scale giving %g", s, in, want)
+}
+
+// exactScales reports whether each scale resizes its axis (the output
+// differs from the input) to exactly input × scale, where ONNX's Resize
+// by scales samples as nd does in every runtime. A scale that rounds
+// the size down, or leaves it unchanged (nd, as PyTorch, copies such a
+// bilinear axis; runtimes differ), is written as gathers instead.
+func exactScales(shape []int, scale [2]float64) bool {
+	for i, s := range scale {
+		in := float64(shape[len(shape)-2+i])
+		out := math.Floor(in * s)
+		if out == in || out != in*s {
+			return false
+		}
+	}
+	return true
+}
+
+// exportTaps writes the resize as nd computes it, one axis at a time:
+// for each tap a Gather of the input at constant positions times
+// constant weights (nd.InterpolateTaps), summed; the width first, then
+// the height. It depends on no runtime's reading of Resize.
+func exportTaps(g gluon.ONNXGraph, x string, shape []int, o nd.InterpolateOpts) string {
+	for _, axis := range []int{1, 0} {
+		idx, w := nd.InterpolateTaps(shape, axis, o, nd.Float32)
+		n := len(idx[0])
+		wshape := []int{1, 1, 1, 1}
+		wshape[2+axis] = n
+		var sum string
+		for k := range idx {
+			t := g.Op("Gather", []string{x, g.Const(idx[k], n)}, map[string]any{"axis": 2 + axis}, 1)[0]
+			if w != nil {
+				wk := make([]float32, n)
+				for i, v := range w[k] {
+					wk[i] = float32(v)
+				}
+				t = g.Op("Mul", []string{t, g.Const(wk, wshape...)}, nil, 1)[0]
+			}
+			if sum == "" {
+				sum = t
+			} else {
+				sum = g.Op("Add", []string{sum, t}, nil, 1)[0]
+			}
+		}
+		x = sum
+		shape = slices.Clone(shape)
+		shape[len(shape)-2+axis] = n
+	}
+	return x
 }

@@ -128,6 +128,21 @@ func exportNets() []exportNet {
 				nn.NewUpsample(nd.InterpolateOpts{Scale: [2]float64{1.3, 0.7}}),
 			)
 		}, []int{2, 2, 10, 10}, false, 0},
+		{"upsampling-taps", func() gluon.Block {
+			// Resizes written as gathers: an axis that keeps its size
+			// (bilinear copies it, nearest of several channels does not),
+			// a scale that rounds the size down, antialiased shrinking.
+			return nn.NewSequential(
+				nn.NewUpsample(nd.InterpolateOpts{Scale: [2]float64{1.1, 1.7}, Mode: nd.InterpBilinear}),
+				nn.NewUpsample(nd.InterpolateOpts{Scale: [2]float64{1.1, 1.7}}),
+				nn.NewUpsample(nd.InterpolateOpts{Size: [2]int{4, 9}, Mode: nd.InterpBilinear, Antialias: true}),
+				nn.NewUpsample(nd.InterpolateOpts{Scale: [2]float64{1.01, 1.01}, Mode: nd.InterpBilinear}),
+			)
+		}, []int{2, 2, 7, 9}, false, 0},
+		{"upsampling-one-channel", func() gluon.Block {
+			// Nearest on one channel copies an axis that keeps its size.
+			return nn.NewUpsample(nd.InterpolateOpts{Scale: [2]float64{1.1, 1.7}})
+		}, []int{2, 1, 5, 5}, false, 0},
 		{"resnet18", func() gluon.Block { return vision.ResNet18(vision.Options{Classes: 10, Width: 8}) }, []int{2, 3, 32, 32}, false, 0},
 		{"resnet50", func() gluon.Block { return vision.ResNet50(vision.Options{Classes: 10, Width: 4}) }, []int{2, 3, 32, 32}, false, 0},
 		{"mobilenetv2", func() gluon.Block {

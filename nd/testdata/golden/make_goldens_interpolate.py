@@ -2,7 +2,8 @@
 """Goldens for interpolate_test.go: torch.nn.functional.interpolate
 (Debian's python3-torch) in float32 and float64, nearest and bilinear
 (with and without align_corners, with and without antialias), by size and
-by scale_factor, shrinking and enlarging, and a 640-pixel-wide image (where
+by scale_factor (one leaving an axis its size, which PyTorch then copies),
+shrinking and enlarging, and a 640-pixel-wide image (where
 float32 coordinates lose precision) shrunk, with the gradient of
 sum(y * g) with respect to x for a fixed g.
 
@@ -19,7 +20,7 @@ torch.manual_seed(11)
 inputs, cases = [], []
 shapes = [(1, 2, 7, 9), (1, 1, 5, 4), (1, 1, 2, 640)]
 outs = [(3, 4), (11, 14), (7, 2), (1, 1), (2, 223)]
-scales = [(2.0, 2.0), (0.5, 1.5), (1.7, 0.6), (1.0, 0.35)]
+scales = [(2.0, 2.0), (0.5, 1.5), (1.7, 0.6), (1.0, 0.35), (1.1, 1.7)]
 modes = [("nearest", False, False), ("bilinear", False, False), ("bilinear", True, False), ("bilinear", False, True)]
 for dt in (torch.float32, torch.float64):
     for shape in shapes:
