@@ -84,6 +84,18 @@ func exportNets() []exportNet {
 		{"ceil-max-crop", func() gluon.Block {
 			return nn.NewMaxPool2D(2, nn.PoolOpts{Stride: [2]int{3, 2}, CeilMode: true}) // 6×5 → 2×3: rows drop a window, columns keep one
 		}, []int{1, 2, 6, 5}, false, 0},
+		{"volumes", func() gluon.Block {
+			// 3-D convolutions and pooling on [N, C, D, H, W] clips.
+			return nn.NewSequential(
+				nn.NewConv3D(4, [3]int{3, 3, 2}, nn.Conv3DOpts{Pad: [3]int{1, 1, 0}, Act: "relu"}),
+				nn.NewMaxPool3D([3]int{2, 2, 2}, nn.Pool3DOpts{}),
+				nn.NewConv3D(4, [3]int{2, 2, 2}, nn.Conv3DOpts{Stride: [3]int{1, 2, 1}, Dilate: [3]int{2, 1, 1}, Groups: 2}),
+				nn.NewAvgPool3D([3]int{1, 2, 2}, nn.Pool3DOpts{Stride: [3]int{1, 1, 2}, Pad: [3]int{0, 1, 1}, ExcludePad: true}),
+				nn.NewGlobalAvgPool3D(),
+				nn.NewFlatten(),
+				nn.NewDense(3, nn.DenseOpts{}),
+			)
+		}, []int{2, 2, 6, 7, 8}, false, 0},
 		{"conv1d-norms", func() gluon.Block {
 			// Sequences with channels: 1-D convolutions, PReLU, instance
 			// and group normalisation.

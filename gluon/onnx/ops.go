@@ -73,8 +73,8 @@ func init() {
 		"ConvTranspose":      opConvTranspose,
 		"MaxPool":            opPool(nd.PoolMax),
 		"AveragePool":        opPool(nd.PoolAvg),
-		"GlobalAveragePool":  unary(nd.GlobalAvgPool2D),
-		"GlobalMaxPool":      unary(nd.GlobalMaxPool2D),
+		"GlobalAveragePool":  globalPool(nd.GlobalAvgPool2D, nd.MeanKeepDims),
+		"GlobalMaxPool":      globalPool(nd.GlobalMaxPool2D, nd.MaxKeepDims),
 		"Resize":             opResize,
 		"BatchNormalization": opBatchNorm,
 		"LayerNormalization": opLayerNorm,
@@ -92,6 +92,25 @@ func init() {
 			}
 			ops[k] = v
 		}
+	}
+}
+
+// globalPool pools every spatial axis: with the 2-D op on [N, C, H, W],
+// with the reduction on other ranks (1-D and 3-D inputs).
+func globalPool(f2 func(*nd.NDArray) *nd.NDArray, reduce func(*nd.NDArray, ...int) *nd.NDArray) opFunc {
+	return func(n *node, in []*nd.NDArray) []*nd.NDArray {
+		x := in[0]
+		if x.NDim() == 4 {
+			return []*nd.NDArray{f2(x)}
+		}
+		if x.NDim() < 3 {
+			n.fail("input of shape %v: want [N, C, spatial...]", x.Shape())
+		}
+		axes := make([]int, 0, x.NDim()-2)
+		for i := 2; i < x.NDim(); i++ {
+			axes = append(axes, i)
+		}
+		return []*nd.NDArray{reduce(x, axes...)}
 	}
 }
 
@@ -254,6 +273,9 @@ func padFor(x *nd.NDArray, lo, hi [2]int, limit [2]int, value float64) (*nd.NDAr
 }
 
 func opConv(n *node, in []*nd.NDArray) []*nd.NDArray {
+	if in[0].NDim() == 5 {
+		return opConv3D(n, in)
+	}
 	x, back := spatial(n, in[0])
 	w, _ := spatial(n, in[1])
 	var b *nd.NDArray
@@ -324,6 +346,9 @@ func opConvTranspose(n *node, in []*nd.NDArray) []*nd.NDArray {
 
 func opPool(t nd.PoolType) opFunc {
 	return func(n *node, in []*nd.NDArray) []*nd.NDArray {
+		if in[0].NDim() == 5 {
+			return opPool3D(n, t, in)
+		}
 		x, back := spatial(n, in[0])
 		dt := x.DType()
 		if !dt.IsFloat() {
@@ -472,8 +497,8 @@ func checkAttrs(n *onnxpb.NodeProto) error {
 	}
 	switch n.GetOpType() {
 	case "Conv", "ConvTranspose", "MaxPool", "AveragePool":
-		if k := a.ints("kernel_shape"); len(k) > 2 {
-			return fmt.Errorf("node %q (%s): kernel_shape %v: only 1-D and 2-D are supported", n.GetName(), n.GetOpType(), k)
+		if k := a.ints("kernel_shape"); len(k) > 3 || (len(k) == 3 && n.GetOpType() == "ConvTranspose") {
+			return fmt.Errorf("node %q (%s): kernel_shape %v: only 1-D and 2-D (and 3-D Conv and pooling) are supported", n.GetName(), n.GetOpType(), k)
 		}
 		if len(n.GetOutput()) > 1 {
 			return fmt.Errorf("node %q (%s): the Indices output is not supported", n.GetName(), n.GetOpType())
