@@ -84,7 +84,28 @@ func (d *Dense) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
 // a missing scale or shift is a constant 1 or 0.
 func onnxBatchNorm(g gluon.ONNXGraph, x string, axis int, eps float64, gamma, beta, mean, variance *gluon.Parameter) (string, error) {
 	if axis != 1 {
-		return "", fmt.Errorf("BatchNorm on axis %d has no ONNX form (BatchNormalization normalises axis 1)", axis)
+		// BatchNormalization normalises axis 1: move the channel axis
+		// there and back.
+		shape, err := shapeOf(g, x, "BatchNorm on another axis than 1")
+		if err != nil {
+			return "", err
+		}
+		ax := axis
+		if ax < 0 {
+			ax += len(shape)
+		}
+		if ax < 0 || ax >= len(shape) || len(shape) < 2 {
+			return "", fmt.Errorf("BatchNorm on axis %d of an input of shape %v", axis, shape)
+		}
+		if ax != 1 {
+			perm := moveAxisPerm(len(shape), ax, 1)
+			y := g.Op("Transpose", []string{x}, map[string]any{"perm": perm}, 1)[0]
+			y, err := onnxBatchNorm(g, y, 1, eps, gamma, beta, mean, variance)
+			if err != nil {
+				return "", err
+			}
+			return g.Op("Transpose", []string{y}, map[string]any{"perm": inversePerm(perm)}, 1)[0], nil
+		}
 	}
 	c := mean.Shape()[0]
 	scale, shift := "", ""
@@ -100,6 +121,28 @@ func onnxBatchNorm(g gluon.ONNXGraph, x string, axis int, eps float64, gamma, be
 	}
 	in := []string{x, scale, shift, g.Param(mean), g.Param(variance)}
 	return g.Op("BatchNormalization", in, map[string]any{"epsilon": eps}, 1)[0], nil
+}
+
+// moveAxisPerm is the permutation of a rank-r array that moves axis from
+// to position to, keeping the others in order.
+func moveAxisPerm(r, from, to int) []int {
+	var rest []int
+	for i := range r {
+		if i != from {
+			rest = append(rest, i)
+		}
+	}
+	perm := append(append(append([]int{}, rest[:to]...), from), rest[to:]...)
+	return perm
+}
+
+// inversePerm undoes perm.
+func inversePerm(perm []int) []int {
+	inv := make([]int, len(perm))
+	for i, p := range perm {
+		inv[p] = i
+	}
+	return inv
 }
 
 func filled(n int, v float32) []float32 {
@@ -273,13 +316,23 @@ func ceilForm(g gluon.ONNXGraph, x string, o nd.PoolOpts, stride [2]int, pads []
 	return c, nil
 }
 
-// ExportONNX writes GlobalAveragePool for a 1×1 output; other output
-// sizes have no ONNX form.
+// ExportONNX writes GlobalAveragePool for a 1×1 output, and AveragePool
+// when the output size divides the input's (the windows are then equal
+// and do not overlap); other sizes have no ONNX form here.
 func (p *AdaptiveAvgPool2D) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
-	if p.H != 1 || p.W != 1 {
-		return "", fmt.Errorf("AdaptiveAvgPool2D to %d×%d has no ONNX form (only 1×1: GlobalAveragePool)", p.H, p.W)
+	if p.H == 1 && p.W == 1 {
+		return g.Op("GlobalAveragePool", []string{x}, nil, 1)[0], nil
 	}
-	return g.Op("GlobalAveragePool", []string{x}, nil, 1)[0], nil
+	shape, err := shapeOf(g, x, "AdaptiveAvgPool2D")
+	if err != nil {
+		return "", err
+	}
+	h, w := shape[len(shape)-2], shape[len(shape)-1]
+	if h%p.H != 0 || w%p.W != 0 {
+		return "", fmt.Errorf("AdaptiveAvgPool2D from %d×%d to %d×%d has no ONNX form here (the output size must divide the input's, or be 1×1)", h, w, p.H, p.W)
+	}
+	k := []int{h / p.H, w / p.W}
+	return g.Op("AveragePool", []string{x}, map[string]any{"kernel_shape": k, "strides": k}, 1)[0], nil
 }
 
 // ExportONNX writes the children in order.

@@ -9,20 +9,41 @@ import (
 
 // The ONNX forms of the normalisation and attention layers (predict mode).
 
-// ExportONNX writes LayerNormalization over the last axis (other axes
-// have no ONNX form here); a missing scale or shift is a constant.
+// ExportONNX writes LayerNormalization over the last axis (another axis
+// is moved last and back); a missing scale or shift is a constant.
 func (l *LayerNorm) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
-	if l.Axis != -1 {
-		return "", fmt.Errorf("LayerNorm over axis %d has no ONNX form (only the last axis, -1)", l.Axis)
-	}
 	var c int
 	switch {
-	case l.Gamma != nil:
+	case l.Axis == -1 && l.Gamma != nil:
 		c = l.Gamma.Shape()[0]
-	case l.Beta != nil:
+	case l.Axis == -1 && l.Beta != nil:
 		c = l.Beta.Shape()[0]
 	default:
-		return "", fmt.Errorf("LayerNorm without scale and shift has no ONNX form here")
+		shape, err := shapeOf(g, x, "LayerNorm")
+		if err != nil {
+			return "", err
+		}
+		ax := l.Axis
+		if ax < 0 {
+			ax += len(shape)
+		}
+		if ax < 0 || ax >= len(shape) {
+			return "", fmt.Errorf("LayerNorm over axis %d of an input of shape %v", l.Axis, shape)
+		}
+		if ax != len(shape)-1 {
+			// LayerNormalization normalises the last axes: move this one
+			// last and back.
+			perm := moveAxisPerm(len(shape), ax, len(shape)-1)
+			y := g.Op("Transpose", []string{x}, map[string]any{"perm": perm}, 1)[0]
+			last := *l
+			last.Axis = -1
+			y, err := last.ExportONNX(g, y)
+			if err != nil {
+				return "", err
+			}
+			return g.Op("Transpose", []string{y}, map[string]any{"perm": inversePerm(perm)}, 1)[0], nil
+		}
+		c = shape[ax]
 	}
 	scale, shift := g.Const(filled(c, 1), c), g.Const(filled(c, 0), c)
 	if l.Gamma != nil {

@@ -36,8 +36,9 @@ type ExportOpts struct {
 	Name string
 	// InputDType is the input's element type: Float32 (the default),
 	// which means a floating-point input of the network's type (float16
-	// for a network cast to float16), or Int64 (token ids, for networks
-	// that start with an Embedding).
+	// for a network cast to float16), another floating-point type (for a
+	// network without weights, whose type is its input's), or Int64
+	// (token ids, for networks that start with an Embedding).
 	InputDType nd.DType
 }
 
@@ -75,8 +76,11 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 		}
 	case nd.Int64:
 		inType = onnxpb.TensorProto_INT64
+	case nd.Float16, nd.BFloat16, nd.Float64:
+		// A network without weights has no type of its own: the input's.
+		inType, _ = onnxType(inDType)
 	default:
-		return nil, fmt.Errorf("onnx: export: input dtype %v: want float32 or int64", opts.InputDType)
+		return nil, fmt.Errorf("onnx: export: input dtype %v: want a floating-point type or int64", opts.InputDType)
 	}
 	dev := ctx.CPU(0)
 	for _, p := range params {
@@ -399,7 +403,11 @@ func (e *exporter) Block(b gluon.Component, input string) (string, error) {
 	}
 	out, err := ex.ExportONNX(e, input)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", b.Meta().Name(), err)
+		name := b.Meta().Name()
+		if name == "" {
+			name = b.Meta().Kind()
+		}
+		return "", fmt.Errorf("%s: %w", name, err)
 	}
 	return out, nil
 }

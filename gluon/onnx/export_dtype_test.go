@@ -149,3 +149,19 @@ func TestExportEmbeddingHalf(t *testing.T) {
 		t.Fatalf("relative L2 difference %.3g", rel)
 	}
 }
+
+// TestExportWeightlessHalf: a network without weights takes its type from
+// ExportOpts.InputDType (it used to export a float32 input whatever the
+// type meant).
+func TestExportWeightlessHalf(t *testing.T) {
+	net := nn.NewSequential(nn.NewUpsample(nd.InterpolateOpts{Scale: [2]float64{2, 2}}), nn.NewActivation("relu"))
+	mp, err := onnx.Export(net, []int{1, 2, 3, 3}, onnx.ExportOpts{InputDType: nd.Float16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []*onnxpb.ValueInfoProto{mp.Graph.Input[0], mp.Graph.Output[0]} {
+		if got := onnxpb.TensorProto_DataType(v.GetType().GetTensorType().GetElemType()); got != onnxpb.TensorProto_FLOAT16 {
+			t.Errorf("%s is %v, want FLOAT16", v.GetName(), got)
+		}
+	}
+}

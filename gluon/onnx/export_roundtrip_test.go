@@ -84,6 +84,19 @@ func exportNets() []exportNet {
 		{"ceil-max-crop", func() gluon.Block {
 			return nn.NewMaxPool2D(2, nn.PoolOpts{Stride: [2]int{3, 2}, CeilMode: true}) // 6×5 → 2×3: rows drop a window, columns keep one
 		}, []int{1, 2, 6, 5}, false, 0},
+		{"norm-axes", func() gluon.Block {
+			// Normalisations of other axes than ONNX's (moved there and
+			// back), a LayerNorm with neither scale nor shift, and an
+			// adaptive pooling whose output divides the input.
+			last, minus3 := -1, -3
+			return nn.NewSequential(
+				nn.NewBatchNorm(nn.BatchNormOpts{Axis: &last}),
+				nn.NewBatchNorm(nn.BatchNormOpts{Axis: &minus3}),
+				nn.NewLayerNorm(2, nn.NormOpts{}),
+				nn.NewLayerNorm(-1, nn.NormOpts{NoScale: true, NoCenter: true}),
+				nn.NewAdaptiveAvgPool2D(2, 3),
+			)
+		}, []int{2, 3, 4, 6}, false, 0},
 		{"volumes", func() gluon.Block {
 			// 3-D convolutions and pooling on [N, C, D, H, W] clips.
 			return nn.NewSequential(
