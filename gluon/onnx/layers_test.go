@@ -27,7 +27,9 @@ func relErr(got, want []float32) float64 {
 // TestTorchGradients: torch.onnx's exports of testdata/make_onnx.py's
 // Layers (reflection and replication padding, InstanceNorm2d, PReLU,
 // Hardswish, Hardsigmoid, LogSoftmax, cumsum) and Recurrent (a two-layer
-// bidirectional LSTM, a batch-first GRU, an RNN) give torch's output, and
+// bidirectional LSTM, a batch-first GRU, an RNN) and Indexing (slice
+// assignment, gather, scatter: ScatterND, GatherElements,
+// ScatterElements) give torch's output, and
 // the gradients of the output's sum with respect to imported weights equal
 // torch's: the imported ops are differentiable, so the models fine-tune.
 func TestTorchGradients(t *testing.T) {
@@ -37,6 +39,7 @@ func TestTorchGradients(t *testing.T) {
 	}{
 		{"layers", []string{"act.weight", "norm.weight", "conv1.weight"}},
 		{"recurrent", []string{"lstm.weight_ih_l0", "lstm.weight_hh_l0_reverse"}},
+		{"indexing", []string{"fc.weight"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { checkTorchGradients(t, tc.name, tc.params) })
 	}

@@ -11,7 +11,10 @@ PReLU, Hardswish and Hardsigmoid, LogSoftmax, cumsum), whose io file also
 holds the gradients of the output's sum with respect to the PReLU and
 InstanceNorm weights, and a recurrent network (recurrent.onnx: a
 two-layer bidirectional LSTM, a batch-first GRU and a tanh RNN, as LSTM, GRU
-and RNN nodes) with the gradients for its first LSTM layer's weights.
+and RNN nodes) with the gradients for its first LSTM layer's weights, and
+a network of indexing (indexing.onnx: slice assignment, gather, scatter,
+advanced indexing, as ScatterND, GatherElements, ScatterElements and
+Gather nodes) with the gradient for its linear layer's weight.
 
 usage: /usr/bin/python3 make_onnx.py OUTDIR
 """
@@ -58,6 +61,7 @@ def main(argv):
     export_upsample(out)
     export_layers(out)
     export_recurrent(out)
+    export_indexing(out)
     return 0
 
 
@@ -156,6 +160,39 @@ def export_recurrent(out):
         "grad.lstm.weight_ih_l0": m.lstm.weight_ih_l0.grad,
         "grad.lstm.weight_hh_l0_reverse": m.lstm.weight_hh_l0_reverse.grad})
     print("recurrent: %s" % path)
+
+
+class Indexing(torch.nn.Module):
+    """Slice assignment, gather, scatter and advanced indexing."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 6)
+
+    def forward(self, x):
+        h = self.fc(x)                                    # [N, 6]
+        h2 = h.clone()
+        h2[:, 1:3] = h[:, 1:3] * 2                        # ScatterND
+        idx = torch.tensor([[5, 0, 2], [1, 1, 4]])
+        g = torch.gather(h2, 1, idx)                      # GatherElements
+        s = torch.zeros_like(h2).scatter(1, idx, g)        # ScatterElements
+        rows, cols = torch.tensor([0, 1, 1]), torch.tensor([3, 0, 5])
+        picked = h2[rows, cols]                           # advanced indexing
+        return s + picked.sum()
+
+
+def export_indexing(out):
+    torch.manual_seed(15)
+    m = Indexing().eval()
+    x = torch.randn(2, 4, generator=torch.Generator().manual_seed(16))
+    y = m(x)
+    y.sum().backward()
+    path = os.path.join(out, "indexing.onnx")
+    torch.onnx.export(m, x, path, input_names=["input"], output_names=["output"], opset_version=16,
+                      do_constant_folding=False, training=torch.onnx.TrainingMode.PRESERVE)
+    write_safetensors(os.path.join(out, "indexing_io.safetensors"), {
+        "input": x, "output": y.detach(), "grad.fc.weight": m.fc.weight.grad})
+    print("indexing: %s" % path)
 
 
 if __name__ == "__main__":
