@@ -53,6 +53,7 @@ type bucket struct {
 	done     chan struct{}
 	finish   func() // waits for an ordered bucket's reduction and closes done
 	err      error
+	base     [][]uint64 // per context, per parameter: the gradient's stamp when the round started
 }
 
 // slot is where a parameter replica sits in the buckets.
@@ -301,6 +302,14 @@ func (b *bucket) reset() {
 	}
 	b.restartLocked()
 	b.rerun, b.err = false, nil
+	// The gradients' stamps at the round's start, for samePass.
+	b.base = make([][]uint64, len(b.leaves))
+	for d, ls := range b.leaves {
+		b.base[d] = make([]uint64, len(ls))
+		for j, l := range ls {
+			b.base[d][j] = l.GradStamp()
+		}
+	}
 }
 
 // restartLocked starts the bucket's round again (b.mu held); after a
@@ -334,7 +343,7 @@ func (t *Trainer) gradReady(leaf *nd.NDArray) {
 	b.left--
 	launch := b.left == 0 && b.overlap && !b.launched && !t.hostStepOnly()
 	b.mu.Unlock()
-	if !launch || !t.roundValid() {
+	if !launch || !t.roundValid() || !t.samePass(b) {
 		return
 	}
 	b.mu.Lock()
@@ -358,6 +367,28 @@ func (t *Trainer) gradReady(leaf *nd.NDArray) {
 			close(done)
 		})
 	}
+}
+
+// samePass reports whether every gradient of b comes from the same
+// backward pass of this round on every context (each written as many
+// times since the last step). A context that runs two passes in a row
+// (the second writing again what the first wrote) would otherwise launch
+// the sum with its second pass's gradients and another context's first.
+func (t *Trainer) samePass(b *bucket) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var want uint64
+	for d := range b.leaves {
+		for j, l := range b.leaves[d] {
+			delta := l.GradStamp() - b.base[d][j]
+			if d == 0 && j == 0 {
+				want = delta
+			} else if delta != want {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // gradEnd is the End hook: when the backward pass that made a gradient

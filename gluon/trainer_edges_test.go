@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goluon/goluon/autograd"
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/initializer"
@@ -332,5 +333,50 @@ func TestNewTrainerAfterMove(t *testing.T) {
 		if a, b := p.Data(to[0]).Float32s(), p.Data(to[1]).Float32s(); !slices.Equal(a, b) {
 			t.Errorf("%s: the replicas differ: %v and %v", p.Name(), a, b)
 		}
+	}
+}
+
+// TestTwoPassesPerContext: each context runs two backward passes in a row
+// (the second overwriting the first's gradients) inside one ForEachDevice
+// callback; with a core to spare the buckets are summed during backward,
+// once both contexts' second passes are in, and every step trains as
+// summing in Step does (it failed most steps: a bucket launched with one
+// context's second pass and the other's first).
+func TestTwoPassesPerContext(t *testing.T) {
+	defer withCores(8)()
+	devs := cpus(2)
+	x := nd.FromSlice(ctx.CPU(0), []float32{1, 2, 3, -1, 0, 2, 0.5, 1, -2, 3, 1, 0}, 4, 3)
+	run := func(opts gluon.TrainerOpts) []float32 {
+		net, params := twoLayer(t, devs)
+		tr, err := gluon.NewTrainer(params, optimizer.NewSGD(0.1), "device", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for step := range 40 {
+			parts, err := gluon.SplitAndLoad(x, devs, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			autograd.Record(func() {
+				err = gluon.ForEachDevice(devs, func(i int, _ ctx.Context) error {
+					l := nd.Sum(net.Forward(parts[i]))
+					autograd.BackwardHeads([]*nd.NDArray{l}, autograd.BackwardOpts{RetainGraph: true})
+					autograd.Backward(l)
+					return nil
+				})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tr.Step(4); err != nil {
+				t.Fatalf("step %d: %v", step, err)
+			}
+		}
+		return params.List()[0].Data(devs[1]).Float32s()
+	}
+	want := run(gluon.TrainerOpts{NoOverlap: true})
+	got := run(gluon.TrainerOpts{FirstBucketBytes: 16, BucketBytes: 16})
+	if !slices.Equal(got, want) {
+		t.Fatalf("overlapped: %v, summed in Step: %v", got, want)
 	}
 }
