@@ -17,12 +17,24 @@ type Conv3DOpts struct {
 // backend that convolves in 2-D has it, and it is differentiable in x, w
 // and bias.
 func Conv3D(x, w, bias *NDArray, o Conv3DOpts) *NDArray {
+	return dispatchNative("Conv3D", castLow, []*NDArray{x, w, bias}, func(in []*NDArray) *NDArray { return conv3DOp(in[0], in[1], in[2], o) })
+}
+
+func conv3DOp(x, w, bias *NDArray, o Conv3DOpts) *NDArray {
 	const op = "Conv3D"
 	if x == nil || w == nil {
 		fail(op, ErrArgument, "nil input or weight")
 	}
 	if x.NDim() != 5 || w.NDim() != 5 {
 		fail(op, ErrShape, "want NCDHW input and [out, in/groups, kd, kh, kw] weight, got %v and %v", x.shape, w.shape)
+	}
+	if bias != nil {
+		defer checkInputs(op, x, w, bias).done()
+	} else {
+		defer checkInputs(op, x, w).done()
+	}
+	if w.shape[0] < 1 || w.shape[1] < 1 || w.shape[2] < 1 || w.shape[3] < 1 || w.shape[4] < 1 {
+		fail(op, ErrShape, "weight of shape %v: want at least one output channel, input channel and kernel element per axis", w.shape)
 	}
 	if dt := x.dtype; dt.IsHalf() && w.dtype == dt && (bias == nil || bias.dtype == dt) {
 		// The kernel depths' partial results are summed: in float32,
@@ -31,7 +43,7 @@ func Conv3D(x, w, bias *NDArray, o Conv3DOpts) *NDArray {
 		if bias != nil {
 			b32 = bias.AsType(Float32)
 		}
-		return Conv3D(x.AsType(Float32), w.AsType(Float32), b32, o).AsType(dt)
+		return conv3DOp(x.AsType(Float32), w.AsType(Float32), b32, o).AsType(dt)
 	}
 	n, c, d := x.shape[0], x.shape[1], x.shape[2]
 	out, cg, kd := w.shape[0], w.shape[1], w.shape[2]
@@ -107,16 +119,25 @@ func Pool3D(x *NDArray, o Pool3DOpts) *NDArray {
 	if x.NDim() != 5 {
 		fail(op, ErrShape, "want NCDHW input, got %v", x.shape)
 	}
+	defer checkLive(op, x).done()
+	if !x.dtype.IsFloat() {
+		fail(op, ErrDType, "pooling needs a floating-point array, got %v (convert with AsType)", x.dtype)
+	}
+	for i := range 3 {
+		if !o.Global && (o.Kernel[i] < 1 || o.Stride[i] < 0 || o.Pad[i] < 0 || 2*o.Pad[i] > o.Kernel[i]) {
+			fail(op, ErrArgument, "kernel %v, stride %v, pad %v: want positive kernels, no negative strides and pads of at most half the kernel", o.Kernel, o.Stride, o.Pad)
+		}
+	}
 	if x.dtype.IsHalf() {
 		// The depth pass adds rounded 2-D results: in float32, once.
 		return Pool3D(x.AsType(Float32), o).AsType(x.dtype)
 	}
 	n, c, d, h, w := x.shape[0], x.shape[1], x.shape[2], x.shape[3], x.shape[4]
 	if o.Global {
-		if o.Type == PoolMax {
-			return MaxKeepDims(x, 2, 3, 4)
-		}
-		return MeanKeepDims(x, 2, 3, 4)
+		// As the 2-D global pooling of [N, C, D·H, W]: a tied maximum's
+		// gradient goes to its first position, as in PyTorch.
+		y := Pool2D(Reshape(x, n, c, d*h, w), PoolOpts{Type: o.Type, Global: true})
+		return Reshape(y, n, c, 1, 1, 1)
 	}
 	k, s, p := o.Kernel[0], o.Stride[0], o.Pad[0]
 	if s == 0 {

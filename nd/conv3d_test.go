@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/goluon/goluon/autograd"
@@ -114,4 +115,58 @@ func TestConv3DGrad(t *testing.T) {
 	b := nd.RandomUniform(dev, nd.Float64, -1, 1, 2)
 	o := nd.Conv3DOpts{Stride: [3]int{2, 1, 1}, Pad: [3]int{1, 0, 1}, Dilate: [3]int{1, 2, 1}, Groups: 2}
 	ndtest.CheckGrad(t, func(in []*nd.NDArray) *nd.NDArray { return nd.Conv3D(in[0], in[1], in[2], o) }, []*nd.NDArray{x, w, b}, ndtest.GradTol{})
+}
+
+// TestConv3DPool3DEdges: a tied global maximum's gradient goes to its
+// first position (as PyTorch's and Pool2D's); bad sizes and dtypes are
+// errors naming the 3-D op; autocast mixes half inputs and float32
+// weights as for Conv2D.
+func TestConv3DPool3DEdges(t *testing.T) {
+	dev := ctx.CPU(0)
+	x := nd.FromSlice(dev, []float64{1, 3, 3, 2, 3, 0, 1, 3}, 1, 1, 2, 2, 2)
+	x.AttachGrad(nd.GradWrite)
+	autograd.Record(func() {
+		autograd.Backward(nd.Sum(nd.Pool3D(x, nd.Pool3DOpts{Type: nd.PoolMax, Global: true})))
+	})
+	if got := x.Grad().Float64s(); !slices.Equal(got, []float64{0, 1, 0, 0, 0, 0, 0, 0}) {
+		t.Errorf("global max gradient %v, want all on the first maximum", got)
+	}
+	for name, c := range map[string]struct {
+		f    func()
+		want string
+	}{
+		"zero kernel depth": {func() {
+			nd.Conv3D(nd.Ones(dev, nd.Float32, 1, 2, 3, 3, 3), nd.Ones(dev, nd.Float32, 2, 2, 0, 3, 3), nil, nd.Conv3DOpts{})
+		}, "nd.Conv3D"},
+		"zero kernel width": {func() {
+			nd.Conv3D(nd.Ones(dev, nd.Float32, 1, 2, 3, 3, 3), nd.Ones(dev, nd.Float32, 2, 2, 2, 2, 0), nil, nd.Conv3DOpts{})
+		}, "nd.Conv3D"},
+		"dtypes": {func() {
+			nd.Conv3D(nd.Ones(dev, nd.Float64, 1, 2, 3, 3, 3), nd.Ones(dev, nd.Float32, 2, 2, 1, 1, 1), nil, nd.Conv3DOpts{})
+		}, "nd.Conv3D"},
+		"pool kernel": {func() {
+			nd.Pool3D(nd.Ones(dev, nd.Float32, 1, 2, 3, 3, 3), nd.Pool3DOpts{Kernel: [3]int{2, 0, 2}})
+		}, "nd.Pool3D"},
+		"pool ints": {func() {
+			nd.Pool3D(nd.Ones(dev, nd.Int64, 1, 2, 3, 3, 3), nd.Pool3DOpts{Kernel: [3]int{2, 2, 2}})
+		}, "nd.Pool3D"},
+		"taps size": {func() { nd.InterpolateTaps([]int{1, 1, 4, 4}, 0, nd.InterpolateOpts{Size: [2]int{-1, 2}}, nd.Float32) }, "must be positive"},
+		"taps both": {func() {
+			nd.InterpolateTaps([]int{1, 1, 4, 4}, 0, nd.InterpolateOpts{Size: [2]int{2, 2}, Scale: [2]float64{2, 2}}, nd.Float32)
+		}, "exactly one"},
+	} {
+		err := nd.Catch(c.f)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error mentioning %q", name, err, c.want)
+		}
+	}
+	var y *nd.NDArray
+	err := nd.Catch(func() {
+		nd.Autocast(nd.Float16, func() {
+			y = nd.Conv3D(nd.Ones(dev, nd.Float16, 1, 2, 3, 3, 3), nd.Ones(dev, nd.Float32, 2, 2, 1, 1, 1), nil, nd.Conv3DOpts{})
+		})
+	})
+	if err != nil || y.DType() != nd.Float16 {
+		t.Errorf("autocast: %v", err)
+	}
 }

@@ -18,11 +18,24 @@ import (
 // each pair as one batched MatMul after summing the axes no later operand
 // or the output names; the result is differentiable in every operand.
 func Einsum(equation string, operands ...*NDArray) *NDArray {
-	const op = "Einsum"
 	if len(operands) == 0 {
-		fail(op, ErrArgument, "no operands")
+		fail("Einsum", ErrArgument, "no operands")
 	}
-	defer checkLive(op, operands...).done()
+	return dispatchNative("Einsum", castLow, slices.Clone(operands), func(in []*NDArray) *NDArray { return einsumOp(equation, in) })
+}
+
+func einsumOp(equation string, operands []*NDArray) *NDArray {
+	const op = "Einsum"
+	defer checkInputs(op, operands...).done() // one context and one dtype
+	if dt := operands[0].dtype; !dt.IsFloat() {
+		// The products run on MatMul, which is floating-point: integers
+		// go through float64, exact below 2^53.
+		wide := make([]*NDArray, len(operands))
+		for i, a := range operands {
+			wide[i] = a.AsType(Float64)
+		}
+		return einsumOp(equation, wide).AsType(dt)
+	}
 	ins, out := parseEinsum(op, equation, operands)
 	// term is an intermediate result and the letters of its axes.
 	type term struct {
@@ -37,10 +50,13 @@ func Einsum(equation string, operands ...*NDArray) *NDArray {
 	sizes := map[rune]int{}
 	for _, t := range terms {
 		for k, l := range t.sub {
-			if n := t.a.shape[k]; sizes[l] <= 1 {
+			n := t.a.shape[k]
+			cur, seen := sizes[l]
+			switch {
+			case !seen || cur == 1:
 				sizes[l] = n
-			} else if n != 1 && n != sizes[l] {
-				fail(op, ErrShape, "%q: subscript %q has sizes %d and %d", equation, string(l), sizes[l], n)
+			case n != 1 && n != cur:
+				fail(op, ErrShape, "%q: subscript %q has sizes %d and %d", equation, string(l), cur, n)
 			}
 		}
 	}
@@ -99,6 +115,11 @@ func identity(n int) []int {
 // outside the ASCII range) for the broadcast axes.
 func parseEinsum(op, equation string, operands []*NDArray) (ins [][]rune, out []rune) {
 	eq := strings.ReplaceAll(equation, " ", "")
+	for _, c := range eq {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || strings.ContainsRune(",.->", c)) {
+			fail(op, ErrArgument, "%q: %q is not a subscript letter, ',', '...' or '->'", equation, string(c))
+		}
+	}
 	lhs, rhs, explicit := strings.Cut(eq, "->")
 	parts := strings.Split(lhs, ",")
 	if len(parts) != len(operands) {
@@ -303,9 +324,15 @@ func contractPair(a *NDArray, as []rune, b *NDArray, bs []rune, keep func(rune) 
 		}
 		return Reshape(x, dims...)
 	}
-	am := arrange(a, as, batch, ao, con)
-	bm := arrange(b, bs, batch, con, bo)
-	y := MatMul(am, bm) // [batch, m, n]
+	var y *NDArray
+	if len(con) == 0 {
+		// Nothing to sum: a broadcast product, [batch, m, 1]·[batch, 1, n].
+		am := arrange(a, as, batch, ao, nil)
+		bm := arrange(b, bs, batch, nil, bo)
+		y = Mul(am, bm)
+	} else {
+		y = MatMul(arrange(a, as, batch, ao, con), arrange(b, bs, batch, con, bo)) // [batch, m, n]
+	}
 	shape := make([]int, 0, len(batch)+len(ao)+len(bo))
 	for _, l := range batch {
 		shape = append(shape, sizes[l])

@@ -112,3 +112,38 @@ func TestEinsumErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestEinsumIntegersAndEmpty: integer operands give exact integer
+// products, and a size-0 axis meeting a size-1 one broadcasts to 0 in
+// either order, as in torch.
+func TestEinsumIntegersAndEmpty(t *testing.T) {
+	dev := ctx.CPU(0)
+	a := nd.FromSlice(dev, []int64{1, 2, 3, 4, 5, 6}, 2, 3)
+	b := nd.FromSlice(dev, []int64{1, 0, 0, 1, 1, 1}, 3, 2)
+	y := nd.Einsum("ij,jk->ik", a, b)
+	if y.DType() != nd.Int64 || !slices.Equal(y.Int64s(), []int64{4, 5, 10, 11}) {
+		t.Errorf("int64 product: %v %v", y.DType(), y.Int64s())
+	}
+	for _, c := range []struct {
+		eq     string
+		sa, sb []int
+		want   []int
+	}{
+		{"ab,ab->ab", []int{2, 0}, []int{2, 1}, []int{2, 0}},
+		{"ab,ab->ab", []int{2, 1}, []int{2, 0}, []int{2, 0}},
+		{"ij,jk->ik", []int{2, 0}, []int{1, 3}, []int{2, 3}},
+	} {
+		var got *nd.NDArray
+		if err := nd.Catch(func() { got = nd.Einsum(c.eq, nd.Zeros(dev, nd.Float32, c.sa...), nd.Zeros(dev, nd.Float32, c.sb...)) }); err != nil {
+			t.Errorf("%s %v %v: %v", c.eq, c.sa, c.sb, err)
+			continue
+		}
+		if !slices.Equal(got.Shape(), c.want) {
+			t.Errorf("%s %v %v: shape %v, want %v", c.eq, c.sa, c.sb, got.Shape(), c.want)
+		}
+	}
+	err := nd.Catch(func() { nd.Einsum("i,i->", nd.Ones(dev, nd.Float32, 3), nd.Ones(dev, nd.Float64, 3)) })
+	if err == nil || !strings.Contains(err.Error(), "nd.Einsum") {
+		t.Errorf("mixed dtypes: %v", err)
+	}
+}

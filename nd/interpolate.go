@@ -59,30 +59,8 @@ func Interpolate(x *NDArray, o InterpolateOpts) *NDArray {
 		fail(op, ErrShape, "want an array of at least 2 axes (height and width last), got %v", x.shape)
 	}
 	h, w := x.shape[x.NDim()-2], x.shape[x.NDim()-1]
-	sizeSet, scaleSet := o.Size != [2]int{}, o.Scale != [2]float64{}
-	switch {
-	case o.Mode != InterpNearest && o.Mode != InterpBilinear:
-		fail(op, ErrArgument, "unknown mode %d", o.Mode)
-	case sizeSet == scaleSet:
-		fail(op, ErrArgument, "set exactly one of Size (%v) and Scale (%v)", o.Size, o.Scale)
-	case sizeSet && (o.Size[0] <= 0 || o.Size[1] <= 0):
-		fail(op, ErrArgument, "output size %v must be positive", o.Size)
-	case scaleSet && !(o.Scale[0] > 0 && o.Scale[1] > 0 && !math.IsInf(o.Scale[0], 0) && !math.IsInf(o.Scale[1], 0)):
-		fail(op, ErrArgument, "scale %v must be positive and finite", o.Scale)
-	case o.Mode == InterpNearest && (o.AlignCorners || o.Antialias):
-		fail(op, ErrArgument, "AlignCorners and Antialias apply to bilinear sampling only")
-	case o.AlignCorners && o.Antialias:
-		fail(op, ErrArgument, "AlignCorners and Antialias cannot be combined")
-	case h == 0 || w == 0:
-		fail(op, ErrShape, "cannot resample an empty image of shape %v", x.shape)
-	}
-	out := o.Size
-	if scaleSet {
-		out = [2]int{int(math.Floor(float64(h) * o.Scale[0])), int(math.Floor(float64(w) * o.Scale[1]))}
-		if out[0] <= 0 || out[1] <= 0 {
-			fail(op, ErrArgument, "scale %v leaves no output pixels of the %dx%d input", o.Scale, h, w)
-		}
-	}
+	out := interpolateOut(op, x.shape, o)
+	scaleSet := o.Scale != [2]float64{}
 	if o.Mode == InterpBilinear {
 		switch {
 		case x.dtype.IsHalf():
@@ -107,6 +85,40 @@ func Interpolate(x *NDArray, o InterpolateOpts) *NDArray {
 	return z
 }
 
+// interpolateOut checks o against an input of shape (height and width
+// last) and returns the output's height and width.
+func interpolateOut(op string, shape []int, o InterpolateOpts) [2]int {
+	if len(shape) < 2 {
+		fail(op, ErrShape, "want an array of at least 2 axes (height and width last), got %v", shape)
+	}
+	h, w := shape[len(shape)-2], shape[len(shape)-1]
+	sizeSet, scaleSet := o.Size != [2]int{}, o.Scale != [2]float64{}
+	switch {
+	case o.Mode != InterpNearest && o.Mode != InterpBilinear:
+		fail(op, ErrArgument, "unknown mode %d", o.Mode)
+	case sizeSet == scaleSet:
+		fail(op, ErrArgument, "set exactly one of Size (%v) and Scale (%v)", o.Size, o.Scale)
+	case sizeSet && (o.Size[0] <= 0 || o.Size[1] <= 0):
+		fail(op, ErrArgument, "output size %v must be positive", o.Size)
+	case scaleSet && !(o.Scale[0] > 0 && o.Scale[1] > 0 && !math.IsInf(o.Scale[0], 0) && !math.IsInf(o.Scale[1], 0)):
+		fail(op, ErrArgument, "scale %v must be positive and finite", o.Scale)
+	case o.Mode == InterpNearest && (o.AlignCorners || o.Antialias):
+		fail(op, ErrArgument, "AlignCorners and Antialias apply to bilinear sampling only")
+	case o.AlignCorners && o.Antialias:
+		fail(op, ErrArgument, "AlignCorners and Antialias cannot be combined")
+	case h == 0 || w == 0:
+		fail(op, ErrShape, "cannot resample an empty image of shape %v", shape)
+	}
+	out := o.Size
+	if scaleSet {
+		out = [2]int{int(math.Floor(float64(h) * o.Scale[0])), int(math.Floor(float64(w) * o.Scale[1]))}
+		if out[0] <= 0 || out[1] <= 0 {
+			fail(op, ErrArgument, "scale %v leaves no output pixels of the %dx%d input", o.Scale, h, w)
+		}
+	}
+	return out
+}
+
 // InterpolateTaps returns the taps Interpolate resamples axis (0: height,
 // 1: width) of an input of height and width in with, in ResampleAxis's
 // form: output position p along the axis is the sum over k of
@@ -115,14 +127,13 @@ func Interpolate(x *NDArray, o InterpolateOpts) *NDArray {
 // positions differently). Exporters use it to write Interpolate as
 // gathers, exactly.
 func InterpolateTaps(shape []int, axis int, o InterpolateOpts, dt DType) (idx [][]int64, w [][]float64) {
-	if len(shape) < 2 || axis < 0 || axis > 1 {
-		fail("InterpolateTaps", ErrArgument, "shape %v, axis %d: want at least 2 axes and axis 0 or 1", shape, axis)
+	if axis < 0 || axis > 1 {
+		fail("InterpolateTaps", ErrArgument, "axis %d: want 0 (height) or 1 (width)", axis)
 	}
+	out := interpolateOut("InterpolateTaps", shape, o)
 	in := [2]int{shape[len(shape)-2], shape[len(shape)-1]}
-	out := o.Size
 	scale := 0.0
 	if o.Scale != [2]float64{} {
-		out = [2]int{int(math.Floor(float64(in[0]) * o.Scale[0])), int(math.Floor(float64(in[1]) * o.Scale[1]))}
 		scale = 1 / o.Scale[axis]
 	}
 	t := interpTaps(in[axis], out[axis], scale, o, dt == Float64, singleChannel(shape))
@@ -164,13 +175,28 @@ func interpTaps(in, out int, scale float64, o InterpolateOpts, f64, single bool)
 	t := axisTaps{in: in, out: out}
 	switch {
 	case o.Mode == InterpNearest:
+		// ATen has two rules, in float32 for every dtype: one channel
+		// (nearest_idx) copies a kept size, halves a doubled one, else
+		// floors a float32 product; several channels floor a float64
+		// product rounded to float32.
+		s32 := float32(float64(in) / float64(out))
+		if scale != 0 {
+			s32 = float32(scale)
+		}
 		idx := make([]int64, out)
 		for i := range idx {
-			if in == out && single {
-				idx[i] = int64(i)
-			} else {
-				idx[i] = int64(min(int(math.Floor(r(float64(i)*s))), in-1))
+			var src float32
+			switch {
+			case single && in == out:
+				src = float32(i)
+			case single && out == 2*in:
+				src = float32(i >> 1)
+			case single:
+				src = float32(i) * s32
+			default:
+				src = float32(float64(i) * float64(s32))
 			}
+			idx[i] = int64(min(int(math.Floor(float64(src))), in-1))
 		}
 		t.idx = [][]int64{idx}
 	case o.Antialias:

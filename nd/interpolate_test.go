@@ -215,3 +215,46 @@ func TestResampleAxisErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestNearestIndexGoldens compares the nearest source index of every
+// output position with PyTorch's over a sweep of sizes, scales, channel
+// counts and dtypes (testdata/golden/make_goldens_nearest.py).
+func TestNearestIndexGoldens(t *testing.T) {
+	b, err := os.ReadFile("testdata/golden/goldens_nearest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g struct {
+		Cases []struct {
+			DType    string
+			Channels int
+			In       int
+			Scale    float64
+			Size     int
+			Idx      []int64
+		}
+	}
+	if err := json.Unmarshal(b, &g); err != nil {
+		t.Fatal(err)
+	}
+	bad := 0
+	for _, c := range g.Cases {
+		o := nd.InterpolateOpts{Scale: [2]float64{c.Scale, 1}}
+		if c.Size != 0 {
+			o = nd.InterpolateOpts{Size: [2]int{c.Size, 1}}
+		}
+		dt := nd.Float32
+		if c.DType == "float64" {
+			dt = nd.Float64
+		}
+		idx, _ := nd.InterpolateTaps([]int{1, c.Channels, c.In, 1}, 0, o, dt)
+		if !slices.Equal(idx[0], c.Idx) {
+			if bad++; bad <= 5 {
+				t.Errorf("%s, %d channels, %d → scale %g size %d: %v, PyTorch %v", c.DType, c.Channels, c.In, c.Scale, c.Size, idx[0], c.Idx)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d cases differ", bad, len(g.Cases))
+	}
+}
