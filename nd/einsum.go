@@ -268,9 +268,11 @@ func sumUnneeded(a *NDArray, sub []rune, keep func(rune) bool) (*NDArray, []rune
 }
 
 // contractPair multiplies a and b, summing the letters they share that
-// keep rejects, as one batched MatMul: a to [batch, m, k], b to
-// [batch, k, n]. Letters in both that keep accepts are batch axes; the
-// result's letters are the batch ones, a's own, then b's own.
+// keep rejects, as one batched MatMul: a to [batch..., m, k], b to
+// [batch..., k, n] (batch axes of size 1 broadcast without copies), or as
+// a broadcast Mul when nothing is summed. Letters in both that keep
+// accepts are batch axes; the result's letters are the batch ones, a's
+// own, then b's own.
 func contractPair(a *NDArray, as []rune, b *NDArray, bs []rune, keep func(rune) bool, sizes map[rune]int) (*NDArray, []rune) {
 	var batch, con, ao, bo []rune
 	for _, l := range as {
@@ -288,11 +290,13 @@ func contractPair(a *NDArray, as []rune, b *NDArray, bs []rune, keep func(rune) 
 			bo = append(bo, l)
 		}
 	}
-	// arrange permutes x (letters xs) into order and broadcasts size-1
-	// axes of shared letters to the full size, then reshapes it to the
-	// groups' products.
+	// arrange permutes x (letters xs) into the batch letters, then the
+	// groups, and reshapes it to [batch axes..., one axis per group]: the
+	// batch axes keep their own sizes (1 broadcasts in MatMul and Mul,
+	// which copy nothing for it), contracted letters of size 1 are
+	// broadcast to the other operand's size.
 	arrange := func(x *NDArray, xs []rune, groups ...[]rune) *NDArray {
-		var order []rune
+		order := slices.Clone(batch)
 		for _, g := range groups {
 			order = append(order, g...)
 		}
@@ -303,35 +307,35 @@ func contractPair(a *NDArray, as []rune, b *NDArray, bs []rune, keep func(rune) 
 		if !slices.Equal(perm, identity(len(perm))) {
 			x = Transpose(x, perm...)
 		}
-		full := make([]int, len(order))
+		full := slices.Clone(x.shape)
 		for k, l := range order {
-			full[k] = x.shape[k]
-			if slices.Contains(batch, l) || slices.Contains(con, l) {
+			if slices.Contains(con, l) {
 				full[k] = sizes[l]
 			}
 		}
 		if !slices.Equal(full, x.shape) {
 			x = BroadcastTo(x, full...)
 		}
-		dims := make([]int, len(groups))
-		k := 0
-		for g, grp := range groups {
-			dims[g] = 1
+		dims := slices.Clone(full[:len(batch)])
+		k := len(batch)
+		for _, grp := range groups {
+			d := 1
 			for range grp {
-				dims[g] *= full[k]
+				d *= full[k]
 				k++
 			}
+			dims = append(dims, d)
 		}
 		return Reshape(x, dims...)
 	}
 	var y *NDArray
 	if len(con) == 0 {
-		// Nothing to sum: a broadcast product, [batch, m, 1]·[batch, 1, n].
-		am := arrange(a, as, batch, ao, nil)
-		bm := arrange(b, bs, batch, nil, bo)
+		// Nothing to sum: a broadcast product, [batch..., m, 1]·[batch..., 1, n].
+		am := arrange(a, as, ao, nil)
+		bm := arrange(b, bs, nil, bo)
 		y = Mul(am, bm)
 	} else {
-		y = MatMul(arrange(a, as, batch, ao, con), arrange(b, bs, batch, con, bo)) // [batch, m, n]
+		y = MatMul(arrange(a, as, ao, con), arrange(b, bs, con, bo)) // [batch..., m, n]
 	}
 	shape := make([]int, 0, len(batch)+len(ao)+len(bo))
 	for _, l := range batch {
