@@ -317,6 +317,9 @@ func contractPair(a *NDArray, as []rune, b *NDArray, bs []rune, keep func(rune) 
 			x = BroadcastTo(x, full...)
 		}
 		dims := slices.Clone(full[:len(batch)])
+		if !slices.ContainsFunc(dims, func(d int) bool { return d != 1 }) {
+			dims = nil // all 1: a plain matrix, which MatMul applies to every matrix of the other without a copy
+		}
 		k := len(batch)
 		for _, grp := range groups {
 			d := 1
