@@ -54,6 +54,7 @@ type bucket struct {
 	finish   func() // waits for an ordered bucket's reduction and closes done
 	err      error
 	base     [][]uint64 // per context, per parameter: the gradient's stamp when the round started
+	zeros    []bool     // per parameter: zeroed (ZeroGrad) since the bucket was summed
 }
 
 // slot is where a parameter replica sits in the buckets.
@@ -301,7 +302,7 @@ func (b *bucket) reset() {
 		}
 	}
 	b.restartLocked()
-	b.rerun, b.err = false, nil
+	b.rerun, b.err, b.zeros = false, nil, nil
 	// The gradients' stamps at the round's start, for samePass.
 	b.base = make([][]uint64, len(b.leaves))
 	for d, ls := range b.leaves {
@@ -366,6 +367,47 @@ func (t *Trainer) gradReady(leaf *nd.NDArray) {
 			b.mu.Unlock()
 			close(done)
 		})
+	}
+}
+
+// zeroed is told by Parameter.ZeroGrad that p's gradients are zero on
+// every context. Once every parameter of a bucket summed this round is
+// zeroed, the bucket holds no sums any more: its round starts again as
+// if nothing had been summed, so that a later backward pass on some
+// contexts only is summed in Step instead of failing it.
+func (t *Trainer) zeroed(p *Parameter) {
+	if t.ordered() {
+		// Over processes a restart changes the order of collectives,
+		// which every worker would have to do alike.
+		return
+	}
+	for _, l := range p.ListData() {
+		s, ok := t.slots[l]
+		if !ok {
+			continue
+		}
+		b := s.b
+		b.mu.Lock()
+		if (b.launched || b.rerun) && b.done != nil {
+			select {
+			case <-b.done: // summed: the zeros replaced the sums
+			default:
+				b.mu.Unlock()
+				continue // still summing: leave the round as it is
+			}
+		}
+		if b.launched || b.rerun {
+			if b.zeros == nil {
+				b.zeros = make([]bool, len(b.params))
+			}
+			b.zeros[s.j] = true
+			if !slices.Contains(b.zeros, false) {
+				b.restartLocked()
+				b.rerun, b.zeros = false, nil
+			}
+		}
+		b.mu.Unlock()
+		return
 	}
 }
 

@@ -349,11 +349,14 @@ func (p *Parameter) ListGrad() []*nd.NDArray {
 // ZeroGrad sets every replica's gradient to zero.
 func (p *Parameter) ZeroGrad() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	for _, d := range p.data {
 		if g := d.Grad(); g != nil {
 			nd.FillInPlace(g, 0)
 		}
+	}
+	p.mu.Unlock()
+	if t := p.bucketOwner.Load(); t != nil {
+		t.zeroed(p)
 	}
 }
 

@@ -380,3 +380,47 @@ func TestTwoPassesPerContext(t *testing.T) {
 		t.Fatalf("overlapped: %v, summed in Step: %v", got, want)
 	}
 }
+
+// TestZeroGradAfterStaleError: after a Step that failed on a stale
+// gradient (the others summed during backward), ZeroGrad and a backward
+// pass on one context only train as summing in Step does; the summed
+// buckets no longer count as summed once zeroed (the Step failed, saying
+// other contexts held sums).
+func TestZeroGradAfterStaleError(t *testing.T) {
+	defer withCores(8)()
+	devs := cpus(2)
+	x := nd.FromSlice(ctx.CPU(0), []float32{1, 2, 3, -1, 0, 2, 0.5, 1, -2, 3, 1, 0}, 4, 3)
+	run := func(opts gluon.TrainerOpts) map[string][]float32 {
+		net, _ := twoLayer(t, devs)
+		unused := nn.NewDense(2, nn.DenseOpts{InUnits: 2})
+		if err := gluon.CollectParams(unused).Initialize(initializer.Xavier{}, devs, false); err != nil {
+			t.Fatal(err)
+		}
+		params := gluon.CollectParams(nn.NewSequential(net, unused))
+		tr, err := gluon.NewTrainer(params, optimizer.NewSGD(0.1), "device", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		backwardOn(t, net, x, devs)
+		if err := tr.Step(4); err == nil || !strings.Contains(err.Error(), "stale") {
+			t.Fatalf("Step with a stale gradient: %v", err)
+		}
+		params.ZeroGrad()
+		backwardOn(t, net, nd.SliceAxis(x, 0, 2, 0), devs[:1])
+		if err := tr.StepIgnoreStale(2); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string][]float32{}
+		for _, p := range params.List() {
+			out[p.Name()] = p.Data(devs[1]).Float32s()
+		}
+		return out
+	}
+	want := run(gluon.TrainerOpts{NoOverlap: true})
+	got := run(gluon.TrainerOpts{FirstBucketBytes: 16, BucketBytes: 16})
+	for name, w := range want {
+		if !slices.Equal(w, got[name]) {
+			t.Errorf("%s: %v, summed in Step: %v", name, got[name], w)
+		}
+	}
+}
