@@ -484,7 +484,7 @@ var minInputs = map[string]int{
 	"GatherElements": 2, "Gather": 2, "CastLike": 2, "NegativeLogLikelihoodLoss": 2, "SoftmaxCrossEntropyLoss": 2,
 	"RNN": 3, "GRU": 3, "LSTM": 3, "Max": 1, "Min": 1, "Sum": 1, "Mean": 1,
 	"GatherND": 2, "ScatterND": 3, "ScatterElements": 3, "Scatter": 3,
-	"Compress": 2, "ReverseSequence": 2,
+	"Compress": 2, "ReverseSequence": 2, "GridSample": 2,
 }
 
 // checkAttrs rejects at load the attribute values the ops do not support,

@@ -20,6 +20,31 @@ var miscOps = map[string]opFunc{
 	"ReverseSequence":           opReverseSequence,
 	"NonZero":                   opNonZero,
 	"EyeLike":                   opEyeLike,
+	"GridSample":                opGridSample,
+}
+
+// opGridSample is nd.GridSample: modes bilinear (linear) and nearest,
+// padding zeros, border or reflection.
+func opGridSample(n *node, in []*nd.NDArray) []*nd.NDArray {
+	o := nd.GridSampleOpts{AlignCorners: n.a.int("align_corners", 0) != 0}
+	switch m := n.a.str("mode", "bilinear"); m {
+	case "bilinear", "linear":
+	case "nearest":
+		o.Nearest = true
+	default:
+		n.fail("mode %q is not supported (bilinear and nearest are)", m)
+	}
+	switch p := n.a.str("padding_mode", "zeros"); p {
+	case "zeros":
+	case "border":
+		o.Padding = nd.GridBorder
+	case "reflection":
+		o.Padding = nd.GridReflection
+	default:
+		n.fail("padding_mode %q is not one of zeros, border and reflection", p)
+	}
+	x, grid := match(in[0], in[1])
+	return []*nd.NDArray{nd.GridSample(x, grid, o)}
 }
 
 // opUpsample is Resize with asymmetric coordinates (nearest rounding

@@ -79,6 +79,7 @@ var confFamilies = []struct {
 	{"interpolate", confInterpolate}, // interpolate.go
 	{"einsum", confEinsum},           // einsum.go
 	{"conv3d", confConv3D},           // conv3d.go
+	{"gridsample", confGridSample},   // gridsample.go
 }
 
 // confRecover turns a panic inside a case (an *nd.Error from an op that

@@ -69,6 +69,7 @@ func gradCases(dev ctx.Context) []gradCase {
 		gradInterpolateCases(dev), // interpolate.go
 		gradEinsumCases(dev),      // einsum.go
 		gradConv3DCases(dev),      // conv3d.go
+		gradGridSampleCases(dev),  // gridsample.go
 		gradSortCases(dev),        // sort.go
 		gradMathCases(dev),        // math.go
 		gradActivationCases(dev),  // activation.go
