@@ -2,6 +2,7 @@ package onnx
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -107,6 +108,10 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 			outShape, want = y.Shape(), y.AsType(nd.Float32).Float32s()
 		})
 	}); err != nil {
+		var ne *nd.Error
+		if errors.As(err, &ne) && ne.Kind == nd.ErrDType && opts.InputDType == nd.Float32 {
+			return nil, fmt.Errorf("onnx: export: the example forward pass on a %v input failed (for token ids set ExportOpts.InputDType to nd.Int64): %w", inDType, err)
+		}
 		return nil, fmt.Errorf("onnx: export: the example forward pass failed: %w", err)
 	}
 	e := &exporter{dev: dev, params: map[*gluon.Parameter]string{}, used: map[string]bool{"input": true, "output": true},

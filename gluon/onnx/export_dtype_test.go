@@ -165,3 +165,16 @@ func TestExportWeightlessHalf(t *testing.T) {
 		}
 	}
 }
+
+// TestExportTokenIdsHint: exporting an embedding network with the default
+// float input says to set InputDType.
+func TestExportTokenIdsHint(t *testing.T) {
+	net := nn.NewSequential(nn.NewEmbedding(10, 4))
+	if err := gluon.CollectParams(net).Initialize(initializer.Xavier{}, []ctx.Context{ctx.CPU(0)}, false); err != nil {
+		t.Fatal(err)
+	}
+	_, err := onnx.Export(net, []int{2, 5}, onnx.ExportOpts{})
+	if err == nil || !strings.Contains(err.Error(), "InputDType") {
+		t.Fatalf("got %v", err)
+	}
+}
