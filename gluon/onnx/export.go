@@ -35,6 +35,12 @@ type ExportOpts struct {
 	// Name is the graph's name (default: the network's name, else its
 	// kind).
 	Name string
+	// FreeAxes are input axes besides the batch axis whose size is free
+	// too (a sequence length): they are named "L<axis>" in the input, and
+	// the output's axes whose size follows them are left unnamed. Export
+	// runs the network and the written graph at a second size of each
+	// (one more) and fails when they disagree or the form fixes the size.
+	FreeAxes []int
 	// InputDType is the input's element type: Float32 (the default),
 	// which means a floating-point input of the network's type (float16
 	// for a network cast to float16), another floating-point type (for a
@@ -90,22 +96,38 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 			break
 		}
 	}
-	var outShape []int
-	var example []float32
-	var want []float32
+	for _, a := range opts.FreeAxes {
+		if a < 0 || a >= len(inputShape) || a == opts.BatchAxis {
+			return nil, fmt.Errorf("onnx: export: free axis %d: want an input axis (of %v) other than the batch axis %d", a, inputShape, opts.BatchAxis)
+		}
+	}
+	// The example, and with free axes a second input one longer on each.
+	shapes := [][]int{inputShape}
+	if len(opts.FreeAxes) > 0 {
+		s2 := slices.Clone(inputShape)
+		for _, a := range opts.FreeAxes {
+			s2[a]++
+		}
+		shapes = append(shapes, s2)
+	}
+	outShapes := make([][]int, len(shapes))
+	examples := make([][]float32, len(shapes))
+	wants := make([][]float32, len(shapes))
 	if err := nd.Catch(func() {
 		s := autograd.NewSession("onnx-export")
 		s.PredictMode(func() {
 			sc := s.NewScope()
 			defer sc.Close()
-			x := s.Zeros(dev, inDType, inputShape...)
-			if inDType.IsFloat() {
-				x = s.RandomNormal(dev, nd.Float32, 0, 1, inputShape...)
-				example = x.Float32s()
-				x = x.AsType(inDType)
+			for i, shape := range shapes {
+				x := s.Zeros(dev, inDType, shape...)
+				if inDType.IsFloat() {
+					x = s.RandomNormal(dev, nd.Float32, 0, 1, shape...)
+					examples[i] = x.Float32s()
+					x = x.AsType(inDType)
+				}
+				y := net.Forward(x)
+				outShapes[i], wants[i] = y.Shape(), y.AsType(nd.Float32).Float32s()
 			}
-			y := net.Forward(x)
-			outShape, want = y.Shape(), y.AsType(nd.Float32).Float32s()
 		})
 	}); err != nil {
 		var ne *nd.Error
@@ -113,6 +135,18 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 			return nil, fmt.Errorf("onnx: export: the example forward pass on a %v input failed (for token ids set ExportOpts.InputDType to nd.Int64): %w", inDType, err)
 		}
 		return nil, fmt.Errorf("onnx: export: the example forward pass failed: %w", err)
+	}
+	outShape, example := outShapes[0], examples[0]
+	freeOut := map[int]bool{}
+	if len(shapes) > 1 {
+		if len(outShapes[1]) != len(outShape) {
+			return nil, fmt.Errorf("onnx: export: the output's rank changes with the free axes (%v, then %v)", outShape, outShapes[1])
+		}
+		for i := range outShape {
+			if outShapes[1][i] != outShape[i] {
+				freeOut[i] = true
+			}
+		}
 	}
 	e := &exporter{dev: dev, params: map[*gluon.Parameter]string{}, used: map[string]bool{"input": true, "output": true},
 		inType: inType, inDType: inDType, inShape: inputShape, example: example}
@@ -163,8 +197,17 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 	}
 	g := &e.graph
 	g.Name = proto.String(name)
-	g.Input = []*onnxpb.ValueInfoProto{valueInfo("input", inType, inputShape, batch, opts.BatchAxis)}
-	g.Output = []*onnxpb.ValueInfoProto{valueInfo("output", outType, outShape, batch, opts.BatchAxis)}
+	in, outVI := valueInfo("input", inType, inputShape, batch, opts.BatchAxis), valueInfo("output", outType, outShape, batch, opts.BatchAxis)
+	for _, a := range opts.FreeAxes {
+		in.Type.GetTensorType().Shape.Dim[a] = &onnxpb.TensorShapeProto_Dimension{Value: &onnxpb.TensorShapeProto_Dimension_DimParam{DimParam: fmt.Sprintf("L%d", a)}}
+	}
+	for a := range freeOut {
+		if a != opts.BatchAxis || batch == "" {
+			outVI.Type.GetTensorType().Shape.Dim[a] = &onnxpb.TensorShapeProto_Dimension{} // unknown
+		}
+	}
+	g.Input = []*onnxpb.ValueInfoProto{in}
+	g.Output = []*onnxpb.ValueInfoProto{outVI}
 	mp := &onnxpb.ModelProto{
 		IrVersion:       proto.Int64(8),
 		ProducerName:    proto.String("goluon"),
@@ -172,8 +215,13 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 		OpsetImport:     []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(ExportOpset)}},
 		Graph:           g,
 	}
-	if err := verify(mp, dev, inDType, netDType(params), inputShape, example, want); err != nil {
-		return nil, fmt.Errorf("onnx: export: %w", err)
+	for i, shape := range shapes {
+		if err := verify(mp, dev, inDType, netDType(params), shape, examples[i], wants[i]); err != nil {
+			if i > 0 {
+				return nil, fmt.Errorf("onnx: export: at the free axes' second size %v: %w (a block's form fixes that size)", shape, err)
+			}
+			return nil, fmt.Errorf("onnx: export: %w", err)
+		}
 	}
 	return mp, nil
 }
