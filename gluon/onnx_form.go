@@ -3,7 +3,8 @@ package gluon
 // ONNXGraph is what a block writes its inference form into when a network
 // is exported to ONNX (gluon/onnx.Export implements it). Values are named
 // by strings; attribute values are int, float64, string, []int, []float64
-// or []string.
+// or []string, and float32 for a one-element tensor (ConstantOfShape's
+// value).
 type ONNXGraph interface {
 	// Param returns the name of p's value in the graph, adding it as an
 	// initializer the first time.

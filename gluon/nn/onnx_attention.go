@@ -58,9 +58,9 @@ func (l *LayerNorm) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
 
 // ExportONNX writes self-attention on x (query, key and value all x, no
 // padding or attention mask): the projections, the heads' scaled dot
-// products and softmax, and the output projection. The batch is free; a
-// causal mask is a constant for the sequence length of the last forward
-// pass (the export's example), so the model then takes that length only.
+// products and softmax, and the output projection. The batch is free, and
+// the sequence length too (ExportOpts.FreeAxes): a causal mask is built
+// from the scores' shape.
 func (a *MultiHeadAttention) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
 	e, h := a.EmbedDim, a.NumHeads
 	d := e / h
@@ -86,20 +86,15 @@ func (a *MultiHeadAttention) ExportONNX(g gluon.ONNXGraph, x string) (string, er
 	kt := g.Op("Transpose", []string{heads(p[1])}, map[string]any{"perm": []int{0, 1, 3, 2}}, 1)[0]
 	scores := g.Op("MatMul", []string{heads(q), kt}, nil, 1)[0] // [N, h, T, S]
 	if a.opts.Causal {
-		ts := a.lastTS.Load()
-		t, s := int(ts>>32), int(ts&(1<<32-1))
-		if t == 0 {
-			return "", fmt.Errorf("a causal attention needs a forward pass before export (its mask takes the sequence length)")
-		}
-		mask := make([]float32, t*s)
-		for i := range t {
-			for j := range s {
-				if j > i+s-t {
-					mask[i*s+j] = float32(math.Inf(-1))
-				}
-			}
-		}
-		scores = g.Op("Add", []string{scores, g.Const(mask, t, s)}, nil, 1)[0]
+		// −inf above the diagonal of [T, S] (T = S: self-attention), built
+		// from the scores' shape, so the sequence length stays free:
+		// Trilu keeps the strict upper triangle of a −inf matrix and
+		// zeroes the rest.
+		i64 := func(v ...int64) string { return g.Const(v, len(v)) }
+		ts := g.Op("Slice", []string{g.Op("Shape", []string{scores}, nil, 1)[0], i64(2), i64(4)}, nil, 1)[0]
+		inf := g.Op("ConstantOfShape", []string{ts}, map[string]any{"value": float32(math.Inf(-1))}, 1)[0]
+		mask := g.Op("Trilu", []string{inf, i64(1)}, map[string]any{"upper": 1}, 1)[0]
+		scores = g.Op("Add", []string{scores, mask}, nil, 1)[0]
 	}
 	w := g.Op("Softmax", []string{scores}, map[string]any{"axis": -1}, 1)[0]
 	out := g.Op("MatMul", []string{w, heads(p[2])}, nil, 1)[0] // [N, h, T, d]

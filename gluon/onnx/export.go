@@ -489,13 +489,16 @@ func attribute(name string, v any) (*onnxpb.AttributeProto, error) {
 		for _, x := range v {
 			a.Floats = append(a.Floats, float32(x))
 		}
+	case float32: // a one-element tensor: ConstantOfShape's value
+		set(onnxpb.AttributeProto_TENSOR)
+		a.T = floatTensor("", []float32{v}, []int{1})
 	case []string:
 		set(onnxpb.AttributeProto_STRINGS)
 		for _, x := range v {
 			a.Strings = append(a.Strings, []byte(x))
 		}
 	default:
-		return nil, fmt.Errorf("attribute %s of %T: want int, float64, string, []int, []float64 or []string", name, v)
+		return nil, fmt.Errorf("attribute %s of %T: want int, float64, float32 (a one-element tensor), string, []int, []float64 or []string", name, v)
 	}
 	return a, nil
 }

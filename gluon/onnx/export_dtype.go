@@ -160,6 +160,15 @@ func retypeGraph(g *onnxpb.GraphProto, inType onnxpb.TensorProto_DataType, fresh
 			}
 			nodes = append(nodes, n)
 			continue
+		case "ConstantOfShape":
+			types[n.Output[0]] = onnxpb.TensorProto_FLOAT
+			for _, a := range n.GetAttribute() {
+				if a.GetName() == "value" {
+					types[n.Output[0]] = onnxpb.TensorProto_DataType(a.GetT().GetDataType())
+				}
+			}
+			nodes = append(nodes, n)
+			continue
 		}
 		var t onnxpb.TensorProto_DataType
 		found := false

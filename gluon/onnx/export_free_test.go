@@ -34,6 +34,12 @@ func TestExportRoundTripFreeAxes(t *testing.T) {
 		{"free-transformer-ntc", func() gluon.Block {
 			return nn.NewTransformerEncoderLayer(8, 2, nn.TransformerOpts{FeedForward: 16, Layout: "NTC"})
 		}, []int{2, 5, 8}, 0, 1},
+		{"free-causal", func() gluon.Block {
+			return nn.NewSequential(
+				nn.NewTransformerEncoderLayer(8, 2, nn.TransformerOpts{FeedForward: 16, Layout: "NTC", Causal: true, NormFirst: true}),
+				nn.NewTransformerEncoderLayer(8, 2, nn.TransformerOpts{FeedForward: 16, Layout: "NTC", Causal: true}),
+			)
+		}, []int{2, 5, 8}, 0, 1},
 		{"free-recurrent-tnc", func() gluon.Block {
 			return nn.NewSequential(rnn.NewLSTM(6, rnn.Opts{Bidirectional: true}), rnn.NewGRU(4, rnn.Opts{}))
 		}, []int{5, 2, 3}, 1, 0},
