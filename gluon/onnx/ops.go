@@ -243,6 +243,11 @@ func geom2D(n *node, hw [2]int, kernel []int) (k, stride, dil, lo, hi [2]int) {
 	default:
 		n.fail("pads %v: only 1-D and 2-D ops are supported", p)
 	}
+	for i := range 2 {
+		if stride[i] < 1 || dil[i] < 1 || k[i] < 1 || lo[i] < 0 || hi[i] < 0 {
+			n.fail("kernel %v, strides %v, dilations %v, pads %v %v: want positive kernels, strides and dilations and no negative pads", k, stride, dil, lo, hi)
+		}
+	}
 	if ap := n.a.str("auto_pad", "NOTSET"); ap == "SAME_UPPER" || ap == "SAME_LOWER" {
 		for i := range 2 {
 			out := (hw[i] + stride[i] - 1) / stride[i]
@@ -359,6 +364,11 @@ func opPool(t nd.PoolType) opFunc {
 		if dil != [2]int{1, 1} {
 			n.fail("dilations %v: dilated pooling is not supported", dil)
 		}
+		for i := range 2 {
+			if lo[i] >= k[i] || hi[i] >= k[i] {
+				n.fail("pads %v %v for kernel %v: a pad as large as the kernel makes windows of padding only", lo, hi, k)
+			}
+		}
 		include := n.a.int("count_include_pad", 0) != 0
 		value := 0.0
 		if t == nd.PoolMax {
@@ -375,11 +385,30 @@ func opPool(t nd.PoolType) opFunc {
 			inside, _ := padFor(nd.Ones(x.Context(), x.DType(), x.Shape()...), lo, hi, limit, 0)
 			y = nd.Div(nd.Pool2D(x2, o), nd.Pool2D(inside, o))
 		}
+		if n.a.int("ceil_mode", 0) != 0 {
+			y = ceilCrop(y, 2, []int{s[2], s[3]}, k[:], stride[:], lo[:], hi[:])
+		}
 		if y.DType() != dt {
 			y = y.AsType(dt)
 		}
 		return []*nd.NDArray{back(y)}
 	}
+}
+
+// ceilCrop drops, from a pooling in ceil mode computed on an input padded
+// explicitly, the windows that start in the original right padding
+// (which ONNX ignores), on the spatial axes from axis first on.
+func ceilCrop(y *nd.NDArray, first int, in, k, stride, lo, hi []int) *nd.NDArray {
+	for i := range in {
+		out := (in[i]+lo[i]+hi[i]-k[i]+stride[i]-1)/stride[i] + 1
+		if (out-1)*stride[i] >= in[i]+lo[i] {
+			out--
+		}
+		if ax := first + i; out >= 1 && out < y.Shape()[ax] {
+			y = nd.SliceAxis(y, 0, out, ax)
+		}
+	}
+	return y
 }
 
 // opBatchNorm is BatchNormalization in its inference form:

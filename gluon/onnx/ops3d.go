@@ -31,6 +31,11 @@ func geom3D(n *node, in [3]int, kernel []int) (k, stride, dil, lo, hi [3]int) {
 	default:
 		n.fail("pads %v: want 6 values for a 3-D op", p)
 	}
+	for i := range 3 {
+		if stride[i] < 1 || dil[i] < 1 || k[i] < 1 || lo[i] < 0 || hi[i] < 0 {
+			n.fail("kernel %v, strides %v, dilations %v, pads %v %v: want positive kernels, strides and dilations and no negative pads", k, stride, dil, lo, hi)
+		}
+	}
 	if ap := n.a.str("auto_pad", "NOTSET"); ap == "SAME_UPPER" || ap == "SAME_LOWER" {
 		for i := range 3 {
 			out := (in[i] + stride[i] - 1) / stride[i]
@@ -83,6 +88,11 @@ func opPool3D(n *node, t nd.PoolType, in []*nd.NDArray) []*nd.NDArray {
 	if dil != [3]int{1, 1, 1} {
 		n.fail("dilations %v: dilated pooling is not supported", dil)
 	}
+	for i := range 3 {
+		if lo[i] >= k[i] || hi[i] >= k[i] {
+			n.fail("pads %v %v for kernel %v: a pad as large as the kernel makes windows of padding only", lo, hi, k)
+		}
+	}
 	include := n.a.int("count_include_pad", 0) != 0
 	value := 0.0
 	if t == nd.PoolMax {
@@ -98,6 +108,9 @@ func opPool3D(n *node, t nd.PoolType, in []*nd.NDArray) []*nd.NDArray {
 		o.ExcludePad = false
 		inside, _ := pad3D(nd.Ones(x.Context(), x.DType(), x.Shape()...), lo, hi, &limit, 0)
 		y = nd.Div(nd.Pool3D(x2, o), nd.Pool3D(inside, o))
+	}
+	if o.CeilMode {
+		y = ceilCrop(y, 2, []int{s[2], s[3], s[4]}, k[:], stride[:], lo[:], hi[:])
 	}
 	if y.DType() != dt {
 		y = y.AsType(dt)

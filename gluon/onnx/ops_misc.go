@@ -43,7 +43,13 @@ func opGridSample(n *node, in []*nd.NDArray) []*nd.NDArray {
 	default:
 		n.fail("padding_mode %q is not one of zeros, border and reflection", p)
 	}
-	x, grid := match(in[0], in[1])
+	x, grid := in[0], in[1]
+	if grid.Context() != x.Context() {
+		grid = grid.CopyTo(x.Context())
+	}
+	if grid.DType() != x.DType() { // the output takes the image's type
+		grid = grid.AsType(x.DType())
+	}
 	return []*nd.NDArray{nd.GridSample(x, grid, o)}
 }
 

@@ -1,6 +1,8 @@
 package onnx
 
 import (
+	"slices"
+
 	"github.com/goluon/goluon/nd"
 )
 
@@ -79,47 +81,56 @@ func opGatherND(n *node, in []*nd.NDArray) []*nd.NDArray {
 	return []*nd.NDArray{nd.Reshape(y, shape...)}
 }
 
-// opScatterND writes (or adds, with reduction "add") each update slice at
-// its index tuple: the rows it names are cleared, then the updates added.
+// opScatterND writes (or adds, or multiplies by, with reduction "add" or
+// "mul") each update slice at its index tuple.
 func opScatterND(n *node, in []*nd.NDArray) []*nd.NDArray {
 	data, idx, upd := in[0], in[1], in[2]
 	rows, flat := rowsOf(n, data, idx, 0)
-	u := nd.Reshape(upd, append([]int{rows.Size()}, flat.Shape()[1:]...)...)
-	if upd.Size() != u.Size() {
-		n.fail("updates of shape %v for indices %v and data %v", upd.Shape(), idx.Shape(), data.Shape())
+	is := idx.Shape()
+	want := append(append([]int{}, is[:len(is)-1]...), data.Shape()[is[len(is)-1]:]...)
+	if !slices.Equal(upd.Shape(), want) {
+		n.fail("updates of shape %v for indices %v and data %v: want %v", upd.Shape(), is, data.Shape(), want)
 	}
+	u := nd.Reshape(upd, append([]int{rows.Size()}, flat.Shape()[1:]...)...)
+	return []*nd.NDArray{nd.Reshape(scatterRows(n, flat, rows.Int64s(), u), data.Shape()...)}
+}
+
+// scatterRows writes the rows u at rows of flat (reduction none: the last
+// write of a row wins), adds them (add) or multiplies by them (mul).
+func scatterRows(n *node, flat *nd.NDArray, rows []int64, u *nd.NDArray) *nd.NDArray {
 	_, u = match(flat, u)
+	at := nd.FromSlice(flat.Context(), rows, len(rows))
 	switch r := n.a.str("reduction", "none"); r {
 	case "add":
+		return nd.IndexAdd(flat, at, u, 0)
 	case "none":
-		flat = clearRows(flat, rows)
-		u = lastWrites(rows.Int64s(), u, true)
+		return nd.IndexAdd(clearRows(flat, at), at, lastWrites(rows, u), 0)
 	case "mul":
 		// Each named row times its updates, in rounds that name each row
 		// at most once (a row named twice is multiplied in two rounds):
 		// a factor of 1 on the rows a round does not name.
 		var rounds [][]int64 // per round: positions in rows
 		count := map[int64]int{}
-		for p, v := range rows.Int64s() {
-			r := count[v]
+		for p, v := range rows {
+			k := count[v]
 			count[v]++
-			if r == len(rounds) {
+			if k == len(rounds) {
 				rounds = append(rounds, nil)
 			}
-			rounds[r] = append(rounds[r], int64(p))
+			rounds[k] = append(rounds[k], int64(p))
 		}
 		y := flat
 		for _, pos := range rounds {
-			at := nd.FromSlice(flat.Context(), pos, len(pos))
-			rr := nd.Take(rows, at, 0)
-			factor := nd.IndexAdd(clearRows(nd.OnesLike(flat), rr), rr, nd.Take(u, at, 0), 0)
+			sel := nd.FromSlice(flat.Context(), pos, len(pos))
+			rr := nd.Take(at, sel, 0)
+			factor := nd.IndexAdd(clearRows(nd.OnesLike(flat), rr), rr, nd.Take(u, sel, 0), 0)
 			y = nd.Mul(y, factor)
 		}
-		return []*nd.NDArray{nd.Reshape(y, data.Shape()...)}
+		return y
 	default:
 		n.fail("reduction %q is not supported (none, add and mul are)", r)
 	}
-	return []*nd.NDArray{nd.Reshape(nd.IndexAdd(flat, rows, u, 0), data.Shape()...)}
+	return nil
 }
 
 // clearRows zeroes the rows of flat that rows names.
@@ -135,65 +146,58 @@ func clearRows(flat, rows *nd.NDArray) *nd.NDArray {
 }
 
 // opScatterElements is PyTorch's scatter along axis: out[..., idx[i], ...]
-// = updates[i] (or += with reduction "add"), negative indices counting
-// from the end of the axis.
+// = updates[i] (or += with reduction "add", *= with "mul"), negative
+// indices counting from the end of the axis; the indices may be shorter
+// than the data on the other axes. It scatters the data's elements,
+// flattened.
 func opScatterElements(n *node, in []*nd.NDArray) []*nd.NDArray {
 	data, idx, upd := in[0], in[1], in[2]
 	axis := n.axis(n.a.int("axis", 0), data.NDim())
-	if idx.NDim() != data.NDim() {
-		n.fail("indices of rank %d for data of rank %d", idx.NDim(), data.NDim())
+	if idx.NDim() != data.NDim() || !slices.Equal(idx.Shape(), upd.Shape()) {
+		n.fail("indices %v and updates %v for data %v: want equal shapes of the data's rank", idx.Shape(), upd.Shape(), data.Shape())
+	}
+	for d, k := range idx.Shape() {
+		if d != axis && k > data.Shape()[d] {
+			n.fail("indices %v longer than the data %v on axis %d", idx.Shape(), data.Shape(), d)
+		}
 	}
 	n.checkIndices(idx, data.Shape()[axis], "index")
-	idx = wrapIndices(idx, data.Shape()[axis])
-	_, upd = match(data, upd)
-	switch r := n.a.str("reduction", "none"); r {
-	case "add":
-	case "none":
-		hit := nd.ScatterAdd(nd.Zeros(data.Context(), nd.Float32, data.Shape()...), idx, nd.Ones(data.Context(), nd.Float32, idx.Shape()...), axis)
-		data = nd.Where(nd.Equal(hit, nd.Reshape(nd.Scalar(data.Context(), nd.Float32, 0))), data, nd.ZerosLike(data))
-		upd = lastWrites(targetsAlong(idx, data.Shape(), axis), upd, false)
-	default:
-		n.fail("reduction %q is not supported (none and add are)", r)
-	}
-	return []*nd.NDArray{nd.ScatterAdd(data, idx, upd, axis)}
+	rows := targetsAlong(idx, data.Shape(), axis)
+	flat := nd.Reshape(data, data.Size())
+	u := nd.Reshape(upd, upd.Size())
+	return []*nd.NDArray{nd.Reshape(scatterRows(n, flat, rows, u), data.Shape()...)}
 }
 
-// lastWrites zeroes the values of the updates (one per target: each
-// row of upd with perRow, else each element) that a later update to the same target overwrites: a scatter
+// lastWrites zeroes the values of the updates (rows of u, one per
+// target) that a later update to the same target overwrites: a scatter
 // without reduction keeps the last write, as ONNX Runtime and PyTorch's
 // CPU kernels do, and the scatters here add. Their gradients stay, as
 // PyTorch's scatter gives every update the gradient at its target.
-func lastWrites(targets []int64, upd *nd.NDArray, perRow bool) *nd.NDArray {
+func lastWrites(targets []int64, u *nd.NDArray) *nd.NDArray {
 	last := map[int64]int{}
 	for i, t := range targets {
 		last[t] = i
 	}
 	if len(last) == len(targets) {
-		return upd
-	}
-	keep := make([]bool, len(targets))
-	for _, i := range last {
-		keep[i] = true
+		return u
 	}
 	n := len(targets)
-	shape := upd.Shape() // one target per element
-	if perRow {          // one target per row
-		shape = make([]int, upd.NDim())
-		for i := range shape {
-			shape[i] = 1
-		}
-		shape[0] = n
-	}
 	drop := make([]float64, n)
-	for i, k := range keep {
-		if !k {
-			drop[i] = 1
-		}
+	for i := range drop {
+		drop[i] = 1
 	}
-	mask := nd.Reshape(nd.FromSlice(upd.Context(), drop, n).AsType(upd.DType()), shape...)
-	// upd − upd·drop with the second term detached: the value of a
-	// dropped update is 0, its gradient 1.
-	return nd.Sub(upd, nd.Mul(upd.Detach(), mask))
+	for _, i := range last {
+		drop[i] = 0
+	}
+	shape := make([]int, u.NDim())
+	for i := range shape {
+		shape[i] = 1
+	}
+	shape[0] = n
+	mask := nd.Reshape(nd.FromSlice(u.Context(), drop, n).AsType(u.DType()), shape...)
+	// u − u·drop with the second term detached: the value of a dropped
+	// update is 0, its gradient 1.
+	return nd.Sub(u, nd.Mul(u.Detach(), mask))
 }
 
 // targetsAlong numbers, in idx's order, the element of data each index of
@@ -209,6 +213,9 @@ func targetsAlong(idx *nd.NDArray, shape []int, axis int) []int64 {
 			c := coord[d]
 			if d == axis {
 				c = int(v[i])
+				if c < 0 {
+					c += shape[axis]
+				}
 			}
 			t = t*int64(shape[d]) + int64(c)
 		}

@@ -58,20 +58,21 @@ func opResize(n *node, in []*nd.NDArray) []*nd.NDArray {
 			out, s = sizes[d], float64(sizes[d])/float64(l)
 		} else {
 			s = scales[d]
-			out = int(math.Floor(float64(l) * s))
+			// The size in float32 arithmetic, as ONNX Runtime and the
+			// exporting frameworks compute it: an exporter that writes a
+			// size as the float32 scale out/in gets out back (float64 can
+			// land one below).
+			out = int(math.Floor(float64(float32(l) * float32(s))))
 		}
-		if out <= 0 || l == 0 || !(s > 0) || math.IsInf(s, 0) {
+		if out <= 0 || l == 0 || !(s > 0) || math.IsInf(s, 0) || out > 1<<24 {
 			n.fail("axis %d: cannot resize %d elements by scale %g to %d", d, l, s, out)
 		}
 		if out == l && s == 1 {
 			continue
 		}
 		idx, w := resizeTaps(n, l, out, s, mode, ctm)
-		next := nd.ResampleAxis(y, d, idx, w)
-		if y != x {
-			y.Release()
-		}
-		y = next
+		// The intermediate stays: a recorded backward pass reads it.
+		y = nd.ResampleAxis(y, d, idx, w)
 	}
 	return []*nd.NDArray{y}
 }
