@@ -362,7 +362,10 @@ func opPool(t nd.PoolType) opFunc {
 		s := x.Shape()
 		k, stride, dil, lo, hi := geom2D(n, [2]int{s[2], s[3]}, n.a.ints("kernel_shape"))
 		if dil != [2]int{1, 1} {
-			n.fail("dilations %v: dilated pooling is not supported", dil)
+			if t != nd.PoolMax || n.a.int("ceil_mode", 0) != 0 {
+				n.fail("dilations %v: only max pooling without ceil mode is dilated", dil)
+			}
+			return []*nd.NDArray{back(dilatedMax(x, k, stride, dil, lo, hi)).AsType(dt)}
 		}
 		for i := range 2 {
 			if lo[i] >= k[i] || hi[i] >= k[i] {
@@ -393,6 +396,31 @@ func opPool(t nd.PoolType) opFunc {
 		}
 		return []*nd.NDArray{back(y)}
 	}
+}
+
+// dilatedMax is max pooling with dilated windows: the maximum, over the
+// kernel's positions, of the input padded with −inf and sampled at the
+// stride from each position's offset.
+func dilatedMax(x *nd.NDArray, k, stride, dil, lo, hi [2]int) *nd.NDArray {
+	xp := nd.Pad(x, [][2]int{{}, {}, {lo[0], hi[0]}, {lo[1], hi[1]}}, nd.PadConstant, math.Inf(-1))
+	s := xp.Shape()
+	var out [2]int
+	for i := range 2 {
+		out[i] = (s[2+i]-dil[i]*(k[i]-1)-1)/stride[i] + 1
+	}
+	var y *nd.NDArray
+	for a := range k[0] {
+		for b := range k[1] {
+			r0, c0 := a*dil[0], b*dil[1]
+			v := nd.Slice(xp, nd.All(), nd.All(), nd.SpanStep(r0, r0+(out[0]-1)*stride[0]+1, stride[0]), nd.SpanStep(c0, c0+(out[1]-1)*stride[1]+1, stride[1]))
+			if y == nil {
+				y = v
+			} else {
+				y = nd.Maximum(y, v)
+			}
+		}
+	}
+	return y
 }
 
 // ceilCrop drops, from a pooling in ceil mode computed on an input padded

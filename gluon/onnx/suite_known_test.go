@@ -4,8 +4,6 @@ package onnx_test
 // the reason (the test fails when one of them passes, so the list stays
 // true).
 var knownFailures = map[string]string{
-	"test_MaxPool1d_stride_padding_dilation":          "dilated pooling: nd's pooling has no dilation",
-	"test_MaxPool2d_stride_padding_dilation":          "dilated pooling: nd's pooling has no dilation",
 	"test_batchnorm_epsilon_training_mode":            "training mode: the importer runs inference graphs",
 	"test_batchnorm_example_training_mode":            "training mode: the importer runs inference graphs",
 	"test_cast_BFLOAT16_to_FLOAT":                     "the test data holds the bfloat16 values as UINT16 arrays (numpy has no bfloat16), a dtype nd does not have",
@@ -32,7 +30,6 @@ var knownFailures = map[string]string{
 	"test_max_uint16":                                 "an element type nd does not have (int8, int16, uint16, uint32, uint64)",
 	"test_max_uint32":                                 "an element type nd does not have (int8, int16, uint16, uint32, uint64)",
 	"test_max_uint64":                                 "an element type nd does not have (int8, int16, uint16, uint32, uint64)",
-	"test_maxpool_2d_dilations":                       "dilated pooling: nd's pooling has no dilation",
 	"test_maxpool_with_argmax_2d_precomputed_pads":    "MaxPool's Indices output: nd's pooling returns no indices",
 	"test_maxpool_with_argmax_2d_precomputed_strides": "MaxPool's Indices output: nd's pooling returns no indices",
 	"test_min_int16":                                  "an element type nd does not have (int8, int16, uint16, uint32, uint64)",
