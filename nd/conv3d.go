@@ -91,6 +91,95 @@ func conv3DOp(x, w, bias *NDArray, o Conv3DOpts) *NDArray {
 	return y
 }
 
+// Conv3DTransposeOpts configures Conv3DTranspose. Zero fields take their
+// defaults: stride 1, padding 0, no output padding, dilation 1, one group.
+// Index 0 is depth, 1 height, 2 width.
+type Conv3DTransposeOpts struct {
+	Stride, Pad, OutputPad, Dilate [3]int
+	Groups                         int
+}
+
+// Conv3DTranspose computes the transposed 3-D convolution (PyTorch's
+// conv_transpose3d) of x [N, Cin, D, H, W] with w [Cin, Cout/groups, KD,
+// KH, KW], plus bias [Cout] if bias is not nil; each output size is
+// (in−1)·stride − 2·pad + dilate·(k−1) + outputPad + 1. It is built from
+// Conv2DTranspose: each kernel depth's maps of every input slice are added
+// at their output depths. Differentiable in x, w and bias.
+func Conv3DTranspose(x, w, bias *NDArray, o Conv3DTransposeOpts) *NDArray {
+	return dispatchNative("Conv3DTranspose", castLow, []*NDArray{x, w, bias}, func(in []*NDArray) *NDArray {
+		return conv3DTransposeOp(in[0], in[1], in[2], o)
+	})
+}
+
+func conv3DTransposeOp(x, w, bias *NDArray, o Conv3DTransposeOpts) *NDArray {
+	const op = "Conv3DTranspose"
+	if x == nil || w == nil {
+		fail(op, ErrArgument, "nil input or weight")
+	}
+	if x.NDim() != 5 || w.NDim() != 5 {
+		fail(op, ErrShape, "want NCDHW input and [in, out/groups, kd, kh, kw] weight, got %v and %v", x.shape, w.shape)
+	}
+	if bias != nil {
+		defer checkInputs(op, x, w, bias).done()
+	} else {
+		defer checkInputs(op, x, w).done()
+	}
+	g := orOne(o.Groups)
+	n, c, d := x.shape[0], x.shape[1], x.shape[2]
+	out := w.shape[1] * g
+	if w.shape[0] != c || c%g != 0 || w.shape[1] < 1 || w.shape[2] < 1 || w.shape[3] < 1 || w.shape[4] < 1 {
+		fail(op, ErrShape, "input of %d channels and weight %v with %d groups: want the weight's axis 0 the input's channels, divisible by the groups, and kernels of at least 1", c, w.shape, g)
+	}
+	if bias != nil && (bias.NDim() != 1 || bias.shape[0] != out) {
+		fail(op, ErrShape, "bias of shape %v for %d output channels", bias.shape, out)
+	}
+	for i := range 3 {
+		if o.Stride[i] < 0 || o.Pad[i] < 0 || o.Dilate[i] < 0 || o.OutputPad[i] < 0 {
+			fail(op, ErrArgument, "stride %v, pad %v, output pad %v, dilation %v: want no negative values", o.Stride, o.Pad, o.OutputPad, o.Dilate)
+		}
+	}
+	if dt := x.dtype; dt.IsHalf() && w.dtype == dt && (bias == nil || bias.dtype == dt) {
+		var b32 *NDArray
+		if bias != nil {
+			b32 = bias.AsType(Float32)
+		}
+		return conv3DTransposeOp(x.AsType(Float32), w.AsType(Float32), b32, o).AsType(dt)
+	}
+	kd := w.shape[2]
+	sd, pd, dd, opd := orOne(o.Stride[0]), o.Pad[0], orOne(o.Dilate[0]), o.OutputPad[0]
+	full := (d-1)*sd + dd*(kd-1) + 1 + opd // the depth before the padding is cut
+	od := full - 2*pd
+	if od < 1 {
+		fail(op, ErrShape, "depth %d with kernel %d, stride %d, padding %d leaves no output", d, kd, sd, pd)
+	}
+	o2 := ConvTransposeOpts{Stride: [2]int{o.Stride[1], o.Stride[2]}, Pad: [2]int{o.Pad[1], o.Pad[2]},
+		OutputPad: [2]int{o.OutputPad[1], o.OutputPad[2]}, Dilate: [2]int{o.Dilate[1], o.Dilate[2]}, Groups: g}
+	xs := Reshape(Transpose(x, 0, 2, 1, 3, 4), n*d, c, x.shape[3], x.shape[4]) // every input slice
+	var y *NDArray
+	for k := range kd {
+		wk := Reshape(SliceAxis(w, k, k+1, 2), c, w.shape[1], w.shape[3], w.shape[4])
+		yk := Conv2DTranspose(xs, wk, nil, o2) // [N·D, out, OH, OW]
+		oh, ow := yk.shape[2], yk.shape[3]
+		yk = Transpose(Reshape(yk, n, d, out, oh, ow), 0, 2, 1, 3, 4) // [N, out, D, OH, OW]
+		if y == nil {
+			y = Zeros(x.st.dev, x.dtype, n, out, full, oh, ow)
+		}
+		// Input slice i lands at output depth i·stride + k·dilation.
+		at := make([]int64, d)
+		for i := range at {
+			at[i] = int64(i*sd + k*dd)
+		}
+		y = IndexAdd(y, x.Session().FromSlice(x.st.dev, at, d), yk, 2)
+	}
+	if pd > 0 {
+		y = SliceAxis(y, pd, pd+od, 2)
+	}
+	if bias != nil {
+		y = Add(y, Reshape(bias, 1, out, 1, 1, 1))
+	}
+	return y
+}
+
 // Pool3DOpts configures Pool3D. Index 0 is depth, 1 height, 2 width; a
 // zero stride equals the kernel.
 type Pool3DOpts struct {

@@ -15,8 +15,8 @@ import (
 	"github.com/goluon/goluon/nd/ndtest"
 )
 
-// TestConv3DPool3DGoldens compares Conv3D and Pool3D with torch's conv3d,
-// max_pool3d and avg_pool3d (testdata/golden/make_goldens_conv3d.py):
+// TestConv3DPool3DGoldens compares Conv3D, Conv3DTranspose and Pool3D with
+// torch's conv3d, conv_transpose3d, max_pool3d and avg_pool3d (testdata/golden/make_goldens_conv3d.py):
 // strides, padding, dilation, groups, ceil mode and both padding rules of
 // the average, values and gradients, in float64.
 func TestConv3DPool3DGoldens(t *testing.T) {
@@ -31,6 +31,17 @@ func TestConv3DPool3DGoldens(t *testing.T) {
 			WShape              []int `json:"w_shape"`
 			W, B                []float64
 			Stride, Pad, Dilate []int
+			Groups              int
+			YShape              []int `json:"y_shape"`
+			Y, GX, GW, GB       []float64
+		}
+		Transposed []struct {
+			XShape              []int `json:"x_shape"`
+			X                   []float64
+			WShape              []int `json:"w_shape"`
+			W, B                []float64
+			Stride, Pad, Dilate []int
+			OutputPad           []int `json:"output_pad"`
 			Groups              int
 			YShape              []int `json:"y_shape"`
 			Y, GX, GW, GB       []float64
@@ -85,6 +96,25 @@ func TestConv3DPool3DGoldens(t *testing.T) {
 			}
 			o := nd.Conv3DOpts{Stride: three(c.Stride), Pad: three(c.Pad), Dilate: three(c.Dilate), Groups: c.Groups}
 			run(t, func() *nd.NDArray { return nd.Conv3D(x, w, bias, o) }, c.YShape, c.Y)
+			check(t, "grad x", x.Grad().Float64s(), c.GX)
+			check(t, "grad w", w.Grad().Float64s(), c.GW)
+			if bias != nil {
+				check(t, "grad bias", bias.Grad().Float64s(), c.GB)
+			}
+		})
+	}
+	for i, c := range g.Transposed {
+		t.Run(fmt.Sprintf("transposed%d", i), func(t *testing.T) {
+			x, w := nd.FromSlice(dev, c.X, c.XShape...), nd.FromSlice(dev, c.W, c.WShape...)
+			x.AttachGrad(nd.GradWrite)
+			w.AttachGrad(nd.GradWrite)
+			var bias *nd.NDArray
+			if c.B != nil {
+				bias = nd.FromSlice(dev, c.B, len(c.B))
+				bias.AttachGrad(nd.GradWrite)
+			}
+			o := nd.Conv3DTransposeOpts{Stride: three(c.Stride), Pad: three(c.Pad), OutputPad: three(c.OutputPad), Dilate: three(c.Dilate), Groups: c.Groups}
+			run(t, func() *nd.NDArray { return nd.Conv3DTranspose(x, w, bias, o) }, c.YShape, c.Y)
 			check(t, "grad x", x.Grad().Float64s(), c.GX)
 			check(t, "grad w", w.Grad().Float64s(), c.GW)
 			if bias != nil {

@@ -152,3 +152,69 @@ func (p *Pool3D) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
 	}
 	return g.Op(op, []string{x}, attrs, 1)[0], nil
 }
+
+// Conv3DTransposeOpts configures Conv3DTranspose; the zero value is
+// Gluon's default (stride 1, no padding or output padding, dilation 1,
+// one group, a bias, in_channels inferred).
+type Conv3DTransposeOpts struct {
+	Stride, Pad, OutputPad, Dilate [3]int
+	Groups                         int
+	InChannels                     int // 0: inferred at the first forward pass
+	Act                            string
+	NoBias                         bool
+	WeightInit                     initializer.Initializer
+	BiasInit                       initializer.Initializer // default zeros
+}
+
+// Conv3DTranspose is a transposed 3-D convolution (Gluon's
+// Conv3DTranspose, PyTorch's nn.ConvTranspose3d) with weights
+// [in_channels, channels/groups, kd, kh, kw]: a 3-D decoder's upsampling.
+type Conv3DTranspose struct {
+	gluon.BlockMeta
+	convParams
+	Channels int
+	Kernel   [3]int
+	opts     Conv3DTransposeOpts
+}
+
+// NewConv3DTranspose returns a transposed 3-D convolution with the given
+// output channels and kernel size.
+func NewConv3DTranspose(channels int, kernel [3]int, o Conv3DTransposeOpts) *Conv3DTranspose {
+	const op = "nn.NewConv3DTranspose"
+	o.Groups = checkConvLayer(op, channels, o.Groups, o.InChannels, kernel[:]...)
+	checkActivation(op, o.Act)
+	c := &Conv3DTranspose{BlockMeta: gluon.NewBlockMeta("conv"), Channels: channels, Kernel: kernel, opts: o}
+	c.add(&c.BlockMeta, channels, o.NoBias, o.WeightInit, o.BiasInit, o.InChannels, channels/o.Groups, kernel[0], kernel[1], kernel[2])
+	return c
+}
+
+// Forward convolves x [N, C, D, H, W] on its context.
+func (c *Conv3DTranspose) Forward(x *nd.NDArray) *nd.NDArray {
+	const op = "nn.Conv3DTranspose"
+	if x.NDim() != 5 || x.Shape()[1]%c.opts.Groups != 0 {
+		nd.Panicf(op, nd.ErrShape, "want NCDHW input with channels divisible by %d groups, got %v", c.opts.Groups, x.Shape())
+	}
+	w, b := c.data(x.Context(), x.Shape()[1], c.Channels/c.opts.Groups, c.Kernel[0], c.Kernel[1], c.Kernel[2])
+	o := c.opts
+	y := nd.Conv3DTranspose(x, w, b, nd.Conv3DTransposeOpts{Stride: o.Stride, Pad: o.Pad, OutputPad: o.OutputPad, Dilate: o.Dilate, Groups: o.Groups})
+	return activate(op, o.Act, y)
+}
+
+// ExportONNX writes a three-dimensional ConvTranspose, then the fused
+// activation.
+func (c *Conv3DTranspose) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	o := c.opts
+	in := []string{x, g.Param(c.Weight)}
+	if c.Bias != nil {
+		in = append(in, g.Param(c.Bias))
+	}
+	attrs := map[string]any{
+		"kernel_shape":   c.Kernel[:],
+		"strides":        []int{max(o.Stride[0], 1), max(o.Stride[1], 1), max(o.Stride[2], 1)},
+		"pads":           []int{o.Pad[0], o.Pad[1], o.Pad[2], o.Pad[0], o.Pad[1], o.Pad[2]},
+		"output_padding": o.OutputPad[:],
+		"dilations":      []int{max(o.Dilate[0], 1), max(o.Dilate[1], 1), max(o.Dilate[2], 1)},
+		"group":          o.Groups,
+	}
+	return onnxAct(g, o.Act, g.Op("ConvTranspose", in, attrs, 1)[0])
+}

@@ -300,6 +300,9 @@ func opConv(n *node, in []*nd.NDArray) []*nd.NDArray {
 // output_shape, when given, sets the padding (ONNX's rule, SAME_UPPER
 // putting the extra row at the end).
 func opConvTranspose(n *node, in []*nd.NDArray) []*nd.NDArray {
+	if in[0].NDim() == 5 {
+		return opConvTranspose3D(n, in)
+	}
 	x, back := spatial(n, in[0])
 	w, _ := spatial(n, in[1])
 	var b *nd.NDArray
@@ -556,8 +559,8 @@ func checkAttrs(n *onnxpb.NodeProto) error {
 	}
 	switch n.GetOpType() {
 	case "Conv", "ConvTranspose", "MaxPool", "AveragePool":
-		if k := a.ints("kernel_shape"); len(k) > 3 || (len(k) == 3 && n.GetOpType() == "ConvTranspose") {
-			return fmt.Errorf("node %q (%s): kernel_shape %v: only 1-D and 2-D (and 3-D Conv and pooling) are supported", n.GetName(), n.GetOpType(), k)
+		if k := a.ints("kernel_shape"); len(k) > 3 {
+			return fmt.Errorf("node %q (%s): kernel_shape %v: only 1-D, 2-D and 3-D are supported", n.GetName(), n.GetOpType(), k)
 		}
 		if len(n.GetOutput()) > 1 {
 			return fmt.Errorf("node %q (%s): the Indices output is not supported", n.GetName(), n.GetOpType())

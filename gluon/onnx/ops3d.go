@@ -117,3 +117,54 @@ func opPool3D(n *node, t nd.PoolType, in []*nd.NDArray) []*nd.NDArray {
 	}
 	return []*nd.NDArray{y}
 }
+
+// opConvTranspose3D is ConvTranspose on [N, C, D, H, W]: computed with
+// the symmetric part of the padding and cropped by the rest; output_shape,
+// when given, sets the padding (the extra row at the end with SAME_UPPER
+// or no auto_pad, as for 2-D).
+func opConvTranspose3D(n *node, in []*nd.NDArray) []*nd.NDArray {
+	x, w := in[0], in[1]
+	if w.NDim() != 5 {
+		n.fail("weight of shape %v for a 3-D input: want [in, out/groups, kd, kh, kw]", w.Shape())
+	}
+	s, ws := x.Shape(), w.Shape()
+	k, stride, dil, lo, hi := geom3D(n, [3]int{}, ws[2:])
+	var outPad [3]int
+	if op := n.a.ints("output_padding"); len(op) == 3 {
+		outPad = [3]int{op[0], op[1], op[2]}
+	} else if len(op) != 0 {
+		n.fail("output_padding %v: want 3 values for a 3-D op", op)
+	}
+	if os := n.a.ints("output_shape"); len(os) > 0 || n.a.str("auto_pad", "NOTSET") == "SAME_UPPER" || n.a.str("auto_pad", "NOTSET") == "SAME_LOWER" {
+		want := [3]int{s[2] * stride[0], s[3] * stride[1], s[4] * stride[2]} // SAME: input size × stride
+		if len(os) == 3 {
+			want = [3]int{os[0], os[1], os[2]}
+		} else if len(os) != 0 {
+			n.fail("output_shape %v: want 3 values for a 3-D op", os)
+		}
+		for i := range 3 {
+			total := stride[i]*(s[2+i]-1) + outPad[i] + (k[i]-1)*dil[i] + 1 - want[i]
+			if total < 0 {
+				outPad[i] -= total
+				total = 0
+			}
+			if n.a.str("auto_pad", "NOTSET") == "SAME_LOWER" {
+				lo[i], hi[i] = total-total/2, total/2
+			} else {
+				lo[i], hi[i] = total/2, total-total/2
+			}
+		}
+	}
+	var pad [3]int
+	for i := range 3 {
+		pad[i] = min(lo[i], hi[i])
+	}
+	y := nd.Conv3DTranspose(x, w, optional(in, 2), nd.Conv3DTransposeOpts{Stride: stride, Pad: pad, OutputPad: outPad, Dilate: dil, Groups: n.a.int("group", 1)})
+	for i := range 3 {
+		if extraLo, extraHi := lo[i]-pad[i], hi[i]-pad[i]; extraLo > 0 || extraHi > 0 {
+			size := y.Shape()[2+i]
+			y = nd.SliceAxis(y, extraLo, size-extraHi, 2+i)
+		}
+	}
+	return []*nd.NDArray{y}
+}

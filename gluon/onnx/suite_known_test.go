@@ -21,7 +21,6 @@ var knownFailures = map[string]string{
 	"test_clip_default_int8_inbounds":                 "an element type nd does not have (int8, int16, uint16, uint32, uint64)",
 	"test_clip_default_int8_max":                      "an element type nd does not have (int8, int16, uint16, uint32, uint64)",
 	"test_clip_default_int8_min":                      "an element type nd does not have (int8, int16, uint16, uint32, uint64)",
-	"test_convtranspose_3d":                           "3-D convolution or pooling: nd has 1-D and 2-D only",
 	"test_gridsample_bicubic":                         "GridSample with mode bicubic: nd.GridSample samples bilinearly or the nearest pixel",
 	"test_identity_opt":                               "an element type nd does not have (int8, int16, uint16, uint32, uint64)",
 	"test_identity_sequence":                          "sequence and optional values are not supported",

@@ -1,6 +1,7 @@
 package ndtest
 
-// The cases for the ops of nd/conv3d.go: Conv3D and Pool3D.
+// The cases for the ops of nd/conv3d.go: Conv3D, Conv3DTranspose and
+// Pool3D.
 
 import (
 	"math"
@@ -76,6 +77,49 @@ func refConv3D(c conv3DCase, x, w, b []float64) ([]float64, []int) {
 		}
 	}
 	return y, []int{c.n, c.o, out[0], out[1], out[2]}
+}
+
+// refConv3DTranspose is the direct transposed 3-D convolution of x
+// [n, c, in...] with w [c, o/groups, k...]: every input element adds its
+// value times the kernel at its strided, dilated output positions.
+func refConv3DTranspose(n, c int, in [3]int, x []float64, o int, k [3]int, w []float64, opts nd.Conv3DTransposeOpts) ([]float64, []int) {
+	g := max(opts.Groups, 1)
+	var s, d, out [3]int
+	for i := range 3 {
+		s[i], d[i] = max(opts.Stride[i], 1), max(opts.Dilate[i], 1)
+		out[i] = (in[i]-1)*s[i] - 2*opts.Pad[i] + d[i]*(k[i]-1) + opts.OutputPad[i] + 1
+	}
+	cg, og := c/g, o/g
+	y := make([]float64, n*o*out[0]*out[1]*out[2])
+	for b := range n {
+		for ci := range c {
+			for z := range in[0] {
+				for r := range in[1] {
+					for q := range in[2] {
+						xv := x[(((b*c+ci)*in[0]+z)*in[1]+r)*in[2]+q]
+						for oo := range og {
+							oc := (ci/cg)*og + oo
+							for a := range k[0] {
+								oz := z*s[0] - opts.Pad[0] + a*d[0]
+								for bb := range k[1] {
+									or := r*s[1] - opts.Pad[1] + bb*d[1]
+									for cc := range k[2] {
+										oq := q*s[2] - opts.Pad[2] + cc*d[2]
+										if oz < 0 || oz >= out[0] || or < 0 || or >= out[1] || oq < 0 || oq >= out[2] {
+											continue
+										}
+										wv := w[(((ci*og+oo)*k[0]+a)*k[1]+bb)*k[2]+cc]
+										y[(((b*o+oc)*out[0]+oz)*out[1]+or)*out[2]+oq] += xv * wv
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return y, []int{n, o, out[0], out[1], out[2]}
 }
 
 // pool3DCases are Pool3D configurations on an input [1, 2, 5, 4, 6].
@@ -163,6 +207,13 @@ func confConv3D(e confEnv) {
 			e.check(nd.Conv3D(x, w, bias, c.opts), shape, want, confTolLongSum)
 		})
 	}
+	e.run("Conv3DTranspose", func(e confEnv) {
+		opts := nd.Conv3DTransposeOpts{Stride: [3]int{2, 1, 2}, Pad: [3]int{1, 0, 1}, OutputPad: [3]int{1, 0, 0}, Groups: 2}
+		x, xv := e.rand(2500, -1, 1, 1, 4, 3, 3, 2)
+		w, wv := e.rand(2501, -1, 1, 4, 1, 2, 2, 3)
+		want, shape := refConv3DTranspose(1, 4, [3]int{3, 3, 2}, xv, 2, [3]int{2, 2, 3}, wv, opts)
+		e.check(nd.Conv3DTranspose(x, w, nil, opts), shape, want, confTolLongSum)
+	})
 	for i, c := range pool3DCases {
 		e.run("Pool3D_"+c.name, func(e confEnv) {
 			x, xv := e.rand(uint64(2400+i), -1, 1, 1, 2, 5, 4, 6)
@@ -172,7 +223,8 @@ func confConv3D(e confEnv) {
 	}
 }
 
-// gradConv3DCases checks Conv3D's gradients for x, w and b, and Pool3D's.
+// gradConv3DCases checks Conv3D's and Conv3DTranspose's gradients for x,
+// w and b, and Pool3D's.
 func gradConv3DCases(dev ctx.Context) []gradCase {
 	var cases []gradCase
 	for i, c := range conv3DCases[1:] {
@@ -185,6 +237,13 @@ func gradConv3DCases(dev ctx.Context) []gradCase {
 			},
 			f: func(in []*nd.NDArray) *nd.NDArray { return nd.Conv3D(in[0], in[1], in[2], c.opts) }})
 	}
+	cases = append(cases, gradCase{op: "Conv3DTranspose", name: "strided_groups",
+		in: func() []*nd.NDArray {
+			return gradIn(gradSigned(dev, 345, 1, 4, 2, 2, 2), gradSigned(dev, 346, 4, 1, 2, 2, 2), gradSigned(dev, 347, 2))
+		},
+		f: func(in []*nd.NDArray) *nd.NDArray {
+			return nd.Conv3DTranspose(in[0], in[1], in[2], nd.Conv3DTransposeOpts{Stride: [3]int{2, 1, 1}, Pad: [3]int{1, 0, 0}, OutputPad: [3]int{1, 0, 0}, Groups: 2})
+		}})
 	for _, c := range pool3DCases {
 		if c.opts.Type == nd.PoolMax { // ties and kinks: checked by the goldens instead
 			continue

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Goldens for conv3d_test.go: torch's conv3d, max_pool3d and avg_pool3d
+"""Goldens for conv3d_test.go: torch's conv3d, conv_transpose3d, max_pool3d and avg_pool3d
 (Debian's python3-torch) in float64, with the gradients of sum(y * g) for
 a fixed g with respect to every input.
 
@@ -43,6 +43,26 @@ for xs, ws, bias, stride, pad, dil, groups in [
         "gb": b.grad.flatten().tolist() if bias else None,
     })
 
+transposed = []
+for xs, ws, bias, stride, pad, opad, dil, groups in [
+    ([2, 3, 3, 4, 3], [3, 2, 2, 3, 2], True, [1, 1, 1], [0, 0, 0], [0, 0, 0], [1, 1, 1], 1),
+    ([1, 4, 3, 3, 4], [4, 3, 3, 2, 3], False, [2, 1, 2], [1, 0, 1], [1, 0, 1], [1, 1, 1], 2),
+    ([1, 2, 4, 3, 3], [2, 2, 2, 2, 2], True, [2, 2, 1], [1, 1, 0], [0, 1, 0], [2, 1, 2], 1),
+]:
+    x, w = rand(*xs), rand(*ws)
+    b = rand(ws[1] * groups) if bias else None
+    y = F.conv_transpose3d(x, w, b, stride=stride, padding=pad, output_padding=opad, groups=groups, dilation=dil)
+    (y * head(y)).sum().backward()
+    transposed.append({
+        "x_shape": xs, "x": x.detach().flatten().tolist(),
+        "w_shape": ws, "w": w.detach().flatten().tolist(),
+        "b": b.detach().flatten().tolist() if bias else None,
+        "stride": stride, "pad": pad, "output_pad": opad, "dilate": dil, "groups": groups,
+        "y_shape": list(y.shape), "y": y.detach().flatten().tolist(),
+        "gx": x.grad.flatten().tolist(), "gw": w.grad.flatten().tolist(),
+        "gb": b.grad.flatten().tolist() if bias else None,
+    })
+
 pools = []
 for kind, xs, k, s, p, ceil, incl in [
     ("max", [2, 2, 5, 6, 4], [2, 2, 2], [2, 2, 2], [0, 0, 0], False, True),
@@ -65,5 +85,5 @@ for kind, xs, k, s, p, ceil, incl in [
         "gx": x.grad.flatten().tolist(),
     })
 with open("nd/testdata/golden/goldens_conv3d.json", "w") as f:
-    json.dump({"torch": torch.__version__, "convs": convs, "pools": pools}, f)
-print(len(convs), "convolutions,", len(pools), "poolings")
+    json.dump({"torch": torch.__version__, "convs": convs, "transposed": transposed, "pools": pools}, f)
+print(len(convs), "convolutions,", len(transposed), "transposed,", len(pools), "poolings")
