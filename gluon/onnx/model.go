@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
@@ -51,7 +52,8 @@ type Model struct {
 	onDev map[ctx.Context]map[string]*nd.NDArray // consts copied to a context
 }
 
-// Load reads an ONNX model file; its parameters are created on devs
+// Load reads an ONNX model file, with the tensors it keeps in external
+// data files beside it (large models); its parameters are created on devs
 // (default cpu(0)). A corrupt file, an unsupported op (every one is
 // listed) or an unsupported attribute is an error.
 func Load(path string, devs ...ctx.Context) (*Model, error) {
@@ -62,6 +64,9 @@ func Load(path string, devs ...ctx.Context) (*Model, error) {
 	var mp onnxpb.ModelProto
 	if err := proto.Unmarshal(data, &mp); err != nil {
 		return nil, fmt.Errorf("onnx: %s is not an ONNX model: %w", path, err)
+	}
+	if err := loadExternal(mp.GetGraph(), filepath.Dir(path)); err != nil {
+		return nil, fmt.Errorf("onnx: %s: %w", path, err)
 	}
 	m, err := fromProto(&mp, devs)
 	if err != nil {

@@ -26,7 +26,7 @@ func hostTensor(t *onnxpb.TensorProto) (any, []int, error) {
 		n *= int(d)
 	}
 	if t.GetDataLocation() == onnxpb.TensorProto_EXTERNAL {
-		return nil, nil, fmt.Errorf("tensor %q: external data is not supported (save the model with its weights inside)", t.GetName())
+		return nil, nil, fmt.Errorf("tensor %q: external data is read only by Load, from the file beside the model", t.GetName())
 	}
 	raw := t.GetRawData()
 	check := func(got int) error {
