@@ -165,6 +165,22 @@ func TestOpEdgeCases(t *testing.T) {
 			t.Fatalf("got %v", err)
 		}
 	})
+	t.Run("ReduceProd's gradient with a zero", func(t *testing.T) {
+		m, err := nodeModel(t, "ReduceProd", 13, []string{"x"}, attr("keepdims", 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := f32([]float32{2, 0, 3, 1, 4}, 5)
+		x.AttachGrad(nd.GradWrite)
+		var y *nd.NDArray
+		autograd.Record(func() {
+			y = m.ForwardMulti(x)[0]
+			autograd.Backward(y)
+		})
+		if got := x.Grad().Float64s(); y.Scalar() != 0 || !slices.Equal(got, []float64{0, 24, 0, 0, 0}) {
+			t.Fatalf("product %v, gradient %v; want 0 and [0 24 0 0 0]", y.Scalar(), got)
+		}
+	})
 	t.Run("backward through a resize of two axes", func(t *testing.T) {
 		// The first axis's result was released while the second's
 		// backward read it.

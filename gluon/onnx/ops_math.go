@@ -101,6 +101,9 @@ var mathOps = map[string]opFunc{
 		func(x *nd.NDArray, ax ...int) *nd.NDArray { return nd.Log(nd.Sum(x, ax...)) },
 		func(x *nd.NDArray, ax ...int) *nd.NDArray { return nd.Log(nd.SumKeepDims(x, ax...)) })),
 	"ReduceLogSumExp": floatReduce(opReduce(nd.LogSumExp, nd.LogSumExpKeepDims)),
+	"ReduceProd": opReduce(
+		func(x *nd.NDArray, ax ...int) *nd.NDArray { return nd.Squeeze(prodKeepDims(x, ax...), ax...) },
+		prodKeepDims),
 
 	"ArgMax": opArg(nd.ArgMax),
 	"ArgMin": opArg(nd.ArgMin),
@@ -207,6 +210,31 @@ func opReduce(f, keep func(x *nd.NDArray, axes ...int) *nd.NDArray) opFunc {
 		}
 		return []*nd.NDArray{y}
 	}
+}
+
+// prodKeepDims multiplies the elements along each of axes, keeping them
+// with size 1: halves multiplied pairwise until one is left (log2 of the
+// size in Muls), so the gradient is exact, zeros included, and integers
+// stay exact. An empty axis gives 1.
+func prodKeepDims(x *nd.NDArray, axes ...int) *nd.NDArray {
+	for _, a := range axes {
+		n := x.Shape()[a]
+		if n == 0 {
+			shape := x.Shape()
+			shape[a] = 1
+			x = nd.Full(x.Context(), x.DType(), 1, shape...)
+			continue
+		}
+		for n > 1 {
+			h := n / 2
+			y := nd.Mul(nd.SliceAxis(x, 0, h, a), nd.SliceAxis(x, h, 2*h, a))
+			if n%2 == 1 {
+				y = nd.Concat([]*nd.NDArray{y, nd.SliceAxis(x, 2*h, n, a)}, a)
+			}
+			x, n = y, (n+1)/2
+		}
+	}
+	return x
 }
 
 // floatReduce runs a reduction that needs floating point (a mean, a norm,
