@@ -64,7 +64,7 @@ func (t *Trainer) startQueued() {
 		}
 		l := &launch{started: make(chan struct{})}
 		b.queued = false
-		b.launched, b.done = true, make(chan struct{})
+		b.launched, b.done, b.zeros = true, make(chan struct{}), nil
 		b.finish = l.wait
 		done := b.done
 		b.mu.Unlock()

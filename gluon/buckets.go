@@ -344,18 +344,23 @@ func (t *Trainer) gradReady(leaf *nd.NDArray) {
 	b.left--
 	launch := b.left == 0 && b.overlap && !b.launched && !t.hostStepOnly()
 	b.mu.Unlock()
-	if !launch || !t.roundValid() || !t.samePass(b) {
+	if !launch || !t.roundValid() {
 		return
 	}
 	b.mu.Lock()
 	if t.ordered() {
+		// Over processes every worker must start the same collectives:
+		// the launch rule cannot depend on how this process's passes
+		// interleave, so no same-pass check here.
 		b.queued = !b.launched && b.left == 0
 		b.mu.Unlock()
 		t.startQueued()
 		return
 	}
-	if launch = !b.launched && b.left == 0; launch {
-		b.launched, b.done = true, make(chan struct{})
+	// The same-pass check under the lock that decides the launch: another
+	// context's next pass may have come in since the Ready above.
+	if launch = !b.launched && b.left == 0 && b.samePassLocked(); launch {
+		b.launched, b.done, b.zeros = true, make(chan struct{}), nil
 	}
 	done := b.done
 	b.mu.Unlock()
@@ -367,6 +372,27 @@ func (t *Trainer) gradReady(leaf *nd.NDArray) {
 			b.mu.Unlock()
 			close(done)
 		})
+	}
+}
+
+// waitSumOf waits for the sum in flight, if any, of p's bucket: ZeroGrad
+// must not zero a gradient that a sum is about to overwrite.
+func (t *Trainer) waitSumOf(p *Parameter) {
+	for _, l := range p.ListData() {
+		s, ok := t.slots[l]
+		if !ok {
+			continue
+		}
+		s.b.mu.Lock()
+		done, finish := s.b.done, s.b.finish
+		s.b.mu.Unlock()
+		if finish != nil {
+			finish()
+		}
+		if done != nil {
+			<-done
+		}
+		return
 	}
 }
 
@@ -399,6 +425,9 @@ func (t *Trainer) zeroed(p *Parameter) {
 		if b.launched || b.rerun {
 			if b.zeros == nil {
 				b.zeros = make([]bool, len(b.params))
+				for j, i := range b.params { // frozen since: their gradients are not used
+					b.zeros[j] = t.params[i].GradReq() == nd.GradNull
+				}
 			}
 			b.zeros[s.j] = true
 			if !slices.Contains(b.zeros, false) {
@@ -411,14 +440,12 @@ func (t *Trainer) zeroed(p *Parameter) {
 	}
 }
 
-// samePass reports whether every gradient of b comes from the same
-// backward pass of this round on every context (each written as many
-// times since the last step). A context that runs two passes in a row
+// samePassLocked (b.mu held) reports whether every gradient of b comes
+// from the same backward pass of this round on every context (each
+// written as many times since the round began). A context that runs two passes in a row
 // (the second writing again what the first wrote) would otherwise launch
 // the sum with its second pass's gradients and another context's first.
-func (t *Trainer) samePass(b *bucket) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+func (b *bucket) samePassLocked() bool {
 	var want uint64
 	for d := range b.leaves {
 		for j, l := range b.leaves[d] {

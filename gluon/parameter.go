@@ -348,6 +348,10 @@ func (p *Parameter) ListGrad() []*nd.NDArray {
 
 // ZeroGrad sets every replica's gradient to zero.
 func (p *Parameter) ZeroGrad() {
+	t := p.bucketOwner.Load()
+	if t != nil {
+		t.waitSumOf(p)
+	}
 	p.mu.Lock()
 	for _, d := range p.data {
 		if g := d.Grad(); g != nil {
@@ -355,7 +359,7 @@ func (p *Parameter) ZeroGrad() {
 		}
 	}
 	p.mu.Unlock()
-	if t := p.bucketOwner.Load(); t != nil {
+	if t != nil {
 		t.zeroed(p)
 	}
 }

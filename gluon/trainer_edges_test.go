@@ -424,3 +424,36 @@ func TestZeroGradAfterStaleError(t *testing.T) {
 		}
 	}
 }
+
+// TestZeroGradPartlyThenAgain: a bucket summed during backward, one of its
+// parameters zeroed, a second backward pass (summed again), then the rest
+// zeroed: the restart forgets the zeros noted before the second sum, so
+// Step does not sum that parameter's sums again (it doubled its update).
+func TestZeroGradPartlyThenAgain(t *testing.T) {
+	defer withCores(8)()
+	devs := cpus(2)
+	x := nd.FromSlice(ctx.CPU(0), []float32{1, 2, 3, -1, 0, 2, 0.5, 1, -2, 3, 1, 0}, 4, 3)
+	run := func(opts gluon.TrainerOpts) []float32 {
+		net, params := twoLayer(t, devs)
+		tr, err := gluon.NewTrainer(params, optimizer.NewSGD(0.1), "device", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps := params.List()
+		backwardOn(t, net, x, devs)
+		ps[0].ZeroGrad()
+		backwardOn(t, net, x, devs)
+		for _, p := range ps[1:] {
+			p.ZeroGrad()
+		}
+		if err := tr.Step(4); err != nil {
+			t.Fatal(err)
+		}
+		return ps[0].Data(devs[1]).Float32s()
+	}
+	want := run(gluon.TrainerOpts{NoOverlap: true})
+	got := run(gluon.TrainerOpts{})
+	if !slices.Equal(got, want) {
+		t.Fatalf("overlapped: %v, summed in Step: %v", got, want)
+	}
+}
