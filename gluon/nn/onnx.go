@@ -316,9 +316,11 @@ func ceilForm(g gluon.ONNXGraph, x string, o nd.PoolOpts, stride [2]int, pads []
 	return c, nil
 }
 
-// ExportONNX writes GlobalAveragePool for a 1×1 output, and AveragePool
-// when the output size divides the input's (the windows are then equal
-// and do not overlap); other sizes have no ONNX form here.
+// ExportONNX writes GlobalAveragePool for a 1×1 output, AveragePool when
+// the output size divides the input's (the windows are then equal and do
+// not overlap), and otherwise PyTorch's windows (rows floor(i·H/h) to
+// ceil((i+1)·H/h)) as constant gathers and weights, one axis at a time
+// (the average is separable).
 func (p *AdaptiveAvgPool2D) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
 	if p.H == 1 && p.W == 1 {
 		return g.Op("GlobalAveragePool", []string{x}, nil, 1)[0], nil
@@ -328,11 +330,38 @@ func (p *AdaptiveAvgPool2D) ExportONNX(g gluon.ONNXGraph, x string) (string, err
 		return "", err
 	}
 	h, w := shape[len(shape)-2], shape[len(shape)-1]
-	if h%p.H != 0 || w%p.W != 0 {
-		return "", fmt.Errorf("AdaptiveAvgPool2D from %d×%d to %d×%d has no ONNX form here (the output size must divide the input's, or be 1×1)", h, w, p.H, p.W)
+	if h%p.H == 0 && w%p.W == 0 {
+		k := []int{h / p.H, w / p.W}
+		return g.Op("AveragePool", []string{x}, map[string]any{"kernel_shape": k, "strides": k}, 1)[0], nil
 	}
-	k := []int{h / p.H, w / p.W}
-	return g.Op("AveragePool", []string{x}, map[string]any{"kernel_shape": k, "strides": k}, 1)[0], nil
+	for axis, io := range [][2]int{{h, p.H}, {w, p.W}} {
+		idx, wt := adaptiveTaps(io[0], io[1])
+		x = gatherTaps(g, x, axis, idx, wt)
+	}
+	return x, nil
+}
+
+// adaptiveTaps are the taps of adaptive average pooling from in to out
+// positions: window i covers floor(i·in/out) to ceil((i+1)·in/out), each
+// element weighted by one over the window's length.
+func adaptiveTaps(in, out int) ([][]int64, [][]float64) {
+	lo, hi := make([]int, out), make([]int, out)
+	most := 0
+	for i := range out {
+		lo[i], hi[i] = i*in/out, ((i+1)*in+out-1)/out
+		most = max(most, hi[i]-lo[i])
+	}
+	idx, w := make([][]int64, most), make([][]float64, most)
+	for k := range most {
+		idx[k], w[k] = make([]int64, out), make([]float64, out)
+		for i := range out {
+			idx[k][i] = int64(min(lo[i]+k, hi[i]-1))
+			if lo[i]+k < hi[i] {
+				w[k][i] = 1 / float64(hi[i]-lo[i])
+			}
+		}
+	}
+	return idx, w
 }
 
 // ExportONNX writes the children in order.

@@ -156,35 +156,41 @@ func exactScales(shape []int, scale [2]float64) bool {
 	return true
 }
 
-// exportTaps writes the resize as nd computes it, one axis at a time:
-// for each tap a Gather of the input at constant positions times
-// constant weights (nd.InterpolateTaps), summed; the width first, then
-// the height. It depends on no runtime's reading of Resize.
+// exportTaps writes the resize as nd computes it, one axis at a time
+// (nd.InterpolateTaps, gatherTaps): the width first, then the height. It
+// depends on no runtime's reading of Resize.
 func exportTaps(g gluon.ONNXGraph, x string, shape []int, o nd.InterpolateOpts) string {
 	for _, axis := range []int{1, 0} {
 		idx, w := nd.InterpolateTaps(shape, axis, o, nd.Float32)
-		n := len(idx[0])
-		wshape := []int{1, 1, 1, 1}
-		wshape[2+axis] = n
-		var sum string
-		for k := range idx {
-			t := g.Op("Gather", []string{x, g.Const(idx[k], n)}, map[string]any{"axis": 2 + axis}, 1)[0]
-			if w != nil {
-				wk := make([]float32, n)
-				for i, v := range w[k] {
-					wk[i] = float32(v)
-				}
-				t = g.Op("Mul", []string{t, g.Const(wk, wshape...)}, nil, 1)[0]
-			}
-			if sum == "" {
-				sum = t
-			} else {
-				sum = g.Op("Add", []string{sum, t}, nil, 1)[0]
-			}
-		}
-		x = sum
+		x = gatherTaps(g, x, axis, idx, w)
 		shape = slices.Clone(shape)
-		shape[len(shape)-2+axis] = n
+		shape[len(shape)-2+axis] = len(idx[0])
 	}
 	return x
+}
+
+// gatherTaps writes a resampling of one spatial axis of an NCHW value (0
+// the height, 1 the width) in ResampleAxis's form: for each tap a Gather
+// at constant positions times constant weights (none: weight 1), summed.
+func gatherTaps(g gluon.ONNXGraph, x string, axis int, idx [][]int64, w [][]float64) string {
+	n := len(idx[0])
+	wshape := []int{1, 1, 1, 1}
+	wshape[2+axis] = n
+	var sum string
+	for k := range idx {
+		t := g.Op("Gather", []string{x, g.Const(idx[k], n)}, map[string]any{"axis": 2 + axis}, 1)[0]
+		if w != nil {
+			wk := make([]float32, n)
+			for i, v := range w[k] {
+				wk[i] = float32(v)
+			}
+			t = g.Op("Mul", []string{t, g.Const(wk, wshape...)}, nil, 1)[0]
+		}
+		if sum == "" {
+			sum = t
+		} else {
+			sum = g.Op("Add", []string{sum, t}, nil, 1)[0]
+		}
+	}
+	return sum
 }

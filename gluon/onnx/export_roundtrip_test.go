@@ -95,6 +95,8 @@ func exportNets() []exportNet {
 				nn.NewLayerNorm(2, nn.NormOpts{}),
 				nn.NewLayerNorm(-1, nn.NormOpts{NoScale: true, NoCenter: true}),
 				nn.NewAdaptiveAvgPool2D(2, 3),
+				nn.NewAdaptiveAvgPool2D(3, 2), // windows that overlap
+				nn.NewAdaptiveAvgPool2D(5, 4), // larger than the input
 			)
 		}, []int{2, 3, 4, 6}, false, 0},
 		{"volumes", func() gluon.Block {
