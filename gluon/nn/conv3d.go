@@ -1,8 +1,6 @@
 package nn
 
 import (
-	"fmt"
-
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/nd"
@@ -120,7 +118,8 @@ func NewGlobalMaxPool3D() *Pool3D {
 func (p *Pool3D) Forward(x *nd.NDArray) *nd.NDArray { return nd.Pool3D(x, p.opts) }
 
 // ExportONNX writes MaxPool or AveragePool with 3-D windows (GlobalMaxPool
-// or GlobalAveragePool for the global layers). Ceil mode has no form here.
+// or GlobalAveragePool for the global layers), ceil mode as 2-D pooling
+// writes it.
 func (p *Pool3D) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
 	o := p.opts
 	if o.Global {
@@ -129,28 +128,7 @@ func (p *Pool3D) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
 		}
 		return g.Op("GlobalAveragePool", []string{x}, nil, 1)[0], nil
 	}
-	if o.CeilMode {
-		return "", fmt.Errorf("3-D pooling in ceil mode has no ONNX form here (PyTorch's and ONNX's ceil rules differ): set CeilMode false, or pad the input")
-	}
-	stride := o.Stride
-	for i := range stride {
-		if stride[i] == 0 {
-			stride[i] = o.Kernel[i]
-		}
-	}
-	attrs := map[string]any{
-		"kernel_shape": o.Kernel[:],
-		"strides":      stride[:],
-		"pads":         []int{o.Pad[0], o.Pad[1], o.Pad[2], o.Pad[0], o.Pad[1], o.Pad[2]},
-	}
-	op := "MaxPool"
-	if o.Type != nd.PoolMax {
-		op = "AveragePool"
-		if !o.ExcludePad {
-			attrs["count_include_pad"] = 1
-		}
-	}
-	return g.Op(op, []string{x}, attrs, 1)[0], nil
+	return exportPool(g, x, o.Type, o.Kernel[:], o.Stride[:], o.Pad[:], o.CeilMode, o.ExcludePad)
 }
 
 // Conv3DTransposeOpts configures Conv3DTranspose; the zero value is

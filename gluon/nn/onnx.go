@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/nd"
@@ -182,30 +183,38 @@ func (p *Pool2D) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
 		}
 		return g.Op(op, []string{x}, nil, 1)[0], nil
 	}
-	stride := o.Stride
+	return exportPool(g, x, o.Type, o.Kernel[:], o.Stride[:], o.Pad[:], o.CeilMode, o.ExcludePad)
+}
+
+// exportPool writes MaxPool or AveragePool over the spatial axes (one per
+// kernel entry; a zero stride is the kernel), PyTorch's ceil mode in
+// ONNX's terms (ceilForm).
+func exportPool(g gluon.ONNXGraph, x string, typ nd.PoolType, kernel, stride, pad []int, ceil, excludePad bool) (string, error) {
+	n := len(kernel)
+	stride = slices.Clone(stride)
 	for i := range stride {
 		if stride[i] == 0 {
-			stride[i] = o.Kernel[i]
+			stride[i] = kernel[i]
 		}
 	}
-	pads := []int{o.Pad[0], o.Pad[1], o.Pad[0], o.Pad[1]}
-	attrs := map[string]any{
-		"kernel_shape": []int{o.Kernel[0], o.Kernel[1]},
-		"strides":      []int{stride[0], stride[1]},
-	}
-	avg, include := o.Type != nd.PoolMax, !o.ExcludePad
-	if o.CeilMode {
-		c, err := ceilForm(g, x, o, stride, pads)
+	pads := append(slices.Clone(pad), pad...)
+	attrs := map[string]any{"kernel_shape": slices.Clone(kernel), "strides": stride}
+	avg, include := typ != nd.PoolMax, !excludePad
+	if ceil {
+		c, err := ceilForm(g, x, kernel, stride, pad, pads)
 		if err != nil {
 			return "", err
 		}
-		if c.crop != [2]int{} {
+		if slices.ContainsFunc(c.crop, func(v int) bool { return v != 0 }) {
 			// Rows and columns only the dropped windows would read.
-			i64 := func(v ...int64) string { return g.Const(v, len(v)) }
-			x = g.Op("Slice", []string{x, i64(0, 0), i64(int64(c.in[0]-c.crop[0]), int64(c.in[1]-c.crop[1])), i64(2, 3)}, nil, 1)[0]
+			starts, ends, axes := make([]int64, n), make([]int64, n), make([]int64, n)
+			for i := range n {
+				ends[i], axes[i] = int64(c.in[i]-c.crop[i]), int64(2+i)
+			}
+			x = g.Op("Slice", []string{x, g.Const(starts, n), g.Const(ends, n), g.Const(axes, n)}, nil, 1)[0]
 		}
 		if c.ceil && avg && include {
-			return avgCeilIncludePad(g, x, o, stride, pads, c)
+			return avgCeilIncludePad(g, x, kernel, stride, pads, c), nil
 		}
 		if c.ceil {
 			attrs["ceil_mode"] = 1
@@ -229,51 +238,63 @@ func (p *Pool2D) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
 // partial windows and no implicit padding: the input padded explicitly
 // with zeros to cover every window whole, averaged over the whole kernel,
 // then multiplied by a constant that turns each window's divisor into
-// PyTorch's.
-func avgCeilIncludePad(g gluon.ONNXGraph, x string, o nd.PoolOpts, stride [2]int, pads []int, c ceilShape) (string, error) {
-	k := o.Kernel
-	var out [2]int
-	var end [2]int64
-	div := [2][]float64{}
-	for i := range 2 {
+// PyTorch's (a product of one count per axis).
+func avgCeilIncludePad(g gluon.ONNXGraph, x string, kernel, stride, pads []int, c ceilShape) string {
+	n := len(kernel)
+	out := make([]int, n)
+	padSpec := make([]int64, 2*(n+2))
+	div := make([][]float64, n)
+	size := 1
+	for i := range n {
 		in := c.in[i] - c.crop[i]
-		out[i] = (in+pads[i]+pads[2+i]-k[i]+stride[i]-1)/stride[i] + 1
-		end[i] = int64((out[i]-1)*stride[i] + k[i] - in - pads[i])
+		out[i] = (in+pads[i]+pads[n+i]-kernel[i]+stride[i]-1)/stride[i] + 1
+		padSpec[2+i] = int64(pads[i])
+		padSpec[n+2+2+i] = int64((out[i]-1)*stride[i] + kernel[i] - in - pads[i])
 		for j := range out[i] {
 			start := j*stride[i] - pads[i]
-			div[i] = append(div[i], float64(min(start+k[i], in+pads[2+i])-start))
+			div[i] = append(div[i], float64(min(start+kernel[i], in+pads[n+i])-start))
 		}
+		size *= out[i]
 	}
-	x = g.Op("Pad", []string{x, g.Const([]int64{0, 0, int64(pads[0]), int64(pads[1]), 0, 0, end[0], end[1]}, 8)}, nil, 1)[0]
-	y := g.Op("AveragePool", []string{x}, map[string]any{"kernel_shape": []int{k[0], k[1]}, "strides": []int{stride[0], stride[1]},
-		"pads": []int{0, 0, 0, 0}, "count_include_pad": 1}, 1)[0]
-	scale := make([]float32, 0, out[0]*out[1])
-	for _, dh := range div[0] {
-		for _, dw := range div[1] {
-			scale = append(scale, float32(float64(k[0]*k[1])/(dh*dw)))
+	x = g.Op("Pad", []string{x, g.Const(padSpec, len(padSpec))}, nil, 1)[0]
+	y := g.Op("AveragePool", []string{x}, map[string]any{"kernel_shape": slices.Clone(kernel), "strides": slices.Clone(stride),
+		"pads": make([]int, 2*n), "count_include_pad": 1}, 1)[0]
+	whole := 1.0
+	for _, k := range kernel {
+		whole *= float64(k)
+	}
+	scale := make([]float32, size)
+	for p := range scale {
+		d, rest := 1.0, p
+		for i := n - 1; i >= 0; i-- {
+			d *= div[i][rest%out[i]]
+			rest /= out[i]
 		}
+		scale[p] = float32(whole / d)
 	}
-	return g.Op("Mul", []string{y, g.Const(scale, 1, 1, out[0], out[1])}, nil, 1)[0], nil
+	return g.Op("Mul", []string{y, g.Const(scale, append([]int{1, 1}, out...)...)}, nil, 1)[0]
 }
 
 // ceilShape is how a pooling in ceil mode is written in ONNX's terms.
 type ceilShape struct {
-	ceil bool   // write ceil_mode: some axis keeps a partial window
-	crop [2]int // rows and columns to cut from the input's end first
-	in   [2]int // the input's height and width
+	ceil bool  // write ceil_mode: some axis keeps a partial window
+	crop []int // elements to cut from each spatial axis's end first
+	in   []int // the input's spatial sizes
 }
 
 // ceilForm writes ceil mode in ONNX's terms. PyTorch's ceil mode (nd's)
-// drops a last window that would start in the bottom or right padding;
-// ONNX's formula before opset 19, ceil((in + pads − k)/s) + 1, keeps it.
-// Where the two differ only by that dropped window, ceil mode gives
-// floor's size, so on such an axis the end padding shrinks by the
-// remainder that made ONNX round up (the windows and their divisors stay
-// the same), cutting the input's last rows when the padding is too small
-// to shrink (only the dropped window reads them); ceil mode is written
-// only when some axis keeps a partial window. pads is updated.
-func ceilForm(g gluon.ONNXGraph, x string, o nd.PoolOpts, stride [2]int, pads []int) (ceilShape, error) {
-	var c ceilShape
+// drops a last window that would start in the end padding; ONNX's
+// formula before opset 19, ceil((in + pads − k)/s) + 1, keeps it. Where
+// the two differ only by that dropped window, ceil mode gives floor's
+// size, so on such an axis the end padding shrinks by the remainder that
+// made ONNX round up (the windows and their divisors stay the same),
+// cutting the input's last elements when the padding is too small to
+// shrink (only the dropped window reads them); ceil mode is written only
+// when some axis keeps a partial window. pads ([begins..., ends...]) is
+// updated.
+func ceilForm(g gluon.ONNXGraph, x string, kernel, stride, pad []int, pads []int) (ceilShape, error) {
+	n := len(kernel)
+	c := ceilShape{crop: make([]int, n)}
 	sg, ok := g.(gluon.ONNXShapes)
 	if !ok {
 		return c, fmt.Errorf("pooling in ceil mode needs the input's size: the ONNX graph does not give shapes (gluon.ONNXShapes)")
@@ -282,10 +303,10 @@ func ceilForm(g gluon.ONNXGraph, x string, o nd.PoolOpts, stride [2]int, pads []
 	if err != nil {
 		return c, err
 	}
-	if len(shape) != 4 {
-		return c, fmt.Errorf("pooling input of shape %v: want [N, C, H, W]", shape)
+	if len(shape) != n+2 {
+		return c, fmt.Errorf("pooling input of shape %v: want [N, C] and %d spatial axes", shape, n)
 	}
-	c.in = [2]int{shape[2], shape[3]}
+	c.in = slices.Clone(shape[2:])
 	floorOut := func(in, k, s, p int) int { return (in+2*p-k)/s + 1 }
 	torchOut := func(in, k, s, p int) int {
 		out := (in+2*p-k+s-1)/s + 1
@@ -294,23 +315,26 @@ func ceilForm(g gluon.ONNXGraph, x string, o nd.PoolOpts, stride [2]int, pads []
 		}
 		return out
 	}
-	for i := range 2 {
-		in, k, s, p := shape[2+i], o.Kernel[i], stride[i], o.Pad[i]
-		if torchOut(in, k, s, p) > floorOut(in, k, s, p) {
+	for i := range n {
+		if torchOut(c.in[i], kernel[i], stride[i], pad[i]) > floorOut(c.in[i], kernel[i], stride[i], pad[i]) {
 			c.ceil = true
 		}
 	}
 	if !c.ceil {
 		return c, nil
 	}
-	for i := range 2 {
-		in, k, s, p := shape[2+i], o.Kernel[i], stride[i], o.Pad[i]
+	for i := range n {
+		in, k, s, p := c.in[i], kernel[i], stride[i], pad[i]
 		if torchOut(in, k, s, p) > floorOut(in, k, s, p) {
 			continue
 		}
-		r := (in + 2*p - k) % s
-		cut := min(r, pads[2+i])
-		pads[2+i] -= cut
+		span := in + 2*p - k
+		if span < 0 { // one window, larger than the padded input: ONNX agrees
+			continue
+		}
+		r := span % s
+		cut := min(r, pads[n+i])
+		pads[n+i] -= cut
 		c.crop[i] = r - cut
 	}
 	return c, nil

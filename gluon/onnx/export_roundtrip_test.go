@@ -107,6 +107,8 @@ func exportNets() []exportNet {
 				nn.NewConv3D(4, [3]int{2, 2, 2}, nn.Conv3DOpts{Stride: [3]int{1, 2, 1}, Dilate: [3]int{2, 1, 1}, Groups: 2}),
 				nn.NewAvgPool3D([3]int{1, 2, 2}, nn.Pool3DOpts{Stride: [3]int{1, 1, 2}, Pad: [3]int{0, 1, 1}, ExcludePad: true}),
 				nn.NewConv3DTranspose(3, [3]int{2, 3, 2}, nn.Conv3DTransposeOpts{Stride: [3]int{2, 1, 2}, Pad: [3]int{1, 1, 0}, OutputPad: [3]int{1, 0, 1}, Act: "tanh"}),
+				nn.NewMaxPool3D([3]int{2, 2, 2}, nn.Pool3DOpts{Stride: [3]int{3, 2, 2}, CeilMode: true}),
+				nn.NewAvgPool3D([3]int{2, 3, 2}, nn.Pool3DOpts{Stride: [3]int{2, 2, 2}, Pad: [3]int{1, 1, 0}, CeilMode: true}),
 				nn.NewGlobalAvgPool3D(),
 				nn.NewFlatten(),
 				nn.NewDense(3, nn.DenseOpts{}),
