@@ -8,9 +8,15 @@ import "github.com/goluon/goluon/nd"
 // FromLogits (Gluon's default, and PyTorch's kl_div input) pred holds log
 // p; otherwise pred holds scores and log p = log_softmax(pred) along Axis.
 // A label of 0 contributes 0 (0·log 0 = 0, as PyTorch's xlogy).
+//
+// With LogTarget (PyTorch's log_target) the labels hold log-probabilities
+// log q and the loss is exp(log q)·(log q − log p), which stays finite
+// where q underflows.
 type KLDiv struct {
 	// FromLogits says pred holds log-probabilities.
 	FromLogits bool
+	// LogTarget says the labels hold log-probabilities.
+	LogTarget bool
 	// Axis is the class axis of log_softmax when FromLogits is false.
 	Axis int
 	// Weight scales the loss; 0 means 1.
@@ -38,6 +44,9 @@ func (l KLDiv) ForwardWeighted(pred, label, sampleWeight *nd.NDArray) *nd.NDArra
 	logp := pred
 	if !l.FromLogits {
 		logp = nd.LogSoftmax(pred, normAxis(op, l.Axis, pred.NDim()))
+	}
+	if l.LogTarget {
+		return finish(op, nd.Mul(nd.Exp(label), nd.Sub(label, logp)), sampleWeight, scale(l.Weight))
 	}
 	sess := sessionOf(pred, label)
 	zero := sess.Full(label.Context(), label.DType(), 0, 1)

@@ -1,9 +1,18 @@
 // Package loss holds the loss functions of Gluon (mxnet.gluon.loss) for
-// Goluon: softmax cross-entropy (with ignored labels and label smoothing),
-// L2, L1, Huber, KL divergence and sigmoid binary cross-entropy.
+// Goluon, with the options PyTorch users reach for:
+//
+//   - classification: softmax cross-entropy (ignored labels, label
+//     smoothing, class weights), sigmoid binary cross-entropy (positive
+//     weights), logistic, hinge and squared hinge;
+//   - regression: L2, L1, Huber and Poisson negative log-likelihood;
+//   - distributions: KL divergence (probability or log-probability
+//     targets);
+//   - embeddings: triplet and cosine embedding losses;
+//   - sequences: CTC, for outputs and targets of different lengths.
 //
 // Every loss takes predictions and labels (arrays on one context, of one
-// dtype) and returns the loss of each sample, shape [N]: the batch axis is
+// dtype; Triplet, CosineEmbedding and CTC take more inputs) and returns
+// the loss of each sample, shape [N]: the batch axis is
 // axis 0 and the loss is averaged over every other axis, as Gluon does with
 // mean(axis=batch_axis, exclude=True). The result is built from recorded nd
 // ops, so inside an autograd recording scope it can be differentiated with
@@ -123,6 +132,42 @@ func checkLabels(op string, pred, label, sw *nd.NDArray, indices bool) {
 			nd.Panicf(op, nd.ErrDType, "predictions are %v, %s are %v (shapes %v and %v)",
 				pred.DType(), in.what, in.a.DType(), pred.Shape(), in.a.Shape())
 		}
+	}
+}
+
+// checkInput checks a further input of a loss (a, named what) against
+// the first, pred: not nil, on pred's context and of pred's dtype.
+func checkInput(op, what string, pred, a *nd.NDArray) {
+	if a == nil {
+		nd.Panicf(op, nd.ErrArgument, "nil %s", what)
+	}
+	if a.Context() != pred.Context() {
+		nd.Panicf(op, nd.ErrContext, "predictions on %v, %s on %v (shapes %v and %v); copy one with CopyTo or AsIn first",
+			pred.Context(), what, a.Context(), pred.Shape(), a.Shape())
+	}
+	if a.DType() != pred.DType() {
+		nd.Panicf(op, nd.ErrDType, "predictions are %v, %s are %v (shapes %v and %v)", pred.DType(), what, a.DType(), pred.Shape(), a.Shape())
+	}
+}
+
+// checkBroadcast checks that an auxiliary weight array w (class or
+// positive weights) is on pred's context, of pred's dtype, and broadcasts
+// against pred without growing it.
+func checkBroadcast(op, what string, pred, w *nd.NDArray) {
+	if w.Context() != pred.Context() {
+		nd.Panicf(op, nd.ErrContext, "predictions on %v, %s on %v; copy one with CopyTo or AsIn first", pred.Context(), what, w.Context())
+	}
+	if w.DType() != pred.DType() {
+		nd.Panicf(op, nd.ErrDType, "predictions are %v, %s are %v", pred.DType(), what, w.DType())
+	}
+	s, ps := w.Shape(), pred.Shape()
+	ok := len(s) <= len(ps)
+	for i := 1; ok && i <= len(s); i++ {
+		d := s[len(s)-i]
+		ok = d == 1 || d == ps[len(ps)-i]
+	}
+	if !ok {
+		nd.Panicf(op, nd.ErrShape, "%s of shape %v do not broadcast to predictions of shape %v", what, s, ps)
 	}
 }
 

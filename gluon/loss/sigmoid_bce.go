@@ -17,11 +17,20 @@ const sigmoidEps = 1e-12
 //
 // With FromSigmoid, pred holds probabilities p and the loss is
 // −(z·log(p + 1e-12) + (1 − z)·log(1 − p + 1e-12)), as in Gluon.
+//
+// PosWeight, when set, multiplies the positive term (z·log p) of each
+// element, as Gluon's pos_weight and PyTorch's pos_weight: an array that
+// broadcasts against pred, usually one weight per class ([C] for pred
+// [N, C]), to trade recall against precision on unbalanced labels. With
+// logits the loss stays stable: (1 − z)·x + (1 + (w − 1)·z)·log(1 + e^−x).
 type SigmoidBCE struct {
 	// FromSigmoid says pred holds probabilities rather than logits.
 	FromSigmoid bool
 	// Weight scales the loss; 0 means 1.
 	Weight float64
+	// PosWeight weights the positive term; nil for none. It must be on
+	// pred's context, of pred's dtype, and broadcast against pred.
+	PosWeight *nd.NDArray
 }
 
 // NewSigmoidBCE returns a sigmoid binary cross-entropy loss with Gluon's
@@ -40,31 +49,59 @@ func (l SigmoidBCE) Forward(pred, label *nd.NDArray) *nd.NDArray {
 
 // ForwardWeighted is Forward with per-sample weights (nil for none).
 func (l SigmoidBCE) ForwardWeighted(pred, label, sampleWeight *nd.NDArray) *nd.NDArray {
+	pw := l.PosWeight
 	pred, label, sampleWeight = autocastInputs(pred, label, sampleWeight)
+	if pw != nil && pw.DType() != pred.DType() && pw.DType().IsHalf() {
+		pw = pw.AsType(pred.DType()) // autocast widened pred
+	}
 	const op = "loss.SigmoidBCE"
 	check(op, pred, label, sampleWeight)
 	z := reshapeLike(op, "labels", label, pred.Shape(), pred.Shape())
+	if pw != nil {
+		checkBroadcast(op, "pos weights", pred, pw)
+	}
 	var loss *nd.NDArray
 	if l.FromSigmoid {
-		p, zz := pred, z
+		p, zz, w := pred, z, pw
 		if dt := pred.DType(); dt.IsHalf() {
 			// 1e-12 is 0 in half precision, where p rounds to exactly 0
 			// or 1: in float32 the logarithms stay finite.
 			p, zz = pred.AsType(nd.Float32), z.AsType(nd.Float32)
+			if w != nil {
+				w = w.AsType(nd.Float32)
+			}
 		}
 		pos := nd.Mul(nd.Log(nd.AddScalar(p, sigmoidEps)), zz)
+		if w != nil {
+			pos = nd.Mul(pos, w)
+		}
 		neg := nd.Mul(nd.Log(nd.AddScalar(nd.RSubScalar(1, p), sigmoidEps)), nd.RSubScalar(1, zz))
 		loss = nd.Neg(nd.Add(pos, neg))
 		if loss.DType() != pred.DType() {
 			loss = loss.AsType(pred.DType())
 		}
 	} else {
-		// −|x| is written min(x, −x): equal values, but at x = 0 nd.Minimum
-		// sends the gradient to its first operand, so the softrelu term
-		// contributes sigmoid(0)·1 = 0.5 and the total gradient is the exact
-		// sigmoid(x) − z (nd.Abs would give 0 there and a gradient of −z).
-		negAbs := nd.Minimum(pred, nd.Neg(pred))
-		loss = nd.Add(nd.Sub(nd.Relu(pred), nd.Mul(pred, z)), nd.Softrelu(negAbs))
+		loss = bceLogits(pred, z, pw)
 	}
 	return finish(op, loss, sampleWeight, scale(l.Weight))
+}
+
+// bceLogits is the binary cross-entropy of logits x against targets z,
+// with the positive term weighted by pw (nil for none), computed stably.
+func bceLogits(x, z, pw *nd.NDArray) *nd.NDArray {
+	if pw == nil {
+		// −|x| is written min(x, −x): equal values, but at x = 0
+		// nd.Minimum sends the gradient to its first operand, so the
+		// softrelu term contributes sigmoid(0)·1 = 0.5 and the total
+		// gradient is the exact sigmoid(x) − z (nd.Abs would give 0 there
+		// and a gradient of −z).
+		negAbs := nd.Minimum(x, nd.Neg(x))
+		return nd.Add(nd.Sub(nd.Relu(x), nd.Mul(x, z)), nd.Softrelu(negAbs))
+	}
+	// log(1 + e^−x) = relu(−x) + softrelu(−|x|), with −|x| written
+	// min(−x, x) so that at x = 0 the gradient is the exact −1/2.
+	nx := nd.Neg(x)
+	softplusNeg := nd.Add(nd.Relu(nx), nd.Softrelu(nd.Minimum(nx, x)))
+	lw := nd.AddScalar(nd.Mul(nd.AddScalar(pw, -1), z), 1)
+	return nd.Add(nd.Sub(x, nd.Mul(x, z)), nd.Mul(lw, softplusNeg))
 }

@@ -29,6 +29,14 @@ import (
 // uniform distribution, (1−ε)·onehot + ε/C, as PyTorch's label_smoothing:
 // the loss is (1−ε)·(−log p[label]) + ε·mean over classes of −log p.
 //
+// ClassWeight, when set, is PyTorch's weight argument: an array [C] that
+// scales each position's loss by the weight of its label's class (sparse
+// labels), or each class's term of the sum (dense labels), to rebalance
+// unbalanced classes. With label smoothing the uniform part is weighted
+// class by class too, as PyTorch does. The per-sample mean over positions
+// is not divided by the weights' sum (PyTorch's "mean" reduction divides
+// the batch total by it).
+//
 // FromLogits says pred already holds log-probabilities (the output of
 // nd.LogSoftmax), so the softmax is skipped. This is Gluon's naming: in
 // PyTorch terms the loss is then nll_loss, while the default (logits in,
@@ -49,6 +57,9 @@ type SoftmaxCrossEntropy struct {
 	// LabelSmoothing is ε in [0, 1): the share of the target spread
 	// uniformly over the classes (sparse labels only).
 	LabelSmoothing float64
+	// ClassWeight weights the classes; nil for none. It must be a [C]
+	// array on pred's context, of pred's dtype.
+	ClassWeight *nd.NDArray
 }
 
 // NewSoftmaxCrossEntropy returns a softmax cross-entropy loss with Gluon's
@@ -70,10 +81,28 @@ func (l SoftmaxCrossEntropy) Forward(pred, label *nd.NDArray) *nd.NDArray {
 // unreduced loss keeps the class axis with size 1 (Gluon's keepdims), so
 // sample weights of shape [N] or [N, 1] weight whole samples.
 func (l SoftmaxCrossEntropy) ForwardWeighted(pred, label, sampleWeight *nd.NDArray) *nd.NDArray {
+	cw := l.ClassWeight
 	pred, label, sampleWeight = autocastInputs(pred, label, sampleWeight)
+	if cw != nil && cw.DType() != pred.DType() && cw.DType().IsHalf() {
+		cw = cw.AsType(pred.DType()) // autocast widened pred
+	}
 	const op = "loss.SoftmaxCrossEntropy"
 	checkLabels(op, pred, label, sampleWeight, l.Sparse)
 	axis := normAxis(op, l.Axis, pred.NDim())
+	var cwAxis *nd.NDArray // cw shaped to broadcast along axis
+	if cw != nil {
+		c := pred.Shape()[axis]
+		if cw.NDim() != 1 || cw.Size() != c {
+			nd.Panicf(op, nd.ErrShape, "class weights of shape %v for predictions of shape %v: want [%d]", cw.Shape(), pred.Shape(), c)
+		}
+		want := make([]int, pred.NDim()-axis)
+		for i := range want {
+			want[i] = 1
+		}
+		want[0] = c
+		cwAxis = nd.Reshape(cw, want...)
+		checkBroadcast(op, "class weights", pred, cwAxis)
+	}
 	logSoftmax := func() *nd.NDArray {
 		if l.FromLogits {
 			return pred
@@ -96,9 +125,19 @@ func (l SoftmaxCrossEntropy) ForwardWeighted(pred, label, sampleWeight *nd.NDArr
 		} else {
 			logp := logSoftmax()
 			nll = nd.Neg(nd.Pick(logp, idx, axis))
-			if e := l.LabelSmoothing; e > 0 {
-				nll = nd.Add(nd.MulScalar(nll, 1-e), nd.MulScalar(nd.Neg(nd.Mean(logp, axis)), e))
+			if cw != nil {
+				nll = nd.Mul(nll, classWeightOf(cw, idx))
 			}
+			if e := l.LabelSmoothing; e > 0 {
+				uniform := logp
+				if cw != nil {
+					uniform = nd.Mul(logp, cwAxis)
+				}
+				nll = nd.Add(nd.MulScalar(nll, 1-e), nd.MulScalar(nd.Neg(nd.Mean(uniform, axis)), e))
+			}
+		}
+		if cw != nil && !l.FromLogits && l.LabelSmoothing == 0 {
+			nll = nd.Mul(nll, classWeightOf(cw, idx))
 		}
 		if l.UseIgnore {
 			nll = l.ignore(idx, nll)
@@ -106,9 +145,21 @@ func (l SoftmaxCrossEntropy) ForwardWeighted(pred, label, sampleWeight *nd.NDArr
 		loss = nd.ExpandDims(nll, axis)
 	} else {
 		z := reshapeLike(op, "dense labels", label, pred.Shape(), pred.Shape())
+		if cw != nil {
+			z = nd.Mul(z, cwAxis)
+		}
 		loss = nd.Neg(nd.SumKeepDims(nd.Mul(logSoftmax(), z), axis))
 	}
 	return finish(op, loss, sampleWeight, scale(l.Weight))
+}
+
+// classWeightOf returns the class weight of each sparse label (indices
+// clipped into range, as Pick clips them).
+func classWeightOf(cw, idx *nd.NDArray) *nd.NDArray {
+	if !idx.DType().IsInt() {
+		idx = idx.AsType(nd.Int64)
+	}
+	return nd.Take(cw, idx, 0, nd.TakeClip)
 }
 
 // ignore zeroes nll where idx is IgnoreLabel and rescales each sample's
