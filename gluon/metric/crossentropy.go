@@ -36,9 +36,18 @@ func (m *CrossEntropy) Update(labels, preds []*nd.NDArray) {
 	if eps == 0 {
 		eps = DefaultEpsilon
 	}
+	sum, num := negLogProbs(op, labels, preds, eps)
+	m.mu.Lock()
+	m.sum += sum
+	m.num += num
+	m.mu.Unlock()
+}
+
+// negLogProbs checks a batch of probabilities [N, C] and N class labels per
+// device and returns the sum of −log(p[label] + eps) over the samples, and
+// their number.
+func negLogProbs(op string, labels, preds []*nd.NDArray, eps float64) (sum float64, num int64) {
 	ls, ps := read(op, labels, preds, true)
-	var sum float64
-	var num int64
 	for i := range ps {
 		label, pred := ls[i], ps[i]
 		if len(pred.shape) != 2 || pred.shape[0] != len(label.data) {
@@ -55,10 +64,7 @@ func (m *CrossEntropy) Update(labels, preds []*nd.NDArray) {
 		}
 		num += int64(n)
 	}
-	m.mu.Lock()
-	m.sum += sum
-	m.num += num
-	m.mu.Unlock()
+	return sum, num
 }
 
 // Get returns "cross-entropy" and the mean cross-entropy per sample.
@@ -74,6 +80,40 @@ func (m *CrossEntropy) Reset() {
 	m.sum, m.num = 0, 0
 	m.mu.Unlock()
 }
+
+// NegativeLogLikelihood is mx.metric.NegativeLogLikelihood: the mean over
+// samples of −log(p[label] + Epsilon), for probabilities [N, C] and labels
+// holding N class indices. It computes what CrossEntropy does, under
+// MXNet's other name ("nll-loss"); a label outside [0, C) panics.
+//
+// The zero value is ready to use.
+type NegativeLogLikelihood struct {
+	// Epsilon is added to each probability; 0 means DefaultEpsilon.
+	Epsilon float64
+
+	acc runningMean
+}
+
+// NewNegativeLogLikelihood returns an empty NegativeLogLikelihood with
+// Epsilon = DefaultEpsilon.
+func NewNegativeLogLikelihood() *NegativeLogLikelihood {
+	return &NegativeLogLikelihood{Epsilon: DefaultEpsilon}
+}
+
+// Update adds a batch of one label and one prediction array per device.
+func (m *NegativeLogLikelihood) Update(labels, preds []*nd.NDArray) {
+	eps := m.Epsilon
+	if eps == 0 {
+		eps = DefaultEpsilon
+	}
+	m.acc.add(negLogProbs("metric.NegativeLogLikelihood.Update", labels, preds, eps))
+}
+
+// Get returns "nll-loss" and the mean negative log-likelihood per sample.
+func (m *NegativeLogLikelihood) Get() (string, float64) { return "nll-loss", m.acc.mean() }
+
+// Reset forgets every update.
+func (m *NegativeLogLikelihood) Reset() { m.acc.reset() }
 
 // Loss is mx.metric.Loss: the mean of the elements of the given loss
 // arrays (the per-sample losses each device computed), passed as preds.

@@ -1,6 +1,19 @@
-// Package metric holds the evaluation metrics of MXNet's mx.metric for
-// Goluon: Accuracy, TopKAccuracy, CrossEntropy, Loss and a Composite that
-// holds several.
+// Package metric holds the evaluation metrics of MXNet's mx.metric, and
+// those Gluon 2.0's mx.gluon.metric added, for Goluon:
+//
+//   - classification: Accuracy, TopKAccuracy, and for binary classifiers
+//     BinaryAccuracy, F1, Fbeta and MCC (Matthews correlation);
+//   - probabilities: CrossEntropy, NegativeLogLikelihood and Perplexity;
+//   - regression: MAE, MSE, RMSE, PearsonCorrelation, MeanPairwiseDistance
+//     and MeanCosineSimilarity;
+//   - Loss, the mean of precomputed losses, and a Composite that holds
+//     several metrics.
+//
+// Get's name is MXNet's: "accuracy", "top_k_accuracy_<k>",
+// "binary_accuracy", "f1", "fbeta", "mcc", "cross-entropy", "nll-loss",
+// "perplexity", "mae", "mse", "rmse", "pearsonr", "mpd", "cos_sim" and
+// "loss". Where MXNet 1.9 and Gluon 2.0 disagree, each metric says which
+// it follows; the regression metrics average over samples, as Gluon 2.0.
 //
 // A Metric accumulates over many Update calls and reports the running
 // value with Get until Reset. Update takes one label array and one
@@ -18,11 +31,11 @@
 // checked and reduced before the metric's state changes.
 //
 // Misuse (a different number of label and prediction arrays, mismatched
-// shapes, nil arrays, a class index out of range) is a programmer mistake
-// and panics with an *nd.Error that names the metric and the shapes, as
-// every op of the project does (see "Errors" in package nd); mx.metric
-// raises a ValueError in the same places. nd.Catch turns the panic into an
-// error.
+// shapes, nil arrays, a class index out of range, a binary label other
+// than 0 or 1) is a programmer mistake and panics with an *nd.Error that
+// names the metric and the shapes, as every op of the project does (see
+// "Errors" in package nd); mx.metric raises a ValueError in most of these
+// places. nd.Catch turns the panic into an error.
 package metric
 
 import (
