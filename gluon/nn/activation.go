@@ -22,23 +22,60 @@ func activate(op, name string, x *nd.NDArray) *nd.NDArray {
 		return nd.GELU(x, false)
 	case "silu", "swish":
 		return nd.SiLU(x)
+	case "softsign":
+		return nd.Div(x, nd.AddScalar(nd.Abs(x), 1))
+	case "selu":
+		return nd.MulScalar(nd.ELU(x, seluAlpha), seluScale)
+	case "hardsigmoid":
+		return hardSigmoid(x)
+	case "hardswish":
+		return nd.Mul(x, hardSigmoid(x))
+	case "mish":
+		return nd.Mul(x, nd.Tanh(nd.Softrelu(x)))
 	}
 	nd.Panicf(op, nd.ErrArgument, "unknown activation %q (want %s)", name, activationNames)
 	return nil
 }
 
-const activationNames = "relu, sigmoid, tanh, softrelu, gelu or silu"
+// SELU's constants (Klambauer et al. 2017), as PyTorch's and ONNX's.
+const (
+	seluAlpha = 1.6732632423543772848170429916717
+	seluScale = 1.0507009873554804934193349852946
+)
+
+// hardSigmoid is PyTorch's hardsigmoid, clip(x/6 + 1/2, 0, 1).
+func hardSigmoid(x *nd.NDArray) *nd.NDArray {
+	return nd.Clip(nd.AddScalar(nd.MulScalar(x, 1.0/6), 0.5), 0, 1)
+}
+
+const activationNames = "relu, sigmoid, tanh, softrelu, gelu, silu, softsign, selu, hardsigmoid, hardswish or mish"
 
 func checkActivation(op, name string) {
 	switch name {
-	case "", "relu", "sigmoid", "tanh", "softrelu", "gelu", "silu", "swish":
+	case "", "relu", "sigmoid", "tanh", "softrelu", "gelu", "silu", "swish",
+		"softsign", "selu", "hardsigmoid", "hardswish", "mish":
 		return
 	}
 	nd.Panicf(op, nd.ErrArgument, "unknown activation %q (want %s)", name, activationNames)
 }
 
-// Activation applies relu, sigmoid, tanh, softrelu, gelu (the erf form) or
-// silu (also called swish).
+// Activation applies a named activation, Gluon's nn.Activation(act_type)
+// and PyTorch's activation modules:
+//
+//	relu         max(x, 0)
+//	sigmoid      1/(1 + e^−x)
+//	tanh         tanh x
+//	softrelu     log(1 + e^x) (PyTorch's Softplus)
+//	gelu         x·Φ(x), the erf form
+//	silu, swish  x·sigmoid(x)
+//	softsign     x/(1 + |x|)
+//	selu         λ·elu(x, α), λ ≈ 1.0507 and α ≈ 1.6733 (PyTorch's SELU)
+//	hardsigmoid  clip(x/6 + 1/2, 0, 1) (PyTorch's; MXNet's hard_sigmoid
+//	             defaults to slope 0.2)
+//	hardswish    x·hardsigmoid(x) (MobileNetV3's)
+//	mish         x·tanh(softrelu(x))
+//
+// The same names are the Act option of Dense and the convolutions.
 type Activation struct {
 	gluon.BlockMeta
 	Name string
@@ -52,6 +89,22 @@ func NewActivation(name string) *Activation {
 
 // Forward applies the activation.
 func (a *Activation) Forward(x *nd.NDArray) *nd.NDArray { return activate("nn.Activation", a.Name, x) }
+
+// NewSELU returns the scaled exponential linear unit (PyTorch's nn.SELU,
+// Gluon's nn.SELU).
+func NewSELU() *Activation { return NewActivation("selu") }
+
+// NewHardSigmoid returns PyTorch's nn.Hardsigmoid, clip(x/6 + 1/2, 0, 1).
+func NewHardSigmoid() *Activation { return NewActivation("hardsigmoid") }
+
+// NewHardSwish returns PyTorch's nn.Hardswish, x·hardsigmoid(x).
+func NewHardSwish() *Activation { return NewActivation("hardswish") }
+
+// NewMish returns PyTorch's nn.Mish, x·tanh(softrelu(x)).
+func NewMish() *Activation { return NewActivation("mish") }
+
+// NewSoftsign returns x/(1 + |x|) (PyTorch's nn.Softsign).
+func NewSoftsign() *Activation { return NewActivation("softsign") }
 
 // Flatten reshapes [N, ...] to [N, rest].
 type Flatten struct{ gluon.BlockMeta }

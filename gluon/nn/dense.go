@@ -9,7 +9,7 @@ import (
 // DenseOpts configures Dense. The zero value is Gluon's default: no
 // activation, a bias, in_units inferred, inputs flattened to 2-D.
 type DenseOpts struct {
-	Act        string // "", "relu", "sigmoid", "tanh" or "softrelu"
+	Act        string // an Activation name, or "" for none
 	NoBias     bool
 	InUnits    int  // 0: inferred at the first forward pass
 	NoFlatten  bool // apply to the last axis instead of flattening

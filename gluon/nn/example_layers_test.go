@@ -112,3 +112,45 @@ func ExampleSiLU() {
 	// Output:
 	// [1 3] [-0.269 0.000 1.762]
 }
+
+// ExamplePool1D pools a sequence of six values [1, 1, 6] with windows of
+// two: the maxima, the means, and the global maximum.
+func ExamplePool1D() {
+	x := nd.FromSlice(ctx.CPU(0), []float32{1, 5, 2, 2, 0, 3}, 1, 1, 6)
+	show(nn.NewMaxPool1D(2, nn.Pool1DOpts{}), x)
+	show(nn.NewAvgPool1D(2, nn.Pool1DOpts{}), x)
+	show(nn.NewGlobalMaxPool1D(), x)
+	// Output:
+	// [1 1 3] [5.000 2.000 3.000]
+	// [1 1 3] [3.000 2.000 1.500]
+	// [1 1 1] [5.000]
+}
+
+// ExamplePad2D pads one row [1, 2, 3] by two columns on the left and one
+// on the right: reflected, replicated and with a constant.
+func ExamplePad2D() {
+	x := nd.FromSlice(ctx.CPU(0), []float32{1, 2, 3}, 1, 1, 1, 3)
+	w := [4]int{2, 1, 0, 0} // left, right, top, bottom
+	show(nn.NewReflectionPad2D(w), x)
+	show(nn.NewReplicationPad2D(w), x)
+	show(nn.NewConstantPad2D(w, 0), x)
+	// Output:
+	// [1 1 1 6] [3.000 2.000 1.000 2.000 3.000 2.000]
+	// [1 1 1 6] [1.000 1.000 1.000 2.000 3.000 3.000]
+	// [1 1 1 6] [0.000 0.000 1.000 2.000 3.000 0.000]
+}
+
+// ExamplePixelShuffle2D moves four channels of a 1×1 map into a 2×2 map.
+func ExamplePixelShuffle2D() {
+	x := nd.FromSlice(ctx.CPU(0), []float32{1, 2, 3, 4}, 1, 4, 1, 1)
+	show(nn.NewPixelShuffle2D(2), x)
+	// Output:
+	// [1 1 2 2] [1.000 2.000 3.000 4.000]
+}
+
+// ExampleActivation_hardSwish is MobileNetV3's x·clip(x/6 + 1/2, 0, 1).
+func ExampleActivation_hardSwish() {
+	show(nn.NewHardSwish(), row(-4, -1, 0, 1, 4))
+	// Output:
+	// [1 5] [-0.000 -0.333 0.000 0.667 4.000]
+}

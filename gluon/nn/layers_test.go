@@ -212,13 +212,13 @@ func TestActivationValues(t *testing.T) {
 
 func TestUnknownActivationPanics(t *testing.T) {
 	cases := map[string]func(){
-		"Activation":            func() { nn.NewActivation("mish") },
+		"Activation":            func() { nn.NewActivation("swishy") },
 		"Activation/upper-case": func() { nn.NewActivation("RELU") },
-		"Dense":                 func() { nn.NewDense(3, nn.DenseOpts{Act: "mish"}) },
-		"Conv2D":                func() { nn.NewConv2D(3, 3, nn.Conv2DOpts{Act: "mish"}) },
+		"Dense":                 func() { nn.NewDense(3, nn.DenseOpts{Act: "swishy"}) },
+		"Conv2D":                func() { nn.NewConv2D(3, 3, nn.Conv2DOpts{Act: "swishy"}) },
 		"Activation/forward": func() {
 			a := nn.NewActivation("relu")
-			a.Name = "mish" // changed after construction: Forward checks too
+			a.Name = "swishy" // changed after construction: Forward checks too
 			a.Forward(nd.Ones(cpu0, nd.Float32, 2))
 		},
 	}

@@ -30,6 +30,17 @@ func onnxAct(g gluon.ONNXGraph, name, x string) (string, error) {
 		return g.Op("Mul", []string{x, one("Sigmoid", nil)}, nil, 1)[0], nil
 	case "gelu":
 		return onnxGELU(g, x), nil
+	case "softsign":
+		return one("Softsign", nil), nil
+	case "selu":
+		return one("Selu", map[string]any{"alpha": seluAlpha, "gamma": seluScale}), nil
+	case "hardsigmoid":
+		return one("HardSigmoid", map[string]any{"alpha": 1.0 / 6, "beta": 0.5}), nil
+	case "hardswish":
+		return one("HardSwish", nil), nil
+	case "mish": // Mish is an op only from opset 18
+		sp := one("Softplus", nil)
+		return g.Op("Mul", []string{x, g.Op("Tanh", []string{sp}, nil, 1)[0]}, nil, 1)[0], nil
 	}
 	return "", fmt.Errorf("activation %q has no ONNX form", name)
 }

@@ -215,6 +215,33 @@ func exportNets() []exportNet {
 			// The layers' default layout: batch axis 1, free.
 			return nn.NewTransformerEncoderLayer(8, 2, nn.TransformerOpts{FeedForward: 16})
 		}, []int{5, 2, 8}, false, 1},
+		{"seq-pools-activations", func() gluon.Block {
+			return nn.NewSequential(
+				nn.NewConv1D(4, 3, nn.Conv1DOpts{Pad: 1}),
+				nn.NewMaxPool1D(2, nn.Pool1DOpts{CeilMode: true}),
+				nn.NewActivation("hardswish"),
+				nn.NewAvgPool1D(3, nn.Pool1DOpts{Stride: 1, Pad: 1, ExcludePad: true}),
+				nn.NewAvgPool1D(2, nn.Pool1DOpts{Pad: 1, CeilMode: true}),
+				nn.NewGlobalAvgPool1D(),
+				nn.NewFlatten(),
+				nn.NewDense(8, nn.DenseOpts{Act: "selu"}),
+				nn.NewMish(),
+				nn.NewIdentity(),
+				nn.NewSoftsign(),
+				nn.NewHardSigmoid(),
+				nn.NewDense(3, nn.DenseOpts{}),
+			)
+		}, []int{2, 3, 9}, false, 0},
+		{"pads-pixelshuffle", func() gluon.Block {
+			return nn.NewSequential(
+				nn.NewConv2D(8, 3, nn.Conv2DOpts{Pad: [2]int{1, 1}}),
+				nn.NewReflectionPad2D([4]int{1, 2, 0, 1}),
+				nn.NewReplicationPad2D([4]int{0, 1, 2, 0}),
+				nn.NewConstantPad2D([4]int{1, 0, 1, 1}, 0.5),
+				nn.NewPixelShuffle2D(2),
+				nn.NewConv2D(2, 1, nn.Conv2DOpts{}),
+			)
+		}, []int{2, 3, 5, 6}, false, 0},
 		{"transformer-ntc", func() gluon.Block {
 			return nn.NewSequential(
 				nn.NewTransformerEncoderLayer(12, 3, nn.TransformerOpts{FeedForward: 24, Layout: "NTC"}),
