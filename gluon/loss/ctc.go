@@ -154,6 +154,11 @@ func ctcTargets(op string, label, lengths *nd.NDArray, blank, c int) ([][]int, [
 					break
 				}
 			}
+			for j, v := range row[end:] {
+				if !(v < 0 || v == float64(blank)) {
+					nd.Panicf(op, nd.ErrArgument, "label[%d][%d] = %g follows the padding at %d (a negative value or the blank %d ends a target): give label lengths to use the blank's value inside a target", i, end+j, v, end, blank)
+				}
+			}
 		}
 		seq := make([]int, end)
 		for j, v := range row[:end] {

@@ -110,6 +110,7 @@ func TestCTCEdges(t *testing.T) {
 			"negative length":     func() { loss.NewCTC().Forward(x, lab, nd.FromSlice(dev, []float64{-1, 6}, 2), nil) },
 			"lengths shape":       func() { loss.NewCTC().Forward(x, lab, nd.FromSlice(dev, []float64{6, 6, 6}, 3), nil) },
 			"integer predictions": func() { loss.NewCTC().Forward(x.AsType(nd.Int32), lab, nil, nil) },
+			"label after padding": func() { loss.CTC{Blank: 0}.Forward(x, nd.FromSlice(dev, []float64{1, 0, 2, 1, 2, 3}, 2, 3), nil, nil) },
 		} {
 			err := nd.Catch(f)
 			var e *nd.Error
@@ -160,6 +161,13 @@ func TestWeightedLossEdges(t *testing.T) {
 		"cosine 1-D":           func() { loss.NewCosineEmbedding().Forward(nd.Reshape(pred, 12), nd.Reshape(pred, 12), idx) },
 		"cosine label shape":   func() { loss.NewCosineEmbedding().Forward(pred, pred, nd.Ones(dev, nd.Float64, 4)) },
 		"poisson epsilon":      func() { loss.PoissonNLL{Epsilon: -1}.Forward(pred, pred) },
+		"nil pred, pos weight": func() { loss.SigmoidBCE{PosWeight: nd.Ones(dev, nd.Float64, 4)}.Forward(nil, pred) },
+		"nil pred, class weight": func() {
+			loss.SoftmaxCrossEntropy{Axis: -1, Sparse: true, ClassWeight: nd.Ones(dev, nd.Float64, 4)}.Forward(nil, idx)
+		},
+		"half pos weight, float64 pred": func() {
+			loss.SigmoidBCE{PosWeight: nd.Ones(dev, nd.Float16, 4)}.Forward(pred, nd.ZerosLike(pred))
+		},
 	} {
 		err := nd.Catch(f)
 		var e *nd.Error
@@ -167,6 +175,27 @@ func TestWeightedLossEdges(t *testing.T) {
 			t.Errorf("%s: %v, want an *nd.Error from the loss", name, err)
 		}
 	}
+	t.Run("cosine under autocast with half labels", func(t *testing.T) {
+		a, b := ndtest.Rand(dev, 7, -1, 1, 2, 3), ndtest.Rand(dev, 8, -1, 1, 2, 3)
+		want := loss.NewCosineEmbedding().Forward(a.AsType(nd.Float32), b.AsType(nd.Float32), nd.FromSlice(dev, []float32{1, -1}, 2)).Float64s()
+		for _, dt := range []nd.DType{nd.Float16, nd.BFloat16} {
+			var got []float64
+			err := nd.Catch(func() {
+				nd.DefaultSession().Autocast(dt, func() {
+					lab := nd.FromSlice(dev, []float32{1, -1}, 2).AsType(dt)
+					got = loss.NewCosineEmbedding().Forward(a.AsType(dt), b.AsType(dt), lab).Float64s()
+				})
+			})
+			if err != nil {
+				t.Fatalf("%v: %v", dt, err)
+			}
+			for i := range want {
+				if math.Abs(got[i]-want[i]) > 2e-2 {
+					t.Fatalf("%v: %v, float32 %v", dt, got, want)
+				}
+			}
+		}
+	})
 	t.Run("cosine with integer labels", func(t *testing.T) {
 		a, b := ndtest.Rand(dev, 7, -1, 1, 3, 4), ndtest.Rand(dev, 8, -1, 1, 3, 4)
 		f := loss.NewCosineEmbedding().Forward(a, b, nd.FromSlice(dev, []float64{1, -1, 1}, 3)).Float64s()

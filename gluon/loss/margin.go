@@ -188,7 +188,11 @@ func (l CosineEmbedding) Forward(input1, input2, label *nd.NDArray) *nd.NDArray 
 // ForwardWeighted is Forward with per-sample weights (nil for none).
 func (l CosineEmbedding) ForwardWeighted(input1, input2, label, sampleWeight *nd.NDArray) *nd.NDArray {
 	const op = "loss.CosineEmbedding"
+	in0 := input1
 	input1, input2, sampleWeight = autocastInputs(input1, input2, sampleWeight)
+	if input1 != in0 && label != nil && label.DType().IsHalf() {
+		label = label.AsType(input1.DType()) // autocast widened the inputs
+	}
 	checkLabels(op, input1, label, sampleWeight, true)
 	checkInput(op, "second inputs", input1, input2)
 	if input1.NDim() < 2 {

@@ -49,9 +49,9 @@ func (l SigmoidBCE) Forward(pred, label *nd.NDArray) *nd.NDArray {
 
 // ForwardWeighted is Forward with per-sample weights (nil for none).
 func (l SigmoidBCE) ForwardWeighted(pred, label, sampleWeight *nd.NDArray) *nd.NDArray {
-	pw := l.PosWeight
+	pw, p0 := l.PosWeight, pred
 	pred, label, sampleWeight = autocastInputs(pred, label, sampleWeight)
-	if pw != nil && pw.DType() != pred.DType() && pw.DType().IsHalf() {
+	if pred != p0 && pw != nil && pw.DType().IsHalf() {
 		pw = pw.AsType(pred.DType()) // autocast widened pred
 	}
 	const op = "loss.SigmoidBCE"

@@ -81,9 +81,9 @@ func (l SoftmaxCrossEntropy) Forward(pred, label *nd.NDArray) *nd.NDArray {
 // unreduced loss keeps the class axis with size 1 (Gluon's keepdims), so
 // sample weights of shape [N] or [N, 1] weight whole samples.
 func (l SoftmaxCrossEntropy) ForwardWeighted(pred, label, sampleWeight *nd.NDArray) *nd.NDArray {
-	cw := l.ClassWeight
+	cw, p0 := l.ClassWeight, pred
 	pred, label, sampleWeight = autocastInputs(pred, label, sampleWeight)
-	if cw != nil && cw.DType() != pred.DType() && cw.DType().IsHalf() {
+	if pred != p0 && cw != nil && cw.DType().IsHalf() {
 		cw = cw.AsType(pred.DType()) // autocast widened pred
 	}
 	const op = "loss.SoftmaxCrossEntropy"
