@@ -1,5 +1,7 @@
 package gluon
 
+import "github.com/goluon/goluon/nd"
+
 // ONNXGraph is what a block writes its inference form into when a network
 // is exported to ONNX (gluon/onnx.Export implements it). Values are named
 // by strings; attribute values are int, float64, string, []int, []float64
@@ -18,6 +20,27 @@ type ONNXGraph interface {
 	// Block writes b's form on the given input and returns its output: b's
 	// ExportONNX, or an error naming b when it has none.
 	Block(b Component, input string) (string, error)
+	// BlockMulti writes the form of b, a MultiBlock (or a Block, for one
+	// input), on the given inputs ("" for a nil input) and returns its
+	// outputs: b's ExportONNXMulti, or an error naming b.
+	BlockMulti(b Component, inputs []string) ([]string, error)
+}
+
+// ONNXMultiExporter is implemented by MultiBlocks that can write their
+// inference form for several inputs (MultiHeadAttention with its key,
+// value and masks, the Transformer layers with their masks). Inputs holds
+// one value name per input of ForwardMulti, "" for a nil one (an optional
+// input left out); the result holds one name per output.
+type ONNXMultiExporter interface {
+	ExportONNXMulti(g ONNXGraph, inputs []string) ([]string, error)
+}
+
+// ONNXTypes is implemented by an ONNXGraph that can tell the element type
+// a value takes on the example inputs (gluon/onnx's exporter does): for a
+// form that depends on it, such as a mask that is Bool (excluded
+// positions) or floating (added to the scores).
+type ONNXTypes interface {
+	DType(value string) (nd.DType, error)
 }
 
 // ONNXExporter is implemented by blocks that can write their inference

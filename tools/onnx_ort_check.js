@@ -5,8 +5,10 @@
 // usage: node tools/onnx_ort_check.js DIR
 // For every DIR/NAME.onnx with a DIR/NAME.io.json (written by the Go
 // round-trip tests: the input and the network's output, each as dtype,
-// shape and base64 little-endian bytes), it runs the model on the input
-// and prints the relative L2 difference; it exits non-zero when one
+// shape and base64 little-endian bytes; or "inputs" and "outputs", lists
+// of such arrays with the graph's names, for models of several), it runs
+// the model on the inputs and prints the largest relative L2 difference
+// of its outputs; it exits non-zero when one
 // exceeds the tolerance of its output type (float32 1e-4, float16 1e-2,
 // float64 1e-6) or fails to run. Needs onnxruntime-node on NODE_PATH.
 'use strict';
@@ -36,6 +38,7 @@ function tensorOf(t) {
     float64: () => new Float64Array(buf),
     float16: () => new Uint16Array(buf),
     int64: () => new BigInt64Array(buf),
+    bool: () => new Uint8Array(buf),
   }[t.dtype];
   if (!data) throw new Error(`dtype ${t.dtype}`);
   return new ort.Tensor(t.dtype, data(), t.shape);
@@ -47,11 +50,8 @@ function numbers(t) {
   return Array.from(t.data, Number);
 }
 
-async function check(model, io) {
-  const want = tensorOf(io.output);
-  const session = await ort.InferenceSession.create(model, { logSeverityLevel: 3 });
-  const feeds = { [session.inputNames[0]]: tensorOf(io.input) };
-  const out = (await session.run(feeds))[session.outputNames[0]];
+// relL2 is the relative L2 difference of output out from want.
+function relL2(out, want) {
   if (out.dims.join() !== want.dims.join()) {
     throw new Error(`shape [${out.dims}], the network's [${want.dims}]`);
   }
@@ -62,6 +62,26 @@ async function check(model, io) {
     n += w[i] ** 2;
   }
   return Math.sqrt(d / Math.max(n, 1e-30));
+}
+
+// check runs one model and returns the largest relative difference of
+// its outputs and the first output's dtype (for the tolerance).
+async function check(model, io) {
+  const session = await ort.InferenceSession.create(model, { logSeverityLevel: 3 });
+  if (!io.inputs) {
+    const feeds = { [session.inputNames[0]]: tensorOf(io.input) };
+    const out = (await session.run(feeds))[session.outputNames[0]];
+    return [relL2(out, tensorOf(io.output)), io.output.dtype];
+  }
+  const feeds = {};
+  for (const t of io.inputs) feeds[t.name] = tensorOf(t);
+  const res = await session.run(feeds);
+  let worst = 0;
+  for (const t of io.outputs) {
+    if (!res[t.name]) throw new Error(`no output ${t.name}`);
+    worst = Math.max(worst, relL2(res[t.name], tensorOf(t)));
+  }
+  return [worst, io.outputs[0].dtype];
 }
 
 async function main(dir) {
@@ -76,8 +96,8 @@ async function main(dir) {
     const model = path.join(dir, base + '.onnx');
     const io = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8'));
     try {
-      const rel = await check(model, io);
-      const tol = tolerance[io.output.dtype];
+      const [rel, dtype] = await check(model, io);
+      const tol = tolerance[dtype];
       const ok = rel <= tol;
       if (!ok) bad++;
       console.log(`${ok ? 'ok  ' : 'FAIL'} ${base}: relative L2 difference ${rel.toExponential(2)} (tolerance ${tol})`);

@@ -51,10 +51,14 @@ func NewAvgPool1D(size int, o Pool1DOpts) *Pool1D {
 
 // NewGlobalMaxPool1D returns a layer reducing each channel to its maximum
 // ([N, C, W] → [N, C, 1]).
-func NewGlobalMaxPool1D() *Pool1D { return newPool1D("GlobalMaxPool1D", nd.PoolMax, 0, Pool1DOpts{}, true) }
+func NewGlobalMaxPool1D() *Pool1D {
+	return newPool1D("GlobalMaxPool1D", nd.PoolMax, 0, Pool1DOpts{}, true)
+}
 
 // NewGlobalAvgPool1D returns a layer reducing each channel to its mean.
-func NewGlobalAvgPool1D() *Pool1D { return newPool1D("GlobalAvgPool1D", nd.PoolAvg, 0, Pool1DOpts{}, true) }
+func NewGlobalAvgPool1D() *Pool1D {
+	return newPool1D("GlobalAvgPool1D", nd.PoolAvg, 0, Pool1DOpts{}, true)
+}
 
 // Forward pools x [N, C, W].
 func (p *Pool1D) Forward(x *nd.NDArray) *nd.NDArray {

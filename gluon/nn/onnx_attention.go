@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/nd"
 )
 
 // The ONNX forms of the normalisation and attention layers (predict mode).
@@ -57,11 +58,36 @@ func (l *LayerNorm) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
 }
 
 // ExportONNX writes self-attention on x (query, key and value all x, no
-// padding or attention mask): the projections, the heads' scaled dot
-// products and softmax, and the output projection. The batch is free, and
-// the sequence length too (ExportOpts.FreeAxes): a causal mask is built
-// from the scores' shape.
+// padding or attention mask); see ExportONNXMulti.
 func (a *MultiHeadAttention) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	outs, err := a.ExportONNXMulti(g, []string{x})
+	if err != nil {
+		return "", err
+	}
+	return outs[0], nil
+}
+
+// ExportONNXMulti writes attention on query, key and value (key and value
+// "": self-attention) with the optional key-padding and attention masks
+// (a Bool mask as −inf where true, a floating one added to the scores):
+// the projections, the heads' scaled dot products and softmax, and the
+// output projection; the second output is the weights averaged over the
+// heads. The batch is free, and the sequence lengths too: a causal mask
+// is built from the scores' shape.
+func (a *MultiHeadAttention) ExportONNXMulti(g gluon.ONNXGraph, inputs []string) ([]string, error) {
+	if len(inputs) < 1 || len(inputs) > 5 || inputs[0] == "" {
+		return nil, fmt.Errorf("takes query, key, value, key-padding mask and attention mask (the first required); got %d inputs", len(inputs))
+	}
+	in := make([]string, 5)
+	copy(in, inputs)
+	q, k, v, pad, mask := in[0], in[1], in[2], in[3], in[4]
+	self := k == "" && v == ""
+	if k == "" {
+		k = q
+	}
+	if v == "" {
+		v = k
+	}
 	e, h := a.EmbedDim, a.NumHeads
 	d := e / h
 	tnc := a.opts.Layout == "TNC"
@@ -69,68 +95,173 @@ func (a *MultiHeadAttention) ExportONNX(g gluon.ONNXGraph, x string) (string, er
 		return g.Op("Transpose", []string{v}, map[string]any{"perm": []int{1, 0, 2}}, 1)[0]
 	}
 	if tnc {
-		x = swap(x)
+		q, k, v = swap(q), swap(k), swap(v)
 	}
-	wt := g.Op("Transpose", []string{g.Param(a.InProjWeight)}, map[string]any{"perm": []int{1, 0}}, 1)[0]
-	qkv := g.Op("MatMul", []string{x, wt}, nil, 1)[0]
-	if a.InProjBias != nil {
-		qkv = g.Op("Add", []string{qkv, g.Param(a.InProjBias)}, nil, 1)[0]
+	i64 := func(v ...int64) string { return g.Const(v, len(v)) }
+	wt := g.Op("Transpose", []string{g.Param(a.InProjWeight)}, map[string]any{"perm": []int{1, 0}}, 1)[0] // [E, 3E]
+	var p []string
+	if self {
+		qkv := g.Op("MatMul", []string{q, wt}, nil, 1)[0]
+		if a.InProjBias != nil {
+			qkv = g.Op("Add", []string{qkv, g.Param(a.InProjBias)}, nil, 1)[0]
+		}
+		p = g.Op("Split", []string{qkv, i64(int64(e), int64(e), int64(e))}, map[string]any{"axis": 2}, 3)
+	} else {
+		ws := g.Op("Split", []string{wt, i64(int64(e), int64(e), int64(e))}, map[string]any{"axis": 1}, 3)
+		var bs []string
+		if a.InProjBias != nil {
+			bs = g.Op("Split", []string{g.Param(a.InProjBias), i64(int64(e), int64(e), int64(e))}, map[string]any{"axis": 0}, 3)
+		}
+		for i, x := range []string{q, k, v} {
+			y := g.Op("MatMul", []string{x, ws[i]}, nil, 1)[0]
+			if bs != nil {
+				y = g.Op("Add", []string{y, bs[i]}, nil, 1)[0]
+			}
+			p = append(p, y)
+		}
 	}
-	p := g.Op("Split", []string{qkv, g.Const([]int64{int64(e), int64(e), int64(e)}, 3)}, map[string]any{"axis": 2}, 3)
-	headShape := g.Const([]int64{0, 0, int64(h), int64(d)}, 4)
+	headShape := i64(0, 0, int64(h), int64(d))
 	heads := func(v string) string { // [N, L, E] → [N, h, L, d]
 		r := g.Op("Reshape", []string{v, headShape}, nil, 1)[0]
 		return g.Op("Transpose", []string{r}, map[string]any{"perm": []int{0, 2, 1, 3}}, 1)[0]
 	}
-	q := g.Op("Mul", []string{p[0], g.Const([]float32{float32(1 / math.Sqrt(float64(d)))})}, nil, 1)[0]
+	qs := g.Op("Mul", []string{p[0], g.Const([]float32{float32(1 / math.Sqrt(float64(d)))})}, nil, 1)[0]
 	kt := g.Op("Transpose", []string{heads(p[1])}, map[string]any{"perm": []int{0, 1, 3, 2}}, 1)[0]
-	scores := g.Op("MatMul", []string{heads(q), kt}, nil, 1)[0] // [N, h, T, S]
+	scores := g.Op("MatMul", []string{heads(qs), kt}, nil, 1)[0] // [N, h, T, S]
 	if a.opts.Causal {
-		// −inf above the diagonal of [T, S] (T = S: self-attention), built
-		// from the scores' shape, so the sequence length stays free:
-		// Trilu keeps the strict upper triangle of a −inf matrix and
-		// zeroes the rest.
-		i64 := func(v ...int64) string { return g.Const(v, len(v)) }
+		// −inf where the key position is after the query's (the diagonal
+		// aligned to the end when S > T), built from the scores' shape so
+		// that the lengths stay free: Trilu keeps the upper triangle above
+		// diagonal 1 + S − T of a −inf matrix and zeroes the rest.
 		ts := g.Op("Slice", []string{g.Op("Shape", []string{scores}, nil, 1)[0], i64(2), i64(4)}, nil, 1)[0]
+		tt := g.Op("Slice", []string{ts, i64(0), i64(1)}, nil, 1)[0]
+		ss := g.Op("Slice", []string{ts, i64(1), i64(2)}, nil, 1)[0]
+		diag := g.Op("Add", []string{g.Op("Sub", []string{ss, tt}, nil, 1)[0], i64(1)}, nil, 1)[0]
+		diag = g.Op("Squeeze", []string{diag, i64(0)}, nil, 1)[0]
 		inf := g.Op("ConstantOfShape", []string{ts}, map[string]any{"value": float32(math.Inf(-1))}, 1)[0]
-		mask := g.Op("Trilu", []string{inf, i64(1)}, map[string]any{"upper": 1}, 1)[0]
-		scores = g.Op("Add", []string{scores, mask}, nil, 1)[0]
+		cm := g.Op("Trilu", []string{inf, diag}, map[string]any{"upper": 1}, 1)[0]
+		scores = g.Op("Add", []string{scores, cm}, nil, 1)[0]
+	}
+	var err error
+	if pad != "" { // [N, S] → [N, 1, 1, S]
+		pad4 := g.Op("Unsqueeze", []string{pad, i64(1, 2)}, nil, 1)[0]
+		if scores, err = onnxMask(g, scores, pad, pad4); err != nil {
+			return nil, err
+		}
+	}
+	if mask != "" {
+		if scores, err = onnxMask(g, scores, mask, mask); err != nil {
+			return nil, err
+		}
 	}
 	w := g.Op("Softmax", []string{scores}, map[string]any{"axis": -1}, 1)[0]
 	out := g.Op("MatMul", []string{w, heads(p[2])}, nil, 1)[0] // [N, h, T, d]
 	out = g.Op("Transpose", []string{out}, map[string]any{"perm": []int{0, 2, 1, 3}}, 1)[0]
-	out = g.Op("Reshape", []string{out, g.Const([]int64{0, 0, int64(e)}, 3)}, nil, 1)[0]
-	out, err := a.OutProj.ExportONNX(g, out)
-	if err != nil {
-		return "", err
+	out = g.Op("Reshape", []string{out, i64(0, 0, int64(e))}, nil, 1)[0]
+	if out, err = a.OutProj.ExportONNX(g, out); err != nil {
+		return nil, err
 	}
 	if tnc {
 		out = swap(out)
 	}
-	return out, nil
+	avg := g.Op("ReduceMean", []string{w}, map[string]any{"axes": []int{1}, "keepdims": 0}, 1)[0]
+	return []string{out, avg}, nil
 }
 
-// ExportONNX writes the encoder layer's self-attention and feed-forward
-// sub-layers with their residual connections and norms (no masks).
-func (l *TransformerEncoderLayer) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
-	tnc := l.opts.Layout == "TNC"
-	swap := func(v string) string {
-		return g.Op("Transpose", []string{v}, map[string]any{"perm": []int{1, 0, 2}}, 1)[0]
+// onnxMask applies a mask (the value mask, broadcast as shaped) to the
+// scores: a Bool one as −inf where true, a floating one added.
+func onnxMask(g gluon.ONNXGraph, scores, mask, shaped string) (string, error) {
+	types, ok := g.(gluon.ONNXTypes)
+	if !ok {
+		return "", fmt.Errorf("a mask's form depends on its type, and this graph cannot tell it")
 	}
-	if tnc {
-		x = swap(x)
-	}
-	x, err := l.onnxResidual(g, x, l.Norms[0], func(y string) (string, error) { return l.SelfAttn.ExportONNX(g, y) })
+	dt, err := types.DType(mask)
 	if err != nil {
 		return "", err
 	}
-	if x, err = l.onnxResidual(g, x, l.Norms[1], func(y string) (string, error) { return l.onnxFeedForward(g, y) }); err != nil {
+	if dt == nd.Bool {
+		inf := g.Const([]float32{float32(math.Inf(-1))})
+		return g.Op("Where", []string{shaped, inf, scores}, nil, 1)[0], nil
+	}
+	return g.Op("Add", []string{scores, shaped}, nil, 1)[0], nil
+}
+
+// ExportONNX writes the encoder layer without masks; see ExportONNXMulti.
+func (l *TransformerEncoderLayer) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
+	outs, err := l.ExportONNXMulti(g, []string{x})
+	if err != nil {
 		return "", err
 	}
-	if tnc {
-		x = swap(x)
+	return outs[0], nil
+}
+
+// ExportONNXMulti writes the encoder layer's self-attention (with the
+// optional key-padding and attention masks) and feed-forward sub-layers,
+// with their residual connections and norms.
+func (l *TransformerEncoderLayer) ExportONNXMulti(g gluon.ONNXGraph, inputs []string) ([]string, error) {
+	if len(inputs) < 1 || len(inputs) > 3 || inputs[0] == "" {
+		return nil, fmt.Errorf("takes src, key-padding mask and attention mask (the first required); got %d inputs", len(inputs))
 	}
-	return x, nil
+	in := make([]string, 3)
+	copy(in, inputs)
+	x := l.onnxToNTC(g, in[0])
+	x, err := l.onnxResidual(g, x, l.Norms[0], func(y string) (string, error) {
+		return l.onnxAttend(g, l.SelfAttn, y, "", in[1], in[2])
+	})
+	if err != nil {
+		return nil, err
+	}
+	if x, err = l.onnxResidual(g, x, l.Norms[1], func(y string) (string, error) { return l.onnxFeedForward(g, y) }); err != nil {
+		return nil, err
+	}
+	return []string{l.onnxToNTC(g, x)}, nil
+}
+
+// ExportONNXMulti writes the decoder layer: self-attention on tgt (with
+// the target masks), attention over memory (with the memory masks) and
+// the feed-forward network, with their residual connections and norms.
+// Inputs are ForwardMulti's: tgt, memory, tgt mask, memory mask, tgt
+// key-padding mask, memory key-padding mask.
+func (l *TransformerDecoderLayer) ExportONNXMulti(g gluon.ONNXGraph, inputs []string) ([]string, error) {
+	if len(inputs) < 2 || len(inputs) > 6 || inputs[0] == "" || inputs[1] == "" {
+		return nil, fmt.Errorf("takes tgt, memory (both required) and four optional masks; got %d inputs", len(inputs))
+	}
+	in := make([]string, 6)
+	copy(in, inputs)
+	x, mem := l.onnxToNTC(g, in[0]), l.onnxToNTC(g, in[1])
+	x, err := l.onnxResidual(g, x, l.Norms[0], func(y string) (string, error) {
+		return l.onnxAttend(g, l.SelfAttn, y, "", in[4], in[2])
+	})
+	if err != nil {
+		return nil, err
+	}
+	if x, err = l.onnxResidual(g, x, l.Norms[1], func(y string) (string, error) {
+		return l.onnxAttend(g, l.MultiheadAttn, y, mem, in[5], in[3])
+	}); err != nil {
+		return nil, err
+	}
+	if x, err = l.onnxResidual(g, x, l.Norms[2], func(y string) (string, error) { return l.onnxFeedForward(g, y) }); err != nil {
+		return nil, err
+	}
+	return []string{l.onnxToNTC(g, x)}, nil
+}
+
+// onnxToNTC is toNTC's (and fromNTC's) form.
+func (s *sublayers) onnxToNTC(g gluon.ONNXGraph, x string) string {
+	if s.opts.Layout == "TNC" {
+		return g.Op("Transpose", []string{x}, map[string]any{"perm": []int{1, 0, 2}}, 1)[0]
+	}
+	return x
+}
+
+// onnxAttend writes attention a (batch first) of y over kv ("": self)
+// with the masks.
+func (s *sublayers) onnxAttend(g gluon.ONNXGraph, a *MultiHeadAttention, y, kv, pad, mask string) (string, error) {
+	outs, err := a.ExportONNXMulti(g, []string{y, kv, kv, pad, mask})
+	if err != nil {
+		return "", err
+	}
+	return outs[0], nil
 }
 
 // onnxResidual is residual's ONNX form.

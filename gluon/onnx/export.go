@@ -47,6 +47,10 @@ type ExportOpts struct {
 	// network without weights, whose type is its input's), or Int64
 	// (token ids, for networks that start with an Embedding).
 	InputDType nd.DType
+	// OutputNames names ExportMulti's outputs (default "output0",
+	// "output1", ...); when set, only that many of the network's first
+	// outputs are written. Export's one output is "output".
+	OutputNames []string
 }
 
 // Export writes net's inference form (predict mode: no dropout, batch
@@ -149,7 +153,7 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 		}
 	}
 	e := &exporter{dev: dev, params: map[*gluon.Parameter]string{}, used: map[string]bool{"input": true, "output": true},
-		inType: inType, inDType: inDType, inShape: inputShape, example: example}
+		ins: []graphInput{{name: "input", t: inType, dt: inDType, shape: inputShape, example: example}}}
 	out, err := e.Block(net, "input")
 	if err != nil {
 		return nil, fmt.Errorf("onnx: export: %w", err)
@@ -174,10 +178,11 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 		}
 	}
 	prune(&e.graph, "output")
-	outType, err := e.retype("output")
+	outTypes, err := e.retype("output")
 	if err != nil {
 		return nil, fmt.Errorf("onnx: export: %w", err)
 	}
+	outType := outTypes[0]
 	batch := "N"
 	if opts.FixedBatch {
 		batch = ""
@@ -307,49 +312,104 @@ type exporter struct {
 	n      int
 	err    error // the first failure inside Param or Const
 
-	// The example input, for Shape.
-	inType  onnxpb.TensorProto_DataType
-	inDType nd.DType
-	inShape []int
+	// The graph's inputs with their example values, for Shape and DType.
+	ins []graphInput
+}
+
+// graphInput is one input of the exported graph and its example value.
+type graphInput struct {
+	name    string
+	t       onnxpb.TensorProto_DataType
+	dt      nd.DType
+	shape   []int
 	example []float32 // nil: zeros
 }
 
+// array makes the example value of in, in session s on dev.
+func (in graphInput) array(s *nd.Session, dev ctx.Context) *nd.NDArray {
+	if in.example != nil {
+		return s.FromSlice(dev, in.example, in.shape...).AsType(in.dt)
+	}
+	return s.Zeros(dev, in.dt, in.shape...)
+}
+
+// inTypes maps the graph's input names to their types.
+func (e *exporter) inTypes() map[string]onnxpb.TensorProto_DataType {
+	m := map[string]onnxpb.TensorProto_DataType{}
+	for _, in := range e.ins {
+		m[in.name] = in.t
+	}
+	return m
+}
+
 // Shape implements gluon.ONNXShapes: it runs the graph written so far on
-// the example input and returns the value's shape.
+// the example inputs and returns the value's shape.
 func (e *exporter) Shape(value string) ([]int, error) {
-	if value == "input" {
-		return slices.Clone(e.inShape), nil
+	a, err := e.probe(value)
+	if err != nil {
+		return nil, err
+	}
+	return a.shape, nil
+}
+
+// DType implements gluon.ONNXTypes: the element type of a value on the
+// example inputs (a mask's Bool, say).
+func (e *exporter) DType(value string) (nd.DType, error) {
+	a, err := e.probe(value)
+	if err != nil {
+		return 0, err
+	}
+	return a.dt, nil
+}
+
+// probed is what probe learns of a value.
+type probed struct {
+	shape []int
+	dt    nd.DType
+}
+
+// probe runs the graph written so far on the example inputs and returns
+// value's shape and dtype.
+func (e *exporter) probe(value string) (probed, error) {
+	for _, in := range e.ins {
+		if in.name == value {
+			return probed{slices.Clone(in.shape), in.dt}, nil
+		}
 	}
 	g := proto.Clone(&e.graph).(*onnxpb.GraphProto)
 	g.Name = proto.String("shape")
-	g.Input = []*onnxpb.ValueInfoProto{valueInfo("input", e.inType, e.inShape, "", 0)}
+	g.Input = nil
+	for _, in := range e.ins {
+		g.Input = append(g.Input, valueInfo(in.name, in.t, in.shape, "", 0))
+	}
 	g.Output = []*onnxpb.ValueInfoProto{{Name: proto.String(value)}}
-	if _, err := retypeGraph(g, e.inType, e.fresh, value); err != nil {
-		return nil, fmt.Errorf("the shape of %s: %w", value, err)
+	if _, err := retypeGraph(g, e.inTypes(), e.fresh); err != nil {
+		return probed{}, fmt.Errorf("the shape of %s: %w", value, err)
 	}
 	mp := &onnxpb.ModelProto{IrVersion: proto.Int64(8),
 		OpsetImport: []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(ExportOpset)}}, Graph: g}
 	m, err := fromProto(mp, []ctx.Context{e.dev})
 	if err != nil {
-		return nil, fmt.Errorf("the shape of %s: %w", value, err)
+		return probed{}, fmt.Errorf("the shape of %s: %w", value, err)
 	}
-	var shape []int
+	var p probed
 	err = nd.Catch(func() {
 		s := autograd.NewSession("onnx-export-shape")
 		s.PredictMode(func() {
 			sc := s.NewScope()
 			defer sc.Close()
-			x := s.Zeros(e.dev, e.inDType, e.inShape...)
-			if e.example != nil {
-				x = s.FromSlice(e.dev, e.example, e.inShape...).AsType(e.inDType)
+			xs := make([]*nd.NDArray, len(e.ins))
+			for i, in := range e.ins {
+				xs[i] = in.array(s, e.dev)
 			}
-			shape = m.Forward(x).Shape()
+			y := m.ForwardMulti(xs...)[0]
+			p = probed{y.Shape(), y.DType()}
 		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("the shape of %s: %w", value, err)
+		return probed{}, fmt.Errorf("the shape of %s: %w", value, err)
 	}
-	return shape, nil
+	return p, nil
 }
 
 // fresh returns an unused value name starting with hint.
@@ -463,6 +523,26 @@ func (e *exporter) Block(b gluon.Component, input string) (string, error) {
 		return "", fmt.Errorf("%s: %w", name, err)
 	}
 	return out, nil
+}
+
+// BlockMulti implements gluon.ONNXGraph.
+func (e *exporter) BlockMulti(b gluon.Component, inputs []string) ([]string, error) {
+	name := b.Meta().Name()
+	if name == "" {
+		name = b.Meta().Kind()
+	}
+	if ex, ok := b.(gluon.ONNXMultiExporter); ok {
+		outs, err := ex.ExportONNXMulti(e, inputs)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return outs, nil
+	}
+	if _, ok := b.(gluon.Block); ok && len(inputs) == 1 {
+		out, err := e.Block(b, inputs[0])
+		return []string{out}, err
+	}
+	return nil, fmt.Errorf("block %s (%T) has no ONNX form for %d inputs: implement gluon.ONNXMultiExporter", name, b, len(inputs))
 }
 
 // attribute encodes one node attribute.

@@ -3,6 +3,7 @@ package onnx
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 
@@ -107,20 +108,28 @@ func keepsOwnType(op string, i int) bool {
 // that of its first non-constant floating-point input; float32 constants
 // on its other inputs are converted to it, and float32 initializers (a
 // weight kept in float32) reach it through a Cast. It returns the output's
-// type.
-func (e *exporter) retype(out string) (onnxpb.TensorProto_DataType, error) {
-	t, err := retypeGraph(&e.graph, e.inType, e.fresh, out)
-	if err == nil && !isFloatType(t) {
-		err = fmt.Errorf("the output %s is of type %v, not floating-point", out, t)
+// types, one per output.
+func (e *exporter) retype(outs ...string) ([]onnxpb.TensorProto_DataType, error) {
+	types, err := retypeGraph(&e.graph, e.inTypes(), e.fresh)
+	if err != nil {
+		return nil, err
 	}
-	if err == nil && e.inType == onnxpb.TensorProto_BFLOAT16 {
+	ts := make([]onnxpb.TensorProto_DataType, len(outs))
+	for i, out := range outs {
+		ts[i] = types[out]
+		if !isFloatType(ts[i]) {
+			return nil, fmt.Errorf("the output %s is of type %v, not floating-point", out, ts[i])
+		}
+	}
+	bf16 := slices.ContainsFunc(e.ins, func(in graphInput) bool { return in.t == onnxpb.TensorProto_BFLOAT16 })
+	if bf16 {
 		for _, n := range e.graph.Node {
 			if noBFloat16[n.GetOpType()] {
-				return 0, fmt.Errorf("ONNX's %s has no bfloat16 form in opset %d: cast the network to float32 (exactly) or float16 before exporting", n.GetOpType(), ExportOpset)
+				return nil, fmt.Errorf("ONNX's %s has no bfloat16 form in opset %d: cast the network to float32 (exactly) or float16 before exporting", n.GetOpType(), ExportOpset)
 			}
 		}
 	}
-	return t, err
+	return ts, nil
 }
 
 // noBFloat16 lists the ops the blocks write whose opset-17 forms take no
@@ -131,10 +140,10 @@ var noBFloat16 = map[string]bool{
 	"InstanceNormalization": true, "LSTM": true, "GRU": true, "RNN": true,
 }
 
-// retypeGraph is retype on g, whose input is of type inType; fresh names
-// the Casts it adds. It returns out's type.
-func retypeGraph(g *onnxpb.GraphProto, inType onnxpb.TensorProto_DataType, fresh func(string) string, out string) (onnxpb.TensorProto_DataType, error) {
-	types := map[string]onnxpb.TensorProto_DataType{"input": inType}
+// retypeGraph is retype on g, whose inputs have the types inTypes (by
+// name); fresh names the Casts it adds. It returns every value's type.
+func retypeGraph(g *onnxpb.GraphProto, inTypes map[string]onnxpb.TensorProto_DataType, fresh func(string) string) (map[string]onnxpb.TensorProto_DataType, error) {
+	types := maps.Clone(inTypes)
 	consts := map[string]*onnxpb.TensorProto{}
 	for _, t := range g.Initializer {
 		types[t.GetName()] = onnxpb.TensorProto_DataType(t.GetDataType())
@@ -190,7 +199,7 @@ func retypeGraph(g *onnxpb.GraphProto, inType onnxpb.TensorProto_DataType, fresh
 					partner := n.Input[pair[1-k]]
 					if _, pc := consts[partner]; ok && !pc && types[partner] != types[n.Input[pair[k]]] {
 						if err := convertConst(c, types[partner]); err != nil {
-							return 0, err
+							return nil, err
 						}
 						types[n.Input[pair[k]]] = types[partner]
 					}
@@ -205,7 +214,7 @@ func retypeGraph(g *onnxpb.GraphProto, inType onnxpb.TensorProto_DataType, fresh
 				}
 				if c, ok := consts[in]; ok {
 					if err := convertConst(c, t); err != nil {
-						return 0, err
+						return nil, err
 					}
 					types[in] = t
 					continue
@@ -223,7 +232,7 @@ func retypeGraph(g *onnxpb.GraphProto, inType onnxpb.TensorProto_DataType, fresh
 		nodes = append(nodes, n)
 	}
 	g.Node = nodes
-	return types[out], nil
+	return types, nil
 }
 
 // convertConst rewrites a float32 constant as type t.
@@ -246,8 +255,11 @@ func convertConst(c *onnxpb.TensorProto, t onnxpb.TensorProto_DataType) error {
 
 // prune drops the nodes and initializers nothing reaches the output
 // through (a block's form may write a constant it then does not use).
-func prune(g *onnxpb.GraphProto, out string) {
-	need := map[string]bool{out: true}
+func prune(g *onnxpb.GraphProto, outs ...string) {
+	need := map[string]bool{}
+	for _, o := range outs {
+		need[o] = true
+	}
 	keep := make([]bool, len(g.Node))
 	for i := len(g.Node) - 1; i >= 0; i-- {
 		n := g.Node[i]

@@ -73,39 +73,11 @@ type ioTensor struct {
 // exported model, for tools/onnx_ort_check.js (make onnx-ort), which runs
 // the model in ONNX Runtime and compares.
 func WriteIO(path string, x, y *nd.NDArray) error {
-	enc := func(a *nd.NDArray) (ioTensor, error) {
-		t := ioTensor{Shape: a.Shape()}
-		switch a.DType() {
-		case nd.Float32:
-			t.DType = "float32"
-			for _, v := range a.Float32s() {
-				t.Data = binary.LittleEndian.AppendUint32(t.Data, math.Float32bits(v))
-			}
-		case nd.Float64:
-			t.DType = "float64"
-			for _, v := range a.Float64s() {
-				t.Data = binary.LittleEndian.AppendUint64(t.Data, math.Float64bits(v))
-			}
-		case nd.Float16:
-			t.DType = "float16"
-			for _, v := range a.Float32s() {
-				t.Data = binary.LittleEndian.AppendUint16(t.Data, uint16(nd.F16From(v)))
-			}
-		case nd.Int64:
-			t.DType = "int64"
-			for _, v := range a.Int64s() {
-				t.Data = binary.LittleEndian.AppendUint64(t.Data, uint64(v))
-			}
-		default:
-			return t, fmt.Errorf("onnxtest: %v arrays are not written", a.DType())
-		}
-		return t, nil
-	}
-	in, err := enc(x)
+	in, err := encodeIO(x)
 	if err != nil {
 		return err
 	}
-	out, err := enc(y)
+	out, err := encodeIO(y)
 	if err != nil {
 		return err
 	}
@@ -114,4 +86,75 @@ func WriteIO(path string, x, y *nd.NDArray) error {
 		return err
 	}
 	return os.WriteFile(path, data, 0o644)
+}
+
+// WriteIOMulti is WriteIO for a model of several inputs and outputs, by
+// the graph's names.
+func WriteIOMulti(path string, inNames []string, xs []*nd.NDArray, outNames []string, ys []*nd.NDArray) error {
+	type named struct {
+		Name string `json:"name"`
+		ioTensor
+	}
+	var f struct {
+		Inputs  []named `json:"inputs"`
+		Outputs []named `json:"outputs"`
+	}
+	for i, x := range xs {
+		t, err := encodeIO(x)
+		if err != nil {
+			return err
+		}
+		f.Inputs = append(f.Inputs, named{inNames[i], t})
+	}
+	for i, y := range ys {
+		t, err := encodeIO(y)
+		if err != nil {
+			return err
+		}
+		f.Outputs = append(f.Outputs, named{outNames[i], t})
+	}
+	data, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
+
+// encodeIO encodes one array of an io.json file.
+func encodeIO(a *nd.NDArray) (ioTensor, error) {
+	t := ioTensor{Shape: a.Shape()}
+	switch a.DType() {
+	case nd.Float32:
+		t.DType = "float32"
+		for _, v := range a.Float32s() {
+			t.Data = binary.LittleEndian.AppendUint32(t.Data, math.Float32bits(v))
+		}
+	case nd.Float64:
+		t.DType = "float64"
+		for _, v := range a.Float64s() {
+			t.Data = binary.LittleEndian.AppendUint64(t.Data, math.Float64bits(v))
+		}
+	case nd.Float16:
+		t.DType = "float16"
+		for _, v := range a.Float32s() {
+			t.Data = binary.LittleEndian.AppendUint16(t.Data, uint16(nd.F16From(v)))
+		}
+	case nd.Int64:
+		t.DType = "int64"
+		for _, v := range a.Int64s() {
+			t.Data = binary.LittleEndian.AppendUint64(t.Data, uint64(v))
+		}
+	case nd.Bool:
+		t.DType = "bool"
+		for _, v := range a.Bools() {
+			b := byte(0)
+			if v {
+				b = 1
+			}
+			t.Data = append(t.Data, b)
+		}
+	default:
+		return t, fmt.Errorf("onnxtest: %v arrays are not written", a.DType())
+	}
+	return t, nil
 }
