@@ -274,6 +274,6 @@ func (d *ParamDict) ResetContext(devs []ctx.Context) error {
 }
 
 // Initialize collects b's parameters and initialises them on devs.
-func Initialize(b Block, init initializer.Initializer, devs ...ctx.Context) error {
+func Initialize(b Component, init initializer.Initializer, devs ...ctx.Context) error {
 	return CollectParams(b).Initialize(init, devs, false)
 }
