@@ -20,6 +20,15 @@ type Batch struct {
 	Data *nd.NDArray
 	// Label holds the samples' labels: float32 of shape [B].
 	Label *nd.NDArray
+	// Extra holds the samples' Extra arrays, each batched as Data is:
+	// float32 of shape [B, shape...] (padded where LoaderOpts.Collate
+	// says so).
+	Extra []*nd.NDArray
+	// Lengths holds, for each padded field (index 0 Data, 1+i Extra[i]),
+	// every sample's length along the padded axis before padding (the
+	// lengths a CTC loss or an attention mask takes); nil for a field that
+	// is stacked.
+	Lengths [][]int
 	// Indices are the dataset indices of the samples, in batch order. The
 	// slice must not be modified.
 	Indices []int
@@ -29,6 +38,9 @@ type Batch struct {
 func (b Batch) Release() {
 	b.Data.Release()
 	b.Label.Release()
+	for _, e := range b.Extra {
+		e.Release()
+	}
 }
 
 // SampleError is the error a DataLoader reports when a sample cannot be
@@ -66,10 +78,17 @@ func (e *PanicError) Unwrap() error {
 // hostBatch is a batch collated in host memory, waiting to become
 // NDArrays. Its buffers are reused through the loader's pool.
 type hostBatch struct {
-	data    []float32
+	fields  []hostField // Data, then each Extra
 	labels  []float32
-	shape   []int // [B, sample shape...]
 	indices []int
+	samples []Sample // the batch's samples while it is collated
+}
+
+// hostField is one field of a host batch.
+type hostField struct {
+	data    []float32
+	shape   []int // [B, sample shape...]
+	lengths []int // per sample along the padded axis; nil when stacked
 }
 
 // toND copies the batch to dev as arrays of sess (the default session when
@@ -82,11 +101,26 @@ func (h *hostBatch) toND(sess *nd.Session, dev ctx.Context) (b Batch, err error)
 	defer func() {
 		if r := recover(); r != nil {
 			b.Data.Release()
+			b.Label.Release()
+			for _, e := range b.Extra {
+				e.Release()
+			}
 			err = fmt.Errorf("data: copying batch to %v: %w", dev, &PanicError{Value: r, Stack: debug.Stack()})
 		}
 	}()
-	b.Data = sess.FromSlice(dev, h.data, h.shape...)
+	b.Data = sess.FromSlice(dev, h.fields[0].data, h.fields[0].shape...)
 	b.Label = sess.FromSlice(dev, h.labels, len(h.labels))
+	for _, f := range h.fields[1:] {
+		b.Extra = append(b.Extra, sess.FromSlice(dev, f.data, f.shape...))
+	}
+	for i, f := range h.fields {
+		if f.lengths != nil {
+			if b.Lengths == nil {
+				b.Lengths = make([][]int, len(h.fields))
+			}
+			b.Lengths[i] = slices.Clone(f.lengths)
+		}
+	}
 	b.Indices = h.indices
 	return b, nil
 }
@@ -95,17 +129,18 @@ func (h *hostBatch) toND(sess *nd.Session, dev ctx.Context) (b Batch, err error)
 // owns one; its generator is reseeded for every sample, which gives the
 // same stream as SampleRNG without allocating.
 type builder struct {
-	ds    Dataset
-	seed  uint64
-	epoch int
-	pcg   *rand.PCG
-	rng   *rand.Rand
-	pool  *sync.Pool // of *hostBatch
+	ds      Dataset
+	collate []Collate
+	seed    uint64
+	epoch   int
+	pcg     *rand.PCG
+	rng     *rand.Rand
+	pool    *sync.Pool // of *hostBatch
 }
 
-func newBuilder(ds Dataset, seed uint64, epoch int, pool *sync.Pool) *builder {
+func newBuilder(ds Dataset, collate []Collate, seed uint64, epoch int, pool *sync.Pool) *builder {
 	pcg := rand.NewPCG(0, 0)
-	return &builder{ds: ds, seed: seed, epoch: epoch, pcg: pcg, rng: rand.New(pcg), pool: pool}
+	return &builder{ds: ds, collate: collate, seed: seed, epoch: epoch, pcg: pcg, rng: rand.New(pcg), pool: pool}
 }
 
 // build loads the samples of indices into a host batch. It returns
@@ -121,8 +156,8 @@ func (b *builder) build(done <-chan struct{}, indices []int) (h *hostBatch, err 
 			b.pool.Put(hb)
 		}
 	}()
-	var size int
-	for k, i := range indices {
+	hb.samples = hb.samples[:0]
+	for _, i := range indices {
 		select {
 		case <-done:
 			return nil, nil
@@ -134,31 +169,20 @@ func (b *builder) build(done <-chan struct{}, indices []int) (h *hostBatch, err 
 		if err == nil {
 			err = s.Data.Validate()
 		}
+		for j := 0; err == nil && j < len(s.Extra); j++ {
+			if err = s.Extra[j].Validate(); err != nil {
+				err = fmt.Errorf("extra array %d: %w", j, err)
+			}
+		}
 		if err != nil {
 			return nil, &SampleError{Index: i, Epoch: b.epoch, Err: err}
 		}
-		if k == 0 {
-			size = s.Data.Len()
-			hb.shape = append(append(hb.shape[:0], len(indices)), s.Data.Shape...)
-			hb.data = grow(hb.data, len(indices)*size)
-			hb.labels = grow(hb.labels, len(indices))
-		} else if !slices.Equal(s.Data.Shape, hb.shape[1:]) {
-			return nil, &SampleError{Index: i, Epoch: b.epoch, Err: &nd.Error{
-				Op: "data.DataLoader", Kind: nd.ErrShape,
-				Msg: fmt.Sprintf("sample %d has shape %v but sample %d, first of its batch, has %v; samples in a batch must share a shape",
-					i, s.Data.Shape, indices[0], hb.shape[1:]),
-			}}
-		}
-		dst := hb.data[k*size : (k+1)*size]
-		if s.Data.F32 != nil {
-			copy(dst, s.Data.F32)
-		} else {
-			for j, v := range s.Data.U8 {
-				dst[j] = float32(v)
-			}
-		}
-		hb.labels[k] = s.Label
+		hb.samples = append(hb.samples, s)
 	}
+	if err := b.collateInto(hb, indices); err != nil {
+		return nil, err
+	}
+	clear(hb.samples) // the batch keeps no sample alive
 	hb.indices = indices
 	return hb, nil
 }

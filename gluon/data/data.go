@@ -69,11 +69,14 @@ func (t Tensor) Clone() Tensor {
 	return Tensor{Shape: slices.Clone(t.Shape), U8: slices.Clone(t.U8), F32: slices.Clone(t.F32)}
 }
 
-// Sample is one example: its data and its label (a class index for the
-// vision data sets).
+// Sample is one example: its data, its label (a class index for the
+// vision data sets) and any further arrays it has (a segmentation mask, a
+// target sequence for CTC or a decoder, a second input): the DataLoader
+// batches each of Extra as it batches Data (see LoaderOpts.Collate).
 type Sample struct {
 	Data  Tensor
 	Label float32
+	Extra []Tensor
 }
 
 // Dataset gives samples by index.

@@ -77,3 +77,38 @@ func ExampleShard() {
 	// 1 3 4 7
 	// 2 3 7 10
 }
+
+// Collate pads sequences of different lengths: here frames of features
+// [T_i, 3] and target sequences [S_i] (padded with −1, the CTC loss's
+// padding), with each sample's lengths in Batch.Lengths.
+func ExampleCollate() {
+	ds := data.FuncDataset{N: 3, Fn: func(i int, _ *rand.Rand) (data.Sample, error) {
+		frames := make([]float32, 3*(4+i)) // 4, 5, 6 frames
+		target := make([]float32, 1+i)     // 1, 2, 3 labels
+		for j := range target {
+			target[j] = float32(j + 1)
+		}
+		return data.Sample{
+			Data:  data.Tensor{Shape: []int{4 + i, 3}, F32: frames},
+			Extra: []data.Tensor{{Shape: []int{1 + i}, F32: target}},
+		}, nil
+	}}
+	l, err := data.NewDataLoader(ds, data.LoaderOpts{BatchSize: 3, Collate: []data.Collate{
+		{Pad: true, Axis: 0},            // the frames, padded with zeros
+		{Pad: true, Axis: 0, Value: -1}, // the targets
+	}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	it := l.Iter(context.Background())
+	defer it.Close()
+	for it.Next() {
+		b := it.Batch()
+		fmt.Println(b.Data.Shape(), b.Lengths[0])
+		fmt.Println(b.Extra[0].Float32s(), b.Lengths[1])
+	}
+	// Output:
+	// [3 6 3] [4 5 6]
+	// [1 -1 -1 1 2 -1 1 2 3] [1 2 3]
+}

@@ -41,6 +41,10 @@ type LoaderOpts struct {
 	// Sampler, when set, replaces the sequential or shuffled order (Gluon's
 	// sampler argument); Shuffle must then be false.
 	Sampler Sampler
+	// Collate says how each field of the samples is batched: entry 0 for
+	// Data, 1+i for Extra[i]; fields without an entry are stacked (see
+	// Collate).
+	Collate []Collate
 }
 
 // DataLoader loads a Dataset in batches on a context, like Gluon's
@@ -137,7 +141,7 @@ func (l *DataLoader) Iter(goctx context.Context) *Iterator {
 		p: &pipeline{ctx: c, cancel: cancel},
 	}
 	if l.o.Workers == 0 {
-		it.b = newBuilder(l.ds, l.o.Seed, epoch, &l.pool)
+		it.b = newBuilder(l.ds, l.o.Collate, l.o.Seed, epoch, &l.pool)
 		return it
 	}
 	it.p.start(l, epoch, it.batches)
@@ -196,7 +200,7 @@ func (p *pipeline) start(l *DataLoader, epoch int, batches [][]int) {
 		}
 	}()
 	for range l.o.Workers {
-		b := newBuilder(l.ds, l.o.Seed, epoch, &l.pool)
+		b := newBuilder(l.ds, l.o.Collate, l.o.Seed, epoch, &l.pool)
 		go func() {
 			defer p.wg.Done()
 			for {

@@ -286,7 +286,7 @@ func TestBuildDoesNotAllocatePerSample(t *testing.T) {
 	}
 	ds, _ := NewArrayDataset(ts, nil)
 	l := mustLoader(t, ds, LoaderOpts{BatchSize: 64})
-	b := newBuilder(ds, 1, 0, &l.pool)
+	b := newBuilder(ds, nil, 1, 0, &l.pool)
 	idx := l.bs.Batches(0)[0]
 	allocs := testing.AllocsPerRun(100, func() {
 		h, err := b.build(nil, idx)
@@ -295,7 +295,7 @@ func TestBuildDoesNotAllocatePerSample(t *testing.T) {
 		}
 		l.pool.Put(h)
 	})
-	if allocs > 1 {
+	if allocs > 1 && !raceEnabled { // the race detector's sync.Pool drops buffers at random
 		t.Fatalf("%v allocations per batch of 64", allocs)
 	}
 }

@@ -2,7 +2,10 @@ package data
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
+	"sort"
 
 	"github.com/goluon/goluon/nd"
 )
@@ -229,6 +232,97 @@ func (s ShardSampler) Order(epoch int) []int {
 	}
 	for i := range out {
 		out[i] = full[(s.Rank+i*s.Size)%len(full)]
+	}
+	return out
+}
+
+// WeightedRandomSampler draws Len indices per epoch, index i with
+// probability proportional to its weight (PyTorch's
+// WeightedRandomSampler): with replacement, independent draws, the usual
+// way to oversample rare classes; without, a weighted random order of Len
+// distinct indices. Draws come from the seed and the epoch, so an epoch
+// replays. Build it with NewWeightedRandomSampler.
+type WeightedRandomSampler struct {
+	cum         []float64 // cumulative weights
+	weights     []float64
+	n           int
+	replacement bool
+	seed        uint64
+}
+
+// NewWeightedRandomSampler returns a sampler of n indices per epoch over
+// len(weights) samples. Weights must be finite and non-negative with a
+// positive sum; without replacement, n must not exceed the number of
+// positive weights.
+func NewWeightedRandomSampler(weights []float64, n int, replacement bool, seed uint64) (*WeightedRandomSampler, error) {
+	if n <= 0 {
+		return nil, fmt.Errorf("data: NewWeightedRandomSampler: %d samples per epoch, want > 0", n)
+	}
+	s := &WeightedRandomSampler{weights: slices.Clone(weights), n: n, replacement: replacement, seed: seed}
+	var sum float64
+	positive := 0
+	for i, w := range weights {
+		if !(w >= 0) || math.IsInf(w, 1) {
+			return nil, fmt.Errorf("data: NewWeightedRandomSampler: weight %d is %v, want a finite value >= 0", i, w)
+		}
+		if w > 0 {
+			positive++
+		}
+		sum += w
+		s.cum = append(s.cum, sum)
+	}
+	if !(sum > 0) || math.IsInf(sum, 1) {
+		return nil, fmt.Errorf("data: NewWeightedRandomSampler: the weights sum to %v, want a finite positive sum", sum)
+	}
+	if !replacement && n > positive {
+		return nil, fmt.Errorf("data: NewWeightedRandomSampler: %d distinct samples asked without replacement, but only %d have a positive weight", n, positive)
+	}
+	return s, nil
+}
+
+// Len returns the number of indices per epoch.
+func (s *WeightedRandomSampler) Len() int { return s.n }
+
+// Order returns the epoch's draws.
+func (s *WeightedRandomSampler) Order(epoch int) []int {
+	r := rand.New(rand.NewPCG(s.seed^0x3c6ef372fe94f82b, uint64(epoch)^0xa54ff53a5f1d36f1))
+	out := make([]int, s.n)
+	if s.replacement {
+		total := s.cum[len(s.cum)-1]
+		for k := range out {
+			// The first index whose cumulative weight exceeds u: zero
+			// weights are never drawn.
+			u := r.Float64() * total
+			i := sort.Search(len(s.cum), func(i int) bool { return s.cum[i] > u })
+			if i == len(s.cum) { // u rounded up to the total
+				i = slices.IndexFunc(s.cum, func(c float64) bool { return c == total })
+			}
+			out[k] = i
+		}
+		return out
+	}
+	// Efraimidis–Spirakis: the n largest keys u^(1/w), as log(u)/w.
+	type keyed struct {
+		key float64
+		i   int
+	}
+	keys := make([]keyed, 0, len(s.weights))
+	for i, w := range s.weights {
+		if w > 0 {
+			keys = append(keys, keyed{math.Log(1-r.Float64()) / w, i})
+		}
+	}
+	slices.SortFunc(keys, func(a, b keyed) int {
+		switch {
+		case a.key > b.key:
+			return -1
+		case a.key < b.key:
+			return 1
+		}
+		return a.i - b.i
+	})
+	for k := range out {
+		out[k] = keys[k].i
 	}
 	return out
 }
