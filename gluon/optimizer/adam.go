@@ -2,7 +2,6 @@ package optimizer
 
 import (
 	"fmt"
-
 	"math"
 
 	"github.com/goluon/goluon/nd"
@@ -20,6 +19,15 @@ import (
 // PyTorch's Adam divides by sqrt(v)/sqrt(1−β2^t) + ε instead, which is
 // MXNet's rule with ε replaced by ε·sqrt(1−β2^t): the two agree exactly
 // only for ε = 0 and differ by O(ε) otherwise.
+//
+// AMSGrad (Reddi et al.; PyTorch's amsgrad=True, which MXNet 1.x lacks)
+// divides by the largest v seen so far instead of v, kept as a third
+// state array:
+//
+//	v̂  = max(v̂, v)
+//	w -= lr_t·m/(sqrt(v̂) + ε)
+//
+// With ε = 0 that is PyTorch's Adam with amsgrad=True exactly.
 type Adam struct {
 	Hyper
 	// Beta1 is the decay rate of the first moment (NewAdam sets 0.9; a struct literal must set it).
@@ -28,6 +36,10 @@ type Adam struct {
 	Beta2 float64
 	// Epsilon keeps the division finite (NewAdam sets 1e-8; a struct literal must set it).
 	Epsilon float64
+	// AMSGrad divides by the running maximum of v (see Adam). It adds a
+	// state array, so a Trainer's saved state loads only into an Adam
+	// with the same setting.
+	AMSGrad bool
 }
 
 var _ Optimizer = (*Adam)(nil)
@@ -61,9 +73,10 @@ func validateMoments(name string, beta1, beta2, eps float64, h Hyper) error {
 	return checkHyper(name, h)
 }
 
-// checkStep panics unless state holds m and v and p.Step is 1-based.
-func checkStep(op string, p Param, state State) {
-	needState(op, state, 2)
+// checkStep panics unless state holds the n arrays CreateState returns
+// and p.Step is 1-based.
+func checkStep(op string, p Param, state State, n int) {
+	needState(op, state, n)
 	if p.Step < 1 {
 		nd.Panicf(op, nd.ErrArgument, "parameter %q: step %d, but Param.Step is 1-based", p.Name, p.Step)
 	}
@@ -82,6 +95,29 @@ func updateMoments(t *temps, state State, g *nd.NDArray, beta1, beta2 float64) (
 	return m, v
 }
 
+// momentStates returns the moment estimates m and v, and v̂ with amsgrad.
+func momentStates(w *nd.NDArray, amsgrad bool) State {
+	if amsgrad {
+		return State{zerosLike(w), zerosLike(w), zerosLike(w)}
+	}
+	return State{zerosLike(w), zerosLike(w)}
+}
+
+// numMoments is the length of momentStates' state.
+func numMoments(amsgrad bool) int {
+	if amsgrad {
+		return 3
+	}
+	return 2
+}
+
+// maxSoFar applies v̂ = max(v̂, v) to vmax in place and returns t's view of it.
+func maxSoFar(t *temps, vmax, v *nd.NDArray) *nd.NDArray {
+	vm := t.view(vmax)
+	nd.Assign(vm, t.add(nd.Maximum(vm, v)))
+	return vm
+}
+
 // Name returns "adam".
 // Elementwise reports true: the rule is elementwise (see Elementwise).
 func (*Adam) Elementwise() bool { return true }
@@ -91,15 +127,14 @@ func (o *Adam) Name() string { return "adam" }
 // Hyperparams returns the shared hyper-parameters.
 func (o *Adam) Hyperparams() *Hyper { return &o.Hyper }
 
-// CreateState returns the first and second moment estimates m and v.
-func (o *Adam) CreateState(w *nd.NDArray) State {
-	return State{zerosLike(w), zerosLike(w)}
-}
+// CreateState returns the first and second moment estimates m and v,
+// and with AMSGrad the maximum v̂ (PyTorch's order).
+func (o *Adam) CreateState(w *nd.NDArray) State { return momentStates(w, o.AMSGrad) }
 
 // Update applies one Adam step in place. It panics with an *nd.Error when
 // p.Step < 1, since the bias correction is undefined there.
 func (o *Adam) Update(p Param, weight, grad *nd.NDArray, state State) {
-	checkStep("optimizer.adam.Update", p, state)
+	checkStep("optimizer.adam.Update", p, state, numMoments(o.AMSGrad))
 	var t temps
 	defer t.release()
 	step := float64(p.Step)
@@ -107,6 +142,9 @@ func (o *Adam) Update(p Param, weight, grad *nd.NDArray, state State) {
 	w := t.view(weight)
 	g := o.prepareClipLast(&t, p, weight, grad)
 	m, v := updateMoments(&t, state, g, o.Beta1, o.Beta2)
+	if o.AMSGrad {
+		v = maxSoFar(&t, state[2], v)
+	}
 
 	den := t.add(nd.AddScalar(t.add(nd.Sqrt(v)), o.Epsilon))
 	d := t.add(nd.Div(m, den))

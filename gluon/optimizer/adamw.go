@@ -16,7 +16,9 @@ import (
 //	w -= lr/(1−β1^t) · m/(sqrt(v)/sqrt(1−β2^t) + ε)
 //
 // With wd = 0 it is PyTorch's Adam (note the ε: MXNet's Adam, above, puts
-// it outside the bias correction).
+// it outside the bias correction). AMSGrad, as PyTorch's amsgrad=True,
+// keeps the running maximum v̂ = max(v̂, v) and divides by sqrt(v̂) in
+// place of sqrt(v).
 type AdamW struct {
 	Hyper
 	// Beta1 is the decay rate of the first moment (NewAdamW sets 0.9; a struct literal must set it).
@@ -25,6 +27,9 @@ type AdamW struct {
 	Beta2 float64
 	// Epsilon keeps the division finite (NewAdamW sets 1e-8; a struct literal must set it).
 	Epsilon float64
+	// AMSGrad divides by the running maximum of v, a third state array
+	// (see Adam).
+	AMSGrad bool
 }
 
 var _ Optimizer = (*AdamW)(nil)
@@ -50,15 +55,14 @@ func (o *AdamW) Name() string { return "adamw" }
 // Hyperparams returns the shared hyper-parameters.
 func (o *AdamW) Hyperparams() *Hyper { return &o.Hyper }
 
-// CreateState returns the first and second moment estimates m and v.
-func (o *AdamW) CreateState(w *nd.NDArray) State {
-	return State{zerosLike(w), zerosLike(w)}
-}
+// CreateState returns the first and second moment estimates m and v,
+// and with AMSGrad the maximum v̂ (PyTorch's order).
+func (o *AdamW) CreateState(w *nd.NDArray) State { return momentStates(w, o.AMSGrad) }
 
 // Update applies one AdamW step in place. It panics with an *nd.Error when
 // p.Step < 1, since the bias correction is undefined there.
 func (o *AdamW) Update(p Param, weight, grad *nd.NDArray, state State) {
-	checkStep("optimizer.adamw.Update", p, state)
+	checkStep("optimizer.adamw.Update", p, state, numMoments(o.AMSGrad))
 	var t temps
 	defer t.release()
 	step := float64(p.Step)
@@ -69,6 +73,9 @@ func (o *AdamW) Update(p Param, weight, grad *nd.NDArray, state State) {
 		nd.ScaleInPlace(w, 1-lr*wd)
 	}
 	m, v := updateMoments(&t, state, g, o.Beta1, o.Beta2)
+	if o.AMSGrad {
+		v = maxSoFar(&t, state[2], v)
+	}
 
 	den := t.add(nd.AddScalar(t.add(nd.MulScalar(t.add(nd.Sqrt(v)), 1/math.Sqrt(1-math.Pow(o.Beta2, step)))), o.Epsilon))
 	d := t.add(nd.Div(m, den))

@@ -72,9 +72,9 @@ func ExampleCreate() {
 		panic(err)
 	}
 	fmt.Println(opt.Name(), opt.Hyperparams().LR)
-	_, err = optimizer.Create("adamax", 1e-3)
+	_, err = optimizer.Create("adafactor", 1e-3)
 	fmt.Println(err)
 	// Output:
 	// rmsprop 0.001
-	// optimizer: unknown optimizer "adamax"; known: adagrad, adam, adamw, nag, rmsprop, sgd
+	// optimizer: unknown optimizer "adafactor"; known: adadelta, adagrad, adam, adamax, adamw, ftrl, lamb, lars, nadam, nag, radam, rmsprop, sgd, signsgd, signum
 }

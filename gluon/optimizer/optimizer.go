@@ -1,7 +1,26 @@
 // Package optimizer holds the update rules a gluon.Trainer applies to
-// parameters (SGD, NAG, Adam, RMSProp, AdaGrad) and the learning-rate
-// schedules they follow, with the semantics of MXNet 1.x
-// (python/mxnet/optimizer/optimizer.py and lr_scheduler.py).
+// parameters and the learning-rate schedules they follow, with the
+// semantics of MXNet 1.x (python/mxnet/optimizer/optimizer.py and
+// lr_scheduler.py) unless a rule says otherwise:
+//
+//	SGD (sgd, nag)            SGD with momentum, Nesterov momentum
+//	Adam (adam)               Adam, optionally AMSGrad
+//	AdamW (adamw)             Adam with decoupled weight decay (PyTorch's)
+//	RMSProp (rmsprop)         Tieleman and Hinton's, or Graves' centered form
+//	AdaGrad (adagrad)         AdaGrad, MXNet 1.x's or PyTorch's form
+//	AdaDelta (adadelta)       AdaDelta, MXNet 1.x's or PyTorch's form
+//	Adamax (adamax)           Adam's infinity-norm variant
+//	Nadam (nadam)             Adam with Nesterov momentum and its schedule
+//	RAdam (radam)             rectified Adam (PyTorch's)
+//	FTRL (ftrl)               follow the regularized leader, proximal
+//	LAMB (lamb)               layer-wise adaptive moments (per-parameter norms)
+//	LARS (lars)               layer-wise adaptive rate scaling on SGD
+//	Signum (signum, signsgd)  the sign of the momentum, or of the gradient
+//
+// with their Create names in parentheses. Each type's documentation gives
+// its update equations and says where MXNet and PyTorch differ and which
+// form it follows (a switch such as TorchForm selects the other where the
+// two genuinely differ).
 //
 // An Optimizer updates one parameter array in place from its gradient.
 // The Trainer owns the bookkeeping: it calls Update once per parameter
@@ -24,9 +43,13 @@
 // Hyper's RescaleGrad, ClipGradient and WD. MXNet does not do this in one
 // order for all rules, and this package follows it rule by rule:
 //
-//	SGD, NAG, AdaGrad (TorchForm): g = clip(rescale·grad) + wd·w
-//	Adam, RMSProp:                 g = clip(rescale·grad + wd·w)
-//	AdaGrad (MXNet 1.x default):   g = clip(rescale·grad); wd·w is added to the step, not to g
+//	SGD, NAG, RAdam, LARS, Signum with momentum,
+//	AdaGrad and AdaDelta with TorchForm:   g = clip(rescale·grad) + wd·w
+//	Adam, RMSProp, Adamax, Nadam:          g = clip(rescale·grad + wd·w)
+//	AdaGrad, AdaDelta (MXNet 1.x default): g = clip(rescale·grad); wd·w is added to the step, not to g
+//	AdamW, Signum without momentum:        g = clip(rescale·grad); the weight decays by 1 − lr·wd first
+//	LAMB:                                  g = clip(rescale·grad); wd·w is added to the normalised step
+//	FTRL:                                  g = clip(rescale·grad); wd is the L2 term of its projection
 //
 // where clip is elementwise to [-ClipGradient, ClipGradient] (no clipping
 // when ClipGradient is 0), wd = WD·WDMult and lr = LearningRate(n)·LRMult,
@@ -59,7 +82,7 @@ type Param struct {
 	Name   string  // the parameter's full name, e.g. "conv0.weight"
 	Step   int     // 1 for the first update of this parameter, 2 for the second, ...
 	Update int     // the Trainer's update number, which the schedule follows (0: Step)
-	LRMult float64 // the parameter's learning-rate multiplier, taken literally (0 freezes it); see NewParam
+	LRMult float64 // the parameter's learning-rate multiplier, taken literally (0 freezes it, but in AdaDelta's MXNet 1.x form, which has no learning rate); see NewParam
 	WDMult float64 // the parameter's weight-decay multiplier, taken literally (0: no decay)
 	// Rescale multiplies this update's gradient (0 is taken as 1): the
 	// Trainer passes 1/global batch here, so the summed gradient becomes
@@ -68,9 +91,10 @@ type Param struct {
 }
 
 // StepFree is implemented by rules that can say whether their update
-// ignores Param.Step, the parameter's own update count (SGD, RMSProp and
-// AdaGrad do; Adam's bias correction reads it). The schedule reads
-// Param.Update, the same for every parameter. When StepFree returns true
+// ignores Param.Step, the parameter's own update count (SGD, RMSProp,
+// AdaGrad, AdaDelta, FTRL, Signum and LARS do; the bias corrections and
+// schedules of Adam, AdamW, Adamax, Nadam, RAdam and LAMB read it). The
+// schedule reads Param.Update, the same for every parameter. When StepFree returns true
 // a Trainer may update parameters whose counts differ (one was frozen for
 // a while) with one call, as Elementwise allows. A type that embeds a
 // rule of this package inherits its method: one whose Update reads
@@ -82,7 +106,8 @@ type StepFree interface {
 
 // Elementwise is implemented by rules that can say whether their update of
 // an element depends only on that element of the weight, the gradient and
-// the state, and on Param's scalars (every rule of this package says yes).
+// the state, and on Param's scalars (every rule of this package but LAMB
+// and LARS says yes; those two do not implement it).
 // When Elementwise returns true a Trainer may update several parameters
 // that share those scalars with one call, on flat arrays that hold them
 // side by side, as it does per gradient bucket. A type that embeds a rule
@@ -183,6 +208,12 @@ func (t *temps) add(a *nd.NDArray) *nd.NDArray {
 	return a
 }
 
+// scalar returns a 0-d array holding v, of like's dtype and on its
+// context, owned by t (it broadcasts against any shape).
+func (t *temps) scalar(like *nd.NDArray, v float64) *nd.NDArray {
+	return t.add(updates.Full(like.Context(), like.DType(), v))
+}
+
 // release gives every remembered array back to its pool.
 func (t *temps) release() {
 	for _, a := range *t {
@@ -271,6 +302,14 @@ func checkUnit(name, what string, v float64) error {
 	return nil
 }
 
+// checkNonNeg reports an error unless v is finite and >= 0.
+func checkNonNeg(name, what string, v float64) error {
+	if v < 0 || !finite(v) {
+		return fmt.Errorf("optimizer %s: %s %g must be finite and >= 0", name, what, v)
+	}
+	return nil
+}
+
 // checkEps reports an error unless eps is finite and >= 0.
 func checkEps(name string, eps float64) error {
 	if eps < 0 || !finite(eps) {
@@ -291,7 +330,10 @@ func checkDivEps(name string, eps float64) error {
 }
 
 // ctorName names each optimizer's constructor (after "New").
-var ctorName = map[string]string{"adam": "Adam", "adamw": "AdamW", "rmsprop": "RMSProp", "adagrad": "AdaGrad"}
+var ctorName = map[string]string{
+	"adam": "Adam", "adamw": "AdamW", "rmsprop": "RMSProp", "adagrad": "AdaGrad",
+	"adadelta": "AdaDelta", "adamax": "Adamax", "nadam": "Nadam", "radam": "RAdam", "lamb": "LAMB",
+}
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 

@@ -33,6 +33,25 @@ func rules() []struct {
 		{"rmsprop_centered", func() Optimizer { o := NewRMSProp(0.01); o.Centered = true; return o }},
 		{"adagrad", func() Optimizer { return NewAdaGrad(0.1) }},
 		{"adagrad_torch", func() Optimizer { o := NewAdaGrad(0.1); o.TorchForm = true; return o }},
+		{"adam_amsgrad", func() Optimizer { o := NewAdam(0.01); o.AMSGrad = true; return o }},
+		{"adamw", func() Optimizer { return NewAdamW(0.01, 0.01) }},
+		{"adamw_amsgrad", func() Optimizer { o := NewAdamW(0.01, 0.01); o.AMSGrad = true; return o }},
+		{"adamax", func() Optimizer { return NewAdamax(0.01) }},
+		{"nadam", func() Optimizer { return NewNadam(0.01) }},
+		{"radam", func() Optimizer { o := NewRAdam(0.01); o.Beta2 = 0.9; return o }}, // rectified from step 6
+		{"adadelta", func() Optimizer { return NewAdaDelta(1) }},
+		{"adadelta_torch", func() Optimizer { o := NewAdaDelta(1); o.TorchForm = true; return o }},
+		{"ftrl", func() Optimizer { return NewFTRL(0.1) }},
+		{"lamb", func() Optimizer { return NewLAMB(0.01) }},
+		{"lamb_bounds_nobias", func() Optimizer {
+			o := NewLAMB(0.01)
+			o.LowerBound, o.UpperBound, o.NoBiasCorrection = 0.5, 2, true
+			return o
+		}},
+		{"lars", func() Optimizer { return NewLARS(0.1) }},
+		{"lars_momentum", func() Optimizer { o := NewLARS(0.1); o.Momentum = 0.9; return o }},
+		{"signum", func() Optimizer { o := NewSignum(0.01); o.WDLH = 0.1; return o }},
+		{"signsgd", func() Optimizer { return NewSignSGD(0.01) }},
 	}
 }
 
@@ -255,7 +274,9 @@ func TestUpdateMisuse(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	type validator interface{ Validate() error }
-	ok := []validator{NewSGD(0.1), NewNAG(0.1, 0.9), NewAdam(1e-3), NewRMSProp(1e-3), NewAdaGrad(0.01)}
+	ok := []validator{NewSGD(0.1), NewNAG(0.1, 0.9), NewAdam(1e-3), NewRMSProp(1e-3), NewAdaGrad(0.01),
+		NewAdamW(1e-3, 0.01), NewAdamax(2e-3), NewNadam(1e-3), NewRAdam(1e-3), NewAdaDelta(1), NewFTRL(0.1),
+		NewLAMB(1e-3), NewLARS(0.01), NewSignum(0.01), NewSignSGD(0.01)}
 	for _, v := range ok {
 		if err := v.Validate(); err != nil {
 			t.Errorf("%T defaults: %v", v, err)
@@ -279,6 +300,18 @@ func TestValidate(t *testing.T) {
 		{"rmsprop gamma2 NaN", &RMSProp{Hyper: Hyper{LR: 0.1}, Gamma1: 0.9, Gamma2: math.NaN()}},
 		{"rmsprop negative clip_weights", &RMSProp{Hyper: Hyper{LR: 0.1}, Gamma1: 0.9, ClipWeights: -1}},
 		{"adagrad negative eps", &AdaGrad{Hyper: Hyper{LR: 0.1}, Epsilon: -1e-7}},
+		{"adamax beta2 1", &Adamax{Hyper: Hyper{LR: 0.1}, Beta1: 0.9, Beta2: 1}},
+		{"nadam negative schedule_decay", &Nadam{Hyper: Hyper{LR: 0.1}, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-8, ScheduleDecay: -1}},
+		{"radam negative lr", NewRAdam(-1)},
+		{"adadelta rho 1", &AdaDelta{Hyper: Hyper{LR: 1}, Rho: 1, Epsilon: 1e-6}},
+		{"ftrl negative lamda1", &FTRL{Hyper: Hyper{LR: 0.1}, Lamda1: -0.01, Beta: 1}},
+		{"ftrl infinite beta", &FTRL{Hyper: Hyper{LR: 0.1}, Beta: math.Inf(1)}},
+		{"lamb negative lower bound", &LAMB{Hyper: Hyper{LR: 0.1}, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-6, LowerBound: -1}},
+		{"lamb bounds crossed", &LAMB{Hyper: Hyper{LR: 0.1}, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-6, LowerBound: 2, UpperBound: 1}},
+		{"lars momentum 1", &LARS{Hyper: Hyper{LR: 0.1}, Eta: 0.001, Momentum: 1}},
+		{"lars negative eps", &LARS{Hyper: Hyper{LR: 0.1}, Eta: 0.001, Epsilon: -1}},
+		{"signum NaN momentum", &Signum{Hyper: Hyper{LR: 0.1}, Momentum: math.NaN()}},
+		{"signum negative wd_lh", &Signum{Hyper: Hyper{LR: 0.1}, Momentum: 0.9, WDLH: -0.1}},
 	}
 	for _, c := range bad {
 		if err := c.v.Validate(); err == nil {
@@ -296,6 +329,12 @@ func TestValidate(t *testing.T) {
 		{&AdamW{Hyper: Hyper{LR: 1e-3, WD: 0.01}}, "NewAdamW"},
 		{&RMSProp{Hyper: Hyper{LR: 1e-3}, Gamma1: 0.9}, "NewRMSProp"},
 		{&AdaGrad{Hyper: Hyper{LR: 1e-2}}, "NewAdaGrad"},
+		{&Adamax{Hyper: Hyper{LR: 2e-3}}, "NewAdamax"},
+		{&Nadam{Hyper: Hyper{LR: 1e-3}}, "NewNadam"},
+		{&RAdam{Hyper: Hyper{LR: 1e-3}}, "NewRAdam"},
+		{&AdaDelta{Hyper: Hyper{LR: 1}, Rho: 0.9}, "NewAdaDelta"},
+		{&LAMB{Hyper: Hyper{LR: 1e-3}, Beta1: 0.9, Beta2: 0.999}, "NewLAMB"},
+		{&LARS{Hyper: Hyper{LR: 0.1}}, "NewLARS"},
 	} {
 		if err := c.v.Validate(); err == nil || !strings.Contains(err.Error(), c.ctor) {
 			t.Errorf("%T literal: %v, want an error pointing at %s", c.v, err, c.ctor)
@@ -310,6 +349,8 @@ func TestValidate(t *testing.T) {
 func TestCreate(t *testing.T) {
 	for _, c := range []struct{ name, want string }{
 		{"sgd", "sgd"}, {"NAG", "nag"}, {"adam", "adam"}, {"RMSProp", "rmsprop"}, {"adagrad", "adagrad"},
+		{"adamw", "adamw"}, {"Adamax", "adamax"}, {"nadam", "nadam"}, {"RAdam", "radam"}, {"AdaDelta", "adadelta"},
+		{"Ftrl", "ftrl"}, {"LAMB", "lamb"}, {"LARS", "lars"}, {"signum", "signum"}, {"signsgd", "signsgd"},
 	} {
 		o, err := Create(c.name, 0.01)
 		if err != nil {
@@ -325,11 +366,15 @@ func TestCreate(t *testing.T) {
 	if a, err := Create("adamw", 1e-3); err != nil || a.(*AdamW).WD != 0.01 {
 		t.Errorf("Create(adamw) = %v, %v; want AdamW with PyTorch's weight decay 0.01", a, err)
 	}
-	_, err := Create("adamax", 0.01)
-	if err == nil {
-		t.Fatal("Create(adamax) succeeded")
+	if s, _ := Create("signum", 1e-3); s.(*Signum).Momentum != 0.9 {
+		t.Error("Create(signum) lost MXNet's default momentum")
 	}
-	for _, n := range []string{"adamax", "adamw", "sgd", "nag", "adam", "rmsprop", "adagrad"} {
+	_, err := Create("adafactor", 0.01)
+	if err == nil {
+		t.Fatal("Create(adafactor) succeeded")
+	}
+	for _, n := range []string{"adafactor", "adamw", "sgd", "nag", "adam", "rmsprop", "adagrad", "adadelta", "adamax",
+		"nadam", "radam", "ftrl", "lamb", "lars", "signum", "signsgd"} {
 		if !strings.Contains(err.Error(), n) {
 			t.Errorf("error %q does not mention %q", err, n)
 		}

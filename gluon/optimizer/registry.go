@@ -15,20 +15,45 @@ var registry = struct {
 	sync.RWMutex
 	m map[string]Factory
 }{m: map[string]Factory{
-	"sgd":     func(lr float64) Optimizer { return NewSGD(lr) },
-	"nag":     func(lr float64) Optimizer { return NewNAG(lr, 0) },
-	"adam":    func(lr float64) Optimizer { return NewAdam(lr) },
-	"adamw":   func(lr float64) Optimizer { return NewAdamW(lr, 0.01) },
-	"rmsprop": func(lr float64) Optimizer { return NewRMSProp(lr) },
-	"adagrad": func(lr float64) Optimizer { return NewAdaGrad(lr) },
+	"sgd":      func(lr float64) Optimizer { return NewSGD(lr) },
+	"nag":      func(lr float64) Optimizer { return NewNAG(lr, 0) },
+	"adam":     func(lr float64) Optimizer { return NewAdam(lr) },
+	"adamw":    func(lr float64) Optimizer { return NewAdamW(lr, 0.01) },
+	"rmsprop":  func(lr float64) Optimizer { return NewRMSProp(lr) },
+	"adagrad":  func(lr float64) Optimizer { return NewAdaGrad(lr) },
+	"adamax":   func(lr float64) Optimizer { return NewAdamax(lr) },
+	"nadam":    func(lr float64) Optimizer { return NewNadam(lr) },
+	"adadelta": func(lr float64) Optimizer { return NewAdaDelta(lr) },
+	"ftrl":     func(lr float64) Optimizer { return NewFTRL(lr) },
+	"lamb":     func(lr float64) Optimizer { return NewLAMB(lr) },
+	"lars":     func(lr float64) Optimizer { return NewLARS(lr) },
+	"signum":   func(lr float64) Optimizer { return NewSignum(lr) },
+	"signsgd":  func(lr float64) Optimizer { return NewSignSGD(lr) },
+	"radam":    func(lr float64) Optimizer { return NewRAdam(lr) },
 }}
 
 // Create returns the optimizer registered under name (case-insensitive,
 // as MXNet's mx.optimizer.create) with learning rate lr and its defaults:
-// "sgd", "nag", "adam", "adamw", "rmsprop", "adagrad", or a name added with
-// Register. Like MXNet, "sgd" and "nag" start without momentum; set the
-// Momentum field of the returned *SGD to add it. An unknown name or an
-// invalid learning rate gives an error.
+//
+//	"sgd", "nag"        *SGD
+//	"adam"              *Adam
+//	"adamw"             *AdamW (weight decay 0.01, PyTorch's default)
+//	"rmsprop"           *RMSProp
+//	"adagrad"           *AdaGrad
+//	"adadelta"          *AdaDelta (MXNet 1.x's form ignores lr; see AdaDelta)
+//	"adamax"            *Adamax
+//	"nadam"             *Nadam
+//	"radam"             *RAdam
+//	"ftrl"              *FTRL
+//	"lamb"              *LAMB
+//	"lars"              *LARS
+//	"signum", "signsgd" *Signum (momentum 0.9, and none)
+//
+// or a name added with Register. The names are MXNet's (mx.optimizer's
+// registry; "radam" is MXNet 2.x's, "signsgd" the momentum-free update
+// MXNet's signum runs). Like MXNet, "sgd", "nag" and "lars" start without
+// momentum; set the Momentum field of the returned value to add it. An
+// unknown name or an invalid learning rate gives an error.
 func Create(name string, lr float64) (Optimizer, error) {
 	key := strings.ToLower(name)
 	registry.RLock()
