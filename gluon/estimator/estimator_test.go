@@ -403,3 +403,33 @@ func TestFitBesideAPredictor(t *testing.T) {
 	}
 	t.Logf("%d predictions during Fit", calls)
 }
+
+// TestReduceLROnPlateau: with a threshold no epoch can beat, every epoch
+// after the first cuts the rate (patience 0), and the Trainer's steps use
+// the Plateau's rate.
+func TestReduceLROnPlateau(t *testing.T) {
+	s := newSetup(t, []ctx.Context{ctx.CPU(0)})
+	p, err := optimizer.NewPlateau(optimizer.PlateauOpts{LR: 0.1, Threshold: 0.99})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.tr.Optimizer().Hyperparams().Scheduler = p
+	var epochs []int
+	var lrs []float64
+	h := &estimator.ReduceLROnPlateau{Monitor: "val_loss", Plateau: p, Reduced: func(e int, lr float64) {
+		epochs, lrs = append(epochs, e), append(lrs, lr)
+	}}
+	if err := s.est.Fit(context.Background(), s.train, s.val, 3, h); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(epochs, []int{2, 3}) || math.Abs(lrs[0]-0.01) > 1e-15 || math.Abs(lrs[1]-0.001) > 1e-15 {
+		t.Fatalf("reductions at epochs %v to %v, want [2 3] to [0.01 0.001]", epochs, lrs)
+	}
+	if lr := s.tr.LearningRate(); math.Abs(lr-0.001) > 1e-15 {
+		t.Errorf("trainer's rate %v", lr)
+	}
+	bad := &estimator.ReduceLROnPlateau{Monitor: "val_nonsense", Plateau: p}
+	if err := s.est.Fit(context.Background(), s.train, s.val, 1, bad); err == nil || !strings.Contains(err.Error(), "val_nonsense") {
+		t.Errorf("unknown monitor: %v", err)
+	}
+}

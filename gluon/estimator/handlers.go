@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/optimizer"
 )
 
 // EarlyStopping stops training when a monitored value has not improved by
@@ -211,4 +212,33 @@ func (p *Publish) publish() error {
 	snap := p.Trainer.Snapshot()
 	defer snap.Release()
 	return p.Predictor.Publish(snap)
+}
+
+// ReduceLROnPlateau feeds a monitored value to an optimizer.Plateau at
+// every epoch's end (PyTorch's ReduceLROnPlateau, Keras' callback of that
+// name): set the Plateau as the optimizer's Scheduler and the rate drops
+// when the value stalls. Monitor is named as for EarlyStopping; whether
+// lower or higher is better is the Plateau's Maximize.
+type ReduceLROnPlateau struct {
+	NopHandler
+	Monitor string
+	Plateau *optimizer.Plateau
+	// Reduced is called with the epoch and the new rate after a
+	// reduction (nil: nothing).
+	Reduced func(epoch int, lr float64)
+}
+
+// EpochEnd observes the monitored value.
+func (r *ReduceLROnPlateau) EpochEnd(s *State) error {
+	if r.Plateau == nil {
+		return fmt.Errorf("estimator: ReduceLROnPlateau without a Plateau")
+	}
+	v, ok := lookup(s, r.Monitor)
+	if !ok {
+		return fmt.Errorf("estimator: ReduceLROnPlateau monitors %q, which this run does not produce (have %v)", r.Monitor, keys(s))
+	}
+	if lr, reduced := r.Plateau.Observe(v); reduced && r.Reduced != nil {
+		r.Reduced(s.Epoch, lr)
+	}
+	return nil
 }

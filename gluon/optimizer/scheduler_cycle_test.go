@@ -1,0 +1,108 @@
+package optimizer
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"testing"
+)
+
+// TestCycleSchedulesMatchPyTorch compares OneCycle, CosineWarmRestarts,
+// Cyclic and Plateau with PyTorch's schedulers, step by step
+// (testdata/make_goldens_sched.py).
+func TestCycleSchedulesMatchPyTorch(t *testing.T) {
+	b, err := os.ReadFile("testdata/goldens_sched.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Cases []struct {
+			Name, Kind string
+			Config     map[string]any
+			LRs        []float64  `json:"lrs"`
+			Metrics    []*float64 `json:"metrics"`
+		}
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Cases) != 15 {
+		t.Fatalf("%d cases, want the generator's 15", len(f.Cases))
+	}
+	for _, c := range f.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			num := func(k string, def float64) float64 {
+				if v, ok := c.Config[k].(float64); ok {
+					return v
+				}
+				return def
+			}
+			flag := func(k string) bool { v, _ := c.Config[k].(bool); return v }
+			var s Scheduler
+			var p *Plateau
+			var err error
+			switch c.Kind {
+			case "onecycle":
+				s, err = NewOneCycle(OneCycleOpts{MaxLR: num("max_lr", 0), TotalSteps: int(num("total_steps", 0)),
+					PctStart: num("pct_start", 0), DivFactor: num("div_factor", 0), FinalDivFactor: num("final_div_factor", 0),
+					Linear: c.Config["anneal"] == "linear", ThreePhase: flag("three_phase")})
+			case "warmrestarts":
+				s, err = NewCosineWarmRestarts(0.5, num("min_lr", 0), int(num("t0", 0)), int(num("mult", 0)))
+			case "cyclic":
+				mode := map[any]CyclicMode{"triangular": Triangular, "triangular2": Triangular2, "exp_range": ExpRange}[c.Config["mode"]]
+				s, err = NewCyclic(CyclicOpts{BaseLR: num("base_lr", 0), MaxLR: num("max_lr", 0), StepUp: int(num("up", 0)),
+					StepDown: int(num("down", 0)), Mode: mode, Gamma: num("gamma", 0)})
+			case "plateau":
+				p, err = NewPlateau(PlateauOpts{LR: num("lr", 0), Maximize: flag("maximize"), Factor: num("factor", 0),
+					Patience: int(num("patience", 0)), Threshold: num("threshold", 0), AbsThreshold: flag("abs"),
+					Cooldown: int(num("cooldown", 0)), MinLR: num("min_lr", 0), Eps: num("eps", 0)})
+				s = p
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for n, want := range c.LRs {
+				got := s.LR(n + 1)
+				if math.Abs(got-want) > 1e-12*(1+math.Abs(want)) {
+					t.Fatalf("update %d: lr %.17g, PyTorch %.17g", n+1, got, want)
+				}
+				if p != nil {
+					m := math.NaN()
+					if c.Metrics[n] != nil {
+						m = *c.Metrics[n]
+					}
+					p.Observe(m)
+				}
+			}
+		})
+	}
+}
+
+// TestCycleSchedulesErrors: invalid options are errors.
+func TestCycleSchedulesErrors(t *testing.T) {
+	for name, err := range map[string]error{
+		"onecycle max lr":   second(NewOneCycle(OneCycleOpts{TotalSteps: 10})),
+		"onecycle steps":    second(NewOneCycle(OneCycleOpts{MaxLR: 1, TotalSteps: 1})),
+		"onecycle pct":      second(NewOneCycle(OneCycleOpts{MaxLR: 1, TotalSteps: 10, PctStart: 1})),
+		"onecycle empty":    second(NewOneCycle(OneCycleOpts{MaxLR: 1, TotalSteps: 2, PctStart: 0.1})),
+		"restarts period":   second(NewCosineWarmRestarts(1, 0, 0, 1)),
+		"restarts min":      second(NewCosineWarmRestarts(1, 2, 3, 1)),
+		"cyclic steps":      second(NewCyclic(CyclicOpts{BaseLR: 0.1, MaxLR: 1})),
+		"cyclic gamma":      second(NewCyclic(CyclicOpts{BaseLR: 0.1, MaxLR: 1, StepUp: 2, Gamma: -1})),
+		"cyclic mode":       second(NewCyclic(CyclicOpts{BaseLR: 0.1, MaxLR: 1, StepUp: 2, Mode: 7})),
+		"plateau factor":    second(NewPlateau(PlateauOpts{LR: 1, Factor: 1})),
+		"plateau patience":  second(NewPlateau(PlateauOpts{LR: 1, Patience: -1})),
+		"plateau lr":        second(NewPlateau(PlateauOpts{LR: math.NaN()})),
+		"plateau threshold": second(NewPlateau(PlateauOpts{LR: 1, Threshold: math.Inf(1)})),
+	} {
+		if err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	// Far past any cycle the restarts' period stops growing instead of
+	// overflowing.
+	s, _ := NewCosineWarmRestarts(1, 0, 1, 1<<20)
+	if lr := s.LR(math.MaxInt); !(lr >= 0 && lr <= 1) {
+		t.Errorf("lr %v at the last step", lr)
+	}
+}
