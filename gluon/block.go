@@ -65,10 +65,20 @@ func Call(c Component, inputs ...*nd.NDArray) []*nd.NDArray {
 	if !ok {
 		nd.Panicf("gluon.Call", nd.ErrArgument, "%s (%T) has no Forward or ForwardMulti", c.Meta().Name(), c)
 	}
-	if len(inputs) != 1 {
-		nd.Panicf("gluon.Call", nd.ErrArgument, "%s is a single-input Block; got %d inputs", c.Meta().Name(), len(inputs))
+	if len(inputs) != 1 || inputs[0] == nil {
+		nd.Panicf("gluon.Call", nd.ErrArgument, "%s is a single-input Block; got %d inputs (a nil one counts as none)", c.Meta().Name(), len(inputs)-nilCount(inputs))
 	}
 	return []*nd.NDArray{b.Forward(inputs[0])}
+}
+
+func nilCount(xs []*nd.NDArray) int {
+	n := 0
+	for _, x := range xs {
+		if x == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // BlockMeta holds what every block has: a name, a kind (used to name

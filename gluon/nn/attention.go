@@ -2,7 +2,6 @@ package nn
 
 import (
 	"math"
-	"sync/atomic"
 
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/initializer"
@@ -45,7 +44,6 @@ type MultiHeadAttention struct {
 	InProjWeight       *gluon.Parameter
 	InProjBias         *gluon.Parameter
 	OutProj            *Dense
-	lastTS             atomic.Int64 // query<<32 | key length of the last causal forward pass (ExportONNX)
 }
 
 // NewMultiHeadAttention returns attention of width embedDim split over
@@ -163,7 +161,6 @@ func (a *MultiHeadAttention) masked(scores, pad, mask *nd.NDArray) *nd.NDArray {
 	sh := scores.Shape()
 	n, t, s := sh[0], sh[2], sh[3]
 	if a.opts.Causal {
-		a.lastTS.Store(int64(t)<<32 | int64(s))
 		scores = nd.MaskedFill(scores, CausalMask(scores, t, s), math.Inf(-1))
 	}
 	if pad != nil {

@@ -153,7 +153,7 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 		}
 	}
 	e := &exporter{dev: dev, params: map[*gluon.Parameter]string{}, used: map[string]bool{"input": true, "output": true},
-		ins: []graphInput{{name: "input", t: inType, dt: inDType, shape: inputShape, example: example}}}
+		ins: []graphInput{{name: "input", t: inType, dt: inDType, shape: inputShape, example: widen(example)}}}
 	out, err := e.Block(net, "input")
 	if err != nil {
 		return nil, fmt.Errorf("onnx: export: %w", err)
@@ -256,14 +256,23 @@ func verify(mp *onnxpb.ModelProto, dev ctx.Context, dt, netDT nd.DType, shape []
 	if len(got) != len(want) {
 		return fmt.Errorf("the written graph gives %d outputs, the network %d", len(got), len(want))
 	}
-	tol := 1e-4
-	if netDT.IsHalf() { // the graph's ops round in other places than the network's
-		tol = 1e-2
-	}
-	if rel := numcmp.RelL2(got, want); rel > tol || rel != rel {
+	tol := checkTolerance(netDT)
+	if rel := numcmp.RelL2NaN(got, want); rel > tol || rel != rel {
 		return fmt.Errorf("the written graph computes something else than the network (relative difference %.3g on the example input): a block's ExportONNX does not match its Forward", rel)
 	}
 	return nil
+}
+
+// widen converts an example to float64 (nil stays nil).
+func widen(v []float32) []float64 {
+	if v == nil {
+		return nil
+	}
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x)
+	}
+	return out
 }
 
 // Save exports net (see Export) and writes the model to path atomically:
@@ -322,7 +331,7 @@ type graphInput struct {
 	t       onnxpb.TensorProto_DataType
 	dt      nd.DType
 	shape   []int
-	example []float32 // nil: zeros
+	example []float64 // nil: zeros
 }
 
 // array makes the example value of in, in session s on dev.

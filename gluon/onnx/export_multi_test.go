@@ -173,3 +173,75 @@ func TestExportMultiErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestExportMultiEdges: cases a review found.
+func TestExportMultiEdges(t *testing.T) {
+	dev := ctx.CPU(0)
+	init := func(c gluon.Component) gluon.Component {
+		if err := gluon.Initialize(c, initializer.Xavier{}, dev); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	pad := nd.FromSlice(dev, []bool{false, false, false, true, false, false, true, true}, 2, 4)
+	t.Run("a Bool example makes a Bool input", func(t *testing.T) {
+		// It was converted to an additive 0/1 float mask.
+		a := init(nn.NewMultiHeadAttention(8, 2, nn.AttentionOpts{Layout: "NTC"}))
+		mp, err := onnx.ExportMulti(a, []onnx.ExportInput{{Shape: []int{2, 4, 8}}, {Omitted: true}, {Omitted: true}, {Example: pad}},
+			onnx.ExportOpts{OutputNames: []string{"out"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if et := mp.GetGraph().GetInput()[1].GetType().GetTensorType().GetElemType(); et != 9 { // BOOL
+			t.Fatalf("mask input of element type %d, want BOOL", et)
+		}
+		if _, err := onnx.ExportMulti(a, []onnx.ExportInput{{Shape: []int{2, 4, 8}}, {Omitted: true}, {Omitted: true}, {Example: pad, DType: nd.Float16}},
+			onnx.ExportOpts{}); err == nil {
+			t.Error("a Bool example for a float16 input was accepted")
+		}
+	})
+	t.Run("causal attention with more queries than keys", func(t *testing.T) {
+		// The first rows see no key: NaN in the network and in the graph.
+		a := init(nn.NewMultiHeadAttention(8, 2, nn.AttentionOpts{Layout: "NTC", Causal: true}))
+		if _, err := onnx.ExportMulti(a, []onnx.ExportInput{{Shape: []int{2, 5, 8}}, {Shape: []int{2, 3, 8}}, {Shape: []int{2, 3, 8}}},
+			onnx.ExportOpts{OutputNames: []string{"out"}}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("an output that is two batches is not named N", func(t *testing.T) {
+		c := nn.NewConcurrent(nn.NewIdentity(), nn.NewIdentity())
+		c.Axis = 0
+		mp, err := onnx.ExportMulti(c, []onnx.ExportInput{{Shape: []int{2, 3}}}, onnx.ExportOpts{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := mp.GetGraph().GetOutput()[0].GetType().GetTensorType().GetShape().GetDim()[0]; d.GetDimParam() != "" || d.GetDimValue() != 0 {
+			t.Errorf("axis 0 of [2N, 3] declared as %v", d)
+		}
+	})
+	for name, c := range map[string]struct {
+		net    gluon.Component
+		inputs []onnx.ExportInput
+		opts   onnx.ExportOpts
+		want   string
+	}{
+		"omitted input of a Block": {init(nn.NewDense(3, nn.DenseOpts{InUnits: 4})), []onnx.ExportInput{{Omitted: true}}, onnx.ExportOpts{}, "single-input Block"},
+		"duplicate output names": {init(nn.NewMultiHeadAttention(8, 2, nn.AttentionOpts{})), []onnx.ExportInput{{Shape: []int{4, 2, 8}, BatchAxis: 1}},
+			onnx.ExportOpts{OutputNames: []string{"y", "y"}}, "distinct"},
+		"negative batch axis": {init(nn.NewDense(3, nn.DenseOpts{InUnits: 4})), []onnx.ExportInput{{Shape: []int{2, 4}, BatchAxis: -1}}, onnx.ExportOpts{}, "NoBatch"},
+		"rank follows a free axis": {nn.NewLambda(func(x *nd.NDArray) *nd.NDArray {
+			if x.Shape()[1] == 2 {
+				return nd.Reshape(x, x.Shape()[0], -1)
+			}
+			return x
+		}), []onnx.ExportInput{{Shape: []int{2, 1, 3}, FreeAxes: []int{1}}}, onnx.ExportOpts{}, "rank changes"},
+		"mask without NoBatch": {init(nn.NewMultiHeadAttention(8, 2, nn.AttentionOpts{Layout: "NTC"})),
+			[]onnx.ExportInput{{Shape: []int{2, 4, 8}}, {Omitted: true}, {Omitted: true}, {Omitted: true}, {Shape: []int{4, 4}}},
+			onnx.ExportOpts{}, "NoBatch"},
+	} {
+		_, err := onnx.ExportMulti(c.net, c.inputs, c.opts)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error mentioning %q", name, err, c.want)
+		}
+	}
+}
