@@ -101,7 +101,7 @@ onnx-check:
 	@[ -f $(ORT_DIR)/node_modules/onnxruntime-node/package.json ] || { echo "installing onnxruntime-node $(ORT_VERSION) from npm into $(ORT_DIR)"; \
 		npm install --prefix $(ORT_DIR) --no-audit --no-fund --ignore-scripts onnxruntime-node@$(ORT_VERSION) >/dev/null; }
 	@d=$$(mktemp -d) && \
-	GOLUON_ONNX_EXPORT_DIR=$$d $(GO) test -count=1 -run 'TestExportRoundTrip|TestExportONNX|TestExportMulti' ./gluon/onnx/ ./tutorials/char-lm/ ./tutorials/minigooglenet/ && \
+	GOLUON_ONNX_EXPORT_DIR=$$d $(GO) test -count=1 -run 'TestExportRoundTrip|TestExportONNX|TestExportMulti' ./gluon/onnx/ ./gluon/model/vision/ ./tutorials/char-lm/ ./tutorials/minigooglenet/ && \
 	/usr/bin/python3 tools/onnx_check.py $$d/*.onnx && \
 	NODE_PATH=$(ORT_DIR)/node_modules node tools/onnx_ort_check.js $$d; \
 	rc=$$?; rm -rf $$d; exit $$rc
@@ -109,7 +109,7 @@ onnx-check:
 # zoo-full checks the model zoo at torchvision's full sizes (224x224
 # inputs): make_fixtures.py writes torchvision's outputs with seeded random
 # weights into a fresh directory (needs python3-torchvision, installed
-# when missing) and the Go test compares (about 1 GB of fixtures, minutes).
+# when missing) and the Go test compares (about 5.6 GB of temporary fixtures, minutes).
 zoo-full:
 	@/usr/bin/python3 -c 'import torchvision' 2>/dev/null || { echo "installing python3-torchvision from Debian"; \
 		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \

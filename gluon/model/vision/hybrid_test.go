@@ -10,15 +10,33 @@ import (
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/initializer"
+	"github.com/goluon/goluon/gluon/model/vision"
 	"github.com/goluon/goluon/nd"
 )
 
-// TestHybridizeZoo runs every model of the zoo (small configurations)
-// eagerly and hybridized: two recorded training passes (outputs and every
+// randomZoo are models of the zoo with their random parts on: dropout
+// and stochastic depth (the zoo has neither).
+var randomZoo = []struct {
+	name  string
+	build func() vision.Headed
+}{
+	{"efficientnet_b0-random", func() vision.Headed {
+		return vision.EfficientNetB0(vision.Options{Classes: 10, Width: 8, StochasticDepth: 0.5})
+	}},
+	{"convnext_tiny-random", func() vision.Headed {
+		return vision.ConvNeXtTiny(vision.Options{Classes: 10, Width: 4, StochasticDepth: 0.5})
+	}},
+	{"densenet121-random", func() vision.Headed { return vision.DenseNet121(vision.Options{Classes: 10, Width: 6, Dropout: 0.2}) }},
+	{"mobilenet_v3_small-random", func() vision.Headed { return vision.MobileNetV3Small(vision.Options{Classes: 10, Width: 8}) }},
+}
+
+// TestHybridizeZoo runs every model of the zoo (small configurations),
+// and some with dropout and stochastic depth, eagerly and hybridized from
+// the same seed: two recorded training passes (outputs and every
 // parameter's gradient) and a predict-mode pass must agree bit for bit.
 func TestHybridizeZoo(t *testing.T) {
 	dev := ctx.CPU(0)
-	for _, m := range zoo {
+	for _, m := range append(slices.Clone(zoo), randomZoo...) {
 		t.Run(m.name, func(t *testing.T) {
 			run := func(hybrid bool) [][]float32 {
 				net := gluon.Component(m.build())
@@ -31,7 +49,7 @@ func TestHybridizeZoo(t *testing.T) {
 					net = gluon.Hybridize(net, gluon.HybridOpts{})
 				}
 				nd.Seed(2)
-				x := nd.RandomNormal(dev, nd.Float32, 0, 1, 2, 3, 32, 32)
+				x := nd.RandomNormal(dev, nd.Float32, 0, 1, 2, 3, inputSize(m.name), inputSize(m.name))
 				var got [][]float32
 				for range 3 { // the first call infers deferred shapes eagerly
 					var y *nd.NDArray
@@ -81,7 +99,7 @@ func TestHybridizeZooFoldBatchNorm(t *testing.T) {
 				t.Fatal(err)
 			}
 			nd.Seed(2)
-			x := nd.RandomNormal(dev, nd.Float32, 0, 1, 4, 3, 32, 32)
+			x := nd.RandomNormal(dev, nd.Float32, 0, 1, 4, 3, inputSize(m.name), inputSize(m.name))
 			for range 2 {
 				autograd.Record(func() { gluon.Call(net, nd.AddScalar(x, 0.5)) })
 			}

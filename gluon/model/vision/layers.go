@@ -29,18 +29,43 @@ func seq(blocks ...gluon.Block) *nn.Sequential {
 // fan_out, ReLU gain: N(0, 2/fan_out)).
 var kaiming = initializer.Xavier{Gaussian: true, Factor: initializer.FactorOut, Magnitude: 2}
 
+// kaimingIn is kaiming_normal_ in its default fan_in mode (DenseNet's
+// convolutions): N(0, 2/fan_in).
+var kaimingIn = initializer.Xavier{Gaussian: true, Factor: initializer.FactorIn, Magnitude: 2}
+
+// torchLinear is PyTorch's default initialisation of a Linear layer's
+// weights: U(−1/√fan_in, 1/√fan_in).
+var torchLinear = initializer.Xavier{Factor: initializer.FactorIn, Magnitude: 1}
+
 // conv is a convolution without bias, PyTorch-initialised.
 func conv(in, out, kernel, stride, pad, groups int) *nn.Conv2D {
+	return convInit(in, out, kernel, stride, pad, groups, kaiming)
+}
+
+// convInit is conv with weights initialised by init.
+func convInit(in, out, kernel, stride, pad, groups int, init initializer.Initializer) *nn.Conv2D {
 	return nn.NewConv2D(out, kernel, nn.Conv2DOpts{
 		Stride: [2]int{stride, stride}, Pad: [2]int{pad, pad}, Groups: groups,
-		InChannels: in, NoBias: true, WeightInit: kaiming,
+		InChannels: in, NoBias: true, WeightInit: init,
+	})
+}
+
+// convBias is a convolution with a bias, PyTorch-initialised.
+func convBias(in, out, kernel, stride, pad, groups int) *nn.Conv2D {
+	return nn.NewConv2D(out, kernel, nn.Conv2DOpts{
+		Stride: [2]int{stride, stride}, Pad: [2]int{pad, pad}, Groups: groups,
+		InChannels: in, WeightInit: kaiming,
 	})
 }
 
 // bn is a BatchNorm with PyTorch's parameter names (weight, bias) and
 // defaults (epsilon 1e-5, momentum 0.1 in PyTorch's convention).
-func bn(channels int) *nn.BatchNorm {
-	b := nn.NewBatchNorm(nn.BatchNormOpts{InChannels: channels, Epsilon: new(1e-5), Momentum: new(0.9)})
+func bn(channels int) *nn.BatchNorm { return bnWith(channels, 1e-5, 0.1) }
+
+// bnWith is bn with epsilon eps and PyTorch's momentum (the weight of the
+// batch's statistics, 1 − Gluon's momentum).
+func bnWith(channels int, eps, momentum float64) *nn.BatchNorm {
+	b := nn.NewBatchNorm(nn.BatchNormOpts{InChannels: channels, Epsilon: new(eps), Momentum: new(1 - momentum)})
 	b.Gamma.Rename("weight")
 	b.Beta.Rename("bias")
 	// The initializers pick ones for "gamma" by name: keep BatchNorm's.
@@ -78,3 +103,39 @@ func relu6() *fn {
 			return g.Op("Clip", []string{x, g.Const([]float32{0}), g.Const([]float32{6})}, nil, 1)[0]
 		}}
 }
+
+// convNormAct is torchvision's Conv2dNormActivation: a convolution
+// without bias ("0", padded to keep the size at stride 1), its BatchNorm
+// ("1", made by norm) and, unless act is nil, an activation ("2").
+func convNormAct(in, out, kernel, stride, groups int, norm func(int) *nn.BatchNorm, act func() gluon.Block) *nn.Sequential {
+	layers := []gluon.Block{conv(in, out, kernel, stride, (kernel-1)/2, groups), norm(out)}
+	if act != nil {
+		layers = append(layers, act())
+	}
+	return seq(layers...)
+}
+
+// dropout is a Dropout of rate p, or an identity when p is not positive.
+func dropout(p float64) gluon.Block {
+	if p > 0 {
+		return nn.NewDropout(p)
+	}
+	return identity()
+}
+
+// rate is an Options rate: the model's default d for 0, none (0) for a
+// negative one.
+func rate(r, d float64) float64 {
+	switch {
+	case r == 0:
+		return d
+	case r < 0:
+		return 0
+	}
+	return r
+}
+
+// The activations, as constructors for convNormAct.
+func reluBlock() gluon.Block      { return relu() }
+func hardswishBlock() gluon.Block { return nn.NewHardSwish() }
+func siluBlock() gluon.Block      { return nn.NewSiLU() }

@@ -121,23 +121,13 @@ func (b *invertedResidual) ExportONNX(g gluon.ONNXGraph, x string) (string, erro
 	return g.Op("Add", []string{x, y}, nil, 1)[0], nil
 }
 
-// ExportONNX writes the VGG. The adaptive pooling to 7×7 becomes
-// AveragePool for the feature-map size of the last forward pass (the
-// export's example pass), which must be a multiple of 7.
+// ExportONNX writes the VGG. The adaptive pooling to 7×7 is nn's
+// (AveragePool when the feature map's size is a multiple of 7, PyTorch's
+// windows as gathers otherwise).
 func (v *VGG) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
-	y, err := g.Block(v.Features, x)
+	y, err := chain(g, x, v.Features, v.avgPool)
 	if err != nil {
 		return "", err
-	}
-	hw := v.featHW.Load()
-	h, w := int(hw>>32), int(hw&(1<<32-1))
-	switch {
-	case h == 7 && w == 7:
-	case h > 0 && w > 0 && h%7 == 0 && w%7 == 0:
-		k := []int{h / 7, w / 7}
-		y = g.Op("AveragePool", []string{y}, map[string]any{"kernel_shape": k, "strides": k}, 1)[0]
-	default:
-		return "", fmt.Errorf("the %d×%d feature map does not pool to 7×7 evenly: no ONNX form", h, w)
 	}
 	f := g.Op("Flatten", []string{y}, map[string]any{"axis": 1}, 1)[0]
 	return g.Block(v.Classifier, f)

@@ -1,6 +1,7 @@
 package vision
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/goluon/goluon/ctx"
@@ -16,8 +17,10 @@ const batchesTracked = ".num_batches_tracked"
 // yet initialised. Every parameter must be in the file, with its shape,
 // and every tensor of the file must be a parameter, except BatchNorm's
 // num_batches_tracked counters, which are skipped; on an error nothing
-// changes. Files of DataParallel models ("module." names) and ViTs saved
-// by torchvision 0.13 or earlier (mlp.linear_1, mlp.linear_2) load too.
+// changes. Files of DataParallel models ("module." names), ViTs saved by
+// torchvision 0.13 or earlier (mlp.linear_1, mlp.linear_2) and the
+// DenseNet checkpoints torchvision publishes (norm.1, conv.1, ... in the
+// dense layers) load too.
 func LoadStateDict(params *gluon.ParamDict, path string, devs []ctx.Context) error {
 	return params.Load(path, devs, gluon.LoadOpts{
 		Skip:   func(name string) bool { return strings.HasSuffix(name, batchesTracked) },
@@ -25,12 +28,21 @@ func LoadStateDict(params *gluon.ParamDict, path string, devs []ctx.Context) err
 	})
 }
 
+// denseLayerName matches the names of the dense layers' parameters in
+// torchvision's DenseNet checkpoints, which are from before "." was
+// barred from module names: denselayer1.norm.1.weight for today's
+// denselayer1.norm1.weight.
+var denseLayerName = regexp.MustCompile(`^(.*denselayer\d+\.(?:norm|relu|conv))\.([12]\.(?:weight|bias|running_mean|running_var))$`)
+
 // torchName maps names of older or wrapped torchvision state dicts to
-// today's: DataParallel's "module." prefix goes, and the ViT MLP blocks'
+// today's: DataParallel's "module." prefix goes, the ViT MLP blocks'
 // mlp.linear_1 and mlp.linear_2 (torchvision 0.13 and before) become
-// mlp.0 and mlp.3, as torchvision's MLPBlock loads them.
+// mlp.0 and mlp.3, as torchvision's MLPBlock loads them, and the DenseNet
+// checkpoints' norm.1, conv.1, norm.2 and conv.2 become norm1, conv1,
+// norm2 and conv2, as torchvision's densenet loader renames them.
 func torchName(name string) string {
 	name = strings.TrimPrefix(name, "module.")
+	name = denseLayerName.ReplaceAllString(name, "$1$2")
 	name = strings.Replace(name, ".mlp.linear_1.", ".mlp.0.", 1)
 	return strings.Replace(name, ".mlp.linear_2.", ".mlp.3.", 1)
 }

@@ -1,8 +1,6 @@
 package vision
 
 import (
-	"sync/atomic"
-
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/nn"
 	"github.com/goluon/goluon/nd"
@@ -15,8 +13,8 @@ type VGG struct {
 	gluon.BlockMeta
 	Features   *nn.Sequential
 	Classifier *nn.Sequential
+	avgPool    *nn.AdaptiveAvgPool2D
 	hidden     int
-	featHW     atomic.Int64 // the last feature map's height<<32 | width, for ExportONNX
 }
 
 // The VGG configurations (torchvision's cfgs "A" and "D"): output
@@ -67,8 +65,9 @@ func newVGG(kind string, cfg []int, batchNorm bool, o Options) *VGG {
 		linear(in*7*7, o.Hidden), relu(), drop(),
 		linear(o.Hidden, o.Hidden), relu(), drop(),
 		linear(o.Hidden, o.Classes)))
+	v.avgPool = named("avgpool", nn.NewAdaptiveAvgPool2D(7, 7))
 	v.AddChild(v.Features)
-	v.AddChild(named("avgpool", nn.NewAdaptiveAvgPool2D(7, 7)))
+	v.AddChild(v.avgPool)
 	v.AddChild(v.Classifier)
 	return v
 }
@@ -76,12 +75,7 @@ func newVGG(kind string, cfg []int, batchNorm bool, o Options) *VGG {
 // Forward maps NCHW images to class scores; the features are pooled to
 // 7×7 (adaptive average pooling) whatever the input size.
 func (v *VGG) Forward(x *nd.NDArray) *nd.NDArray {
-	f := v.Features.Forward(x)
-	if f.NDim() == 4 {
-		v.featHW.Store(int64(f.Shape()[2])<<32 | int64(f.Shape()[3]))
-	}
-	x = nd.AdaptiveAvgPool2D(f, 7, 7)
-	return v.Classifier.Forward(nd.Flatten(x))
+	return v.Classifier.Forward(nd.Flatten(v.avgPool.Forward(v.Features.Forward(x))))
 }
 
 // Head returns "classifier.6".

@@ -18,32 +18,82 @@ import (
 )
 
 // zoo is every model of the package in the small configuration of
-// testdata/make_fixtures.py.
+// testdata/make_fixtures.py (no dropout, no stochastic depth).
 var zoo = []struct {
 	name  string
-	build func() vision.Model
+	build func() vision.Headed
 }{
-	{"resnet18", func() vision.Model { return vision.ResNet18(vision.Options{Classes: 10, Width: 8}) }},
-	{"resnet34", func() vision.Model { return vision.ResNet34(vision.Options{Classes: 10, Width: 4}) }},
-	{"resnet50", func() vision.Model { return vision.ResNet50(vision.Options{Classes: 10, Width: 4}) }},
-	{"mobilenetv2", func() vision.Model {
+	{"resnet18", func() vision.Headed { return vision.ResNet18(vision.Options{Classes: 10, Width: 8}) }},
+	{"resnet34", func() vision.Headed { return vision.ResNet34(vision.Options{Classes: 10, Width: 4}) }},
+	{"resnet50", func() vision.Headed { return vision.ResNet50(vision.Options{Classes: 10, Width: 4}) }},
+	{"mobilenetv2", func() vision.Headed {
 		return vision.NewMobileNetV2(vision.Options{Classes: 10, Width: 16, Dropout: -1})
 	}},
-	{"vgg11", func() vision.Model {
+	{"vgg11", func() vision.Headed {
 		return vision.VGG11(false, vision.Options{Classes: 10, Width: 4, Hidden: 32, Dropout: -1})
 	}},
-	{"vgg11_bn", func() vision.Model {
+	{"vgg11_bn", func() vision.Headed {
 		return vision.VGG11(true, vision.Options{Classes: 10, Width: 4, Hidden: 32, Dropout: -1})
 	}},
-	{"vgg16", func() vision.Model {
+	{"vgg16", func() vision.Headed {
 		return vision.VGG16(false, vision.Options{Classes: 10, Width: 4, Hidden: 32, Dropout: -1})
 	}},
-	{"vgg16_bn", func() vision.Model {
+	{"vgg16_bn", func() vision.Headed {
 		return vision.VGG16(true, vision.Options{Classes: 10, Width: 4, Hidden: 32, Dropout: -1})
 	}},
-	{"vit", func() vision.Model {
+	{"vit", func() vision.Headed {
 		return vision.NewViT(vision.ViTOptions{Options: vision.Options{Classes: 10}, ImageSize: 32, PatchSize: 8, Layers: 2, Heads: 2, HiddenDim: 16, MLPDim: 32})
 	}},
+	{"resnet101", func() vision.Headed { return vision.ResNet101(vision.Options{Classes: 10, Width: 2}) }},
+	{"resnet152", func() vision.Headed { return vision.ResNet152(vision.Options{Classes: 10, Width: 2}) }},
+	{"resnext50_32x4d", func() vision.Headed {
+		return vision.ResNeXt50_32x4d(vision.Options{Classes: 10, Width: 4, Groups: 4, WidthPerGroup: 16})
+	}},
+	{"resnext101_32x8d", func() vision.Headed {
+		return vision.ResNeXt101_32x8d(vision.Options{Classes: 10, Width: 2, Groups: 4, WidthPerGroup: 32})
+	}},
+	{"wide_resnet50_2", func() vision.Headed { return vision.WideResNet50_2(vision.Options{Classes: 10, Width: 2}) }},
+	{"wide_resnet101_2", func() vision.Headed { return vision.WideResNet101_2(vision.Options{Classes: 10, Width: 1}) }},
+	{"mobilenet_v3_large", func() vision.Headed {
+		return vision.MobileNetV3Large(vision.Options{Classes: 10, Width: 8, Dropout: -1})
+	}},
+	{"mobilenet_v3_small", func() vision.Headed {
+		return vision.MobileNetV3Small(vision.Options{Classes: 10, Width: 8, Dropout: -1})
+	}},
+	{"densenet121", func() vision.Headed { return vision.DenseNet121(vision.Options{Classes: 10, Width: 6}) }},
+	{"efficientnet_b0", func() vision.Headed {
+		return vision.EfficientNetB0(vision.Options{Classes: 10, Width: 8, Dropout: -1, StochasticDepth: -1})
+	}},
+	{"convnext_tiny", func() vision.Headed {
+		return vision.ConvNeXtTiny(vision.Options{Classes: 10, Width: 4, StochasticDepth: -1})
+	}},
+	{"alexnet", func() vision.Headed {
+		return vision.NewAlexNet(vision.Options{Classes: 10, Width: 4, Hidden: 32, Dropout: -1})
+	}},
+	{"squeezenet1_0", func() vision.Headed { return vision.SqueezeNet1_0(vision.Options{Classes: 10, Width: 16, Dropout: -1}) }},
+	{"squeezenet1_1", func() vision.Headed { return vision.SqueezeNet1_1(vision.Options{Classes: 10, Width: 16, Dropout: -1}) }},
+}
+
+// inputSize is the side of the random images a test feeds the zoo's
+// model name: 32, or AlexNet's smallest, 63.
+func inputSize(name string) int {
+	if name == "alexnet" {
+		return 63
+	}
+	return 32
+}
+
+// replaceHead calls net's ReplaceHead (a Model's, or SqueezeNet's).
+func replaceHead(t *testing.T, net vision.Headed, classes int) {
+	t.Helper()
+	switch n := net.(type) {
+	case vision.Model:
+		n.ReplaceHead(classes)
+	case *vision.SqueezeNet:
+		n.ReplaceHead(classes)
+	default:
+		t.Fatalf("%T has no ReplaceHead", net)
+	}
 }
 
 func readIO(t *testing.T, name string) (in []float32, inShape []int, eval, train []float32) {
@@ -136,47 +186,113 @@ func TestMatchesTorchvision(t *testing.T) {
 			var gotEval, gotTrain []float32
 			autograd.PredictMode(func() { gotEval = net.Forward(x).Float32s() })
 			autograd.TrainMode(func() { gotTrain = net.Forward(x).Float32s() })
-			if e := relErr(gotEval, eval); e > 1e-4 {
-				t.Errorf("predict mode: relative error %.3g", e)
+			eEval := relErr(gotEval, eval)
+			if eEval > 1e-4 {
+				t.Errorf("predict mode: relative error %.3g", eEval)
 			}
 			torchErr := relErr64(train, train64)
-			if e := relErr64(gotTrain, train64); e > max(1e-4, 10*torchErr) {
-				t.Errorf("training mode: relative error %.3g against torch's float64 output (torch's float32: %.3g)", e, torchErr)
+			eTrain := relErr64(gotTrain, train64)
+			if eTrain > max(1e-4, 10*torchErr) {
+				t.Errorf("training mode: relative error %.3g against torch's float64 output (torch's float32: %.3g)", eTrain, torchErr)
 			}
+			t.Logf("relative error: predict mode %.3g, training mode %.3g (torch's float32: %.3g)", eEval, eTrain, torchErr)
 		})
 	}
 }
 
-// fullZoo is every model at torchvision's default size.
-var fullZoo = map[string]func() vision.Model{
-	"resnet18":    func() vision.Model { return vision.ResNet18(vision.Options{}) },
-	"resnet34":    func() vision.Model { return vision.ResNet34(vision.Options{}) },
-	"resnet50":    func() vision.Model { return vision.ResNet50(vision.Options{}) },
-	"mobilenetv2": func() vision.Model { return vision.NewMobileNetV2(vision.Options{Dropout: -1}) },
-	"vgg11":       func() vision.Model { return vision.VGG11(false, vision.Options{Dropout: -1}) },
-	"vgg11_bn":    func() vision.Model { return vision.VGG11(true, vision.Options{Dropout: -1}) },
-	"vgg16":       func() vision.Model { return vision.VGG16(false, vision.Options{Dropout: -1}) },
-	"vgg16_bn":    func() vision.Model { return vision.VGG16(true, vision.Options{Dropout: -1}) },
-	"vit_b_16":    func() vision.Model { return vision.NewViT(vision.ViTOptions{}) },
+// fullZoo is every model at torchvision's default size, in the order of
+// make_fixtures.py, with torchvision 0.14's parameter count (the
+// parameters' elements, buffers not counted: sum(p.numel() for p in
+// m.parameters())).
+var fullZoo = []struct {
+	name   string
+	params int
+	build  func() vision.Headed
+}{
+	{"resnet18", 11689512, func() vision.Headed { return vision.ResNet18(vision.Options{}) }},
+	{"resnet34", 21797672, func() vision.Headed { return vision.ResNet34(vision.Options{}) }},
+	{"resnet50", 25557032, func() vision.Headed { return vision.ResNet50(vision.Options{}) }},
+	{"mobilenetv2", 3504872, func() vision.Headed { return vision.NewMobileNetV2(vision.Options{Dropout: -1}) }},
+	{"vgg11", 132863336, func() vision.Headed { return vision.VGG11(false, vision.Options{Dropout: -1}) }},
+	{"vgg11_bn", 132868840, func() vision.Headed { return vision.VGG11(true, vision.Options{Dropout: -1}) }},
+	{"vgg16", 138357544, func() vision.Headed { return vision.VGG16(false, vision.Options{Dropout: -1}) }},
+	{"vgg16_bn", 138365992, func() vision.Headed { return vision.VGG16(true, vision.Options{Dropout: -1}) }},
+	{"vit_b_16", 86567656, func() vision.Headed { return vision.NewViT(vision.ViTOptions{}) }},
+	{"resnet101", 44549160, func() vision.Headed { return vision.ResNet101(vision.Options{}) }},
+	{"resnet152", 60192808, func() vision.Headed { return vision.ResNet152(vision.Options{}) }},
+	{"resnext50_32x4d", 25028904, func() vision.Headed { return vision.ResNeXt50_32x4d(vision.Options{}) }},
+	{"resnext101_32x8d", 88791336, func() vision.Headed { return vision.ResNeXt101_32x8d(vision.Options{}) }},
+	{"resnext101_64x4d", 83455272, func() vision.Headed { return vision.ResNeXt101_64x4d(vision.Options{}) }},
+	{"wide_resnet50_2", 68883240, func() vision.Headed { return vision.WideResNet50_2(vision.Options{}) }},
+	{"wide_resnet101_2", 126886696, func() vision.Headed { return vision.WideResNet101_2(vision.Options{}) }},
+	{"mobilenet_v3_large", 5483032, func() vision.Headed { return vision.MobileNetV3Large(vision.Options{Dropout: -1}) }},
+	{"mobilenet_v3_small", 2542856, func() vision.Headed { return vision.MobileNetV3Small(vision.Options{Dropout: -1}) }},
+	{"densenet121", 7978856, func() vision.Headed { return vision.DenseNet121(vision.Options{}) }},
+	{"densenet161", 28681000, func() vision.Headed { return vision.DenseNet161(vision.Options{}) }},
+	{"densenet169", 14149480, func() vision.Headed { return vision.DenseNet169(vision.Options{}) }},
+	{"densenet201", 20013928, func() vision.Headed { return vision.DenseNet201(vision.Options{}) }},
+	{"efficientnet_b0", 5288548, func() vision.Headed { return vision.EfficientNetB0(vision.Options{}) }},
+	{"efficientnet_b1", 7794184, func() vision.Headed { return vision.EfficientNetB1(vision.Options{}) }},
+	{"efficientnet_b2", 9109994, func() vision.Headed { return vision.EfficientNetB2(vision.Options{}) }},
+	{"efficientnet_b3", 12233232, func() vision.Headed { return vision.EfficientNetB3(vision.Options{}) }},
+	{"efficientnet_b4", 19341616, func() vision.Headed { return vision.EfficientNetB4(vision.Options{}) }},
+	{"efficientnet_b5", 30389784, func() vision.Headed { return vision.EfficientNetB5(vision.Options{}) }},
+	{"efficientnet_b6", 43040704, func() vision.Headed { return vision.EfficientNetB6(vision.Options{}) }},
+	{"efficientnet_b7", 66347960, func() vision.Headed { return vision.EfficientNetB7(vision.Options{}) }},
+	{"convnext_tiny", 28589128, func() vision.Headed { return vision.ConvNeXtTiny(vision.Options{}) }},
+	{"convnext_small", 50223688, func() vision.Headed { return vision.ConvNeXtSmall(vision.Options{}) }},
+	{"convnext_base", 88591464, func() vision.Headed { return vision.ConvNeXtBase(vision.Options{}) }},
+	{"convnext_large", 197767336, func() vision.Headed { return vision.ConvNeXtLarge(vision.Options{}) }},
+	{"alexnet", 61100840, func() vision.Headed { return vision.NewAlexNet(vision.Options{Dropout: -1}) }},
+	{"squeezenet1_0", 1248424, func() vision.Headed { return vision.SqueezeNet1_0(vision.Options{Dropout: -1}) }},
+	{"squeezenet1_1", 1235496, func() vision.Headed { return vision.SqueezeNet1_1(vision.Options{Dropout: -1}) }},
+}
+
+// TestFullSizeParameterCounts: every model at its default size has
+// torchvision's number of parameters (running statistics not counted),
+// the ones torchvision's weights list as num_params. Nothing is
+// allocated: the shapes are known without a forward pass.
+func TestFullSizeParameterCounts(t *testing.T) {
+	for _, m := range fullZoo {
+		n := 0
+		for _, p := range gluon.CollectParams(m.build()).List() {
+			if p.Statistic {
+				continue
+			}
+			size := 1
+			for _, d := range p.Shape() {
+				size *= d
+			}
+			n += size
+		}
+		if n != m.params {
+			t.Errorf("%s: %d parameters, torchvision %d", m.name, n, m.params)
+		}
+	}
 }
 
 // TestMatchesTorchvisionFull compares the full-size models with the
 // fixtures that `make zoo-full` generates into GOLUON_ZOO_FULL (skipped
-// without it).
+// without it; GOLUON_ZOO_FULL_MODELS, a space-separated list, limits it
+// to those models).
 func TestMatchesTorchvisionFull(t *testing.T) {
 	dir := os.Getenv("GOLUON_ZOO_FULL")
 	if dir == "" {
 		t.Skip("set GOLUON_ZOO_FULL to the fixtures of make_fixtures.py DIR full (make zoo-full)")
 	}
+	only := strings.Fields(os.Getenv("GOLUON_ZOO_FULL_MODELS"))
 	dev := ctx.CPU(0)
-	for _, name := range []string{"resnet18", "resnet34", "resnet50", "mobilenetv2", "vgg11", "vgg11_bn", "vgg16", "vgg16_bn", "vit_b_16"} {
-		t.Run(name, func(t *testing.T) {
-			net := fullZoo[name]()
+	for _, m := range fullZoo {
+		if len(only) > 0 && !slices.Contains(only, m.name) {
+			continue
+		}
+		t.Run(m.name, func(t *testing.T) {
+			net := m.build()
 			params := gluon.CollectParams(net)
-			if err := vision.LoadStateDict(params, filepath.Join(dir, name+".safetensors"), []ctx.Context{dev}); err != nil {
+			if err := vision.LoadStateDict(params, filepath.Join(dir, m.name+".safetensors"), []ctx.Context{dev}); err != nil {
 				t.Fatal(err)
 			}
-			f, err := safetensors.ReadFile(filepath.Join(dir, name+"_io.safetensors"))
+			f, err := safetensors.ReadFile(filepath.Join(dir, m.name+"_io.safetensors"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -185,7 +301,7 @@ func TestMatchesTorchvisionFull(t *testing.T) {
 			var got []float32
 			autograd.PredictMode(func() { got = net.Forward(nd.FromSlice(dev, in, f.Tensors["input"].Shape...)).Float32s() })
 			e := relErr(got, want)
-			t.Logf("%s: relative error %.3g", name, e)
+			t.Logf("%s: relative error %.3g", m.name, e)
 			if e > 1e-4 {
 				t.Errorf("relative error %.3g", e)
 			}
@@ -251,7 +367,7 @@ func TestNewHeadAndFreezing(t *testing.T) {
 			if err := vision.LoadStateDict(gluon.CollectParams(net), filepath.Join("testdata", m.name+".safetensors"), dev); err != nil {
 				t.Fatal(err)
 			}
-			net.ReplaceHead(3)
+			replaceHead(t, net, 3)
 			params := gluon.CollectParams(net)
 			vision.FreezeAllButHead(net)
 			var trainable []string

@@ -160,8 +160,11 @@ func (b *vitBlock) Forward(x *nd.NDArray) *nd.NDArray {
 
 // layerNorm is a LayerNorm over the last axis with PyTorch's names and
 // torchvision's epsilon (1e-6).
-func layerNorm(d int) *nn.LayerNorm {
-	l := nn.NewLayerNorm(-1, nn.NormOpts{Epsilon: 1e-6, InChannels: d})
+func layerNorm(d int) *nn.LayerNorm { return layerNormAxis(-1, d) }
+
+// layerNormAxis is layerNorm over the given axis.
+func layerNormAxis(axis, d int) *nn.LayerNorm {
+	l := nn.NewLayerNorm(axis, nn.NormOpts{Epsilon: 1e-6, InChannels: d})
 	l.Gamma.Rename("weight")
 	l.Beta.Rename("bias")
 	l.Gamma.Init, l.Beta.Init = initializer.One(), initializer.Zero()
