@@ -58,9 +58,10 @@ type ExportOpts struct {
 // ExportOpset, with one input "input" of inputShape and one output
 // "output". A network cast to float16 or float64 (gluon.Cast) exports in
 // that type: weights, input, output and the data path's constants
-// (BatchNorm's weights may stay float32, as opset 15 allows); bfloat16
-// networks export when no op lacks a bfloat16 form (convolutions, pooling
-// and the recurrent layers do). The network runs once in predict mode on
+// (BatchNorm's weights may stay float32, as opset 15 allows); so do
+// bfloat16 networks, the ops without a bfloat16 form in opset 17
+// (convolutions, pooling, the recurrent layers) running in float32
+// between Casts, as the network computes them. The network runs once in predict mode on
 // an example input of that shape (seeded normal values;
 // zeros for int64), on its parameters' first context, which settles
 // deferred shapes and gives the output's shape; the written graph is then

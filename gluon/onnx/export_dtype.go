@@ -114,6 +114,7 @@ func (e *exporter) retype(outs ...string) ([]onnxpb.TensorProto_DataType, error)
 	if err != nil {
 		return nil, err
 	}
+	widenBFloat16(&e.graph, types, e.fresh)
 	ts := make([]onnxpb.TensorProto_DataType, len(outs))
 	for i, out := range outs {
 		ts[i] = types[out]
@@ -121,15 +122,44 @@ func (e *exporter) retype(outs ...string) ([]onnxpb.TensorProto_DataType, error)
 			return nil, fmt.Errorf("the output %s is of type %v, not floating-point", out, ts[i])
 		}
 	}
-	bf16 := slices.ContainsFunc(e.ins, func(in graphInput) bool { return in.t == onnxpb.TensorProto_BFLOAT16 })
-	if bf16 {
-		for _, n := range e.graph.Node {
-			if noBFloat16[n.GetOpType()] {
-				return nil, fmt.Errorf("ONNX's %s has no bfloat16 form in opset %d: cast the network to float32 (exactly) or float16 before exporting", n.GetOpType(), ExportOpset)
+	return ts, nil
+}
+
+// widenBFloat16 runs the ops that have no bfloat16 form in float32: a
+// Cast of each bfloat16 input to float32 before the node and of each
+// output back after it. That is what the network computes too (half ops
+// compute in float32 and round their result), so the file agrees with it.
+func widenBFloat16(g *onnxpb.GraphProto, types map[string]onnxpb.TensorProto_DataType, fresh func(string) string) {
+	cast := func(in, out string, to onnxpb.TensorProto_DataType) *onnxpb.NodeProto {
+		return &onnxpb.NodeProto{OpType: proto.String("Cast"), Name: proto.String(out), Input: []string{in}, Output: []string{out},
+			Attribute: []*onnxpb.AttributeProto{{Name: proto.String("to"), Type: onnxpb.AttributeProto_INT.Enum(), I: proto.Int64(int64(to))}}}
+	}
+	var nodes []*onnxpb.NodeProto
+	for _, n := range g.Node {
+		if !noBFloat16[n.GetOpType()] || !slices.ContainsFunc(n.Input, func(in string) bool { return types[in] == onnxpb.TensorProto_BFLOAT16 }) {
+			nodes = append(nodes, n)
+			continue
+		}
+		for i, in := range n.Input {
+			if in != "" && types[in] == onnxpb.TensorProto_BFLOAT16 {
+				c := fresh("Cast")
+				nodes = append(nodes, cast(in, c, onnxpb.TensorProto_FLOAT))
+				types[c] = onnxpb.TensorProto_FLOAT
+				n.Input[i] = c
 			}
 		}
+		nodes = append(nodes, n)
+		for j, out := range n.Output {
+			if out == "" || types[out] != onnxpb.TensorProto_BFLOAT16 {
+				continue
+			}
+			f := fresh(n.GetOpType())
+			types[f] = onnxpb.TensorProto_FLOAT
+			n.Output[j] = f
+			nodes = append(nodes, cast(f, out, onnxpb.TensorProto_BFLOAT16))
+		}
 	}
-	return ts, nil
+	g.Node = nodes
 }
 
 // noBFloat16 lists the ops the blocks write whose opset-17 forms take no
