@@ -17,10 +17,11 @@
 // type, as data.Tensor documents: a uint8 image is HWC (height, width,
 // channels), as image files store it, and a float32 image is CHW, as ToTensor
 // and ToFloat leave it. A 2-D image of either type is HW with one channel.
-// Layout-aware transforms (the flip, shift, crop and resize ones) therefore
-// work on raw uint8 images before ToTensor and on float32 images after it,
-// and keep the layout they were given. Ranks other than 2 and 3 are an
-// error.
+// Layout-aware transforms (the flip, shift, crop, resize, colour, rotation
+// and blur ones) therefore work on raw uint8 images before ToTensor and on
+// float32 images after it, and keep the layout they were given. Ranks
+// other than 2 and 3 are an error. RandomErasing and LinearTransformation,
+// which torchvision applies after ToTensor, take float32 images only.
 //
 // # Resizing, compared with torchvision
 //
@@ -34,6 +35,26 @@
 // and Goluon once at the end (half to even, as torch.round), so uint8
 // results can differ from PIL's by one. CenterCrop places its window as torchvision does, rounding halves
 // to even.
+//
+// # Colour, rotation and blur, compared with torchvision
+//
+// AdjustBrightness, AdjustContrast, AdjustSaturation, AdjustHue, Grayscale,
+// Rotate, Affine and Blur follow torchvision 0.14's functional ops on
+// tensors (torchvision.transforms.functional_tensor), computing in float32
+// with torch's operation order, including the fused multiply-adds of its
+// AVX2 kernels where they change the rounding; ColorJitter, RandomGrayscale,
+// RandomRotation, RandomAffine, GaussianBlur and RandomErasing draw their
+// parameters as torchvision's transform classes do, from the rng given.
+// testdata/make_goldens_color.py makes the goldens: the colour
+// adjustments, grayscale, rotations and affine warps match torchvision
+// exactly on uint8 and float32 images; the blur, applied separably in
+// float64 where torch convolves in float32, is within 3e-7 on float32
+// images and can differ by one on uint8 ones. Like torchvision on tensors,
+// uint8 colour results are truncated and geometric and blur results
+// rounded half to even, and float32 colour results are clamped to [0, 1],
+// so colour transforms belong before Normalize. torchvision's PIL path
+// rounds differently (PIL's ImageEnhance and filters), and its grayscale
+// weights red 0.299 where the tensor path, followed here, uses 0.2989.
 //
 // # Contract
 //

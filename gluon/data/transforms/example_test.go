@@ -3,6 +3,7 @@ package transforms_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/goluon/goluon/gluon/data"
 	"github.com/goluon/goluon/gluon/data/transforms"
@@ -150,4 +151,57 @@ func ExampleResizeShorter() {
 	fmt.Println(x.Shape, y.Shape)
 	// Output:
 	// [3 224 224] [3 224 224]
+}
+
+// torchvision's colour augmentation, as in SimCLR and many ImageNet
+// recipes: brightness, contrast and saturation factors drawn from
+// [0.6, 1.4] and a hue shift from [−0.1, 0.1], applied in a random order
+// on the decoded uint8 image. The same generator state gives the same
+// image; the deterministic AdjustBrightness it is built on scales and
+// clamps (truncating uint8 values, as torchvision does on tensors).
+func ExampleColorJitter() {
+	jitter := transforms.ColorJitter(0.4, 0.4, 0.4, 0.1)
+	img := data.Tensor{Shape: []int{1, 2, 3}, U8: []uint8{200, 100, 50, 10, 20, 30}} // two HWC pixels
+	a, err := jitter(img, data.SampleRNG(1, 0, 0))
+	if err != nil {
+		panic(err)
+	}
+	b, _ := jitter(img, data.SampleRNG(1, 0, 0))
+	fmt.Println(a.Shape, a.U8, slices.Equal(a.U8, b.U8))
+
+	brighter, _ := transforms.AdjustBrightness(1.5)(img, nil)
+	fmt.Println(brighter.U8)
+
+	aug := data.Compose(
+		transforms.RandomResizedCrop([2]int{32, 32}, [2]float64{0.2, 1}, [2]float64{3. / 4, 4. / 3}, transforms.ResizeOpts{}),
+		transforms.RandomFlipLeftRight(0.5),
+		transforms.ColorJitter(0.4, 0.4, 0.4, 0.1),
+		transforms.RandomGrayscale(0.2),
+		transforms.ToTensor(),
+	)
+	x, err := aug(data.Tensor{Shape: []int{40, 50, 3}, U8: make([]uint8, 40*50*3)}, data.SampleRNG(1, 0, 1))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(x.Shape)
+	// Output:
+	// [1 2 3] [212 87 82 7 24 28] true
+	// [255 150 75 15 30 45]
+	// [3 32 32]
+}
+
+// Rotating a 3×3 image by 90 degrees counter-clockwise, as torchvision's
+// rotate does on tensors; RandomRotation draws the angle.
+func ExampleRotate() {
+	img := data.Tensor{Shape: []int{3, 3}, U8: []uint8{
+		1, 2, 3,
+		4, 5, 6,
+		7, 8, 9,
+	}}
+	x, err := transforms.Rotate(90, transforms.RotateOpts{Interp: transforms.InterpNearest})(img, nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(x.U8)
+	// Output: [3 6 9 2 5 8 1 4 7]
 }

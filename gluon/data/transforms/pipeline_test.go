@@ -97,6 +97,22 @@ func allTransforms() map[string]transformCase {
 		"RandomCrop CHW":       {RandomCrop([2]int{28, 30}, 2, Nearest, 0), chw, true},
 		"CIFAR pipeline":       {cifarPipeline(), hwc, true},
 		"MiniGoogLeNet inputs": {data.Compose(ToFloat(), SubtractMean(mean), RandomShift(0.1, 0.1, Nearest, 0), RandomFlipLeftRight(0.5)), hwc, true},
+		"AdjustHue HWC":        {AdjustHue(0.2), hwc, false},
+		"AdjustContrast CHW":   {AdjustContrast(1.3), chw, false},
+		"Grayscale":            {Grayscale(3), chw, false},
+		"ColorJitter HWC":      {ColorJitter(0.4, 0.4, 0.4, 0.1), hwc, true},
+		"ColorJitter CHW":      {ColorJitter(0.4, 0.4, 0.4, 0.1), chw, true},
+		"RandomHue":            {RandomHue(0.3), hwc, true},
+		"RandomGrayscale":      {RandomGrayscale(0.5), hwc, true},
+		"Rotate CHW":           {Rotate(33, RotateOpts{Fill: []float32{0.5}}), chw, false},
+		"RandomRotation HWC":   {RandomRotation([2]float64{-30, 30}, RotateOpts{}), hwc, true},
+		"RandomRotation CHW":   {RandomRotation([2]float64{-30, 30}, RotateOpts{Interp: InterpNearest, Expand: true}), chw, true},
+		"RandomAffine HWC":     {RandomAffine(AffineRanges{Degrees: [2]float64{-10, 10}, Translate: [2]float64{0.1, 0.1}, Scale: [2]float64{0.9, 1.1}, Shear: [4]float64{-5, 5, 0, 0}}, RotateOpts{}), hwc, true},
+		"GaussianBlur HWC":     {GaussianBlur([2]int{5, 5}, [2]float64{0.1, 2}), hwc, true},
+		"GaussianBlur CHW":     {GaussianBlur([2]int{9, 3}, [2]float64{0.1, 2}), chw, true},
+		"RandomErasing":        {RandomErasing(0.5, [2]float64{0.02, 0.33}, [2]float64{0.3, 3.3}), chw, true},
+		"RandomErasingNoise":   {RandomErasingNoise(0.5, [2]float64{0.02, 0.33}, [2]float64{0.3, 3.3}), chw, true},
+		"SimCLR-style":         {data.Compose(RandomResizedCrop([2]int{32, 32}, [2]float64{0.2, 1}, [2]float64{3. / 4, 4. / 3}, ResizeOpts{}), RandomFlipLeftRight(0.5), ColorJitter(0.4, 0.4, 0.4, 0.1), RandomGrayscale(0.2), GaussianBlur([2]int{3, 3}, [2]float64{0.1, 2}), ToTensor()), hwc, true},
 	}
 }
 
