@@ -1,6 +1,8 @@
 package nn
 
 import (
+	"math/rand/v2"
+
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/nd"
@@ -14,10 +16,16 @@ import (
 // [0, InputDim) is an error (checked on the host, which waits for the
 // device); in a hybridized network (gluon.Hybridize), whose replays cannot
 // read values on the host, it is clipped into the range instead.
+//
+// WithPadding makes one index the padding (PyTorch's padding_idx): its
+// vector starts at zero and gets no gradient, so padded positions of a
+// batch of sequences neither train nor move it.
 type Embedding struct {
 	gluon.BlockMeta
 	InputDim, OutputDim int
 	Weight              *gluon.Parameter
+	// Padding is the padding index, or −1 for none (see WithPadding).
+	Padding int
 }
 
 // NewEmbedding returns an embedding of inputDim vectors of size outputDim,
@@ -26,7 +34,7 @@ func NewEmbedding(inputDim, outputDim int) *Embedding {
 	if inputDim < 1 || outputDim < 1 {
 		nd.Panicf("nn.NewEmbedding", nd.ErrArgument, "dimensions %d×%d must be positive", inputDim, outputDim)
 	}
-	e := &Embedding{BlockMeta: gluon.NewBlockMeta("embedding"), InputDim: inputDim, OutputDim: outputDim}
+	e := &Embedding{BlockMeta: gluon.NewBlockMeta("embedding"), InputDim: inputDim, OutputDim: outputDim, Padding: -1}
 	e.Weight = e.AddParam(gluon.NewParameter("weight", inputDim, outputDim))
 	e.Weight.Init = initializer.Normal{Sigma: 1}
 	return e
@@ -46,7 +54,42 @@ func (e *Embedding) Forward(x *nd.NDArray) *nd.NDArray {
 			nd.Panicf(op, nd.ErrArgument, "index %d outside [0, %d)", hi, e.InputDim)
 		}
 	}
-	return nd.Take(e.Weight.Data(x.Context()), x, 0, nd.TakeClip)
+	out := nd.Take(e.Weight.Data(x.Context()), x, 0, nd.TakeClip)
+	if e.Padding >= 0 && x.Session().IsRecording() {
+		// The padding positions' output without a gradient: the same
+		// values, and nothing flows back to the padding row.
+		pad := nd.ExpandDims(nd.NotEqual(x, nd.FullLike(x, float64(e.Padding))), -1)
+		out = nd.Where(pad, out, out.Detach())
+	}
+	return out
+}
+
+// WithPadding makes index idx the padding (PyTorch's padding_idx): its
+// row of the weight is initialised to zero (whatever Weight.Init, which it
+// wraps: set Init before calling it) and gets no gradient. It returns e.
+// An index outside [0, InputDim) panics.
+func (e *Embedding) WithPadding(idx int) *Embedding {
+	if idx < 0 || idx >= e.InputDim {
+		nd.Panicf("nn.Embedding.WithPadding", nd.ErrArgument, "padding index %d outside [0, %d)", idx, e.InputDim)
+	}
+	e.Padding = idx
+	e.Weight.Init = zeroRow{base: e.Weight.Init, row: idx}
+	return e
+}
+
+// zeroRow is an initializer that zeroes one row of base's values.
+type zeroRow struct {
+	base initializer.Initializer
+	row  int
+}
+
+// InitWeight runs the base initializer and zeroes the row.
+func (z zeroRow) InitWeight(shape []int, data []float64, rng *rand.Rand) {
+	if z.base != nil {
+		z.base.InitWeight(shape, data, rng)
+	}
+	cols := len(data) / shape[0]
+	clear(data[z.row*cols : (z.row+1)*cols])
 }
 
 // scalarOf reads a one-element integer array as int64 and releases it.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/goluon/goluon/autograd"
 	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/gluon/nn"
 	"github.com/goluon/goluon/nd"
 	"github.com/goluon/goluon/nd/ndtest"
@@ -177,5 +178,38 @@ func TestIdentityAndLambda(t *testing.T) {
 	}
 	if k := nn.NewLambda(nd.Relu).Meta().Kind(); !strings.Contains(k, "lambda") {
 		t.Errorf("kind %q", k)
+	}
+}
+
+// TestEmbeddingPadding: the padding row starts at zero, gets no gradient
+// (the other rows get theirs), and the output is unchanged, eager and
+// hybridized.
+func TestEmbeddingPadding(t *testing.T) {
+	e := nn.NewEmbedding(5, 3).WithPadding(0)
+	if err := gluon.Initialize(e, initializer.Xavier{}, cpu0); err != nil {
+		t.Fatal(err)
+	}
+	w := e.Weight.Data(cpu0).Float64s()
+	if !slices.Equal(w[:3], []float64{0, 0, 0}) || slices.Equal(w[3:6], []float64{0, 0, 0}) {
+		t.Fatalf("weight rows %v", w)
+	}
+	e.Weight.SetData(nd.Reshape(nd.Arange(cpu0, nd.Float32, 1, 16, 1), 5, 3)) // a padding row that is not zero
+	ids := nd.FromSlice(cpu0, []int64{0, 2, 0, 2, 4, 0}, 2, 3)
+	for _, blk := range []gluon.Block{e, gluon.Hybridize(e, gluon.HybridOpts{})} {
+		e.Weight.ZeroGrad()
+		var y, l *nd.NDArray
+		autograd.Record(func() { y = blk.Forward(ids); l = nd.Sum(y) })
+		if got := y.Float64s()[:3]; !slices.Equal(got, []float64{1, 2, 3}) {
+			t.Fatalf("padding output %v, want the row's values", got)
+		}
+		autograd.Backward(l)
+		g := e.Weight.Grad(cpu0).Float64s()
+		want := []float64{0, 0, 0, 0, 0, 0, 2, 2, 2, 0, 0, 0, 1, 1, 1}
+		if !slices.Equal(g, want) {
+			t.Fatalf("gradient %v, want %v", g, want)
+		}
+	}
+	if err := nd.Catch(func() { nn.NewEmbedding(5, 3).WithPadding(5) }); err == nil {
+		t.Error("a padding index out of range was accepted")
 	}
 }
