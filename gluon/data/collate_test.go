@@ -211,6 +211,21 @@ func TestWeightedRandomSampler(t *testing.T) {
 	if !(first[3] > first[2] && first[2] > first[0]) {
 		t.Errorf("first draws %v, want ordered by weight", first)
 	}
+	// The tiniest weights are drawn in random order, not by index (their
+	// keys overflowed and tied).
+	s, err = NewWeightedRandomSampler([]float64{1e-310, 1e-310, 1e-310}, 3, false, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	firsts := make([]int, 3)
+	for e := range 3000 {
+		firsts[s.Order(e)[0]]++
+	}
+	for i, c := range firsts {
+		if c < 800 || c > 1200 {
+			t.Errorf("tiny weights: index %d first %d times of 3000, want about 1000", i, c)
+		}
+	}
 	for name, f := range map[string]func() (*WeightedRandomSampler, error){
 		"negative": func() (*WeightedRandomSampler, error) { return NewWeightedRandomSampler([]float64{1, -1}, 2, true, 0) },
 		"NaN": func() (*WeightedRandomSampler, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/goluon/goluon/ctx"
@@ -94,6 +95,7 @@ func NewDataLoader(ds Dataset, o LoaderOpts) (*DataLoader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("data: NewDataLoader: %w", err)
 	}
+	o.Collate = slices.Clone(o.Collate) // the workers read it
 	l := &DataLoader{ds: ds, o: o, bs: bs}
 	l.pool.New = func() any { return new(hostBatch) }
 	return l, nil

@@ -301,7 +301,9 @@ func (s *WeightedRandomSampler) Order(epoch int) []int {
 		}
 		return out
 	}
-	// Efraimidis–Spirakis: the n largest keys u^(1/w), as log(u)/w.
+	// Efraimidis–Spirakis: the n largest keys u^(1/w), taken in log space
+	// as the n smallest log(−log u) − log w, which neither overflows nor
+	// ties for the tiniest weights.
 	type keyed struct {
 		key float64
 		i   int
@@ -309,14 +311,14 @@ func (s *WeightedRandomSampler) Order(epoch int) []int {
 	keys := make([]keyed, 0, len(s.weights))
 	for i, w := range s.weights {
 		if w > 0 {
-			keys = append(keys, keyed{math.Log(1-r.Float64()) / w, i})
+			keys = append(keys, keyed{math.Log(-math.Log(1-r.Float64())) - math.Log(w), i})
 		}
 	}
 	slices.SortFunc(keys, func(a, b keyed) int {
 		switch {
-		case a.key > b.key:
-			return -1
 		case a.key < b.key:
+			return -1
+		case a.key > b.key:
 			return 1
 		}
 		return a.i - b.i

@@ -432,4 +432,8 @@ func TestReduceLROnPlateau(t *testing.T) {
 	if err := s.est.Fit(context.Background(), s.train, s.val, 1, bad); err == nil || !strings.Contains(err.Error(), "val_nonsense") {
 		t.Errorf("unknown monitor: %v", err)
 	}
+	wrongWay := &estimator.ReduceLROnPlateau{Monitor: "val_accuracy", Plateau: p}
+	if err := s.est.Fit(context.Background(), s.train, s.val, 1, wrongWay); err == nil || !strings.Contains(err.Error(), "Maximize") {
+		t.Errorf("accuracy on a minimising plateau: %v", err)
+	}
 }

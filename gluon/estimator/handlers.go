@@ -218,7 +218,10 @@ func (p *Publish) publish() error {
 // every epoch's end (PyTorch's ReduceLROnPlateau, Keras' callback of that
 // name): set the Plateau as the optimizer's Scheduler and the rate drops
 // when the value stalls. Monitor is named as for EarlyStopping; whether
-// lower or higher is better is the Plateau's Maximize.
+// lower or higher is better is the Plateau's Maximize (an accuracy-like
+// name, with "acc" or "auc", on a Plateau that minimises is an error).
+// The Plateau's state is not in a Checkpoint: a resumed run restores it
+// with Plateau.SetState, or starts it afresh.
 type ReduceLROnPlateau struct {
 	NopHandler
 	Monitor string
@@ -236,6 +239,9 @@ func (r *ReduceLROnPlateau) EpochEnd(s *State) error {
 	v, ok := lookup(s, r.Monitor)
 	if !ok {
 		return fmt.Errorf("estimator: ReduceLROnPlateau monitors %q, which this run does not produce (have %v)", r.Monitor, keys(s))
+	}
+	if (strings.Contains(r.Monitor, "acc") || strings.Contains(r.Monitor, "auc")) && !r.Plateau.Maximizes() {
+		return fmt.Errorf("estimator: ReduceLROnPlateau monitors %q, which improves upwards, with a Plateau that minimises: set PlateauOpts.Maximize", r.Monitor)
 	}
 	if lr, reduced := r.Plateau.Observe(v); reduced && r.Reduced != nil {
 		r.Reduced(s.Epoch, lr)

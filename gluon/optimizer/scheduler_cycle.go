@@ -19,7 +19,11 @@ import (
 // then falls to MaxLR/(DivFactor·FinalDivFactor), along half cosines (or
 // straight lines with Linear). ThreePhase falls back to the initial rate
 // over a second PctStart before the final fall, as PyTorch's three_phase.
-// After TotalSteps the rate stays at the final one (PyTorch raises).
+// After TotalSteps the rate stays at the final one (PyTorch raises). As in
+// PyTorch, a rise shorter than one step (PctStart·TotalSteps < 1) skips
+// it, and a three-phase schedule whose first two phases outlast
+// TotalSteps never reaches the third; PctStart 0 means 0.3, so a schedule
+// without a rise is a Cosine one.
 type OneCycle struct {
 	o      OneCycleOpts
 	phases []cyclePhase
@@ -28,7 +32,7 @@ type OneCycle struct {
 // OneCycleOpts configures NewOneCycle; zero values are PyTorch's defaults.
 type OneCycleOpts struct {
 	MaxLR          float64 // the peak rate (> 0)
-	TotalSteps     int     // the number of updates (> 1)
+	TotalSteps     int     // the number of updates (> 0)
 	PctStart       float64 // the share of the rise (0: 0.3)
 	DivFactor      float64 // initial rate = MaxLR/DivFactor (0: 25)
 	FinalDivFactor float64 // final rate = initial/FinalDivFactor (0: 1e4)
@@ -58,8 +62,8 @@ func NewOneCycle(o OneCycleOpts) (*OneCycle, error) {
 	switch {
 	case !(o.MaxLR > 0) || !finite(o.MaxLR):
 		return nil, fmt.Errorf("optimizer.OneCycle: max lr %g must be finite and > 0", o.MaxLR)
-	case o.TotalSteps < 2:
-		return nil, fmt.Errorf("optimizer.OneCycle: total steps %d must be >= 2", o.TotalSteps)
+	case o.TotalSteps < 1:
+		return nil, fmt.Errorf("optimizer.OneCycle: total steps %d must be >= 1", o.TotalSteps)
 	case !(o.PctStart > 0 && o.PctStart < 1):
 		return nil, fmt.Errorf("optimizer.OneCycle: pct start %g outside (0, 1)", o.PctStart)
 	case !(o.DivFactor > 0) || !finite(o.DivFactor) || !(o.FinalDivFactor > 0) || !finite(o.FinalDivFactor):
@@ -83,8 +87,8 @@ func NewOneCycle(o OneCycleOpts) (*OneCycle, error) {
 		if i > 0 {
 			prev = s.phases[i-1].end
 		}
-		if !(p.end > prev) {
-			return nil, fmt.Errorf("optimizer.OneCycle: %d total steps leave phase %d empty (pct start %g)", o.TotalSteps, i, o.PctStart)
+		if p.end == prev { // PyTorch divides by zero
+			return nil, fmt.Errorf("optimizer.OneCycle: %d total steps and pct start %g give phase %d no length", o.TotalSteps, o.PctStart, i)
 		}
 	}
 	return s, nil
@@ -137,12 +141,23 @@ func NewCosineWarmRestarts(baseLR, minLR float64, period, mult int) (*CosineWarm
 // LR returns the learning rate at update number step (1-based).
 func (s *CosineWarmRestarts) LR(step int) float64 {
 	cur, length := max(step-1, 0), s.period
-	for cur >= length {
-		cur -= length
-		if length > math.MaxInt/s.mult { // beyond any training run
-			break
+	if s.mult == 1 {
+		cur %= length
+	} else {
+		// The cycle k holding cur starts at T0·(m^k − 1)/(m − 1): k from
+		// the logarithm, then corrected by whole cycles against rounding.
+		m := float64(s.mult)
+		k := int(math.Log(float64(cur)/float64(s.period)*(m-1)+1) / math.Log(m))
+		start := func(k int) float64 { return float64(s.period) * (math.Pow(m, float64(k)) - 1) / (m - 1) }
+		for k > 0 && start(k) > float64(cur) {
+			k--
 		}
-		length *= s.mult
+		for start(k+1) <= float64(cur) {
+			k++
+		}
+		c := float64(cur) - start(k)
+		l := float64(s.period) * math.Pow(m, float64(k))
+		return s.minLR + (s.baseLR-s.minLR)*(1+math.Cos(math.Pi*c/l))/2
 	}
 	return s.minLR + (s.baseLR-s.minLR)*(1+math.Cos(math.Pi*float64(cur)/float64(length)))/2
 }
@@ -233,8 +248,9 @@ func (s *Cyclic) LR(step int) float64 {
 // Cooldown observations before counting again. An improvement beats the
 // best value by more than Threshold, relative (the default) or absolute.
 // Unlike the other schedules it has state: LR returns the current rate
-// whatever the step. It is safe for concurrent use. Its state is not part
-// of a Trainer's saved state: a resumed run starts it afresh.
+// whatever the step (so LARS's momentum correction, a ratio of successive
+// rates, sees no change). It is safe for concurrent use. Its state is not
+// part of a Trainer's saved state: State and SetState carry it over.
 type Plateau struct {
 	mu            sync.Mutex
 	o             PlateauOpts
@@ -242,33 +258,35 @@ type Plateau struct {
 	bad, cooldown int
 }
 
-// PlateauOpts configures NewPlateau; zero values are PyTorch's defaults
-// where PyTorch's default is not zero.
+// PlateauOpts configures NewPlateau; PlateauDefaults returns PyTorch's
+// defaults. Fields are taken as they are, but for a Factor of 0, which
+// means 0.1.
 type PlateauOpts struct {
 	LR           float64 // the starting rate
 	Maximize     bool    // the metric improves upwards (accuracy); else downwards (loss)
 	Factor       float64 // 0: 0.1; in (0, 1)
 	Patience     int     // observations without improvement tolerated (PyTorch's default 10: set it)
-	Threshold    float64 // 0: 1e-4
+	Threshold    float64 // PyTorch's 1e-4
 	AbsThreshold bool    // Threshold is absolute, not relative
 	Cooldown     int
 	MinLR        float64
-	Eps          float64 // reductions smaller than this are skipped (0: 1e-8)
+	Eps          float64 // reductions smaller than this are skipped (PyTorch's 1e-8)
 }
 
 var _ Scheduler = (*Plateau)(nil)
+
+// PlateauDefaults returns PyTorch's ReduceLROnPlateau defaults with the
+// starting rate lr: minimise, factor 0.1, patience 10, relative threshold
+// 1e-4, no cooldown, eps 1e-8.
+func PlateauDefaults(lr float64) PlateauOpts {
+	return PlateauOpts{LR: lr, Factor: 0.1, Patience: 10, Threshold: 1e-4, Eps: 1e-8}
+}
 
 // NewPlateau returns a Plateau schedule, or an error naming the first
 // invalid option.
 func NewPlateau(o PlateauOpts) (*Plateau, error) {
 	if o.Factor == 0 {
 		o.Factor = 0.1
-	}
-	if o.Threshold == 0 {
-		o.Threshold = 1e-4
-	}
-	if o.Eps == 0 {
-		o.Eps = 1e-8
 	}
 	if err := checkRate("Plateau", "lr", o.LR); err != nil {
 		return nil, err
@@ -290,6 +308,36 @@ func NewPlateau(o PlateauOpts) (*Plateau, error) {
 	}
 	return &Plateau{o: o, lr: o.LR, best: best}, nil
 }
+
+// PlateauState is a Plateau's state, to save with a checkpoint.
+type PlateauState struct {
+	LR, Best      float64
+	Bad, Cooldown int
+}
+
+// State returns the Plateau's state.
+func (p *Plateau) State() PlateauState {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return PlateauState{p.lr, p.best, p.bad, p.cooldown}
+}
+
+// SetState restores a state State returned.
+func (p *Plateau) SetState(st PlateauState) error {
+	if err := checkRate("Plateau", "lr", st.LR); err != nil {
+		return err
+	}
+	if st.Bad < 0 || st.Cooldown < 0 {
+		return fmt.Errorf("optimizer.Plateau: state counts %d and %d must be >= 0", st.Bad, st.Cooldown)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lr, p.best, p.bad, p.cooldown = st.LR, st.Best, st.Bad, st.Cooldown
+	return nil
+}
+
+// Maximizes reports whether the Plateau's metric improves upwards.
+func (p *Plateau) Maximizes() bool { return p.o.Maximize }
 
 // LR returns the current learning rate.
 func (p *Plateau) LR(int) float64 {
