@@ -7,6 +7,9 @@ import (
 
 // activate applies a named activation ("" means none).
 func activate(op, name string, x *nd.NDArray) *nd.NDArray {
+	if x == nil {
+		nd.Panicf(op, nd.ErrArgument, "nil input")
+	}
 	switch name {
 	case "":
 		return x
@@ -27,9 +30,9 @@ func activate(op, name string, x *nd.NDArray) *nd.NDArray {
 	case "selu":
 		return nd.MulScalar(nd.ELU(x, seluAlpha), seluScale)
 	case "hardsigmoid":
-		return hardSigmoid(x)
+		return hardSigmoid(x, false)
 	case "hardswish":
-		return nd.Mul(x, hardSigmoid(x))
+		return nd.Mul(x, hardSigmoid(x, true))
 	case "mish":
 		return nd.Mul(x, nd.Tanh(nd.Softrelu(x)))
 	}
@@ -43,9 +46,18 @@ const (
 	seluScale = 1.0507009873554804934193349852946
 )
 
-// hardSigmoid is PyTorch's hardsigmoid, clip(x/6 + 1/2, 0, 1).
-func hardSigmoid(x *nd.NDArray) *nd.NDArray {
-	return nd.Clip(nd.AddScalar(nd.MulScalar(x, 1.0/6), 0.5), 0, 1)
+// hardSigmoid is PyTorch's hardsigmoid, clip(x/6 + 1/2, 0, 1), with a
+// gradient of 1/6 inside (−3, 3) and 0 outside (±Inf included, so that
+// hardswish's gradient there is 0 and 1, not NaN). At ±3 PyTorch's
+// hardsigmoid has 0 and its hardswish uses 1/6: closed says the latter.
+func hardSigmoid(x *nd.NDArray, closed bool) *nd.NDArray {
+	lin := nd.AddScalar(nd.MulScalar(x, 1.0/6), 0.5)
+	three := nd.FullLike(x, 3)
+	inside := nd.Less(nd.Abs(x), three)
+	if closed {
+		inside = nd.LessEqual(nd.Abs(x), three)
+	}
+	return nd.Where(inside, lin, nd.Clip(lin, 0, 1).Detach())
 }
 
 const activationNames = "relu, sigmoid, tanh, softrelu, gelu, silu, softsign, selu, hardsigmoid, hardswish or mish"

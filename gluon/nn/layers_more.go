@@ -62,8 +62,8 @@ func NewGlobalAvgPool1D() *Pool1D {
 
 // Forward pools x [N, C, W].
 func (p *Pool1D) Forward(x *nd.NDArray) *nd.NDArray {
-	if x.NDim() != 3 {
-		nd.Panicf("nn.Pool1D", nd.ErrShape, "want an [N, C, W] input, got %v", x.Shape())
+	if x == nil || x.NDim() != 3 {
+		nd.Panicf("nn.Pool1D", nd.ErrShape, "want an [N, C, W] input, got %v", shapeOrNil(x))
 	}
 	s := x.Shape()
 	y := nd.Pool2D(nd.Reshape(x, s[0], s[1], 1, s[2]), p.opts)
@@ -116,7 +116,12 @@ func NewLambda(f func(x *nd.NDArray) *nd.NDArray) *Lambda {
 }
 
 // Forward returns F(x).
-func (l *Lambda) Forward(x *nd.NDArray) *nd.NDArray { return l.F(x) }
+func (l *Lambda) Forward(x *nd.NDArray) *nd.NDArray {
+	if l.F == nil {
+		nd.Panicf("nn.Lambda", nd.ErrArgument, "no function (build it with NewLambda)")
+	}
+	return l.F(x)
+}
 
 // Pad2D pads the last two axes of [N, C, H, W] (Gluon's ReflectionPad2D,
 // PyTorch's ReflectionPad2d, ReplicationPad2d, ZeroPad2d and
@@ -152,8 +157,8 @@ func newPad2D(widths [4]int, mode nd.PadMode, value float64) *Pad2D {
 
 // Forward pads x [N, C, H, W].
 func (p *Pad2D) Forward(x *nd.NDArray) *nd.NDArray {
-	if x.NDim() != 4 {
-		nd.Panicf("nn.Pad2D", nd.ErrShape, "want an [N, C, H, W] input, got %v", x.Shape())
+	if x == nil || x.NDim() != 4 {
+		nd.Panicf("nn.Pad2D", nd.ErrShape, "want an [N, C, H, W] input, got %v", shapeOrNil(x))
 	}
 	w := p.Widths
 	return nd.Pad(x, [][2]int{{}, {}, {w[2], w[3]}, {w[0], w[1]}}, p.Mode, p.Value)
@@ -200,10 +205,13 @@ func NewPixelShuffle2D(r int) *PixelShuffle2D {
 // Forward shuffles x [N, C·r², H, W].
 func (p *PixelShuffle2D) Forward(x *nd.NDArray) *nd.NDArray {
 	r := p.Factor
-	s := x.Shape()
-	if x.NDim() != 4 || s[1]%(r*r) != 0 {
-		nd.Panicf("nn.PixelShuffle2D", nd.ErrShape, "want [N, C·%d, H, W], got %v", r*r, s)
+	if r < 1 {
+		nd.Panicf("nn.PixelShuffle2D", nd.ErrArgument, "factor %d must be positive (build it with NewPixelShuffle2D)", r)
 	}
+	if x == nil || x.NDim() != 4 || x.Shape()[1]%(r*r) != 0 {
+		nd.Panicf("nn.PixelShuffle2D", nd.ErrShape, "want [N, C·%d, H, W], got %v", r*r, shapeOrNil(x))
+	}
+	s := x.Shape()
 	n, c, h, w := s[0], s[1]/(r*r), s[2], s[3]
 	y := nd.Reshape(x, n, c, r, r, h, w)
 	y = nd.Transpose(y, 0, 1, 4, 2, 5, 3)
@@ -213,4 +221,12 @@ func (p *PixelShuffle2D) Forward(x *nd.NDArray) *nd.NDArray {
 // ExportONNX writes DepthToSpace in CRD mode (PyTorch's channel order).
 func (p *PixelShuffle2D) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
 	return g.Op("DepthToSpace", []string{x}, map[string]any{"blocksize": p.Factor, "mode": "CRD"}, 1)[0], nil
+}
+
+// shapeOrNil is x's shape for an error message, or "nil".
+func shapeOrNil(x *nd.NDArray) any {
+	if x == nil {
+		return "nil"
+	}
+	return x.Shape()
 }

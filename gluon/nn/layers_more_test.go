@@ -3,6 +3,7 @@ package nn_test
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -211,5 +212,41 @@ func TestEmbeddingPadding(t *testing.T) {
 	}
 	if err := nd.Catch(func() { nn.NewEmbedding(5, 3).WithPadding(5) }); err == nil {
 		t.Error("a padding index out of range was accepted")
+	}
+}
+
+// TestHardActivationsAtEdges: PyTorch's gradients at ±3 and ±Inf (a
+// review found 1/6 at ±3 and NaN at ±Inf).
+func TestHardActivationsAtEdges(t *testing.T) {
+	inf := math.Inf(1)
+	for _, c := range []struct {
+		blk  gluon.Block
+		x    []float64
+		want []float64
+	}{
+		{nn.NewHardSigmoid(), []float64{-3, 3, -inf, inf, 0}, []float64{0, 0, 0, 0, 1.0 / 6}},
+		{nn.NewHardSwish(), []float64{-3, 3, -inf, inf, 0}, []float64{-0.5, 1.5, 0, 1, 0.5}},
+	} {
+		x := nd.FromSlice(cpu0, c.x, len(c.x))
+		x.AttachGrad(nd.GradWrite)
+		var l *nd.NDArray
+		autograd.Record(func() { l = nd.Sum(c.blk.Forward(x)) })
+		autograd.Backward(l)
+		if got := x.Grad().Float64s(); !slices.Equal(got, c.want) {
+			t.Errorf("%s: gradient %v, PyTorch %v", c.blk.Meta().Kind(), got, c.want)
+		}
+	}
+	for name, f := range map[string]func(){
+		"pool1d nil":     func() { nn.NewMaxPool1D(2, nn.Pool1DOpts{}).Forward(nil) },
+		"pad nil":        func() { nn.NewReflectionPad2D([4]int{1, 1, 1, 1}).Forward(nil) },
+		"shuffle nil":    func() { nn.NewPixelShuffle2D(2).Forward(nil) },
+		"shuffle zero":   func() { (&nn.PixelShuffle2D{}).Forward(nd.Zeros(cpu0, nd.Float32, 1, 4, 1, 1)) },
+		"lambda zero":    func() { (&nn.Lambda{}).Forward(nd.Zeros(cpu0, nd.Float32, 1)) },
+		"activation nil": func() { nn.NewSELU().Forward(nil) },
+	} {
+		var e *nd.Error
+		if err := nd.Catch(f); !errors.As(err, &e) {
+			t.Errorf("%s: %v, want an *nd.Error", name, err)
+		}
 	}
 }

@@ -19,6 +19,10 @@ import (
 	"github.com/goluon/goluon/nd"
 )
 
+// freeChecks is how many sizes beyond the example's Export checks a free
+// axis at.
+const freeChecks = 3
+
 // ExportOpset is the default-domain opset that Export writes.
 const ExportOpset = 17
 
@@ -38,8 +42,10 @@ type ExportOpts struct {
 	// FreeAxes are input axes besides the batch axis whose size is free
 	// too (a sequence length): they are named "L<axis>" in the input, and
 	// the output's axes whose size follows them are left unnamed. Export
-	// runs the network and the written graph at a second size of each
-	// (one more) and fails when they disagree or the form fixes the size.
+	// runs the network and the written graph at three more sizes of each
+	// (one, two and three longer) and fails when they disagree or the form
+	// fixes the size. (A pooling in ceil mode with a stride above 4 along
+	// a free axis can agree at those sizes and not at all.)
 	FreeAxes []int
 	// InputDType is the input's element type: Float32 (the default),
 	// which means a floating-point input of the network's type (float16
@@ -106,14 +112,18 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 			return nil, fmt.Errorf("onnx: export: free axis %d: want an input axis (of %v) other than the batch axis %d", a, inputShape, opts.BatchAxis)
 		}
 	}
-	// The example, and with free axes a second input one longer on each.
+	// The example, and with free axes inputs longer on each by 1, 2, ...
+	// freeChecks: a form that fixes a size may agree with the network
+	// every stride-th size (a pooling in ceil mode).
 	shapes := [][]int{inputShape}
 	if len(opts.FreeAxes) > 0 {
-		s2 := slices.Clone(inputShape)
-		for _, a := range opts.FreeAxes {
-			s2[a]++
+		for d := 1; d <= freeChecks; d++ {
+			s2 := slices.Clone(inputShape)
+			for _, a := range opts.FreeAxes {
+				s2[a] += d
+			}
+			shapes = append(shapes, s2)
 		}
-		shapes = append(shapes, s2)
 	}
 	outShapes := make([][]int, len(shapes))
 	examples := make([][]float32, len(shapes))
@@ -143,12 +153,12 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 	}
 	outShape, example := outShapes[0], examples[0]
 	freeOut := map[int]bool{}
-	if len(shapes) > 1 {
-		if len(outShapes[1]) != len(outShape) {
-			return nil, fmt.Errorf("onnx: export: the output's rank changes with the free axes (%v, then %v)", outShape, outShapes[1])
+	for _, os := range outShapes[1:] {
+		if len(os) != len(outShape) {
+			return nil, fmt.Errorf("onnx: export: the output's rank changes with the free axes (%v, then %v)", outShape, os)
 		}
 		for i := range outShape {
-			if outShapes[1][i] != outShape[i] {
+			if os[i] != outShape[i] {
 				freeOut[i] = true
 			}
 		}
@@ -224,7 +234,7 @@ func Export(net gluon.Block, inputShape []int, opts ExportOpts) (*onnxpb.ModelPr
 	for i, shape := range shapes {
 		if err := verify(mp, dev, inDType, netDType(params), shape, examples[i], wants[i]); err != nil {
 			if i > 0 {
-				return nil, fmt.Errorf("onnx: export: at the free axes' second size %v: %w (a block's form fixes that size)", shape, err)
+				return nil, fmt.Errorf("onnx: export: with the free axes %d longer, %v: %w (a block's form fixes that size)", i, shape, err)
 			}
 			return nil, fmt.Errorf("onnx: export: %w", err)
 		}

@@ -156,7 +156,9 @@ func widenBFloat16(g *onnxpb.GraphProto, types map[string]onnxpb.TensorProto_Dat
 			f := fresh(n.GetOpType())
 			types[f] = onnxpb.TensorProto_FLOAT
 			n.Output[j] = f
-			nodes = append(nodes, cast(f, out, onnxpb.TensorProto_BFLOAT16))
+			c := cast(f, out, onnxpb.TensorProto_BFLOAT16)
+			c.Name = proto.String(fresh("Cast")) // node names are unique; the value keeps its name
+			nodes = append(nodes, c)
 		}
 	}
 	g.Node = nodes
@@ -167,6 +169,7 @@ func widenBFloat16(g *onnxpb.GraphProto, types map[string]onnxpb.TensorProto_Dat
 var noBFloat16 = map[string]bool{
 	"Conv": true, "ConvTranspose": true, "AveragePool": true, "MaxPool": true,
 	"GlobalAveragePool": true, "GlobalMaxPool": true, "Elu": true, "HardSigmoid": true, "Softplus": true,
+	"HardSwish": true, "Selu": true, "Softsign": true,
 	"InstanceNormalization": true, "LSTM": true, "GRU": true, "RNN": true,
 }
 

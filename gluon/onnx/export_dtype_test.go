@@ -29,7 +29,7 @@ import (
 // checker, with its type checks, on the files.
 func TestExportRoundTripDTypes(t *testing.T) {
 	dev := ctx.CPU(0)
-	nets := map[string]bool{"lenet": true, "inception-like": true, "upsampling": true, "resnet18": true, "transformer-causal": true, "conv1d-norms": true, "transposed-decoder": true, "recurrent-ntc": true, "mlp": true, "transformer-ntc": true, "volumes": true}
+	nets := map[string]bool{"lenet": true, "inception-like": true, "upsampling": true, "resnet18": true, "transformer-causal": true, "conv1d-norms": true, "transposed-decoder": true, "recurrent-ntc": true, "mlp": true, "transformer-ntc": true, "volumes": true, "seq-pools-activations": true, "pads-pixelshuffle": true}
 	for _, tc := range exportNets() {
 		if !nets[tc.name] {
 			continue

@@ -35,9 +35,9 @@ type ExportInput struct {
 	BatchAxis int
 	NoBatch   bool
 	// FreeAxes are further axes whose size is free (a sequence length),
-	// named "<name>_L<axis>". Export runs the network at a second size of
-	// each (one more, on every input at once) and fails when the written
-	// graph fixes one.
+	// named "<name>_L<axis>". ExportMulti runs the network at three more
+	// sizes of each (1, 2 and 3 longer, on every input at once, as
+	// ExportOpts.FreeAxes) and fails when the written graph fixes one.
 	FreeAxes []int
 	// Omitted is an optional input left out: the block gets nil for it
 	// and the graph has no such input.
@@ -81,11 +81,14 @@ func ExportMulti(net gluon.Component, inputs []ExportInput, opts ExportOpts) (*o
 	}
 	// The runs: the example, the free axes one longer, the batch one
 	// larger.
-	runs := [][][]int{runShapes(ins, nil)}
-	freeRun, batchRun := -1, -1
+	runs := [][][]int{runShapes(ins, nil, 0)}
+	var freeRuns []int
+	batchRun := -1
 	if slices.ContainsFunc(inputs, func(in ExportInput) bool { return len(in.FreeAxes) > 0 && !in.Omitted }) {
-		freeRun = len(runs)
-		runs = append(runs, runShapes(ins, func(in *multiIn) []int { return in.free }))
+		for d := 1; d <= freeChecks; d++ {
+			freeRuns = append(freeRuns, len(runs))
+			runs = append(runs, runShapes(ins, func(in *multiIn) []int { return in.free }, d))
+		}
 	}
 	if !opts.FixedBatch && slices.ContainsFunc(ins, func(in *multiIn) bool { return !in.omitted && in.batch >= 0 }) {
 		batchRun = len(runs)
@@ -94,8 +97,9 @@ func ExportMulti(net gluon.Component, inputs []ExportInput, opts ExportOpts) (*o
 				return nil
 			}
 			return []int{in.batch}
-		}))
+		}, 1))
 	}
+	isFree := func(r int) bool { return slices.Contains(freeRuns, r) }
 	examples := make([][][]float64, len(runs)) // [run][input]
 	wants := make([][][]float32, len(runs))    // [run][output]
 	outShapes := make([][][]int, len(runs))
@@ -122,10 +126,10 @@ func ExportMulti(net gluon.Component, inputs []ExportInput, opts ExportOpts) (*o
 				}
 			})
 		}); err != nil {
-			switch r {
-			case freeRun:
-				return nil, fmt.Errorf("onnx: export: the forward pass with the free axes one longer (shapes %v) failed: %w (list every axis of that length in FreeAxes, on every input that has it)", shapes, err)
-			case batchRun:
+			switch {
+			case isFree(r):
+				return nil, fmt.Errorf("onnx: export: the forward pass with the free axes longer (shapes %v) failed: %w (list every axis of that length in FreeAxes, on every input that has it)", shapes, err)
+			case r == batchRun:
 				return nil, fmt.Errorf("onnx: export: the forward pass with a batch one larger (shapes %v) failed: %w (set NoBatch on an input without a batch axis, such as an attention mask, or ExportOpts.FixedBatch)", shapes, err)
 			}
 			return nil, fmt.Errorf("onnx: export: the example forward pass failed: %w", err)
@@ -203,7 +207,7 @@ func ExportMulti(net gluon.Component, inputs []ExportInput, opts ExportOpts) (*o
 		for a := range dims {
 			d0 := outShapes[0][j][a]
 			switch {
-			case freeRun >= 0 && outShapes[freeRun][j][a] != d0:
+			case slices.ContainsFunc(freeRuns, func(r int) bool { return outShapes[r][j][a] != d0 }):
 				dims[a] = &onnxpb.TensorShapeProto_Dimension{} // unknown
 			case batchRun >= 0 && outShapes[batchRun][j][a] != d0:
 				// The batch itself, or a size that follows it otherwise
@@ -225,10 +229,10 @@ func ExportMulti(net gluon.Component, inputs []ExportInput, opts ExportOpts) (*o
 	}
 	for r, shapes := range runs {
 		if err := verifyMulti(mp, dev, ins, shapes, examples[r], wants[r][:nOut], outShapes[r][:nOut], netDT); err != nil {
-			switch r {
-			case freeRun:
-				return nil, fmt.Errorf("onnx: export: with the free axes one longer: %w (a block's form fixes that size)", err)
-			case batchRun:
+			switch {
+			case isFree(r):
+				return nil, fmt.Errorf("onnx: export: with the free axes longer, shapes %v: %w (a block's form fixes that size)", shapes, err)
+			case r == batchRun:
 				return nil, fmt.Errorf("onnx: export: with a batch one larger: %w (a block's form fixes the batch size: set ExportOpts.FixedBatch, or NoBatch on an input without one)", err)
 			}
 			return nil, fmt.Errorf("onnx: export: %w", err)
@@ -334,15 +338,15 @@ func resolveInputs(inputs []ExportInput, netDT nd.DType) ([]*multiIn, error) {
 	return ins, nil
 }
 
-// runShapes returns each input's shape with the axes grow picks one longer
-// (grow nil: the example shapes).
-func runShapes(ins []*multiIn, grow func(*multiIn) []int) [][]int {
+// runShapes returns each input's shape with the axes grow picks by
+// longer (grow nil: the example shapes).
+func runShapes(ins []*multiIn, grow func(*multiIn) []int, by int) [][]int {
 	out := make([][]int, len(ins))
 	for i, in := range ins {
 		out[i] = slices.Clone(in.shape)
 		if grow != nil && !in.omitted {
 			for _, a := range grow(in) {
-				out[i][a]++
+				out[i][a] += by
 			}
 		}
 	}

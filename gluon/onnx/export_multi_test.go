@@ -245,3 +245,18 @@ func TestExportMultiEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestExportFreeCeilPooling: a ceil-mode pooling of stride 3 along a free
+// axis agrees with the network one size longer but not two; the export
+// refuses it (it wrote a file wrong at most lengths).
+func TestExportFreeCeilPooling(t *testing.T) {
+	net := nn.NewSequential(nn.NewMaxPool1D(2, nn.Pool1DOpts{Stride: 3, CeilMode: true}))
+	_, err := onnx.Export(net, []int{1, 1, 5}, onnx.ExportOpts{FreeAxes: []int{2}})
+	if err == nil || !strings.Contains(err.Error(), "fixes that size") {
+		t.Errorf("got %v, want the form's fixed size reported", err)
+	}
+	_, err = onnx.ExportMulti(net, []onnx.ExportInput{{Shape: []int{1, 1, 5}, FreeAxes: []int{2}}}, onnx.ExportOpts{})
+	if err == nil || !strings.Contains(err.Error(), "fixes that size") {
+		t.Errorf("ExportMulti: got %v, want the form's fixed size reported", err)
+	}
+}
