@@ -21,6 +21,9 @@ func lifted(op string, arrs ...*NDArray) []*NDArray {
 			live = append(live, a)
 		}
 	}
+	if len(live) == 0 {
+		fail(op, ErrArgument, "nil input")
+	}
 	defer checkLive(op, live...).done()
 	checkContexts(op, live...)
 	checkFloat(op, live...)

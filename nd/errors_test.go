@@ -133,3 +133,17 @@ func TestReleaseIsIdempotentAndKeepsViews(t *testing.T) {
 		t.Fatal("Released() reports the wrong arrays")
 	}
 }
+
+// TestActivationNil: a nil input is an *nd.Error (ELU and SiLU indexed an
+// empty list).
+func TestActivationNil(t *testing.T) {
+	for name, f := range map[string]func(){
+		"ELU":  func() { nd.ELU(nil, 1) },
+		"SiLU": func() { nd.SiLU(nil) },
+	} {
+		var e *nd.Error
+		if err := nd.Catch(f); !errors.As(err, &e) {
+			t.Errorf("%s(nil): %v", name, err)
+		}
+	}
+}

@@ -112,7 +112,7 @@ type Fbeta struct {
 // NewFbeta returns an empty Fbeta with the given β and averaging; it
 // panics unless beta is positive and finite.
 func NewFbeta(beta float64, avg Average) *Fbeta {
-	if !(beta > 0) || math.IsInf(beta, 1) {
+	if !(beta > 0) || math.IsInf(beta*beta, 1) { // β² enters the score
 		nd.Panicf("metric.NewFbeta", nd.ErrArgument, "beta = %v, want a positive finite value", beta)
 	}
 	return &Fbeta{Average: avg, beta: beta}
