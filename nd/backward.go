@@ -119,6 +119,9 @@ func walk(order []*NDArray, grads map[*NDArray]*NDArray, finish func(a, g *NDArr
 // backward pass it happened rather than naming only an inner op the user
 // never called.
 func runBackward(n *node, g *NDArray) []*NDArray {
+	if profEnter(n.op+" backward", nil) {
+		defer profExit()
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			if e, ok := r.(*Error); ok && e.Op != "Backward" {

@@ -32,6 +32,7 @@ type pins struct {
 	n     int
 	first [4]*storage
 	more  []*storage
+	prof  bool // a Profile recorded the op's start (profile.go)
 }
 
 func (p *pins) add(st *storage) {
@@ -45,6 +46,9 @@ func (p *pins) add(st *storage) {
 
 // done unpins the storages, freeing any that was released while pinned.
 func (p pins) done() {
+	if p.prof {
+		profExit()
+	}
 	for i := 0; i < p.n; i++ {
 		if i < len(p.first) {
 			p.first[i].unpin()
@@ -73,6 +77,7 @@ func pin(op string, arrs []*NDArray) (p pins) {
 			fail(op, ErrReleased, "input %d (shape %v on %v) was released", i, a.shape, st.dev)
 		}
 	}
+	p.prof = profEnter(op, arrs)
 	return p
 }
 

@@ -437,3 +437,44 @@ func TestReduceLROnPlateau(t *testing.T) {
 		t.Errorf("accuracy on a minimising plateau: %v", err)
 	}
 }
+
+// TestProfileHandler profiles steps 3 to 5 of a Fit: a table of the ops
+// and a Chrome trace; a window training ends inside is written at the end.
+func TestProfileHandler(t *testing.T) {
+	s := newSetup(t, []ctx.Context{ctx.CPU(0)})
+	var tab bytes.Buffer
+	trace := filepath.Join(t.TempDir(), "trace.json")
+	h := &estimator.Profile{Skip: 2, Steps: 3, Top: 5, Table: &tab, TracePath: trace}
+	if err := s.est.Fit(context.Background(), s.train, nil, 2, h); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(tab.String(), "self/call") || strings.Count(tab.String(), "\n") != 6 {
+		t.Errorf("table:\n%s", tab.String())
+	}
+	b, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr struct{ TraceEvents []map[string]any }
+	if err := json.Unmarshal(b, &tr); err != nil || len(tr.TraceEvents) == 0 {
+		t.Fatalf("trace: %v, %d events", err, len(tr.TraceEvents))
+	}
+	// 10 steps per epoch: a window of 100 steps ends with training.
+	tab.Reset()
+	long := &estimator.Profile{Steps: 100, Table: &tab}
+	if err := s.est.Fit(context.Background(), s.train, nil, 1, long); err != nil {
+		t.Fatal(err)
+	}
+	if tab.Len() == 0 {
+		t.Error("no table when training ended inside the window")
+	}
+	// The profile was stopped: another may start.
+	p, err := nd.StartProfile(nd.ProfileOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Stop()
+	if err := s.est.Fit(context.Background(), s.train, nil, 1, &estimator.Profile{}); err == nil {
+		t.Error("a Profile without Steps was accepted")
+	}
+}

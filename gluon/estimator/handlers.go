@@ -2,8 +2,10 @@ package estimator
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +14,8 @@ import (
 
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/optimizer"
+	"github.com/goluon/goluon/internal/atomicfile"
+	"github.com/goluon/goluon/nd"
 )
 
 // EarlyStopping stops training when a monitored value has not improved by
@@ -245,6 +249,91 @@ func (r *ReduceLROnPlateau) EpochEnd(s *State) error {
 	}
 	if lr, reduced := r.Plateau.Observe(v); reduced && r.Reduced != nil {
 		r.Reduced(s.Epoch, lr)
+	}
+	return nil
+}
+
+// Profile records nd's ops (nd.StartProfile) over a window of training
+// steps, counted from the start of Fit: from step Skip+1 to step
+// Skip+Steps (the first steps pay for allocations and traces). At the
+// window's end, or when training ends first, it writes the table of the
+// Top ops (all for 0) to Table and, with a TracePath, a Chrome trace
+// there (atomically). Profile holds nd's one profile meanwhile.
+type Profile struct {
+	NopHandler
+	Skip, Steps int
+	Top         int
+	Table       io.Writer
+	TracePath   string
+	Opts        nd.ProfileOpts
+
+	p    *nd.Profile
+	done bool
+}
+
+// TrainBegin arms the window (Skip 0 starts it now).
+func (h *Profile) TrainBegin(s *State) error {
+	h.done = false
+	if h.Steps <= 0 {
+		return fmt.Errorf("estimator: Profile needs Steps > 0")
+	}
+	if h.Skip == 0 {
+		return h.start()
+	}
+	return nil
+}
+
+func (h *Profile) start() error {
+	o := h.Opts
+	o.Trace = o.Trace || h.TracePath != ""
+	p, err := nd.StartProfile(o)
+	if err != nil {
+		return fmt.Errorf("estimator: Profile: %w", err)
+	}
+	h.p = p
+	return nil
+}
+
+// BatchEnd starts or ends the window.
+func (h *Profile) BatchEnd(s *State) error {
+	switch {
+	case h.done:
+	case h.p == nil && s.TotalSteps == h.Skip:
+		return h.start()
+	case h.p != nil && s.TotalSteps >= h.Skip+h.Steps:
+		return h.finish()
+	}
+	return nil
+}
+
+// TrainEnd ends a window training ended inside.
+func (h *Profile) TrainEnd(_ *State, err error) error {
+	if h.p != nil {
+		if ferr := h.finish(); err == nil {
+			return ferr
+		}
+	}
+	return nil
+}
+
+// finish stops the profile and writes its results.
+func (h *Profile) finish() error {
+	h.p.Stop()
+	p := h.p
+	h.p, h.done = nil, true
+	if h.Table != nil {
+		if err := p.WriteTable(h.Table, h.Top); err != nil {
+			return fmt.Errorf("estimator: Profile: %w", err)
+		}
+	}
+	if h.TracePath != "" {
+		var b bytes.Buffer
+		if err := p.WriteChromeTrace(&b); err != nil {
+			return fmt.Errorf("estimator: Profile: %w", err)
+		}
+		if err := atomicfile.WriteBytes(h.TracePath, b.Bytes()); err != nil {
+			return fmt.Errorf("estimator: Profile: %w", err)
+		}
 	}
 	return nil
 }
