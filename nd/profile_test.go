@@ -2,9 +2,9 @@ package nd_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
-	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
