@@ -32,6 +32,10 @@ type attCase struct {
 		NormFirst         bool `json:"norm_first"`
 		Bias, Causal      bool
 		Activation        string
+		Layers            int
+		Norm              bool
+		EncLayers         int `json:"enc_layers"`
+		DecLayers         int `json:"dec_layers"`
 	} `json:"config"`
 	Params  map[string]attTensor `json:"params"`
 	Inputs  map[string]attTensor `json:"inputs"`
@@ -46,6 +50,9 @@ var inputOrder = map[string][]string{
 	"mha":     {"query", "key", "value", "key_padding_mask", "attn_mask"},
 	"encoder": {"src", "src_key_padding_mask", "attn_mask"},
 	"decoder": {"tgt", "memory", "tgt_mask", "memory_mask", "tgt_key_padding_mask", "memory_key_padding_mask"},
+	"encoder_stack": {"src", "src_key_padding_mask", "attn_mask"},
+	"decoder_stack": {"tgt", "memory", "tgt_mask", "memory_mask", "tgt_key_padding_mask", "memory_key_padding_mask"},
+	"transformer": {"src", "tgt", "src_mask", "tgt_mask", "memory_mask", "src_key_padding_mask", "tgt_key_padding_mask", "memory_key_padding_mask"},
 }
 
 func buildAttention(t *testing.T, c attCase) gluon.Component {
@@ -64,6 +71,12 @@ func buildAttention(t *testing.T, c attCase) gluon.Component {
 		b = nn.NewTransformerEncoderLayer(cf.Embed, cf.Heads, to)
 	case "decoder":
 		b = nn.NewTransformerDecoderLayer(cf.Embed, cf.Heads, to)
+	case "encoder_stack":
+		b = nn.NewTransformerEncoder(cf.Layers, cf.Embed, cf.Heads, to, cf.Norm)
+	case "decoder_stack":
+		b = nn.NewTransformerDecoder(cf.Layers, cf.Embed, cf.Heads, to, cf.Norm)
+	case "transformer":
+		b = nn.NewTransformer(cf.Embed, cf.Heads, cf.EncLayers, cf.DecLayers, to)
 	default:
 		t.Fatalf("unknown kind %q", c.Kind)
 	}

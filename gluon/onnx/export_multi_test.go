@@ -73,6 +73,29 @@ func TestExportMulti(t *testing.T) {
 			return []*nd.NDArray{nd.RandomNormal(dev, nd.Float32, 0, 1, 4, n, 8), nd.RandomNormal(dev, nd.Float32, 0, 1, s, n, 8),
 				nd.RandomNormal(dev, nd.Float32, 0, 1, s, n, 8), padMask(n, s)}
 		}},
+		{"transformer-ntc-masks", func() gluon.Component {
+			return nn.NewTransformer(8, 2, 2, 2, nn.TransformerOpts{FeedForward: 16, Layout: "NTC", NormFirst: true})
+		}, []onnx.ExportInput{
+			{Name: "src", Shape: []int{2, 7, 8}, FreeAxes: []int{1}},
+			{Name: "tgt", Shape: []int{2, 5, 8}, FreeAxes: []int{1}},
+			{Omitted: true},
+			{Name: "tgt_mask", Example: causalFloat(dev, 5), NoBatch: true, FreeAxes: []int{0, 1}},
+			{Omitted: true},
+			{Name: "src_key_padding_mask", Example: padMask(2, 7), FreeAxes: []int{1}},
+			{Omitted: true},
+			{Name: "memory_key_padding_mask", Example: padMask(2, 7), FreeAxes: []int{1}},
+		}, nil, func(n, t, s int) []*nd.NDArray {
+			return []*nd.NDArray{nd.RandomNormal(dev, nd.Float32, 0, 1, n, s, 8), nd.RandomNormal(dev, nd.Float32, 0, 1, n, t, 8),
+				causalFloat(dev, t), padMask(n, s), padMask(n, s)}
+		}},
+		{"encoder-stack-tnc-padding", func() gluon.Component {
+			return nn.NewTransformerEncoder(2, 8, 2, nn.TransformerOpts{FeedForward: 16}, true)
+		}, []onnx.ExportInput{
+			{Name: "src", Shape: []int{5, 2, 8}, BatchAxis: 1, FreeAxes: []int{0}},
+			{Name: "src_key_padding_mask", Example: padMask(2, 5), FreeAxes: []int{1}},
+		}, nil, func(n, t, s int) []*nd.NDArray {
+			return []*nd.NDArray{nd.RandomNormal(dev, nd.Float32, 0, 1, t, n, 8), padMask(n, t)}
+		}},
 		{"encoder-tnc-causal-padding", func() gluon.Component {
 			return nn.NewTransformerEncoderLayer(8, 2, nn.TransformerOpts{FeedForward: 16, Causal: true, NormFirst: true})
 		}, []onnx.ExportInput{

@@ -145,6 +145,82 @@ def decoder_case(name, E, H, F, T, S, N, batch_first=False, norm_first=False,
     return run(name, "decoder", cfg, m, floats, masks, call)
 
 
+def scramble(m, name):
+    """Gives every parameter its own random values (PyTorch's stacks copy
+    one layer, so the layers would start equal, and LayerNorm starts at
+    ones and zeros)."""
+    g = torch.Generator().manual_seed(sum(map(ord, name)) * 43)
+    with torch.no_grad():
+        for p in m.parameters():
+            p.copy_(torch.randn(p.shape, generator=g, dtype=p.dtype) * 0.3)
+
+
+def encoder_stack_case(name, E, H, F, T, N, layers, norm, batch_first=False, norm_first=False,
+                       activation="relu", pad=False, is_causal=False):
+    torch.manual_seed(sum(map(ord, name)) * 47)
+    layer = torch.nn.TransformerEncoderLayer(E, H, dim_feedforward=F, dropout=0.0, activation=activation,
+                                             batch_first=batch_first, norm_first=norm_first)
+    m = torch.nn.TransformerEncoder(layer, layers, norm=torch.nn.LayerNorm(E) if norm else None,
+                                    enable_nested_tensor=False)
+    scramble(m, name)
+    floats = {"src": (N, T, E) if batch_first else (T, N, E)}
+    masks = {}
+    if pad:
+        masks["src_key_padding_mask"] = lambda g: padding(g, N, T)
+    if is_causal:
+        masks["attn_mask"] = lambda g: causal(T, T)
+
+    def call(mod, ins, ms):
+        return [mod(ins["src"], mask=ms.get("attn_mask"), src_key_padding_mask=ms.get("src_key_padding_mask"))]
+    cfg = {"embed": E, "heads": H, "ffn": F, "batch_first": batch_first, "norm_first": norm_first,
+           "activation": activation, "causal": is_causal, "layers": layers, "norm": norm}
+    return run(name, "encoder_stack", cfg, m, floats, masks, call)
+
+
+def decoder_stack_case(name, E, H, F, T, S, N, layers, norm, batch_first=False, norm_first=False,
+                       activation="relu", mem_pad=False):
+    torch.manual_seed(sum(map(ord, name)) * 53)
+    layer = torch.nn.TransformerDecoderLayer(E, H, dim_feedforward=F, dropout=0.0, activation=activation,
+                                             batch_first=batch_first, norm_first=norm_first)
+    m = torch.nn.TransformerDecoder(layer, layers, norm=torch.nn.LayerNorm(E) if norm else None)
+    scramble(m, name)
+    lay = (lambda L: (N, L, E)) if batch_first else (lambda L: (L, N, E))
+    floats = {"tgt": lay(T), "memory": lay(S)}
+    masks = {"tgt_mask": lambda g: causal(T, T)}
+    if mem_pad:
+        masks["memory_key_padding_mask"] = lambda g: padding(g, N, S)
+
+    def call(mod, ins, ms):
+        return [mod(ins["tgt"], ins["memory"], tgt_mask=ms.get("tgt_mask"),
+                    memory_key_padding_mask=ms.get("memory_key_padding_mask"))]
+    cfg = {"embed": E, "heads": H, "ffn": F, "batch_first": batch_first, "norm_first": norm_first,
+           "activation": activation, "layers": layers, "norm": norm}
+    return run(name, "decoder_stack", cfg, m, floats, masks, call)
+
+
+def transformer_case(name, E, H, F, S, T, N, enc, dec, batch_first=False, norm_first=False,
+                     activation="relu"):
+    torch.manual_seed(sum(map(ord, name)) * 59)
+    m = torch.nn.Transformer(d_model=E, nhead=H, num_encoder_layers=enc, num_decoder_layers=dec,
+                             dim_feedforward=F, dropout=0.0, activation=activation,
+                             batch_first=batch_first, norm_first=norm_first)
+    scramble(m, name)
+    lay = (lambda L: (N, L, E)) if batch_first else (lambda L: (L, N, E))
+    floats = {"src": lay(S), "tgt": lay(T)}
+    masks = {"tgt_mask": lambda g: causal(T, T),
+             "src_key_padding_mask": lambda g: padding(g, N, S),
+             "memory_key_padding_mask": lambda g: padding(g, N, S),
+             "memory_mask": lambda g: torch.randn(T, S, generator=g, dtype=torch.float64)}
+
+    def call(mod, ins, ms):
+        return [mod(ins["src"], ins["tgt"], tgt_mask=ms["tgt_mask"], memory_mask=ms["memory_mask"],
+                    src_key_padding_mask=ms["src_key_padding_mask"],
+                    memory_key_padding_mask=ms["memory_key_padding_mask"])]
+    cfg = {"embed": E, "heads": H, "ffn": F, "batch_first": batch_first, "norm_first": norm_first,
+           "activation": activation, "enc_layers": enc, "dec_layers": dec}
+    return run(name, "transformer", cfg, m, floats, masks, call)
+
+
 def main():
     torch.set_default_dtype(torch.float64)
     cases = [
@@ -159,6 +235,15 @@ def main():
         decoder_case("decoder_postnorm_tnc", 8, 2, 16, 4, 6, 2, mem_pad=True, tgt_pad=True),
         decoder_case("decoder_prenorm_gelu_ntc", 8, 2, 10, 5, 3, 2, batch_first=True, norm_first=True,
                      activation="gelu", mem_mask=True),
+        encoder_stack_case("encoder_stack_postnorm_tnc_padding", 8, 2, 16, 5, 3, 3, False, pad=True),
+        encoder_stack_case("encoder_stack_prenorm_gelu_ntc_causal_norm", 8, 4, 12, 6, 2, 2, True,
+                           batch_first=True, norm_first=True, activation="gelu", is_causal=True),
+        decoder_stack_case("decoder_stack_postnorm_tnc_norm", 8, 2, 16, 4, 6, 2, 2, True, mem_pad=True),
+        decoder_stack_case("decoder_stack_prenorm_ntc", 8, 2, 10, 5, 3, 2, 3, False, batch_first=True,
+                           norm_first=True),
+        transformer_case("transformer_tnc", 8, 2, 16, 5, 4, 2, 2, 2),
+        transformer_case("transformer_prenorm_gelu_ntc", 8, 4, 12, 6, 3, 2, 1, 2, batch_first=True,
+                         norm_first=True, activation="gelu"),
     ]
     with open(os.path.join(HERE, "attention_goldens.json"), "w") as f:
         json.dump({"torch": torch.__version__, "cases": cases}, f)
