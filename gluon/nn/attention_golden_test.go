@@ -47,12 +47,12 @@ type attCase struct {
 
 // inputOrder is each kind's ForwardMulti argument order, PyTorch's names.
 var inputOrder = map[string][]string{
-	"mha":     {"query", "key", "value", "key_padding_mask", "attn_mask"},
-	"encoder": {"src", "src_key_padding_mask", "attn_mask"},
-	"decoder": {"tgt", "memory", "tgt_mask", "memory_mask", "tgt_key_padding_mask", "memory_key_padding_mask"},
+	"mha":           {"query", "key", "value", "key_padding_mask", "attn_mask"},
+	"encoder":       {"src", "src_key_padding_mask", "attn_mask"},
+	"decoder":       {"tgt", "memory", "tgt_mask", "memory_mask", "tgt_key_padding_mask", "memory_key_padding_mask"},
 	"encoder_stack": {"src", "src_key_padding_mask", "attn_mask"},
 	"decoder_stack": {"tgt", "memory", "tgt_mask", "memory_mask", "tgt_key_padding_mask", "memory_key_padding_mask"},
-	"transformer": {"src", "tgt", "src_mask", "tgt_mask", "memory_mask", "src_key_padding_mask", "tgt_key_padding_mask", "memory_key_padding_mask"},
+	"transformer":   {"src", "tgt", "src_mask", "tgt_mask", "memory_mask", "src_key_padding_mask", "tgt_key_padding_mask", "memory_key_padding_mask"},
 }
 
 func buildAttention(t *testing.T, c attCase) gluon.Component {
