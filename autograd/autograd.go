@@ -110,6 +110,12 @@ func BackwardHeads(heads []*nd.NDArray, o BackwardOpts) {
 	nd.Backward(heads, o.HeadGrads, o.RetainGraph)
 }
 
+// Grad returns the gradients of heads with respect to vars (leaves of the
+// recorded graph) without storing them in the vars' gradient buffers, as
+// Gluon's autograd.grad and PyTorch's torch.autograd.grad (first order):
+// see nd.Grad. headGrads may be nil (ones).
+func Grad(heads, headGrads, vars []*nd.NDArray) []*nd.NDArray { return nd.Grad(heads, headGrads, vars) }
+
 // MarkVariables attaches gradient buffers to arrays with the given request
 // (Gluon's mark_variables / attach_grad).
 func MarkVariables(req nd.GradReq, arrs ...*nd.NDArray) {

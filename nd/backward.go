@@ -179,11 +179,11 @@ var gradReadsOutput = map[string]bool{
 
 // gradsOf backpropagates headGrads from heads like Backward, without
 // retaining the graph, and returns the gradients of leaves (nil where none
-// flows) instead of storing them. A leaf outside leaves that wants a
-// gradient is an ErrTrace error: Trace uses it for its backward pass, and
-// such a leaf (an array with AttachGrad that a block captured) would
-// silently get none.
-func gradsOf(heads, headGrads, leaves []*NDArray) []*NDArray {
+// flows) instead of storing them. other is called on each leaf outside
+// leaves that wants a gradient (nil: such leaves get nothing): Trace uses
+// it for its backward pass, where such a leaf (an array with AttachGrad
+// that a block captured) would silently get none, and fails there.
+func gradsOf(heads, headGrads, leaves []*NDArray, other func(a *NDArray)) []*NDArray {
 	order, release := topoOrder(heads, true)
 	defer release()
 	grads := map[*NDArray]*NDArray{}
@@ -199,8 +199,8 @@ func gradsOf(heads, headGrads, leaves []*NDArray) []*NDArray {
 		i, ok := at[a]
 		if !ok {
 			g.Release()
-			if a.requiresGrad() {
-				fail("Trace", ErrTrace, "the computation reads an array of shape %v that takes a gradient but is neither an input nor a bound array (a parameter): pass it as one", a.shape)
+			if other != nil && a.requiresGrad() {
+				other(a)
 			}
 			return
 		}
@@ -208,6 +208,45 @@ func gradsOf(heads, headGrads, leaves []*NDArray) []*NDArray {
 	})
 	freeNodes(order)
 	return out
+}
+
+// Grad returns the gradients of heads with respect to vars without storing
+// them in any gradient buffer (PyTorch's torch.autograd.grad, first
+// order): vars are leaves of the recorded graph (arrays with AttachGrad),
+// headGrads weights each head (nil, or a nil entry: ones), and a var no
+// head depends on gets nil. Other leaves get nothing, and the graph is
+// freed, as by Backward without retainGraph.
+func Grad(heads, headGrads, vars []*NDArray) []*NDArray {
+	const op = "Grad"
+	if len(heads) == 0 {
+		fail(op, ErrArgument, "no heads")
+	}
+	if headGrads != nil && len(headGrads) != len(heads) {
+		fail(op, ErrArgument, "%d heads but %d head gradients", len(heads), len(headGrads))
+	}
+	hg := make([]*NDArray, len(heads))
+	for i, h := range heads {
+		defer checkLive(op, h).done()
+		if !h.requiresGrad() {
+			fail(op, ErrGraph, "head %d (shape %v) is not part of a recorded graph", i, h.shape)
+		}
+		if headGrads != nil && headGrads[i] != nil {
+			defer checkInputs(op, h, headGrads[i]).done()
+			if !slices.Equal(h.shape, headGrads[i].shape) {
+				fail(op, ErrShape, "head %d has shape %v but its gradient has shape %v", i, h.shape, headGrads[i].shape)
+			}
+			hg[i] = headGrads[i].view(0, headGrads[i].shape)
+		} else {
+			hg[i] = OnesLike(h)
+		}
+	}
+	for i, v := range vars {
+		if v == nil || !isLeaf(v) {
+			fail(op, ErrArgument, "var %d is nil or the output of a recorded op: want a leaf (an array with AttachGrad)", i)
+		}
+	}
+	sessionOf(op, heads...)
+	return gradsOf(heads, hg, vars, nil)
 }
 
 // isLeaf reports whether a was not produced by a recorded op.

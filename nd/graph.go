@@ -244,7 +244,9 @@ func TraceWith(name string, f func(in []*NDArray) []*NDArray, inputs, bound []*N
 	}
 	if len(heads) > 0 { // (with no leaves, gradsOf reports the captured array that needs a gradient)
 		bwdStart := len(r.steps)
-		grads = gradsOf(outsWithHeads(outs, heads), nonNil(heads), leaves)
+		grads = gradsOf(outsWithHeads(outs, heads), nonNil(heads), leaves, func(a *NDArray) {
+			fail("Trace", ErrTrace, "the computation reads an array of shape %v that takes a gradient but is neither an input nor a bound array (a parameter): pass it as one", a.shape)
+		})
 		g.fwd, g.bwd, g.grads = r.steps[:bwdStart], r.steps[bwdStart:], true
 	} else {
 		g.fwd, g.heads = r.steps, nil

@@ -1,6 +1,7 @@
 package nd
 
 import (
+	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
 	"strconv"
@@ -21,8 +22,9 @@ var rngs struct {
 }
 
 type lockedRand struct {
-	mu sync.Mutex
-	r  *rand.Rand
+	mu  sync.Mutex
+	r   *rand.Rand
+	pcg *rand.PCG // r's source, whose state RNGState saves
 }
 
 // Seed resets every context's random generator from seed, so that the same
@@ -82,7 +84,8 @@ func derive(gens *map[ctx.Context]*lockedRand, dev ctx.Context, seed uint64, suf
 	if g == nil {
 		h := fnv.New64a()
 		h.Write([]byte(dev.String() + "/" + strconv.FormatUint(seed, 10) + suffix))
-		g = &lockedRand{r: rand.New(rand.NewPCG(seed, h.Sum64()))}
+		pcg := rand.NewPCG(seed, h.Sum64())
+		g = &lockedRand{r: rand.New(pcg), pcg: pcg}
 		(*gens)[dev] = g
 	}
 	return g
@@ -186,4 +189,27 @@ func RandomUniformLike(a *NDArray, lo, hi float64) *NDArray {
 func RandomNormalLike(a *NDArray, mean, std float64) *NDArray {
 	defer checkLive("RandomNormalLike", a).done()
 	return a.Session().RandomNormal(a.st.dev, a.dtype, mean, std, a.shape...)
+}
+
+// RNGState returns the state of s's random generator for dev (PyTorch's
+// get_rng_state): after SetRNGState with it, dropout masks and random
+// arrays drawn on dev repeat those drawn after the call. Recomputing a
+// forward pass (gluon.Checkpoint) uses it.
+func (s *Session) RNGState(dev ctx.Context) []byte {
+	g := s.rngFor(dev)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	b, _ := g.pcg.MarshalBinary() // a PCG always marshals
+	return b
+}
+
+// SetRNGState restores a state RNGState returned for dev.
+func (s *Session) SetRNGState(dev ctx.Context, state []byte) error {
+	g := s.rngFor(dev)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.pcg.UnmarshalBinary(state); err != nil {
+		return fmt.Errorf("nd: SetRNGState on %v: %w", dev, err)
+	}
+	return nil
 }

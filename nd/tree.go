@@ -120,6 +120,11 @@ type treeRegistry struct {
 type member struct {
 	t    *tree
 	from uintptr
+	// scope is the scope that tracked the starter's arrays when it took
+	// the tree (CurrentTree): the member's arrays go there, not to scopes
+	// the starter opens afterwards (a scope opened in one device's function
+	// of ForEachDevice must not take the other devices' arrays).
+	scope *Scope
 }
 
 var trees = newTreeRegistry()
@@ -171,9 +176,11 @@ func (r *treeRegistry) scoping() (*tree, uintptr) {
 
 // innermost returns the scope of t that tracks what goroutine g makes:
 // the innermost one g opened; for a goroutine that opened none, the one
-// the goroutine it was started from (Go) would use, and so on up; else
-// nil. Workers of one tree that each open a scope so do not release each
-// other's arrays. Held: defaultSession.scopeMu.
+// its starter's arrays went to when it took the tree (Go, Tree.Run), or
+// the nearest enclosing one still open; else nil. Workers of one tree that
+// each open a scope so do not release each other's arrays, and a scope
+// the starter opens later (in its own device's function) does not take a
+// worker's. Held: defaultSession.scopeMu.
 func (r *treeRegistry) innermost(t *tree, g uintptr) *Scope {
 	if t == nil || len(t.scopes) == 0 {
 		return nil
@@ -181,19 +188,20 @@ func (r *treeRegistry) innermost(t *tree, g uintptr) *Scope {
 	if !gid.Supported {
 		return t.scopes[len(t.scopes)-1]
 	}
-	for range 64 { // a chain of starters; never a cycle, but bounded anyway
-		for i := len(t.scopes) - 1; i >= 0; i-- {
-			if t.scopes[i].g == g {
-				return t.scopes[i]
-			}
+	for i := len(t.scopes) - 1; i >= 0; i-- {
+		if t.scopes[i].g == g {
+			return t.scopes[i]
 		}
-		v, ok := r.members.Load(g)
-		if !ok || v.(*member).t != t {
-			return nil
-		}
-		g = v.(*member).from
 	}
-	return nil
+	v, ok := r.members.Load(g)
+	if !ok || v.(*member).t != t {
+		return nil
+	}
+	sc := v.(*member).scope
+	for sc != nil && sc.closed { // closed since: its enclosing one
+		sc = sc.parent
+	}
+	return sc
 }
 
 // enter counts a scope that the calling goroutine opens in its tree,
@@ -256,8 +264,9 @@ func (r *treeRegistry) mode() mode {
 // the goroutine that took it with CurrentTree, or the zero Tree for a
 // goroutine that belongs to none.
 type Tree struct {
-	t    *tree
-	from uintptr
+	t     *tree
+	from  uintptr
+	scope *Scope // the taker's innermost scope then (member.scope)
 	// sess is the session of the innermost Record, Pause or mode scope of a
 	// session other than the default one that the taking goroutine has
 	// open (scoped.go), or nil: Run makes its goroutine see it too.
@@ -277,7 +286,11 @@ func CurrentTree() Tree {
 	if t == nil {
 		return Tree{sess: sess}
 	}
-	return Tree{t, gid.Current(), sess}
+	g := gid.Current()
+	defaultSession.scopeMu.Lock()
+	sc := trees.innermost(t, g)
+	defaultSession.scopeMu.Unlock()
+	return Tree{t, g, sc, sess}
 }
 
 // Same reports whether t and o are the same tree (taken on any goroutines).
@@ -286,7 +299,7 @@ func (t Tree) Same(o Tree) bool { return t.t == o.t }
 // Run runs f on the calling goroutine as a member of t: its ops see t's
 // recording and mode, and the arrays they make are tracked by the
 // innermost scope it opens itself, else by the one the goroutine that took
-// t with CurrentTree uses. gluon.ForEachDevice runs each device's function
+// t with CurrentTree used then. gluon.ForEachDevice runs each device's function
 // this way. With the zero Tree, Run just calls f.
 func (t Tree) Run(f func()) {
 	if t.sess != nil && gid.Supported {
@@ -299,7 +312,7 @@ func (t Tree) Run(f func()) {
 		return
 	}
 	g := gid.Current()
-	prev, had := trees.members.Swap(g, &member{t.t, t.from})
+	prev, had := trees.members.Swap(g, &member{t.t, t.from, t.scope})
 	trees.running.Add(1)
 	defer func() {
 		if had {

@@ -393,3 +393,43 @@ func needGID(t *testing.T) {
 		t.Skip("goroutines cannot be told apart on this architecture")
 	}
 }
+
+// TestTreeLaterScopeKeepsOffWorkers: a scope the starter opens after a
+// worker took the tree (one device's function of ForEachDevice, which runs
+// on the calling goroutine, opening a scope while the other device's
+// worker runs) does not track the worker's arrays, so closing it does not
+// release them under the worker; the scope in place when the worker
+// started does.
+func TestTreeLaterScopeKeepsOffWorkers(t *testing.T) {
+	needGID(t)
+	dev := ctx.CPU(0)
+	outer := nd.NewScope()
+	defer outer.Close()
+	nd.DefaultSession().Record(func() {
+		tree := nd.CurrentTree()
+		made := make(chan *nd.NDArray)
+		opened, use := make(chan struct{}), make(chan struct{})
+		done := make(chan []float32)
+		go tree.Run(func() {
+			<-opened
+			a := nd.MulScalar(nd.Ones(dev, nd.Float32, 3), 1) // an op's result, bound to the session
+			made <- a
+			<-use
+			done <- nd.MulScalar(a, 2).Float32s()
+		})
+		later := nd.NewScope() // opened after the worker took the tree
+		close(opened)
+		a := <-made
+		later.Close()
+		close(use)
+		if got := <-done; !slices.Equal(got, []float32{2, 2, 2}) {
+			t.Fatalf("the worker's array after the later scope closed: %v", got)
+		}
+		if a.Released() {
+			t.Fatal("the later scope released the worker's array")
+		}
+		if outer.Len() == 0 {
+			t.Error("the scope in place when the worker started does not track its arrays")
+		}
+	})
+}

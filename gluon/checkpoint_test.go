@@ -1,0 +1,174 @@
+package gluon_test
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/goluon/goluon/autograd"
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/initializer"
+	"github.com/goluon/goluon/gluon/nn"
+	"github.com/goluon/goluon/gluon/optimizer"
+	"github.com/goluon/goluon/nd"
+)
+
+// gradsOfRun runs one recorded training pass of net on x (train mode,
+// dropout on) from seed, and returns the loss, the input's gradient and
+// every parameter's gradient.
+func gradsOfRun(t *testing.T, net gluon.Block, params *gluon.ParamDict, x *nd.NDArray, seed uint64) (float64, []float64, map[string][]float64) {
+	t.Helper()
+	nd.Seed(seed)
+	params.ZeroGrad()
+	xin := x.Copy()
+	xin.AttachGrad(nd.GradWrite)
+	var l *nd.NDArray
+	autograd.Record(func() { l = nd.Sum(nd.Square(net.Forward(xin))) })
+	autograd.Backward(l)
+	gs := map[string][]float64{}
+	for _, n := range params.Names() {
+		if g := params.Get(n).Grad(ctx.CPU(0)); g != nil {
+			gs[n] = g.Float64s()
+		}
+	}
+	return l.Float64s()[0], xin.Grad().Float64s(), gs
+}
+
+// TestCheckpoint: a checkpointed network gives the loss and gradients of
+// the plain one bit for bit, dropout included, holds fewer arrays after
+// its forward pass, and a transformer layer with masks works too.
+func TestCheckpoint(t *testing.T) {
+	dev := ctx.CPU(0)
+	block := func() *nn.Sequential {
+		return nn.NewSequential(nn.NewDense(32, nn.DenseOpts{InUnits: 16, Act: "relu"}), nn.NewDropout(0.3),
+			nn.NewDense(32, nn.DenseOpts{Act: "tanh"}), nn.NewDense(16, nn.DenseOpts{}))
+	}
+	b1, b2 := block(), block()
+	plain := nn.NewSequential(b1, b2)
+	params := gluon.CollectParams(plain)
+	nd.Seed(1)
+	if err := params.Initialize(initializer.Xavier{}, []ctx.Context{dev}, false); err != nil {
+		t.Fatal(err)
+	}
+	ck := nn.NewSequential(gluon.Checkpoint(b1), gluon.Checkpoint(b2))
+	if got, want := gluon.CollectParams(ck).Names(), params.Names(); !slices.Equal(got, want) {
+		t.Fatalf("checkpointed parameter names %v, want %v", got, want)
+	}
+	x := nd.RandomNormal(dev, nd.Float32, 0, 1, 8, 16)
+	l1, gx1, gp1 := gradsOfRun(t, plain, params, x, 5)
+	l2, gx2, gp2 := gradsOfRun(t, ck, params, x, 5)
+	if l1 != l2 || !slices.Equal(gx1, gx2) {
+		t.Fatalf("loss %v vs %v, or input gradients differ", l1, l2)
+	}
+	for n, g := range gp1 {
+		if !slices.Equal(g, gp2[n]) {
+			t.Fatalf("gradient of %s differs", n)
+		}
+	}
+	// After the forward pass, the plain network's scope holds every
+	// intermediate; the checkpointed one only the blocks' outputs.
+	count := func(net gluon.Block) int {
+		sc := nd.NewScope()
+		defer sc.Close()
+		xin := x.Copy()
+		xin.AttachGrad(nd.GradWrite)
+		autograd.Record(func() { net.Forward(xin) })
+		return sc.Len()
+	}
+	if p, c := count(plain), count(ck); !(c < p) {
+		t.Errorf("arrays held after the forward pass: checkpointed %d, plain %d", c, p)
+	}
+	// Outside a recording scope it is the block.
+	y1, y2 := plain.Forward(x).Float32s(), ck.Forward(x).Float32s()
+	if !slices.Equal(y1, y2) {
+		t.Error("predictions differ")
+	}
+
+	// A transformer layer with a key-padding mask, through gluon.Call.
+	enc := nn.NewTransformerEncoderLayer(8, 2, nn.TransformerOpts{FeedForward: 16, Layout: "NTC", Dropout: 0.2})
+	ep := gluon.CollectParams(enc)
+	if err := ep.Initialize(initializer.Xavier{}, []ctx.Context{dev}, false); err != nil {
+		t.Fatal(err)
+	}
+	src := nd.RandomNormal(dev, nd.Float32, 0, 1, 2, 5, 8)
+	pad := nd.FromSlice(dev, []bool{false, false, false, false, true, false, false, false, true, true}, 2, 5)
+	run := func(c gluon.Component) []float64 {
+		nd.Seed(9)
+		ep.ZeroGrad()
+		var l *nd.NDArray
+		autograd.Record(func() { l = nd.Sum(gluon.Call(c, src, pad)[0]) })
+		autograd.Backward(l)
+		return ep.Get("self_attn.in_proj_weight").Grad(dev).Float64s()
+	}
+	if !slices.Equal(run(enc), run(gluon.Checkpoint(enc))) {
+		t.Error("checkpointed transformer layer's gradient differs")
+	}
+
+	// A weight the block reads but does not own is an error, not a lost
+	// gradient.
+	foreign := nd.RandomNormal(dev, nd.Float32, 0, 1, 16)
+	foreign.AttachGrad(nd.GradWrite)
+	borrow := gluon.Checkpoint(nn.NewLambda(func(x *nd.NDArray) *nd.NDArray { return nd.Mul(x, foreign) }))
+	err := nd.Catch(func() {
+		xin := x.Copy()
+		xin.AttachGrad(nd.GradWrite)
+		var l *nd.NDArray
+		autograd.Record(func() { l = nd.Sum(borrow.Forward(xin)) })
+		autograd.Backward(l)
+	})
+	var e *nd.Error
+	if !errors.As(err, &e) || e.Kind != nd.ErrGraph {
+		t.Errorf("borrowed weight: %v, want an ErrGraph error", err)
+	}
+}
+
+// TestCheckpointTrainer: training on two contexts with the Trainer's
+// gradient buckets gives the same weights with and without checkpoints,
+// and hybridized checkpoints are the blocks.
+func TestCheckpointTrainer(t *testing.T) {
+	devs := []ctx.Context{ctx.CPU(0), ctx.CPU(1)}
+	train := func(wrap bool) []float32 {
+		nd.Seed(3)
+		b1 := nn.NewSequential(nn.NewDense(16, nn.DenseOpts{InUnits: 8, Act: "relu"}), nn.NewDropout(0.2))
+		b2 := nn.NewSequential(nn.NewDense(4, nn.DenseOpts{InUnits: 16}))
+		var net *nn.Sequential
+		if wrap {
+			net = nn.NewSequential(gluon.Checkpoint(b1), gluon.Checkpoint(b2))
+		} else {
+			net = nn.NewSequential(b1, b2)
+		}
+		params := gluon.CollectParams(net)
+		if err := params.Initialize(initializer.Xavier{}, devs, false); err != nil {
+			t.Fatal(err)
+		}
+		tr, err := gluon.NewTrainer(params, optimizer.NewSGD(0.1), "device", gluon.TrainerOpts{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := nd.RandomNormal(ctx.CPU(0), nd.Float32, 0, 1, 8, 8)
+		for range 3 {
+			xs, _ := gluon.SplitAndLoad(x, devs, false)
+			autograd.Record(func() {
+				_ = gluon.ForEachDevice(devs, func(i int, _ ctx.Context) error {
+					autograd.Backward(nd.Sum(nd.Square(net.Forward(xs[i]))))
+					return nil
+				})
+			})
+			if err := tr.Step(8); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if wrap {
+			h := gluon.Hybridize(net, gluon.HybridOpts{})
+			want := net.Forward(x).Float32s()
+			if got := h.Forward(x).Float32s(); !slices.Equal(got, want) {
+				t.Error("hybridized checkpointed network differs")
+			}
+		}
+		return params.List()[0].Data(devs[1]).Float32s()
+	}
+	if !slices.Equal(train(false), train(true)) {
+		t.Error("weights differ after training with checkpoints")
+	}
+}
