@@ -25,7 +25,8 @@ import (
 // the default session in the calling goroutine's tree (see Go), which
 // tracks the neutral arrays that the calling goroutine makes while it is
 // the innermost scope it opened, and those of the goroutines it starts
-// with Go (gluon.ForEachDevice's) that open no scope of their own.
+// with Go (gluon.ForEachDevice's) while it is, that open no scope of
+// their own.
 // Gradient buffers attached with AttachGrad are never tracked.
 type Scope struct {
 	mu        sync.Mutex
