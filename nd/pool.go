@@ -31,15 +31,24 @@ const (
 )
 
 func poolOut(in, k, s, p int, ceil bool) int {
-	span := in + 2*p - k
-	out := span/s + 1
-	if ceil {
-		out = (span+s-1)/s + 1
-		if (out-1)*s >= in+p { // the last window would start in the padding
-			out--
-		}
+	span := in + 2*p - k // negative when the window is larger than the padded input
+	if !ceil {
+		return floorDiv(span, s) + 1
+	}
+	out := floorDiv(span+s-1, s) + 1
+	if out > 0 && (out-1)*s >= in+p { // the last window would start in the padding
+		out--
 	}
 	return out
+}
+
+// floorDiv is a/b rounded towards minus infinity (b > 0).
+func floorDiv(a, b int) int {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
 }
 
 func poolParams(op string, x *NDArray, o PoolOpts) backend.PoolParams {
@@ -67,11 +76,13 @@ func poolParams(op string, x *NDArray, o PoolOpts) backend.PoolParams {
 	if 2*p.PadH > p.KH || 2*p.PadW > p.KW {
 		fail(op, ErrArgument, "padding %v must be at most half the kernel %v", o.Pad, o.Kernel)
 	}
-	if p.KH > p.InH+2*p.PadH || p.KW > p.InW+2*p.PadW {
-		fail(op, ErrShape, "kernel %dx%d is larger than the padded input %v", p.KH, p.KW, x.shape)
-	}
 	p.OutH = poolOut(p.InH, p.KH, p.StrideH, p.PadH, o.CeilMode)
 	p.OutW = poolOut(p.InW, p.KW, p.StrideW, p.PadW, o.CeilMode)
+	if p.OutH < 1 || p.OutW < 1 {
+		// In ceil mode a window may be larger than the padded input, as in
+		// PyTorch, as long as one fits: the windows are clipped to it.
+		fail(op, ErrShape, "kernel %dx%d is larger than the padded input %v", p.KH, p.KW, x.shape)
+	}
 	return p
 }
 

@@ -318,10 +318,19 @@ func ceilForm(g gluon.ONNXGraph, x string, kernel, stride, pad []int, pads []int
 		return c, fmt.Errorf("pooling input of shape %v: want [N, C] and %d spatial axes", shape, n)
 	}
 	c.in = slices.Clone(shape[2:])
-	floorOut := func(in, k, s, p int) int { return (in+2*p-k)/s + 1 }
+	// Division rounds towards minus infinity: a window larger than the
+	// padded input makes the span negative.
+	fdiv := func(a, b int) int {
+		q := a / b
+		if a%b != 0 && a < 0 {
+			q--
+		}
+		return q
+	}
+	floorOut := func(in, k, s, p int) int { return fdiv(in+2*p-k, s) + 1 }
 	torchOut := func(in, k, s, p int) int {
-		out := (in+2*p-k+s-1)/s + 1
-		if (out-1)*s >= in+p {
+		out := fdiv(in+2*p-k+s-1, s) + 1
+		if out > 0 && (out-1)*s >= in+p {
 			out--
 		}
 		return out

@@ -232,6 +232,14 @@ func exportNets() []exportNet {
 				nn.NewDense(3, nn.DenseOpts{}),
 			)
 		}, []int{2, 3, 9}, false, 0},
+		{"ceil-big-window-max", func() gluon.Block {
+			// Ceil mode with a window larger than the padded input (one
+			// clipped window, as PyTorch).
+			return nn.NewSequential(nn.NewMaxPool1D(6, nn.Pool1DOpts{CeilMode: true}))
+		}, []int{2, 3, 2}, false, 0},
+		{"ceil-big-window-avg", func() gluon.Block {
+			return nn.NewSequential(nn.NewAvgPool1D(5, nn.Pool1DOpts{Stride: 5, Pad: 1, CeilMode: true}))
+		}, []int{2, 3, 2}, false, 0},
 		{"pads-pixelshuffle", func() gluon.Block {
 			return nn.NewSequential(
 				nn.NewConv2D(8, 3, nn.Conv2DOpts{Pad: [2]int{1, 1}}),

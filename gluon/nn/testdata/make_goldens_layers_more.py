@@ -61,6 +61,20 @@ def main():
             m = tnn.AvgPool1d(cfg["size"], cfg["stride"], cfg["pad"], ceil_mode=cfg["ceil"],
                               count_include_pad=not cfg["exclude"])
         cases.append(case("pool1d-" + name, "pool1d", m, rand(2, 3, 10), cfg))
+    # Ceil mode with windows larger than the padded input (PyTorch clips
+    # them as long as one fits).
+    for name, cfg, w in [
+        ("max-ceil-big", {"type": "max", "size": 6, "stride": 6, "pad": 0, "ceil": True, "exclude": False}, 2),
+        ("avg-ceil-big", {"type": "avg", "size": 3, "stride": 2, "pad": 0, "ceil": True, "exclude": False}, 2),
+        ("avg-ceil-big-pad", {"type": "avg", "size": 5, "stride": 5, "pad": 1, "ceil": True, "exclude": False}, 2),
+        ("avg-ceil-big-exclude", {"type": "avg", "size": 6, "stride": 4, "pad": 2, "ceil": True, "exclude": True}, 1),
+    ]:
+        if cfg["type"] == "max":
+            m = tnn.MaxPool1d(cfg["size"], cfg["stride"], cfg["pad"], ceil_mode=True)
+        else:
+            m = tnn.AvgPool1d(cfg["size"], cfg["stride"], cfg["pad"], ceil_mode=True,
+                              count_include_pad=not cfg["exclude"])
+        cases.append(case("pool1d-" + name, "pool1d", m, rand(2, 3, w), cfg))
     cases.append(case("pool1d-global-max", "pool1d", tnn.AdaptiveMaxPool1d(1), rand(2, 3, 7),
                       {"type": "max", "global": True}))
     cases.append(case("pool1d-global-avg", "pool1d", tnn.AdaptiveAvgPool1d(1), rand(2, 3, 7),
