@@ -80,6 +80,7 @@ var confFamilies = []struct {
 	{"einsum", confEinsum},           // einsum.go
 	{"conv3d", confConv3D},           // conv3d.go
 	{"gridsample", confGridSample},   // gridsample.go
+	{"autograd", confAutograd},       // backward.go, checkpoint.go
 }
 
 // confRecover turns a panic inside a case (an *nd.Error from an op that
