@@ -112,6 +112,14 @@ func Checkpoint(f func(in []*NDArray) []*NDArray, inputs []*NDArray, params func
 			}
 			off += n
 		}
+		defer func() { // the fresh leaves' gradient buffers, which gradsOf never writes
+			for j, x := range leaves {
+				if fromInput[j] >= 0 {
+					x.Grad().Release()
+					x.Release()
+				}
+			}
+		}()
 		grads := make([]*NDArray, len(recIn))
 		if len(heads) > 0 {
 			grads = gradsOf(heads, headGrads, leaves, func(a *NDArray) {
