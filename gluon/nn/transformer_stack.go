@@ -35,6 +35,15 @@ func finalNorm(parent *gluon.BlockMeta, dModel int, o TransformerOpts) *LayerNor
 	return n
 }
 
+// callLayer runs a stack's layer, checkpointed or not, and returns its
+// output.
+func callLayer(l gluon.MultiBlock, checkpoint bool, inputs ...*nd.NDArray) *nd.NDArray {
+	if checkpoint {
+		return gluon.Checkpoint(l).ForwardMulti(inputs...)[0]
+	}
+	return l.ForwardMulti(inputs...)[0]
+}
+
 func checkLayers(op string, n int) {
 	if n < 1 {
 		nd.Panicf(op, nd.ErrArgument, "%d layers: want at least 1", n)
@@ -50,6 +59,10 @@ type TransformerEncoder struct {
 	gluon.BlockMeta
 	Layers []*TransformerEncoderLayer
 	Norm   *LayerNorm // nil without a final norm
+	// Checkpoint recomputes each layer in the backward pass instead of
+	// keeping its intermediates (gluon.Checkpoint): less memory, one more
+	// forward pass of compute.
+	Checkpoint bool
 }
 
 // NewTransformerEncoder returns numLayers encoder layers of width dModel
@@ -78,7 +91,7 @@ func (e *TransformerEncoder) ForwardMulti(inputs ...*nd.NDArray) []*nd.NDArray {
 	in := takeInputs("nn.TransformerEncoder", inputs, 3, "src, key-padding mask, attention mask")
 	x := in[0]
 	for _, l := range e.Layers {
-		x = l.ForwardMulti(x, in[1], in[2])[0]
+		x = callLayer(l, e.Checkpoint, x, in[1], in[2])
 	}
 	if e.Norm != nil {
 		x = e.Norm.Forward(x)
@@ -128,6 +141,9 @@ type TransformerDecoder struct {
 	gluon.BlockMeta
 	Layers []*TransformerDecoderLayer
 	Norm   *LayerNorm // nil without a final norm
+	// Checkpoint recomputes each layer in the backward pass (see
+	// TransformerEncoder.Checkpoint).
+	Checkpoint bool
 }
 
 // NewTransformerDecoder returns numLayers decoder layers of width dModel
@@ -157,7 +173,7 @@ func (d *TransformerDecoder) ForwardMulti(inputs ...*nd.NDArray) []*nd.NDArray {
 	}
 	x := in[0]
 	for _, l := range d.Layers {
-		x = l.ForwardMulti(x, in[1], in[2], in[3], in[4], in[5])[0]
+		x = callLayer(l, d.Checkpoint, x, in[1], in[2], in[3], in[4], in[5])
 	}
 	if d.Norm != nil {
 		x = d.Norm.Forward(x)

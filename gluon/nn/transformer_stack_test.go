@@ -42,6 +42,20 @@ func TestTransformerStacks(t *testing.T) {
 			t.Fatal("hybridized transformer differs from eager")
 		}
 	}
+	// Checkpointed layers give the same gradients.
+	grads := func() []float64 {
+		p := gluon.CollectParams(m).Get("decoder.layers.0.linear1.weight")
+		p.ZeroGrad()
+		var l *nd.NDArray
+		autograd.Record(func() { l = nd.Sum(gluon.Call(m, in...)[0]) })
+		autograd.Backward(l)
+		return p.Grad(cpu0).Float64s()
+	}
+	plain := grads()
+	m.Encoder.Checkpoint, m.Decoder.Checkpoint = true, true
+	if !slices.Equal(grads(), plain) {
+		t.Error("checkpointed layers' gradients differ")
+	}
 	for name, f := range map[string]func(){
 		"no layers":      func() { nn.NewTransformerEncoder(0, 8, 2, nn.TransformerOpts{}, false) },
 		"no memory":      func() { nn.NewTransformerDecoder(1, 8, 2, nn.TransformerOpts{}, false).ForwardMulti(tgt) },
