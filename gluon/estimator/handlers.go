@@ -306,12 +306,16 @@ func (h *Profile) BatchEnd(s *State) error {
 	return nil
 }
 
-// TrainEnd ends a window training ended inside.
-func (h *Profile) TrainEnd(_ *State, err error) error {
-	if h.p != nil {
+// TrainEnd ends a window training ended inside, or says on Table that
+// training ended before it.
+func (h *Profile) TrainEnd(s *State, err error) error {
+	switch {
+	case h.p != nil:
 		if ferr := h.finish(); err == nil {
 			return ferr
 		}
+	case !h.done && h.Table != nil:
+		fmt.Fprintf(h.Table, "profile: training ended after %d steps, before the profiled steps %d to %d\n", s.TotalSteps, h.Skip+1, h.Skip+h.Steps)
 	}
 	return nil
 }

@@ -238,6 +238,7 @@ func run(args []string, stdout io.Writer) (err error) {
 	}
 	defer common.CloseInto(&err, closeTB)
 	handlers = append(handlers, tb...)
+	handlers = append(handlers, o.Flags.ProfileHandlers(stdout)...)
 	goctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := est.Fit(goctx, train, val, o.Epochs, handlers...); err != nil {

@@ -185,6 +185,7 @@ func run(args []string, stdout io.Writer) (err error) {
 	}
 	defer common.CloseInto(&err, closeTB)
 	handlers = append(handlers, tb...)
+	handlers = append(handlers, f.ProfileHandlers(stdout)...)
 	goctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	fmt.Fprintf(stdout, "[INFO] training network: %d epochs, %d batches of %d (%d per context)...\n",

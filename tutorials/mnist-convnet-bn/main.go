@@ -173,6 +173,7 @@ func train(args []string, w io.Writer) (_ *outcome, err error) {
 	}
 	defer common.CloseInto(&err, closeTB)
 	handlers = append(handlers, tb...)
+	handlers = append(handlers, f.ProfileHandlers(w)...)
 	where := fmt.Sprintf("contexts %v", common.ContextNames(devs))
 	if job.Size > 1 {
 		where = fmt.Sprintf("%d workers × contexts %v", job.Size, common.ContextNames(devs))

@@ -20,6 +20,7 @@ import (
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/data"
 	"github.com/goluon/goluon/gluon/data/vision"
+	"github.com/goluon/goluon/gluon/estimator"
 )
 
 // Flags are the options every tutorial program takes.
@@ -38,6 +39,8 @@ type Flags struct {
 	LogDir      string // -logdir: TensorBoard event files go here ("": none)
 	AMP         string // -amp: "" (float32), "fp16" or "bf16" (amp.go)
 	Hybridize   bool   // -hybridize: run the network through traced graphs
+	Profile     int    // -profile: profile this many training steps (after 5) and print the op table
+	ProfileOut  string // -profile-trace: also write the profiled steps as a Chrome trace here
 }
 
 // Settings returns the flags that make a run another experiment when
@@ -73,7 +76,18 @@ func Register(fs *flag.FlagSet, d Flags) *Flags {
 	fs.StringVar(&f.LogDir, "logdir", d.LogDir, "write TensorBoard event files into this directory (what each program logs: its README)")
 	RegisterAMP(fs, &f.AMP)
 	fs.BoolVar(&f.Hybridize, "hybridize", d.Hybridize, "run the network through traced graphs (gluon.Hybridize): the same results with less per-op overhead")
+	fs.IntVar(&f.Profile, "profile", d.Profile, "profile N training steps after the first 5 and print the slowest ops (nd.StartProfile)")
+	fs.StringVar(&f.ProfileOut, "profile-trace", d.ProfileOut, "with -profile, also write the profiled steps as a Chrome trace (chrome://tracing, Perfetto) to this file")
 	return f
+}
+
+// ProfileHandlers returns the estimator handler that -profile asks for
+// (none without it), writing its table to w.
+func (f *Flags) ProfileHandlers(w io.Writer) []estimator.Handler {
+	if f.Profile <= 0 {
+		return nil
+	}
+	return []estimator.Handler{&estimator.Profile{Skip: 5, Steps: f.Profile, Top: 15, Table: w, TracePath: f.ProfileOut}}
 }
 
 // Model returns net as the program runs it: hybridized with -hybridize.
