@@ -290,6 +290,12 @@ func widen(v []float32) []float64 {
 // a failure leaves an existing file as it was.
 func Save(path string, net gluon.Block, inputShape []int, opts ExportOpts) error {
 	mp, err := Export(net, inputShape, opts)
+	return writeModel(path, mp, err)
+}
+
+// writeModel writes an exported model (unless its export failed, err) to
+// path atomically.
+func writeModel(path string, mp *onnxpb.ModelProto, err error) error {
 	if err != nil {
 		return err
 	}

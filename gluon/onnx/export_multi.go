@@ -10,7 +10,6 @@ import (
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/onnx/internal/onnxpb"
-	"github.com/goluon/goluon/internal/atomicfile"
 	"github.com/goluon/goluon/internal/numcmp"
 	"github.com/goluon/goluon/nd"
 )
@@ -245,17 +244,7 @@ func ExportMulti(net gluon.Component, inputs []ExportInput, opts ExportOpts) (*o
 // atomically: a failure leaves an existing file as it was.
 func SaveMulti(path string, net gluon.Component, inputs []ExportInput, opts ExportOpts) error {
 	mp, err := ExportMulti(net, inputs, opts)
-	if err != nil {
-		return err
-	}
-	data, err := proto.Marshal(mp)
-	if err != nil {
-		return fmt.Errorf("onnx: encoding the model: %w", err)
-	}
-	if err := atomicfile.WriteBytes(path, data); err != nil {
-		return fmt.Errorf("onnx: %w", err)
-	}
-	return nil
+	return writeModel(path, mp, err)
 }
 
 // multiIn is an ExportInput resolved.
