@@ -121,7 +121,9 @@ func TestSyncBatchNormMissingContext(t *testing.T) {
 			t.Fatalf("after a timeout, on %v: %v after %v, want the earlier failure at once", d, err, time.Since(start))
 		}
 	}
-	// After Reset both contexts in step work again.
+	// After Reset both contexts in step work again (with the default
+	// timeout: 50ms is too short for a loaded machine under -race).
+	nn.SyncTimeout = old
 	b.Reset()
 	nd.DefaultSession().Record(func() {
 		err = gluon.ForEachDevice(devs, func(_ int, d ctx.Context) error {
