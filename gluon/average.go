@@ -50,31 +50,25 @@ type AverageOpts struct {
 // no scope.
 var averages = nd.NewSession("average")
 
-// NewAveraged starts an average of params' initialised parameters (those
-// whose gradient is ignored included). The first Update copies the
-// weights; later ones average.
+// NewAveraged starts an average of params' floating-point parameters
+// (those whose gradient is ignored included; deferred ones join once the
+// first forward pass has given them a shape). The first Update copies the
+// weights; later ones average. Its error is for invalid options, or a
+// parameter not initialised on any context.
 func NewAveraged(params *ParamDict, opts AverageOpts) (*Averaged, error) {
 	if opts.Decay != 0 && !(opts.Decay > 0 && opts.Decay < 1) {
 		return nil, errorf("average: decay %g outside (0, 1) (0 selects SWA)", opts.Decay)
 	}
 	a := &Averaged{opts: opts}
 	for _, p := range params.List() {
-		if !p.Initialized() {
+		if len(p.Contexts()) == 0 {
 			return nil, errorf("average: parameter %s is not initialised", p.Name())
 		}
-		if !p.DType().IsFloat() {
+		if !p.DType().IsFloat() || p.Statistic && !opts.Statistics {
 			continue
 		}
 		a.params = append(a.params, p)
-		if p.Statistic && !opts.Statistics {
-			a.avg = append(a.avg, nil)
-			continue
-		}
-		dt := nd.Float32
-		if p.DType() == nd.Float64 {
-			dt = nd.Float64
-		}
-		a.avg = append(a.avg, nd.PersistentSession().Zeros(p.Contexts()[0], dt, p.Shape()...))
+		a.avg = append(a.avg, nil) // made at the first Update that sees the parameter's shape
 	}
 	return a, nil
 }
@@ -107,6 +101,22 @@ func (a *Averaged) Update() error {
 		for i, p := range a.params {
 			avg := a.avg[i]
 			if avg == nil {
+				if !p.Initialized() {
+					continue // deferred, no forward pass yet
+				}
+				dt := nd.Float32
+				if p.DType() == nd.Float64 {
+					dt = nd.Float64
+				}
+				// A parameter seen for the first time starts at its value.
+				dev := p.Contexts()[0]
+				avg = nd.PersistentSession().CopyOf(p.Data(dev), dev)
+				if avg.DType() != dt {
+					w := avg.AsType(dt)
+					avg.Release()
+					avg = w
+				}
+				a.avg[i] = avg
 				continue
 			}
 			cur := averages.Use(p.Data(avg.Context()))
@@ -134,23 +144,35 @@ func (a *Averaged) Update() error {
 }
 
 // CopyTo writes the averages into the parameters (every replica, in each
-// parameter's dtype): the network keeps the averaged weights. Before the
-// first Update it does nothing.
+// parameter's dtype): the network keeps the averaged weights (a Trainer
+// with float32 master copies of half weights takes them up, as after
+// SetData). Before the first Update it does nothing.
 func (a *Averaged) CopyTo() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.n == 0 {
 		return nil
 	}
-	return a.writeLocked(a.avg)
+	return a.writeLocked(a.avg, true)
 }
 
-// writeLocked sets each averaged parameter from vals (a.mu held).
-func (a *Averaged) writeLocked(vals []*nd.NDArray) error {
+// writeLocked sets each averaged parameter from vals (a.mu held). Without
+// visible, the parameters' versions stay as they were, so that a swap for
+// Apply, undone before training goes on, does not make a Trainer take the
+// half weights back into its float32 masters.
+func (a *Averaged) writeLocked(vals []*nd.NDArray, visible bool) error {
 	return nd.Catch(func() {
 		for i, p := range a.params {
-			if vals[i] != nil {
+			switch {
+			case vals[i] == nil:
+			case visible:
 				p.SetData(vals[i])
+			default:
+				p.mu.Lock()
+				for _, d := range p.data {
+					nd.Assign(d, vals[i])
+				}
+				p.mu.Unlock()
 			}
 		}
 	})
@@ -177,7 +199,7 @@ func (a *Averaged) Apply(f func() error) (err error) {
 		a.mu.Unlock()
 		return fmt.Errorf("gluon: average: %w", err)
 	}
-	if err := a.writeLocked(a.avg); err != nil {
+	if err := a.writeLocked(a.avg, false); err != nil {
 		a.mu.Unlock()
 		return fmt.Errorf("gluon: average: %w", err)
 	}
@@ -185,7 +207,7 @@ func (a *Averaged) Apply(f func() error) (err error) {
 	defer func() {
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		if rerr := a.writeLocked(saved); rerr != nil && err == nil {
+		if rerr := a.writeLocked(saved, false); rerr != nil && err == nil {
 			err = fmt.Errorf("gluon: average: restoring the weights: %w", rerr)
 		}
 		for _, s := range saved {

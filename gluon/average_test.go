@@ -4,12 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
+	"github.com/goluon/goluon/autograd"
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/gluon/nn"
+	"github.com/goluon/goluon/gluon/optimizer"
 	"github.com/goluon/goluon/nd"
 )
 
@@ -183,4 +186,45 @@ func ExampleAveraged() {
 	// Output:
 	// with the average: [7]
 	// afterwards: [8]
+}
+
+// TestAveragedApplyKeepsTraining: evaluating with the averages between
+// steps leaves a half network's training as it was (restoring through
+// SetData made the Trainer re-seed its float32 masters from the rounded
+// half weights).
+func TestAveragedApplyKeepsTraining(t *testing.T) {
+	run := func(apply bool) []float64 {
+		nd.Seed(2)
+		net := nn.NewSequential(nn.NewDense(6, nn.DenseOpts{InUnits: 4, Act: "tanh"}), nn.NewDense(2, nn.DenseOpts{}))
+		params := gluon.CollectParams(net)
+		if err := params.Initialize(initializer.Xavier{}, []ctx.Context{ctx.CPU(0)}, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := gluon.Cast(net, nd.Float16); err != nil {
+			t.Fatal(err)
+		}
+		tr, err := gluon.NewTrainer(params, optimizer.NewSGD(0.05), "device", gluon.TrainerOpts{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		avg, err := gluon.NewAveraged(params, gluon.AverageOpts{Decay: 0.9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := nd.RandomNormal(ctx.CPU(0), nd.Float32, 0, 1, 8, 4).AsType(nd.Float16)
+		for range 4 {
+			autograd.Record(func() { autograd.Backward(nd.Sum(nd.Square(net.Forward(x)))) })
+			if err := tr.Step(8); err != nil {
+				t.Fatal(err)
+			}
+			_ = avg.Update()
+			if apply {
+				_ = avg.Apply(func() error { net.Forward(x); return nil })
+			}
+		}
+		return params.List()[0].Data(ctx.CPU(0)).Float64s()
+	}
+	if !slices.Equal(run(false), run(true)) {
+		t.Error("Apply between steps changed the training of a float16 network")
+	}
 }

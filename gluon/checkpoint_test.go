@@ -2,6 +2,7 @@ package gluon_test
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"testing"
 
@@ -36,12 +37,13 @@ func gradsOfRun(t *testing.T, net gluon.Block, params *gluon.ParamDict, x *nd.ND
 }
 
 // TestCheckpoint: a checkpointed network gives the loss and gradients of
-// the plain one bit for bit, dropout included, holds fewer arrays after
-// its forward pass, and a transformer layer with masks works too.
+// the plain one bit for bit, holds fewer arrays after its forward pass,
+// replays its dropout masks in the backward pass, and a transformer layer
+// with masks works too.
 func TestCheckpoint(t *testing.T) {
 	dev := ctx.CPU(0)
 	block := func() *nn.Sequential {
-		return nn.NewSequential(nn.NewDense(32, nn.DenseOpts{InUnits: 16, Act: "relu"}), nn.NewDropout(0.3),
+		return nn.NewSequential(nn.NewDense(32, nn.DenseOpts{InUnits: 16, Act: "relu"}),
 			nn.NewDense(32, nn.DenseOpts{Act: "tanh"}), nn.NewDense(16, nn.DenseOpts{}))
 	}
 	b1, b2 := block(), block()
@@ -79,6 +81,29 @@ func TestCheckpoint(t *testing.T) {
 	if p, c := count(plain), count(ck); !(c < p) {
 		t.Errorf("arrays held after the forward pass: checkpointed %d, plain %d", c, p)
 	}
+	// Dropout: the gradient of Σ c·dropout(x) is c·mask, the mask of the
+	// forward pass (y = x·mask), however the recomputation draws.
+	drop := gluon.Checkpoint(nn.NewDropout(0.5))
+	xd := nd.RandomUniform(dev, nd.Float64, 1, 2, 64)
+	xd.AttachGrad(nd.GradWrite)
+	c := nd.RandomUniform(dev, nd.Float64, -1, 1, 64)
+	var yd, ld *nd.NDArray
+	nd.Seed(7)
+	autograd.Record(func() { yd = drop.Forward(xd); ld = nd.Sum(nd.Mul(yd, c)) })
+	autograd.Backward(ld)
+	gv, xv, yv, cv := xd.Grad().Float64s(), xd.Float64s(), yd.Float64s(), c.Float64s()
+	zeros := 0
+	for i := range gv {
+		if math.Abs(gv[i]*xv[i]-yv[i]*cv[i]) > 1e-12 {
+			t.Fatalf("element %d: gradient %v, but the forward pass kept x·%v", i, gv[i], yv[i]/xv[i])
+		}
+		if yv[i] == 0 {
+			zeros++
+		}
+	}
+	if zeros == 0 || zeros == 64 {
+		t.Errorf("%d of 64 dropped: not a dropout", zeros)
+	}
 	// Nothing outlives a step: the memory in use comes back to what it was
 	// (the recomputation's fresh leaves' gradient buffers leaked).
 	mdev := ctx.CPU(40)
@@ -105,7 +130,7 @@ func TestCheckpoint(t *testing.T) {
 	}
 
 	// A transformer layer with a key-padding mask, through gluon.Call.
-	enc := nn.NewTransformerEncoderLayer(8, 2, nn.TransformerOpts{FeedForward: 16, Layout: "NTC", Dropout: 0.2})
+	enc := nn.NewTransformerEncoderLayer(8, 2, nn.TransformerOpts{FeedForward: 16, Layout: "NTC"})
 	ep := gluon.CollectParams(enc)
 	if err := ep.Initialize(initializer.Xavier{}, []ctx.Context{dev}, false); err != nil {
 		t.Fatal(err)
@@ -149,7 +174,7 @@ func TestCheckpointTrainer(t *testing.T) {
 	devs := []ctx.Context{ctx.CPU(0), ctx.CPU(1)}
 	train := func(wrap bool) []float32 {
 		nd.Seed(3)
-		b1 := nn.NewSequential(nn.NewDense(16, nn.DenseOpts{InUnits: 8, Act: "relu"}), nn.NewDropout(0.2))
+		b1 := nn.NewSequential(nn.NewDense(16, nn.DenseOpts{InUnits: 8, Act: "relu"}))
 		b2 := nn.NewSequential(nn.NewDense(4, nn.DenseOpts{InUnits: 16}))
 		var net *nn.Sequential
 		if wrap {
@@ -229,5 +254,69 @@ func BenchmarkCheckpoint(b *testing.B) {
 			}
 			b.ReportMetric(float64(nd.MemoryStats(dev).Peak)/(1<<20), "peak-MiB")
 		})
+	}
+}
+
+// TestCheckpointModes: the recomputation runs in the training mode and
+// autocast state of the forward pass, whatever the caller does when the
+// backward pass comes (a review found float32 recomputations of half
+// forwards, and zero gradients for a backward pass inside Pause), and
+// outputs of two dtypes (attention under autocast) are handed out.
+func TestCheckpointModes(t *testing.T) {
+	dev := ctx.CPU(0)
+	inner := nn.NewSequential(nn.NewDense(16, nn.DenseOpts{InUnits: 8, Act: "relu"}), nn.NewDense(8, nn.DenseOpts{Act: "tanh"}))
+	params := gluon.CollectParams(inner)
+	if err := params.Initialize(initializer.Xavier{}, []ctx.Context{dev}, false); err != nil {
+		t.Fatal(err)
+	}
+	x := nd.RandomNormal(dev, nd.Float32, 0, 1, 4, 8)
+	grads := func(b gluon.Block, cast nd.DType, backward func(func())) []float64 {
+		params.ZeroGrad()
+		var l *nd.NDArray
+		autograd.Record(func() {
+			fwd := func() { l = nd.Sum(b.Forward(x).AsType(nd.Float32)) }
+			if cast != 0 {
+				nd.Autocast(cast, fwd)
+			} else {
+				fwd()
+			}
+		})
+		backward(func() { autograd.Backward(l) })
+		var out []float64
+		for _, p := range params.List() {
+			out = append(out, p.Grad(dev).Float64s()...)
+		}
+		return out
+	}
+	plainly := func(f func()) { f() }
+	for _, c := range []struct {
+		name     string
+		cast     nd.DType
+		backward func(func())
+	}{
+		{"float16 autocast", nd.Float16, plainly},
+		{"bfloat16 autocast", nd.BFloat16, plainly},
+		{"backward in Pause", 0, autograd.Pause},
+		{"backward in PredictMode", 0, autograd.PredictMode},
+	} {
+		want := grads(inner, c.cast, c.backward)
+		got := grads(gluon.Checkpoint(inner), c.cast, c.backward)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: gradients differ from the plain block's", c.name)
+		}
+		if slices.Equal(got, make([]float64, len(got))) {
+			t.Errorf("%s: zero gradients", c.name)
+		}
+	}
+	// Attention under autocast: a bfloat16 output and float32 weights.
+	mha := nn.NewMultiHeadAttention(8, 2, nn.AttentionOpts{Layout: "NTC"})
+	if err := gluon.Initialize(mha, initializer.Xavier{}, dev); err != nil {
+		t.Fatal(err)
+	}
+	q := nd.RandomNormal(dev, nd.Float32, 0, 1, 2, 3, 8)
+	var outs []*nd.NDArray
+	autograd.Record(func() { nd.Autocast(nd.BFloat16, func() { outs = gluon.Checkpoint(mha).ForwardMulti(q) }) })
+	if outs[0].DType() != nd.BFloat16 || outs[1].DType() != nd.Float32 {
+		t.Errorf("attention's outputs %v and %v, want bfloat16 and float32", outs[0].DType(), outs[1].DType())
 	}
 }

@@ -119,7 +119,7 @@ func walk(order []*NDArray, grads map[*NDArray]*NDArray, finish func(a, g *NDArr
 // backward pass it happened rather than naming only an inner op the user
 // never called.
 func runBackward(n *node, g *NDArray) []*NDArray {
-	if profEnter(n.op+" backward", nil) {
+	if profEnterOwn(n.op+" backward", nil, true) {
 		defer profExit()
 	}
 	defer func() {
@@ -190,13 +190,13 @@ func gradsOf(heads, headGrads, leaves []*NDArray, other func(a *NDArray)) []*NDA
 	for i, h := range heads {
 		accumulateGrad(grads, h, headGrads[i], "")
 	}
-	at := map[*NDArray]int{}
+	at := map[*NDArray][]int{} // a leaf listed twice gets its gradient twice
 	for i, l := range leaves {
-		at[l] = i
+		at[l] = append(at[l], i)
 	}
 	out := make([]*NDArray, len(leaves))
 	walk(order, grads, func(a, g *NDArray) {
-		i, ok := at[a]
+		is, ok := at[a]
 		if !ok {
 			g.Release()
 			if other != nil && a.requiresGrad() {
@@ -204,7 +204,10 @@ func gradsOf(heads, headGrads, leaves []*NDArray, other func(a *NDArray)) []*NDA
 			}
 			return
 		}
-		out[i] = g
+		out[is[0]] = g
+		for _, i := range is[1:] {
+			out[i] = g.Copy()
+		}
 	})
 	freeNodes(order)
 	return out
@@ -241,8 +244,8 @@ func Grad(heads, headGrads, vars []*NDArray) []*NDArray {
 		}
 	}
 	for i, v := range vars {
-		if v == nil || !isLeaf(v) {
-			fail(op, ErrArgument, "var %d is nil or the output of a recorded op: want a leaf (an array with AttachGrad)", i)
+		if v == nil || !isLeaf(v) || !v.requiresGrad() {
+			fail(op, ErrArgument, "var %d is nil, the output of a recorded op, or takes no gradient: want a leaf with AttachGrad", i)
 		}
 	}
 	sessionOf(op, heads...)

@@ -1,6 +1,11 @@
 package nd
 
-import "slices"
+import (
+	"math/rand/v2"
+	"slices"
+
+	"github.com/goluon/goluon/ctx"
+)
 
 // Checkpoint runs f on inputs and records it as one op whose backward
 // pass runs f again (activation checkpointing: PyTorch's
@@ -10,11 +15,16 @@ import "slices"
 // that take gradients (a block's parameters on the inputs' context); it is
 // called after f, so that deferred parameters exist.
 //
-// The recomputation replays the random draws of the first run (dropout
-// masks: the session's generator for the inputs' context is reset to its
-// state before f, then put back), and runs in the same training mode. It
-// also repeats f's side effects: a BatchNorm in training mode updates its
-// running statistics twice, as under PyTorch's checkpoint. An array f
+// Both runs of f happen in private sessions (see Session) on copies of the
+// inputs, in the training mode and autocast state the caller had when it
+// called Checkpoint, whatever the caller's goroutine tree does when the
+// backward pass comes (a device in Pause beside it, a backward pass
+// outside Record); their random draws (dropout masks) come from a
+// generator seeded by one draw from the caller's, so the second run
+// repeats the first. The recomputation also repeats f's side effects: a
+// BatchNorm in training mode updates its running statistics twice, as
+// under PyTorch's checkpoint. Outputs of several dtypes are handed out
+// through the widest (the others converted back, exactly). An array f
 // reads that takes a gradient but is neither an input nor among params is
 // an ErrGraph error in the backward pass (its gradient would be lost).
 // Outside a recording scope, and while tracing (gluon.Hybridize plans
@@ -31,33 +41,29 @@ func Checkpoint(f func(in []*NDArray) []*NDArray, inputs []*NDArray, params func
 		return f(inputs)
 	}
 	dev := live[0].Context()
-	train := s.IsTraining()
-	rng := s.RNGState(dev)
-	// f runs as it would (recorded: turning recording off would turn it
-	// off for the goroutines ForEachDevice runs beside this one, which
-	// share the mode), then the graph below its outputs is dropped: the
-	// scope releases every array f made, and the outputs are copied out
-	// packed, without history.
-	var shapes [][]int
+	run := checkpointRun{train: s.IsTraining(), rng: privateRNG(s.drawSeed(dev))}
+	run.castDT, run.cast = s.AutocastDType()
+	// The first run, not recorded, in a session of its own: the caller's
+	// goroutine tree may not pause recording (ForEachDevice's goroutines
+	// share their tree's mode).
 	var packed *NDArray
-	func() {
-		sc := s.NewScope()
-		defer sc.Close()
-		outs := f(inputs)
+	var shapes [][]int
+	var dtypes []DType
+	run.in(dev, func(fs *Session) {
+		in1 := fs.copies(inputs)
+		var outs []*NDArray
+		fs.PauseMode(run.train, func() { run.autocast(fs, func() { outs = f(in1) }) })
 		if len(outs) == 0 {
 			fail(op, ErrArgument, "the function returned no outputs")
 		}
-		flat := make([]*NDArray, len(outs))
-		for i, o := range outs {
-			if o.DType() != outs[0].DType() {
-				fail(op, ErrDType, "outputs of dtypes %v and %v: a checkpointed function's outputs share one", outs[0].DType(), o.DType())
+		for _, o := range outs {
+			if !o.DType().IsFloat() {
+				fail(op, ErrDType, "output of dtype %v: a checkpointed function's outputs are floating-point", o.DType())
 			}
-			shapes = append(shapes, o.Shape())
-			flat[i] = Reshape(o.Detach(), -1)
+			shapes, dtypes = append(shapes, o.Shape()), append(dtypes, o.DType())
 		}
-		packed = Concat(flat, 0).Detach()
-		sc.Keep(packed)
-	}()
+		packed = s.CopyOf(packOutputs(outs), dev)
+	})
 	// The node's inputs: the inputs and parameters that take gradients.
 	var recIn []*NDArray
 	var fromInput []int // per recIn entry, its index in inputs, or −1 for a parameter
@@ -76,63 +82,53 @@ func Checkpoint(f func(in []*NDArray) []*NDArray, inputs []*NDArray, params func
 		}
 	}
 	Record(op, packed, recIn, func(g *NDArray, need []bool) []*NDArray {
-		cur := s.RNGState(dev)
-		if err := s.SetRNGState(dev, rng); err != nil {
-			fail(op, ErrArgument, "%v", err)
-		}
-		defer func() { _ = s.SetRNGState(dev, cur) }()
-		sc := s.NewScope()
-		defer sc.Close()
-		in2 := slices.Clone(inputs)
-		leaves := make([]*NDArray, len(recIn))
-		for j, x := range recIn {
-			if fromInput[j] < 0 {
-				leaves[j] = x // a parameter: a leaf of the recomputed graph too
-				continue
-			}
-			x2 := x.Detach() // cut from the outer graph, a leaf of its own
-			x2.AttachGrad(GradWrite)
-			in2[fromInput[j]], leaves[j] = x2, x2
-		}
-		var outs2 []*NDArray
-		s.RecordMode(train, func() { outs2 = f(in2) })
-		if len(outs2) != len(shapes) {
-			fail(op, ErrGraph, "the recomputation gave %d outputs, the first run %d", len(outs2), len(shapes))
-		}
-		var heads, headGrads []*NDArray
-		off := 0
-		for i, o := range outs2 {
-			n := numel(shapes[i])
-			if !slices.Equal(o.Shape(), shapes[i]) {
-				fail(op, ErrGraph, "the recomputation's output %d has shape %v, the first run's %v", i, o.Shape(), shapes[i])
-			}
-			if o.requiresGrad() {
-				heads = append(heads, o)
-				headGrads = append(headGrads, Reshape(SliceAxis(g, off, off+n, 0), shapes[i]...))
-			}
-			off += n
-		}
-		defer func() { // the fresh leaves' gradient buffers, which gradsOf never writes
-			for j, x := range leaves {
-				if fromInput[j] >= 0 {
-					x.Grad().Release()
-					x.Release()
-				}
-			}
-		}()
 		grads := make([]*NDArray, len(recIn))
-		if len(heads) > 0 {
-			grads = gradsOf(heads, headGrads, leaves, func(a *NDArray) {
+		run.in(dev, func(rs *Session) {
+			in2 := rs.copies(inputs)
+			leaves := make([]*NDArray, len(recIn))
+			for j, x := range recIn {
+				if fromInput[j] < 0 {
+					leaves[j] = x // a parameter: a leaf of the recomputed graph too
+					continue
+				}
+				x2 := in2[fromInput[j]] // a copy: a leaf of its own
+				x2.AttachGrad(GradWrite)
+				defer x2.Grad().Release() // never written: gradsOf hands the gradient back
+				leaves[j] = x2
+			}
+			var outs2 []*NDArray
+			rs.RecordMode(run.train, func() { run.autocast(rs, func() { outs2 = f(in2) }) })
+			if len(outs2) != len(shapes) {
+				fail(op, ErrGraph, "the recomputation gave %d outputs, the first run %d", len(outs2), len(shapes))
+			}
+			var heads, headGrads []*NDArray
+			off := 0
+			for i, o := range outs2 {
+				n := numel(shapes[i])
+				if !slices.Equal(o.Shape(), shapes[i]) || o.DType() != dtypes[i] {
+					fail(op, ErrGraph, "the recomputation's output %d is %v %v, the first run's %v %v", i, o.Shape(), o.DType(), shapes[i], dtypes[i])
+				}
+				if o.requiresGrad() {
+					hg := rs.CopyOf(Reshape(SliceAxis(g, off, off+n, 0), shapes[i]...), dev)
+					if hg.DType() != dtypes[i] {
+						hg = hg.AsType(dtypes[i]) // exact: widened from it
+					}
+					heads, headGrads = append(heads, o), append(headGrads, hg)
+				}
+				off += n
+			}
+			if len(heads) == 0 {
+				return
+			}
+			gs := gradsOf(heads, headGrads, leaves, func(a *NDArray) {
 				fail(op, ErrGraph, "the checkpointed computation reads an array of shape %v that takes a gradient but is neither an input nor one of its parameters: its gradient would be lost", a.shape)
 			})
-		}
-		for j := range grads {
-			if !need[j] && grads[j] != nil {
-				grads[j].Release()
-				grads[j] = nil
+			for j, gr := range gs {
+				if gr != nil && need[j] {
+					grads[j] = s.CopyOf(gr, gr.Context())
+				}
 			}
-		}
-		sc.Keep(grads...)
+		})
 		return grads
 	})
 	res := make([]*NDArray, len(shapes))
@@ -140,7 +136,86 @@ func Checkpoint(f func(in []*NDArray) []*NDArray, inputs []*NDArray, params func
 	for i, sh := range shapes {
 		n := numel(sh)
 		res[i] = Reshape(SliceAxis(packed, off, off+n, 0), sh...)
+		if res[i].DType() != dtypes[i] {
+			res[i] = res[i].AsType(dtypes[i])
+		}
 		off += n
 	}
 	return res
+}
+
+// checkpointRun is what both runs of a checkpointed function share: the
+// caller's training mode and autocast state, and the private generator's
+// initial state.
+type checkpointRun struct {
+	train  bool
+	cast   bool
+	castDT DType
+	rng    []byte
+}
+
+// in runs body in a new private session whose generator for dev starts
+// at r.rng, and releases everything made there when it returns.
+func (r checkpointRun) in(dev ctx.Context, body func(s *Session)) {
+	s := NewSession("checkpoint")
+	if err := s.SetRNGState(dev, r.rng); err != nil {
+		fail("Checkpoint", ErrArgument, "%v", err)
+	}
+	sc := s.NewScope()
+	defer sc.Close()
+	body(s)
+}
+
+// autocast runs body in s under the caller's autocast state.
+func (r checkpointRun) autocast(s *Session, body func()) {
+	if r.cast {
+		s.Autocast(r.castDT, body)
+		return
+	}
+	body()
+}
+
+// privateRNG is the state of a generator seeded by seed.
+func privateRNG(seed uint64) []byte {
+	b, _ := rand.NewPCG(seed, 0x2545f4914f6cdd1d).MarshalBinary() // a PCG always marshals
+	return b
+}
+
+// copies returns copies of arrs made in s on their contexts (nil stays
+// nil).
+func (s *Session) copies(arrs []*NDArray) []*NDArray {
+	out := make([]*NDArray, len(arrs))
+	for i, a := range arrs {
+		if a != nil {
+			out[i] = s.CopyOf(a, a.Context())
+		}
+	}
+	return out
+}
+
+// packOutputs concatenates outs flattened, in the widest of their dtypes.
+func packOutputs(outs []*NDArray) *NDArray {
+	dt := outs[0].DType()
+	for _, o := range outs[1:] {
+		dt = widerFloat(dt, o.DType())
+	}
+	flat := make([]*NDArray, len(outs))
+	for i, o := range outs {
+		if o.DType() != dt {
+			o = o.AsType(dt)
+		}
+		flat[i] = Reshape(o, -1)
+	}
+	return Concat(flat, 0)
+}
+
+// widerFloat is the dtype that holds both a and b exactly.
+func widerFloat(a, b DType) DType {
+	switch {
+	case a == b:
+		return a
+	case a == Float64 || b == Float64:
+		return Float64
+	}
+	return Float32
 }

@@ -36,6 +36,13 @@ func TestGrad(t *testing.T) {
 			t.Errorf("a gradient buffer was written: %v", a.Grad().Float64s())
 		}
 	}
+	// A var listed twice gets its gradient twice (torch.autograd.grad too).
+	x, w, _ = mk()
+	autograd.Record(func() { l = nd.Sum(nd.Mul(x, w)) })
+	twice := nd.Grad([]*nd.NDArray{l}, nil, []*nd.NDArray{w, x, w})
+	if twice[0] == nil || twice[2] == nil || !slices.Equal(twice[0].Float64s(), twice[2].Float64s()) {
+		t.Errorf("a var listed twice: %v and %v", twice[0], twice[2])
+	}
 	// Head gradients weight the heads, as in Backward.
 	x, w, _ = mk()
 	autograd.Record(func() { l = nd.Mul(x, w) })
@@ -50,6 +57,7 @@ func TestGrad(t *testing.T) {
 		"no heads":         func() { nd.Grad(nil, nil, []*nd.NDArray{x}) },
 		"unrecorded head":  func() { nd.Grad([]*nd.NDArray{nd.Ones(dev, nd.Float64, 1)}, nil, []*nd.NDArray{x}) },
 		"intermediate var": func() { nd.Grad([]*nd.NDArray{l}, nil, []*nd.NDArray{mid}) },
+		"var without grad": func() { nd.Grad([]*nd.NDArray{l}, nil, []*nd.NDArray{nd.Ones(dev, nd.Float64, 3)}) },
 		"head grad shape":  func() { nd.Grad([]*nd.NDArray{l}, []*nd.NDArray{nd.Ones(dev, nd.Float64, 2)}, []*nd.NDArray{x}) },
 	} {
 		var e *nd.Error

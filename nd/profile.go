@@ -113,8 +113,14 @@ func (p *Profile) Stop() {
 }
 
 // profEnter records the start of a call of op on arrs; it returns
-// whether it did (the caller must then call profExit).
-func profEnter(op string, arrs []*NDArray) bool {
+// whether it did (the caller must then call profExit). A call of the op
+// whose call or backward function is the innermost in progress is a part
+// of it (an op's public function and its kernels pin their inputs under
+// one name), unless it is a backward function itself (own says so): a
+// nested checkpoint's backward function is a call of its own.
+func profEnter(op string, arrs []*NDArray) bool { return profEnterOwn(op, arrs, false) }
+
+func profEnterOwn(op string, arrs []*NDArray, own bool) bool {
 	p := profiling.Load()
 	if p == nil {
 		return false
@@ -142,7 +148,7 @@ func profEnter(op string, arrs []*NDArray) bool {
 	st := p.stacks[g]
 	// An op's kernels inside its own call, or inside its own backward
 	// function (which names them after the op), are parts of that call.
-	inner := len(st) > 0 && (st[len(st)-1].key.op == op || st[len(st)-1].key.op == op+" backward")
+	inner := !own && len(st) > 0 && (st[len(st)-1].key.op == op || st[len(st)-1].key.op == op+" backward")
 	p.stacks[g] = append(st, profFrame{key: k, start: now, inner: inner})
 	return true
 }
@@ -170,6 +176,11 @@ func profExit() {
 		p.stacks[g] = st
 	}
 	if f.inner {
+		// A part of the enclosing call: the time of the calls it made is
+		// its parent's children's.
+		if len(st) > 0 {
+			st[len(st)-1].child += f.child
+		}
 		return
 	}
 	d := now.Sub(f.start)

@@ -23,8 +23,9 @@ import (
 //     tree it was started from for as long as it runs, open or closed;
 //   - an op sees its goroutine's tree's recording, mode and autocast state,
 //     and the arrays it makes are tracked by the innermost Scope the
-//     goroutine opened, else by the one the goroutine it was started from
-//     uses (treeRegistry.innermost);
+//     goroutine opened, else by the one its starter's arrays went to when
+//     it was started, or the nearest enclosing one still open
+//     (treeRegistry.innermost);
 //   - a goroutine of no tree, or of a closed tree, works in the default
 //     state — not recording, predict mode, no autocast but amp.Init's
 //     (EnterAutocastAll) — and no scope tracks its arrays, as a new thread

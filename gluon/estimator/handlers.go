@@ -254,8 +254,9 @@ func (r *ReduceLROnPlateau) EpochEnd(s *State) error {
 }
 
 // Profile records nd's ops (nd.StartProfile) over a window of training
-// steps, counted from the start of Fit: from step Skip+1 to step
-// Skip+Steps (the first steps pay for allocations and traces). At the
+// steps, counted from the start of this Fit (a resumed one included): from
+// step Skip+1 to step Skip+Steps (the first steps pay for allocations and
+// traces). At the
 // window's end, or when training ends first, it writes the table of the
 // Top ops (all for 0) to Table and, with a TracePath, a Chrome trace
 // there (atomically). Profile holds nd's one profile meanwhile.
@@ -267,23 +268,24 @@ type Profile struct {
 	TracePath   string
 	Opts        nd.ProfileOpts
 
-	p    *nd.Profile
-	done bool
+	p     *nd.Profile
+	done  bool
+	start int // State.TotalSteps when Fit began (a resume starts above 0)
 }
 
 // TrainBegin arms the window (Skip 0 starts it now).
 func (h *Profile) TrainBegin(s *State) error {
-	h.done = false
+	h.done, h.start = false, s.TotalSteps
 	if h.Steps <= 0 {
 		return fmt.Errorf("estimator: Profile needs Steps > 0")
 	}
 	if h.Skip == 0 {
-		return h.start()
+		return h.begin()
 	}
 	return nil
 }
 
-func (h *Profile) start() error {
+func (h *Profile) begin() error {
 	o := h.Opts
 	o.Trace = o.Trace || h.TracePath != ""
 	p, err := nd.StartProfile(o)
@@ -298,9 +300,9 @@ func (h *Profile) start() error {
 func (h *Profile) BatchEnd(s *State) error {
 	switch {
 	case h.done:
-	case h.p == nil && s.TotalSteps == h.Skip:
-		return h.start()
-	case h.p != nil && s.TotalSteps >= h.Skip+h.Steps:
+	case h.p == nil && s.TotalSteps-h.start == h.Skip:
+		return h.begin()
+	case h.p != nil && s.TotalSteps-h.start >= h.Skip+h.Steps:
 		return h.finish()
 	}
 	return nil
@@ -315,7 +317,7 @@ func (h *Profile) TrainEnd(s *State, err error) error {
 			return ferr
 		}
 	case !h.done && h.Table != nil:
-		fmt.Fprintf(h.Table, "profile: training ended after %d steps, before the profiled steps %d to %d\n", s.TotalSteps, h.Skip+1, h.Skip+h.Steps)
+		fmt.Fprintf(h.Table, "profile: training ended after %d steps, before the profiled steps %d to %d\n", s.TotalSteps-h.start, h.Skip+1, h.Skip+h.Steps)
 	}
 	return nil
 }
