@@ -14,10 +14,12 @@ import (
 // deep network (a transformer's layers, a ResNet's stages).
 //
 // It has the wrapped block's Meta, so parameter names, saving and loading,
-// and ONNX export are the block's; dropout masks are replayed exactly, so
-// gradients equal the unwrapped block's. A BatchNorm inside updates its
-// running statistics twice per step (as under PyTorch). Hybridized, it is
-// the wrapped block.
+// and ONNX export are the block's. Without dropout, gradients equal the
+// unwrapped block's bit for bit; with it, the recomputation replays the
+// forward's masks, which come from a generator of the block's own (one
+// draw from the context's), so they are other masks than the unwrapped
+// block would draw. A BatchNorm inside updates its running statistics
+// twice per step (as under PyTorch). Hybridized, it is the wrapped block.
 type Checkpointed struct {
 	inner Component
 }

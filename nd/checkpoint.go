@@ -109,7 +109,11 @@ func Checkpoint(f func(in []*NDArray) []*NDArray, inputs []*NDArray, params func
 					fail(op, ErrGraph, "the recomputation's output %d is %v %v, the first run's %v %v", i, o.Shape(), o.DType(), shapes[i], dtypes[i])
 				}
 				if o.requiresGrad() {
-					hg := rs.CopyOf(Reshape(SliceAxis(g, off, off+n, 0), shapes[i]...), dev)
+					sl := SliceAxis(g, off, off+n, 0)
+					rv := Reshape(sl, shapes[i]...)
+					hg := rs.CopyOf(rv, dev)
+					rv.Release() // views of g: they would hold its memory until the step ends
+					sl.Release()
 					if hg.DType() != dtypes[i] {
 						hg = hg.AsType(dtypes[i]) // exact: widened from it
 					}
