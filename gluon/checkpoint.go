@@ -14,11 +14,13 @@ import (
 // deep network (a transformer's layers, a ResNet's stages).
 //
 // It has the wrapped block's Meta, so parameter names, saving and loading,
-// and ONNX export are the block's. Without dropout, gradients equal the
-// unwrapped block's bit for bit; with it, the recomputation replays the
-// forward's masks, which come from a generator of the block's own (one
-// draw from the context's), so they are other masks than the unwrapped
-// block would draw. A BatchNorm inside updates its running statistics
+// and ONNX export are the block's. Outputs equal the unwrapped block's
+// bit for bit, dropout included: the forward pass draws its masks from
+// the context's generator as the block would, and the recomputation
+// replays them. So do gradients, but for the order in which those of an
+// array read by several checkpointed blocks are summed (a transformer
+// encoder's output, read by every decoder layer, may differ in its last
+// bits). A BatchNorm inside updates its running statistics
 // twice per step (as under PyTorch). Hybridized, it is the wrapped block.
 type Checkpointed struct {
 	inner Component

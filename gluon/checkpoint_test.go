@@ -36,36 +36,40 @@ func gradsOfRun(t *testing.T, net gluon.Block, params *gluon.ParamDict, x *nd.ND
 	return l.Float64s()[0], xin.Grad().Float64s(), gs
 }
 
-// TestCheckpoint: a checkpointed network gives the loss and gradients of
-// the plain one bit for bit, holds fewer arrays after its forward pass,
+// TestCheckpoint: a checkpointed network (nested, with dropout) gives the
+// loss and gradients of the plain one bit for bit, holds fewer arrays after its forward pass,
 // replays its dropout masks in the backward pass, and a transformer layer
 // with masks works too.
 func TestCheckpoint(t *testing.T) {
 	dev := ctx.CPU(0)
 	block := func() *nn.Sequential {
-		return nn.NewSequential(nn.NewDense(32, nn.DenseOpts{InUnits: 16, Act: "relu"}),
+		return nn.NewSequential(nn.NewDense(32, nn.DenseOpts{InUnits: 16, Act: "relu"}), nn.NewDropout(0.3),
 			nn.NewDense(32, nn.DenseOpts{Act: "tanh"}), nn.NewDense(16, nn.DenseOpts{}))
 	}
-	b1, b2 := block(), block()
-	plain := nn.NewSequential(b1, b2)
+	b1, b2, b3 := block(), block(), block()
+	plain := nn.NewSequential(b1, b2, b3)
 	params := gluon.CollectParams(plain)
 	nd.Seed(1)
 	if err := params.Initialize(initializer.Xavier{}, []ctx.Context{dev}, false); err != nil {
 		t.Fatal(err)
 	}
-	ck := nn.NewSequential(gluon.Checkpoint(b1), gluon.Checkpoint(b2))
+	ck := nn.NewSequential(gluon.Checkpoint(b1), gluon.Checkpoint(b2), gluon.Checkpoint(b3))
+	// b3 checkpointed inside a checkpointed pair.
+	nested := nn.NewSequential(gluon.Checkpoint(b1), gluon.Checkpoint(nn.NewSequential(b2, gluon.Checkpoint(b3))))
 	if got, want := gluon.CollectParams(ck).Names(), params.Names(); !slices.Equal(got, want) {
 		t.Fatalf("checkpointed parameter names %v, want %v", got, want)
 	}
 	x := nd.RandomNormal(dev, nd.Float32, 0, 1, 8, 16)
 	l1, gx1, gp1 := gradsOfRun(t, plain, params, x, 5)
-	l2, gx2, gp2 := gradsOfRun(t, ck, params, x, 5)
-	if l1 != l2 || !slices.Equal(gx1, gx2) {
-		t.Fatalf("loss %v vs %v, or input gradients differ", l1, l2)
-	}
-	for n, g := range gp1 {
-		if !slices.Equal(g, gp2[n]) {
-			t.Fatalf("gradient of %s differs", n)
+	for name, net := range map[string]gluon.Block{"checkpointed": ck, "nested": nested} {
+		l2, gx2, gp2 := gradsOfRun(t, net, params, x, 5)
+		if l1 != l2 || !slices.Equal(gx1, gx2) {
+			t.Fatalf("%s: loss %v vs %v, or input gradients differ", name, l1, l2)
+		}
+		for n, g := range gp1 {
+			if !slices.Equal(g, gp2[n]) {
+				t.Fatalf("%s: gradient of %s differs", name, n)
+			}
 		}
 	}
 	// After the forward pass, the plain network's scope holds every
@@ -217,18 +221,22 @@ func TestCheckpointTrainer(t *testing.T) {
 	}
 }
 
+// benchContexts counts the contexts BenchmarkCheckpoint has used.
+var benchContexts int
+
 // BenchmarkCheckpoint times a training step of a 16-block MLP (width 512,
 // batch 256) with and without checkpointing each block, and reports the
-// context's peak memory (each variant on a fresh context, so its pool
-// starts empty).
+// context's peak memory (each run on a fresh context, so its pool starts
+// empty; -count repeats too).
 func BenchmarkCheckpoint(b *testing.B) {
-	for i, wrap := range []bool{false, true} {
+	for _, wrap := range []bool{false, true} {
 		name := "plain"
 		if wrap {
 			name = "checkpointed"
 		}
 		b.Run(name, func(b *testing.B) {
-			dev := ctx.CPU(20 + i)
+			benchContexts++
+			dev := ctx.CPU(100 + benchContexts)
 			var blocks []gluon.Block
 			for range 16 {
 				var blk gluon.Block = nn.NewSequential(nn.NewDense(512, nn.DenseOpts{Act: "relu"}), nn.NewDense(512, nn.DenseOpts{Act: "tanh"}))

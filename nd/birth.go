@@ -25,6 +25,7 @@ func (a *NDArray) claimFor(s *Session) {
 	if a.birth.Load() == nil {
 		return
 	}
+	s = s.claimOwner()
 	sc := a.birth.Swap(nil)
 	if sc == nil || s != defaultSession {
 		return

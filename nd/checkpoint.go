@@ -1,7 +1,6 @@
 package nd
 
 import (
-	"math/rand/v2"
 	"slices"
 
 	"github.com/goluon/goluon/ctx"
@@ -19,9 +18,9 @@ import (
 // inputs, in the training mode and autocast state the caller had when it
 // called Checkpoint, whatever the caller's goroutine tree does when the
 // backward pass comes (a device in Pause beside it, a backward pass
-// outside Record); their random draws (dropout masks) come from a
-// generator seeded by one draw from the caller's, so the second run
-// repeats the first. The recomputation also repeats f's side effects: a
+// outside Record). The first run's random draws (dropout masks) come
+// from the caller's generators, as they would without Checkpoint, and the
+// recomputation replays them. It also repeats f's side effects: a
 // BatchNorm in training mode updates its running statistics twice, as
 // under PyTorch's checkpoint. Outputs of several dtypes are handed out
 // through the widest (the others converted back, exactly). An array f
@@ -40,8 +39,7 @@ func Checkpoint(f func(in []*NDArray) []*NDArray, inputs []*NDArray, params func
 	if !s.IsRecording() || currentTrace() != nil {
 		return f(inputs)
 	}
-	dev := live[0].Context()
-	run := checkpointRun{train: s.IsTraining(), rng: privateRNG(s.drawSeed(dev))}
+	run := checkpointRun{owner: s.claimOwner(), train: s.IsTraining(), draws: &drawLog{caller: s, logs: map[ctx.Context]*[]uint64{}}}
 	run.castDT, run.cast = s.AutocastDType()
 	// The first run, not recorded, in a session of its own: the caller's
 	// goroutine tree may not pause recording (ForEachDevice's goroutines
@@ -49,20 +47,28 @@ func Checkpoint(f func(in []*NDArray) []*NDArray, inputs []*NDArray, params func
 	var packed *NDArray
 	var shapes [][]int
 	var dtypes []DType
-	run.in(dev, func(fs *Session) {
-		in1 := fs.copies(inputs)
+	run.in(run.draws, func(fs *Session) {
+		in1 := fs.views(inputs, nil)
 		var outs []*NDArray
 		fs.PauseMode(run.train, func() { run.autocast(fs, func() { outs = f(in1) }) })
 		if len(outs) == 0 {
 			fail(op, ErrArgument, "the function returned no outputs")
 		}
-		for _, o := range outs {
+		for i, o := range outs {
+			if o == nil {
+				fail(op, ErrArgument, "the function's output %d is nil", i)
+			}
+			defer checkLive(op, o).done()
 			if !o.DType().IsFloat() {
 				fail(op, ErrDType, "output of dtype %v: a checkpointed function's outputs are floating-point", o.DType())
 			}
+			if o.Context() != outs[0].Context() {
+				fail(op, ErrContext, "outputs on %v and %v: a checkpointed function's outputs share one context", outs[0].Context(), o.Context())
+			}
 			shapes, dtypes = append(shapes, o.Shape()), append(dtypes, o.DType())
 		}
-		packed = s.CopyOf(packOutputs(outs), dev)
+		pk := packOutputs(outs)
+		packed = pk.viewIn(s, 0, pk.shape) // outlives fs's scope: the storage is shared
 	})
 	// The node's inputs: the inputs and parameters that take gradients.
 	var recIn []*NDArray
@@ -83,17 +89,16 @@ func Checkpoint(f func(in []*NDArray) []*NDArray, inputs []*NDArray, params func
 	}
 	Record(op, packed, recIn, func(g *NDArray, need []bool) []*NDArray {
 		grads := make([]*NDArray, len(recIn))
-		run.in(dev, func(rs *Session) {
-			in2 := rs.copies(inputs)
+		run.in(run.draws.replay(), func(rs *Session) {
+			in2 := rs.views(inputs, ps)
 			leaves := make([]*NDArray, len(recIn))
 			for j, x := range recIn {
-				if fromInput[j] < 0 {
-					leaves[j] = x // a parameter: a leaf of the recomputed graph too
+				if fromInput[j] < 0 || slices.Contains(ps, x) {
+					leaves[j] = x // a parameter (an input too: tied): a leaf of the recomputed graph too
 					continue
 				}
-				x2 := in2[fromInput[j]] // a copy: a leaf of its own
-				x2.AttachGrad(GradWrite)
-				defer x2.Grad().Release() // never written: gradsOf hands the gradient back
+				x2 := in2[fromInput[j]] // a view: a leaf of its own, whose gradient gradsOf collects
+				x2.ag.Store(&agState{traced: true})
 				leaves[j] = x2
 			}
 			var outs2 []*NDArray
@@ -109,11 +114,7 @@ func Checkpoint(f func(in []*NDArray) []*NDArray, inputs []*NDArray, params func
 					fail(op, ErrGraph, "the recomputation's output %d is %v %v, the first run's %v %v", i, o.Shape(), o.DType(), shapes[i], dtypes[i])
 				}
 				if o.requiresGrad() {
-					sl := SliceAxis(g, off, off+n, 0)
-					rv := Reshape(sl, shapes[i]...)
-					hg := rs.CopyOf(rv, dev)
-					rv.Release() // views of g: they would hold its memory until the step ends
-					sl.Release()
+					hg := g.viewIn(rs, off, shapes[i]) // released with rs's scope
 					if hg.DType() != dtypes[i] {
 						hg = hg.AsType(dtypes[i]) // exact: widened from it
 					}
@@ -129,7 +130,7 @@ func Checkpoint(f func(in []*NDArray) []*NDArray, inputs []*NDArray, params func
 			})
 			for j, gr := range gs {
 				if gr != nil && need[j] {
-					grads[j] = s.CopyOf(gr, gr.Context())
+					grads[j] = gr.viewIn(s, 0, gr.shape) // outlives rs's scope: the storage is shared
 				}
 			}
 		})
@@ -149,22 +150,21 @@ func Checkpoint(f func(in []*NDArray) []*NDArray, inputs []*NDArray, params func
 }
 
 // checkpointRun is what both runs of a checkpointed function share: the
-// caller's training mode and autocast state, and the private generator's
-// initial state.
+// caller's training mode and autocast state, and the first run's random
+// draws.
 type checkpointRun struct {
+	owner  *Session // the caller's session, or the session it stands for
 	train  bool
 	cast   bool
 	castDT DType
-	rng    []byte
+	draws  *drawLog
 }
 
-// in runs body in a new private session whose generator for dev starts
-// at r.rng, and releases everything made there when it returns.
-func (r checkpointRun) in(dev ctx.Context, body func(s *Session)) {
+// in runs body in a new private session whose generators are draws', and
+// releases everything made there when it returns.
+func (r checkpointRun) in(draws *drawLog, body func(s *Session)) {
 	s := NewSession("checkpoint")
-	if err := s.SetRNGState(dev, r.rng); err != nil {
-		fail("Checkpoint", ErrArgument, "%v", err)
-	}
+	s.draws, s.owner = draws, r.owner
 	sc := s.NewScope()
 	defer sc.Close()
 	body(s)
@@ -179,19 +179,21 @@ func (r checkpointRun) autocast(s *Session, body func()) {
 	body()
 }
 
-// privateRNG is the state of a generator seeded by seed.
-func privateRNG(seed uint64) []byte {
-	b, _ := rand.NewPCG(seed, 0x2545f4914f6cdd1d).MarshalBinary() // a PCG always marshals
-	return b
-}
-
-// copies returns copies of arrs made in s on their contexts (nil stays
-// nil).
-func (s *Session) copies(arrs []*NDArray) []*NDArray {
+// views returns views of arrs in s, without history (nil stays nil);
+// an array among keep is passed as it is.
+func (s *Session) views(arrs, keep []*NDArray) []*NDArray {
 	out := make([]*NDArray, len(arrs))
 	for i, a := range arrs {
-		if a != nil {
-			out[i] = s.CopyOf(a, a.Context())
+		switch {
+		case a == nil:
+		case slices.Contains(keep, a):
+			out[i] = a
+		default:
+			func() {
+				defer checkLive("Checkpoint", a).done()
+				a.claimFor(s)
+				out[i] = a.viewIn(s, 0, a.shape)
+			}()
 		}
 	}
 	return out

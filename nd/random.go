@@ -24,7 +24,7 @@ var rngs struct {
 type lockedRand struct {
 	mu  sync.Mutex
 	r   *rand.Rand
-	pcg *rand.PCG // r's source, whose state RNGState saves
+	pcg *rand.PCG // r's source, whose state RNGState saves (nil in a checkpointed function's session)
 }
 
 // Seed resets every context's random generator from seed, so that the same
@@ -55,6 +55,9 @@ func (s *Session) rngFor(dev ctx.Context) *lockedRand {
 		rngs.mu.Lock()
 		defer rngs.mu.Unlock()
 		return derive(&rngs.gens, dev, rngs.seed, "")
+	}
+	if s.draws != nil {
+		return s.draws.rngFor(s, dev)
 	}
 	rngs.mu.Lock()
 	seed, epoch := rngs.seed, rngs.epoch
@@ -193,12 +196,16 @@ func RandomNormalLike(a *NDArray, mean, std float64) *NDArray {
 
 // RNGState returns the state of s's random generator for dev (PyTorch's
 // get_rng_state): after SetRNGState with it, dropout masks and random
-// arrays drawn on dev repeat those drawn after the call. Recomputing a
-// forward pass (gluon.Checkpoint) uses it.
+// arrays drawn on dev repeat those drawn after the call. Inside a
+// checkpointed function (Checkpoint), whose draws come from its caller's
+// generators, it is an ErrArgument error.
 func (s *Session) RNGState(dev ctx.Context) []byte {
 	g := s.rngFor(dev)
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.pcg == nil {
+		fail("RNGState", ErrArgument, "inside a checkpointed function: its draws come from its caller's generator")
+	}
 	b, _ := g.pcg.MarshalBinary() // a PCG always marshals
 	return b
 }
@@ -208,6 +215,9 @@ func (s *Session) SetRNGState(dev ctx.Context, state []byte) error {
 	g := s.rngFor(dev)
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.pcg == nil {
+		return fmt.Errorf("nd: SetRNGState on %v inside a checkpointed function: its draws come from its caller's generator", dev)
+	}
 	if err := g.pcg.UnmarshalBinary(state); err != nil {
 		return fmt.Errorf("nd: SetRNGState on %v: %w", dev, err)
 	}

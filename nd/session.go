@@ -62,7 +62,18 @@ type Session struct {
 
 	rngMu sync.Mutex
 	gens  map[ctx.Context]*lockedRand
-	epoch uint64 // the call to Seed the generators were derived after
+	epoch uint64   // the call to Seed the generators were derived after
+	draws *drawLog // a checkpointed function's session: where its draws come from (checkpoint.go)
+	owner *Session // a checkpointed function's session: the caller's, which the births it settles join
+}
+
+// claimOwner is the session whose births s settles: its owner's, for a
+// checkpointed function's session.
+func (s *Session) claimOwner() *Session {
+	for s.owner != nil {
+		s = s.owner
+	}
+	return s
 }
 
 // defaultSession holds the process-wide state of the package-level
