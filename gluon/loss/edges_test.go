@@ -59,6 +59,23 @@ func TestLossEdgeCases(t *testing.T) {
 		label := nd.FromSlice(dev, []int64{-100, 1}, 2)
 		close(t, l.Forward(pred, label).Float64s(), []float64{0, 1.4076}, 1e-4)
 	})
+	t.Run("TokenMean with every position ignored", func(t *testing.T) {
+		l := loss.SoftmaxCrossEntropy{Sparse: true, Axis: -1, UseIgnore: true, IgnoreLabel: -100, TokenMean: true}
+		pred := f64(dev, []float64{0.1, 2, -1, 0.5, 0.3, 0.2}, 2, 3)
+		pred.AttachGrad(nd.GradWrite)
+		var out, sum *nd.NDArray
+		autograd.Record(func() { out = l.Forward(pred, nd.FromSlice(dev, []int64{-100, -100}, 2)); sum = nd.Sum(out) })
+		autograd.Backward(sum)
+		close(t, out.Float64s(), []float64{0, 0}, 0)
+		close(t, pred.Grad().Float64s(), make([]float64, 6), 0)
+	})
+	t.Run("TokenMean with dense labels", func(t *testing.T) {
+		l := loss.SoftmaxCrossEntropy{Axis: -1, TokenMean: true}
+		err := nd.Catch(func() { l.Forward(f64(dev, []float64{1, 2}, 1, 2), f64(dev, []float64{0.5, 0.5}, 1, 2)) })
+		if err == nil {
+			t.Error("no error")
+		}
+	})
 	t.Run("ignore on an empty sequence batch", func(t *testing.T) {
 		l := loss.SoftmaxCrossEntropy{Sparse: true, Axis: -1, UseIgnore: true, IgnoreLabel: -100}
 		var got *nd.NDArray

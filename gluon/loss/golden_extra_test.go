@@ -31,6 +31,7 @@ type extraConfig struct {
 	IgnoreLabel  int     `json:"ignore_label"`
 	Smoothing    float64 `json:"label_smoothing"`
 	FromSigmoid  bool    `json:"from_sigmoid"`
+	TokenMean    bool    `json:"token_mean"`
 }
 
 type extraGolden struct {
@@ -65,7 +66,7 @@ func (g extraGolden) run(t *testing.T, in map[string]*nd.NDArray) *nd.NDArray {
 		return l.ForwardWeighted(in["pred"], in["label"], in["pred_lengths"], in["label_lengths"], sw)
 	case "softmax_ce_weighted":
 		l := loss.SoftmaxCrossEntropy{Axis: c.Axis, Sparse: c.Sparse, FromLogits: c.FromLogits, Weight: c.Weight,
-			UseIgnore: c.UseIgnore, IgnoreLabel: c.IgnoreLabel, LabelSmoothing: c.Smoothing, ClassWeight: in["class_weight"]}
+			UseIgnore: c.UseIgnore, IgnoreLabel: c.IgnoreLabel, LabelSmoothing: c.Smoothing, ClassWeight: in["class_weight"], TokenMean: c.TokenMean}
 		return l.ForwardWeighted(in["pred"], in["label"], sw)
 	case "bce_pos_weight":
 		l := loss.SigmoidBCE{FromSigmoid: c.FromSigmoid, Weight: c.Weight, PosWeight: in["pos_weight"]}
@@ -91,8 +92,8 @@ func TestGoldensExtra(t *testing.T) {
 	if err := json.Unmarshal(b, &f); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Cases) < 20 {
-		t.Fatalf("%d golden cases, want the generator's 26", len(f.Cases))
+	if len(f.Cases) < 30 {
+		t.Fatalf("%d golden cases, want the generator's 30", len(f.Cases))
 	}
 	dev := ctx.CPU(0)
 	for _, g := range f.Cases {

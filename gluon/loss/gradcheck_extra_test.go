@@ -72,6 +72,9 @@ func TestGradCheckExtra(t *testing.T) {
 		{"SoftmaxCE/class-weight-dense", []*nd.NDArray{r(61, -2, 2, 4, 5), softLabels(dev, 62, -1, 4, 5), cw}, func(in []*nd.NDArray) *nd.NDArray {
 			return loss.SoftmaxCrossEntropy{Axis: -1, ClassWeight: in[2]}.Forward(in[0], in[1])
 		}, nil},
+		{"SoftmaxCE/token-mean-class-weight-ignore", []*nd.NDArray{r(69, -2, 2, 2, 3, 5), nd.FromSlice(dev, []float64{1, -100, 4, 0, 2, -100}, 2, 3), cw}, func(in []*nd.NDArray) *nd.NDArray {
+			return loss.SoftmaxCrossEntropy{Axis: -1, Sparse: true, UseIgnore: true, IgnoreLabel: -100, TokenMean: true, LabelSmoothing: 0.1, ClassWeight: in[2]}.Forward(in[0], in[1])
+		}, []int{1}},
 		{"SigmoidBCE/pos-weight", []*nd.NDArray{r(63, -4, 4, 3, 4), r(64, 0, 1, 3, 4), r(65, 0.2, 3, 4)}, func(in []*nd.NDArray) *nd.NDArray {
 			return loss.SigmoidBCE{PosWeight: in[2]}.Forward(in[0], in[1])
 		}, nil},

@@ -29,13 +29,23 @@ import (
 // uniform distribution, (1−ε)·onehot + ε/C, as PyTorch's label_smoothing:
 // the loss is (1−ε)·(−log p[label]) + ε·mean over classes of −log p.
 //
+// TokenMean (sparse labels) scales the per-sample losses so that their
+// mean over the batch is the mean over every counted position of the batch
+// (PyTorch's reduction "mean": with ignore_index, the total over the kept
+// positions divided by their number; with class weights, by the sum of
+// their labels' weights), instead of the mean of the samples' own means: a
+// sample's value is its positions' total times N over the batch's count. A
+// batch with no counted position gives zeros (PyTorch: NaN). The scale is
+// a constant of the batch, so gradients are those of PyTorch's mean; on
+// several contexts each device's shard counts its own positions, as each
+// process of PyTorch's DistributedDataParallel does.
+//
 // ClassWeight, when set, is PyTorch's weight argument: an array [C] that
 // scales each position's loss by the weight of its label's class (sparse
 // labels), or each class's term of the sum (dense labels), to rebalance
 // unbalanced classes. With label smoothing the uniform part is weighted
 // class by class too, as PyTorch does. The per-sample mean over positions
-// is not divided by the weights' sum (PyTorch's "mean" reduction divides
-// the batch total by it).
+// is not divided by the weights' sum unless TokenMean is set.
 //
 // FromLogits says pred already holds log-probabilities (the output of
 // nd.LogSoftmax), so the softmax is skipped. This is Gluon's naming: in
@@ -54,6 +64,9 @@ type SoftmaxCrossEntropy struct {
 	UseIgnore bool
 	// IgnoreLabel is the label UseIgnore skips (PyTorch's default is −100).
 	IgnoreLabel int
+	// TokenMean makes the batch mean of the per-sample losses the mean
+	// over the batch's counted positions (PyTorch's "mean"; sparse labels).
+	TokenMean bool
 	// LabelSmoothing is ε in [0, 1): the share of the target spread
 	// uniformly over the classes (sparse labels only).
 	LabelSmoothing float64
@@ -110,8 +123,8 @@ func (l SoftmaxCrossEntropy) ForwardWeighted(pred, label, sampleWeight *nd.NDArr
 		return nd.LogSoftmax(pred, axis)
 	}
 	var loss *nd.NDArray
-	if (l.UseIgnore || l.LabelSmoothing != 0) && !l.Sparse {
-		nd.Panicf(op, nd.ErrArgument, "UseIgnore and LabelSmoothing need sparse labels")
+	if (l.UseIgnore || l.LabelSmoothing != 0 || l.TokenMean) && !l.Sparse {
+		nd.Panicf(op, nd.ErrArgument, "UseIgnore, TokenMean and LabelSmoothing need sparse labels")
 	}
 	if !(l.LabelSmoothing >= 0 && l.LabelSmoothing < 1) {
 		nd.Panicf(op, nd.ErrArgument, "label smoothing %g outside [0, 1)", l.LabelSmoothing)
@@ -139,7 +152,10 @@ func (l SoftmaxCrossEntropy) ForwardWeighted(pred, label, sampleWeight *nd.NDArr
 		if cw != nil && !l.FromLogits && l.LabelSmoothing == 0 {
 			nll = nd.Mul(nll, classWeightOf(cw, idx))
 		}
-		if l.UseIgnore {
+		switch {
+		case l.TokenMean:
+			nll = l.tokenMean(idx, nll, cw)
+		case l.UseIgnore:
 			nll = l.ignore(idx, nll)
 		}
 		loss = nd.ExpandDims(nll, axis)
@@ -160,6 +176,32 @@ func classWeightOf(cw, idx *nd.NDArray) *nd.NDArray {
 		idx = idx.AsType(nd.Int64)
 	}
 	return nd.Take(cw, idx, 0, nd.TakeClip)
+}
+
+// tokenMean zeroes nll where UseIgnore skips a position and scales the
+// rest by the number of positions over their count (the sum of their
+// labels' class weights, with cw), so that finish's means give PyTorch's
+// mean over the batch's counted positions.
+func (l SoftmaxCrossEntropy) tokenMean(idx, nll, cw *nd.NDArray) *nd.NDArray {
+	s := sessionOf(nll, idx)
+	dev, dt := idx.Context(), nll.DType()
+	count := s.Full(dev, dt, float64(nll.Size()), 1) // every position counts once
+	if cw != nil {
+		count = nd.Sum(classWeightOf(cw, idx))
+	}
+	if l.UseIgnore && !(idx.DType() == nd.Uint8 && (l.IgnoreLabel < 0 || l.IgnoreLabel > 255)) {
+		mask := nd.NotEqual(idx, s.Full(dev, idx.DType(), float64(l.IgnoreLabel), 1))
+		zeros := nd.ZerosLike(nll)
+		nll = nd.Where(mask, nll, zeros) // select: an ignored label may pick −inf
+		w := mask.AsType(dt)
+		if cw != nil {
+			w = nd.Where(mask, classWeightOf(cw, idx), zeros)
+		}
+		count = nd.Sum(w)
+	}
+	zero := nd.Equal(count, s.Zeros(dev, dt, 1))
+	count = nd.Where(zero, s.Full(dev, dt, 1, 1), count) // no counted position: every loss is 0
+	return nd.Mul(nll, nd.Div(s.Full(dev, dt, float64(nll.Size()), 1), count))
 }
 
 // ignore zeroes nll where idx is IgnoreLabel and rescales each sample's

@@ -99,7 +99,7 @@ def reference(kind, c, x):
                        zero_infinity=c["zero_infinity"])
         return weigh(l, sw, w)
     if kind == "softmax_ce_weighted":
-        pred, cw = x["pred"], x["class_weight"]
+        pred, cw = x["pred"], x.get("class_weight")
         axis = c["axis"] % pred.dim()
         xx = pred.movedim(axis, 1)
         if c["sparse"]:
@@ -113,6 +113,23 @@ def reference(kind, c, x):
                 l = F.nll_loss(xx, tgt, weight=cw, reduction="none", **{k: v for k, v in kw.items() if k == "ignore_index"})
             else:
                 l = F.cross_entropy(xx, tgt, weight=cw, reduction="none", **kw)
+            if c["token_mean"]:
+                # PyTorch's reduction="mean" as per-sample values whose
+                # batch mean it is: each sample's total times N over the
+                # batch's count (the kept labels' weights).
+                kept = torch.ones_like(tgt, dtype=torch.bool)
+                if c["use_ignore"]:
+                    kept = tgt != c["ignore_label"]
+                lw = cw[tgt.clamp(min=0)] if cw is not None else torch.ones(tgt.shape)
+                count = (lw * kept).sum()
+                n = l.shape[0]
+                l = l.reshape(n, -1).sum(dim=1) * n / count
+                if c["from_logits"]:
+                    ref = F.nll_loss(xx, tgt, weight=cw, reduction="mean", **{k: v for k, v in kw.items() if k == "ignore_index"})
+                else:
+                    ref = F.cross_entropy(xx, tgt, weight=cw, reduction="mean", **kw)
+                assert abs(l.mean().item() - ref.item()) < 1e-12, (l.mean().item(), ref.item())
+                return weigh(l, sw, w)
             if c["use_ignore"] and l.dim() > 1:
                 keep = (tgt != c["ignore_label"]).to(l.dtype)
                 dims = tuple(range(1, l.dim()))
@@ -141,7 +158,7 @@ def case(name, kind, cfg, inputs, grad_of):
     full = {"weight": 0.0, "margin": 1.0, "binary": False, "log_input": True, "from_logits": False,
             "full": False, "layout": "NTC", "blank": -1, "zero_infinity": False,
             "axis": -1, "sparse": True, "use_ignore": False, "ignore_label": -100,
-            "label_smoothing": 0.0, "from_sigmoid": False}
+            "label_smoothing": 0.0, "from_sigmoid": False, "token_mean": False}
     full.update(cfg)
     x = {k: (v.clone().requires_grad_(k in grad_of) if v is not None else None)
          for k, v in inputs.items()}
@@ -278,6 +295,25 @@ def main():
                       {"pred": torch.log_softmax(rand(3, 4), dim=-1),
                        "label": torch.log_softmax(rand(3, 4, lo=-20, hi=2), dim=-1)},
                       ["pred", "label"]))
+
+    # TokenMean: PyTorch's mean over the batch's counted positions.
+    tm = torch.randint(0, 5, (3, 4), generator=gen).to(torch.float64)
+    tm[0, 1] = tm[0, 3] = tm[2, 0] = -100
+    cases.append(case("softmax_ce_token_mean_ignore", "softmax_ce_weighted",
+                      {"use_ignore": True, "token_mean": True},
+                      {"pred": rand(3, 4, 5), "label": tm}, ["pred"]))
+    cases.append(case("softmax_ce_token_mean_class_weight_smoothing", "softmax_ce_weighted",
+                      {"use_ignore": True, "token_mean": True, "label_smoothing": 0.1, "weight": 2.0},
+                      {"pred": rand(3, 4, 5), "label": tm, "class_weight": cw,
+                       "sample_weight": rand(3, lo=0.1, hi=2)}, ["pred"]))
+    flat = torch.randint(0, 5, (6,), generator=gen).to(torch.float64)
+    flat[4] = -100
+    cases.append(case("softmax_ce_token_mean_2d_from_logits", "softmax_ce_weighted",
+                      {"use_ignore": True, "token_mean": True, "from_logits": True},
+                      {"pred": torch.log_softmax(rand(6, 5), dim=-1), "label": flat, "class_weight": cw}, ["pred"]))
+    cases.append(case("softmax_ce_token_mean_axis1", "softmax_ce_weighted", {"token_mean": True, "axis": 1},
+                      {"pred": rand(2, 5, 3), "label": torch.randint(0, 5, (2, 3), generator=gen).to(torch.float64),
+                       "class_weight": cw}, ["pred"]))
 
     out = {"generator": "make_goldens_extra.py, torch " + torch.__version__, "cases": cases}
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "goldens_extra.json")
