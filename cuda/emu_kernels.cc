@@ -34,6 +34,25 @@ static inline double __longlong_as_double(long long v) {
 	memcpy(&d, &v, sizeof d);
 	return d;
 }
+// erfinv is CUDA's inverse error function, which C++ lacks: Winitzki's
+// closed-form estimate refined by Newton steps on erf(x) − y.
+static inline double erfinv(double y) {
+	if (!(y > -1 && y < 1)) {
+		if (y == 1) return HUGE_VAL;
+		if (y == -1) return -HUGE_VAL;
+		return NAN;
+	}
+	if (y == 0) return y;
+	const double a = 0.147, pi = 3.14159265358979323846;
+	double l = std::log1p(-y * y), t = 2 / (pi * a) + l / 2;
+	double x = std::copysign(std::sqrt(std::sqrt(t * t - l / a) - t), y);
+	for (int i = 0; i < 4; i++) {
+		double d = (std::erf(x) - y) / (2 / std::sqrt(pi) * std::exp(-x * x));
+		x -= d;
+		if (std::fabs(d) <= 1e-17 * std::fabs(x)) break;
+	}
+	return x;
+}
 using std::exp;
 using std::fma;
 using std::fmaf;

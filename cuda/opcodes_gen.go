@@ -7,8 +7,8 @@ package cuda
 // The sizes of the enums of kernels/opcodes.cuh, whose codes are the
 // backend constants' values: a kernel receives int(op).
 const (
-	numUnaryOpCodes  = 33
-	numBinaryOpCodes = 23
+	numUnaryOpCodes  = 46
+	numBinaryOpCodes = 25
 	numReduceOpCodes = 5
 	numDTypeCodes    = 8
 )

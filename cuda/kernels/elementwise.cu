@@ -70,6 +70,19 @@ template <typename T> __device__ __forceinline__ T unaryOp(int op, T x, double p
 	case U_CEIL: r = ceil(v); break;
 	case U_ROUND: r = rint(v); break; // round to nearest, ties to even
 	case U_TRUNC: r = trunc(v); break;
+	case U_TAN: r = tan(v); break;
+	case U_ASIN: r = asin(v); break;
+	case U_ACOS: r = acos(v); break;
+	case U_ATAN: r = atan(v); break;
+	case U_SINH: r = sinh(v); break;
+	case U_COSH: r = cosh(v); break;
+	case U_ASINH: r = asinh(v); break;
+	case U_ACOSH: r = acosh(v); break;
+	case U_ATANH: r = atanh(v); break;
+	case U_LOG2: r = log2(v); break;
+	case U_LOG10: r = log10(v); break;
+	case U_EXP2: r = exp2(v); break;
+	case U_ERFINV: r = erfinv(v); break;
 	}
 	return (T)r;
 }
@@ -102,6 +115,8 @@ template <typename T> __device__ __forceinline__ T binaryOp(int op, T a, T b) {
 	case B_FLOOR_DIV: { double m; pyDivmod(x, y, &r, &m); break; }
 	case B_MOD: { double q; pyDivmod(x, y, &q, &r); break; }
 	case B_FMOD: r = fmod(x, y); break;
+	case B_ATAN2: r = atan2(x, y); break;
+	case B_HYPOT: r = hypot(x, y); break;
 	}
 	return (T)r;
 }

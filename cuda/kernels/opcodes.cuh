@@ -39,7 +39,20 @@ enum {
 	U_CEIL = 30,
 	U_ROUND = 31,
 	U_TRUNC = 32,
-	U_COUNT = 33
+	U_TAN = 33,
+	U_ASIN = 34,
+	U_ACOS = 35,
+	U_ATAN = 36,
+	U_SINH = 37,
+	U_COSH = 38,
+	U_ASINH = 39,
+	U_ACOSH = 40,
+	U_ATANH = 41,
+	U_LOG2 = 42,
+	U_LOG10 = 43,
+	U_EXP2 = 44,
+	U_ERFINV = 45,
+	U_COUNT = 46
 };
 
 // backend.BinaryOp
@@ -67,7 +80,9 @@ enum {
 	B_FLOOR_DIV = 20,
 	B_MOD = 21,
 	B_FMOD = 22,
-	B_COUNT = 23
+	B_ATAN2 = 23,
+	B_HYPOT = 24,
+	B_COUNT = 25
 };
 
 // backend.ReduceOp

@@ -25,7 +25,8 @@
 //     FullyConnected (nn.Dense), Conv1D, Conv2D, Conv2DTranspose, and so
 //     the RNN/LSTM/GRU cells' gate products and attention's products.
 //   - Float32 — half inputs converted to float32: Exp, Log, Log1p, Expm1,
-//     Rsqrt, Reciprocal, Softrelu, Pow and PowScalar, Softmax,
+//     Rsqrt, Reciprocal, Softrelu, Pow and PowScalar, Tan, Asin, Acos,
+//     Sinh, Cosh, Log2, Log10, Erfinv, Softmax,
 //     LogSoftmax, LogSumExp, Sum, Mean, Norm, Var, Std, Cumsum,
 //     LayerNorm, GroupNorm, InstanceNorm, SoftmaxCrossEntropy, and so the
 //     losses built on them.

@@ -12,28 +12,15 @@ var mathOps = map[string]opFunc{
 	"Reciprocal": unary(nd.Reciprocal),
 	"Sin":        unary(nd.Sin),
 	"Cos":        unary(nd.Cos),
-	"Tan":        unary(func(x *nd.NDArray) *nd.NDArray { return nd.Div(nd.Sin(x), nd.Cos(x)) }),
-	// The hyperbolic functions and their inverses, from exp and log in
-	// their accurate forms near 0 (expm1, log1p).
-	"Sinh": unary(func(x *nd.NDArray) *nd.NDArray {
-		return nd.MulScalar(nd.Sub(nd.Expm1(x), nd.Expm1(nd.Neg(x))), 0.5)
-	}),
-	"Cosh": unary(func(x *nd.NDArray) *nd.NDArray {
-		return nd.MulScalar(nd.Add(nd.Exp(x), nd.Exp(nd.Neg(x))), 0.5)
-	}),
-	"Asinh": unary(func(x *nd.NDArray) *nd.NDArray {
-		// sign(x)·log1p(|x| + x²/(1 + √(1 + x²)))
-		a := nd.Abs(x)
-		sq := nd.Square(x)
-		r := nd.Log1p(nd.Add(a, nd.Div(sq, nd.AddScalar(nd.Sqrt(nd.AddScalar(sq, 1)), 1))))
-		return nd.Mul(nd.Sign(x), r)
-	}),
-	"Acosh": unary(func(x *nd.NDArray) *nd.NDArray {
-		return nd.Log(nd.Add(x, nd.Sqrt(nd.SubScalar(nd.Square(x), 1))))
-	}),
-	"Atanh": unary(func(x *nd.NDArray) *nd.NDArray {
-		return nd.MulScalar(nd.Log1p(nd.Div(nd.MulScalar(x, 2), nd.RSubScalar(1, x))), 0.5)
-	}),
+	"Tan":        unary(nd.Tan),
+	"Asin":       unary(nd.Asin),
+	"Acos":       unary(nd.Acos),
+	"Atan":       unary(nd.Atan),
+	"Sinh":       unary(nd.Sinh),
+	"Cosh":       unary(nd.Cosh),
+	"Asinh":      unary(nd.Asinh),
+	"Acosh":      unary(nd.Acosh),
+	"Atanh":      unary(nd.Atanh),
 	"Softsign": unary(func(x *nd.NDArray) *nd.NDArray {
 		return nd.Div(x, nd.AddScalar(nd.Abs(x), 1))
 	}),

@@ -210,6 +210,19 @@ const (
 	Ceil               // the smallest integer ≥ x
 	Round              // the nearest integer, halves to even
 	Trunc              // x rounded toward zero
+	Tan                // tan x
+	Asin               // arcsin x, in [−π/2, π/2]
+	Acos               // arccos x, in [0, π]
+	Atan               // arctan x, in (−π/2, π/2)
+	Sinh               // sinh x
+	Cosh               // cosh x
+	Asinh              // arsinh x
+	Acosh              // arcosh x (x ≥ 1)
+	Atanh              // artanh x (|x| < 1)
+	Log2               // log₂ x
+	Log10              // log₁₀ x
+	Exp2               // 2^x
+	Erfinv             // the inverse of erf, on (−1, 1)
 	numUnary
 )
 
@@ -241,6 +254,8 @@ const (
 	FloorDiv     // ⌊a/b⌋ (Python's //)
 	Mod          // a − b·⌊a/b⌋: the divisor's sign (Python's %, NumPy's mod)
 	Fmod         // a − b·trunc(a/b): the dividend's sign (C's fmod)
+	Atan2        // the angle of the point (b, a): arctan(a/b) in the right quadrant, in [−π, π]
+	Hypot        // √(a² + b²) without overflow
 	numBinary
 )
 

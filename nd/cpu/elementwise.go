@@ -159,6 +159,32 @@ func unaryFunc(op backend.UnaryOp, p1, p2 float64) func(float64) float64 {
 		return math.RoundToEven
 	case backend.Trunc:
 		return math.Trunc
+	case backend.Tan:
+		return math.Tan
+	case backend.Asin:
+		return math.Asin
+	case backend.Acos:
+		return math.Acos
+	case backend.Atan:
+		return math.Atan
+	case backend.Sinh:
+		return math.Sinh
+	case backend.Cosh:
+		return math.Cosh
+	case backend.Asinh:
+		return math.Asinh
+	case backend.Acosh:
+		return math.Acosh
+	case backend.Atanh:
+		return math.Atanh
+	case backend.Log2:
+		return math.Log2
+	case backend.Log10:
+		return math.Log10
+	case backend.Exp2:
+		return math.Exp2
+	case backend.Erfinv:
+		return math.Erfinv
 	}
 	panic("cpu: unknown unary op")
 }
@@ -340,6 +366,10 @@ func binaryFunc(op backend.BinaryOp) func(a, b float64) float64 {
 		return func(a, b float64) float64 { _, r := divmod(a, b); return r }
 	case backend.Fmod:
 		return math.Mod // the dividend's sign, as C's fmod
+	case backend.Atan2:
+		return math.Atan2
+	case backend.Hypot:
+		return math.Hypot
 	case backend.Maximum:
 		return func(a, b float64) float64 { return max(a, b) }
 	case backend.Minimum:

@@ -58,6 +58,8 @@ var confBinaryCases = []confBinaryCase{
 	{name: "Mod", op: nd.Mod, ref: refMod, aLo: -5, aHi: 5, bLo: 0.5, bHi: 3, tol: confTolDefault},
 	{name: "ModNeg", op: nd.Mod, ref: refMod, aLo: -5, aHi: 5, bLo: -3, bHi: -0.5, tol: confTolDefault},
 	{name: "Fmod", op: nd.Fmod, ref: math.Mod, aLo: -5, aHi: 5, bLo: -3, bHi: 3, tol: confTolDefault},
+	{name: "Atan2", op: nd.Atan2, ref: math.Atan2, aLo: -3, aHi: 3, bLo: -3, bHi: 3, tol: confTolDefault},
+	{name: "Hypot", op: nd.Hypot, ref: math.Hypot, aLo: -3, aHi: 3, bLo: -3, bHi: 3, tol: confTolDefault},
 	{name: "Maximum", op: nd.Maximum, ref: math.Max, ints: true, aLo: -2, aHi: 2, bLo: -2, bHi: 2, tol: confTolExact},
 	{name: "Minimum", op: nd.Minimum, ref: math.Min, ints: true, aLo: -2, aHi: 2, bLo: -2, bHi: 2, tol: confTolExact},
 	{name: "Equal", op: nd.Equal, ref: func(a, b float64) float64 { return refBool(a == b) }, ints: true, aLo: -1, aHi: 1, bLo: -1, bHi: 1, tol: confTolExact, boolOut: true},
@@ -205,6 +207,9 @@ func gradBinaryCases(dev ctx.Context) []gradCase {
 		// probability.
 		{"Mod", nd.Mod, sgn, nz, nz},
 		{"Fmod", nd.Fmod, sgn, nz, nz},
+		// Away from the origin, where both gradients are 0/0.
+		{"Atan2", nd.Atan2, sgn, nz, nz},
+		{"Hypot", nd.Hypot, sgn, nz, nz},
 	}
 	var cases []gradCase
 	for _, op := range ops {

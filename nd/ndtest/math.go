@@ -1,7 +1,8 @@
 package ndtest
 
 // The cases for the ops of nd/math.go: LogSumExp and the elementary
-// functions Erf, Log1p, Expm1, Sin, Cos, Rsqrt and Reciprocal.
+// functions Erf, Log1p, Expm1, Sin, Cos, Rsqrt and Reciprocal, and those of
+// nd/trig.go (trigonometric, hyperbolic, base-2/10, Erfinv).
 
 import (
 	"math"
@@ -20,6 +21,13 @@ func gradMathCases(dev ctx.Context) []gradCase {
 	nonzero := func(shape ...int) func() []*nd.NDArray {
 		return func() []*nd.NDArray { return gradIn(gradNonzero(dev, 65, shape...)) }
 	}
+	// (−0.9, 0.9) and (1.1, 3): inside the domains, away from their edges.
+	unit := func(shape ...int) func() []*nd.NDArray {
+		return func() []*nd.NDArray { return gradIn(Rand(dev, 67, -0.9, 0.9, shape...)) }
+	}
+	aboveOne := func(shape ...int) func() []*nd.NDArray {
+		return func() []*nd.NDArray { return gradIn(Rand(dev, 68, 1.1, 3, shape...)) }
+	}
 	positive := func(shape ...int) func() []*nd.NDArray {
 		return func() []*nd.NDArray { return gradIn(gradPositive(dev, 66, shape...)) }
 	}
@@ -34,6 +42,19 @@ func gradMathCases(dev ctx.Context) []gradCase {
 		{"Sin", g.one(3, 4), nd.Sin},
 		{"Cos", g.one(3, 4), nd.Cos},
 		{"Rsqrt", positive(3, 4), nd.Rsqrt},
+		{"Tan", g.one(3, 4), nd.Tan},
+		{"Asin", unit(3, 4), nd.Asin},
+		{"Acos", unit(3, 4), nd.Acos},
+		{"Atan", g.one(3, 4), nd.Atan},
+		{"Sinh", g.one(3, 4), nd.Sinh},
+		{"Cosh", g.one(3, 4), nd.Cosh},
+		{"Asinh", g.one(3, 4), nd.Asinh},
+		{"Acosh", aboveOne(3, 4), nd.Acosh},
+		{"Atanh", unit(3, 4), nd.Atanh},
+		{"Log2", positive(3, 4), nd.Log2},
+		{"Log10", positive(3, 4), nd.Log10},
+		{"Exp2", g.one(3, 4), nd.Exp2},
+		{"Erfinv", unit(3, 4), nd.Erfinv},
 		{"Reciprocal", nonzero(3, 4), nd.Reciprocal},
 	} {
 		g.cases = append(g.cases, gradCase{op: c.op, name: "3x4", in: c.in,

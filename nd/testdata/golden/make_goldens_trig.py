@@ -1,0 +1,65 @@
+#!/usr/bin/python3
+"""Goldens for trig_test.go: torch's tan, asin, acos, atan, sinh, cosh,
+asinh, acosh, atanh, log2, log10, exp2, erfinv, atan2 and hypot (Debian's
+python3-torch) in float64, with the gradient of sum(y) with respect to each
+input, at random points inside each domain and at its edges (±1, the
+origin, infinities), where the values and gradients are infinities and
+NaNs.
+
+Run from the repository root:
+    /usr/bin/python3 nd/testdata/golden/make_goldens_trig.py
+It writes nd/testdata/golden/goldens_trig.json.
+"""
+import json
+import math
+
+import torch
+
+torch.manual_seed(29)
+inf = math.inf
+
+
+def enc(t):
+    return [v if math.isfinite(v) else ("nan" if math.isnan(v) else ("inf" if v > 0 else "-inf"))
+            for v in t.detach().reshape(-1).tolist()]
+
+
+def rand(lo, hi, n=6):
+    return (lo + (hi - lo) * torch.rand(n, dtype=torch.float64)).tolist()
+
+
+unary = {
+    "Tan": (torch.tan, rand(-1.5, 1.5) + [0.0]),
+    "Asin": (torch.asin, rand(-1, 1) + [0.0, 1.0, -1.0, 1.5]),
+    "Acos": (torch.acos, rand(-1, 1) + [0.0, 1.0, -1.0, -1.5]),
+    "Atan": (torch.atan, rand(-10, 10) + [0.0, inf, -inf, 1e200]),
+    "Sinh": (torch.sinh, rand(-5, 5) + [0.0, 1e-8, 800.0]),
+    "Cosh": (torch.cosh, rand(-5, 5) + [0.0, -800.0]),
+    "Asinh": (torch.asinh, rand(-10, 10) + [0.0, 1e-8, inf, -inf]),
+    "Acosh": (torch.acosh, rand(1, 10) + [1.0, 0.5, inf]),
+    "Atanh": (torch.atanh, rand(-1, 1) + [0.0, 1.0, -1.0, 2.0]),
+    "Log2": (torch.log2, rand(0.01, 100) + [1.0, 8.0, 0.0, -1.0, inf]),
+    "Log10": (torch.log10, rand(0.01, 100) + [1.0, 1000.0, 0.0, -1.0]),
+    "Exp2": (torch.exp2, rand(-10, 10) + [0.0, 10.0, -inf, 2000.0]),
+    "Erfinv": (torch.erfinv, rand(-1, 1) + [0.0, 1.0, -1.0, 1.5, 0.999999]),
+}
+cases = []
+for name, (f, xs) in unary.items():
+    x = torch.tensor(xs, dtype=torch.float64, requires_grad=True)
+    y = f(x)
+    y.sum().backward()
+    cases.append({"op": name, "a": enc(x), "y": enc(y), "ga": enc(x.grad)})
+
+for name, f in {"Atan2": torch.atan2, "Hypot": torch.hypot}.items():
+    a = rand(-3, 3) + [0.0, 0.0, 1.0, -1.0, 0.0, -0.0, inf]
+    b = rand(-3, 3) + [0.0, 1.0, 0.0, 0.0, -1.0, -1.0, 1.0]
+    at = torch.tensor(a, dtype=torch.float64, requires_grad=True)
+    bt = torch.tensor(b, dtype=torch.float64, requires_grad=True)
+    y = f(at, bt)
+    y.sum().backward()
+    cases.append({"op": name, "a": enc(at), "b": enc(bt), "y": enc(y), "ga": enc(at.grad), "gb": enc(bt.grad)})
+
+with open("nd/testdata/golden/goldens_trig.json", "w") as fh:
+    json.dump({"generator": "make_goldens_trig.py, torch " + torch.__version__, "cases": cases}, fh, indent=1)
+    fh.write("\n")
+print("wrote", len(cases), "cases")
