@@ -81,6 +81,7 @@ var confFamilies = []struct {
 	{"conv3d", confConv3D},           // conv3d.go
 	{"gridsample", confGridSample},   // gridsample.go
 	{"autograd", confAutograd},       // backward.go, checkpoint.go
+	{"matrix", confMatrix},           // matrix.go, search.go
 }
 
 // confRecover turns a panic inside a case (an *nd.Error from an op that

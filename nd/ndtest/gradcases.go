@@ -74,6 +74,7 @@ func gradCases(dev ctx.Context) []gradCase {
 		gradMathCases(dev),        // math.go
 		gradActivationCases(dev),  // activation.go
 		gradLayerNormCases(dev),   // layernorm.go
+		gradMatrixCases(dev),      // matrix.go, search.go
 	} {
 		cases = append(cases, group...)
 	}
