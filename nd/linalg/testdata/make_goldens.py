@@ -1,0 +1,80 @@
+#!/usr/bin/python3
+"""Goldens for linalg_test.go: torch.linalg's inv, det, slogdet, solve,
+cholesky and eigh (Debian's python3-torch) in float64 on random
+well-conditioned batches, with the gradient of a fixed weighting of the
+outputs (sum(y * head), head a ramp; for eigh a loss of the squared
+eigenvectors, which does not depend on their signs).
+
+Run from the repository root:
+    /usr/bin/python3 nd/linalg/testdata/make_goldens.py
+It writes nd/linalg/testdata/goldens.json.
+"""
+import json
+
+import torch
+
+torch.manual_seed(37)
+torch.set_default_dtype(torch.float64)
+
+
+def enc(t):
+    t = t.detach()
+    return {"shape": list(t.shape), "data": [float(v) for v in t.reshape(-1).tolist()]}
+
+
+def ramp(t):
+    n = t.numel()
+    return (torch.linspace(-1, 1, n) if n > 1 else torch.ones(n)).reshape(t.shape)
+
+
+def square(*shape):
+    n = shape[-1]
+    return torch.randn(*shape) + 3 * torch.eye(n)  # well conditioned
+
+
+def spd(*shape):
+    m = torch.randn(*shape)
+    return m @ m.mT + shape[-1] * torch.eye(shape[-1])
+
+
+cases = []
+
+
+def case(op, inputs, f, loss=None):
+    xs = [x.clone().requires_grad_(True) for x in inputs]
+    ys = f(*xs)
+    if not isinstance(ys, (list, tuple)):
+        ys = [ys]
+    if loss is None:
+        total = sum((y * ramp(y)).sum() for y in ys if y.requires_grad)
+    else:
+        total = loss(*ys)
+    gs = torch.autograd.grad(total, xs)
+    cases.append({"op": op, "inputs": [enc(x) for x in inputs], "outputs": [enc(y) for y in ys],
+                  "grads": [enc(g) for g in gs]})
+
+
+for shape in [(3, 3), (2, 4, 4), (1, 1)]:
+    a = square(*shape)
+    case("Inv", [a], torch.linalg.inv)
+    case("Det", [a], torch.linalg.det)
+    case("Slogdet", [a], lambda x: list(torch.linalg.slogdet(x)))
+case("Det", [torch.tensor([[2.0, 1.0], [4.0, -3.0]])], torch.linalg.det)
+case("Slogdet", [torch.tensor([[0.0, 2.0], [3.0, 1.0]])], lambda x: list(torch.linalg.slogdet(x)))
+case("Solve", [square(3, 3), torch.randn(3, 2)], torch.linalg.solve)
+case("Solve", [square(2, 3, 3), torch.randn(2, 3)], torch.linalg.solve)   # vectors
+case("Solve", [square(2, 1, 3, 3), torch.randn(4, 3, 2)], torch.linalg.solve)  # broadcast batches
+case("Solve", [square(3, 3), torch.randn(3)], torch.linalg.solve)
+for shape in [(3, 3), (2, 4, 4)]:
+    a = spd(*shape)
+    case("Cholesky", [a], torch.linalg.cholesky)
+    w, v = torch.linalg.eigh(a)
+    hw = ramp(w)
+    hv = ramp(v)
+    case("Eigh", [a], lambda x: list(torch.linalg.eigh(x)),
+         loss=lambda w, v, hw=hw, hv=hv: (w * hw).sum() + (v * v * hv).sum())
+
+with open("nd/linalg/testdata/goldens.json", "w") as fh:
+    json.dump({"generator": "make_goldens.py, torch " + torch.__version__, "cases": cases}, fh, indent=1)
+    fh.write("\n")
+print("wrote", len(cases), "cases")
