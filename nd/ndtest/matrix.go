@@ -1,11 +1,15 @@
 package ndtest
 
-// The cases for the ops of nd/matrix.go and nd/search.go: Eye, Linspace,
-// Tril, Triu, Diagonal, DiagEmbed, Outer, Roll, Meshgrid, Searchsorted,
-// Bucketize, Nonzero, Bincount and Unique, on small inputs whose results
+// The cases for the ops of nd/matrix.go, nd/search.go and
+// nd/reduce_more.go: Eye, Linspace, Tril, Triu, Diagonal, DiagEmbed,
+// Outer, Roll, Meshgrid, Searchsorted, Bucketize, Nonzero, Bincount,
+// Unique, Prod, AnyTrue, AllTrue, CountNonzero, Median, Quantile,
+// Normalize, CosineSimilarity and Cdist, on small inputs whose results
 // are worked out by hand.
 
 import (
+	"math"
+
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/nd"
 )
@@ -37,9 +41,38 @@ func confMatrix(e confEnv) {
 		e.check(g[0], []int{2, 3}, []float64{1, 2, 3, 1, 2, 3}, confTolExact)
 		e.check(g[1], []int{2, 3}, []float64{4, 4, 4, 5, 5, 5}, confTolExact)
 	})
+	e.run("Reductions", func(e confEnv) {
+		p := e.arr([]float64{1, 2, 3, 0.5, 0, 4}, 2, 3)
+		e.check(nd.Prod(p, 1), []int{2}, []float64{6, 0}, confTolDefault)
+		e.check(nd.ProdKeepDims(p, 0), []int{1, 3}, []float64{0.5, 0, 12}, confTolDefault)
+		e.check(nd.Quantile(p, 0.25, 1), []int{2}, []float64{1.5, 0.25}, confTolDefault)
+		e.check(nd.Normalize(e.arr([]float64{3, 4, 0, 0}, 2, 2), 2, 1, 1e-6), []int{2, 2}, []float64{0.6, 0.8, 0, 0}, confTolDefault)
+		e.check(nd.CosineSimilarity(e.arr([]float64{1, 0, 1, 1}, 2, 2), e.arr([]float64{1, 0}, 1, 2), 1, 1e-8), []int{2},
+			[]float64{1, 1 / math.Sqrt2}, confTolDefault)
+		a, b := e.arr([]float64{0, 0, 3, 4}, 2, 2), e.arr([]float64{0, 0}, 1, 2)
+		e.check(nd.Cdist(a, b, 2), []int{2, 1}, []float64{0, 5}, confTolDefault)
+		e.check(nd.Cdist(a, b, 1), []int{2, 1}, []float64{0, 7}, confTolDefault)
+		e.check(nd.Cdist(a, b, math.Inf(1)), []int{2, 1}, []float64{0, 4}, confTolDefault)
+	})
 	if !e.dtypeSupported() {
 		e.Skipf("SKIPPED: %v cannot allocate integer arrays yet (the searches return them)", e.dev)
 	}
+	e.run("Logical", func(e confEnv) {
+		x := e.arr([]float64{0, 1, 0, 0, 2, 3}, 2, 3)
+		bools := func(got *nd.NDArray, shape []int, want ...int64) {
+			e.ints(got.AsType(nd.Int64), nd.Int64, shape, want...)
+		}
+		bools(nd.AnyTrue(x, 1), []int{2}, 1, 1)
+		bools(nd.AllTrue(x, 1), []int{2}, 0, 0)
+		bools(nd.AnyTrueKeepDims(x, 0), []int{1, 3}, 0, 1, 1)
+		bools(nd.AllTrueKeepDims(x, 0), []int{1, 3}, 0, 1, 0)
+		e.ints(nd.CountNonzero(x), nd.Int64, []int{}, 3)
+	})
+	e.run("Median", func(e confEnv) {
+		v, ix := nd.Median(e.arr([]float64{3, 1, 2, 4, 9, 5, 7, 6}, 2, 4), 1)
+		e.check(v, []int{2}, []float64{2, 6}, confTolExact)
+		e.ints(ix, nd.Int64, []int{2}, 2, 3)
+	})
 	e.run("Searchsorted", func(e confEnv) {
 		sorted, v := e.arr([]float64{1, 3, 3, 5}, 4), e.arr([]float64{0, 3, 4, 6}, 4)
 		e.ints(nd.Searchsorted(sorted, v, false), nd.Int64, []int{4}, 0, 1, 3, 4)
@@ -74,6 +107,22 @@ func gradMatrixCases(dev ctx.Context) []gradCase {
 		xs := nd.Meshgrid("ij", in[0], in[1])
 		return nd.Add(nd.Mul(xs[0], xs[0]), xs[1])
 	})
+	g.add("Prod", "axis1", g.one(3, 5), func(in []*nd.NDArray) *nd.NDArray { return nd.Prod(in[0], 1) })
+	withZero := func() []*nd.NDArray {
+		x := gradSigned(dev, 70, 2, 4)
+		v := x.Float64s()
+		v[1], v[5], v[6] = 0, 0, 0 // one zero in row 0, two in row 1
+		return gradIn(nd.FromSlice(dev, v, 2, 4))
+	}
+	g.add("Prod", "zeros", withZero, func(in []*nd.NDArray) *nd.NDArray { return nd.ProdKeepDims(in[0], 1) })
+	g.add("Median", "axis1", g.one(3, 5), func(in []*nd.NDArray) *nd.NDArray { v, _ := nd.Median(in[0], 1); return v })
+	g.add("Quantile", "axis0", g.one(5, 3), func(in []*nd.NDArray) *nd.NDArray { return nd.Quantile(in[0], 0.3, 0) })
+	g.add("Normalize", "l2", g.one(3, 4), func(in []*nd.NDArray) *nd.NDArray { return nd.Normalize(in[0], 2, 1, 1e-12) })
+	g.add("CosineSimilarity", "rows", g.two([]int{3, 4}, []int{1, 4}), func(in []*nd.NDArray) *nd.NDArray {
+		return nd.CosineSimilarity(in[0], in[1], 1, 1e-8)
+	})
+	g.add("Cdist", "l2", g.two([]int{2, 3, 4}, []int{2, 2, 4}), func(in []*nd.NDArray) *nd.NDArray { return nd.Cdist(in[0], in[1], 2) })
+	g.add("Cdist", "l1", g.two([]int{3, 4}, []int{2, 4}), func(in []*nd.NDArray) *nd.NDArray { return nd.Cdist(in[0], in[1], 1) })
 	weights := func() []*nd.NDArray { return gradIn(gradSigned(dev, 69, 5)) }
 	g.add("Bincount", "weights", weights, func(in []*nd.NDArray) *nd.NDArray {
 		return nd.Bincount(nd.FromSlice(in[0].Context(), []int64{3, 0, 3, 1, 0}, 5), in[0], 0)

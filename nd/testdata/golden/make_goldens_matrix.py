@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Goldens for matrix_test.go: torch's eye, linspace, tril, triu, diagonal,
 diag_embed, outer, roll, meshgrid, searchsorted, bucketize, nonzero,
-bincount and unique (Debian's python3-torch) in float64, with the gradient
+bincount and unique, and the reductions prod, any, all, count_nonzero,
+median, quantile, normalize, cosine_similarity and cdist (Debian's python3-torch) in float64, with the gradient
 of sum(y * head) with respect to every floating input for the
 differentiable ones (head: a fixed ramp over y).
 
@@ -19,8 +20,17 @@ torch.set_default_dtype(torch.float64)
 
 def enc(t):
     t = t.detach()
-    return {"shape": list(t.shape), "data": [float(v) for v in t.reshape(-1).tolist()],
+    return {"shape": list(t.shape), "data": [jnum(float(v)) for v in t.reshape(-1).tolist()],
             "dtype": str(t.dtype).replace("torch.", "")}
+
+
+def jnum(v):
+    """JSON has no NaN or infinities: they are written as strings."""
+    if v != v:
+        return "nan"
+    if v in (float("inf"), float("-inf")):
+        return "inf" if v > 0 else "-inf"
+    return v
 
 
 def ramp(n):
@@ -86,6 +96,40 @@ case("Unique", {}, [torch.tensor([[3.0, 1, 2], [3, 1, 1]])],
      lambda x: list(torch.unique(x, sorted=True, return_inverse=True, return_counts=True)), grad=False)
 case("Unique", {}, [torch.tensor([5, -2, 5, 0])],
      lambda x: list(torch.unique(x, sorted=True, return_inverse=True, return_counts=True)), grad=False)
+
+# Reductions (nd/reduce_more.go).
+xp = torch.randn(2, 5, 3)
+xp[0, 2, 1] = 0.0
+xp[1, 1, 0] = xp[1, 3, 0] = 0.0
+for dims in [None, 1, (0, 2)]:
+    case("Prod", {"axes": [] if dims is None else ([dims] if isinstance(dims, int) else list(dims))}, [xp],
+         lambda x, d=dims: torch.prod(x) if d is None else (torch.prod(x, d) if isinstance(d, int) else torch.prod(torch.prod(x, d[1]), d[0])))
+case("Prod", {"axes": [1]}, [torch.tensor([[2, 3, 4], [-1, 5, 0]])], lambda x: torch.prod(x, 1), grad=False)
+bx = torch.tensor([[0.0, 1, 0], [0, 0, 0], [2, 3, -1]])
+for d in [None, 1, 0]:
+    for name, f in [("AnyTrue", torch.any), ("AllTrue", torch.all), ("CountNonzero", torch.count_nonzero)]:
+        case(name, {"axes": [] if d is None else [d]}, [bx], lambda x, f=f, d=d: f(x) if d is None else f(x, d), grad=False)
+xm = torch.randn(3, 6)
+case("Median", {"axis": 1}, [xm], lambda x: list(torch.median(x, 1)))
+case("Median", {"axis": 0}, [xm], lambda x: list(torch.median(x, 0)))
+xn = torch.randn(2, 4)
+xn[1, 2] = float("nan")
+case("Median", {"axis": 1}, [xn], lambda x: list(torch.median(x, 1)), grad=False)
+for q in [0.0, 0.25, 0.5, 0.9, 1.0]:
+    case("Quantile", {"q": q, "axis": 1}, [xm], lambda x, q=q: torch.quantile(x, q, dim=1))
+case("Quantile", {"q": 0.3, "axis": 1}, [xn], lambda x: torch.quantile(x, 0.3, dim=1), grad=False)
+xz = torch.randn(3, 4)
+xz[1] = 0.0
+for p_ in [1, 2]:
+    case("Normalize", {"p": p_, "axis": 1, "eps": 1e-12}, [xz], lambda x, p_=p_: torch.nn.functional.normalize(x, p_, 1, 1e-12))
+case("CosineSimilarity", {"axis": 1, "eps": 1e-8}, [torch.randn(3, 4), torch.randn(1, 4)],
+     lambda a, b: torch.nn.functional.cosine_similarity(a, b, 1, 1e-8))
+case("CosineSimilarity", {"axis": 0, "eps": 1e-8}, [xz.T.contiguous(), torch.randn(4, 3)],
+     lambda a, b: torch.nn.functional.cosine_similarity(a, b, 0, 1e-8))
+ca, cb = torch.randn(2, 3, 4), torch.randn(2, 5, 4)
+cb[0, 1] = ca[0, 2]  # a zero distance
+for p_ in [1.0, 2.0, float("inf")]:
+    case("Cdist", {"p": p_ if p_ != float("inf") else "inf"}, [ca, cb], lambda a, b, p_=p_: torch.cdist(a, b, p_))
 
 with open("nd/testdata/golden/goldens_matrix.json", "w") as fh:
     json.dump({"generator": "make_goldens_matrix.py, torch " + torch.__version__, "cases": cases}, fh, indent=1)
