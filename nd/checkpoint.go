@@ -14,13 +14,15 @@ import (
 // that take gradients (a block's parameters on the inputs' context); it is
 // called after f, so that deferred parameters exist.
 //
-// Both runs of f happen in private sessions (see Session) on copies of the
-// inputs, in the training mode and autocast state the caller had when it
+// Both runs of f happen in private sessions (see Session) on views of the
+// inputs (an f that changes an input in place is an ErrArgument error), in the training mode and autocast state the caller had when it
 // called Checkpoint, whatever the caller's goroutine tree does when the
 // backward pass comes (a device in Pause beside it, a backward pass
 // outside Record). The first run's random draws (dropout masks) come
 // from the caller's generators, as they would without Checkpoint, and the
-// recomputation replays them. It also repeats f's side effects: a
+// recomputation replays them: they are kept on the host until the
+// backward pass, 8 bytes per number drawn (one per dropout mask; one or
+// more per element of a random array drawn inside). It also repeats f's side effects: a
 // BatchNorm in training mode updates its running statistics twice, as
 // under PyTorch's checkpoint. Outputs of several dtypes are handed out
 // through the widest (the others converted back, exactly). An array f
@@ -47,6 +49,12 @@ func Checkpoint(f func(in []*NDArray) []*NDArray, inputs []*NDArray, params func
 	var packed *NDArray
 	var shapes [][]int
 	var dtypes []DType
+	versions := make([]uint64, len(inputs))
+	for i, x := range inputs {
+		if x != nil {
+			versions[i] = x.st.version.Load()
+		}
+	}
 	run.in(run.draws, func(fs *Session) {
 		in1 := fs.views(inputs, nil)
 		var outs []*NDArray
@@ -66,6 +74,13 @@ func Checkpoint(f func(in []*NDArray) []*NDArray, inputs []*NDArray, params func
 				fail(op, ErrContext, "outputs on %v and %v: a checkpointed function's outputs share one context", outs[0].Context(), o.Context())
 			}
 			shapes, dtypes = append(shapes, o.Shape()), append(dtypes, o.DType())
+		}
+		for i, x := range inputs {
+			if x != nil && x.st.version.Load() != versions[i] {
+				// The recomputation would change it again, from the changed
+				// value (PyTorch's checkpoint fails in backward on this).
+				fail(op, ErrArgument, "the function changed its input %d (shape %v) in place: a checkpointed function must leave its inputs as they are (change a copy)", i, x.shape)
+			}
 		}
 		pk := packOutputs(outs)
 		packed = pk.viewIn(s, 0, pk.shape) // outlives fs's scope: the storage is shared

@@ -202,3 +202,19 @@ func TestCheckpointBorn(t *testing.T) {
 		t.Errorf("memory in use after each step: %v", inUse)
 	}
 }
+
+// TestCheckpointInPlaceInput: a function that changes its input in place
+// would change it again in the recomputation: it is an error.
+func TestCheckpointInPlaceInput(t *testing.T) {
+	dev := ctx.CPU(0)
+	x := PersistentSession().Ones(dev, Float64, 3)
+	x.AttachGrad(GradWrite)
+	f := func(in []*NDArray) []*NDArray {
+		AddTo(in[0], PersistentSession().Ones(dev, Float64, 3))
+		return []*NDArray{Tanh(in[0])}
+	}
+	err := Catch(func() { DefaultSession().Record(func() { Checkpoint(f, []*NDArray{x}, nil) }) })
+	if e := (*Error)(nil); !errors.As(err, &e) || e.Kind != ErrArgument {
+		t.Errorf("%v, want ErrArgument", err)
+	}
+}

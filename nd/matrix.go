@@ -2,6 +2,7 @@ package nd
 
 import (
 	"math"
+	"slices"
 
 	"github.com/goluon/goluon/ctx"
 )
@@ -21,6 +22,9 @@ func (s *Session) Eye(dev ctx.Context, dt DType, n, m, k int) *NDArray {
 	if n < 0 || m < 0 {
 		fail("Eye", ErrShape, "negative size %d×%d", n, m)
 	}
+	if n > 0 && m > (1<<31)/n {
+		fail("Eye", ErrShape, "size %d×%d has more than 2^31 elements", n, m)
+	}
 	v := make([]float64, n*m)
 	for i := range n {
 		if j := i + k; j >= 0 && j < m {
@@ -39,8 +43,8 @@ func Linspace(dev ctx.Context, dt DType, start, stop float64, num int) *NDArray 
 
 // Linspace is the package-level Linspace making an array of s.
 func (s *Session) Linspace(dev ctx.Context, dt DType, start, stop float64, num int) *NDArray {
-	if num < 0 {
-		fail("Linspace", ErrArgument, "negative count %d", num)
+	if num < 0 || num > 1<<31 {
+		fail("Linspace", ErrArgument, "count %d outside [0, 2^31]", num)
 	}
 	if math.IsNaN(start) || math.IsNaN(stop) || math.IsInf(start, 0) || math.IsInf(stop, 0) {
 		fail("Linspace", ErrArgument, "endpoints %g and %g are not finite", start, stop)
@@ -200,8 +204,8 @@ func Roll(x *NDArray, shift, axis int) *NDArray {
 	return Concat([]*NDArray{SliceAxis(x, n-s, n, axis), SliceAxis(x, 0, n-s, axis)}, axis)
 }
 
-// Meshgrid returns coordinate arrays for the vectors xs (PyTorch's
-// meshgrid): with indexing "ij" the i-th output varies along axis i, of
+// Meshgrid returns coordinate arrays for the vectors xs (scalars count as
+// vectors of one; PyTorch's meshgrid): with indexing "ij" the i-th output varies along axis i, of
 // shape [len(xs[0]), len(xs[1]), ...]; with "xy" (NumPy's default) the
 // first two axes are swapped, as for image coordinates. Each output
 // broadcasts its vector, and its gradient sums back into it.
@@ -214,12 +218,17 @@ func Meshgrid(indexing string, xs ...*NDArray) []*NDArray {
 		fail(op, ErrArgument, "no vectors")
 	}
 	shape := make([]int, len(xs))
+	xs = slices.Clone(xs)
 	for i, x := range xs {
 		defer checkLive(op, x).done()
-		if x.NDim() != 1 {
+		switch x.NDim() {
+		case 0:
+			xs[i] = Reshape(x, 1) // a scalar is a vector of one, as in PyTorch
+		case 1:
+		default:
 			fail(op, ErrShape, "input %d has shape %v, want a vector", i, x.shape)
 		}
-		shape[i] = x.shape[0]
+		shape[i] = xs[i].shape[0]
 	}
 	pos := func(i int) int { return i } // the axis input i varies along
 	if indexing == "xy" && len(xs) > 1 {

@@ -13,7 +13,8 @@ import (
 
 // Searchsorted returns, for each of values, the index at which it would be
 // inserted into sorted to keep it sorted (PyTorch's searchsorted): the
-// number of sorted's elements below it, or with right not above it. sorted
+// number of sorted's elements below it, or with right not above it (a NaN
+// value is above every element). sorted
 // is a vector, or an array whose leading axes match values' (one sorted
 // row per row of values). The result is Int64, of values' shape. Each
 // value is compared with every element of its row (n·m work and a Bool
@@ -45,14 +46,17 @@ func Searchsorted(sorted, values *NDArray, right bool) *NDArray {
 		rows = ExpandDims(sorted, -2)
 	}
 	v := ExpandDims(values, -1)
-	var below *NDArray
+	// Counted as not-above rather than below, as PyTorch's binary search
+	// compares: a NaN value goes after every element.
+	var above *NDArray
 	if right {
-		below = LessEqual(rows, v)
+		above = Greater(rows, v)
 	} else {
-		below = Less(rows, v)
+		above = GreaterEqual(rows, v)
 	}
+	below := LogicalNot(above)
 	out := Sum(below, -1)
-	release(rows, v, below)
+	release(rows, v, above, below)
 	return out
 }
 
@@ -123,10 +127,13 @@ func Bincount(x, weights *NDArray, minLength int) *NDArray {
 		if v < 0 {
 			fail(op, ErrArgument, "negative value %d", v)
 		}
+		if v >= math.MaxInt32 {
+			fail(op, ErrArgument, "value %d: more than 2^31 bins", v)
+		}
 		n = max(n, v+1)
 	}
 	if n > math.MaxInt32 {
-		fail(op, ErrArgument, "largest value %d: more than 2^31 bins", n-1)
+		fail(op, ErrArgument, "minLength %d: more than 2^31 bins", n)
 	}
 	s := x.Session()
 	if weights == nil {

@@ -69,6 +69,22 @@ func TestLossEdgeCases(t *testing.T) {
 		close(t, out.Float64s(), []float64{0, 0}, 0)
 		close(t, pred.Grad().Float64s(), make([]float64, 6), 0)
 	})
+	t.Run("TokenMean in float16 beyond 65504 positions", func(t *testing.T) {
+		// Uniform logits: every position's loss is ln 3, and so is the mean.
+		l := loss.SoftmaxCrossEntropy{Sparse: true, Axis: -1, UseIgnore: true, IgnoreLabel: -100, TokenMean: true}
+		lab := make([]int64, 2*40000)
+		for i := range lab {
+			lab[i] = int64(i % 3)
+			if i%7 == 0 {
+				lab[i] = -100
+			}
+		}
+		out := l.Forward(nd.Zeros(dev, nd.Float16, 2, 40000, 3), nd.FromSlice(dev, lab, 2, 40000))
+		if out.DType() != nd.Float32 {
+			t.Errorf("dtype %v, want float32", out.DType())
+		}
+		close(t, []float64{nd.Mean(out).Scalar()}, []float64{math.Log(3)}, 1e-3)
+	})
 	t.Run("TokenMean with dense labels", func(t *testing.T) {
 		l := loss.SoftmaxCrossEntropy{Axis: -1, TokenMean: true}
 		err := nd.Catch(func() { l.Forward(f64(dev, []float64{1, 2}, 1, 2), f64(dev, []float64{0.5, 0.5}, 1, 2)) })

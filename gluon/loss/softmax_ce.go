@@ -35,7 +35,8 @@ import (
 // positions divided by their number; with class weights, by the sum of
 // their labels' weights), instead of the mean of the samples' own means: a
 // sample's value is its positions' total times N over the batch's count. A
-// batch with no counted position gives zeros (PyTorch: NaN). The scale is
+// batch with no counted position gives zeros (PyTorch: NaN). With half
+// predictions the losses are float32, as the count and scale need. The scale is
 // a constant of the batch, so gradients are those of PyTorch's mean; on
 // several contexts each device's shard counts its own positions, as each
 // process of PyTorch's DistributedDataParallel does.
@@ -166,6 +167,9 @@ func (l SoftmaxCrossEntropy) ForwardWeighted(pred, label, sampleWeight *nd.NDArr
 		}
 		loss = nd.Neg(nd.SumKeepDims(nd.Mul(logSoftmax(), z), axis))
 	}
+	if sampleWeight != nil && sampleWeight.DType().IsHalf() && loss.DType() == nd.Float32 {
+		sampleWeight = sampleWeight.AsType(nd.Float32) // TokenMean's float32 losses
+	}
 	return finish(op, loss, sampleWeight, scale(l.Weight))
 }
 
@@ -183,6 +187,14 @@ func classWeightOf(cw, idx *nd.NDArray) *nd.NDArray {
 // labels' class weights, with cw), so that finish's means give PyTorch's
 // mean over the batch's counted positions.
 func (l SoftmaxCrossEntropy) tokenMean(idx, nll, cw *nd.NDArray) *nd.NDArray {
+	if nll.DType().IsHalf() {
+		// The count and the scale exceed half's range on long batches
+		// (65504 positions): they are taken in float32, and so is the loss.
+		nll = nll.AsType(nd.Float32)
+		if cw != nil {
+			cw = cw.AsType(nd.Float32)
+		}
+	}
 	s := sessionOf(nll, idx)
 	dev, dt := idx.Context(), nll.DType()
 	count := s.Full(dev, dt, float64(nll.Size()), 1) // every position counts once

@@ -98,7 +98,7 @@ func unaryFunc(op backend.UnaryOp, p1, p2 float64) func(float64) float64 {
 	case backend.Exp:
 		return math.Exp
 	case backend.Log:
-		return math.Log
+		return logAccurate
 	case backend.Sqrt:
 		return math.Sqrt
 	case backend.Tanh:
@@ -164,7 +164,7 @@ func unaryFunc(op backend.UnaryOp, p1, p2 float64) func(float64) float64 {
 	case backend.Asin:
 		return math.Asin
 	case backend.Acos:
-		return math.Acos
+		return acos
 	case backend.Atan:
 		return math.Atan
 	case backend.Sinh:
@@ -178,15 +178,50 @@ func unaryFunc(op backend.UnaryOp, p1, p2 float64) func(float64) float64 {
 	case backend.Atanh:
 		return math.Atanh
 	case backend.Log2:
-		return math.Log2
+		return log2
 	case backend.Log10:
-		return math.Log10
+		return func(x float64) float64 { return logAccurate(x) * (1 / math.Ln10) }
 	case backend.Exp2:
 		return math.Exp2
 	case backend.Erfinv:
 		return math.Erfinv
 	}
 	panic("cpu: unknown unary op")
+}
+
+// logAccurate is math.Log, correct on subnormal inputs too (Go's amd64
+// Log is hundreds of ulps off there: ln 1e-310 came out as −709.1):
+// they are scaled into the normal range first.
+func logAccurate(x float64) float64 {
+	if x > 0 && x < 0x1p-1022 {
+		return math.Log(x*0x1p52) - 52*math.Ln2
+	}
+	return math.Log(x)
+}
+
+// log2 is math.Log2 without its cancellation just above 1 (its
+// fraction-and-exponent form gave log₂(1+1e-12) 1.6e-5 relatively off):
+// there ln x/ln 2 is accurate.
+func log2(x float64) float64 {
+	if x > 0.5 && x < 2 {
+		return math.Log(x) * (1 / math.Ln2)
+	}
+	if x > 0 && x < 0x1p-1022 {
+		return math.Log2(x*0x1p52) - 52
+	}
+	return math.Log2(x)
+}
+
+// acos is math.Acos without its cancellation near ±1 (π/2 − asin x lost
+// 1e-11 relatively at 0.9999999): there 2·asin √((1 ∓ x)/2) is accurate.
+func acos(x float64) float64 {
+	switch {
+	case x > 0.5:
+		return 2 * math.Asin(math.Sqrt((1-x)/2))
+	case x < -0.5:
+		return math.Pi - 2*math.Asin(math.Sqrt((1+x)/2))
+	}
+	return math.Acos(x)
 }
 
 func sigmoid(x float64) float64 {

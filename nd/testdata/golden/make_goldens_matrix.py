@@ -131,6 +131,12 @@ cb[0, 1] = ca[0, 2]  # a zero distance
 for p_ in [1.0, 2.0, float("inf")]:
     case("Cdist", {"p": p_ if p_ != float("inf") else "inf"}, [ca, cb], lambda a, b, p_=p_: torch.cdist(a, b, p_))
 
+# NaN values go after every element, as torch's binary search places them.
+nan_vals = torch.tensor([float("nan"), 2.0, 3.0])
+for right in [False, True]:
+    case("Searchsorted", {"right": right}, [torch.tensor([1.0, 2, 3]), nan_vals],
+         lambda s, v, r=right: torch.searchsorted(s, v, right=r), grad=False)
+
 with open("nd/testdata/golden/goldens_matrix.json", "w") as fh:
     json.dump({"generator": "make_goldens_matrix.py, torch " + torch.__version__, "cases": cases}, fh, indent=1)
     fh.write("\n")
