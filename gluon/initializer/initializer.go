@@ -1,5 +1,7 @@
 // Package initializer sets the initial values of parameters, with MXNet's
-// rules (mx.init): Uniform, Normal, Xavier, MSRAPrelu, Zero, One, Constant.
+// rules (mx.init): Uniform, Normal, Xavier, MSRAPrelu, Zero, One, Constant,
+// Orthogonal and Bilinear, and PyTorch's Kaiming (its default for Linear
+// and Conv weights among them) and TruncatedNormal (torch.nn.init).
 //
 // Initial values are computed on the host, in float64, from a generator
 // that gluon derives from nd.CurrentSeed and the parameter's full name. So
