@@ -1,7 +1,9 @@
 // Package linalg is PyTorch's torch.linalg for nd arrays: the inverse,
 // determinant, log-determinant, linear solve, Cholesky factor and
-// symmetric eigendecomposition of square matrices, batched over leading
-// axes, with PyTorch's gradients.
+// symmetric eigendecomposition of square matrices, and the singular value
+// and QR decompositions, singular values, matrix norms, pseudo-inverse and
+// least squares of rectangular ones, batched over leading axes, with
+// PyTorch's gradients.
 //
 // The factorisations run on the host in float64 (gonum's LAPACK in Go),
 // whatever the array's context: a GPU array is copied to the host and the

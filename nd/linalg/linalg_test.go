@@ -76,6 +76,23 @@ func TestGoldens(t *testing.T) {
 						w, v := linalg.Eigh(in[0])
 						outs = []*nd.NDArray{w, v}
 						loss = nd.Add(nd.Sum(nd.Mul(w, ramp(w))), nd.Sum(nd.Mul(nd.Mul(v, v), ramp(v))))
+					case "Svd":
+						u, sv, vh := linalg.Svd(in[0])
+						outs = []*nd.NDArray{u, sv, vh}
+						loss = nd.Add(nd.Add(nd.Sum(nd.Mul(nd.Mul(u, u), ramp(u))), nd.Sum(nd.Mul(sv, ramp(sv)))),
+							nd.Sum(nd.Mul(nd.Mul(vh, vh), ramp(vh))))
+					case "Svdvals":
+						outs = []*nd.NDArray{linalg.Svdvals(in[0])}
+					case "MatrixNormfro", "MatrixNormnuc", "MatrixNorm2":
+						outs = []*nd.NDArray{linalg.MatrixNorm(in[0], c.Op[len("MatrixNorm"):])}
+					case "Pinv":
+						outs = []*nd.NDArray{linalg.Pinv(in[0], 0)}
+					case "Lstsq":
+						outs = []*nd.NDArray{linalg.Lstsq(in[0], in[1])}
+					case "Qr":
+						q, r := linalg.Qr(in[0])
+						outs = []*nd.NDArray{q, r}
+						loss = nd.Add(nd.Sum(nd.Mul(q, ramp(q))), nd.Sum(nd.Mul(r, ramp(r))))
 					default:
 						t.Fatalf("unknown op %q", c.Op)
 					}
@@ -93,8 +110,11 @@ func TestGoldens(t *testing.T) {
 						t.Fatalf("output %d of shape %v, torch %v", j, outs[j].Shape(), want.Shape)
 					}
 					got := outs[j].Float64s()
-					if c.Op == "Eigh" && j == 1 {
+					if c.Op == "Eigh" && j == 1 || c.Op == "Svd" && j == 0 {
 						got, want.Data = signFixed(got, want.Shape), signFixed(want.Data, want.Shape)
+					}
+					if c.Op == "Svd" && j == 2 { // rows of Vh: columns of V
+						got, want.Data = signFixedRows(got, want.Shape), signFixedRows(want.Data, want.Shape)
 					}
 					near(t, fmt.Sprint("output ", j), got, want.Data, tol)
 				}
@@ -108,23 +128,43 @@ func TestGoldens(t *testing.T) {
 	}
 }
 
-// signFixed flips each eigenvector (a column of the matrices of shape)
-// so that its largest entry is positive.
+// signFixed flips each vector stored as a column of the matrices of
+// shape so that its largest entry is positive.
 func signFixed(v []float64, shape []int) []float64 {
 	out := slices.Clone(v)
-	n := shape[len(shape)-1]
-	for m := 0; m+n*n <= len(v); m += n * n {
-		for c := range n {
+	rows, cols := shape[len(shape)-2], shape[len(shape)-1]
+	for m := 0; m+rows*cols <= len(v) && rows*cols > 0; m += rows * cols {
+		for c := range cols {
 			big := 0.0
-			for r := range n {
-				if x := v[m+r*n+c]; math.Abs(x) > math.Abs(big) {
+			for r := range rows {
+				if x := v[m+r*cols+c]; math.Abs(x) > math.Abs(big) {
 					big = x
 				}
 			}
 			if big < 0 {
-				for r := range n {
-					out[m+r*n+c] = -v[m+r*n+c]
+				for r := range rows {
+					out[m+r*cols+c] = -v[m+r*cols+c]
 				}
+			}
+		}
+	}
+	return out
+}
+
+// signFixedRows is signFixed for vectors stored as rows.
+func signFixedRows(v []float64, shape []int) []float64 {
+	out := slices.Clone(v)
+	n := shape[len(shape)-1]
+	for r := 0; r+n <= len(v); r += n {
+		big := 0.0
+		for _, x := range v[r : r+n] {
+			if math.Abs(x) > math.Abs(big) {
+				big = x
+			}
+		}
+		if big < 0 {
+			for i := r; i < r+n; i++ {
+				out[i] = -v[i]
 			}
 		}
 	}
@@ -173,6 +213,21 @@ func TestGradCheck(t *testing.T) {
 		{"Solve", func(in []*nd.NDArray) *nd.NDArray { return linalg.Solve(in[0], in[1]) }, []*nd.NDArray{square(4, 2, 1, 3, 3), ndtest.Rand(dev, 5, -1, 1, 2, 3, 2)}},
 		{"Cholesky", sym(linalg.Cholesky), []*nd.NDArray{spd(6, 2, 3, 3)}},
 		{"EighValues", sym(func(a *nd.NDArray) *nd.NDArray { w, _ := linalg.Eigh(a); return w }), []*nd.NDArray{spd(7, 3, 3)}},
+		{"Svd", func(in []*nd.NDArray) *nd.NDArray {
+			u, sv, vh := linalg.Svd(in[0])
+			return nd.Concat([]*nd.NDArray{nd.Reshape(nd.Mul(u, u), -1), sv, nd.Reshape(nd.Mul(vh, vh), -1)}, 0)
+		}, []*nd.NDArray{ndtest.Rand(dev, 9, -1, 1, 4, 3)}},
+		{"SvdWide", func(in []*nd.NDArray) *nd.NDArray {
+			u, _, vh := linalg.Svd(in[0])
+			return nd.Concat([]*nd.NDArray{nd.Reshape(nd.Mul(u, u), -1), nd.Reshape(nd.Mul(vh, vh), -1)}, 0)
+		}, []*nd.NDArray{ndtest.Rand(dev, 10, -1, 1, 2, 4)}},
+		{"MatrixNormNuc", func(in []*nd.NDArray) *nd.NDArray { return linalg.MatrixNorm(in[0], "nuc") }, []*nd.NDArray{ndtest.Rand(dev, 11, -1, 1, 2, 3, 4)}},
+		{"Pinv", func(in []*nd.NDArray) *nd.NDArray { return linalg.Pinv(in[0], 0) }, []*nd.NDArray{ndtest.Rand(dev, 12, -1, 1, 4, 3)}},
+		{"Lstsq", func(in []*nd.NDArray) *nd.NDArray { return linalg.Lstsq(in[0], in[1]) }, []*nd.NDArray{ndtest.Rand(dev, 13, -1, 1, 5, 2), ndtest.Rand(dev, 14, -1, 1, 5)}},
+		{"Qr", func(in []*nd.NDArray) *nd.NDArray {
+			q, r := linalg.Qr(in[0])
+			return nd.Add(nd.Sum(q, -2), nd.Sum(r, -2))
+		}, []*nd.NDArray{ndtest.Rand(dev, 15, -1, 1, 2, 4, 3)}},
 		{"EighVectors", sym(func(a *nd.NDArray) *nd.NDArray { _, v := linalg.Eigh(a); return nd.Mul(v, v) }), []*nd.NDArray{spd(8, 3, 3)}},
 	}
 	for _, c := range cases {

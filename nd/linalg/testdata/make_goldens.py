@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """Goldens for linalg_test.go: torch.linalg's inv, det, slogdet, solve,
-cholesky and eigh (Debian's python3-torch) in float64 on random
+cholesky, eigh, svd, svdvals, matrix_norm, pinv, lstsq and qr (Debian's python3-torch) in float64 on random
 well-conditioned batches, with the gradient of a fixed weighting of the
-outputs (sum(y * head), head a ramp; for eigh a loss of the squared
-eigenvectors, which does not depend on their signs).
+outputs (sum(y * head), head a ramp; for eigh and svd a loss of the
+squared singular or eigen vectors, which does not depend on their signs).
 
 Run from the repository root:
     /usr/bin/python3 nd/linalg/testdata/make_goldens.py
@@ -73,6 +73,21 @@ for shape in [(3, 3), (2, 4, 4)]:
     hv = ramp(v)
     case("Eigh", [a], lambda x: list(torch.linalg.eigh(x)),
          loss=lambda w, v, hw=hw, hv=hv: (w * hw).sum() + (v * v * hv).sum())
+
+for shape in [(4, 3), (3, 5), (2, 3, 3)]:
+    a = torch.randn(*shape)
+    u, sv, vh = torch.linalg.svd(a, full_matrices=False)
+    hu, hs, hv = ramp(u), ramp(sv), ramp(vh)
+    case("Svd", [a], lambda x: list(torch.linalg.svd(x, full_matrices=False)),
+         loss=lambda u, s, v, hu=hu, hs=hs, hv=hv: (u * u * hu).sum() + (s * hs).sum() + (v * v * hv).sum())
+    case("Svdvals", [a], torch.linalg.svdvals)
+    for ord_ in ["fro", "nuc", 2]:
+        case("MatrixNorm" + str(ord_), [a], lambda x, o=ord_: torch.linalg.matrix_norm(x, o))
+    case("Pinv", [a], torch.linalg.pinv)
+case("Lstsq", [torch.randn(5, 3), torch.randn(5, 2)], lambda a, b: torch.linalg.lstsq(a, b, driver="gelsd").solution)
+case("Lstsq", [torch.randn(2, 6, 3), torch.randn(2, 6, 1)], lambda a, b: torch.linalg.lstsq(a, b, driver="gelsd").solution)
+for shape in [(4, 3), (3, 3), (2, 5, 2)]:
+    case("Qr", [torch.randn(*shape)], lambda x: list(torch.linalg.qr(x)))
 
 with open("nd/linalg/testdata/goldens.json", "w") as fh:
     json.dump({"generator": "make_goldens.py, torch " + torch.__version__, "cases": cases}, fh, indent=1)
