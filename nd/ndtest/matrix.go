@@ -1,11 +1,11 @@
 package ndtest
 
-// The cases for the ops of nd/matrix.go, nd/search.go and
-// nd/reduce_more.go: Eye, Linspace, Tril, Triu, Diagonal, DiagEmbed,
+// The cases for the ops of nd/matrix.go, nd/search.go, nd/reduce_more.go
+// and nd/scan.go: Eye, Linspace, Tril, Triu, Diagonal, DiagEmbed,
 // Outer, Roll, Meshgrid, Searchsorted, Bucketize, Nonzero, Bincount,
 // Unique, Prod, AnyTrue, AllTrue, CountNonzero, Median, Quantile,
-// Normalize, CosineSimilarity and Cdist, on small inputs whose results
-// are worked out by hand.
+// Normalize, CosineSimilarity, Cdist, Cumprod, Cummax, Cummin and
+// Logcumsumexp, on small inputs whose results are worked out by hand.
 
 import (
 	"math"
@@ -68,6 +68,18 @@ func confMatrix(e confEnv) {
 		bools(nd.AllTrueKeepDims(x, 0), []int{1, 3}, 0, 1, 0)
 		e.ints(nd.CountNonzero(x), nd.Int64, []int{}, 3)
 	})
+	e.run("Scans", func(e confEnv) {
+		x := e.arr([]float64{2, -1, 3, 0, 1, 4}, 2, 3)
+		e.check(nd.Cumprod(x, 1), []int{2, 3}, []float64{2, -2, -6, 0, 0, 0}, confTolDefault)
+		v, ix := nd.Cummax(x, 1)
+		e.check(v, []int{2, 3}, []float64{2, 2, 3, 0, 1, 4}, confTolExact)
+		e.ints(ix, nd.Int64, []int{2, 3}, 0, 0, 2, 0, 1, 2)
+		v, ix = nd.Cummin(x, 0)
+		e.check(v, []int{2, 3}, []float64{2, -1, 3, 0, -1, 3}, confTolExact)
+		e.ints(ix, nd.Int64, []int{2, 3}, 0, 0, 0, 1, 0, 0)
+		l := nd.Logcumsumexp(e.arr([]float64{0, 0, math.Log(2)}, 3), 0)
+		e.check(l, []int{3}, []float64{0, math.Log(2), math.Log(4)}, confTolDefault)
+	})
 	e.run("Median", func(e confEnv) {
 		v, ix := nd.Median(e.arr([]float64{3, 1, 2, 4, 9, 5, 7, 6}, 2, 4), 1)
 		e.check(v, []int{2}, []float64{2, 6}, confTolExact)
@@ -123,6 +135,10 @@ func gradMatrixCases(dev ctx.Context) []gradCase {
 	})
 	g.add("Cdist", "l2", g.two([]int{2, 3, 4}, []int{2, 2, 4}), func(in []*nd.NDArray) *nd.NDArray { return nd.Cdist(in[0], in[1], 2) })
 	g.add("Cdist", "l1", g.two([]int{3, 4}, []int{2, 4}), func(in []*nd.NDArray) *nd.NDArray { return nd.Cdist(in[0], in[1], 1) })
+	g.add("Cumprod", "zeros", withZero, func(in []*nd.NDArray) *nd.NDArray { return nd.Cumprod(in[0], 1) })
+	g.add("Cummax", "axis1", g.one(3, 5), func(in []*nd.NDArray) *nd.NDArray { v, _ := nd.Cummax(in[0], 1); return v })
+	g.add("Cummin", "axis0", g.one(5, 3), func(in []*nd.NDArray) *nd.NDArray { v, _ := nd.Cummin(in[0], 0); return v })
+	g.add("Logcumsumexp", "axis1", g.one(3, 6), func(in []*nd.NDArray) *nd.NDArray { return nd.Logcumsumexp(in[0], 1) })
 	weights := func() []*nd.NDArray { return gradIn(gradSigned(dev, 69, 5)) }
 	g.add("Bincount", "weights", weights, func(in []*nd.NDArray) *nd.NDArray {
 		return nd.Bincount(nd.FromSlice(in[0].Context(), []int64{3, 0, 3, 1, 0}, 5), in[0], 0)

@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Goldens for matrix_test.go: torch's eye, linspace, tril, triu, diagonal,
 diag_embed, outer, roll, meshgrid, searchsorted, bucketize, nonzero,
-bincount and unique, and the reductions prod, any, all, count_nonzero,
-median, quantile, normalize, cosine_similarity and cdist (Debian's python3-torch) in float64, with the gradient
+bincount and unique, the reductions prod, any, all, count_nonzero,
+median, quantile, normalize, cosine_similarity and cdist, and the scans
+cumprod, cummax, cummin and logcumsumexp (Debian's python3-torch) in float64, with the gradient
 of sum(y * head) with respect to every floating input for the
 differentiable ones (head: a fixed ramp over y).
 
@@ -136,6 +137,23 @@ nan_vals = torch.tensor([float("nan"), 2.0, 3.0])
 for right in [False, True]:
     case("Searchsorted", {"right": right}, [torch.tensor([1.0, 2, 3]), nan_vals],
          lambda s, v, r=right: torch.searchsorted(s, v, right=r), grad=False)
+
+# Scans (nd/scan.go).
+xc = torch.randn(3, 6)
+xc[0, 2] = 0.0
+xc[1, 1] = xc[1, 4] = 0.0
+for ax in [1, 0]:
+    case("Cumprod", {"axis": ax}, [xc], lambda x, a=ax: torch.cumprod(x, a))
+case("Cumprod", {"axis": 0}, [torch.tensor([2, -3, 0, 4])], lambda x: torch.cumprod(x, 0), grad=False)
+ties = torch.tensor([[1.0, 1, 0, 2, 2, -1], [3, -1, 3, 5, 4, 5]])
+for name, f in [("Cummax", torch.cummax), ("Cummin", torch.cummin)]:
+    case(name, {"axis": 1}, [ties], lambda x, f=f: list(f(x, 1)))
+    case(name, {"axis": 0}, [torch.randn(5, 3)], lambda x, f=f: list(f(x, 0)))
+    case(name, {"axis": 0}, [torch.tensor([1.0, float("nan"), 3, float("nan"), 0])], lambda x, f=f: list(f(x, 0)), grad=False)
+    case(name, {"axis": 0}, [torch.tensor([3, 1, 4, 1, 5])], lambda x, f=f: list(f(x, 0)), grad=False)
+ls = torch.tensor([[-1000.0, 0, 5, -3, 700, 1], [float("-inf"), float("-inf"), 2, float("-inf"), 2, 2]])
+case("Logcumsumexp", {"axis": 1}, [ls], lambda x: torch.logcumsumexp(x, 1))
+case("Logcumsumexp", {"axis": 0}, [torch.randn(7, 2)], lambda x: torch.logcumsumexp(x, 0))
 
 with open("nd/testdata/golden/goldens_matrix.json", "w") as fh:
     json.dump({"generator": "make_goldens_matrix.py, torch " + torch.__version__, "cases": cases}, fh, indent=1)
