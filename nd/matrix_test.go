@@ -42,7 +42,7 @@ func TestMatrixGoldens(t *testing.T) {
 		t.Fatal(err)
 	}
 	dev := ctx.CPU(0)
-	dtypes := map[string]nd.DType{"float64": nd.Float64, "int64": nd.Int64, "bool": nd.Bool}
+	dtypes := map[string]nd.DType{"float64": nd.Float64, "int64": nd.Int64, "int32": nd.Int32, "bool": nd.Bool}
 	for i, c := range g.Cases {
 		t.Run(fmt.Sprint(i, c.Op), func(t *testing.T) {
 			num := func(k string) float64 { return c.Args[k].(float64) }

@@ -2,7 +2,6 @@ package nd
 
 import (
 	"math"
-	"slices"
 )
 
 // More reductions and distances, PyTorch's prod, any, all (AnyTrue,
@@ -16,7 +15,8 @@ import (
 // 1. The factors are multiplied pairwise (log₂ n steps of Mul), so the
 // result may differ from a sequential product in its last bits, and the
 // gradient is each element's product of the others, exact where some are
-// 0 (PyTorch's special case). Integer products wrap; Bool gives Int64.
+// 0 (PyTorch's special case). Integer and Bool products are Int64, and
+// wrap.
 func Prod(x *NDArray, axes ...int) *NDArray { return prod(x, false, axes) }
 
 // ProdKeepDims is Prod that keeps the reduced axes with size 1.
@@ -25,8 +25,8 @@ func ProdKeepDims(x *NDArray, axes ...int) *NDArray { return prod(x, true, axes)
 func prod(x *NDArray, keep bool, axes []int) *NDArray {
 	const op = "Prod"
 	defer checkLive(op, x).done()
-	if x.dtype == Bool {
-		x = x.AsType(Int64)
+	if !x.dtype.IsFloat() && x.dtype != Int64 {
+		x = x.AsType(Int64) // PyTorch's: integer and Bool products are Int64
 	}
 	mask := axesMask(op, x.NDim(), axes)
 	out := x
@@ -48,10 +48,8 @@ func prod(x *NDArray, keep bool, axes []int) *NDArray {
 // with size 1.
 func prodAxis(x *NDArray, axis int) *NDArray {
 	n := x.shape[axis]
-	if n == 0 {
-		shape := slices.Clone(x.shape)
-		shape[axis] = 1
-		return x.Session().Full(x.st.dev, x.dtype, 1, shape...)
+	if n == 0 { // ones, recorded from x so that its (empty) gradient flows
+		return AddScalar(MulScalar(SumKeepDims(x, axis), 0), 1)
 	}
 	for n > 1 {
 		h := n / 2
@@ -177,7 +175,12 @@ func Quantile(x *NDArray, q float64, axis int) *NDArray {
 		return Where(NotEqual(b, b), b, a) // NaN sorts last: a slice with one gives NaN
 	}
 	b := Squeeze(SliceAxis(vals, hi, hi+1, ax), ax)
-	out := Add(a, MulScalar(Sub(b, a), w)) // PyTorch's lerp
+	var out *NDArray
+	if w < 0.5 { // PyTorch's lerp, which keeps infinite ends exact
+		out = Add(a, MulScalar(Sub(b, a), w))
+	} else {
+		out = Sub(b, MulScalar(Sub(b, a), 1-w))
+	}
 	// NaN sorts last: a slice with one gives NaN, as in PyTorch.
 	last := Squeeze(SliceAxis(vals, n-1, n, ax), ax)
 	return Where(NotEqual(last, last), last, out)
@@ -194,24 +197,26 @@ func Normalize(x *NDArray, p, axis int, eps float64) *NDArray {
 }
 
 // CosineSimilarity returns the cosine of the angle between a and b along
-// axis (broadcasting, the axis removed): a·b / √max(‖a‖²·‖b‖², eps²), as
-// PyTorch's cosine_similarity computes it.
+// axis, broadcasting them first and removing the axis: the dot product of
+// a/max(‖a‖, eps) and b/max(‖b‖, eps), as PyTorch 1.13's
+// cosine_similarity computes it.
 func CosineSimilarity(a, b *NDArray, axis int, eps float64) *NDArray {
 	const op = "CosineSimilarity"
 	defer checkInputs(op, a, b).done()
-	nd := max(a.NDim(), b.NDim())
-	ax := normAxis(op, axis, nd)
-	dot := Sum(Mul(a, b), ax-nd)
-	na := Sum(Square(a), ax-nd)
-	nb := Sum(Square(b), ax-nd)
-	den := Sqrt(MaximumScalar(Mul(na, nb), eps*eps))
-	return Div(dot, den)
+	shape := broadcastShape(op, a.shape, b.shape)
+	ax := normAxis(op, axis, len(shape))
+	a, b = BroadcastTo(a, shape...), BroadcastTo(b, shape...)
+	na := MaximumScalar(NormKeepDims(a, 2, ax), eps)
+	nb := MaximumScalar(NormKeepDims(b, 2, ax), eps)
+	return Sum(Mul(Div(a, na), Div(b, nb)), ax)
 }
 
 // Cdist returns the p-norm distances (p 1, 2 or +Inf) between the rows of
 // a [..., P, M] and b [..., R, M], [..., P, R] (PyTorch's cdist, computed
 // exactly from the differences, not by the matrix-product expansion; it
-// holds a [..., P, R, M] array). A zero distance has gradient 0.
+// holds a [..., P, R, M] array). A zero distance has gradient 0; with
+// p = +Inf every coordinate that reaches the maximum gets the whole
+// gradient, as in PyTorch.
 func Cdist(a, b *NDArray, p float64) *NDArray {
 	const op = "Cdist"
 	defer checkInputs(op, a, b).done()
@@ -225,8 +230,27 @@ func Cdist(a, b *NDArray, p float64) *NDArray {
 	case 2:
 		return Norm(d, 2, -1)
 	case math.Inf(1):
-		return Max(Abs(d), -1)
+		return maxAbsLast(d)
 	}
 	fail(op, ErrArgument, "p = %g: want 1, 2 or +Inf", p)
 	return nil
+}
+
+// maxAbsLast is max |d| over the last axis (0 for an empty one), whose
+// gradient goes whole, signed, to every element reaching the maximum
+// (PyTorch's cdist with p = +Inf).
+func maxAbsLast(d *NDArray) *NDArray {
+	const op = "Cdist"
+	if d.shape[d.NDim()-1] == 0 {
+		return Sum(d, -1) // zeros, recorded from d
+	}
+	dd := d.Detach()
+	ad := Abs(dd)
+	out := Max(ad, -1)
+	Record(op, out, []*NDArray{d}, func(g *NDArray, _ []bool) []*NDArray {
+		at := Equal(ad, ExpandDims(out.Detach(), -1))
+		zero := ad.Session().Zeros(ad.st.dev, ad.dtype, 1)
+		return []*NDArray{Mul(ExpandDims(g, -1), Where(at, Sign(dd), zero))}
+	})
+	return out
 }

@@ -179,11 +179,12 @@ func Eigh(a *nd.NDArray) (w, v *nd.NDArray) {
 		vg := nd.MatMul(mT(vd), gv)
 		skew := nd.MulScalar(nd.Sub(vg, mT(vg)), 0.5)
 		gap := nd.Sub(nd.ExpandDims(wd, -2), nd.ExpandDims(wd, -1)) // wⱼ − wᵢ
-		inner := nd.Div(skew, gap)
-		eye := nd.Eye(a.Context(), a.DType(), n, n, 0)
-		off := nd.Sub(nd.OnesLike(eye), eye)
-		// The diagonal (0/0 above) is gw.
-		inner = nd.Add(nd.Where(nd.Greater(off, nd.ZerosLike(off)), inner, nd.ZerosLike(inner)), nd.DiagEmbed(gw, 0))
+		// Where the vectors get no gradient (a loss of the values alone,
+		// whose share of g is an explicit zero) the quotient is 0, not the
+		// 0/0 of a repeated value; the diagonal is gw.
+		zero := nd.ZerosLike(skew)
+		inner := nd.Where(nd.NotEqual(skew, zero), nd.Div(skew, gap), zero)
+		inner = nd.Add(inner, nd.DiagEmbed(gw, 0))
 		return []*nd.NDArray{nd.MatMul(nd.MatMul(vd, inner), mT(vd))}
 	})
 	w = nd.Reshape(nd.SliceAxis(packed, 0, len(wv), 0), append(slices.Clone(s[:len(s)-2]), n)...)

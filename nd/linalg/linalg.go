@@ -146,7 +146,7 @@ func Det(a *nd.NDArray) *nd.NDArray {
 	for i, m := range ms {
 		v[i] = 1
 		if n > 0 {
-			v[i] = mat.Det(m)
+			v[i] = det(m, n)
 		}
 	}
 	s := a.Shape()
@@ -155,6 +155,36 @@ func Det(a *nd.NDArray) *nd.NDArray {
 		scale := nd.ExpandDims(nd.ExpandDims(nd.Mul(g, d.Detach()), -1), -1)
 		return []*nd.NDArray{nd.Mul(scale, mT(inv(op, a.Detach())))}
 	})
+	return d
+}
+
+// det is the product of the LU factorisation's pivots with the row
+// exchanges' sign (gonum's Det goes through exp(log|det|), whose rounding
+// made det(2·I₄) 15.999999999999998).
+func det(m *mat.Dense, n int) float64 {
+	var lu mat.LU
+	lu.Factorize(m)
+	var u mat.TriDense
+	lu.UTo(&u)
+	d := 1.0
+	for i := range n {
+		d *= u.At(i, i)
+	}
+	perm := lu.RowPivots(nil)
+	seen := make([]bool, n)
+	for i := range n { // each cycle of length k is k−1 exchanges
+		if seen[i] {
+			continue
+		}
+		k := 0
+		for j := i; !seen[j]; j = perm[j] {
+			seen[j] = true
+			k++
+		}
+		if k%2 == 0 {
+			d = -d
+		}
+	}
 	return d
 }
 

@@ -30,6 +30,10 @@ func ramp(a *nd.NDArray) *nd.NDArray {
 	return nd.Reshape(nd.Linspace(a.Context(), a.DType(), -1, 1, n), a.Shape()...)
 }
 
+// ramp2 is ramp squared: a head under which a loss of squared orthonormal
+// vectors is not a constant.
+func ramp2(a *nd.NDArray) *nd.NDArray { r := ramp(a); return nd.Mul(r, r) }
+
 // TestGoldens compares every function with torch.linalg
 // (testdata/make_goldens.py): values and gradients in float64, and values
 // in float32.
@@ -75,12 +79,15 @@ func TestGoldens(t *testing.T) {
 					case "Eigh":
 						w, v := linalg.Eigh(in[0])
 						outs = []*nd.NDArray{w, v}
-						loss = nd.Add(nd.Sum(nd.Mul(w, ramp(w))), nd.Sum(nd.Mul(nd.Mul(v, v), ramp(v))))
+						loss = nd.Add(nd.Sum(nd.Mul(w, ramp(w))), nd.Sum(nd.Mul(nd.Mul(v, v), ramp2(v))))
 					case "Svd":
 						u, sv, vh := linalg.Svd(in[0])
 						outs = []*nd.NDArray{u, sv, vh}
-						loss = nd.Add(nd.Add(nd.Sum(nd.Mul(nd.Mul(u, u), ramp(u))), nd.Sum(nd.Mul(sv, ramp(sv)))),
-							nd.Sum(nd.Mul(nd.Mul(vh, vh), ramp(vh))))
+						loss = nd.Add(nd.Add(nd.Sum(nd.Mul(nd.Mul(u, u), ramp2(u))), nd.Sum(nd.Mul(sv, ramp(sv)))),
+							nd.Sum(nd.Mul(nd.Mul(vh, vh), ramp2(vh))))
+					case "Eigvals":
+						w, _ := linalg.Eigh(in[0])
+						outs = []*nd.NDArray{w}
 					case "Svdvals":
 						outs = []*nd.NDArray{linalg.Svdvals(in[0])}
 					case "MatrixNormfro", "MatrixNormnuc", "MatrixNorm2":
@@ -273,4 +280,20 @@ func contains(s, sub string) bool {
 		}
 	}
 	return false
+}
+
+// TestDetExact: integer matrices have integer determinants, as torch's
+// (gonum's Det rounded through exp(log|det|)).
+func TestDetExact(t *testing.T) {
+	dev := ctx.CPU(0)
+	for _, c := range []struct {
+		v    []float64
+		n    int
+		want float64
+	}{{[]float64{3}, 1, 3}, {[]float64{2, 1, 1, 2}, 2, 3}, {[]float64{0, 1, 1, 0}, 2, -1},
+		{[]float64{2, 0, 0, 0, 0, 2, 0, 0, 0, 0, 2, 0, 0, 0, 0, 2}, 4, 16}, {[]float64{0, 0, 1, 1, 0, 0, 0, 1, 0}, 3, 1}} {
+		if got := linalg.Det(nd.FromSlice(dev, c.v, c.n, c.n)).Scalar(); got != c.want {
+			t.Errorf("det %v = %v, want %v", c.v, got, c.want)
+		}
+	}
 }

@@ -27,6 +27,12 @@ def ramp(t):
     return (torch.linspace(-1, 1, n) if n > 1 else torch.ones(n)).reshape(t.shape)
 
 
+def ramp2(t):
+    """A head that is not a sum of a row and a column term: with orthonormal
+    rows and columns, sum(v * v * ramp(v)) would be a constant."""
+    return ramp(t) ** 2
+
+
 def square(*shape):
     n = shape[-1]
     return torch.randn(*shape) + 3 * torch.eye(n)  # well conditioned
@@ -70,14 +76,14 @@ for shape in [(3, 3), (2, 4, 4)]:
     case("Cholesky", [a], torch.linalg.cholesky)
     w, v = torch.linalg.eigh(a)
     hw = ramp(w)
-    hv = ramp(v)
+    hv = ramp2(v)
     case("Eigh", [a], lambda x: list(torch.linalg.eigh(x)),
          loss=lambda w, v, hw=hw, hv=hv: (w * hw).sum() + (v * v * hv).sum())
 
 for shape in [(4, 3), (3, 5), (2, 3, 3)]:
     a = torch.randn(*shape)
     u, sv, vh = torch.linalg.svd(a, full_matrices=False)
-    hu, hs, hv = ramp(u), ramp(sv), ramp(vh)
+    hu, hs, hv = ramp2(u), ramp(sv), ramp2(vh)
     case("Svd", [a], lambda x: list(torch.linalg.svd(x, full_matrices=False)),
          loss=lambda u, s, v, hu=hu, hs=hs, hv=hv: (u * u * hu).sum() + (s * hs).sum() + (v * v * hv).sum())
     case("Svdvals", [a], torch.linalg.svdvals)
@@ -88,6 +94,12 @@ case("Lstsq", [torch.randn(5, 3), torch.randn(5, 2)], lambda a, b: torch.linalg.
 case("Lstsq", [torch.randn(2, 6, 3), torch.randn(2, 6, 1)], lambda a, b: torch.linalg.lstsq(a, b, driver="gelsd").solution)
 for shape in [(4, 3), (3, 3), (2, 5, 2)]:
     case("Qr", [torch.randn(*shape)], lambda x: list(torch.linalg.qr(x)))
+
+# Exact determinants; eigenvalues alone of matrices with repeated ones.
+for a in [torch.tensor([[3.0]]), torch.tensor([[2.0, 1], [1, 2]]), 2 * torch.eye(4), torch.diag(torch.tensor([7.0, 5]))]:
+    case("Det", [a], torch.linalg.det)
+for a in [torch.eye(3), torch.diag(torch.tensor([1.0, 1, 2]))]:
+    case("Eigvals", [a], lambda x: torch.linalg.eigh(x)[0])
 
 with open("nd/linalg/testdata/goldens.json", "w") as fh:
     json.dump({"generator": "make_goldens.py, torch " + torch.__version__, "cases": cases}, fh, indent=1)

@@ -138,6 +138,23 @@ for right in [False, True]:
     case("Searchsorted", {"right": right}, [torch.tensor([1.0, 2, 3]), nan_vals],
          lambda s, v, r=right: torch.searchsorted(s, v, right=r), grad=False)
 
+# From a review: broadcasting along the reduced axis, tiny norms, infinite
+# quantile ends, p = inf ties, empty features and empty products.
+case("CosineSimilarity", {"axis": 0, "eps": 1e-8}, [torch.tensor([[1.0, 2, 3]]), torch.tensor([[1.0, 0, -1], [2, 2, 2]])],
+     lambda a, b: torch.nn.functional.cosine_similarity(a, b, 0, 1e-8))
+case("CosineSimilarity", {"axis": 0, "eps": 1e-8}, [torch.tensor([1.0, 2]), torch.tensor([[1.0, 0], [2, 2]])],
+     lambda a, b: torch.nn.functional.cosine_similarity(a, b, 0, 1e-8))
+case("CosineSimilarity", {"axis": 1, "eps": 1e-8}, [torch.tensor([[1e-5, 0, 0]]), torch.tensor([[1e-5, 0, 0]])],
+     lambda a, b: torch.nn.functional.cosine_similarity(a, b, 1, 1e-8))
+case("Quantile", {"q": 0.25, "axis": 0}, [torch.tensor([1.0, float("-inf"), float("inf"), 1])],
+     lambda x: torch.quantile(x, 0.25, dim=0), grad=False)
+case("Quantile", {"q": 0.75, "axis": 0}, [torch.tensor([1.0, float("-inf"), float("inf"), 1])],
+     lambda x: torch.quantile(x, 0.75, dim=0), grad=False)
+case("Cdist", {"p": "inf"}, [torch.tensor([[1.0, 1], [2, -3]]), torch.tensor([[0.0, 0], [1, 1]])], lambda a, b: torch.cdist(a, b, float("inf")))
+case("Cdist", {"p": "inf"}, [torch.zeros(2, 0), torch.zeros(3, 0)], lambda a, b: torch.cdist(a, b, float("inf")))
+case("Prod", {"axes": [1]}, [torch.zeros(2, 0)], lambda x: torch.prod(x, 1))
+case("Prod", {"axes": [1]}, [torch.tensor([[2, 3], [4, 5]], dtype=torch.int32)], lambda x: torch.prod(x, 1), grad=False)
+
 # Scans (nd/scan.go).
 xc = torch.randn(3, 6)
 xc[0, 2] = 0.0
