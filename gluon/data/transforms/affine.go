@@ -114,25 +114,10 @@ func RandomAffine(r AffineRanges, opts RotateOpts) data.Transform {
 	if msg := r.check(); msg != "" {
 		return argError(op, "%s, got %+v", msg, r)
 	}
-	opts = opts.clone()
-	if len(opts.Fill) == 0 {
-		opts.Fill = []float32{0}
-	}
-	return func(x data.Tensor, rng *rand.Rand) (data.Tensor, error) {
-		if err := needRNG(op, rng); err != nil {
-			return data.Tensor{}, err
-		}
-		g, err := geometry(op, x)
-		if err != nil {
-			return data.Tensor{}, err
-		}
-		fill, err := opts.fill(op, x, g.c)
-		if err != nil {
-			return data.Tensor{}, err
-		}
-		angle, t, s, sh := drawAffine(rng, r, g.w, g.h)
-		return affine(toPlanar(x, g), angle, t, s, sh, opts, fill), nil
-	}
+	return randomWarp(op, opts, func(im planar, rng *rand.Rand, opts RotateOpts, fill []float32) data.Tensor {
+		angle, t, s, sh := drawAffine(rng, r, im.g.w, im.g.h)
+		return affine(im, angle, t, s, sh, opts, fill)
+	})
 }
 
 // drawAffine draws RandomAffine's parameters for a w×h image, following

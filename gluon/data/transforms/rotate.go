@@ -134,6 +134,15 @@ func RandomRotation(degrees [2]float64, opts RotateOpts) data.Transform {
 	if !(finite(degrees[0]) && finite(degrees[1]) && degrees[0] <= degrees[1]) {
 		return argError(op, "degrees %v must be finite with min <= max", degrees)
 	}
+	return randomWarp(op, opts, func(im planar, rng *rand.Rand, opts RotateOpts, fill []float32) data.Tensor {
+		return rotate(im, uniform(rng, degrees), opts, fill)
+	})
+}
+
+// randomWarp is the transform of RandomRotation and RandomAffine: a nil
+// opts.Fill becomes {0}, and each call checks its generator, reads the
+// image's geometry and fill and hands them to apply.
+func randomWarp(op string, opts RotateOpts, apply func(im planar, rng *rand.Rand, opts RotateOpts, fill []float32) data.Tensor) data.Transform {
 	opts = opts.clone()
 	if len(opts.Fill) == 0 {
 		opts.Fill = []float32{0}
@@ -150,7 +159,7 @@ func RandomRotation(degrees [2]float64, opts RotateOpts) data.Transform {
 		if err != nil {
 			return data.Tensor{}, err
 		}
-		return rotate(toPlanar(x, g), uniform(rng, degrees), opts, fill), nil
+		return apply(toPlanar(x, g), rng, opts, fill), nil
 	}
 }
 
