@@ -27,7 +27,8 @@ type goldenCase struct {
 	Config struct {
 		Input, Hidden, Layers int
 		Bidirectional         bool
-		BatchFirst            bool `json:"batch_first"`
+		BatchFirst            bool    `json:"batch_first"`
+		Lengths               []int64 `json:"lengths"` // a packed, padded batch
 	} `json:"config"`
 	Params  map[string]tensor `json:"params"`
 	Inputs  map[string]tensor `json:"inputs"`
@@ -110,6 +111,9 @@ func runGolden(t *testing.T, c goldenCase) float64 {
 	args[0] = in["x"]
 	for _, s := range states {
 		args = append(args, in[s]) // nil when the case starts from zeros
+	}
+	if len(c.Config.Lengths) > 0 {
+		args = append(args, nd.FromSlice(dev, c.Config.Lengths))
 	}
 	var outs []*nd.NDArray
 	autograd.Record(func() { outs = gluon.Call(b, args...) })

@@ -29,6 +29,13 @@ type Opts struct {
 // concatenated) and the final states hN (and cN), each [L·D, N, H].
 // Forward returns the output alone, from zero states.
 //
+// A last input after the begin states (which may then be nil) gives the
+// samples' lengths, an integer vector [N] of values in [1, T]: a padded
+// batch then runs as PyTorch's pack_padded_sequence would (MXNet's
+// use_sequence_length): each sample's recurrence stops after its length,
+// so its final states are those of its last step and the backward
+// direction starts there, and its outputs beyond its length are 0.
+//
 // The input half of every gate is one GEMM over all time steps of a layer;
 // each step then does one GEMM with the hidden state.
 type Layer struct {
@@ -116,10 +123,14 @@ func (l *Layer) BeginState(like *nd.NDArray, n int) []*nd.NDArray {
 func (l *Layer) ForwardMulti(inputs ...*nd.NDArray) []*nd.NDArray {
 	op := "rnn." + l.Mode.String()
 	ns := l.Mode.states()
-	if len(inputs) < 1 || len(inputs) > 1+ns || inputs[0] == nil {
-		nd.Panicf(op, nd.ErrArgument, "takes x and up to %d begin states, got %d inputs", ns, len(inputs))
+	if len(inputs) < 1 || len(inputs) > 2+ns || inputs[0] == nil {
+		nd.Panicf(op, nd.ErrArgument, "takes x, up to %d begin states and the lengths, got %d inputs", ns, len(inputs))
 	}
 	x := inputs[0]
+	var lengths *nd.NDArray
+	if len(inputs) == 2+ns {
+		lengths = inputs[1+ns]
+	}
 	if x.NDim() != 3 {
 		nd.Panicf(op, nd.ErrShape, "input has shape %v, want 3-D (%s)", x.Shape(), l.opts.Layout)
 	}
@@ -131,6 +142,7 @@ func (l *Layer) ForwardMulti(inputs ...*nd.NDArray) []*nd.NDArray {
 		nd.Panicf(op, nd.ErrShape, "input has shape %v: empty sequence or batch", inputs[0].Shape())
 	}
 	ld, hsz := l.opts.NumLayers*l.directions(), l.HiddenSize
+	masks := stepMasks(op, lengths, x, t, n)
 	begin := make([]*nd.NDArray, ns)
 	for i := range begin {
 		if 1+i < len(inputs) {
@@ -154,7 +166,7 @@ func (l *Layer) ForwardMulti(inputs ...*nd.NDArray) []*nd.NDArray {
 					st[i] = nd.Reshape(nd.SliceAxis(begin[i], idx, idx+1, 0), n, hsz)
 				}
 			}
-			outs[d], st = l.run(w, x, st, d == 1)
+			outs[d], st = l.run(w, x, st, d == 1, masks)
 			for i := range st {
 				finals[i][idx] = st[i]
 			}
@@ -178,8 +190,10 @@ func (l *Layer) ForwardMulti(inputs ...*nd.NDArray) []*nd.NDArray {
 }
 
 // run runs one direction of one layer over x [T, N, in] from states st and
-// returns its output [T, N, H] and final states.
-func (l *Layer) run(w weights, x *nd.NDArray, st []*nd.NDArray, reverse bool) (*nd.NDArray, []*nd.NDArray) {
+// returns its output [T, N, H] and final states. With masks (per step, the
+// samples still running, [N, 1]) a finished sample keeps its states and
+// outputs 0.
+func (l *Layer) run(w weights, x *nd.NDArray, st []*nd.NDArray, reverse bool, masks []*nd.NDArray) (*nd.NDArray, []*nd.NDArray) {
 	t, n := x.Shape()[0], x.Shape()[1]
 	g := l.Mode.gates() * l.HiddenSize
 	xp := w.project(x, g)
@@ -189,8 +203,42 @@ func (l *Layer) run(w weights, x *nd.NDArray, st []*nd.NDArray, reverse bool) (*
 		if reverse {
 			i = t - 1 - k
 		}
-		st = step(l.Mode, w, nd.Reshape(nd.SliceAxis(xp, i, i+1, 0), n, g), st)
-		hs[i] = st[0]
+		next := step(l.Mode, w, nd.Reshape(nd.SliceAxis(xp, i, i+1, 0), n, g), st)
+		if masks == nil {
+			st = next
+			hs[i] = st[0]
+			continue
+		}
+		for j := range st {
+			next[j] = nd.Where(masks[i], next[j], st[j])
+		}
+		st = next
+		hs[i] = nd.Where(masks[i], st[0], nd.ZerosLike(st[0]))
 	}
 	return nd.Stack(hs, 0), st
+}
+
+// stepMasks returns, for each of t steps, which of the n samples of the
+// given lengths still run ([n, 1] Bool), or nil without lengths.
+func stepMasks(op string, lengths, x *nd.NDArray, t, n int) []*nd.NDArray {
+	if lengths == nil {
+		return nil
+	}
+	if lengths.NDim() != 1 || lengths.Shape()[0] != n || !lengths.DType().IsInt() {
+		nd.Panicf(op, nd.ErrArgument, "lengths must be an integer vector of the batch size %d, got %v %v", n, lengths.DType(), lengths.Shape())
+	}
+	if lengths.Context() != x.Context() {
+		nd.Panicf(op, nd.ErrContext, "lengths are on %v, the input on %v", lengths.Context(), x.Context())
+	}
+	for i, v := range lengths.Int64s() {
+		if v < 1 || v > int64(t) {
+			nd.Panicf(op, nd.ErrArgument, "length %d of sample %d outside [1, %d]", v, i, t)
+		}
+	}
+	lens := nd.Reshape(lengths.AsType(nd.Int64), n, 1)
+	masks := make([]*nd.NDArray, t)
+	for i := range masks {
+		masks[i] = nd.Greater(lens, x.Session().Full(x.Context(), nd.Int64, float64(i)))
+	}
+	return masks
 }

@@ -225,7 +225,7 @@ func TestErrors(t *testing.T) {
 		{"input-size", nd.ErrShape, func() { l.Forward(ndtest.Rand(cpu0, 1, -1, 1, 5, 2, 4)) }, []string{"weight_ih_l0", "[16 3]", "[16 4]"}},
 		{"state-shape", nd.ErrShape, func() { gluon.Call(l, x, ndtest.Rand(cpu0, 1, -1, 1, 1, 2, 4)) }, []string{"h0", "[1 2 4]", "[2 2 4]"}},
 		{"c0-shape", nd.ErrShape, func() { gluon.Call(l, x, nil, ndtest.Rand(cpu0, 1, -1, 1, 2, 3, 4)) }, []string{"c0", "[2 3 4]", "[2 2 4]"}},
-		{"too-many", nd.ErrArgument, func() { gluon.Call(l, x, nil, nil, nil) }, []string{"4 inputs"}},
+		{"too-many", nd.ErrArgument, func() { gluon.Call(l, x, nil, nil, nil, nil) }, []string{"5 inputs"}},
 		{"nil-input", nd.ErrArgument, func() { gluon.Call(l, nil) }, nil},
 		{"state-dtype", nd.ErrDType, func() { gluon.Call(l, x, ndtest.Rand(cpu0, 1, -1, 1, 2, 2, 4).AsType(nd.Float32)) }, []string{"rnn", "h0", "float32", "float64"}},
 		{"state-context", nd.ErrContext, func() { gluon.Call(l, x, ndtest.Rand(cpu1, 1, -1, 1, 2, 2, 4)) }, []string{"h0", "cpu(0)", "cpu(1)"}},
@@ -249,5 +249,32 @@ func TestErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLengths: full lengths give the unpacked result bit for bit, and
+// lengths outside [1, T], of another shape or a float dtype are errors.
+func TestLengths(t *testing.T) {
+	const T, N, in, H = 4, 3, 2, 3
+	l := rnn.NewLayer(rnn.LSTM, H, rnn.Opts{Bidirectional: true, InputSize: in})
+	randomParams(t, l, cpu0)
+	x := ndtest.Rand(cpu0, 3, -1, 1, T, N, in)
+	plain := l.ForwardMulti(x)
+	full := l.ForwardMulti(x, nil, nil, nd.FromSlice(cpu0, []int64{T, T, T}))
+	for i := range plain {
+		if !slices.Equal(plain[i].Float64s(), full[i].Float64s()) {
+			t.Errorf("output %d differs with full lengths", i)
+		}
+	}
+	for name, lengths := range map[string]*nd.NDArray{
+		"zero":   nd.FromSlice(cpu0, []int64{0, 2, 3}),
+		"long":   nd.FromSlice(cpu0, []int64{5, 2, 3}),
+		"shape":  nd.FromSlice(cpu0, []int64{2, 3}),
+		"floats": nd.FromSlice(cpu0, []float64{1, 2, 3}),
+	} {
+		var e *nd.Error
+		if err := nd.Catch(func() { l.ForwardMulti(x, nil, nil, lengths) }); !errors.As(err, &e) {
+			t.Errorf("%s lengths: %v, want an *nd.Error", name, err)
+		}
 	}
 }

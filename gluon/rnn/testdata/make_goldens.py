@@ -39,7 +39,7 @@ CELLS = {"rnn_tanh": torch.nn.RNNCell, "lstm": torch.nn.LSTMCell,
          "gru": torch.nn.GRUCell}
 
 
-def layer_case(name, mode, inp, hidden, layers, bidir, batch_first, T, N, begin):
+def layer_case(name, mode, inp, hidden, layers, bidir, batch_first, T, N, begin, lengths=None):
     g = torch.Generator().manual_seed(len(name) * 7919 + T * 31 + N)
     torch.manual_seed(len(name) * 104729 + hidden)
     kw = dict(num_layers=layers, bidirectional=bidir, batch_first=batch_first)
@@ -56,15 +56,22 @@ def layer_case(name, mode, inp, hidden, layers, bidir, batch_first, T, N, begin)
             inputs[s] = torch.randn(layers * D, N, hidden, generator=g,
                                     dtype=torch.float64, requires_grad=True)
             states.append(inputs[s])
+    run = x
+    if lengths is not None:  # a padded batch, packed as pack_padded_sequence does
+        run = torch.nn.utils.rnn.pack_padded_sequence(x, torch.tensor(lengths), batch_first=batch_first,
+                                                      enforce_sorted=False)
     if mode == "lstm":
-        out, (hn, cn) = m(x, tuple(states) if states else None)
-        outs = [out, hn, cn]
+        out, (hn, cn) = m(run, tuple(states) if states else None)
+        rest = [hn, cn]
     else:
-        out, hn = m(x, states[0] if states else None)
-        outs = [out, hn]
+        out, hn = m(run, states[0] if states else None)
+        rest = [hn]
+    if lengths is not None:
+        out, _ = torch.nn.utils.rnn.pad_packed_sequence(out, batch_first=batch_first, total_length=T)
+    outs = [out] + rest
     return finish(name, mode, "layer", m, inputs, outs, g, dict(
         input=inp, hidden=hidden, layers=layers, bidirectional=bidir,
-        batch_first=batch_first))
+        batch_first=batch_first, lengths=lengths or []))
 
 
 def cell_case(name, mode, inp, hidden, N, begin):
@@ -116,6 +123,9 @@ def main():
         layer_case("gru/1-layer", "gru", 3, 4, 1, False, True, 6, 2, False),
         layer_case("rnn_tanh/1-layer-begin", "rnn_tanh", 3, 4, 1, False, False, 5, 2, True),
         layer_case("rnn_relu/2-layer-bidir-ntc", "rnn_relu", 3, 4, 2, True, True, 3, 2, True),
+        layer_case("lstm/lengths-bidir-begin", "lstm", 3, 4, 2, True, False, 5, 3, True, [5, 2, 3]),
+        layer_case("gru/lengths-ntc", "gru", 3, 4, 1, False, True, 4, 3, False, [1, 4, 2]),
+        layer_case("rnn_tanh/lengths-bidir-ntc-begin", "rnn_tanh", 2, 3, 1, True, True, 4, 2, True, [3, 4]),
         cell_case("lstm_cell/begin", "lstm", 4, 5, 3, True),
         cell_case("lstm_cell/zero", "lstm", 3, 2, 2, False),
         cell_case("gru_cell/begin", "gru", 4, 3, 2, True),
