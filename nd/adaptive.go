@@ -40,3 +40,44 @@ func adaptiveAxis(x *NDArray, axis, n int) *NDArray {
 	}
 	return Concat(cells, axis)
 }
+
+// AdaptiveMaxPool2D takes the maximum of NCHW x over an outH×outW grid of
+// windows (PyTorch's adaptive_max_pool2d; the windows are
+// AdaptiveAvgPool2D's). When the sizes divide, it is MaxPool2D with a
+// kernel and stride of H/outH×W/outW; otherwise the maximum is taken one
+// axis at a time (it is separable). The gradient goes to the maximum, split
+// among equal ones where the windows do not divide evenly.
+func AdaptiveMaxPool2D(x *NDArray, outH, outW int) *NDArray {
+	return dispatch("AdaptiveMaxPool2D", castNeutral, []*NDArray{x}, func(in []*NDArray) *NDArray { return adaptiveMaxPool2DOp(in[0], outH, outW) })
+}
+
+func adaptiveMaxPool2DOp(x *NDArray, outH, outW int) *NDArray {
+	const op = "AdaptiveMaxPool2D"
+	defer checkLive(op, x).done()
+	if x.NDim() != 4 || outH <= 0 || outW <= 0 {
+		fail(op, ErrShape, "input %v (want NCHW) to %d×%d", x.shape, outH, outW)
+	}
+	h, w := x.shape[2], x.shape[3]
+	if h%outH == 0 && w%outW == 0 {
+		if h == outH && w == outW {
+			return x.Copy()
+		}
+		k := [2]int{h / outH, w / outW}
+		return MaxPool2D(x, k, k, [2]int{})
+	}
+	return adaptiveMaxAxis(adaptiveMaxAxis(x, 2, outH), 3, outW)
+}
+
+// adaptiveMaxAxis takes the maximum of axis of x in n cells.
+func adaptiveMaxAxis(x *NDArray, axis, n int) *NDArray {
+	size := x.shape[axis]
+	if size == n {
+		return x
+	}
+	cells := make([]*NDArray, n)
+	for i := range n {
+		lo, hi := i*size/n, ((i+1)*size+n-1)/n
+		cells[i] = MaxKeepDims(SliceAxis(x, lo, hi, axis), axis)
+	}
+	return Concat(cells, axis)
+}

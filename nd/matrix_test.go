@@ -122,6 +122,18 @@ func TestMatrixGoldens(t *testing.T) {
 					outs = []*nd.NDArray{v, ix}
 				case "Logcumsumexp":
 					outs = []*nd.NDArray{nd.Logcumsumexp(in[0], int(num("axis")))}
+				case "Unfold", "Fold":
+					pair := func(k string) [2]int { v := ints(c.Args[k]); return [2]int{v[0], v[1]} }
+					o := nd.UnfoldOpts{Kernel: pair("kernel"), Stride: pair("stride"), Pad: pair("pad"), Dilate: pair("dilate")}
+					if c.Op == "Unfold" {
+						outs = []*nd.NDArray{nd.Unfold(in[0], o)}
+					} else {
+						out := pair("out")
+						outs = []*nd.NDArray{nd.Fold(in[0], out[0], out[1], o)}
+					}
+				case "AdaptiveMaxPool2D":
+					out := ints(c.Args["out"])
+					outs = []*nd.NDArray{nd.AdaptiveMaxPool2D(in[0], out[0], out[1])}
 				default:
 					t.Fatalf("unknown op %q", c.Op)
 				}

@@ -99,6 +99,15 @@ func exportNets() []exportNet {
 				nn.NewAdaptiveAvgPool2D(5, 4), // larger than the input
 			)
 		}, []int{2, 3, 4, 6}, false, 0},
+		{"adaptive-max", func() gluon.Block {
+			return nn.NewSequential(
+				nn.NewAdaptiveMaxPool2D(7, 6), // the input's size
+				nn.NewAdaptiveMaxPool2D(3, 4), // windows that overlap
+				nn.NewAdaptiveMaxPool2D(5, 2),
+				nn.NewAdaptiveMaxPool2D(1, 1),
+			)
+		}, []int{2, 3, 7, 6}, false, 0},
+		{"adaptive-max-even", func() gluon.Block { return nn.NewAdaptiveMaxPool2D(2, 3) }, []int{1, 2, 4, 6}, false, 0},
 		{"volumes", func() gluon.Block {
 			// 3-D convolutions and pooling on [N, C, D, H, W] clips.
 			return nn.NewSequential(

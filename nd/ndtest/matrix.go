@@ -4,8 +4,9 @@ package ndtest
 // and nd/scan.go: Eye, Linspace, Tril, Triu, Diagonal, DiagEmbed,
 // Outer, Roll, Meshgrid, Searchsorted, Bucketize, Nonzero, Bincount,
 // Unique, Prod, AnyTrue, AllTrue, CountNonzero, Median, Quantile,
-// Normalize, CosineSimilarity, Cdist, Cumprod, Cummax, Cummin and
-// Logcumsumexp, on small inputs whose results are worked out by hand.
+// Normalize, CosineSimilarity, Cdist, Cumprod, Cummax, Cummin,
+// Logcumsumexp, Unfold, Fold and AdaptiveMaxPool2D, on small inputs whose
+// results are worked out by hand.
 
 import (
 	"math"
@@ -53,6 +54,17 @@ func confMatrix(e confEnv) {
 		e.check(nd.Cdist(a, b, 2), []int{2, 1}, []float64{0, 5}, confTolDefault)
 		e.check(nd.Cdist(a, b, 1), []int{2, 1}, []float64{0, 7}, confTolDefault)
 		e.check(nd.Cdist(a, b, math.Inf(1)), []int{2, 1}, []float64{0, 4}, confTolDefault)
+	})
+	e.run("Blocks", func(e confEnv) {
+		// A 1×2×3 image in 2×2 blocks: two positions, each block channel
+		// then kernel-row major.
+		x := e.arr([]float64{1, 2, 3, 4, 5, 6}, 1, 1, 2, 3)
+		o := nd.UnfoldOpts{Kernel: [2]int{2, 2}}
+		u := nd.Unfold(x, o)
+		e.check(u, []int{1, 4, 2}, []float64{1, 2, 2, 3, 4, 5, 5, 6}, confTolExact)
+		// Folding back sums the overlaps: the middle column twice.
+		e.check(nd.Fold(u, 2, 3, o), []int{1, 1, 2, 3}, []float64{1, 4, 3, 4, 10, 6}, confTolExact)
+		e.check(nd.AdaptiveMaxPool2D(e.arr([]float64{1, 5, 2, 4, 3, 0}, 1, 1, 2, 3), 1, 2), []int{1, 1, 1, 2}, []float64{5, 5}, confTolExact)
 	})
 	if !e.dtypeSupported() {
 		e.Skipf("SKIPPED: %v cannot allocate integer arrays yet (the searches return them)", e.dev)
@@ -139,6 +151,13 @@ func gradMatrixCases(dev ctx.Context) []gradCase {
 	g.add("Cummax", "axis1", g.one(3, 5), func(in []*nd.NDArray) *nd.NDArray { v, _ := nd.Cummax(in[0], 1); return v })
 	g.add("Cummin", "axis0", g.one(5, 3), func(in []*nd.NDArray) *nd.NDArray { v, _ := nd.Cummin(in[0], 0); return v })
 	g.add("Logcumsumexp", "axis1", g.one(3, 6), func(in []*nd.NDArray) *nd.NDArray { return nd.Logcumsumexp(in[0], 1) })
+	g.add("Unfold", "strided", g.one(2, 2, 5, 4), func(in []*nd.NDArray) *nd.NDArray {
+		return nd.Unfold(in[0], nd.UnfoldOpts{Kernel: [2]int{2, 3}, Stride: [2]int{2, 1}, Pad: [2]int{1, 0}})
+	})
+	g.add("Fold", "overlapping", g.one(1, 8, 6), func(in []*nd.NDArray) *nd.NDArray {
+		return nd.Fold(in[0], 4, 4, nd.UnfoldOpts{Kernel: [2]int{2, 2}, Stride: [2]int{1, 2}})
+	})
+	g.add("AdaptiveMaxPool2D", "uneven", g.one(1, 2, 5, 4), func(in []*nd.NDArray) *nd.NDArray { return nd.AdaptiveMaxPool2D(in[0], 3, 3) })
 	weights := func() []*nd.NDArray { return gradIn(gradSigned(dev, 69, 5)) }
 	g.add("Bincount", "weights", weights, func(in []*nd.NDArray) *nd.NDArray {
 		return nd.Bincount(nd.FromSlice(in[0].Context(), []int64{3, 0, 3, 1, 0}, 5), in[0], 0)

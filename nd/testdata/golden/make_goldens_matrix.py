@@ -2,8 +2,9 @@
 """Goldens for matrix_test.go: torch's eye, linspace, tril, triu, diagonal,
 diag_embed, outer, roll, meshgrid, searchsorted, bucketize, nonzero,
 bincount and unique, the reductions prod, any, all, count_nonzero,
-median, quantile, normalize, cosine_similarity and cdist, and the scans
-cumprod, cummax, cummin and logcumsumexp (Debian's python3-torch) in float64, with the gradient
+median, quantile, normalize, cosine_similarity and cdist, the scans
+cumprod, cummax, cummin and logcumsumexp, and unfold, fold and
+adaptive_max_pool2d (Debian's python3-torch) in float64, with the gradient
 of sum(y * head) with respect to every floating input for the
 differentiable ones (head: a fixed ramp over y).
 
@@ -171,6 +172,19 @@ for name, f in [("Cummax", torch.cummax), ("Cummin", torch.cummin)]:
 ls = torch.tensor([[-1000.0, 0, 5, -3, 700, 1], [float("-inf"), float("-inf"), 2, float("-inf"), 2, 2]])
 case("Logcumsumexp", {"axis": 1}, [ls], lambda x: torch.logcumsumexp(x, 1))
 case("Logcumsumexp", {"axis": 0}, [torch.randn(7, 2)], lambda x: torch.logcumsumexp(x, 0))
+
+# Sliding blocks and adaptive max pooling (nd/unfold.go, nd/adaptive.go).
+F = torch.nn.functional
+xu = torch.randn(2, 3, 5, 6)
+for k, st, pd, dl in [((2, 2), (1, 1), (0, 0), (1, 1)), ((3, 2), (2, 1), (1, 0), (1, 2)), ((2, 3), (2, 3), (1, 1), (2, 1))]:
+    args = {"kernel": list(k), "stride": list(st), "pad": list(pd), "dilate": list(dl)}
+    case("Unfold", args, [xu], lambda x, k=k, st=st, pd=pd, dl=dl: F.unfold(x, k, dl, pd, st))
+    blocks = F.unfold(xu, k, dl, pd, st)
+    case("Fold", dict(args, out=[5, 6]), [torch.randn(*blocks.shape)],
+         lambda y, k=k, st=st, pd=pd, dl=dl: F.fold(y, (5, 6), k, dl, pd, st))
+xa = torch.randn(2, 3, 7, 6)
+for oh, ow in [(1, 1), (7, 3), (3, 4), (2, 5)]:
+    case("AdaptiveMaxPool2D", {"out": [oh, ow]}, [xa], lambda x, oh=oh, ow=ow: F.adaptive_max_pool2d(x, (oh, ow)))
 
 with open("nd/testdata/golden/goldens_matrix.json", "w") as fh:
     json.dump({"generator": "make_goldens_matrix.py, torch " + torch.__version__, "cases": cases}, fh, indent=1)
