@@ -1,0 +1,124 @@
+package probability_test
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/goluon/goluon/autograd"
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/gluon/probability"
+	"github.com/goluon/goluon/nd"
+)
+
+type tensor struct {
+	Shape []int
+	Data  []float64
+}
+
+func ramp(a *nd.NDArray) *nd.NDArray {
+	n := a.Size()
+	if n < 2 {
+		return nd.OnesLike(a)
+	}
+	return nd.Reshape(nd.Linspace(a.Context(), a.DType(), -1, 1, n), a.Shape()...)
+}
+
+// TestGoldens compares log-densities, entropies, CDFs, quantiles and KL
+// divergences with torch.distributions (testdata/make_goldens.py): values
+// and the gradients of every parameter and value, in float64.
+func TestGoldens(t *testing.T) {
+	b, err := os.ReadFile("testdata/goldens.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g struct {
+		Cases []struct {
+			Name   string
+			Inputs map[string]tensor
+			DTypes map[string]string
+			Y      tensor
+			Grads  map[string]tensor
+		}
+	}
+	if err := json.Unmarshal(b, &g); err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Cases) != 18 {
+		t.Fatalf("%d cases, want the generator's 18", len(g.Cases))
+	}
+	dev := ctx.CPU(0)
+	for _, c := range g.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			in := map[string]*nd.NDArray{}
+			for k, v := range c.Inputs {
+				a := nd.FromSlice(dev, v.Data, v.Shape...)
+				if c.DTypes[k] == "int64" {
+					a = a.AsType(nd.Int64)
+				} else {
+					a.AttachGrad(nd.GradWrite)
+				}
+				in[k] = a
+			}
+			var y *nd.NDArray
+			autograd.Record(func() {
+				switch c.Name {
+				case "normal_log_prob", "normal_log_prob_bcast":
+					y = probability.NewNormal(in["loc"], in["scale"]).LogProb(in["x"])
+				case "normal_entropy":
+					y = probability.NewNormal(in["loc"], in["scale"]).Entropy()
+				case "normal_cdf":
+					y = probability.NewNormal(in["loc"], in["scale"]).CDF(in["x"])
+				case "normal_icdf":
+					y = probability.NewNormal(in["loc"], in["scale"]).ICDF(in["p"])
+				case "normal_kl":
+					y = probability.KLNormal(probability.NewNormal(in["loc"], in["scale"]), probability.NewNormal(in["loc2"], in["scale2"]))
+				case "categorical_log_prob":
+					y = probability.NewCategorical(in["logits"]).LogProb(in["idx"])
+				case "categorical_entropy":
+					y = probability.NewCategorical(in["logits"]).Entropy()
+				case "categorical_kl":
+					y = probability.KLCategorical(probability.NewCategorical(in["logits"]), probability.NewCategorical(in["logits2"]))
+				case "categorical_probs_log_prob":
+					y = probability.NewCategoricalProbs(in["probs"]).LogProb(in["idx"])
+				case "bernoulli_log_prob":
+					y = probability.NewBernoulli(in["logits"]).LogProb(in["x"])
+				case "bernoulli_entropy":
+					y = probability.NewBernoulli(in["logits"]).Entropy()
+				case "bernoulli_kl":
+					y = probability.KLBernoulli(probability.NewBernoulli(in["logits"]), probability.NewBernoulli(in["logits2"]))
+				case "uniform_log_prob":
+					y = probability.NewUniform(in["low"], in["high"]).LogProb(in["x"])
+				case "uniform_entropy":
+					y = probability.NewUniform(in["low"], in["high"]).Entropy()
+				case "mvn_log_prob_tril":
+					y = probability.NewMultivariateNormalTril(in["loc"], in["scale_tril"]).LogProb(in["x"])
+				case "mvn_log_prob_cov":
+					y = probability.NewMultivariateNormal(in["loc"], in["cov"]).LogProb(in["x"])
+				case "mvn_entropy":
+					y = probability.NewMultivariateNormalTril(in["loc"], in["scale_tril"]).Entropy()
+				default:
+					t.Fatalf("unknown case %q", c.Name)
+				}
+				autograd.Backward(nd.Sum(nd.Mul(y, ramp(y))))
+			})
+			near(t, "value", y.Shape(), c.Y.Shape, y.Float64s(), c.Y.Data)
+			for k, want := range c.Grads {
+				near(t, "gradient of "+k, in[k].Grad().Shape(), want.Shape, in[k].Grad().Float64s(), want.Data)
+			}
+		})
+	}
+}
+
+func near(t *testing.T, what string, shape, wantShape []int, got, want []float64) {
+	t.Helper()
+	if len(shape) != len(wantShape) || len(got) != len(want) {
+		t.Fatalf("%s: shape %v, torch %v", what, shape, wantShape)
+	}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-11*math.Max(1, math.Abs(want[i])) {
+			t.Fatalf("%s %d: %v, torch %v", what, i, got[i], want[i])
+		}
+	}
+}

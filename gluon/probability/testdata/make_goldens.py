@@ -1,0 +1,92 @@
+#!/usr/bin/python3
+"""Goldens for probability_test.go: torch.distributions' Normal,
+Categorical, Bernoulli, Uniform and MultivariateNormal (Debian's
+python3-torch) in float64: log_prob, entropy, cdf/icdf and KL divergences,
+with the gradient of sum(y * head) (head a ramp) with respect to every
+parameter and value.
+
+Run from the repository root:
+    /usr/bin/python3 gluon/probability/testdata/make_goldens.py
+It writes gluon/probability/testdata/goldens.json.
+"""
+import json
+
+import torch
+import torch.distributions as D
+
+torch.manual_seed(41)
+torch.set_default_dtype(torch.float64)
+
+
+def enc(t):
+    t = t.detach()
+    return {"shape": list(t.shape), "data": [float(v) for v in t.reshape(-1).tolist()]}
+
+
+def ramp(t):
+    n = t.numel()
+    return (torch.linspace(-1, 1, n) if n > 1 else torch.ones(n)).reshape(t.shape)
+
+
+cases = []
+
+
+def case(name, inputs, f):
+    xs = {k: v.clone().requires_grad_(v.is_floating_point()) for k, v in inputs.items()}
+    y = f(**xs)
+    diff = [k for k in xs if xs[k].requires_grad]
+    gs = torch.autograd.grad((y * ramp(y)).sum(), [xs[k] for k in diff], allow_unused=True)
+    cases.append({"name": name, "inputs": {k: enc(v) for k, v in inputs.items()},
+                  "dtypes": {k: str(v.dtype).replace("torch.", "") for k, v in inputs.items()},
+                  "y": enc(y),
+                  "grads": {k: enc(g if g is not None else torch.zeros_like(xs[k])) for k, g in zip(diff, gs)}})
+
+
+loc, scale = torch.randn(2, 3), torch.rand(2, 3) + 0.5
+x = torch.randn(2, 3)
+case("normal_log_prob", {"loc": loc, "scale": scale, "x": x}, lambda loc, scale, x: D.Normal(loc, scale).log_prob(x))
+case("normal_log_prob_bcast", {"loc": torch.randn(3), "scale": torch.rand(2, 1) + 0.5, "x": torch.randn(4, 1, 1)},
+     lambda loc, scale, x: D.Normal(loc, scale).log_prob(x))
+case("normal_entropy", {"loc": loc, "scale": scale}, lambda loc, scale: D.Normal(loc, scale).entropy())
+case("normal_cdf", {"loc": loc, "scale": scale, "x": x}, lambda loc, scale, x: D.Normal(loc, scale).cdf(x))
+case("normal_icdf", {"loc": loc, "scale": scale, "p": torch.rand(2, 3) * 0.9 + 0.05},
+     lambda loc, scale, p: D.Normal(loc, scale).icdf(p))
+case("normal_kl", {"loc": loc, "scale": scale, "loc2": torch.randn(2, 3), "scale2": torch.rand(2, 3) + 0.5},
+     lambda loc, scale, loc2, scale2: D.kl_divergence(D.Normal(loc, scale), D.Normal(loc2, scale2)))
+logits = torch.randn(3, 4)
+logits[1, 2] = -1e9  # a class of probability ~0
+idx = torch.tensor([0, 2, 3])
+case("categorical_log_prob", {"logits": logits, "idx": idx}, lambda logits, idx: D.Categorical(logits=logits).log_prob(idx))
+case("categorical_entropy", {"logits": logits}, lambda logits: D.Categorical(logits=logits).entropy())
+case("categorical_kl", {"logits": logits, "logits2": torch.randn(3, 4)},
+     lambda logits, logits2: D.kl_divergence(D.Categorical(logits=logits), D.Categorical(logits=logits2)))
+probs = torch.rand(2, 5) + 0.1
+case("categorical_probs_log_prob", {"probs": probs, "idx": torch.tensor([[4], [1]])},
+     lambda probs, idx: D.Categorical(probs=probs).log_prob(idx))
+bl = torch.tensor([-30.0, -1.5, 0.0, 2.0, 40.0])
+bx = torch.tensor([1.0, 0.0, 1.0, 1.0, 0.0])
+case("bernoulli_log_prob", {"logits": bl, "x": bx}, lambda logits, x: D.Bernoulli(logits=logits).log_prob(x))
+case("bernoulli_entropy", {"logits": bl}, lambda logits: D.Bernoulli(logits=logits).entropy())
+case("bernoulli_kl", {"logits": bl, "logits2": torch.randn(5)},
+     lambda logits, logits2: D.kl_divergence(D.Bernoulli(logits=logits), D.Bernoulli(logits=logits2)))
+case("uniform_log_prob", {"low": torch.tensor([0.0, -1.0, 2.0]), "high": torch.tensor([1.0, 3.0, 2.5]),
+                          "x": torch.tensor([0.5, 2.0, 2.25])},
+     lambda low, high, x: D.Uniform(low, high).log_prob(x))
+case("uniform_entropy", {"low": torch.tensor([0.0, -1.0]), "high": torch.tensor([1.0, 3.0])},
+     lambda low, high: D.Uniform(low, high).entropy())
+a = torch.randn(2, 3, 3)
+cov = a @ a.mT + 3 * torch.eye(3)
+L = torch.linalg.cholesky(cov)
+mloc = torch.randn(2, 3)
+mx = torch.randn(4, 2, 3)
+case("mvn_log_prob_tril", {"loc": mloc, "scale_tril": L, "x": mx},
+     lambda loc, scale_tril, x: D.MultivariateNormal(loc, scale_tril=scale_tril).log_prob(x))
+case("mvn_log_prob_cov", {"loc": mloc, "cov": cov, "x": mx},
+     lambda loc, cov, x: D.MultivariateNormal(loc, covariance_matrix=cov).log_prob(x))
+case("mvn_entropy", {"loc": mloc, "scale_tril": L},
+     lambda loc, scale_tril: D.MultivariateNormal(loc, scale_tril=scale_tril).entropy())
+
+with open("gluon/probability/testdata/goldens.json", "w") as fh:
+    json.dump({"generator": "make_goldens.py, torch " + torch.__version__, "cases": cases}, fh, indent=1)
+    fh.write("\n")
+print("wrote", len(cases), "cases")
