@@ -1,0 +1,71 @@
+#!/usr/bin/python3
+"""Goldens for lbfgs_test.go: torch.optim.LBFGS (Debian's python3-torch,
+no line search, float64) on the Rosenbrock function and on a small linear
+least-squares problem: the parameters and the returned loss after each
+step.
+
+Run from the repository root:
+    /usr/bin/python3 gluon/testdata/make_goldens_lbfgs.py
+It writes gluon/testdata/goldens_lbfgs.json.
+"""
+import json
+
+import torch
+
+torch.set_default_dtype(torch.float64)
+torch.manual_seed(43)
+
+
+def run(name, params, loss_fn, steps, **opts):
+    opt = torch.optim.LBFGS(params, **opts)
+    init = [p.detach().clone() for p in params]
+    trace = []
+    for _ in range(steps):
+        def closure():
+            opt.zero_grad()
+            loss = loss_fn()
+            loss.backward()
+            return loss
+        loss = opt.step(closure)
+        trace.append({"loss": float(loss), "params": [p.detach().reshape(-1).tolist() for p in params]})
+    return {"name": name, "opts": opts, "init": [{"shape": list(p.shape), "data": p.reshape(-1).tolist()} for p in init],
+            "steps": trace}
+
+
+class Rosenbrock(torch.autograd.Function):
+    """The Rosenbrock function with its gradient written out, so that the
+    Go test computes bit for bit the same values: L-BFGS with a fixed step
+    on this ill-conditioned function turns last-bit differences between
+    two autograd engines into visible ones within a few dozen iterations."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        a, b = float(x[0]), float(x[1])
+        return torch.tensor((1 - a) * (1 - a) + 100 * ((b - a * a) * (b - a * a)))
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        a, b = float(x[0]), float(x[1])
+        return g * torch.tensor([-2 * (1 - a) - 400 * a * (b - a * a), 200 * (b - a * a)])
+
+
+cases = []
+x = torch.tensor([-1.5, 2.0], requires_grad=True)
+cases.append(run("rosenbrock", [x], lambda: Rosenbrock.apply(x), 6))
+x2 = torch.tensor([-1.2, 1.0], requires_grad=True)
+cases.append(run("rosenbrock_lr", [x2], lambda: Rosenbrock.apply(x2), 4, lr=0.1, max_iter=30, history_size=5))
+A = torch.randn(20, 4)
+B = torch.randn(20, 3)
+W = torch.randn(3, 4, requires_grad=True)
+b = torch.zeros(3, requires_grad=True)
+ls = lambda: ((A @ W.T + b - B) ** 2).mean()
+case = run("least_squares", [W, b], ls, 3, lr=0.5, max_iter=7, history_size=3, tolerance_change=1e-12)
+case["data"] = {"A": A.reshape(-1).tolist(), "B": B.reshape(-1).tolist()}
+cases.append(case)
+
+with open("gluon/testdata/goldens_lbfgs.json", "w") as fh:
+    json.dump({"generator": "make_goldens_lbfgs.py, torch " + torch.__version__, "cases": cases}, fh, indent=1)
+    fh.write("\n")
+print("wrote", len(cases), "cases")
