@@ -42,7 +42,8 @@ type AverageOpts struct {
 	// Statistics averages the parameters that forward passes compute
 	// (BatchNorm's running mean and variance) too; otherwise Apply and
 	// CopyTo leave the network's own (PyTorch's AveragedModel leaves them
-	// to be recomputed with update_bn; timm's EMA averages them).
+	// to be recomputed with update_bn, here nn.UpdateBatchNorm; timm's EMA
+	// averages them).
 	Statistics bool
 }
 
