@@ -7,7 +7,7 @@ package cuda
 // The sizes of the enums of kernels/opcodes.cuh, whose codes are the
 // backend constants' values: a kernel receives int(op).
 const (
-	numUnaryOpCodes  = 46
+	numUnaryOpCodes  = 49
 	numBinaryOpCodes = 25
 	numReduceOpCodes = 5
 	numDTypeCodes    = 8

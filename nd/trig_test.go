@@ -56,7 +56,7 @@ func TestTrigGoldens(t *testing.T) {
 	unary := map[string]func(*nd.NDArray) *nd.NDArray{
 		"Tan": nd.Tan, "Asin": nd.Asin, "Acos": nd.Acos, "Atan": nd.Atan, "Sinh": nd.Sinh, "Cosh": nd.Cosh,
 		"Asinh": nd.Asinh, "Acosh": nd.Acosh, "Atanh": nd.Atanh, "Log2": nd.Log2, "Log10": nd.Log10,
-		"Exp2": nd.Exp2, "Erfinv": nd.Erfinv,
+		"Exp2": nd.Exp2, "Erfinv": nd.Erfinv, "Lgamma": nd.Lgamma, "Digamma": nd.Digamma, "Trigamma": nd.Trigamma,
 	}
 	binary := map[string]func(a, b *nd.NDArray) *nd.NDArray{"Atan2": nd.Atan2, "Hypot": nd.Hypot}
 	if len(g.Cases) != len(unary)+len(binary) {
@@ -71,6 +71,9 @@ func TestTrigGoldens(t *testing.T) {
 			autograd.Record(func() {
 				if f, ok := unary[c.Op]; ok {
 					y = f(a)
+					if c.Op == "Trigamma" { // not recorded
+						return
+					}
 				} else {
 					bArr = nd.FromSlice(dev, specials(c.B), len(c.B))
 					bArr.AttachGrad(nd.GradWrite)
@@ -94,7 +97,9 @@ func TestTrigGoldens(t *testing.T) {
 				}
 			}
 			check("value", y.Float64s(), c.Y)
-			check("gradient", a.Grad().Float64s(), c.GA)
+			if c.Op != "Trigamma" { // not differentiable here
+				check("gradient", a.Grad().Float64s(), c.GA)
+			}
 			if bArr != nil {
 				check("second gradient", bArr.Grad().Float64s(), c.GB)
 			}

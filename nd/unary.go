@@ -10,7 +10,8 @@ import (
 // float32Unary lists the unary ops of autocast's float32 class.
 var float32Unary = []backend.UnaryOp{backend.Exp, backend.Log, backend.Log1p, backend.Expm1,
 	backend.RSqrt, backend.Reciprocal, backend.Softrelu, backend.PowScalar, backend.RPowScalar, backend.RDivScalar,
-	backend.Tan, backend.Asin, backend.Acos, backend.Sinh, backend.Cosh, backend.Log2, backend.Log10, backend.Erfinv}
+	backend.Tan, backend.Asin, backend.Acos, backend.Sinh, backend.Cosh, backend.Log2, backend.Log10, backend.Erfinv,
+	backend.Lgamma, backend.Digamma}
 
 // unaryRaw computes code(a) into a new array without recording.
 func unaryRaw(op string, code backend.UnaryOp, a *NDArray, p1, p2 float64) *NDArray {

@@ -115,6 +115,48 @@ __device__ __forceinline__ double stableSigmoid(double x) {
 	return e / (1.0 + e);
 }
 
+// digamma is ψ(x) as nd/cpu/special.go computes it (the same steps, so
+// the backends agree): the reflection below 0, the recurrence up to 10,
+// then the asymptotic series.
+__device__ __forceinline__ double digamma(double x) {
+	const double pi = 3.14159265358979323846;
+	if (x == 0) return -HUGE_VAL;
+	double r = 0;
+	if (x < 0) {
+		if (x == floor(x)) return NAN;
+		r = -pi / tan(pi * x);
+		x = 1 - x;
+	}
+	while (x < 10) {
+		r -= 1 / x;
+		x += 1;
+	}
+	double f = 1 / (x * x);
+	double t = f * (-1.0 / 12 + f * (1.0 / 120 + f * (-1.0 / 252 + f * (1.0 / 240 + f * (-1.0 / 132 + f * (691.0 / 32760 + f * (-1.0 / 12)))))));
+	return r + log(x) - 0.5 / x + t;
+}
+
+// trigamma is ψ'(x) as nd/cpu/special.go computes it.
+__device__ __forceinline__ double trigamma(double x) {
+	const double pi = 3.14159265358979323846;
+	double sign = 1, r = 0;
+	if (x <= 0) {
+		if (x == floor(x)) return HUGE_VAL;
+		double s = sin(pi * x);
+		r = pi * pi / (s * s);
+		sign = -1;
+		x = 1 - x;
+	}
+	double acc = 0;
+	while (x < 10) {
+		acc += 1 / (x * x);
+		x += 1;
+	}
+	double f = 1 / (x * x);
+	double t = 1 / x + f / 2 + f / x * (1.0 / 6 + f * (-1.0 / 30 + f * (1.0 / 42 + f * (-1.0 / 30 + f * (5.0 / 66 + f * (-691.0 / 2730 + f * 7.0 / 6))))));
+	return r + sign * (acc + t);
+}
+
 // floorDiv divides rounding towards minus infinity (b > 0).
 __device__ __forceinline__ i64 floorDiv(i64 a, i64 b) {
 	i64 q = a / b;

@@ -83,6 +83,9 @@ template <typename T> __device__ __forceinline__ T unaryOp(int op, T x, double p
 	case U_LOG10: r = log10(v); break;
 	case U_EXP2: r = exp2(v); break;
 	case U_ERFINV: r = erfinv(v); break;
+	case U_LGAMMA: r = lgamma(v); break;
+	case U_DIGAMMA: r = digamma(v); break;
+	case U_TRIGAMMA: r = trigamma(v); break;
 	}
 	return (T)r;
 }

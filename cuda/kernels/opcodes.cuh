@@ -52,7 +52,10 @@ enum {
 	U_LOG10 = 43,
 	U_EXP2 = 44,
 	U_ERFINV = 45,
-	U_COUNT = 46
+	U_LGAMMA = 46,
+	U_DIGAMMA = 47,
+	U_TRIGAMMA = 48,
+	U_COUNT = 49
 };
 
 // backend.BinaryOp

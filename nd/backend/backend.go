@@ -223,6 +223,9 @@ const (
 	Log10              // log₁₀ x
 	Exp2               // 2^x
 	Erfinv             // the inverse of erf, on (−1, 1)
+	Lgamma             // log |Γ(x)|
+	Digamma            // ψ(x) = Γ'(x)/Γ(x)
+	Trigamma           // ψ'(x)
 	numUnary
 )
 

@@ -185,6 +185,12 @@ func unaryFunc(op backend.UnaryOp, p1, p2 float64) func(float64) float64 {
 		return math.Exp2
 	case backend.Erfinv:
 		return math.Erfinv
+	case backend.Lgamma:
+		return func(x float64) float64 { v, _ := math.Lgamma(x); return v }
+	case backend.Digamma:
+		return digamma
+	case backend.Trigamma:
+		return trigamma
 	}
 	panic("cpu: unknown unary op")
 }

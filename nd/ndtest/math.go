@@ -55,6 +55,8 @@ func gradMathCases(dev ctx.Context) []gradCase {
 		{"Log10", positive(3, 4), nd.Log10},
 		{"Exp2", g.one(3, 4), nd.Exp2},
 		{"Erfinv", unit(3, 4), nd.Erfinv},
+		{"Lgamma", positive(3, 4), nd.Lgamma},
+		{"Digamma", positive(3, 4), nd.Digamma},
 		{"Reciprocal", nonzero(3, 4), nd.Reciprocal},
 	} {
 		g.cases = append(g.cases, gradCase{op: c.op, name: "3x4", in: c.in,

@@ -79,6 +79,9 @@ var confUnaryCases = []confUnaryCase{
 	{"Log10", nd.Log10, math.Log10, 0.01, 10, []float64{1, 10, 1000, 0.001}, confTolDefault},
 	{"Exp2", nd.Exp2, math.Exp2, -5, 5, []float64{0, 1, 10, -3}, confTolDefault},
 	{"Erfinv", nd.Erfinv, math.Erfinv, -0.99, 0.99, []float64{0, 0.5, -0.999, 1e-6}, confTolDefault},
+	{"Lgamma", nd.Lgamma, func(x float64) float64 { v, _ := math.Lgamma(x); return v }, 0.5, 8, []float64{1, 2, -0.5, 30}, confTolDefault},
+	{"Digamma", nd.Digamma, refDigamma, 0.5, 8, []float64{1, 2, -0.5, -2.5, 30}, confTolDefault},
+	{"Trigamma", nd.Trigamma, refTrigamma, 0.5, 8, []float64{1, 2, -0.5, 30}, confTolDefault},
 	{"Rsqrt", nd.Rsqrt, func(x float64) float64 { return 1 / math.Sqrt(x) }, 0.1, 10, []float64{1, 4}, confTolDefault},
 	{"Reciprocal", nd.Reciprocal, func(x float64) float64 { return 1 / x }, 0.25, 4, []float64{-0.5, -2, 1}, confTolDefault},
 	{"Square", nd.Square, func(x float64) float64 { return x * x }, -3, 3, []float64{0}, confTolDefault},
@@ -176,4 +179,33 @@ func gradUnaryCases(dev ctx.Context) []gradCase {
 		})
 	}
 	return cases
+}
+
+// refDigamma is ψ by the recurrence up to 20 and four terms of the
+// asymptotic series (a reference written apart from the backends'; below
+// 0 by reflection).
+func refDigamma(x float64) float64 {
+	if x < 0 {
+		return refDigamma(1-x) - math.Pi/math.Tan(math.Pi*x)
+	}
+	s := 0.0
+	for ; x < 20; x++ {
+		s -= 1 / x
+	}
+	f := 1 / (x * x)
+	return s + math.Log(x) - 1/(2*x) - f/12 + f*f/120 - f*f*f/252 + f*f*f*f/240
+}
+
+// refTrigamma is ψ′ likewise.
+func refTrigamma(x float64) float64 {
+	if x < 0 {
+		s := math.Sin(math.Pi * x)
+		return math.Pi*math.Pi/(s*s) - refTrigamma(1-x)
+	}
+	acc := 0.0
+	for ; x < 20; x++ {
+		acc += 1 / (x * x)
+	}
+	f := 1 / (x * x)
+	return acc + 1/x + f/2 + f/x*(1.0/6-f/30+f*f/42-f*f*f/30)
 }

@@ -1,11 +1,14 @@
 #!/usr/bin/python3
 """Goldens for trig_test.go: torch's tan, asin, acos, atan, sinh, cosh,
-asinh, acosh, atanh, log2, log10, exp2, erfinv, atan2 and hypot (Debian's
+asinh, acosh, atanh, log2, log10, exp2, erfinv, lgamma, digamma,
+polygamma(1, ·), atan2 and hypot (Debian's
 python3-torch) in float64, with the gradient of sum(y) with respect to each
 input, at random points inside each domain and at its edges (±1, the
 origin, infinities), where the values and gradients are infinities and
 NaNs, and where a naive formula loses accuracy (log2 just above 1, acos
 near ±1, subnormal inputs; torch's values there agree with mpmath).
+Trigamma (also digamma's gradient) comes from mpmath, torch's being 5e-10
+off.
 
 Run from the repository root:
     /usr/bin/python3 nd/testdata/golden/make_goldens_trig.py
@@ -13,6 +16,8 @@ It writes nd/testdata/golden/goldens_trig.json.
 """
 import json
 import math
+
+import mpmath
 
 import torch
 
@@ -43,13 +48,30 @@ unary = {
     "Log10": (torch.log10, rand(0.01, 100) + [1.0, 1000.0, 0.0, -1.0, 1.000000000001, 1e-310]),
     "Exp2": (torch.exp2, rand(-10, 10) + [0.0, 10.0, -inf, 2000.0]),
     "Erfinv": (torch.erfinv, rand(-1, 1) + [0.0, 1.0, -1.0, 1.5, 0.999999]),
+    "Lgamma": (torch.lgamma, rand(-5, 20) + [1.0, 2.0, 0.5, 1e-8, -0.5, -2.5, 100.0, 1e6, 0.0, -3.0]),
+    "Digamma": (torch.digamma, rand(-5, 20) + [1.0, 0.5, 1e-8, -0.5, -2.5, 9.99, 10.0, 100.0, 1e6, -3.0]),
+    "Trigamma": (lambda x: torch.polygamma(1, x), rand(-5, 20) + [1.0, 0.5, 1e-4, -0.5, -2.5, 9.99, 10.0, 100.0, 1e6]),
 }
+def trigamma_exact(v):
+    """mpmath's ψ′ (torch's polygamma(1, ·) is 5e-10 off: 1.6449340676 at
+    1 where π²/6 = 1.6449340668), +Inf at the poles."""
+    if v <= 0 and v == int(v):
+        return float("inf")
+    mpmath.mp.dps = 30
+    return float(mpmath.psi(1, v))
+
+
 cases = []
 for name, (f, xs) in unary.items():
     x = torch.tensor(xs, dtype=torch.float64, requires_grad=True)
     y = f(x)
     y.sum().backward()
-    cases.append({"op": name, "a": enc(x), "y": enc(y), "ga": enc(x.grad)})
+    grad = x.grad
+    if name == "Digamma":  # its gradient is ψ′
+        grad = torch.tensor([trigamma_exact(v) for v in xs], dtype=torch.float64)
+    if name == "Trigamma":
+        y = torch.tensor([trigamma_exact(v) for v in xs], dtype=torch.float64)
+    cases.append({"op": name, "a": enc(x), "y": enc(y), "ga": enc(grad)})
 
 for name, f in {"Atan2": torch.atan2, "Hypot": torch.hypot}.items():
     a = rand(-3, 3) + [0.0, 0.0, 1.0, -1.0, 0.0, -0.0, inf]
