@@ -46,7 +46,9 @@ func adaptiveAxis(x *NDArray, axis, n int) *NDArray {
 // AdaptiveAvgPool2D's). When the sizes divide, it is MaxPool2D with a
 // kernel and stride of H/outH×W/outW; otherwise the maximum is taken one
 // axis at a time (it is separable). The gradient goes to the maximum, split
-// among equal ones where the windows do not divide evenly.
+// among equal ones where the windows do not divide evenly; a window holding
+// a NaN gives NaN, and its gradient is not PyTorch's (which routes it to
+// the NaN).
 func AdaptiveMaxPool2D(x *NDArray, outH, outW int) *NDArray {
 	return dispatch("AdaptiveMaxPool2D", castNeutral, []*NDArray{x}, func(in []*NDArray) *NDArray { return adaptiveMaxPool2DOp(in[0], outH, outW) })
 }

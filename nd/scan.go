@@ -35,12 +35,12 @@ func scanRounds(x *NDArray, ax int, id float64, combine func(earlier, later *NDA
 }
 
 // Cumprod returns the running product of x along axis (PyTorch's
-// cumprod). Its gradient is exact where elements are 0. Integer products
-// wrap; Bool gives Int64.
+// cumprod). Its gradient is exact where elements are 0. Integer and Bool
+// products are Int64, as PyTorch's, and wrap.
 func Cumprod(x *NDArray, axis int) *NDArray {
 	const op = "Cumprod"
 	defer checkLive(op, x).done()
-	if x.dtype == Bool {
+	if !x.dtype.IsFloat() && x.dtype != Int64 {
 		x = x.AsType(Int64)
 	}
 	return scanRounds(x, normAxis(op, axis, x.NDim()), 1, Mul)
@@ -123,7 +123,8 @@ func Logcumsumexp(x *NDArray, axis int) *NDArray {
 }
 
 // logAddExp returns log(e^a + e^b), recorded with the gradients e^(a−out)
-// and e^(b−out) (0 where out is −Inf).
+// and e^(b−out): 0 where out is −Inf, and where it is +Inf 1 for a +Inf
+// term and 0 for the others.
 func logAddExp(a, b *NDArray) *NDArray {
 	const op = "LogAddExp"
 	ad, bd := a.Detach(), b.Detach()
@@ -133,10 +134,13 @@ func logAddExp(a, b *NDArray) *NDArray {
 	out = Where(inf, out, m) // ±Inf extremes: a − b would be NaN
 	Record(op, out, []*NDArray{a, b}, func(g *NDArray, need []bool) []*NDArray {
 		od := out.Detach()
-		finite := NotEqual(od, od.Session().Full(od.st.dev, od.dtype, math.Inf(-1)))
-		zero := od.Session().Zeros(od.st.dev, od.dtype, 1)
+		s := od.Session()
+		inf := s.Full(od.st.dev, od.dtype, math.Inf(1))
+		finite := NotEqual(Abs(od), inf)
+		zero, one := s.Zeros(od.st.dev, od.dtype, 1), s.Ones(od.st.dev, od.dtype, 1)
 		share := func(v *NDArray) *NDArray {
-			return reduceGrad(Mul(g, Where(finite, Exp(Sub(v, od)), zero)), v.shape)
+			atInf := Where(LogicalAnd(Equal(od, inf), Equal(v, inf)), one, zero)
+			return reduceGrad(Mul(g, Where(finite, Exp(Sub(v, od)), atInf)), v.shape)
 		}
 		var ga, gb *NDArray
 		if need[0] {

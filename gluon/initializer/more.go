@@ -28,11 +28,14 @@ func fans(op string, shape []int) (in, out float64) {
 }
 
 // Gain is PyTorch's calculate_gain: the factor that keeps activations'
-// variance through a nonlinearity — "linear", "conv", "sigmoid" 1; "tanh"
-// 5/3; "relu" √2; "leaky_relu" √(2/(1+slope²)); "selu" 3/4.
+// variance through a nonlinearity — "linear", "identity", "sigmoid",
+// "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d" and
+// "conv_transpose3d" 1; "tanh" 5/3; "relu" √2; "leaky_relu"
+// √(2/(1+slope²)); "selu" 3/4.
 func Gain(nonlinearity string, slope float64) float64 {
 	switch nonlinearity {
-	case "linear", "conv1d", "conv2d", "conv3d", "sigmoid", "identity":
+	case "linear", "identity", "sigmoid", "conv1d", "conv2d", "conv3d",
+		"conv_transpose1d", "conv_transpose2d", "conv_transpose3d":
 		return 1
 	case "tanh":
 		return 5.0 / 3
@@ -86,10 +89,11 @@ func (k Kaiming) InitWeight(shape []int, data []float64, rng *rand.Rand) {
 }
 
 // TruncatedNormal draws from N(Mean, Std²) restricted to [Low, High]
-// (absolute bounds, as PyTorch's trunc_normal_; its defaults are Std 1,
-// Low −2, High 2, and timm's ViT weights use Std 0.02), by inverting the
-// normal CDF on the truncated range. A zero Std is 1 and equal zero bounds
-// are ±2·Std around the mean.
+// (absolute bounds, as PyTorch's trunc_normal_), by inverting the normal
+// CDF on the truncated range. A zero Std is 1 and zero bounds are
+// PyTorch's −2 and 2, so TruncatedNormal{Std: 0.02} is timm's ViT
+// initialisation, trunc_normal_(std=.02), whose bounds lie 100 standard
+// deviations out.
 type TruncatedNormal struct {
 	Mean, Std, Low, High float64
 }
@@ -102,7 +106,7 @@ func (t TruncatedNormal) InitWeight(_ []int, data []float64, rng *rand.Rand) {
 	}
 	lo, hi := t.Low, t.High
 	if lo == 0 && hi == 0 {
-		lo, hi = t.Mean-2*std, t.Mean+2*std
+		lo, hi = -2, 2
 	}
 	if !(lo < hi) {
 		nd.Panicf("initializer.TruncatedNormal", nd.ErrArgument, "empty range [%g, %g]", lo, hi)
@@ -121,7 +125,8 @@ func (t TruncatedNormal) InitWeight(_ []int, data []float64, rng *rand.Rand) {
 // and Gluon's Orthogonal): the Q of a QR factorisation of a Gaussian
 // matrix, its columns' signs fixed by R's diagonal so that it is uniformly
 // distributed. Rows are orthonormal when there are no more rows than
-// columns, columns otherwise. A zero Gain is 1.
+// columns, columns otherwise. A zero Gain is PyTorch's 1 (MXNet's
+// Orthogonal defaults to 1.414).
 type Orthogonal struct{ Gain float64 }
 
 // InitWeight fills data with an orthogonal matrix.

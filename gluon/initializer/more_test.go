@@ -51,7 +51,7 @@ func TestGain(t *testing.T) {
 		slope float64
 		want  float64
 	}{{"linear", 0, 1}, {"conv2d", 0, 1}, {"sigmoid", 0, 1}, {"tanh", 0, 5.0 / 3}, {"relu", 0, math.Sqrt2},
-		{"leaky_relu", 0.01, math.Sqrt(2 / (1 + 0.0001))}, {"selu", 0, 0.75}} {
+		{"leaky_relu", 0.01, math.Sqrt(2 / (1 + 0.0001))}, {"selu", 0, 0.75}, {"conv_transpose2d", 0, 1}} {
 		if got := initializer.Gain(c.nl, c.slope); math.Abs(got-c.want) > 1e-15 {
 			t.Errorf("Gain(%q, %g) = %v, want %v", c.nl, c.slope, got, c.want)
 		}
@@ -67,6 +67,7 @@ func TestTruncatedNormal(t *testing.T) {
 		{}, // torch's defaults: N(0, 1) within [−2, 2]
 		{Mean: 0.5, Std: 0.02, Low: 0.48, High: 0.6},
 		{Std: 3, Low: -1, High: 2},
+		{Std: 0.02}, // timm's ViT: the bounds ±2 are 100 deviations out
 	} {
 		v := draw(c, 7, 200, 500)
 		std := c.Std
@@ -75,7 +76,7 @@ func TestTruncatedNormal(t *testing.T) {
 		}
 		lo, hi := c.Low, c.High
 		if lo == 0 && hi == 0 {
-			lo, hi = c.Mean-2*std, c.Mean+2*std
+			lo, hi = -2, 2
 		}
 		a, b := (lo-c.Mean)/std, (hi-c.Mean)/std
 		z := Phi(b) - Phi(a)

@@ -110,8 +110,13 @@ func svdGrad(u, s, vh, gu, gs, gv *nd.NDArray, m, n int) *nd.NDArray {
 // [..., min(m, n)] (torch.linalg.svdvals). Its gradient, U·diag(G)·Vh, is
 // defined for repeated values too.
 func Svdvals(a *nd.NDArray) *nd.NDArray {
-	_, s, _ := Svd(a)
-	return s
+	u, s, vh := Svd(a.Detach())
+	u, vh = u.Detach(), vh.Detach()
+	out := nd.MulScalar(s.Detach(), 1)
+	nd.Record("linalg.Svdvals", out, []*nd.NDArray{a}, func(g *nd.NDArray, _ []bool) []*nd.NDArray {
+		return []*nd.NDArray{nd.MatMul(nd.Mul(u, nd.ExpandDims(g, -2)), vh)}
+	})
+	return out
 }
 
 // MatrixNorm returns a matrix norm of a [..., m, n] over its last two

@@ -95,6 +95,12 @@ case("Lstsq", [torch.randn(2, 6, 3), torch.randn(2, 6, 1)], lambda a, b: torch.l
 for shape in [(4, 3), (3, 3), (2, 5, 2)]:
     case("Qr", [torch.randn(*shape)], lambda x: list(torch.linalg.qr(x)))
 
+# Singular values repeated or zero: the gradients of svdvals and the
+# nuclear norm are still defined.
+for a in [torch.eye(3), torch.tensor([[3.0, 0], [0, 0], [0, 0]]), torch.zeros(2, 3)]:
+    case("Svdvals", [a], torch.linalg.svdvals)
+    case("MatrixNormnuc", [a], lambda x: torch.linalg.matrix_norm(x, "nuc"))
+
 # Exact determinants; eigenvalues alone of matrices with repeated ones.
 for a in [torch.tensor([[3.0]]), torch.tensor([[2.0, 1], [1, 2]]), 2 * torch.eye(4), torch.diag(torch.tensor([7.0, 5]))]:
     case("Det", [a], torch.linalg.det)

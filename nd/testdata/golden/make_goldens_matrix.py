@@ -173,6 +173,11 @@ ls = torch.tensor([[-1000.0, 0, 5, -3, 700, 1], [float("-inf"), float("-inf"), 2
 case("Logcumsumexp", {"axis": 1}, [ls], lambda x: torch.logcumsumexp(x, 1))
 case("Logcumsumexp", {"axis": 0}, [torch.randn(7, 2)], lambda x: torch.logcumsumexp(x, 0))
 
+# From a review: integer cumulative products are int64; an infinite term
+# of a log-cumsum-exp leaves the others finite gradients.
+case("Cumprod", {"axis": 0}, [torch.tensor([1000000, 3000000, -4000000], dtype=torch.int32)], lambda x: torch.cumprod(x, 0), grad=False)
+case("Logcumsumexp", {"axis": 0}, [torch.tensor([1.0, float("inf"), 2, 0.5])], lambda x: torch.logcumsumexp(x, 0))
+
 # Sliding blocks and adaptive max pooling (nd/unfold.go, nd/adaptive.go).
 F = torch.nn.functional
 xu = torch.randn(2, 3, 5, 6)
