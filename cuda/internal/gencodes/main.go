@@ -4,7 +4,7 @@
 // and cuda/kernels/opcodes.cuh, the C enums of the
 // unary, binary and reduction op codes and of the element types, and
 // cuda/opcodes_gen.go, their sizes, from the constants of
-// nd/backend/backend.go and nd/backend/dtype.go, so that the kernels'
+// nd/backend/ops.go and nd/backend/dtype.go, so that the kernels'
 // codes are the backend's values by construction (the Go side passes
 // int(op)). Run it with `go generate ./cuda/internal/gencodes`
 // from the repository root, or as `go run ./cuda/internal/gencodes -check`

@@ -17,9 +17,9 @@ import (
 // enums lists the constant types written, with their C prefixes, and the
 // files declaring them.
 var enums = []struct{ typ, prefix, file string }{
-	{"UnaryOp", "U_", "backend.go"},
-	{"BinaryOp", "B_", "backend.go"},
-	{"ReduceOp", "R_", "backend.go"},
+	{"UnaryOp", "U_", "ops.go"},
+	{"BinaryOp", "B_", "ops.go"},
+	{"ReduceOp", "R_", "ops.go"},
 	{"DType", "DT_", "dtype.go"},
 }
 
