@@ -85,7 +85,7 @@ func init() {
 		},
 		"Cast": opCast,
 	}
-	for _, table := range []map[string]opFunc{shapeOps, mathOps, moreOps, scatterOps, miscOps} {
+	for _, table := range []map[string]opFunc{shapeOps, mathOps, moreOps, scatterOps, miscOps, linalgOps} {
 		for k, v := range table {
 			if _, dup := ops[k]; dup {
 				panic("onnx: op " + k + " registered twice")
