@@ -17,6 +17,10 @@ type LBFGSOpts struct {
 	ToleranceGrad   float64 // stop when every gradient element is at most this in magnitude
 	ToleranceChange float64 // stop when the step or the loss changes by less
 	HistorySize     int     // curvature pairs kept
+	// LineSearch is "" for PyTorch's default fixed step, or "strong_wolfe"
+	// for a line search satisfying the strong Wolfe conditions (see
+	// lbfgs_wolfe.go), which converges where a fixed step diverges.
+	LineSearch string
 }
 
 // LBFGSDefaults returns PyTorch's defaults: lr 1, 20 iterations and 25
@@ -63,6 +67,8 @@ func NewLBFGS(ps []*Parameter, o LBFGSOpts) (*LBFGS, error) {
 		return nil, fmt.Errorf("gluon.LBFGS: MaxIter %d, MaxEval %d and HistorySize %d must be positive (LBFGSDefaults gives PyTorch's)", o.MaxIter, o.MaxEval, o.HistorySize)
 	case !(o.ToleranceGrad >= 0) || !(o.ToleranceChange >= 0):
 		return nil, fmt.Errorf("gluon.LBFGS: tolerances %g and %g must be >= 0", o.ToleranceGrad, o.ToleranceChange)
+	case o.LineSearch != "" && o.LineSearch != "strong_wolfe":
+		return nil, fmt.Errorf("gluon.LBFGS: line search %q: want \"\" or \"strong_wolfe\"", o.LineSearch)
 	}
 	l := &LBFGS{o: o}
 	for _, p := range ps {
@@ -105,6 +111,11 @@ func (l *LBFGS) move(t float64, d []float64) error {
 	if err != nil {
 		return err
 	}
+	return l.set(x, t, d)
+}
+
+// set sets the parameters to x + t·d.
+func (l *LBFGS) set(x []float64, t float64, d []float64) error {
 	off := 0
 	for _, p := range l.params {
 		cur := p.Data(l.dev)
@@ -156,11 +167,23 @@ func (l *LBFGS) Step(closure func() (float64, error)) (float64, error) {
 		if gtd > -o.ToleranceChange { // not a descent direction
 			break
 		}
-		if err := l.move(l.t, l.d); err != nil {
-			return 0, err
-		}
 		done := false
-		if n != o.MaxIter {
+		if o.LineSearch == "strong_wolfe" {
+			x0, err := l.flat(false)
+			if err != nil {
+				return 0, err
+			}
+			p, ls, err := l.wolfe(closure, x0, l.t, l.d, loss, g, gtd)
+			if err != nil {
+				return 0, err
+			}
+			loss, g, l.t = p.f, p.g, p.t
+			evals += ls
+			l.evals += ls
+			done = maxAbs(g) <= o.ToleranceGrad
+		} else if err := l.move(l.t, l.d); err != nil {
+			return 0, err
+		} else if n != o.MaxIter {
 			if loss, err = closure(); err != nil {
 				return 0, err
 			}

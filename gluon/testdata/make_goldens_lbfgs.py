@@ -65,6 +65,17 @@ case = run("least_squares", [W, b], ls, 3, lr=0.5, max_iter=7, history_size=3, t
 case["data"] = {"A": A.reshape(-1).tolist(), "B": B.reshape(-1).tolist()}
 cases.append(case)
 
+# With the strong-Wolfe line search.
+x3 = torch.tensor([-1.5, 2.0], requires_grad=True)
+cases.append(run("rosenbrock_wolfe", [x3], lambda: Rosenbrock.apply(x3), 3, line_search_fn="strong_wolfe"))
+W2 = torch.randn(3, 4, requires_grad=True)
+b2 = torch.zeros(3, requires_grad=True)
+ls2 = lambda: ((A @ W2.T + b2 - B) ** 2).mean()
+case = run("least_squares_wolfe", [W2, b2], ls2, 3, line_search_fn="strong_wolfe", tolerance_change=1e-14,
+           tolerance_grad=1e-12)
+case["data"] = {"A": A.reshape(-1).tolist(), "B": B.reshape(-1).tolist()}
+cases.append(case)
+
 with open("gluon/testdata/goldens_lbfgs.json", "w") as fh:
     json.dump({"generator": "make_goldens_lbfgs.py, torch " + torch.__version__, "cases": cases}, fh, indent=1)
     fh.write("\n")
