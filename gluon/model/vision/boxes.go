@@ -1,0 +1,148 @@
+package vision
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/goluon/goluon/nd"
+)
+
+// Box operations for detection models, as torchvision.ops: boxes are
+// [N, 4] arrays of corners (x1, y1, x2, y2) with x1 ≤ x2 and y1 ≤ y2.
+
+// BoxArea returns the areas [N] of boxes [N, 4] (torchvision's
+// box_area), differentiably.
+func BoxArea(boxes *nd.NDArray) *nd.NDArray {
+	checkBoxes("vision.BoxArea", boxes)
+	x1, y1, x2, y2 := corners(boxes)
+	return nd.Mul(nd.Sub(x2, x1), nd.Sub(y2, y1))
+}
+
+// BoxIoU returns the intersection over union [N, M] of every pair of
+// boxes a [N, 4] and b [M, 4] (torchvision's box_iou), differentiably.
+func BoxIoU(a, b *nd.NDArray) *nd.NDArray {
+	checkBoxes("vision.BoxIoU", a)
+	checkBoxes("vision.BoxIoU", b)
+	ax1, ay1, ax2, ay2 := corners(a)
+	bx1, by1, bx2, by2 := corners(b)
+	col := func(v *nd.NDArray) *nd.NDArray { return nd.ExpandDims(v, 1) } // [N, 1]
+	row := func(v *nd.NDArray) *nd.NDArray { return nd.ExpandDims(v, 0) } // [1, M]
+	w := nd.MaximumScalar(nd.Sub(nd.Minimum(col(ax2), row(bx2)), nd.Maximum(col(ax1), row(bx1))), 0)
+	h := nd.MaximumScalar(nd.Sub(nd.Minimum(col(ay2), row(by2)), nd.Maximum(col(ay1), row(by1))), 0)
+	inter := nd.Mul(w, h)
+	union := nd.Sub(nd.Add(col(BoxArea(a)), row(BoxArea(b))), inter)
+	return nd.Div(inter, union)
+}
+
+// BoxConvert converts boxes [N, 4] between the formats "xyxy" (corners),
+// "xywh" (a corner and the size) and "cxcywh" (the centre and the size),
+// as torchvision's box_convert, differentiably.
+func BoxConvert(boxes *nd.NDArray, from, to string) *nd.NDArray {
+	const op = "vision.BoxConvert"
+	checkBoxes(op, boxes)
+	a, b, c, d := corners(boxes)
+	var x1, y1, x2, y2 *nd.NDArray
+	switch from {
+	case "xyxy":
+		x1, y1, x2, y2 = a, b, c, d
+	case "xywh":
+		x1, y1, x2, y2 = a, b, nd.Add(a, c), nd.Add(b, d)
+	case "cxcywh":
+		hw, hh := nd.MulScalar(c, 0.5), nd.MulScalar(d, 0.5)
+		x1, y1, x2, y2 = nd.Sub(a, hw), nd.Sub(b, hh), nd.Add(a, hw), nd.Add(b, hh)
+	default:
+		nd.Panicf(op, nd.ErrArgument, "format %q: want xyxy, xywh or cxcywh", from)
+	}
+	var out []*nd.NDArray
+	switch to {
+	case "xyxy":
+		out = []*nd.NDArray{x1, y1, x2, y2}
+	case "xywh":
+		out = []*nd.NDArray{x1, y1, nd.Sub(x2, x1), nd.Sub(y2, y1)}
+	case "cxcywh":
+		out = []*nd.NDArray{nd.MulScalar(nd.Add(x1, x2), 0.5), nd.MulScalar(nd.Add(y1, y2), 0.5), nd.Sub(x2, x1), nd.Sub(y2, y1)}
+	default:
+		nd.Panicf(op, nd.ErrArgument, "format %q: want xyxy, xywh or cxcywh", to)
+	}
+	return nd.Stack(out, 1)
+}
+
+// NMS returns the indices (Int64) of the boxes [N, 4] that non-maximum
+// suppression keeps, in decreasing order of their scores [N]: each box is
+// kept unless a kept box with a higher score overlaps it with an IoU above
+// iouThreshold (torchvision's nms; equal scores keep their order). It runs
+// on the host.
+func NMS(boxes, scores *nd.NDArray, iouThreshold float64) *nd.NDArray {
+	const op = "vision.NMS"
+	checkBoxes(op, boxes)
+	n := boxes.Shape()[0]
+	if scores == nil || scores.NDim() != 1 || scores.Shape()[0] != n {
+		nd.Panicf(op, nd.ErrShape, "scores must be a vector of the %d boxes", n)
+	}
+	b := boxes.AsType(nd.Float64).Float64s()
+	s := scores.AsType(nd.Float64).Float64s()
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(i, j int) int { return cmp.Compare(s[j], s[i]) })
+	area := func(i int) float64 { return (b[4*i+2] - b[4*i]) * (b[4*i+3] - b[4*i+1]) }
+	iou := func(i, j int) float64 {
+		w := min(b[4*i+2], b[4*j+2]) - max(b[4*i], b[4*j])
+		h := min(b[4*i+3], b[4*j+3]) - max(b[4*i+1], b[4*j+1])
+		inter := max(w, 0) * max(h, 0)
+		return inter / (area(i) + area(j) - inter)
+	}
+	removed := make([]bool, n)
+	keep := []int64{}
+	for k, i := range order {
+		if removed[i] {
+			continue
+		}
+		keep = append(keep, int64(i))
+		for _, j := range order[k+1:] {
+			if !removed[j] && iou(i, j) > iouThreshold {
+				removed[j] = true
+			}
+		}
+	}
+	return boxes.Session().FromSlice(boxes.Context(), keep, len(keep))
+}
+
+// BatchedNMS is NMS within each class of idxs [N] (an integer vector):
+// boxes of different classes never suppress each other (torchvision's
+// batched_nms). The indices come in decreasing order of score.
+func BatchedNMS(boxes, scores, idxs *nd.NDArray, iouThreshold float64) *nd.NDArray {
+	const op = "vision.BatchedNMS"
+	checkBoxes(op, boxes)
+	n := boxes.Shape()[0]
+	if idxs == nil || idxs.NDim() != 1 || idxs.Shape()[0] != n || !idxs.DType().IsInt() {
+		nd.Panicf(op, nd.ErrShape, "class indices must be an integer vector of the %d boxes", n)
+	}
+	if n == 0 {
+		return NMS(boxes, scores, iouThreshold)
+	}
+	// Shift each class's boxes apart, as torchvision does: by the class
+	// times one more than the largest coordinate.
+	b := boxes.AsType(nd.Float64)
+	top := slices.Max(b.Float64s()) + 1
+	shift := nd.MulScalar(idxs.AsType(nd.Float64), top)
+	moved := nd.Add(b, nd.ExpandDims(shift, 1))
+	return NMS(moved, scores, iouThreshold)
+}
+
+func checkBoxes(op string, b *nd.NDArray) {
+	if b == nil || b.NDim() != 2 || b.Shape()[1] != 4 {
+		var shape []int
+		if b != nil {
+			shape = b.Shape()
+		}
+		nd.Panicf(op, nd.ErrShape, "boxes of shape %v: want [N, 4]", shape)
+	}
+}
+
+// corners returns the four columns of boxes [N, 4].
+func corners(b *nd.NDArray) (c0, c1, c2, c3 *nd.NDArray) {
+	col := func(i int) *nd.NDArray { return nd.Squeeze(nd.SliceAxis(b, i, i+1, 1), 1) }
+	return col(0), col(1), col(2), col(3)
+}
