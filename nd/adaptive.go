@@ -11,7 +11,14 @@ func AdaptiveAvgPool2D(x *NDArray, outH, outW int) *NDArray {
 }
 
 func adaptiveAvgPool2DOp(x *NDArray, outH, outW int) *NDArray {
-	const op = "AdaptiveAvgPool2D"
+	return adaptivePool("AdaptiveAvgPool2D", x, outH, outW, AvgPool2D, MeanKeepDims)
+}
+
+// adaptivePool pools NCHW x into an outH×outW grid of PyTorch's adaptive
+// windows: with pool (a kernel and stride of H/outH×W/outW) when the sizes
+// divide, otherwise one axis at a time with reduce, which must be
+// separable (a mean or a maximum).
+func adaptivePool(op string, x *NDArray, outH, outW int, pool func(x *NDArray, kernel, stride, pad [2]int) *NDArray, reduce func(x *NDArray, axes ...int) *NDArray) *NDArray {
 	defer checkLive(op, x).done()
 	if x.NDim() != 4 || outH <= 0 || outW <= 0 {
 		fail(op, ErrShape, "input %v (want NCHW) to %d×%d", x.shape, outH, outW)
@@ -22,13 +29,13 @@ func adaptiveAvgPool2DOp(x *NDArray, outH, outW int) *NDArray {
 			return x.Copy()
 		}
 		k := [2]int{h / outH, w / outW}
-		return AvgPool2D(x, k, k, [2]int{})
+		return pool(x, k, k, [2]int{})
 	}
-	return adaptiveAxis(adaptiveAxis(x, 2, outH), 3, outW)
+	return adaptiveAxis(adaptiveAxis(x, 2, outH, reduce), 3, outW, reduce)
 }
 
-// adaptiveAxis averages axis of x into n cells.
-func adaptiveAxis(x *NDArray, axis, n int) *NDArray {
+// adaptiveAxis reduces axis of x into n cells.
+func adaptiveAxis(x *NDArray, axis, n int, reduce func(x *NDArray, axes ...int) *NDArray) *NDArray {
 	size := x.shape[axis]
 	if size == n {
 		return x
@@ -36,7 +43,7 @@ func adaptiveAxis(x *NDArray, axis, n int) *NDArray {
 	cells := make([]*NDArray, n)
 	for i := range n {
 		lo, hi := i*size/n, ((i+1)*size+n-1)/n
-		cells[i] = MeanKeepDims(SliceAxis(x, lo, hi, axis), axis)
+		cells[i] = reduce(SliceAxis(x, lo, hi, axis), axis)
 	}
 	return Concat(cells, axis)
 }
@@ -54,32 +61,5 @@ func AdaptiveMaxPool2D(x *NDArray, outH, outW int) *NDArray {
 }
 
 func adaptiveMaxPool2DOp(x *NDArray, outH, outW int) *NDArray {
-	const op = "AdaptiveMaxPool2D"
-	defer checkLive(op, x).done()
-	if x.NDim() != 4 || outH <= 0 || outW <= 0 {
-		fail(op, ErrShape, "input %v (want NCHW) to %d×%d", x.shape, outH, outW)
-	}
-	h, w := x.shape[2], x.shape[3]
-	if h%outH == 0 && w%outW == 0 {
-		if h == outH && w == outW {
-			return x.Copy()
-		}
-		k := [2]int{h / outH, w / outW}
-		return MaxPool2D(x, k, k, [2]int{})
-	}
-	return adaptiveMaxAxis(adaptiveMaxAxis(x, 2, outH), 3, outW)
-}
-
-// adaptiveMaxAxis takes the maximum of axis of x in n cells.
-func adaptiveMaxAxis(x *NDArray, axis, n int) *NDArray {
-	size := x.shape[axis]
-	if size == n {
-		return x
-	}
-	cells := make([]*NDArray, n)
-	for i := range n {
-		lo, hi := i*size/n, ((i+1)*size+n-1)/n
-		cells[i] = MaxKeepDims(SliceAxis(x, lo, hi, axis), axis)
-	}
-	return Concat(cells, axis)
+	return adaptivePool("AdaptiveMaxPool2D", x, outH, outW, MaxPool2D, MaxKeepDims)
 }
