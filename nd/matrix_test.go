@@ -134,6 +134,18 @@ func TestMatrixGoldens(t *testing.T) {
 				case "AdaptiveMaxPool2D":
 					out := ints(c.Args["out"])
 					outs = []*nd.NDArray{nd.AdaptiveMaxPool2D(in[0], out[0], out[1])}
+				case "Lerp":
+					outs = []*nd.NDArray{nd.Lerp(in[0], in[1], num("w"))}
+				case "Logit":
+					outs = []*nd.NDArray{nd.Logit(in[0], num("eps"))}
+				case "Xlogy":
+					outs = []*nd.NDArray{nd.Xlogy(in[0], in[1])}
+				case "NanToNum":
+					nan, pos, neg := nd.NanToNumDefaults(nd.Float64)
+					if _, ok := c.Args["defaults"]; !ok {
+						nan, pos, neg = num("nan"), num("posinf"), num("neginf")
+					}
+					outs = []*nd.NDArray{nd.NanToNum(in[0], nan, pos, neg)}
 				default:
 					t.Fatalf("unknown op %q", c.Op)
 				}

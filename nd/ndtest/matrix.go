@@ -5,8 +5,8 @@ package ndtest
 // Outer, Roll, Meshgrid, Searchsorted, Bucketize, Nonzero, Bincount,
 // Unique, Prod, AnyTrue, AllTrue, CountNonzero, Median, Quantile,
 // Normalize, CosineSimilarity, Cdist, Cumprod, Cummax, Cummin,
-// Logcumsumexp, Unfold, Fold and AdaptiveMaxPool2D, on small inputs whose
-// results are worked out by hand.
+// Logcumsumexp, Unfold, Fold, AdaptiveMaxPool2D, Lerp, Logit, Xlogy and
+// NanToNum, on small inputs whose results are worked out by hand.
 
 import (
 	"math"
@@ -54,6 +54,13 @@ func confMatrix(e confEnv) {
 		e.check(nd.Cdist(a, b, 2), []int{2, 1}, []float64{0, 5}, confTolDefault)
 		e.check(nd.Cdist(a, b, 1), []int{2, 1}, []float64{0, 7}, confTolDefault)
 		e.check(nd.Cdist(a, b, math.Inf(1)), []int{2, 1}, []float64{0, 4}, confTolDefault)
+	})
+	e.run("Elementwise", func(e confEnv) {
+		a, b := e.arr([]float64{0, 1, 2, 4}, 4), e.arr([]float64{4, 3, 2, 0}, 4)
+		e.check(nd.Lerp(a, b, 0.25), []int{4}, []float64{1, 1.5, 2, 3}, confTolDefault)
+		e.check(nd.Logit(e.arr([]float64{0.5, 0.75, 0.25}, 3), -1), []int{3}, []float64{0, math.Log(3), -math.Log(3)}, confTolDefault)
+		e.check(nd.Xlogy(e.arr([]float64{0, 2, 3}, 3), e.arr([]float64{0, 1, 4}, 3)), []int{3}, []float64{0, 0, 3 * math.Log(4)}, confTolDefault)
+		e.check(nd.NanToNum(e.arr([]float64{math.NaN(), math.Inf(1), math.Inf(-1), 2}, 4), 0, 7, -7), []int{4}, []float64{0, 7, -7, 2}, confTolExact)
 	})
 	e.run("Blocks", func(e confEnv) {
 		// A 1×2×3 image in 2×2 blocks: two positions, each block channel
@@ -158,9 +165,19 @@ func gradMatrixCases(dev ctx.Context) []gradCase {
 		return nd.Fold(in[0], 4, 4, nd.UnfoldOpts{Kernel: [2]int{2, 2}, Stride: [2]int{1, 2}})
 	})
 	g.add("AdaptiveMaxPool2D", "uneven", g.one(1, 2, 5, 4), func(in []*nd.NDArray) *nd.NDArray { return nd.AdaptiveMaxPool2D(in[0], 3, 3) })
+	g.add("Lerp", "broadcast", g.two([]int{2, 3}, []int{3}), func(in []*nd.NDArray) *nd.NDArray { return nd.Lerp(in[0], in[1], 0.3) })
+	g.add("Logit", "eps", unitGrad(dev), func(in []*nd.NDArray) *nd.NDArray { return nd.Logit(in[0], 0.01) })
+	g.add("Xlogy", "positive", func() []*nd.NDArray { return gradIn(gradSigned(dev, 71, 3, 4), gradPositive(dev, 72, 4)) },
+		func(in []*nd.NDArray) *nd.NDArray { return nd.Xlogy(in[0], in[1]) })
+	g.add("NanToNum", "finite", g.one(3, 4), func(in []*nd.NDArray) *nd.NDArray { return nd.NanToNum(in[0], 0, 1, -1) })
 	weights := func() []*nd.NDArray { return gradIn(gradSigned(dev, 69, 5)) }
 	g.add("Bincount", "weights", weights, func(in []*nd.NDArray) *nd.NDArray {
 		return nd.Bincount(nd.FromSlice(in[0].Context(), []int64{3, 0, 3, 1, 0}, 5), in[0], 0)
 	})
 	return g.cases
+}
+
+// unitGrad is one input uniform in (0.05, 0.95): inside Logit's domain.
+func unitGrad(dev ctx.Context) func() []*nd.NDArray {
+	return func() []*nd.NDArray { return gradIn(Rand(dev, 73, 0.05, 0.95, 3, 4)) }
 }

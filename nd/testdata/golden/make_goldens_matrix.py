@@ -191,6 +191,21 @@ xa = torch.randn(2, 3, 7, 6)
 for oh, ow in [(1, 1), (7, 3), (3, 4), (2, 5)]:
     case("AdaptiveMaxPool2D", {"out": [oh, ow]}, [xa], lambda x, oh=oh, ow=ow: F.adaptive_max_pool2d(x, (oh, ow)))
 
+# Elementwise extras (nd/elementwise_more.go).
+la, lb = torch.randn(2, 3), torch.randn(3)
+for w in [0.3, 0.7, 1.0]:
+    case("Lerp", {"w": w}, [la, lb], lambda a, b, w=w: torch.lerp(a, b, w))
+lx = torch.tensor([-0.5, 0.0, 0.05, 0.3, 0.95, 1.0, 1.5])
+case("Logit", {"eps": -1}, [lx], lambda x: torch.logit(x))
+case("Logit", {"eps": 0.1}, [lx], lambda x: torch.logit(x, eps=0.1))
+xx = torch.tensor([0.0, 0.0, 1.0, 2.0, 0.0, 0.5])
+xy = torch.tensor([0.0, 2.0, 0.0, 3.0, float("nan"), 0.25])
+case("Xlogy", {}, [xx, xy], torch.xlogy)
+case("Xlogy", {}, [torch.rand(2, 3), torch.rand(3) + 0.1], torch.xlogy)
+nx = torch.tensor([float("nan"), float("inf"), float("-inf"), 2.0, -1.0])
+case("NanToNum", {"defaults": True}, [nx], torch.nan_to_num)
+case("NanToNum", {"nan": 1.5, "posinf": 9.0, "neginf": -9.0}, [nx], lambda x: torch.nan_to_num(x, 1.5, 9.0, -9.0))
+
 with open("nd/testdata/golden/goldens_matrix.json", "w") as fh:
     json.dump({"generator": "make_goldens_matrix.py, torch " + torch.__version__, "cases": cases}, fh, indent=1)
     fh.write("\n")
