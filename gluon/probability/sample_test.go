@@ -133,3 +133,45 @@ func Example() {
 	// 0.1250 0.3381
 	// [2]
 }
+
+// TestMoreSamples: the host samplers' and the reparameterised samplers'
+// means and variances are the distributions'.
+func TestMoreSamples(t *testing.T) {
+	dev := ctx.CPU(0)
+	const n = 20000
+	nd.Seed(9)
+	full := func(v float64) *nd.NDArray { return nd.Full(dev, nd.Float64, v, n) }
+	for _, c := range []struct {
+		name      string
+		sample    func() *nd.NDArray
+		mean, vr  float64
+		tolM, tol float64
+	}{
+		{"gamma a=0.5", probability.NewGamma(full(0.5), full(2)).Sample, 0.25, 0.125, 0.01, 0.01},
+		{"gamma a=3", probability.NewGamma(full(3), full(2)).Sample, 1.5, 0.75, 0.02, 0.03},
+		{"beta", probability.NewBeta(full(2), full(5)).Sample, 2.0 / 7, 10.0 / (49 * 8), 0.005, 0.002},
+		{"exponential", probability.NewExponential(full(2)).Sample, 0.5, 0.25, 0.01, 0.01},
+		{"laplace", probability.NewLaplace(full(1), full(2)).Sample, 1, 8, 0.05, 0.3},
+	} {
+		mean, sd := moments(c.sample().Float64s())
+		if math.Abs(mean-c.mean) > c.tolM || math.Abs(sd*sd-c.vr) > c.tol {
+			t.Errorf("%s: mean %v variance %v, want %v and %v", c.name, mean, sd*sd, c.mean, c.vr)
+		}
+	}
+	conc := nd.BroadcastTo(nd.FromSlice(dev, []float64{1, 2, 3}, 1, 3), n, 3)
+	x := probability.NewDirichlet(conc).Sample().Float64s()
+	var sums [3]float64
+	for i, v := range x {
+		sums[i%3] += v
+	}
+	for k, want := range []float64{1.0 / 6, 2.0 / 6, 3.0 / 6} {
+		if got := sums[k] / n; math.Abs(got-want) > 0.01 {
+			t.Errorf("Dirichlet component %d: mean %v, want %v", k, got, want)
+		}
+	}
+	for i := 0; i < len(x); i += 3 {
+		if s := x[i] + x[i+1] + x[i+2]; math.Abs(s-1) > 1e-12 {
+			t.Fatalf("a Dirichlet draw sums to %v", s)
+		}
+	}
+}

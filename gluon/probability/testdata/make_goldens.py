@@ -86,6 +86,29 @@ case("mvn_log_prob_cov", {"loc": mloc, "cov": cov, "x": mx},
 case("mvn_entropy", {"loc": mloc, "scale_tril": L},
      lambda loc, scale_tril: D.MultivariateNormal(loc, scale_tril=scale_tril).entropy())
 
+# Gamma, Beta, Dirichlet, Poisson, Exponential, Laplace.
+conc, rate = torch.rand(2, 3) * 3 + 0.2, torch.rand(2, 3) + 0.5
+gx = torch.rand(2, 3) * 4 + 0.01
+case("gamma_log_prob", {"conc": conc, "rate": rate, "x": gx}, lambda conc, rate, x: D.Gamma(conc, rate).log_prob(x))
+case("gamma_entropy", {"conc": conc, "rate": rate}, lambda conc, rate: D.Gamma(conc, rate).entropy())
+ba, bb = torch.rand(4) * 3 + 0.3, torch.rand(4) * 3 + 0.3
+bx = torch.rand(4) * 0.98 + 0.01
+case("beta_log_prob", {"a": ba, "b": bb, "x": bx}, lambda a, b, x: D.Beta(a, b).log_prob(x))
+case("beta_entropy", {"a": ba, "b": bb}, lambda a, b: D.Beta(a, b).entropy())
+dc = torch.rand(2, 4) * 2 + 0.3
+dx = torch.softmax(torch.randn(2, 4), -1)
+case("dirichlet_log_prob", {"conc": dc, "x": dx}, lambda conc, x: D.Dirichlet(conc).log_prob(x))
+case("dirichlet_entropy", {"conc": dc}, lambda conc: D.Dirichlet(conc).entropy())
+case("poisson_log_prob", {"rate": torch.rand(5) * 4 + 0.1, "k": torch.tensor([0.0, 1, 3, 7, 2])},
+     lambda rate, k: D.Poisson(rate).log_prob(k))
+er = torch.rand(3) + 0.5
+case("exponential_log_prob", {"rate": er, "x": torch.rand(3) * 2}, lambda rate, x: D.Exponential(rate).log_prob(x))
+case("exponential_entropy", {"rate": er}, lambda rate: D.Exponential(rate).entropy())
+case("laplace_log_prob", {"loc": torch.randn(3), "scale": torch.rand(3) + 0.5, "x": torch.randn(3)},
+     lambda loc, scale, x: D.Laplace(loc, scale).log_prob(x))
+case("laplace_entropy", {"loc": torch.randn(3), "scale": torch.rand(3) + 0.5},
+     lambda loc, scale: D.Laplace(loc, scale).entropy())
+
 with open("gluon/probability/testdata/goldens.json", "w") as fh:
     json.dump({"generator": "make_goldens.py, torch " + torch.__version__, "cases": cases}, fh, indent=1)
     fh.write("\n")
