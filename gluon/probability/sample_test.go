@@ -34,9 +34,10 @@ func TestSamples(t *testing.T) {
 	if math.Abs(mean-1.5) > 0.05 || math.Abs(sd-2) > 0.05 {
 		t.Errorf("normal samples: mean %v sd %v, want 1.5 and 2", mean, sd)
 	}
+	gl := loc.Grad().Float64s()
 	for i, g := range scale.Grad().Float64s() {
-		if eps := (v[i] - 1.5) / 2; math.Abs(g-eps) > 1e-12 || loc.Grad().Float64s()[i] != 1 {
-			t.Fatalf("sample %d: gradients %v and %v, want 1 and ε = %v", i, loc.Grad().Float64s()[i], g, eps)
+		if eps := (v[i] - 1.5) / 2; math.Abs(g-eps) > 1e-12 || gl[i] != 1 {
+			t.Fatalf("sample %d: gradients %v and %v, want 1 and ε = %v", i, gl[i], g, eps)
 		}
 	}
 	nd.Seed(5)
