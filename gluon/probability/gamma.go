@@ -298,3 +298,48 @@ func upload(like *nd.NDArray, v []float64, shape []int) *nd.NDArray {
 	}
 	return a
 }
+
+// KLGamma returns KL(p‖q) of two gamma distributions:
+// (αp − αq)ψ(αp) − log Γ(αp) + log Γ(αq) + αq(log βp − log βq) + αp(βq − βp)/βp.
+func KLGamma(p, q Gamma) *nd.NDArray {
+	ap, bp, aq, bq := p.Concentration, p.Rate, q.Concentration, q.Rate
+	t := nd.Sub(nd.Mul(nd.Sub(ap, aq), nd.Digamma(ap)), nd.Lgamma(ap))
+	t = nd.Add(t, nd.Lgamma(aq))
+	t = nd.Add(t, nd.Mul(aq, nd.Sub(nd.Log(bp), nd.Log(bq))))
+	return nd.Add(t, nd.Div(nd.Mul(ap, nd.Sub(bq, bp)), bp))
+}
+
+// KLBeta returns KL(p‖q) of two beta distributions.
+func KLBeta(p, q Beta) *nd.NDArray {
+	a1, b1, a2, b2 := p.Concentration1, p.Concentration0, q.Concentration1, q.Concentration0
+	t := nd.Sub(lbeta(a2, b2), lbeta(a1, b1))
+	t = nd.Add(t, nd.Mul(nd.Sub(a1, a2), nd.Digamma(a1)))
+	t = nd.Add(t, nd.Mul(nd.Sub(b1, b2), nd.Digamma(b1)))
+	return nd.Add(t, nd.Mul(nd.Sub(nd.Add(a2, b2), nd.Add(a1, b1)), nd.Digamma(nd.Add(a1, b1))))
+}
+
+// KLDirichlet returns KL(p‖q) of two Dirichlet distributions over the last
+// axis.
+func KLDirichlet(p, q Dirichlet) *nd.NDArray {
+	a, b := p.Concentration, q.Concentration
+	a0, b0 := nd.Sum(a, -1), nd.Sum(b, -1)
+	t := nd.Sub(nd.Lgamma(a0), nd.Sum(nd.Lgamma(a), -1))
+	t = nd.Sub(t, nd.Lgamma(b0))
+	t = nd.Add(t, nd.Sum(nd.Lgamma(b), -1))
+	d := nd.Sub(nd.Digamma(a), nd.ExpandDims(nd.Digamma(a0), -1))
+	return nd.Add(t, nd.Sum(nd.Mul(nd.Sub(a, b), d), -1))
+}
+
+// KLExponential returns KL(p‖q) = log λp − log λq + λq/λp − 1.
+func KLExponential(p, q Exponential) *nd.NDArray {
+	r := nd.Div(q.Rate, p.Rate)
+	return nd.AddScalar(nd.Sub(r, nd.Log(r)), -1)
+}
+
+// KLLaplace returns KL(p‖q) = log(bq/bp) + |μp − μq|/bq + (bp/bq)·e^(−|μp−μq|/bp) − 1.
+func KLLaplace(p, q Laplace) *nd.NDArray {
+	d := nd.Abs(nd.Sub(p.Loc, q.Loc))
+	r := nd.Div(p.Scale, q.Scale)
+	t := nd.Add(nd.Neg(nd.Log(r)), nd.Div(d, q.Scale))
+	return nd.AddScalar(nd.Add(t, nd.Mul(r, nd.Exp(nd.Neg(nd.Div(d, p.Scale))))), -1)
+}

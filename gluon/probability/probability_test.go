@@ -45,8 +45,8 @@ func TestGoldens(t *testing.T) {
 	if err := json.Unmarshal(b, &g); err != nil {
 		t.Fatal(err)
 	}
-	if len(g.Cases) != 29 {
-		t.Fatalf("%d cases, want the generator's 29", len(g.Cases))
+	if len(g.Cases) != 34 {
+		t.Fatalf("%d cases, want the generator's 34", len(g.Cases))
 	}
 	dev := ctx.CPU(0)
 	for _, c := range g.Cases {
@@ -120,6 +120,16 @@ func TestGoldens(t *testing.T) {
 					y = probability.NewLaplace(in["loc"], in["scale"]).LogProb(in["x"])
 				case "laplace_entropy":
 					y = probability.NewLaplace(in["loc"], in["scale"]).Entropy()
+				case "gamma_kl":
+					y = probability.KLGamma(probability.NewGamma(in["a1"], in["b1"]), probability.NewGamma(in["a2"], in["b2"]))
+				case "beta_kl":
+					y = probability.KLBeta(probability.NewBeta(in["a1"], in["b1"]), probability.NewBeta(in["a2"], in["b2"]))
+				case "dirichlet_kl":
+					y = probability.KLDirichlet(probability.NewDirichlet(in["c1"]), probability.NewDirichlet(in["c2"]))
+				case "exponential_kl":
+					y = probability.KLExponential(probability.NewExponential(in["r1"]), probability.NewExponential(in["r2"]))
+				case "laplace_kl":
+					y = probability.KLLaplace(probability.NewLaplace(in["l1"], in["s1"]), probability.NewLaplace(in["l2"], in["s2"]))
 				default:
 					t.Fatalf("unknown case %q", c.Name)
 				}
@@ -127,7 +137,8 @@ func TestGoldens(t *testing.T) {
 			})
 			near(t, "value", y.Shape(), c.Y.Shape, y.Float64s(), c.Y.Data, 1e-11)
 			gradTol := 1e-11
-			if c.Name == "gamma_entropy" || c.Name == "beta_entropy" || c.Name == "dirichlet_entropy" {
+			switch c.Name {
+			case "gamma_entropy", "beta_entropy", "dirichlet_entropy", "gamma_kl", "beta_kl", "dirichlet_kl":
 				// Through ψ′, where torch's polygamma(1, ·) is 5e-10 off
 				// (nd.Trigamma agrees with mpmath).
 				gradTol = 1e-8

@@ -109,6 +109,18 @@ case("laplace_log_prob", {"loc": torch.randn(3), "scale": torch.rand(3) + 0.5, "
 case("laplace_entropy", {"loc": torch.randn(3), "scale": torch.rand(3) + 0.5},
      lambda loc, scale: D.Laplace(loc, scale).entropy())
 
+# KL divergences of the families above.
+case("gamma_kl", {"a1": conc, "b1": rate, "a2": torch.rand(2, 3) * 3 + 0.2, "b2": torch.rand(2, 3) + 0.5},
+     lambda a1, b1, a2, b2: D.kl_divergence(D.Gamma(a1, b1), D.Gamma(a2, b2)))
+case("beta_kl", {"a1": ba, "b1": bb, "a2": torch.rand(4) * 3 + 0.3, "b2": torch.rand(4) * 3 + 0.3},
+     lambda a1, b1, a2, b2: D.kl_divergence(D.Beta(a1, b1), D.Beta(a2, b2)))
+case("dirichlet_kl", {"c1": dc, "c2": torch.rand(2, 4) * 2 + 0.3},
+     lambda c1, c2: D.kl_divergence(D.Dirichlet(c1), D.Dirichlet(c2)))
+case("exponential_kl", {"r1": er, "r2": torch.rand(3) + 0.5},
+     lambda r1, r2: D.kl_divergence(D.Exponential(r1), D.Exponential(r2)))
+case("laplace_kl", {"l1": torch.randn(3), "s1": torch.rand(3) + 0.5, "l2": torch.randn(3), "s2": torch.rand(3) + 0.5},
+     lambda l1, s1, l2, s2: D.kl_divergence(D.Laplace(l1, s1), D.Laplace(l2, s2)))
+
 with open("gluon/probability/testdata/goldens.json", "w") as fh:
     json.dump({"generator": "make_goldens.py, torch " + torch.__version__, "cases": cases}, fh, indent=1)
     fh.write("\n")
