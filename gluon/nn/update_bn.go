@@ -17,17 +17,26 @@ import (
 // each batch in training mode without recording, with each layer's
 // momentum set so that batch k weighs 1/k, then restores the momenta and
 // copies the statistics to every context of their parameters. Batches go
-// to net as they are: on the context the network runs on. A SyncBatchNorm
-// is an error (its exchange would wait for the other contexts).
+// to net as they are: on the context the network runs on. Hybridized
+// blocks are cleared before each batch and at the end (their traces hold
+// the momenta), and BatchNorms that normalise with their running
+// statistics (UseGlobalStats) are left alone. A SyncBatchNorm is an error
+// (its exchange would wait for the other contexts).
 func UpdateBatchNorm(net gluon.Block, batches iter.Seq[*nd.NDArray]) (err error) {
 	var bns []*BatchNorm
+	var hybrids []*gluon.HybridBlock
 	var walk func(c gluon.Component) error
 	walk = func(c gluon.Component) error {
 		switch b := c.(type) {
 		case *SyncBatchNorm:
 			return fmt.Errorf("nn.UpdateBatchNorm: %s is a SyncBatchNorm", b.Meta().Name())
 		case *BatchNorm:
-			bns = append(bns, b)
+			if !b.opts.UseGlobalStats {
+				bns = append(bns, b)
+			}
+		case *gluon.HybridBlock:
+			hybrids = append(hybrids, b)
+			return walk(b.Unwrap())
 		}
 		for _, ch := range c.Meta().Children() {
 			if err := walk(ch); err != nil {
@@ -47,10 +56,16 @@ func UpdateBatchNorm(net gluon.Block, batches iter.Seq[*nd.NDArray]) (err error)
 			b.RunningVar.SetData(nd.OnesLike(b.RunningVar.ListData()[0]))
 		}
 	}
+	clear := func() {
+		for _, h := range hybrids {
+			h.Clear()
+		}
+	}
 	defer func() {
 		for i, b := range bns {
 			b.momentum = saved[i]
 		}
+		clear()
 	}()
 	k := 0
 	var dev ctx.Context
@@ -60,6 +75,7 @@ func UpdateBatchNorm(net gluon.Block, batches iter.Seq[*nd.NDArray]) (err error)
 			for _, b := range bns {
 				b.momentum = float64(k-1) / float64(k)
 			}
+			clear()
 			dev = x.Context()
 			x.Session().TrainMode(func() { net.Forward(x) })
 		}

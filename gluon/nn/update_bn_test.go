@@ -81,3 +81,36 @@ func TestUpdateBatchNorm(t *testing.T) {
 		t.Error("a SyncBatchNorm: no error")
 	}
 }
+
+// TestUpdateBatchNormHybridized: a hybridized network (whose traces hold
+// the momenta) gets the eager network's statistics, and a BatchNorm that
+// normalises with its running statistics keeps them.
+func TestUpdateBatchNormHybridized(t *testing.T) {
+	dev := ctx.CPU(0)
+	bn := nn.NewBatchNorm(nn.BatchNormOpts{Axis: new(1), InChannels: 3})
+	frozen := nn.NewBatchNorm(nn.BatchNormOpts{Axis: new(1), InChannels: 3, UseGlobalStats: true})
+	net := nn.NewSequential(nn.NewDense(3, nn.DenseOpts{InUnits: 2}), bn, frozen)
+	if err := gluon.CollectParams(net).Initialize(initializer.Xavier{}, []ctx.Context{dev}, false); err != nil {
+		t.Fatal(err)
+	}
+	frozen.RunningMean.SetData(nd.Full(dev, nd.Float32, 5, 3))
+	var batches []*nd.NDArray
+	for i := range 3 {
+		batches = append(batches, nd.RandomNormal(dev, nd.Float32, float64(i), 1, 4, 2))
+	}
+	if err := nn.UpdateBatchNorm(net, slices.Values(batches)); err != nil {
+		t.Fatal(err)
+	}
+	eager := bn.RunningMean.Data(dev).Float64s()
+	hyb := gluon.Hybridize(net, gluon.HybridOpts{})
+	nd.DefaultSession().TrainMode(func() { hyb.Forward(batches[0]) }) // a trace made before
+	if err := nn.UpdateBatchNorm(hyb, slices.Values(batches)); err != nil {
+		t.Fatal(err)
+	}
+	if got := bn.RunningMean.Data(dev).Float64s(); !slices.Equal(got, eager) {
+		t.Errorf("hybridized: %v, eager %v", got, eager)
+	}
+	if got := frozen.RunningMean.Data(dev).Float64s(); got[0] != 5 {
+		t.Errorf("a UseGlobalStats BatchNorm's mean became %v", got)
+	}
+}
