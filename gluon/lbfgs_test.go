@@ -125,7 +125,8 @@ func TestLBFGSGoldens(t *testing.T) {
 }
 
 // TestLBFGSErrors: invalid options, parameters on two contexts, none that
-// take a gradient, and a closure without a backward pass are errors.
+// take a gradient, and a closure's own error are errors of NewLBFGS or
+// Step.
 func TestLBFGSErrors(t *testing.T) {
 	p := gluon.NewParameter("w", 2)
 	if err := p.Initialize(nil, []ctx.Context{ctx.CPU(0), ctx.CPU(1)}, false); err != nil {

@@ -124,7 +124,7 @@ __device__ __forceinline__ double digamma(double x) {
 	double r = 0;
 	if (x < 0) {
 		if (x == floor(x)) return NAN;
-		r = -pi / tan(pi * x);
+		r = -pi / tan(pi * (x - rint(x))); // tan has period π: reduce first, exactly
 		x = 1 - x;
 	}
 	while (x < 10) {
@@ -142,7 +142,7 @@ __device__ __forceinline__ double trigamma(double x) {
 	double sign = 1, r = 0;
 	if (x <= 0) {
 		if (x == floor(x)) return HUGE_VAL;
-		double s = sin(pi * x);
+		double s = sin(pi * (x - rint(x))); // sin² has period π
 		r = pi * pi / (s * s);
 		sign = -1;
 		x = 1 - x;

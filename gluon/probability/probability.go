@@ -7,7 +7,10 @@
 //
 // Parameters broadcast against each other and against the values given to
 // LogProb; a distribution's batch shape is its parameters' broadcast shape
-// (MultivariateNormal: without the event axis). Samples draw from the
+// (MultivariateNormal: without the event axis). Constructors only keep
+// their parameters: every method computes from them, so a distribution
+// made outside autograd.Record still gives its parameters gradients inside
+// it. Samples draw from the
 // session generator of the parameters' context (nd.Seed makes them
 // repeatable).
 package probability
@@ -79,20 +82,22 @@ func KLNormal(p, q Normal) *nd.NDArray {
 	return nd.MulScalar(nd.AddScalar(nd.Sub(nd.Add(vr, t), nd.Log(vr)), -1), 0.5)
 }
 
-// Categorical is a distribution over K classes along the last axis of
-// Logits, unnormalised log-probabilities (torch's Categorical(logits=)).
+// Categorical is a distribution over K classes along the last axis of its
+// parameter: unnormalised log-probabilities (torch's Categorical(logits=))
+// or non-negative weights (probs=).
 type Categorical struct {
-	Logits *nd.NDArray // normalised: log-probabilities
+	raw       *nd.NDArray // as given
+	fromProbs bool
 }
 
-// NewCategorical returns the categorical distribution of logits
-// [..., K]; NewCategoricalProbs takes probabilities instead.
+// NewCategorical returns the categorical distribution of logits [..., K];
+// NewCategoricalProbs takes probabilities instead.
 func NewCategorical(logits *nd.NDArray) Categorical {
 	check("probability.Categorical", logits)
 	if logits.NDim() == 0 {
 		nd.Panicf("probability.Categorical", nd.ErrShape, "logits need a class axis")
 	}
-	return Categorical{Logits: nd.LogSoftmax(logits, -1)}
+	return Categorical{raw: logits}
 }
 
 // NewCategoricalProbs returns the categorical distribution of non-negative
@@ -102,48 +107,86 @@ func NewCategoricalProbs(probs *nd.NDArray) Categorical {
 	if probs.NDim() == 0 {
 		nd.Panicf("probability.Categorical", nd.ErrShape, "probabilities need a class axis")
 	}
-	p := nd.Div(probs, nd.SumKeepDims(probs, -1))
-	return Categorical{Logits: nd.Log(p)}
+	return Categorical{raw: probs, fromProbs: true}
 }
 
-// Probs returns the class probabilities.
-func (d Categorical) Probs() *nd.NDArray { return nd.Exp(d.Logits) }
+// Probs returns the class probabilities (a zero one stays 0).
+func (d Categorical) Probs() *nd.NDArray {
+	if d.fromProbs {
+		return nd.Div(d.raw, nd.SumKeepDims(d.raw, -1))
+	}
+	return nd.Softmax(d.raw, -1)
+}
+
+// Logits returns the normalised log-probabilities. From probabilities they
+// are clamped to [eps, 1 − eps] first (eps the dtype's epsilon), as
+// torch's are, so a zero probability has a finite log-probability and
+// gradients stay finite.
+func (d Categorical) Logits() *nd.NDArray {
+	if d.fromProbs {
+		eps := epsilon(d.raw.DType())
+		return nd.Log(nd.Clip(d.Probs(), eps, 1-eps))
+	}
+	return nd.LogSoftmax(d.raw, -1)
+}
 
 // Sample draws one class index (Int64) per distribution, of the batch
 // shape.
 func (d Categorical) Sample() *nd.NDArray {
-	s := nd.Categorical(d.Logits.Detach(), 1, true)
+	s := nd.Categorical(d.Logits().Detach(), 1, true)
 	return nd.Squeeze(s, -1)
 }
 
 // LogProb returns the log-probabilities of the class indices idx (an
 // integer array of the batch shape, or one that broadcasts to it).
 func (d Categorical) LogProb(idx *nd.NDArray) *nd.NDArray {
-	shape := d.Logits.Shape()
+	lp := d.Logits()
+	shape := lp.Shape()
 	batch := shape[:len(shape)-1]
-	lp := d.Logits
 	if !sameShape(idx.Shape(), batch) {
 		full := broadcast(idx.Shape(), batch)
 		idx = nd.BroadcastTo(idx, full...)
-		lp = nd.BroadcastTo(d.Logits, append(full, shape[len(shape)-1])...)
+		lp = nd.BroadcastTo(lp, append(full, shape[len(shape)-1])...)
 	}
 	return nd.Pick(lp, idx, -1)
 }
 
-// Entropy returns −Σ p log p over the classes (0·log 0 counts as 0).
+// Entropy returns −Σ p log p over the classes, with the log-probabilities
+// clamped to the dtype's lowest finite value (torch's: a −Inf logit adds 0
+// and has gradient 0).
 func (d Categorical) Entropy() *nd.NDArray {
-	p := d.Probs()
-	zero := nd.ZerosLike(p)
-	pl := nd.Where(nd.Greater(p, zero), nd.Mul(p, d.Logits), zero)
-	return nd.Neg(nd.Sum(pl, -1))
+	lp := nd.MaximumScalar(d.Logits(), -maxFinite(d.raw.DType()))
+	return nd.Neg(nd.Sum(nd.Mul(d.Probs(), lp), -1))
 }
 
-// KLCategorical returns KL(p‖q) = Σ p (log p − log q) over the classes.
+// KLCategorical returns KL(p‖q) = Σ p (log p − log q) over the classes:
+// +Inf where q has a zero probability that p has not, and terms where p's
+// probability is zero add 0 (torch's).
 func KLCategorical(p, q Categorical) *nd.NDArray {
-	pp := p.Probs()
+	pp, qp := p.Probs(), q.Probs()
 	zero := nd.ZerosLike(pp)
-	t := nd.Where(nd.Greater(pp, zero), nd.Mul(pp, nd.Sub(p.Logits, q.Logits)), zero)
+	t := nd.Mul(pp, nd.Sub(p.Logits(), q.Logits()))
+	t = nd.Where(nd.Equal(qp, zero), nd.FullLike(t, math.Inf(1)), t)
+	t = nd.Where(nd.Equal(pp, zero), zero, t)
 	return nd.Sum(t, -1)
+}
+
+// epsilon is dt's machine epsilon, maxFinite its largest finite value.
+func epsilon(dt nd.DType) float64 {
+	switch dt {
+	case nd.Float32:
+		return 0x1p-23
+	case nd.Float16:
+		return 0x1p-10
+	case nd.BFloat16:
+		return 0x1p-7
+	}
+	return 0x1p-52
+}
+
+func maxFinite(dt nd.DType) float64 {
+	_, big, _ := nd.NanToNumDefaults(dt)
+	return big
 }
 
 // Bernoulli is the distribution of a 0/1 variable with P(1) = sigmoid(Logits)

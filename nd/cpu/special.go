@@ -6,6 +6,8 @@ import "math"
 // below 0, the recurrence ψ(x) = ψ(x+1) − 1/x up to 10, then the
 // asymptotic series ln x − 1/(2x) − Σ B₂ₖ/(2k·x²ᵏ) (seven terms: below
 // 1e-16 there). −Inf at 0 and NaN at the negative integers, as PyTorch's.
+// The reflection's π/tan(πx) takes x minus its nearest integer (exact), so
+// large negative arguments keep their accuracy.
 // The CUDA kernels (common.cuh) take the same steps.
 func digamma(x float64) float64 {
 	if x == 0 {
@@ -16,7 +18,7 @@ func digamma(x float64) float64 {
 		if x == math.Floor(x) {
 			return math.NaN()
 		}
-		r = -math.Pi / math.Tan(math.Pi*x)
+		r = -math.Pi / math.Tan(math.Pi*(x-math.RoundToEven(x))) // tan has period π: reduce first, exactly
 		x = 1 - x
 	}
 	for x < 10 {
@@ -38,7 +40,7 @@ func trigamma(x float64) float64 {
 		if x == math.Floor(x) {
 			return math.Inf(1)
 		}
-		s := math.Sin(math.Pi * x)
+		s := math.Sin(math.Pi * (x - math.RoundToEven(x))) // sin² has period π
 		r = math.Pi * math.Pi / (s * s)
 		sign = -1
 		x = 1 - x

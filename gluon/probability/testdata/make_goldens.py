@@ -18,9 +18,18 @@ torch.manual_seed(41)
 torch.set_default_dtype(torch.float64)
 
 
+def num(v):
+    """JSON has no NaN or infinities: they are written as strings."""
+    if v != v:
+        return "nan"
+    if v in (float("inf"), float("-inf")):
+        return "inf" if v > 0 else "-inf"
+    return v
+
+
 def enc(t):
     t = t.detach()
-    return {"shape": list(t.shape), "data": [float(v) for v in t.reshape(-1).tolist()]}
+    return {"shape": list(t.shape), "data": [num(float(v)) for v in t.reshape(-1).tolist()]}
 
 
 def ramp(t):
@@ -120,6 +129,17 @@ case("exponential_kl", {"r1": er, "r2": torch.rand(3) + 0.5},
      lambda r1, r2: D.kl_divergence(D.Exponential(r1), D.Exponential(r2)))
 case("laplace_kl", {"l1": torch.randn(3), "s1": torch.rand(3) + 0.5, "l2": torch.randn(3), "s2": torch.rand(3) + 0.5},
      lambda l1, s1, l2, s2: D.kl_divergence(D.Laplace(l1, s1), D.Laplace(l2, s2)))
+
+# From a review: zero probabilities, a -Inf logit.
+zp = torch.tensor([[0.0, 0.3, 0.7], [0.2, 0.0, 0.8]])
+case("categorical_probs_log_prob", {"probs": zp, "idx": torch.tensor([1, 0])},
+     lambda probs, idx: D.Categorical(probs=probs).log_prob(idx))
+case("categorical_probs_log_prob", {"probs": zp, "idx": torch.tensor([0, 1])},
+     lambda probs, idx: D.Categorical(probs=probs).log_prob(idx))
+case("categorical_entropy", {"logits": torch.tensor([0.0, float("-inf"), 1.0])},
+     lambda logits: D.Categorical(logits=logits).entropy())
+case("categorical_probs_kl", {"probs": torch.tensor([0.0, 0.5, 0.5]), "probs2": torch.tensor([0.2, 0.3, 0.5])},
+     lambda probs, probs2: D.kl_divergence(D.Categorical(probs=probs), D.Categorical(probs=probs2)))
 
 with open("gluon/probability/testdata/goldens.json", "w") as fh:
     json.dump({"generator": "make_goldens.py, torch " + torch.__version__, "cases": cases}, fh, indent=1)

@@ -7,8 +7,8 @@ input, at random points inside each domain and at its edges (±1, the
 origin, infinities), where the values and gradients are infinities and
 NaNs, and where a naive formula loses accuracy (log2 just above 1, acos
 near ±1, subnormal inputs; torch's values there agree with mpmath).
-Trigamma (also digamma's gradient) comes from mpmath, torch's being 5e-10
-off.
+Digamma and trigamma (digamma's gradient) come from mpmath: torch's
+digamma is 7e-11 off at -199999.999999 and its trigamma 5e-10 off at 1.
 
 Run from the repository root:
     /usr/bin/python3 nd/testdata/golden/make_goldens_trig.py
@@ -49,16 +49,35 @@ unary = {
     "Exp2": (torch.exp2, rand(-10, 10) + [0.0, 10.0, -inf, 2000.0]),
     "Erfinv": (torch.erfinv, rand(-1, 1) + [0.0, 1.0, -1.0, 1.5, 0.999999]),
     "Lgamma": (torch.lgamma, rand(-5, 20) + [1.0, 2.0, 0.5, 1e-8, -0.5, -2.5, 100.0, 1e6, 0.0, -3.0]),
-    "Digamma": (torch.digamma, rand(-5, 20) + [1.0, 0.5, 1e-8, -0.5, -2.5, 9.99, 10.0, 100.0, 1e6, -3.0]),
-    "Trigamma": (lambda x: torch.polygamma(1, x), rand(-5, 20) + [1.0, 0.5, 1e-4, -0.5, -2.5, 9.99, 10.0, 100.0, 1e6]),
+    "Digamma": (torch.digamma, rand(-5, 20) + [1.0, 0.5, 1e-8, -0.5, -2.5, 9.99, 10.0, 100.0, 1e6, -3.0,
+                                               -10000.00000001, -199999.999999, -1e15 + 0.5]),
+    # Values from mpmath below (torch's polygamma(1, ·) is inexact, and at
+    # -1e15 loops for ever); the lambda only gives the case a graph.
+    "Trigamma": (lambda x: x * 0, rand(-5, 20) + [1.0, 0.5, 1e-4, -0.5, -2.5, 9.99, 10.0, 100.0, 1e6,
+                                                                  -10000.00000001, -1e15 + 0.5]),
 }
 def trigamma_exact(v):
     """mpmath's ψ′ (torch's polygamma(1, ·) is 5e-10 off: 1.6449340676 at
     1 where π²/6 = 1.6449340668), +Inf at the poles."""
     if v <= 0 and v == int(v):
         return float("inf")
-    mpmath.mp.dps = 30
-    return float(mpmath.psi(1, v))
+    mpmath.mp.dps = 40
+    x = mpmath.mpf(v)
+    if x < 0:  # the reflection (mpmath's own recurrence would take -x steps)
+        return float(mpmath.pi ** 2 / mpmath.sin(mpmath.pi * x) ** 2 - mpmath.psi(1, 1 - x))
+    return float(mpmath.psi(1, x))
+
+
+def digamma_exact(v):
+    """mpmath's ψ (by the reflection below 0): torch's digamma is 7e-11
+    off at -199999.999999."""
+    if v <= 0 and v == int(v):
+        return float("-inf") if v == 0 else float("nan")
+    mpmath.mp.dps = 40
+    x = mpmath.mpf(v)
+    if x < 0:
+        return float(mpmath.psi(0, 1 - x) - mpmath.pi / mpmath.tan(mpmath.pi * x))
+    return float(mpmath.psi(0, x))
 
 
 cases = []
@@ -67,7 +86,8 @@ for name, (f, xs) in unary.items():
     y = f(x)
     y.sum().backward()
     grad = x.grad
-    if name == "Digamma":  # its gradient is ψ′
+    if name == "Digamma":  # its value from mpmath, its gradient ψ′
+        y = torch.tensor([digamma_exact(v) for v in xs], dtype=torch.float64)
         grad = torch.tensor([trigamma_exact(v) for v in xs], dtype=torch.float64)
     if name == "Trigamma":
         y = torch.tensor([trigamma_exact(v) for v in xs], dtype=torch.float64)
