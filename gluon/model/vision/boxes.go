@@ -2,6 +2,7 @@ package vision
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/goluon/goluon/nd"
@@ -145,4 +146,133 @@ func checkBoxes(op string, b *nd.NDArray) {
 func corners(b *nd.NDArray) (c0, c1, c2, c3 *nd.NDArray) {
 	col := func(i int) *nd.NDArray { return nd.Squeeze(nd.SliceAxis(b, i, i+1, 1), 1) }
 	return col(0), col(1), col(2), col(3)
+}
+
+// RoIAlignOpts configures RoIAlign as torchvision's roi_align arguments:
+// the output size, the scale from box to feature-map coordinates, the
+// sampling points per bin and axis (0 or negative: ⌈box size / bins⌉ for
+// each box, torchvision's −1) and Aligned (shift the box by half a pixel,
+// Detectron2's correct form).
+type RoIAlignOpts struct {
+	OutH, OutW    int
+	SpatialScale  float64 // 0 means 1
+	SamplingRatio int
+	Aligned       bool
+}
+
+// RoIAlign pools each box of rois [K, 5] (batch index, x1, y1, x2, y2) out
+// of the NCHW feature map x into an OutH×OutW grid, averaging bilinear
+// samples in each bin (torchvision's roi_align, Mask R-CNN's RoIAlign):
+// [K, C, OutH, OutW], differentiable with respect to x. The sample
+// positions and weights are worked out on the host; the sampling is one
+// Take over the feature map, which holds C × K·OutH·OutW·S·4 values for S
+// samples per bin.
+func RoIAlign(x, rois *nd.NDArray, o RoIAlignOpts) *nd.NDArray {
+	const op = "vision.RoIAlign"
+	if x == nil || x.NDim() != 4 {
+		nd.Panicf(op, nd.ErrShape, "the feature map must be NCHW")
+	}
+	if rois == nil || rois.NDim() != 2 || rois.Shape()[1] != 5 {
+		nd.Panicf(op, nd.ErrShape, "rois must be [K, 5] (batch index, x1, y1, x2, y2)")
+	}
+	if o.OutH <= 0 || o.OutW <= 0 {
+		nd.Panicf(op, nd.ErrArgument, "output size %dx%d must be positive", o.OutH, o.OutW)
+	}
+	scale := o.SpatialScale
+	if scale == 0 {
+		scale = 1
+	}
+	xs := x.Shape()
+	n, c, h, w := xs[0], xs[1], xs[2], xs[3]
+	r := rois.AsType(nd.Float64).Float64s()
+	k := len(r) / 5
+	offset := 0.0
+	if o.Aligned {
+		offset = 0.5
+	}
+	type box struct {
+		b, gh, gw      int
+		y1, x1, bh, bw float64
+	}
+	boxes := make([]box, k)
+	most := 1
+	for i := range boxes {
+		v := r[5*i : 5*i+5]
+		bi := int(v[0])
+		if v[0] != float64(bi) || bi < 0 || bi >= n {
+			nd.Panicf(op, nd.ErrArgument, "roi %d has batch index %g, outside [0, %d)", i, v[0], n)
+		}
+		x1, y1 := v[1]*scale-offset, v[2]*scale-offset
+		rw, rh := v[3]*scale-offset-x1, v[4]*scale-offset-y1
+		if !o.Aligned {
+			rw, rh = math.Max(rw, 1), math.Max(rh, 1)
+		}
+		bh, bw := rh/float64(o.OutH), rw/float64(o.OutW)
+		gh, gw := o.SamplingRatio, o.SamplingRatio
+		if o.SamplingRatio <= 0 {
+			gh, gw = int(math.Ceil(rh/float64(o.OutH))), int(math.Ceil(rw/float64(o.OutW)))
+		}
+		boxes[i] = box{bi, gh, gw, y1, x1, bh, bw}
+		most = max(most, gh*gw)
+	}
+	slots := most * 4
+	cells := k * o.OutH * o.OutW
+	idx := make([]int64, cells*slots)
+	wt := make([]float64, cells*slots)
+	for i, bx := range boxes {
+		count := float64(max(bx.gh*bx.gw, 1))
+		for ph := range o.OutH {
+			for pw := range o.OutW {
+				base := ((i*o.OutH+ph)*o.OutW + pw) * slots
+				s := 0
+				for iy := range bx.gh {
+					y := bx.y1 + float64(ph)*bx.bh + (float64(iy)+0.5)*bx.bh/float64(bx.gh)
+					for ix := range bx.gw {
+						xx := bx.x1 + float64(pw)*bx.bw + (float64(ix)+0.5)*bx.bw/float64(bx.gw)
+						ids, ws := bilinearTaps(y, xx, h, w)
+						for t := range 4 {
+							idx[base+4*s+t] = int64(bx.b*h*w) + ids[t]
+							wt[base+4*s+t] = ws[t] / count
+						}
+						s++
+					}
+				}
+			}
+		}
+	}
+	sess, dev := x.Session(), x.Context()
+	flat := nd.Reshape(nd.Transpose(x, 1, 0, 2, 3), c, n*h*w)
+	ix := sess.FromSlice(dev, idx, len(idx))
+	wa := sess.FromSlice(dev, wt, len(wt))
+	if x.DType() != nd.Float64 {
+		wa = wa.AsType(x.DType())
+	}
+	taps := nd.Mul(nd.Take(flat, ix, 1), wa) // [C, cells·slots]
+	pooled := nd.Sum(nd.Reshape(taps, c, k, o.OutH, o.OutW, slots), 4)
+	return nd.Transpose(pooled, 1, 0, 2, 3)
+}
+
+// bilinearTaps are torchvision's bilinear sampling of a point (y, x) of an
+// h×w map: 0 outside [−1, h]×[−1, w], the point clamped to the map
+// otherwise, as four flat indices and weights.
+func bilinearTaps(y, x float64, h, w int) ([4]int64, [4]float64) {
+	var ids [4]int64
+	var ws [4]float64
+	if y < -1 || y > float64(h) || x < -1 || x > float64(w) {
+		return ids, ws
+	}
+	y, x = math.Max(y, 0), math.Max(x, 0)
+	yl, xl := int(y), int(x)
+	yh, xh := yl+1, xl+1
+	if yl >= h-1 {
+		yl, yh, y = h-1, h-1, float64(h-1)
+	}
+	if xl >= w-1 {
+		xl, xh, x = w-1, w-1, float64(w-1)
+	}
+	ly, lx := y-float64(yl), x-float64(xl)
+	hy, hx := 1-ly, 1-lx
+	ids = [4]int64{int64(yl*w + xl), int64(yl*w + xh), int64(yh*w + xl), int64(yh*w + xh)}
+	ws = [4]float64{hy * hx, hy * lx, ly * hx, ly * lx}
+	return ids, ws
 }

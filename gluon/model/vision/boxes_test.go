@@ -30,7 +30,10 @@ func TestBoxGoldens(t *testing.T) {
 	var g struct {
 		Cases []struct {
 			Op, From, To          string
-			Thr                   float64
+			Thr, Scale            float64
+			Out                   []int
+			Sr                    int
+			Aligned               bool
 			A, B, Scores, Idxs, Y boxTensor
 			GA, GB                boxTensor
 		}
@@ -56,6 +59,16 @@ func TestBoxGoldens(t *testing.T) {
 			})
 			boxNear(t, i, "gradient a", a.Grad().Float64s(), c.GA.Data)
 			boxNear(t, i, "gradient b", b.Grad().Float64s(), c.GB.Data)
+		case "roi_align":
+			a.AttachGrad(nd.GradWrite)
+			autograd.Record(func() {
+				y = vision.RoIAlign(a, arr(c.B), vision.RoIAlignOpts{OutH: c.Out[0], OutW: c.Out[1], SpatialScale: c.Scale,
+					SamplingRatio: c.Sr, Aligned: c.Aligned})
+				n := y.Size()
+				head := nd.Reshape(nd.Linspace(dev, nd.Float64, -1, 1, n), y.Shape()...)
+				autograd.Backward(nd.Sum(nd.Mul(y, head)))
+			})
+			boxNear(t, i, "gradient", a.Grad().Float64s(), c.GA.Data)
 		case "area":
 			y = vision.BoxArea(a)
 		case "convert":
@@ -93,6 +106,12 @@ func TestBoxErrors(t *testing.T) {
 		"scores":  func() { vision.NMS(b, nd.Zeros(dev, nd.Float32, 2), 0.5) },
 		"classes": func() { vision.BatchedNMS(b, nd.Zeros(dev, nd.Float32, 3), nd.Zeros(dev, nd.Float32, 3), 0.5) },
 		"format":  func() { vision.BoxConvert(b, "xyxy", "polar") },
+		"rois": func() {
+			vision.RoIAlign(nd.Zeros(dev, nd.Float32, 1, 2, 4, 4), b, vision.RoIAlignOpts{OutH: 2, OutW: 2})
+		},
+		"batch": func() {
+			vision.RoIAlign(nd.Zeros(dev, nd.Float32, 1, 2, 4, 4), nd.FromSlice(dev, []float32{1, 0, 0, 2, 2}, 1, 5), vision.RoIAlignOpts{OutH: 2, OutW: 2})
+		},
 	} {
 		var e *nd.Error
 		if err := nd.Catch(f); !errors.As(err, &e) {

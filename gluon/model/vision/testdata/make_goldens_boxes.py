@@ -48,6 +48,17 @@ for n, thr in [(30, 0.5), (30, 0.2), (12, 0.7), (1, 0.5)]:
     cases.append({"op": "batched_nms", "thr": thr, "a": enc(bx), "scores": enc(sc), "idxs": enc(cls.double()),
                   "y": enc(ops.batched_nms(bx, sc, cls, thr).double())})
 
+# RoIAlign: boxes inside, across and outside the map, in two images.
+fmap = torch.randn(2, 3, 9, 11)
+rois = torch.tensor([[0, 1.0, 1.0, 6.0, 5.0], [1, 0.0, 0.0, 10.5, 8.5], [0, -3.0, 2.0, 4.0, 12.0],
+                     [1, 7.2, 3.3, 7.9, 4.1], [0, 20.0, 20.0, 25.0, 25.0]])
+for out, scale, sr, aligned in [((2, 2), 1.0, -1, False), ((3, 4), 0.5, 2, False), ((2, 3), 1.0, -1, True), ((1, 1), 2.0, 1, True)]:
+    xg = fmap.clone().requires_grad_()
+    y = ops.roi_align(xg, rois, out, spatial_scale=scale, sampling_ratio=sr, aligned=aligned)
+    g, = torch.autograd.grad((y * ramp(y)).sum(), [xg])
+    cases.append({"op": "roi_align", "a": enc(fmap), "b": enc(rois), "y": enc(y), "ga": enc(g),
+                  "out": list(out), "scale": scale, "sr": sr, "aligned": aligned})
+
 with open("gluon/model/vision/testdata/goldens_boxes.json", "w") as fh:
     json.dump({"generator": "make_goldens_boxes.py, torchvision", "cases": cases}, fh, indent=1)
     fh.write("\n")
