@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"slices"
 	"testing"
 )
 
@@ -26,8 +27,8 @@ func TestCycleSchedulesMatchPyTorch(t *testing.T) {
 	if err := json.Unmarshal(b, &f); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Cases) != 15 {
-		t.Fatalf("%d cases, want the generator's 15", len(f.Cases))
+	if len(f.Cases) != 18 {
+		t.Fatalf("%d cases, want the generator's 18", len(f.Cases))
 	}
 	for _, c := range f.Cases {
 		t.Run(c.Name, func(t *testing.T) {
@@ -52,6 +53,12 @@ func TestCycleSchedulesMatchPyTorch(t *testing.T) {
 				mode := map[any]CyclicMode{"triangular": Triangular, "triangular2": Triangular2, "exp_range": ExpRange}[c.Config["mode"]]
 				s, err = NewCyclic(CyclicOpts{BaseLR: num("base_lr", 0), MaxLR: num("max_lr", 0), StepUp: int(num("up", 0)),
 					StepDown: int(num("down", 0)), Mode: mode, Gamma: num("gamma", 0)})
+			case "linear":
+				s, err = NewLinear(LinearOpts{BaseLR: 0.5, StartFactor: num("start", 0), EndFactor: num("end", 0), Steps: int(num("total", 0))})
+			case "sequential":
+				warm, _ := NewLinear(LinearOpts{BaseLR: 0.5, StartFactor: 0.1, EndFactor: 1, Steps: int(num("warm", 0))})
+				decay, _ := NewLinear(LinearOpts{BaseLR: 0.5, StartFactor: 1, EndFactor: 0.1, Steps: int(num("decay", 0))})
+				s, err = NewSequential([]Scheduler{warm, decay}, []int{int(num("warm", 0))})
 			case "plateau":
 				p, err = NewPlateau(PlateauOpts{LR: num("lr", 0), Maximize: flag("maximize"), Factor: num("factor", 0),
 					Patience: int(num("patience", 0)), Threshold: num("threshold", 1e-4), AbsThreshold: flag("abs"),
@@ -86,6 +93,10 @@ func TestCycleSchedulesErrors(t *testing.T) {
 		"onecycle pct":       second(NewOneCycle(OneCycleOpts{MaxLR: 1, TotalSteps: 10, PctStart: 1})),
 		"onecycle no length": second(NewOneCycle(OneCycleOpts{MaxLR: 1, TotalSteps: 10, PctStart: 0.1})),
 		"restarts period":    second(NewCosineWarmRestarts(1, 0, 0, 1)),
+		"linear factor":      second(NewLinear(LinearOpts{BaseLR: 1, StartFactor: 0, EndFactor: 1, Steps: 3})),
+		"linear steps":       second(NewLinear(LinearOpts{BaseLR: 1, StartFactor: 0.5, EndFactor: 1})),
+		"sequential count":   second(NewSequential([]Scheduler{Lambda(func(int) float64 { return 1 })}, []int{3})),
+		"sequential order":   second(NewSequential([]Scheduler{Lambda(nil), Lambda(nil), Lambda(nil)}, []int{5, 5})),
 		"restarts min":       second(NewCosineWarmRestarts(1, 2, 3, 1)),
 		"cyclic steps":       second(NewCyclic(CyclicOpts{BaseLR: 0.1, MaxLR: 1})),
 		"cyclic gamma":       second(NewCyclic(CyclicOpts{BaseLR: 0.1, MaxLR: 1, StepUp: 2, Gamma: -1})),
@@ -170,5 +181,23 @@ func TestCycleSchedulesEdges(t *testing.T) {
 		if cur++; cur == length {
 			cur, length = 0, 2*length
 		}
+	}
+}
+
+// TestLambdaInSequential: a Lambda runs with its own update numbers after
+// its milestone.
+func TestLambdaInSequential(t *testing.T) {
+	first := Lambda(func(step int) float64 { return float64(step) })
+	second := Lambda(func(step int) float64 { return 100 + float64(step) })
+	s, err := NewSequential([]Scheduler{first, second}, []int{3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []float64
+	for n := 1; n <= 5; n++ {
+		got = append(got, s.LR(n))
+	}
+	if want := []float64{1, 2, 3, 101, 102}; !slices.Equal(got, want) {
+		t.Errorf("rates %v, want %v", got, want)
 	}
 }

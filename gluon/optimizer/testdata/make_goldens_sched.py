@@ -83,6 +83,15 @@ def main():
                 g["lr"] = lr
             return S.ReduceLROnPlateau(o, **kw)
         add("plateau-%d" % len(cases), "plateau", cfg, make, len(metrics), metrics)
+    # LinearLR, and SequentialLR of a warm-up and a decay (schedule_compose.go);
+    # the optimizer's lr is 0.5.
+    for cfg in [{"start": 1 / 3, "end": 1.0, "total": 5}, {"start": 1.0, "end": 0.05, "total": 12}]:
+        add("linear-%d" % len(cases), "linear", cfg,
+            lambda o, c=cfg: S.LinearLR(o, start_factor=c["start"], end_factor=c["end"], total_iters=c["total"]), 20)
+    cfg = {"warm": 4, "decay": 10}
+    add("sequential-%d" % len(cases), "sequential", cfg,
+        lambda o: S.SequentialLR(o, [S.LinearLR(o, start_factor=0.1, end_factor=1.0, total_iters=4),
+                                     S.LinearLR(o, start_factor=1.0, end_factor=0.1, total_iters=10)], milestones=[4]), 20)
     path = os.path.join(HERE, "goldens_sched.json")
     with open(path, "w") as f:
         json.dump({"generator": "make_goldens_sched.py, torch " + torch.__version__, "cases": cases}, f, indent=1)
