@@ -35,6 +35,16 @@ func activate(op, name string, x *nd.NDArray) *nd.NDArray {
 		return nd.Mul(x, hardSigmoid(x, true))
 	case "mish":
 		return nd.Mul(x, nd.Tanh(nd.Softrelu(x)))
+	case "relu6":
+		return clamp(x, 0, 6)
+	case "hardtanh":
+		return clamp(x, -1, 1)
+	case "logsigmoid":
+		return nd.Neg(nd.Softrelu(nd.Neg(x)))
+	case "tanhshrink":
+		return nd.Sub(x, nd.Tanh(x))
+	case "celu": // alpha 1: the same function as ELU's
+		return nd.ELU(x, 1)
 	}
 	nd.Panicf(op, nd.ErrArgument, "unknown activation %q (want %s)", name, activationNames)
 	return nil
@@ -60,12 +70,20 @@ func hardSigmoid(x *nd.NDArray, closed bool) *nd.NDArray {
 	return nd.Where(inside, lin, nd.Clip(lin, 0, 1).Detach())
 }
 
-const activationNames = "relu, sigmoid, tanh, softrelu, gelu, silu, softsign, selu, hardsigmoid, hardswish or mish"
+// clamp is PyTorch's hardtanh between lo and hi: its gradient passes
+// strictly inside (0 at the ends, as PyTorch's).
+func clamp(x *nd.NDArray, lo, hi float64) *nd.NDArray {
+	inside := nd.LogicalAnd(nd.Greater(x, nd.FullLike(x, lo)), nd.Less(x, nd.FullLike(x, hi)))
+	return nd.Where(inside, x, nd.Clip(x, lo, hi).Detach())
+}
+
+const activationNames = "relu, sigmoid, tanh, softrelu, gelu, silu, softsign, selu, hardsigmoid, hardswish, mish, relu6, hardtanh, logsigmoid, tanhshrink or celu"
 
 func checkActivation(op, name string) {
 	switch name {
 	case "", "relu", "sigmoid", "tanh", "softrelu", "gelu", "silu", "swish",
-		"softsign", "selu", "hardsigmoid", "hardswish", "mish":
+		"softsign", "selu", "hardsigmoid", "hardswish", "mish", "relu6", "hardtanh",
+		"logsigmoid", "tanhshrink", "celu":
 		return
 	}
 	nd.Panicf(op, nd.ErrArgument, "unknown activation %q (want %s)", name, activationNames)
@@ -86,8 +104,14 @@ func checkActivation(op, name string) {
 //	             defaults to slope 0.2)
 //	hardswish    x·hardsigmoid(x) (MobileNetV3's)
 //	mish         x·tanh(softrelu(x))
+//	relu6        clip(x, 0, 6) (MobileNetV2's)
+//	hardtanh     clip(x, −1, 1)
+//	logsigmoid   log sigmoid(x) = −softrelu(−x)
+//	tanhshrink   x − tanh x
+//	celu         max(x, 0) + min(e^x − 1, 0) (PyTorch's CELU with α 1)
 //
-// The same names are the Act option of Dense and the convolutions.
+// The same names are the Act option of Dense and the convolutions. At the
+// kinks of relu6 and hardtanh the gradient is 0, as PyTorch's.
 type Activation struct {
 	gluon.BlockMeta
 	Name string

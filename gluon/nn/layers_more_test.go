@@ -90,8 +90,8 @@ func TestLayersMoreGoldens(t *testing.T) {
 	if err := json.Unmarshal(b, &f); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Cases) != 21 {
-		t.Fatalf("%d cases, want the generator's 21", len(f.Cases))
+	if len(f.Cases) != 26 {
+		t.Fatalf("%d cases, want the generator's 26", len(f.Cases))
 	}
 	for _, g := range f.Cases {
 		t.Run(g.Name, func(t *testing.T) {

@@ -41,6 +41,17 @@ func onnxAct(g gluon.ONNXGraph, name, x string) (string, error) {
 	case "mish": // Mish is an op only from opset 18
 		sp := one("Softplus", nil)
 		return g.Op("Mul", []string{x, g.Op("Tanh", []string{sp}, nil, 1)[0]}, nil, 1)[0], nil
+	case "relu6":
+		return g.Op("Clip", []string{x, g.Const([]float32{0}), g.Const([]float32{6})}, nil, 1)[0], nil
+	case "hardtanh":
+		return g.Op("Clip", []string{x, g.Const([]float32{-1}), g.Const([]float32{1})}, nil, 1)[0], nil
+	case "logsigmoid":
+		sp := g.Op("Softplus", []string{one("Neg", nil)}, nil, 1)[0]
+		return g.Op("Neg", []string{sp}, nil, 1)[0], nil
+	case "tanhshrink":
+		return g.Op("Sub", []string{x, one("Tanh", nil)}, nil, 1)[0], nil
+	case "celu":
+		return one("Celu", map[string]any{"alpha": 1.0}), nil
 	}
 	return "", fmt.Errorf("activation %q has no ONNX form", name)
 }

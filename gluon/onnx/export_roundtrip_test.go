@@ -108,6 +108,10 @@ func exportNets() []exportNet {
 			)
 		}, []int{2, 3, 7, 6}, false, 0},
 		{"adaptive-max-even", func() gluon.Block { return nn.NewAdaptiveMaxPool2D(2, 3) }, []int{1, 2, 4, 6}, false, 0},
+		{"activations-more", func() gluon.Block {
+			return nn.NewSequential(nn.NewDense(6, nn.DenseOpts{InUnits: 5, Act: "relu6"}), nn.NewActivation("hardtanh"),
+				nn.NewActivation("logsigmoid"), nn.NewActivation("tanhshrink"), nn.NewActivation("celu"))
+		}, []int{3, 5}, false, 0},
 		{"volumes", func() gluon.Block {
 			// 3-D convolutions and pooling on [N, C, D, H, W] clips.
 			return nn.NewSequential(

@@ -90,6 +90,13 @@ def main():
                       {"factor": 2}))
     cases.append(case("pixelshuffle-3", "pixelshuffle", tnn.PixelShuffle(3), rand(1, 9, 2, 2),
                       {"factor": 3}))
+    # More activations; the inputs include their kinks (0, 6, ±1), where
+    # PyTorch's gradients take one side.
+    kinks = torch.tensor([0.0, 6.0, 1.0, -1.0, 7.5, -2.0])
+    for act, mod in [("relu6", tnn.ReLU6()), ("hardtanh", tnn.Hardtanh()), ("logsigmoid", tnn.LogSigmoid()),
+                     ("tanhshrink", tnn.Tanhshrink()), ("celu", tnn.CELU())]:
+        x = torch.cat([rand(18), kinks]).reshape(4, 6)
+        cases.append(case("act-" + act, "activation", mod, x, {"act": act}))
     path = os.path.join(HERE, "layers_more_goldens.json")
     with open(path, "w") as f:
         json.dump({"generator": "make_goldens_layers_more.py, torch " + torch.__version__,
