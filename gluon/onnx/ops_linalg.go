@@ -12,7 +12,12 @@ import (
 // Det (nd/linalg's), Unique, the signal windows and NonMaxSuppression.
 
 var linalgOps = map[string]opFunc{
-	"Det":               func(_ *node, in []*nd.NDArray) []*nd.NDArray { return []*nd.NDArray{linalg.Det(in[0])} },
+	"Det": func(_ *node, in []*nd.NDArray) []*nd.NDArray {
+		if dt := in[0].DType(); dt.IsHalf() { // computed in float32
+			return []*nd.NDArray{linalg.Det(in[0].AsType(nd.Float32)).AsType(dt)}
+		}
+		return []*nd.NDArray{linalg.Det(in[0])}
+	},
 	"Unique":            opUnique,
 	"HannWindow":        window(func(x float64) float64 { return 0.5 - 0.5*math.Cos(x) }),
 	"HammingWindow":     window(func(x float64) float64 { return 25.0/46 - 21.0/46*math.Cos(x) }),
@@ -43,24 +48,36 @@ func opUnique(n *node, in []*nd.NDArray) []*nd.NDArray {
 	if !byAxis {
 		src = nd.Reshape(x, -1)
 	}
-	// rows[i] is slice i along the axis, flattened.
-	moved := nd.SwapAxes(src, 0, axis)
-	v := moved.AsType(nd.Float64).Float64s()
-	count := src.Shape()[axis]
-	width := 0
-	if count > 0 {
-		width = len(v) / count
+	// Row i is slice i along the axis, flattened in the other axes' order
+	// (the axis moved to the front, the rest kept), compared as int64 for
+	// integers (float64 would merge values above 2^53).
+	perm := []int{axis}
+	for d := range src.NDim() {
+		if d != axis {
+			perm = append(perm, d)
+		}
 	}
-	row := func(i int) []float64 { return v[i*width : (i+1)*width] }
+	moved := nd.Transpose(src, perm...)
+	count := src.Shape()[axis]
+	var compare func(i, j int) int
+	if x.DType().IsFloat() {
+		v := moved.AsType(nd.Float64).Float64s()
+		width := len(v) / max(count, 1)
+		compare = func(i, j int) int { return slices.Compare(v[i*width:(i+1)*width], v[j*width:(j+1)*width]) }
+	} else {
+		v := moved.AsType(nd.Int64).Int64s()
+		width := len(v) / max(count, 1)
+		compare = func(i, j int) int { return slices.Compare(v[i*width:(i+1)*width], v[j*width:(j+1)*width]) }
+	}
 	order := make([]int, count)
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(i, j int) int { return slices.Compare(row(i), row(j)) })
+	slices.SortStableFunc(order, compare)
 	var firsts []int // the first occurrence of each distinct row, ascending
 	group := make([]int, count)
 	for k, i := range order {
-		if k == 0 || slices.Compare(row(order[k-1]), row(i)) != 0 {
+		if k == 0 || compare(order[k-1], i) != 0 {
 			firsts = append(firsts, i)
 		}
 		group[i] = len(firsts) - 1
@@ -139,7 +156,10 @@ func opNMS(n *node, in []*nd.NDArray) []*nd.NDArray {
 		}
 		return def
 	}
-	maxOut := int(scalar(2, 0))
+	maxOut := 0 // int64 (INT64_MAX, exporters' "no limit", does not survive float64)
+	if len(in) > 2 && in[2] != nil && in[2].Size() > 0 {
+		maxOut = int(min(in[2].AsType(nd.Int64).Int64s()[0], math.MaxInt32))
+	}
 	iouMax := scalar(3, 0)
 	hasScore := len(in) > 4 && in[4] != nil && in[4].Size() > 0
 	minScore := scalar(4, 0)
