@@ -28,11 +28,27 @@ func BoxIoU(a, b *nd.NDArray) *nd.NDArray {
 	bx1, by1, bx2, by2 := corners(b)
 	col := func(v *nd.NDArray) *nd.NDArray { return nd.ExpandDims(v, 1) } // [N, 1]
 	row := func(v *nd.NDArray) *nd.NDArray { return nd.ExpandDims(v, 0) } // [1, M]
-	w := nd.MaximumScalar(nd.Sub(nd.Minimum(col(ax2), row(bx2)), nd.Maximum(col(ax1), row(bx1))), 0)
-	h := nd.MaximumScalar(nd.Sub(nd.Minimum(col(ay2), row(by2)), nd.Maximum(col(ay1), row(by1))), 0)
+	w := clampMin0(nd.Sub(tieMin(col(ax2), row(bx2)), tieMax(col(ax1), row(bx1))))
+	h := clampMin0(nd.Sub(tieMin(col(ay2), row(by2)), tieMax(col(ay1), row(by1))))
 	inter := nd.Mul(w, h)
 	union := nd.Sub(nd.Add(col(BoxArea(a)), row(BoxArea(b))), inter)
 	return nd.Div(inter, union)
+}
+
+// tieMax and tieMin are the maximum and minimum as (a + b ± |a − b|)/2:
+// equal arguments share the gradient, as torch's max and min split it
+// (boxes that share an edge, or are clipped to one border).
+func tieMax(a, b *nd.NDArray) *nd.NDArray {
+	return nd.MulScalar(nd.Add(nd.Add(a, b), nd.Abs(nd.Sub(a, b))), 0.5)
+}
+
+func tieMin(a, b *nd.NDArray) *nd.NDArray {
+	return nd.MulScalar(nd.Sub(nd.Add(a, b), nd.Abs(nd.Sub(a, b))), 0.5)
+}
+
+// clampMin0 is torch's clamp(min=0): the gradient passes where x ≥ 0.
+func clampMin0(x *nd.NDArray) *nd.NDArray {
+	return nd.Where(nd.GreaterEqual(x, nd.ZerosLike(x)), x, nd.ZerosLike(x))
 }
 
 // BoxConvert converts boxes [N, 4] between the formats "xyxy" (corners),
@@ -86,7 +102,14 @@ func NMS(boxes, scores *nd.NDArray, iouThreshold float64) *nd.NDArray {
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(i, j int) int { return cmp.Compare(s[j], s[i]) })
+	// Descending, NaN first (as torch's descending sort), ties in order.
+	slices.SortStableFunc(order, func(i, j int) int {
+		ni, nj := math.IsNaN(s[i]), math.IsNaN(s[j])
+		if ni || nj {
+			return cmp.Compare(b2i(nj), b2i(ni))
+		}
+		return cmp.Compare(s[j], s[i])
+	})
 	area := func(i int) float64 { return (b[4*i+2] - b[4*i]) * (b[4*i+3] - b[4*i+1]) }
 	iou := func(i, j int) float64 {
 		w := min(b[4*i+2], b[4*j+2]) - max(b[4*i], b[4*j])
@@ -112,7 +135,9 @@ func NMS(boxes, scores *nd.NDArray, iouThreshold float64) *nd.NDArray {
 
 // BatchedNMS is NMS within each class of idxs [N] (an integer vector):
 // boxes of different classes never suppress each other (torchvision's
-// batched_nms). The indices come in decreasing order of score.
+// batched_nms; its shift by the largest coordinate fails for negative
+// coordinates, this one by the coordinates' range does not). The indices
+// come in decreasing order of score.
 func BatchedNMS(boxes, scores, idxs *nd.NDArray, iouThreshold float64) *nd.NDArray {
 	const op = "vision.BatchedNMS"
 	checkBoxes(op, boxes)
@@ -123,11 +148,12 @@ func BatchedNMS(boxes, scores, idxs *nd.NDArray, iouThreshold float64) *nd.NDArr
 	if n == 0 {
 		return NMS(boxes, scores, iouThreshold)
 	}
-	// Shift each class's boxes apart, as torchvision does: by the class
-	// times one more than the largest coordinate.
+	// Shift each class's boxes apart: by the class times one more than the
+	// coordinates' range, so that no two classes' boxes overlap.
 	b := boxes.AsType(nd.Float64)
-	top := slices.Max(b.Float64s()) + 1
-	shift := nd.MulScalar(idxs.AsType(nd.Float64), top)
+	v := b.Float64s()
+	span := slices.Max(v) - slices.Min(v) + 1
+	shift := nd.MulScalar(idxs.AsType(nd.Float64), span)
 	moved := nd.Add(b, nd.ExpandDims(shift, 1))
 	return NMS(moved, scores, iouThreshold)
 }
@@ -275,4 +301,11 @@ func bilinearTaps(y, x float64, h, w int) ([4]int64, [4]float64) {
 	ids = [4]int64{int64(yl*w + xl), int64(yl*w + xh), int64(yh*w + xl), int64(yh*w + xh)}
 	ws = [4]float64{hy * hx, hy * lx, ly * hx, ly * lx}
 	return ids, ws
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
