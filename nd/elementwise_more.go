@@ -4,8 +4,12 @@ import "math"
 
 // Lerp returns a + w·(b − a), broadcasting (PyTorch's lerp with a scalar
 // weight: computed from the nearer end, b − (b − a)·(1 − w) for w ≥ ½, so
-// w = 1 gives b exactly). Gradients: 1 − w to a, w to b.
+// w = 1 gives b exactly; half arrays in float32, rounded once). Gradients:
+// 1 − w to a, w to b.
 func Lerp(a, b *NDArray, w float64) *NDArray {
+	if a != nil && b != nil && a.DType().IsHalf() && b.DType() == a.DType() {
+		return Lerp(a.AsType(Float32), b.AsType(Float32), w).AsType(a.DType())
+	}
 	if w < 0.5 {
 		return Add(a, MulScalar(Sub(b, a), w))
 	}
@@ -42,8 +46,8 @@ func Logit(x *NDArray, eps float64) *NDArray {
 
 // Xlogy returns x·log(y), broadcasting, with 0 where x is 0 unless y is NaN
 // (PyTorch's xlogy: the convention 0·log 0 = 0 of entropies and KL
-// divergences). Gradients are PyTorch's: log y to x (0 where x and y are
-// both 0), x/y to y.
+// divergences). Gradients are PyTorch's: log y to x (0 where x is 0 and y
+// is not positive), x/y to y.
 func Xlogy(x, y *NDArray) *NDArray {
 	const op = "Xlogy"
 	defer checkInputs(op, x, y).done()
@@ -58,7 +62,7 @@ func Xlogy(x, y *NDArray) *NDArray {
 	Record(op, out, []*NDArray{x, y}, func(g *NDArray, need []bool) []*NDArray {
 		var gx, gy *NDArray
 		if need[0] {
-			both := LogicalAnd(Equal(xd, zero), Equal(yd, zero))
+			both := LogicalAnd(Equal(xd, zero), LessEqual(yd, zero))
 			gx = reduceGrad(Mul(g, Where(both, zero, logy)), x.shape)
 		}
 		if need[1] {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -104,5 +105,17 @@ func TestTrigGoldens(t *testing.T) {
 				check("second gradient", bArr.Grad().Float64s(), c.GB)
 			}
 		})
+	}
+}
+
+// TestLerpHalf: bfloat16 arrays interpolate in float32 and round once, as
+// PyTorch's lerp: its values here (rounding each step gave 0 for the
+// first).
+func TestLerpHalf(t *testing.T) {
+	dev := ctx.CPU(0)
+	a := nd.FromSlice(dev, []float32{-3.3, 1e4}, 2).AsType(nd.BFloat16)
+	b := nd.FromSlice(dev, []float32{7.7, 5e4}, 2).AsType(nd.BFloat16)
+	if got, want := nd.Lerp(a, b, 0.3).Float64s(), []float64{-0.00156402587890625, 22016}; !slices.Equal(got, want) {
+		t.Errorf("%v, torch %v", got, want)
 	}
 }
