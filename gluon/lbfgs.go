@@ -31,11 +31,13 @@ func LBFGSDefaults() LBFGSOpts {
 }
 
 // LBFGS minimises a loss of a set of parameters with the limited-memory
-// BFGS method, as PyTorch's torch.optim.LBFGS with its default fixed step
-// (no line search): the full-batch optimiser of style transfer, small
-// regressions and physics-informed networks. Each Step runs up to MaxIter
-// quasi-Newton iterations, calling the closure once per iteration to
-// evaluate the loss and its gradients; its state (the direction, the step
+// BFGS method, as PyTorch's torch.optim.LBFGS, with its default fixed step
+// or its strong-Wolfe line search (LBFGSOpts.LineSearch): the full-batch
+// optimiser of style transfer, small regressions and physics-informed
+// networks. Each Step runs up to MaxIter quasi-Newton iterations and at
+// most MaxEval evaluations of the closure, which computes the loss and its
+// gradients (once per iteration with the fixed step, as often as the line
+// search needs with it); its state (the direction, the step
 // and the curvature history) carries over to the next Step, as PyTorch's
 // does. The parameters must live on one context; those whose gradient
 // request is null are left alone. The search runs on the host in float64.

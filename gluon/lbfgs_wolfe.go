@@ -5,10 +5,10 @@ import "math"
 // A strong-Wolfe line search for LBFGS (LineSearch "strong_wolfe", as
 // PyTorch's line_search_fn): Nocedal and Wright's bracketing and zoom
 // (Numerical Optimization, algorithms 3.5 and 3.6) with cubic
-// interpolation, sufficient decrease c1 = 1e-4, curvature c2 = 0.9 and at
-// most 25 evaluations. It takes PyTorch's steps on the tests' problems
-// (TestLBFGSGoldens); its safeguards against slow progress in the zoom may
-// differ from PyTorch's in corner cases.
+// interpolation, sufficient decrease c1 = 1e-4, curvature c2 = 0.9, at
+// most 25 evaluations after the first, and the safeguard against slow
+// progress in the zoom of PyTorch's line search (minFunc's), whose steps
+// it takes (TestLBFGSGoldens).
 
 // lsPoint is a trial step and what the closure gave there.
 type lsPoint struct {
@@ -18,9 +18,9 @@ type lsPoint struct {
 
 // wolfe searches along d from x0 (loss f0, gradient g0, slope gtd0 < 0)
 // from the step t, and leaves the parameters at x0 + t·d for the step it
-// returns.
+// returns, with the number of closure calls it made.
 func (l *LBFGS) wolfe(closure func() (float64, error), x0 []float64, t float64, d []float64, f0 float64, g0 []float64, gtd0 float64) (lsPoint, int, error) {
-	const c1, c2, maxEvals = 1e-4, 0.9, 25
+	const c1, c2, maxIters = 1e-4, 0.9, 25
 	evals := 0
 	eval := func(t float64) (lsPoint, error) {
 		evals++
@@ -39,6 +39,13 @@ func (l *LBFGS) wolfe(closure func() (float64, error), x0 []float64, t float64, 
 	}
 	strong := func(p lsPoint) bool { return math.Abs(p.gtd) <= -c2*gtd0 }
 	armijo := func(p lsPoint) bool { return p.f <= f0+c1*p.t*gtd0 }
+	// ordered returns a bracket's ends, the lower loss first.
+	ordered := func(a, b lsPoint) (lo, hi lsPoint) {
+		if a.f <= b.f {
+			return a, b
+		}
+		return b, a
+	}
 	prev := lsPoint{t: 0, f: f0, g: g0, gtd: gtd0}
 	cur, err := eval(t)
 	if err != nil {
@@ -46,20 +53,19 @@ func (l *LBFGS) wolfe(closure func() (float64, error), x0 []float64, t float64, 
 	}
 	// Bracketing: grow the step until the interval holds a Wolfe point.
 	var lo, hi lsPoint
-	bracketed := false
-	for {
-		if !armijo(cur) || (evals > 1 && cur.f >= prev.f) {
-			lo, hi, bracketed = prev, cur, true
+	iters, bracketed := 0, false
+	for iters < maxIters {
+		if !armijo(cur) || (iters > 1 && cur.f >= prev.f) {
+			lo, hi = ordered(prev, cur)
+			bracketed = true
 			break
 		}
 		if strong(cur) {
 			return cur, evals, nil
 		}
 		if cur.gtd >= 0 {
-			lo, hi, bracketed = cur, prev, true
-			break
-		}
-		if evals >= maxEvals {
+			lo, hi = ordered(prev, cur)
+			bracketed = true
 			break
 		}
 		next := cubicMin(prev, cur, cur.t+0.01*(cur.t-prev.t), 10*cur.t)
@@ -67,24 +73,40 @@ func (l *LBFGS) wolfe(closure func() (float64, error), x0 []float64, t float64, 
 		if cur, err = eval(next); err != nil {
 			return lsPoint{}, evals, err
 		}
+		iters++
 	}
-	if !bracketed {
-		return cur, evals, nil // the last step, at the parameters already
+	if !bracketed { // out of evaluations: the better of the start and the last step
+		lo, _ = ordered(lsPoint{t: 0, f: f0, g: g0, gtd: gtd0}, cur)
 	}
-	// Zoom: shrink [lo, hi] (lo the lower loss) around a Wolfe point.
+	// Zoom: shrink [lo, hi] (lo the lower loss) around a Wolfe point. A
+	// trial within a tenth of the interval of an end is moved a tenth
+	// inside when the previous trial made little progress too.
 	dMax := maxAbs(d)
-	for evals < maxEvals && math.Abs(hi.t-lo.t)*dMax >= l.o.ToleranceChange {
+	stuck := false
+	for bracketed && iters < maxIters && math.Abs(hi.t-lo.t)*dMax >= l.o.ToleranceChange {
 		a, b := math.Min(lo.t, hi.t), math.Max(lo.t, hi.t)
 		tt := cubicMin(lo, hi, a, b)
-		if room := 0.1 * (b - a); tt-a < room || b-tt < room { // too near an end: move inside
-			tt = (a + b) / 2
+		if room := 0.1 * (b - a); math.Min(b-tt, tt-a) < room {
+			if stuck || tt >= b || tt <= a {
+				if math.Abs(tt-b) < math.Abs(tt-a) {
+					tt = b - room
+				} else {
+					tt = a + room
+				}
+				stuck = false
+			} else {
+				stuck = true
+			}
+		} else {
+			stuck = false
 		}
 		p, err := eval(tt)
 		if err != nil {
 			return lsPoint{}, evals, err
 		}
+		iters++
 		if !armijo(p) || p.f >= lo.f {
-			hi = p
+			lo, hi = ordered(lo, p)
 			continue
 		}
 		if strong(p) {

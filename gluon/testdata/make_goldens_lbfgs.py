@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Goldens for lbfgs_test.go: torch.optim.LBFGS (Debian's python3-torch,
-no line search, float64) on the Rosenbrock function and on a small linear
-least-squares problem: the parameters and the returned loss after each
-step.
+float64), with its fixed step and with its strong-Wolfe line search, on the
+Rosenbrock function, a small linear least-squares problem and badly scaled
+quadratics: the parameters and the returned loss after each step.
 
 Run from the repository root:
     /usr/bin/python3 gluon/testdata/make_goldens_lbfgs.py
@@ -74,6 +74,38 @@ ls2 = lambda: ((A @ W2.T + b2 - B) ** 2).mean()
 case = run("least_squares_wolfe", [W2, b2], ls2, 3, line_search_fn="strong_wolfe", tolerance_change=1e-14,
            tolerance_grad=1e-12)
 case["data"] = {"A": A.reshape(-1).tolist(), "B": B.reshape(-1).tolist()}
+cases.append(case)
+
+class Quadratic(torch.autograd.Function):
+    """A badly scaled quadratic, ½Σ c·x², written out as Rosenbrock is:
+    its strong-Wolfe line searches reach the zoom's safeguards (the
+    insufficient-progress test and a bracket whose low end is its right
+    end), which the quadratics above do not."""
+    C = [1e-3, 1.0, 1e3, 1e4, 3.0]
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.tensor(sum(0.5 * c * float(v) * float(v) for c, v in zip(Quadratic.C, x)))
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * torch.tensor([c * float(v) for c, v in zip(Quadratic.C, x)])
+
+
+x4 = torch.tensor([1.0, 1.0, 1.0, 1.0, 1.0], requires_grad=True)
+case = run("quadratic_wolfe", [x4], lambda: Quadratic.apply(x4), 3, line_search_fn="strong_wolfe")
+case["data"] = {"C": Quadratic.C}
+cases.append(case)
+# Drawn at random from 40 such quadratics as one whose second step takes the
+# line search through its zoom safeguards along torch's path.
+Quadratic.C = [19.371678534207675, 1.6107479997220988, 0.0015697297476640357, 0.04047950740532357, 0.017397178223373035]
+x5 = torch.tensor([0.506765224670648, 2.1660531651199495, 1.790633643464556, 1.7825853758129773, 1.8986242233641448],
+                  requires_grad=True)
+case = run("quadratic_wolfe_tight", [x5], lambda: Quadratic.apply(x5), 4, line_search_fn="strong_wolfe",
+           tolerance_change=1e-14, tolerance_grad=1e-14)
+case["data"] = {"C": Quadratic.C}
 cases.append(case)
 
 with open("gluon/testdata/goldens_lbfgs.json", "w") as fh:
