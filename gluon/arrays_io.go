@@ -34,14 +34,16 @@ func SaveArrays(path string, arrays map[string]*nd.NDArray) error {
 	return nil
 }
 
-// LoadArrays reads every tensor of a safetensors file onto dev, each as an
-// array of the matching dtype (F32, F64, I32, I64, U8, BOOL, F16 and BF16
+// LoadArrays reads every tensor of a safetensors file onto dev (or of a
+// file torch.save wrote, each under its dotted path of keys, as package
+// gluon/pytorch's LoadTensors names them), each as an array of the
+// matching dtype (F32, F64, I32, I64, U8, BOOL, F16 and BF16
 // exactly, the last two as the half-precision storage types; the other
 // integer types as Int64). A corrupt
 // file, or a tensor whose dtype has no array form (F8, C64), is an error
 // and no arrays are returned.
 func LoadArrays(path string, dev ctx.Context) (map[string]*nd.NDArray, error) {
-	f, err := safetensors.ReadFile(path)
+	f, err := readStateFile(path, false)
 	if err != nil {
 		return nil, errorf("load: %v", err)
 	}

@@ -63,3 +63,18 @@ func TestLoadArraysCorrupt(t *testing.T) {
 		t.Errorf("LoadArrays of a truncated file = %v, %v; want an error and no arrays", got, err)
 	}
 }
+
+func TestLoadArraysReadsTorchSaveFiles(t *testing.T) {
+	got, err := gluon.LoadArrays("pytorch/testdata/checkpoint.pt", ctx.CPU(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"model.0.weight", "model.1.num_batches_tracked", "optimizer.state.0.exp_avg"} {
+		if got[name] == nil {
+			t.Errorf("no %s among %d arrays", name, len(got))
+		}
+	}
+	if a := got["model.1.num_batches_tracked"]; a != nil && (a.DType() != nd.Int64 || a.Int64s()[0] != 2) {
+		t.Errorf("num_batches_tracked is %v %v, want int64 2", a.DType(), a.Int64s())
+	}
+}

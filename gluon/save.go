@@ -163,14 +163,15 @@ type LoadOpts struct {
 }
 
 // Load reads parameters saved by Save (or any safetensors file with the
-// same names) onto devs, which need not be the contexts they were saved
+// same names, or a state dict that torch.save wrote: see package
+// gluon/pytorch's LoadStateDict) onto devs, which need not be the contexts they were saved
 // from: parameters not yet initialised are created on devs, the others
 // keep their contexts and get the loaded values in every replica.
 // Everything is checked before any parameter changes: a missing or extra
 // name, a shape that does not fit, a truncated or corrupt file is an error
 // and leaves the parameters untouched.
 func (d *ParamDict) Load(path string, devs []ctx.Context, o LoadOpts) error {
-	f, err := safetensors.ReadFile(path)
+	f, err := readStateFile(path, true)
 	if err != nil {
 		return errorf("load: %v", err)
 	}
@@ -252,6 +253,11 @@ func (d *ParamDict) Load(path string, devs []ctx.Context, o LoadOpts) error {
 				it.p.InferShape(it.shape...) // completes a deferred parameter
 			}
 			src := nd.FromSlice(ctx.CPU(0), it.host, it.shape...)
+			if len(it.shape) == 0 { // FromSlice makes [1]; the file holds a 0-d tensor
+				r := nd.Reshape(src)
+				src.Release()
+				src = r
+			}
 			it.p.SetData(src)
 			src.Release()
 		}

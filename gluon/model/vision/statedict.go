@@ -12,8 +12,10 @@ import (
 // batchesTracked is the suffix of PyTorch's BatchNorm counter buffer.
 const batchesTracked = ".num_batches_tracked"
 
-// LoadStateDict loads a PyTorch state dict saved as safetensors (see
-// tools/torch2safetensors.py) into params, onto devs for parameters not
+// LoadStateDict loads a PyTorch state dict into params: a file that
+// torch.save wrote (a state dict, a whole module, or a checkpoint holding
+// one; see package gluon/pytorch) or one saved as safetensors (see
+// tools/torch2safetensors.py), onto devs for parameters not
 // yet initialised. Every parameter must be in the file, with its shape,
 // and every tensor of the file must be a parameter, except BatchNorm's
 // num_batches_tracked counters, which are skipped; on an error nothing

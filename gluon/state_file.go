@@ -1,0 +1,49 @@
+package gluon
+
+import (
+	"bytes"
+	"io"
+	"os"
+
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/gluon/pytorch"
+	"github.com/goluon/goluon/gluon/safetensors"
+)
+
+// readStateFile reads the tensors of a safetensors file, or of a file
+// torch.save wrote (a zip archive; see package pytorch): its state dict
+// (pytorch.LoadStateDict) when stateDict is set, else every tensor under
+// its dotted name (pytorch.LoadTensors).
+func readStateFile(path string, stateDict bool) (*safetensors.File, error) {
+	if !isZip(path) {
+		return safetensors.ReadFile(path)
+	}
+	load := pytorch.LoadTensors
+	if stateDict {
+		load = pytorch.LoadStateDict
+	}
+	arrays, err := load(path, ctx.CPU(0))
+	if err != nil {
+		return nil, err
+	}
+	f := &safetensors.File{Tensors: map[string]safetensors.Tensor{}}
+	for name, a := range arrays {
+		f.Tensors[name] = toTensor(a)
+		a.Release()
+	}
+	return f, nil
+}
+
+// isZip reports whether the file at path starts as a zip archive does.
+func isZip(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 4)
+	if _, err := io.ReadFull(f, head); err != nil {
+		return false
+	}
+	return bytes.Equal(head, []byte("PK\x03\x04"))
+}
