@@ -124,7 +124,7 @@ zoo-full:
 cudaemu:
 	@command -v g++ >/dev/null || { SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q g++ >/dev/null; }
-	GOLUON_VIRTUAL_GPUS=2 $(GO) test -short -count=1 -tags cudaemu ./cuda/ ./gluon/optimizer/ ./nd/linalg/ ./nd/npy/
+	GOLUON_VIRTUAL_GPUS=2 $(GO) test -short -count=1 -tags cudaemu ./cuda/ ./gluon/optimizer/ ./nd/linalg/ ./nd/npy/ ./nd/fft/
 
 # cuda-build compiles and links the CUDA build (-tags cuda: the driver
 # through cgo, cuBLAS/cuDNN/NCCL through dlopen) and vets it with its tests,
