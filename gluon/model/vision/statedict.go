@@ -1,12 +1,16 @@
 package vision
 
 import (
+	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/pytorch"
 	"github.com/goluon/goluon/gluon/safetensors"
+	"github.com/goluon/goluon/nd"
 )
 
 // batchesTracked is the suffix of PyTorch's BatchNorm counter buffer.
@@ -49,11 +53,13 @@ func torchName(name string) string {
 	return strings.Replace(name, ".mlp.linear_2.", ".mlp.3.", 1)
 }
 
-// SaveStateDict writes params as a PyTorch state dict in safetensors form,
-// with a num_batches_tracked counter (0) beside every BatchNorm's running
-// statistics, so that torch's load_state_dict(strict=True) accepts it
-// after `tools/torch2safetensors.py --to-torch` converts it to a .pth
-// file. The file is replaced atomically.
+// SaveStateDict writes params as a PyTorch state dict, with a
+// num_batches_tracked counter (0) beside every BatchNorm's running
+// statistics, so that torch's load_state_dict(strict=True) accepts it. A
+// path ending in ".pt" or ".pth" gets PyTorch's own format (torch.load
+// reads it; see package gluon/pytorch), any other the safetensors form
+// (`tools/torch2safetensors.py --to-torch` converts it). The file is
+// replaced atomically.
 func SaveStateDict(params *gluon.ParamDict, path string) error {
 	extra := map[string]safetensors.Tensor{}
 	for _, name := range params.Names() {
@@ -61,5 +67,30 @@ func SaveStateDict(params *gluon.ParamDict, path string) error {
 			extra[bn+batchesTracked] = safetensors.FromInt64(nil, []int64{0})
 		}
 	}
+	if ext := filepath.Ext(path); ext == ".pt" || ext == ".pth" {
+		return saveTorch(params, path)
+	}
 	return params.SaveWith(path, extra)
+}
+
+// saveTorch writes params and the BatchNorm counters with torch.save's
+// format, in the parameters' order.
+func saveTorch(params *gluon.ParamDict, path string) error {
+	var names []string
+	arrays := map[string]*nd.NDArray{}
+	for _, name := range params.Names() {
+		p := params.Get(name)
+		if !p.Initialized() {
+			return fmt.Errorf("vision: save %s: parameter %s is not initialised", path, name)
+		}
+		names = append(names, name)
+		arrays[name] = p.ListData()[0]
+		if bn, ok := strings.CutSuffix(name, ".running_var"); ok {
+			counter := nd.Reshape(nd.FromSlice(ctx.CPU(0), []int64{0}, 1))
+			defer counter.Release()
+			names = append(names, bn+batchesTracked)
+			arrays[bn+batchesTracked] = counter
+		}
+	}
+	return pytorch.SaveStateDict(path, names, arrays)
 }

@@ -1,6 +1,7 @@
 package vision_test
 
 import (
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -8,6 +9,8 @@ import (
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/model/vision"
+	"github.com/goluon/goluon/gluon/pytorch"
+	"github.com/goluon/goluon/gluon/safetensors"
 	"github.com/goluon/goluon/nd"
 )
 
@@ -41,5 +44,53 @@ func TestLoadStateDictFromTorchSave(t *testing.T) {
 	autograd.PredictMode(func() { got = net.Forward(x).Float32s() })
 	if e := relErr(got, eval); e > 1e-4 {
 		t.Errorf("relative error %.3g against torchvision", e)
+	}
+}
+
+// TestSaveStateDictTorchFormat: a ".pth" path gets torch.save's format
+// with torchvision's keys and shapes, and loads back to the same outputs.
+func TestSaveStateDictTorchFormat(t *testing.T) {
+	dev := []ctx.Context{ctx.CPU(0)}
+	for _, m := range zoo {
+		if m.name != "resnet18" && m.name != "mobilenetv2" {
+			continue
+		}
+		t.Run(m.name, func(t *testing.T) {
+			a := m.build()
+			if err := vision.LoadStateDict(gluon.CollectParams(a), filepath.Join("testdata", m.name+".safetensors"), dev); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), m.name+".pth")
+			if err := vision.SaveStateDict(gluon.CollectParams(a), path); err != nil {
+				t.Fatal(err)
+			}
+			saved, err := pytorch.LoadStateDict(path, dev[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			torch, err := safetensors.ReadFile(filepath.Join("testdata", m.name+".safetensors"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(saved) != len(torch.Names()) {
+				t.Errorf("%d tensors saved, torchvision has %d", len(saved), len(torch.Names()))
+			}
+			for _, k := range torch.Names() {
+				if s := saved[k]; s == nil || !slices.Equal(s.Shape(), torch.Tensors[k].Shape) {
+					t.Errorf("%s: saved %v, torch shape %v", k, s, torch.Tensors[k].Shape)
+				}
+			}
+			b := m.build()
+			if err := vision.LoadStateDict(gluon.CollectParams(b), path, dev); err != nil {
+				t.Fatal(err)
+			}
+			in, shape, _, _ := readIO(t, m.name)
+			x := nd.FromSlice(dev[0], in, shape...)
+			var ya, yb []float32
+			autograd.PredictMode(func() { ya, yb = a.Forward(x).Float32s(), b.Forward(x).Float32s() })
+			if !slices.Equal(ya, yb) {
+				t.Error("the reloaded model computes other outputs")
+			}
+		})
 	}
 }
