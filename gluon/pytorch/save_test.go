@@ -18,7 +18,7 @@ func savedCases() (names []string, arrays map[string]*nd.NDArray) {
 	dev := ctx.CPU(0)
 	arrays = map[string]*nd.NDArray{
 		"conv.weight":  nd.FromSlice(dev, []float32{1, -2.5, 3e-39, float32(math.Inf(-1)), 5, 6}, 1, 2, 3),
-		"fc.bias":      nd.FromSlice(dev, []float64{math.Pi, -0.0}, 2),
+		"fc.bias":      nd.FromSlice(dev, []float64{math.Pi, math.Copysign(0, -1)}, 2),
 		"half":         nd.FromSlice(dev, []nd.F16{nd.F16From(1.5), nd.F16From(-65504)}, 2),
 		"bhalf":        nd.FromSlice(dev, []nd.BF16{nd.BF16From(0.1), nd.BF16From(-3e38)}, 1, 2),
 		"ids":          nd.FromSlice(dev, []int32{math.MinInt32, 9}, 2),
