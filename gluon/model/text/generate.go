@@ -1,0 +1,233 @@
+package text
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/goluon/goluon/autograd"
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/nd"
+)
+
+// GenerateOpts configure Generate. The zero value samples from the
+// model's distribution itself (temperature 1, no top-k or top-p cut) with
+// sampling stream 0 and no end token.
+type GenerateOpts struct {
+	// Temperature divides the logits before sampling; 0 means 1. Lower
+	// values sharpen the distribution.
+	Temperature float64
+	// TopK, when positive, keeps only the TopK most likely tokens (and
+	// any tied with the last of them), as Hugging Face's top_k.
+	TopK int
+	// TopP, when in (0, 1), keeps the most likely tokens whose
+	// probabilities (after Temperature and TopK) add up to at least TopP,
+	// at least one (nucleus sampling, Hugging Face's top_p). 0 and 1 keep
+	// all.
+	TopP float64
+	// Greedy takes the most likely token at every step (the first of
+	// equals) instead of sampling; Temperature, TopK, TopP and Seed are
+	// then unused.
+	Greedy bool
+	// Seed picks the sampling stream. Draws come from nd's generator for
+	// cpu(0) in a session of Generate's own named after Seed, which nd
+	// derives from nd.Seed's seed: a program that calls nd.Seed(s) gets
+	// the same tokens for the same Seed, whatever else it draws, and
+	// whichever context the model runs on.
+	Seed uint64
+	// EOS lists the tokens that end the generation (GPT-2's
+	// <|endoftext|> is 50256); the one generated is the last token
+	// returned. Empty: generate maxNewTokens tokens.
+	EOS []int64
+}
+
+// Generate continues prompt (token ids) by up to maxNewTokens tokens and
+// returns the new tokens, without the prompt. It runs in predict mode
+// (no dropout, nothing recorded) on the first context the parameters are
+// on, through a Cache: the prompt costs one pass, every later token one
+// position. The prompt and the new tokens together must fit NPositions.
+// Bad options, token ids outside the vocabulary and uninitialised
+// parameters are returned as errors.
+func (m *GPT2) Generate(prompt []int64, maxNewTokens int, o GenerateOpts) ([]int64, error) {
+	if err := m.checkGenerate(prompt, maxNewTokens, o); err != nil {
+		return nil, err
+	}
+	if maxNewTokens == 0 {
+		return []int64{}, nil
+	}
+	w := m.body.wte.Weight
+	if !w.Initialized() {
+		return nil, fmt.Errorf("text: generate: the parameters are not initialised (gluon.Initialize or Load)")
+	}
+	dev := w.Contexts()[0]
+	sampler := nd.NewSession(fmt.Sprintf("text.Generate/%d", o.Seed))
+	var out []int64
+	err := nd.Catch(func() {
+		autograd.PauseMode(false, func() {
+			c := m.NewCache()
+			defer c.Release()
+			// step returns the logits after next, the step's temporaries
+			// released (a panic too releases them).
+			step := func(next []int64) []float64 {
+				s := nd.NewScope()
+				defer s.Close()
+				logits := m.ForwardCached(nd.FromSlice(dev, next, 1, len(next)), c)
+				return nd.SliceAxis(logits, len(next)-1, len(next), 1).Float64s()
+			}
+			next := prompt
+			for len(out) < maxNewTokens {
+				tok := pick(step(next), o, sampler)
+				out = append(out, tok)
+				if slices.Contains(o.EOS, tok) {
+					break
+				}
+				next = []int64{tok}
+			}
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("text: generate: %w", err)
+	}
+	return out, nil
+}
+
+// checkGenerate returns an error for arguments Generate cannot take.
+func (m *GPT2) checkGenerate(prompt []int64, maxNew int, o GenerateOpts) error {
+	switch {
+	case len(prompt) == 0:
+		return fmt.Errorf("text: generate: empty prompt (GPT-2 starts from a token: <|endoftext|>, 50256, for none)")
+	case maxNew < 0:
+		return fmt.Errorf("text: generate: %d new tokens", maxNew)
+	case len(prompt)+maxNew > m.cfg.NPositions:
+		return fmt.Errorf("text: generate: a prompt of %d tokens and %d new ones exceed the %d positions", len(prompt), maxNew, m.cfg.NPositions)
+	case o.Temperature < 0 || math.IsNaN(o.Temperature) || math.IsInf(o.Temperature, 0):
+		return fmt.Errorf("text: generate: temperature %g: want a positive number (0 for 1)", o.Temperature)
+	case o.TopK < 0:
+		return fmt.Errorf("text: generate: top-k %d is negative", o.TopK)
+	case !(o.TopP >= 0 && o.TopP <= 1):
+		return fmt.Errorf("text: generate: top-p %g outside [0, 1]", o.TopP)
+	}
+	for i, t := range prompt {
+		if t < 0 || t >= int64(m.cfg.VocabSize) {
+			return fmt.Errorf("text: generate: prompt token %d at %d outside [0, %d)", t, i, m.cfg.VocabSize)
+		}
+	}
+	return nil
+}
+
+// pick chooses the next token from one position's logits.
+func pick(logits []float64, o GenerateOpts, sampler *nd.Session) int64 {
+	if o.Greedy {
+		best := 0
+		for i, v := range logits {
+			if v > logits[best] {
+				best = i
+			}
+		}
+		return int64(best)
+	}
+	probs := Filter(logits, o)
+	w := sampler.FromSlice(ctx.CPU(0), probs, len(probs))
+	defer w.Release()
+	tok := nd.Categorical(w, 1, false)
+	defer tok.Release()
+	return tok.Int64s()[0]
+}
+
+// Filter turns one position's logits into the distribution Generate
+// samples from with o: the logits divided by the temperature, those
+// below the TopK-th largest dropped, the softmax taken, and the least
+// likely tokens beyond the TopP nucleus dropped. Dropped tokens get
+// probability 0; the rest keep their softmax values (not renormalised).
+// Greedy is not consulted.
+func Filter(logits []float64, o GenerateOpts) []float64 {
+	temp := o.Temperature
+	if temp == 0 {
+		temp = 1
+	}
+	x := make([]float64, len(logits))
+	for i, v := range logits {
+		x[i] = v / temp
+	}
+	if o.TopK > 0 && o.TopK < len(x) {
+		kth := kthLargest(x, o.TopK)
+		for i, v := range x {
+			if v < kth {
+				x[i] = math.Inf(-1)
+			}
+		}
+	}
+	top := math.Inf(-1)
+	for _, v := range x {
+		top = max(top, v)
+	}
+	sum := 0.0
+	for i, v := range x {
+		x[i] = math.Exp(v - top)
+		sum += x[i]
+	}
+	for i := range x {
+		x[i] /= sum
+	}
+	if o.TopP > 0 && o.TopP < 1 {
+		// The tokens left, most likely first (the lower id first among
+		// equals).
+		type cand struct {
+			p  float64
+			id int
+		}
+		var order []cand
+		for i, p := range x {
+			if p > 0 {
+				order = append(order, cand{p, i})
+			}
+		}
+		slices.SortFunc(order, func(a, b cand) int {
+			if c := cmp.Compare(b.p, a.p); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.id, b.id)
+		})
+		cum := 0.0
+		for n, c := range order {
+			if n > 0 && cum >= o.TopP {
+				x[c.id] = 0
+			}
+			cum += c.p
+		}
+	}
+	return x
+}
+
+// kthLargest returns the k-th largest value of x (1 ≤ k ≤ len(x)),
+// through a min-heap of the k largest so far.
+func kthLargest(x []float64, k int) float64 {
+	h := make([]float64, 0, k)
+	for _, v := range x {
+		switch {
+		case len(h) < k:
+			h = append(h, v)
+			for i := len(h) - 1; i > 0 && h[(i-1)/2] > h[i]; i = (i - 1) / 2 {
+				h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
+			}
+		case v > h[0]:
+			h[0] = v
+			for i := 0; ; {
+				small := i
+				if l := 2*i + 1; l < k && h[l] < h[small] {
+					small = l
+				}
+				if r := 2*i + 2; r < k && h[r] < h[small] {
+					small = r
+				}
+				if small == i {
+					break
+				}
+				h[i], h[small] = h[small], h[i]
+				i = small
+			}
+		}
+	}
+	return h[0]
+}

@@ -1,0 +1,178 @@
+package text_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/gluon/model/text"
+	"github.com/goluon/goluon/nd"
+)
+
+// TestGenerateSampling: sampling is deterministic for a seed (nd.Seed and
+// GenerateOpts.Seed) whatever is drawn in between, other seeds give other
+// tokens, top-k 1 is greedy, EOS ends the generation with that token,
+// and every token lies in the vocabulary.
+func TestGenerateSampling(t *testing.T) {
+	m := loadTiny(t, tinyConfig())
+	prompt := []int64{11, 42, 7}
+	gen := func(o text.GenerateOpts, n int) []int64 {
+		t.Helper()
+		out, err := m.Generate(prompt, n, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	nd.Seed(3)
+	a := gen(text.GenerateOpts{Seed: 1, Temperature: 1.5}, 20)
+	nd.RandomUniform(ctx.CPU(0), nd.Float32, 0, 1, 5) // other draws in between
+	b := gen(text.GenerateOpts{Seed: 1, Temperature: 1.5}, 20)
+	c := gen(text.GenerateOpts{Seed: 2, Temperature: 1.5}, 20)
+	if !slices.Equal(a, b) {
+		t.Errorf("seed 1 gave %v, then %v", a, b)
+	}
+	if slices.Equal(a, c) {
+		t.Errorf("seeds 1 and 2 both gave %v", a)
+	}
+	for _, tok := range append(a, c...) {
+		if tok < 0 || tok >= 97 {
+			t.Fatalf("token %d outside the vocabulary", tok)
+		}
+	}
+	greedy := gen(text.GenerateOpts{Greedy: true}, 10)
+	if k1 := gen(text.GenerateOpts{TopK: 1, Seed: 5}, 10); !slices.Equal(k1, greedy) {
+		t.Errorf("top-k 1 gave %v, greedy %v", k1, greedy)
+	}
+	if p := gen(text.GenerateOpts{TopP: 1e-9, Seed: 5}, 10); !slices.Equal(p, greedy) {
+		t.Errorf("a tiny top-p gave %v, greedy %v", p, greedy)
+	}
+	stop := gen(text.GenerateOpts{Greedy: true, EOS: []int64{greedy[2], 96}}, 10)
+	if want := greedy[:slices.Index(greedy, greedy[2])+1]; !slices.Equal(stop, want) {
+		t.Errorf("with EOS %d: %v, want %v", greedy[2], stop, want)
+	}
+	if none := gen(text.GenerateOpts{}, 0); len(none) != 0 {
+		t.Errorf("0 new tokens gave %v", none)
+	}
+}
+
+// TestGenerateErrors: arguments Generate cannot take are errors naming
+// the problem.
+func TestGenerateErrors(t *testing.T) {
+	m := loadTiny(t, tinyConfig())
+	for _, tc := range []struct {
+		name   string
+		prompt []int64
+		n      int
+		o      text.GenerateOpts
+		want   string
+	}{
+		{"empty prompt", nil, 3, text.GenerateOpts{}, "empty prompt"},
+		{"negative count", []int64{1}, -1, text.GenerateOpts{}, "-1 new tokens"},
+		{"too long", make([]int64, 30), 3, text.GenerateOpts{}, "exceed the 32 positions"},
+		{"temperature", []int64{1}, 3, text.GenerateOpts{Temperature: -1}, "temperature"},
+		{"top-k", []int64{1}, 3, text.GenerateOpts{TopK: -2}, "top-k"},
+		{"top-p", []int64{1}, 3, text.GenerateOpts{TopP: 1.5}, "top-p"},
+		{"token", []int64{1, 97}, 3, text.GenerateOpts{}, "token 97 at 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := m.Generate(tc.prompt, tc.n, tc.o)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%v, want an error about %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := text.NewGPT2(tinyConfig()).Generate([]int64{1}, 1, text.GenerateOpts{}); err == nil {
+		t.Error("an uninitialised model generated")
+	}
+}
+
+// TestFilter: temperature, top-k (ties with the k-th kept) and top-p
+// shape the distribution as Hugging Face's logits warpers do.
+func TestFilter(t *testing.T) {
+	logits := []float64{1, 3, 2, 3, 0}
+	soft := func(x []float64) []float64 {
+		out := make([]float64, len(x))
+		sum := 0.0
+		for i, v := range x {
+			out[i] = math.Exp(v)
+			sum += out[i]
+		}
+		for i := range out {
+			out[i] /= sum
+		}
+		return out
+	}
+	inf := math.Inf(-1)
+	for _, tc := range []struct {
+		name string
+		o    text.GenerateOpts
+		want []float64
+	}{
+		{"none", text.GenerateOpts{}, soft(logits)},
+		{"temperature 2", text.GenerateOpts{Temperature: 2}, soft([]float64{0.5, 1.5, 1, 1.5, 0})},
+		{"top-k 1 keeps the tie", text.GenerateOpts{TopK: 1}, soft([]float64{inf, 3, inf, 3, inf})},
+		{"top-k 3", text.GenerateOpts{TopK: 3}, soft([]float64{inf, 3, 2, 3, inf})},
+		{"top-k beyond the vocabulary", text.GenerateOpts{TopK: 9}, soft(logits)},
+		{"top-p 0.5", text.GenerateOpts{TopP: 0.5}, func() []float64 {
+			p := soft(logits) // the two 3s have 0.39 each: 0.78 ≥ 0.5 after the second
+			return []float64{0, p[1], 0, p[3], 0}
+		}()},
+		{"top-p 0.2", text.GenerateOpts{TopP: 0.2}, func() []float64 {
+			p := soft(logits)
+			return []float64{0, p[1], 0, 0, 0}
+		}()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := text.Filter(logits, tc.o)
+			for i := range got {
+				if math.Abs(got[i]-tc.want[i]) > 1e-12 {
+					t.Fatalf("%v, want %v", got, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// TestGenerateReleasesMemory: Generate releases what it allocates (its
+// steps' temporaries and its cache): later calls leave the memory in use
+// where the first left it.
+func TestGenerateReleasesMemory(t *testing.T) {
+	m := loadTiny(t, tinyConfig())
+	if _, err := m.Generate([]int64{1, 2}, 20, text.GenerateOpts{Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	before := nd.MemoryStats(ctx.CPU(0)).InUse
+	for seed := range uint64(3) {
+		if _, err := m.Generate([]int64{1, 2, 3}, 25, text.GenerateOpts{Seed: seed, TopP: 0.9}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := nd.MemoryStats(ctx.CPU(0)).InUse; after != before {
+		t.Errorf("%d bytes in use after more calls, %d after the first", after, before)
+	}
+}
+
+// TestFilterTopKRandom: top-k keeps exactly the logits at or above the
+// k-th largest, for random logits and every k up to the vocabulary.
+func TestFilterTopKRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 5))
+	logits := make([]float64, 300)
+	for i := range logits {
+		logits[i] = float64(rng.IntN(60)) / 7 // many ties
+	}
+	sorted := slices.Clone(logits)
+	slices.Sort(sorted)
+	slices.Reverse(sorted)
+	for _, k := range []int{1, 2, 5, 40, 299, 300} {
+		p := text.Filter(logits, text.GenerateOpts{TopK: k})
+		for i, v := range logits {
+			if kept := p[i] > 0; kept != (v >= sorted[k-1]) {
+				t.Fatalf("top-k %d: logit %g (the k-th largest %g) kept %v", k, v, sorted[k-1], kept)
+			}
+		}
+	}
+}

@@ -1,0 +1,165 @@
+// Package text is Goluon's model zoo of language models. It holds GPT-2
+// in Hugging Face's layout: the parameters of NewGPT2 are named and shaped
+// as the keys of transformers' GPT2LMHeadModel.state_dict()
+// (transformer.wte.weight, transformer.h.0.attn.c_attn.weight, ...,
+// transformer.ln_f.bias), so that the model.safetensors a user downloads
+// for "gpt2" (or gpt2-medium, -large, -xl) loads as it is:
+//
+//	net, err := text.LoadGPT2("gpt2/model.safetensors", text.GPT2Small(), ctx.CPU(0))
+//	tok, err := text.LoadBPE("gpt2/vocab.json", "gpt2/merges.txt")
+//	ids, err := tok.Encode("The meaning of life is")
+//	out, err := net.Generate(ids, 20, text.GenerateOpts{TopK: 40, Seed: 1})
+//	fmt.Println(tok.Decode(out))
+//
+// Like Hugging Face's Conv1D, the projections c_attn, c_proj and c_fc
+// keep their weights as [in, out], the transpose of nn.Dense's
+// [out, in]: they are stored, loaded and saved in that layout, and
+// compute x·W + b. The output layer (lm_head) is tied to the token
+// embedding: it has no parameter of its own, and lm_head.weight, which
+// some files hold, must equal transformer.wte.weight there. The attention
+// masks older transformers versions saved (attn.bias, attn.masked_bias)
+// are skipped, and files saved from the bare GPT2Model (keys without the
+// "transformer." prefix, as the hub's gpt2 checkpoint) load too.
+//
+// Forward maps token ids to logits and LMLoss is the shifted
+// cross-entropy GPT2LMHeadModel computes with labels, so the model trains
+// with a gluon.Trainer (data-parallel with gluon.SplitAndLoad, hybridized
+// with gluon.Hybridize). ForwardCached extends a Cache of the attention's
+// keys and values, so that Generate (greedy, or sampling with
+// temperature, top-k and top-p from nd's seeded generators) spends one
+// position's work per new token. The model exports to ONNX
+// (gluon/onnx.Export with Int64 input; batch and length may be free),
+// and Save writes the state dict in save_pretrained's safetensors layout
+// (transformer.* keys, no lm_head.weight, metadata format "pt"). BPE is
+// GPT-2's byte-level tokenizer, reading vocab.json and merges.txt.
+//
+// Outputs, the loss and its gradients equal a plain-torch transcription of
+// GPT2LMHeadModel's computation within 1e-4 on seeded random weights
+// (testdata/make_goldens.py makes the fixture and the goldens; the
+// tokenizer's goldens come from testdata/make_bpe_goldens.py, which runs
+// GPT-2's pre-tokenisation pattern in Python's regex module).
+package text
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// GPT2Config is the shape of a GPT-2 model, with the names of Hugging
+// Face's config.json (LoadGPT2Config reads one). GPT2Small, GPT2Medium,
+// GPT2Large and GPT2XL return OpenAI's four sizes.
+type GPT2Config struct {
+	// VocabSize is the number of tokens (50257).
+	VocabSize int `json:"vocab_size"`
+	// NPositions is the longest sequence, the rows of the position
+	// embedding (1024).
+	NPositions int `json:"n_positions"`
+	// NEmbd is the width of the residual stream.
+	NEmbd int `json:"n_embd"`
+	// NLayer is the number of transformer blocks.
+	NLayer int `json:"n_layer"`
+	// NHead is the number of attention heads; it divides NEmbd.
+	NHead int `json:"n_head"`
+	// NInner is the width of the blocks' MLP; 0 means 4·NEmbd.
+	NInner int `json:"n_inner"`
+	// LayerNormEpsilon is the layer norms' epsilon; 0 means 1e-5.
+	LayerNormEpsilon float64 `json:"layer_norm_epsilon"`
+	// Activation is the MLP's activation: "gelu_new" (GPT-2's, the tanh
+	// approximation of GELU; "" means it), "gelu_pytorch_tanh" (the
+	// same), "gelu" (exact) or "relu".
+	Activation string `json:"activation_function"`
+	// ResidPdrop is the dropout rate on the attention's and the MLP's
+	// outputs, in training mode (0.1).
+	ResidPdrop float64 `json:"resid_pdrop"`
+	// EmbdPdrop is the dropout rate on the embeddings' sum (0.1).
+	EmbdPdrop float64 `json:"embd_pdrop"`
+	// AttnPdrop is the dropout rate on the attention weights (0.1).
+	AttnPdrop float64 `json:"attn_pdrop"`
+}
+
+// gpt2Size is the configuration all four sizes share, with the given
+// width, depth and heads.
+func gpt2Size(embd, layers, heads int) GPT2Config {
+	return GPT2Config{
+		VocabSize: 50257, NPositions: 1024, NEmbd: embd, NLayer: layers, NHead: heads,
+		LayerNormEpsilon: 1e-5, Activation: "gelu_new", ResidPdrop: 0.1, EmbdPdrop: 0.1, AttnPdrop: 0.1,
+	}
+}
+
+// GPT2Small returns the configuration of "gpt2" (124M parameters: 768
+// wide, 12 layers, 12 heads).
+func GPT2Small() GPT2Config { return gpt2Size(768, 12, 12) }
+
+// GPT2Medium returns the configuration of "gpt2-medium" (355M: 1024
+// wide, 24 layers, 16 heads).
+func GPT2Medium() GPT2Config { return gpt2Size(1024, 24, 16) }
+
+// GPT2Large returns the configuration of "gpt2-large" (774M: 1280 wide,
+// 36 layers, 20 heads).
+func GPT2Large() GPT2Config { return gpt2Size(1280, 36, 20) }
+
+// GPT2XL returns the configuration of "gpt2-xl" (1.5B: 1600 wide, 48
+// layers, 25 heads).
+func GPT2XL() GPT2Config { return gpt2Size(1600, 48, 25) }
+
+// withDefaults fills in the fields whose zero value stands for a default.
+func (c GPT2Config) withDefaults() GPT2Config {
+	if c.NInner == 0 {
+		c.NInner = 4 * c.NEmbd
+	}
+	if c.LayerNormEpsilon == 0 {
+		c.LayerNormEpsilon = 1e-5
+	}
+	if c.Activation == "" {
+		c.Activation = "gelu_new"
+	}
+	return c
+}
+
+// Validate reports what is wrong with c, or nil: sizes must be positive
+// (NInner may be 0), NHead must divide NEmbd, the dropout rates must lie
+// in [0, 1) and the activation must be one GPT2Config lists.
+func (c GPT2Config) Validate() error {
+	c = c.withDefaults()
+	switch {
+	case c.VocabSize < 1 || c.NPositions < 1 || c.NEmbd < 1 || c.NLayer < 1 || c.NHead < 1 || c.NInner < 1:
+		return fmt.Errorf("text: GPT-2 config: vocab_size %d, n_positions %d, n_embd %d, n_layer %d, n_head %d and n_inner %d must be positive",
+			c.VocabSize, c.NPositions, c.NEmbd, c.NLayer, c.NHead, c.NInner)
+	case c.NEmbd%c.NHead != 0:
+		return fmt.Errorf("text: GPT-2 config: n_head %d does not divide n_embd %d", c.NHead, c.NEmbd)
+	case c.LayerNormEpsilon < 0:
+		return fmt.Errorf("text: GPT-2 config: layer_norm_epsilon %g is negative", c.LayerNormEpsilon)
+	}
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"resid_pdrop", c.ResidPdrop}, {"embd_pdrop", c.EmbdPdrop}, {"attn_pdrop", c.AttnPdrop}} {
+		if !(p.v >= 0 && p.v < 1) {
+			return fmt.Errorf("text: GPT-2 config: %s %g outside [0, 1)", p.name, p.v)
+		}
+	}
+	if _, ok := activations[c.Activation]; !ok {
+		return fmt.Errorf("text: GPT-2 config: activation_function %q: want gelu_new, gelu_pytorch_tanh, gelu or relu", c.Activation)
+	}
+	return nil
+}
+
+// LoadGPT2Config reads a Hugging Face config.json (the one beside a
+// model's weights) into a GPT2Config. Keys it does not know are ignored;
+// keys it lacks keep the zero value, so a file must give at least the
+// sizes. The result is validated.
+func LoadGPT2Config(path string) (GPT2Config, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return GPT2Config{}, fmt.Errorf("text: %w", err)
+	}
+	var c GPT2Config
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return GPT2Config{}, fmt.Errorf("text: %s: %w", path, err)
+	}
+	if err := c.Validate(); err != nil {
+		return GPT2Config{}, fmt.Errorf("%w (in %s)", err, path)
+	}
+	return c, nil
+}
