@@ -14,6 +14,7 @@ import (
 
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/pytorch"
 	"github.com/goluon/goluon/gluon/safetensors"
 	"github.com/goluon/goluon/nd"
 )
@@ -77,8 +78,8 @@ func (e *LoadError) Error() string {
 }
 
 // Load reads a GPT2LMHeadModel state dict saved as safetensors (Hugging
-// Face's model.safetensors, or tools/torch2safetensors.py's conversion of
-// a .bin or .pth file) into m's parameters, onto devs (cpu(0) when none
+// Face's model.safetensors) or by torch.save (its pytorch_model.bin; see
+// package gluon/pytorch) into m's parameters, onto devs (cpu(0) when none
 // are given) for parameters not yet initialised. Keys with or without the
 // "transformer." prefix load; lm_head.weight may be absent or equal to
 // the token embedding; attn.bias and attn.masked_bias buffers are
@@ -146,15 +147,11 @@ func Save(m *GPT2, path string) error {
 // checkFile compares the file's header with params and returns a
 // *LoadError listing every problem, or an error reading the file, or nil.
 func checkFile(params *gluon.ParamDict, path string) error {
-	fh, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("text: %w", err)
-	}
-	defer fh.Close()
-	entries, base, err := readHeader(fh, path)
+	entries, same, done, err := fileEntries(path)
 	if err != nil {
 		return err
 	}
+	defer done()
 	e := &LoadError{Path: path}
 	byName := map[string]headerEntry{}
 	for _, key := range sortedKeys(entries) {
@@ -191,17 +188,74 @@ func checkFile(params *gluon.ParamDict, path string) error {
 		if !ok {
 			e.Unexpected = append(e.Unexpected, headKey+" (without "+wteKey+")")
 		} else {
-			same, err := sameData(fh, base, head, wte)
+			tied, err := same(head, wte)
 			if err != nil {
 				return fmt.Errorf("text: load %s: %w", path, err)
 			}
-			e.Untied = !same
+			e.Untied = !tied
 		}
 	}
 	if len(e.Missing)+len(e.Unexpected)+len(e.Shapes) > 0 || e.Untied {
 		return e
 	}
 	return nil
+}
+
+// fileEntries returns the tensors of the state dict at path (their keys
+// and shapes), a function that reports whether two of them hold the same
+// values, and one to call when done with them. A safetensors file is read
+// in its header only; a file torch.save wrote (Hugging Face's
+// pytorch_model.bin) is read whole.
+func fileEntries(path string) (map[string]headerEntry, func(a, b headerEntry) (bool, error), func(), error) {
+	if isZip(path) {
+		sd, err := pytorch.LoadStateDict(path, ctx.CPU(0))
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("text: %w", err)
+		}
+		entries := map[string]headerEntry{}
+		for k, a := range sd {
+			entries[k] = headerEntry{Shape: a.Shape(), key: k}
+		}
+		same := func(a, b headerEntry) (bool, error) {
+			x, y := sd[a.key], sd[b.key]
+			return x.DType() == y.DType() && slices.Equal(x.Shape(), y.Shape()) &&
+				slices.Equal(x.Float64s(), y.Float64s()), nil
+		}
+		done := func() {
+			for _, a := range sd {
+				a.Release()
+			}
+		}
+		return entries, same, done, nil
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("text: %w", err)
+	}
+	entries, base, err := readHeader(fh, path)
+	if err != nil {
+		fh.Close()
+		return nil, nil, nil, err
+	}
+	for k, ent := range entries {
+		ent.key = k
+		entries[k] = ent
+	}
+	same := func(a, b headerEntry) (bool, error) { return sameData(fh, base, a, b) }
+	return entries, same, func() { fh.Close() }, nil
+}
+
+// isZip reports whether the file at path starts as a zip archive does
+// (torch.save's format).
+func isZip(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 4)
+	_, err = io.ReadFull(f, head)
+	return err == nil && string(head) == "PK\x03\x04"
 }
 
 // headerEntry is one tensor of a safetensors header.
