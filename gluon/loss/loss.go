@@ -2,9 +2,13 @@
 // Goluon, with the options PyTorch users reach for:
 //
 //   - classification: softmax cross-entropy (ignored labels, label
-//     smoothing, class weights), sigmoid binary cross-entropy (positive
-//     weights), logistic, hinge and squared hinge;
-//   - regression: L2, L1, Huber and Poisson negative log-likelihood;
+//     smoothing, class weights; with FromLogits, PyTorch's NLLLoss),
+//     sigmoid binary cross-entropy (positive weights; averaged over
+//     classes, MultiLabelSoftMarginLoss), logistic, hinge, squared hinge
+//     and multi-class margin (MultiMargin);
+//   - regression: L2, L1, Huber, Poisson and Gaussian negative
+//     log-likelihood;
+//   - ranking: margin ranking;
 //   - distributions: KL divergence (probability or log-probability
 //     targets);
 //   - embeddings: triplet and cosine embedding losses;
