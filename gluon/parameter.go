@@ -67,6 +67,9 @@ type Parameter struct {
 	// creation or its step); the hooks of any other Trainer leave the
 	// parameter alone.
 	bucketOwner atomic.Pointer[Trainer]
+
+	// derive, when set, computes the parameter's value (derived.go).
+	derive atomic.Pointer[derivationBox]
 }
 
 // NewParameter returns a float32 parameter of the given shape (0 marks a
@@ -213,6 +216,11 @@ func (p *Parameter) materialise() {
 	p.data = make([]*nd.NDArray, len(p.devs))
 	for i, d := range p.devs {
 		a := nd.PersistentSession().FromSlice(d, host, p.shape...)
+		if len(p.shape) == 0 { // FromSlice makes [1]: a 0-d parameter (a whole-tensor norm's scale)
+			r := nd.Reshape(a).Persist()
+			a.Release()
+			a = r
+		}
 		if p.dtype.IsHalf() {
 			h := nd.PersistentSession().Zeros(d, p.dtype, p.shape...)
 			nd.Assign(h, a)
@@ -241,8 +249,13 @@ func initRNG(name string) *rand.Rand {
 // the seed in force now (nd.Seed) and the parameter's full name. It is
 // safe to call from several
 // goroutines; only the first call initialises. A shape that contradicts a
-// known dimension panics.
+// known dimension panics. A derived parameter (SetDerivation) records the
+// shape and passes it to its Derivation.
 func (p *Parameter) InferShape(shape ...int) {
+	if d := p.Derivation(); d != nil {
+		p.inferDerived(d, shape)
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(shape) != len(p.shape) {
@@ -269,8 +282,12 @@ func (p *Parameter) Initialized() bool {
 
 // Data returns the replica on dev. It panics with a context error naming
 // the parameter and its contexts when the parameter does not live on dev,
-// and with an argument error when it is not initialised.
+// and with an argument error when it is not initialised. A derived
+// parameter (SetDerivation) returns its Derivation's value instead.
 func (p *Parameter) Data(dev ctx.Context) *nd.NDArray {
+	if d := p.Derivation(); d != nil {
+		return d.Value(dev)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.replica("gluon.Parameter.Data", dev)
