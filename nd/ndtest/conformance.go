@@ -82,6 +82,7 @@ var confFamilies = []struct {
 	{"gridsample", confGridSample},   // gridsample.go
 	{"autograd", confAutograd},       // backward.go, checkpoint.go
 	{"matrix", confMatrix},           // matrix.go, search.go
+	{"extra", confExtra},             // products.go, blocks.go, calculus.go, cov.go, histc.go, pdist.go, gcd.go, affinegrid.go
 }
 
 // confRecover turns a panic inside a case (an *nd.Error from an op that

@@ -37,6 +37,12 @@
 //	nd/ndarray.go    ndarray.go    views: ops on slices and reshapes
 //	nd/dtype.go      dtype.go      integer and Bool arrays through many ops
 //
+// The ops of nd/products.go, blocks.go, calculus.go, cov.go, histc.go,
+// pdist.go, gcd.go and affinegrid.go (Kron, Cross, Tensordot, BlockDiag,
+// CartesianProd, Vander, Diff, Rot90, the trapezoidal rules, Cov,
+// Corrcoef, Histc, Pdist, Gcd, Lcm, AffineGrid) have their conformance
+// family in extra.go and their gradient cases in extra_grad.go.
+//
 // The shared machinery is in conformance.go (Conformance, its list of
 // families, tolerances and reference helpers), gradcases.go (GradChecks,
 // its list of case groups, input helpers and the end-to-end composite)

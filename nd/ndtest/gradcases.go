@@ -75,6 +75,7 @@ func gradCases(dev ctx.Context) []gradCase {
 		gradActivationCases(dev),  // activation.go
 		gradLayerNormCases(dev),   // layernorm.go
 		gradMatrixCases(dev),      // matrix.go, search.go
+		gradExtraCases(dev),       // products.go, blocks.go, calculus.go, cov.go, pdist.go, affinegrid.go
 	} {
 		cases = append(cases, group...)
 	}

@@ -18,6 +18,7 @@ import (
 var notConformanceOps = map[string]string{
 	"Bernoulli":   "random: distribution tests in nd",
 	"Categorical": "random: distribution tests in nd",
+	"Multinomial": "random: distribution and distinctness tests in nd",
 	"Permutation": "random: permutation property tested in nd",
 	"RandomInt":   "random: range tests in nd",
 	"Pack":        "memory layout (views of one buffer), tested in nd's gradhook tests",
