@@ -132,9 +132,7 @@ func LMLoss(logits, labels *nd.NDArray) *nd.NDArray {
 	t := ls[1]
 	pred := nd.SliceAxis(logits, 0, t-1, 1)
 	next := nd.SliceAxis(labels, 1, t, 1)
-	per := nd.SoftmaxCrossEntropy(pred, next, -1) // [B, T−1]; −100 is clipped to 0, then masked out
-	keep := nd.NotEqual(next, nd.FullLike(next, ignoreLabel)).AsType(per.DType())
-	return nd.Div(nd.Sum(nd.Mul(per, keep)), nd.Sum(keep))
+	return maskedCrossEntropy(pred, next)
 }
 
 // ignoreLabel is the label LMLoss skips, PyTorch's ignore_index.

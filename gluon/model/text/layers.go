@@ -167,11 +167,11 @@ func (b *block) forward(x *nd.NDArray, kv *layerCache) *nd.NDArray {
 	return nd.Add(x, b.mlp.Forward(b.ln2.Forward(x)))
 }
 
-// layers holds the blocks as children "0", "1", ..., as PyTorch's
-// ModuleList names them.
+// layers holds blocks (GPT-2's, BERT's encoder layers) as children "0",
+// "1", ..., as PyTorch's ModuleList names them.
 type layers struct{ gluon.BlockMeta }
 
-func newLayers(bs []*block) *layers {
+func newLayers[C gluon.Component](bs []C) *layers {
 	l := &layers{gluon.NewBlockMeta("layers")}
 	for i, b := range bs {
 		named(&l.BlockMeta, strconv.Itoa(i), b)

@@ -1,22 +1,12 @@
 package text
 
 import (
-	"bytes"
-	"encoding/binary"
-	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"regexp"
-	"slices"
-	"sort"
 	"strings"
 
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
-	"github.com/goluon/goluon/gluon/pytorch"
-	"github.com/goluon/goluon/gluon/safetensors"
-	"github.com/goluon/goluon/nd"
 )
 
 // The names of a GPT2LMHeadModel state dict that are not parameters of
@@ -39,42 +29,12 @@ func hfName(key string) string {
 	return "transformer." + key
 }
 
-// LoadError lists everything that keeps a state dict from loading into a
-// model: the parameters the file lacks, the tensors it holds that are no
-// parameter, the tensors whose shape is not the parameter's, and a head
-// that is not tied.
-type LoadError struct {
-	// Path is the file.
-	Path string
-	// Missing names the model's parameters the file has no tensor for.
-	Missing []string
-	// Unexpected names the file's tensors that match no parameter.
-	Unexpected []string
-	// Shapes describes each tensor of the wrong shape: "name: the file
-	// holds [a b], the model wants [c d]".
-	Shapes []string
-	// Untied says that the file's lm_head.weight differs from its
-	// transformer.wte.weight, which the model ties it to.
-	Untied bool
-}
-
-// Error lists the problems, each kind on one line.
-func (e *LoadError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "text: load %s: the state dict does not fit the model", e.Path)
-	if len(e.Missing) > 0 {
-		fmt.Fprintf(&b, "\n  missing (%d): %s", len(e.Missing), strings.Join(e.Missing, ", "))
-	}
-	if len(e.Unexpected) > 0 {
-		fmt.Fprintf(&b, "\n  unexpected (%d): %s", len(e.Unexpected), strings.Join(e.Unexpected, ", "))
-	}
-	if len(e.Shapes) > 0 {
-		fmt.Fprintf(&b, "\n  wrong shapes (%d): %s", len(e.Shapes), strings.Join(e.Shapes, "; "))
-	}
-	if e.Untied {
-		fmt.Fprintf(&b, "\n  %s differs from %s: the model ties them", headKey, wteKey)
-	}
-	return b.String()
+// gpt2Layout is how GPT2LMHeadModel's files map onto a GPT2.
+var gpt2Layout = layout{
+	rename:     hfName,
+	skip:       maskBuffer.MatchString,
+	ties:       []tie{{headKey, wteKey}},
+	transposed: "Conv1D weights are [in, out], nn.Linear's [out, in]",
 }
 
 // Load reads a GPT2LMHeadModel state dict saved as safetensors (Hugging
@@ -91,13 +51,10 @@ func Load(m *GPT2, path string, devs ...ctx.Context) error {
 		devs = []ctx.Context{ctx.CPU(0)}
 	}
 	params := gluon.CollectParams(m)
-	if err := checkFile(params, path); err != nil {
+	if err := checkFile(params, path, gpt2Layout); err != nil {
 		return err
 	}
-	err := params.Load(path, devs, gluon.LoadOpts{
-		Rename: hfName,
-		Skip:   func(name string) bool { return name == headKey || maskBuffer.MatchString(name) },
-	})
+	err := params.Load(path, devs, gluon.LoadOpts{Rename: hfName, Skip: gpt2Layout.skipped})
 	if err != nil {
 		return fmt.Errorf("text: %w", err)
 	}
@@ -117,228 +74,13 @@ func LoadGPT2(path string, cfg GPT2Config, devs ...ctx.Context) (*GPT2, error) {
 	return m, nil
 }
 
-// Save writes m's parameters to path as a GPT2LMHeadModel state dict in
-// the safetensors format, as Hugging Face's save_pretrained writes one:
-// transformer.* keys, no lm_head.weight (tied), the Conv1D weights
-// [in, out], metadata format "pt" (which transformers' loader asks for).
-// Float64 parameters are saved as F64, others as F32. The file is
-// replaced atomically.
+// Save writes m's parameters to path as a GPT2LMHeadModel state dict, as
+// Hugging Face's save_pretrained writes one: transformer.* keys, no
+// lm_head.weight (tied), the Conv1D weights [in, out]. A path ending in
+// .bin, .pt or .pth gets torch.save's format (pytorch_model.bin), any
+// other the safetensors format with metadata format "pt" (which
+// transformers' loader asks for). Float64 parameters are saved as
+// float64, others as float32. The file is replaced atomically.
 func Save(m *GPT2, path string) error {
-	f := &safetensors.File{Tensors: map[string]safetensors.Tensor{}, Metadata: map[string]string{"format": "pt"}}
-	params := gluon.CollectParams(m)
-	for _, name := range params.Names() {
-		p := params.Get(name)
-		if !p.Initialized() {
-			return fmt.Errorf("text: save %s: parameter %s is not initialised", path, name)
-		}
-		a := p.ListData()[0]
-		if a.DType() == nd.Float64 {
-			f.Tensors[name] = safetensors.FromFloat64(a.Shape(), a.Float64s())
-		} else {
-			f.Tensors[name] = safetensors.FromFloat32(a.Shape(), a.Float32s())
-		}
-	}
-	if err := safetensors.WriteFile(path, f); err != nil {
-		return fmt.Errorf("text: save: %w", err)
-	}
-	return nil
-}
-
-// checkFile compares the file's header with params and returns a
-// *LoadError listing every problem, or an error reading the file, or nil.
-func checkFile(params *gluon.ParamDict, path string) error {
-	entries, same, done, err := fileEntries(path)
-	if err != nil {
-		return err
-	}
-	defer done()
-	e := &LoadError{Path: path}
-	byName := map[string]headerEntry{}
-	for _, key := range sortedKeys(entries) {
-		name := hfName(key)
-		if other, dup := byName[name]; dup {
-			return fmt.Errorf("text: load %s: tensors %s and %s both load as %s", path, other.key, key, name)
-		}
-		ent := entries[key]
-		ent.key = key
-		byName[name] = ent
-	}
-	for _, name := range params.Names() {
-		ent, ok := byName[name]
-		if !ok {
-			e.Missing = append(e.Missing, name)
-			continue
-		}
-		if want := params.Get(name).Shape(); !slices.Equal(ent.Shape, want) {
-			msg := fmt.Sprintf("%s: the file holds %v, the model wants %v", ent.key, ent.Shape, want)
-			if len(want) == 2 && slices.Equal(ent.Shape, []int{want[1], want[0]}) {
-				msg += " (transposed: Conv1D weights are [in, out], nn.Linear's [out, in])"
-			}
-			e.Shapes = append(e.Shapes, msg)
-		}
-	}
-	for _, name := range sortedKeys(byName) {
-		if params.Get(name) == nil && name != headKey && !maskBuffer.MatchString(name) {
-			e.Unexpected = append(e.Unexpected, byName[name].key)
-		}
-	}
-	sort.Strings(e.Unexpected)
-	if head, ok := byName[headKey]; ok {
-		wte, ok := byName[wteKey]
-		if !ok {
-			e.Unexpected = append(e.Unexpected, headKey+" (without "+wteKey+")")
-		} else {
-			tied, err := same(head, wte)
-			if err != nil {
-				return fmt.Errorf("text: load %s: %w", path, err)
-			}
-			e.Untied = !tied
-		}
-	}
-	if len(e.Missing)+len(e.Unexpected)+len(e.Shapes) > 0 || e.Untied {
-		return e
-	}
-	return nil
-}
-
-// fileEntries returns the tensors of the state dict at path (their keys
-// and shapes), a function that reports whether two of them hold the same
-// values, and one to call when done with them. A safetensors file is read
-// in its header only; a file torch.save wrote (Hugging Face's
-// pytorch_model.bin) is read whole.
-func fileEntries(path string) (map[string]headerEntry, func(a, b headerEntry) (bool, error), func(), error) {
-	if isZip(path) {
-		sd, err := pytorch.LoadStateDict(path, ctx.CPU(0))
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("text: %w", err)
-		}
-		entries := map[string]headerEntry{}
-		for k, a := range sd {
-			entries[k] = headerEntry{Shape: a.Shape(), key: k}
-		}
-		same := func(a, b headerEntry) (bool, error) {
-			x, y := sd[a.key], sd[b.key]
-			return x.DType() == y.DType() && slices.Equal(x.Shape(), y.Shape()) &&
-				slices.Equal(x.Float64s(), y.Float64s()), nil
-		}
-		done := func() {
-			for _, a := range sd {
-				a.Release()
-			}
-		}
-		return entries, same, done, nil
-	}
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("text: %w", err)
-	}
-	entries, base, err := readHeader(fh, path)
-	if err != nil {
-		fh.Close()
-		return nil, nil, nil, err
-	}
-	for k, ent := range entries {
-		ent.key = k
-		entries[k] = ent
-	}
-	same := func(a, b headerEntry) (bool, error) { return sameData(fh, base, a, b) }
-	return entries, same, func() { fh.Close() }, nil
-}
-
-// isZip reports whether the file at path starts as a zip archive does
-// (torch.save's format).
-func isZip(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, 4)
-	_, err = io.ReadFull(f, head)
-	return err == nil && string(head) == "PK\x03\x04"
-}
-
-// headerEntry is one tensor of a safetensors header.
-type headerEntry struct {
-	DType   string   `json:"dtype"`
-	Shape   []int    `json:"shape"`
-	Offsets [2]int64 `json:"data_offsets"`
-	key     string
-}
-
-// maxHeader bounds the header's length, as the safetensors format does
-// (100 MB).
-const maxHeader = 100 << 20
-
-// readHeader reads the tensors' entries of a safetensors file and the
-// offset of its data, without reading the data.
-func readHeader(r io.ReaderAt, path string) (map[string]headerEntry, int64, error) {
-	var lenBuf [8]byte
-	if _, err := r.ReadAt(lenBuf[:], 0); err != nil {
-		return nil, 0, fmt.Errorf("text: load %s: reading the header length: %w", path, err)
-	}
-	n := binary.LittleEndian.Uint64(lenBuf[:])
-	if n == 0 || n > maxHeader {
-		return nil, 0, fmt.Errorf("text: load %s: header length %d: not a safetensors file", path, n)
-	}
-	raw := make([]byte, n)
-	if _, err := r.ReadAt(raw, 8); err != nil {
-		return nil, 0, fmt.Errorf("text: load %s: reading the header: %w", path, err)
-	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return nil, 0, fmt.Errorf("text: load %s: header: %w", path, err)
-	}
-	out := map[string]headerEntry{}
-	for name, v := range fields {
-		if name == "__metadata__" {
-			continue
-		}
-		var ent headerEntry
-		if err := json.Unmarshal(v, &ent); err != nil {
-			return nil, 0, fmt.Errorf("text: load %s: header entry %s: %w", path, name, err)
-		}
-		if ent.Shape == nil {
-			ent.Shape = []int{}
-		}
-		out[name] = ent
-	}
-	return out, 8 + int64(n), nil
-}
-
-// sameData reports whether two tensors of the file hold the same dtype,
-// shape and bytes.
-func sameData(r io.ReaderAt, base int64, a, b headerEntry) (bool, error) {
-	if a.DType != b.DType || !slices.Equal(a.Shape, b.Shape) {
-		return false, nil
-	}
-	la, lb := a.Offsets[1]-a.Offsets[0], b.Offsets[1]-b.Offsets[0]
-	if la != lb || la < 0 {
-		return false, nil
-	}
-	read := func(e headerEntry) ([]byte, error) {
-		buf := make([]byte, la)
-		if _, err := r.ReadAt(buf, base+e.Offsets[0]); err != nil {
-			return nil, fmt.Errorf("reading %s: %w", e.key, err)
-		}
-		return buf, nil
-	}
-	da, err := read(a)
-	if err != nil {
-		return false, err
-	}
-	db, err := read(b)
-	if err != nil {
-		return false, err
-	}
-	return bytes.Equal(da, db), nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return saveParams(gluon.CollectParams(m), path)
 }

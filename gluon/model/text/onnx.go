@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/goluon/goluon/gluon"
-	"github.com/goluon/goluon/gluon/nn"
 )
 
 // ExportONNX writes the model's inference form (no dropout, no cache)
@@ -54,14 +53,8 @@ func (b *block) exportONNX(g gluon.ONNXGraph, x, mask string) (string, error) {
 		return "", err
 	}
 	m := b.mlp
-	h = m.cFc.exportONNX(g, h)
-	switch m.act {
-	case "relu":
-		h = op("Relu", nil, h)
-	default:
-		if h, err = nn.NewGELU(m.act != "gelu").ExportONNX(g, h); err != nil {
-			return "", err
-		}
+	if h, err = onnxActivation(g, m.act, m.cFc.exportONNX(g, h)); err != nil {
+		return "", err
 	}
 	return op("Add", nil, x, m.cProj.exportONNX(g, h)), nil
 }

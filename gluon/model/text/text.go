@@ -1,5 +1,9 @@
-// Package text is Goluon's model zoo of language models. It holds GPT-2
-// in Hugging Face's layout: the parameters of NewGPT2 are named and shaped
+// Package text is Goluon's model zoo of language models: GPT-2 and BERT
+// in Hugging Face's layouts, with their tokenizers.
+//
+// # GPT-2
+//
+// The parameters of NewGPT2 are named and shaped
 // as the keys of transformers' GPT2LMHeadModel.state_dict()
 // (transformer.wte.weight, transformer.h.0.attn.c_attn.weight, ...,
 // transformer.ln_f.bias), so that the model.safetensors a user downloads
@@ -38,6 +42,37 @@
 // (testdata/make_goldens.py makes the fixture and the goldens; the
 // tokenizer's goldens come from testdata/make_bpe_goldens.py, which runs
 // GPT-2's pre-tokenisation pattern in Python's regex module).
+//
+// # BERT
+//
+// NewBert, NewBertForSequenceClassification and NewBertForMaskedLM build
+// transformers' BertModel, BertForSequenceClassification and
+// BertForMaskedLM, their parameters named and shaped as those models'
+// state-dict keys (bert.embeddings.word_embeddings.weight,
+// bert.encoder.layer.0.attention.self.query.weight, ..., classifier.weight,
+// cls.predictions.transform.dense.weight; dense weights [out, in]), so
+// that bert-base-uncased's model.safetensors or pytorch_model.bin loads
+// as it is:
+//
+//	cfg, err := text.LoadBertConfig("bert-base-uncased/config.json")
+//	cfg.NumLabels = 3
+//	net := text.NewBertForSequenceClassification(cfg)
+//	report, err := text.LoadBert(net, "bert-base-uncased/model.safetensors",
+//		text.BertLoadOpts{Partial: true}, ctx.CPU(0)) // a new classifier
+//	tok, err := text.LoadBertTokenizer("bert-base-uncased/vocab.txt", text.BertTokenizerOpts{})
+//	batch, err := tok.EncodeBatch(texts, nil, text.BertEncodeOpts{MaxLength: 128})
+//	ids, types, mask := batch.Arrays(ctx.CPU(0))
+//	loss := net.Loss(net.Logits(ids, types, mask), labels)
+//
+// The models are gluon.MultiBlocks of (input ids, token types, attention
+// mask), the last two optional, train with a gluon.Trainer (data-parallel
+// too), hybridize, and export to ONNX (gluon/onnx.Export on the ids, or
+// ExportMulti on all three inputs). SaveBert writes save_pretrained's
+// keys. BertTokenizer is BERT's WordPiece tokenizer, uncased or cased.
+// Outputs, losses and gradients equal a plain-torch transcription of the
+// three models within 1e-4 (testdata/make_bert_goldens.py); the
+// tokenizer's goldens come from a Python transcription of BERT's
+// documented tokenisation (testdata/make_wordpiece_goldens.py).
 package text
 
 import (
