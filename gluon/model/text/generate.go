@@ -40,6 +40,10 @@ type GenerateOpts struct {
 	// <|endoftext|> is 50256); the one generated is the last token
 	// returned. Empty: generate maxNewTokens tokens.
 	EOS []int64
+	// OnToken, when set, is called with each new token as soon as it is
+	// chosen (to stream the text); returning false ends the generation
+	// after that token.
+	OnToken func(tok int64) bool
 }
 
 // Generate continues prompt (token ids) by up to maxNewTokens tokens and
@@ -79,7 +83,7 @@ func (m *GPT2) Generate(prompt []int64, maxNewTokens int, o GenerateOpts) ([]int
 			for len(out) < maxNewTokens {
 				tok := pick(step(next), o, sampler)
 				out = append(out, tok)
-				if slices.Contains(o.EOS, tok) {
+				if slices.Contains(o.EOS, tok) || (o.OnToken != nil && !o.OnToken(tok)) {
 					break
 				}
 				next = []int64{tok}

@@ -176,3 +176,21 @@ func TestFilterTopKRandom(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerateOnToken: OnToken sees each token as it is chosen, in order,
+// and returning false stops after that token.
+func TestGenerateOnToken(t *testing.T) {
+	m := loadTiny(t, tinyConfig())
+	g := readGoldens(t)
+	var seen []int64
+	got, err := m.Generate(g.Prompt, 8, text.GenerateOpts{Greedy: true, OnToken: func(tok int64) bool {
+		seen = append(seen, tok)
+		return len(seen) < 5
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, g.Greedy[:5]) || !slices.Equal(seen, got) {
+		t.Errorf("generated %v, streamed %v; want %v for both", got, seen, g.Greedy[:5])
+	}
+}
