@@ -78,3 +78,25 @@ func TestLoadArraysReadsTorchSaveFiles(t *testing.T) {
 		t.Errorf("num_batches_tracked is %v %v, want int64 2", a.DType(), a.Int64s())
 	}
 }
+
+// TestLoadArraysNamesTorchFileProblems: a file of PyTorch's legacy format
+// and a truncated torch.save archive get errors that say so, not a
+// safetensors parse error.
+func TestLoadArraysNamesTorchFileProblems(t *testing.T) {
+	whole, err := os.ReadFile("pytorch/testdata/state_dict.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.pt")
+	if err := os.WriteFile(cut, whole[:len(whole)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		"pytorch/testdata/legacy.pt": "legacy format",
+		cut:                          "truncated or corrupt",
+	} {
+		if _, err := gluon.LoadArrays(path, ctx.CPU(0)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want one containing %q", path, err, want)
+		}
+	}
+}

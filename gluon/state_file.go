@@ -1,10 +1,6 @@
 package gluon
 
 import (
-	"bytes"
-	"io"
-	"os"
-
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon/pytorch"
 	"github.com/goluon/goluon/gluon/safetensors"
@@ -15,7 +11,7 @@ import (
 // (pytorch.LoadStateDict) when stateDict is set, else every tensor under
 // its dotted name (pytorch.LoadTensors).
 func readStateFile(path string, stateDict bool) (*safetensors.File, error) {
-	if !isZip(path) {
+	if !pytorch.IsTorchFile(path) {
 		return safetensors.ReadFile(path)
 	}
 	load := pytorch.LoadTensors
@@ -32,18 +28,4 @@ func readStateFile(path string, stateDict bool) (*safetensors.File, error) {
 		a.Release()
 	}
 	return f, nil
-}
-
-// isZip reports whether the file at path starts as a zip archive does.
-func isZip(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, 4)
-	if _, err := io.ReadFull(f, head); err != nil {
-		return false
-	}
-	return bytes.Equal(head, []byte("PK\x03\x04"))
 }

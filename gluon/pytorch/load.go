@@ -23,7 +23,6 @@ package pytorch
 
 import (
 	"archive/zip"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -51,8 +50,7 @@ func Load(path string, dev ctx.Context) (any, error) {
 		return nil, fmt.Errorf("pytorch: %s: %w", path, err)
 	}
 	made := map[*hostTensor]*nd.NDArray{}
-	var out any
-	err = nd.Catch(func() { out = materialize(v, dev, made) })
+	out, err := materialize(v, dev, made)
 	if err != nil {
 		for _, a := range made {
 			a.Release()
@@ -62,17 +60,45 @@ func Load(path string, dev ctx.Context) (any, error) {
 	return out, nil
 }
 
-// notZip explains a file that is not a zip archive.
+// notZip explains a file that is not a readable zip archive.
 func notZip(path string, err error) error {
 	if !errors.Is(err, zip.ErrFormat) {
 		return err
 	}
-	b := make([]byte, 16)
-	if n, _ := openHead(path, b); n > 3 && b[0] == 0x80 && b[2] == 0x8a { // a pickle that starts with torch's magic number
+	switch kind(path) {
+	case legacyFile:
 		return errors.New("this is PyTorch's legacy format (before 1.6): load it in PyTorch and save it again with torch.save")
+	case zipFile:
+		return fmt.Errorf("a zip archive that is truncated or corrupt (an interrupted download?): %w", err)
 	}
 	return errors.New("not a torch.save file (not a zip archive)")
 }
+
+// The kinds of file a path may hold, by its first bytes.
+const (
+	otherFile  = iota
+	zipFile    // torch.save's format since PyTorch 1.6
+	legacyFile // a pickle: torch.save's format before 1.6
+)
+
+// kind tells a file's kind from its first bytes.
+func kind(path string) int {
+	b := make([]byte, 4)
+	n, _ := openHead(path, b)
+	switch {
+	case n == 4 && string(b) == "PK\x03\x04":
+		return zipFile
+	case n >= 3 && b[0] == 0x80 && b[1] <= 5 && b[2] == 0x8a: // a pickle that starts with torch's magic number
+		return legacyFile
+	}
+	return otherFile
+}
+
+// IsTorchFile reports whether the file at path starts as a file torch.save
+// writes does: a zip archive (PyTorch 1.6 and later) or a pickle with
+// torch's legacy magic number (earlier versions, which Load names in its
+// error). Loaders that take several formats use it to choose this package.
+func IsTorchFile(path string) bool { return kind(path) != otherFile }
 
 // load unpickles the archive's data.pkl with its storages.
 func load(z *zip.Reader) (any, error) {
@@ -125,19 +151,38 @@ func readMember(f *zip.File, limit uint64) ([]byte, error) {
 	if f.UncompressedSize64 > limit {
 		return nil, fmt.Errorf("member %s has %d bytes, more than the %d expected", f.Name, f.UncompressedSize64, limit)
 	}
+	// The size is allocated up front: it must be one the member's
+	// compressed bytes can hold (stored, or deflate's ratio at most).
+	if (f.Method == zip.Store && f.UncompressedSize64 != f.CompressedSize64) ||
+		f.UncompressedSize64 > 1100*f.CompressedSize64+1024 {
+		return nil, fmt.Errorf("member %s claims %d bytes from %d compressed ones: a corrupt archive", f.Name, f.UncompressedSize64, f.CompressedSize64)
+	}
 	rc, err := f.Open()
 	if err != nil {
 		return nil, fmt.Errorf("member %s: %w", f.Name, err)
 	}
 	defer rc.Close()
-	var b bytes.Buffer
-	if _, err := io.Copy(&b, io.LimitReader(rc, int64(limit)+1)); err != nil {
+	b := make([]byte, f.UncompressedSize64)
+	if _, err := io.ReadFull(rc, b); err != nil {
+		return nil, fmt.Errorf("member %s: %w", f.Name, noEOF(err))
+	}
+	// Reading past the end checks the member's CRC.
+	if n, err := rc.Read(make([]byte, 1)); n > 0 || (err != nil && err != io.EOF) {
+		if err == nil {
+			err = fmt.Errorf("has more than the %d bytes its header says", len(b))
+		}
 		return nil, fmt.Errorf("member %s: %w", f.Name, err)
 	}
-	if uint64(b.Len()) != f.UncompressedSize64 {
-		return nil, fmt.Errorf("member %s has %d bytes, its header says %d", f.Name, b.Len(), f.UncompressedSize64)
+	return b, nil
+}
+
+// noEOF turns io.EOF into io.ErrUnexpectedEOF: a member that ends early
+// is truncated.
+func noEOF(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
 	}
-	return b.Bytes(), nil
+	return err
 }
 
 // openHead reads the first bytes of a file into b.

@@ -178,3 +178,41 @@ func TestLoadStateDictFindsIt(t *testing.T) {
 		t.Errorf("a dict of tensors is a state dict: %v", err)
 	}
 }
+
+// TestSubclassesOfDictAndList: a defaultdict, a dict subclass and a list
+// subclass in a checkpoint are read as Objects holding their entries and
+// items, and the state dict is found beside them or inside one.
+func TestSubclassesOfDictAndList(t *testing.T) {
+	for _, file := range []string{"subclasses.pt", "state_dict_in_subclass.pt"} {
+		sd, err := LoadStateDict(filepath.Join("testdata", file), ctx.CPU(0))
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if len(sd) != 9 || sd["0.weight"] == nil {
+			t.Errorf("%s: %d tensors", file, len(sd))
+		}
+		for _, a := range sd {
+			a.Release()
+		}
+	}
+	v, err := Load("testdata/subclasses.pt", ctx.CPU(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := v.(*Dict)
+	hist, _ := d.Get("hist")
+	if loss, _ := hist.(*Dict).Get("loss"); !slices.Equal(loss.(*List).Items, []any{1.0, 0.5}) {
+		t.Errorf("hist = %v", hist)
+	}
+	cfg, _ := d.Get("cfg")
+	if o, ok := cfg.(*Object); !ok || o.Name != "Config" || o.Entries == nil {
+		t.Fatalf("cfg = %#v", cfg)
+	} else if lr, _ := o.Entries.Get("lr"); lr != 0.1 {
+		t.Errorf("cfg's lr = %v", lr)
+	}
+	runs, _ := d.Get("runs")
+	if o, ok := runs.(*Object); !ok || !slices.Equal(o.Items, []any{int64(1), int64(2)}) {
+		t.Errorf("runs = %#v", runs)
+	}
+	releaseAll(v)
+}

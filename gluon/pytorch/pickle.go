@@ -1,6 +1,7 @@
 package pytorch
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -14,10 +15,17 @@ import (
 // the file's order. Keys are strings, int64s, Tuples or other read values.
 type Dict struct {
 	Keys, Values []any
+	index        map[any]int // the position of each string, int64, float64, bool or nil key
 }
 
 // Get returns the value of a string key.
 func (d *Dict) Get(key string) (any, bool) {
+	if d.index != nil {
+		if i, ok := d.index[key]; ok {
+			return d.Values[i], true
+		}
+		return nil, false
+	}
 	for i, k := range d.Keys {
 		if s, ok := k.(string); ok && s == key {
 			return d.Values[i], true
@@ -26,25 +34,28 @@ func (d *Dict) Get(key string) (any, bool) {
 	return nil, false
 }
 
+// set adds or replaces an entry, in constant time for the key types a
+// dict's keys have in practice.
 func (d *Dict) set(k, v any) {
-	for i, old := range d.Keys {
-		if comparableEqual(old, k) {
+	switch k.(type) {
+	case string, int64, float64, bool, nil:
+		if d.index == nil {
+			d.index = map[any]int{}
+			for i, old := range d.Keys {
+				switch old.(type) {
+				case string, int64, float64, bool, nil:
+					d.index[old] = i
+				}
+			}
+		}
+		if i, ok := d.index[k]; ok {
 			d.Values[i] = v
 			return
 		}
+		d.index[k] = len(d.Keys)
 	}
 	d.Keys = append(d.Keys, k)
 	d.Values = append(d.Values, v)
-}
-
-// comparableEqual compares two keys without panicking on uncomparable
-// values (which are then never equal).
-func comparableEqual(a, b any) bool {
-	switch a.(type) {
-	case string, int64, float64, bool, nil:
-		return a == b
-	}
-	return false
 }
 
 // List is a Python list read from a file.
@@ -60,6 +71,10 @@ type Object struct {
 	Module, Name string
 	Args         []any
 	State        any
+	// Items are the values a list subclass's pickle appends, Entries
+	// those a dict subclass's sets (a defaultdict, a config dict).
+	Items   []any
+	Entries *Dict
 }
 
 // Global is a Python name (a class, function or constant such as
@@ -96,7 +111,7 @@ func (u *unpickler) read(n int) ([]byte, error) {
 }
 
 func (u *unpickler) line() (string, error) {
-	i := strings.IndexByte(string(u.data[u.pos:]), '\n')
+	i := bytes.IndexByte(u.data[u.pos:], '\n')
 	if i < 0 {
 		return "", errTruncated
 	}
@@ -470,11 +485,14 @@ func (u *unpickler) appendItems(op byte) error {
 	if err != nil {
 		return err
 	}
-	l, ok := t.(*List)
-	if !ok {
+	switch l := t.(type) {
+	case *List:
+		l.Items = append(l.Items, items...)
+	case *Object: // a list subclass
+		l.Items = append(l.Items, items...)
+	default:
 		return fmt.Errorf("appends to a %T, not a list", t)
 	}
-	l.Items = append(l.Items, items...)
 	return nil
 }
 
@@ -503,8 +521,16 @@ func (u *unpickler) setItems(op byte) error {
 	if err != nil {
 		return err
 	}
-	d, ok := t.(*Dict)
-	if !ok {
+	var d *Dict
+	switch x := t.(type) {
+	case *Dict:
+		d = x
+	case *Object: // a dict subclass
+		if x.Entries == nil {
+			x.Entries = &Dict{}
+		}
+		d = x.Entries
+	default:
 		return fmt.Errorf("sets items of a %T, not a dict", t)
 	}
 	for i := 0; i < len(items); i += 2 {

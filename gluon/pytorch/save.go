@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/goluon/goluon/internal/atomicfile"
 	"github.com/goluon/goluon/nd"
@@ -194,4 +195,18 @@ func (p *pickler) int(v int64) {
 	}
 	p.w.Write([]byte{0x8a, 8})
 	p.w.Write(binary.LittleEndian.AppendUint64(nil, uint64(v)))
+}
+
+// IsTorchName reports whether a file name ends as the files torch.save
+// writes are usually named: .pt, .pth, .bin (Hugging Face's
+// pytorch_model.bin), .ckpt (Lightning), .pth.tar or .pt.tar, in any case.
+// Savers that write either format choose this package's for them.
+func IsTorchName(path string) bool {
+	p := strings.ToLower(path)
+	for _, ext := range []string{".pt", ".pth", ".bin", ".ckpt", ".pth.tar", ".pt.tar"} {
+		if strings.HasSuffix(p, ext) {
+			return true
+		}
+	}
+	return false
 }

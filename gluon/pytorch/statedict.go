@@ -1,6 +1,7 @@
 package pytorch
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -31,30 +32,22 @@ func LoadStateDict(path string, dev ctx.Context) (map[string]*nd.NDArray, error)
 	}
 	sd, err := findStateDict(v)
 	if err != nil {
-		all := map[*nd.NDArray]bool{}
-		arrays(v, all, map[any]bool{})
-		for a := range all {
-			a.Release()
-		}
+		releaseAll(v)
 		return nil, fmt.Errorf("pytorch: %s: %w", path, err)
 	}
-	out, err := collect(path, sd, "")
-	if err != nil {
-		return nil, err
+	out := map[string]*nd.NDArray{}
+	placed := map[*nd.NDArray]bool{}
+	for i, k := range sd.Keys {
+		a := sd.Values[i].(*nd.NDArray)
+		if placed[a] {
+			a = a.Copy() // one tensor under two names: each its own array
+		}
+		placed[a] = true
+		out[k.(string)] = a
 	}
 	// Tensors outside the state dict (an optimizer's moments) are not
 	// returned: release them.
-	kept := map[*nd.NDArray]bool{}
-	for _, a := range out {
-		kept[a] = true
-	}
-	all := map[*nd.NDArray]bool{}
-	arrays(v, all, map[any]bool{})
-	for a := range all {
-		if !kept[a] {
-			a.Release()
-		}
-	}
+	releaseExcept(v, out)
 	return out, nil
 }
 
@@ -117,10 +110,12 @@ func asStateDict(v any) (*Dict, bool) {
 		return v, true
 	case *Object:
 		d := &Dict{}
-		if !moduleState(v, "", d, 0) || len(d.Keys) == 0 {
-			return nil, false
+		if moduleState(v, "", d, 0) {
+			return d, len(d.Keys) > 0
 		}
-		return d, true
+		if v.Entries != nil { // a dict subclass holding the state dict
+			return asStateDict(v.Entries)
+		}
 	}
 	return nil, false
 }
@@ -131,7 +126,7 @@ func asStateDict(v any) (*Dict, bool) {
 // whether m is such a module.
 func moduleState(m *Object, prefix string, d *Dict, depth int) bool {
 	st, ok := m.State.(*Dict)
-	if !ok || depth > maxDepth {
+	if !ok || depth > maxNesting {
 		return false
 	}
 	params, ok1 := get[*Dict](st, "_parameters")
@@ -191,44 +186,65 @@ func describe(v any) string {
 // LoadTensors reads a file saved by torch.save and returns every tensor
 // in it under its dotted path of keys and indices: a state dict's own
 // names for a state dict, "model.fc.weight" or "optimizer.state.0.exp_avg"
-// in a checkpoint {"model": ..., "optimizer": ...}. Values that are not
-// tensors (epoch counters, hyperparameters) are left out; so are modules
-// saved whole (use LoadStateDict). A file with no tensors is an error.
+// in a checkpoint {"model": ..., "optimizer": ...}, a module saved whole
+// under its state-dict names. Values that are not tensors (epoch
+// counters, hyperparameters) are left out. A file with no tensors is an
+// error.
 func LoadTensors(path string, dev ctx.Context) (map[string]*nd.NDArray, error) {
 	v, err := Load(path, dev)
 	if err != nil {
 		return nil, err
 	}
-	return collect(path, v, "")
+	return collect(path, v)
 }
 
-// collect flattens v's tensors under prefix, releasing everything in v on
-// an error.
-func collect(path string, v any, prefix string) (map[string]*nd.NDArray, error) {
+// collect flattens v's tensors, releasing the arrays of v it does not
+// return (all of them on an error).
+func collect(path string, v any) (map[string]*nd.NDArray, error) {
 	out := map[string]*nd.NDArray{}
 	placed := map[*nd.NDArray]bool{}
-	if err := flatten(prefix, v, out, placed, 0); err != nil {
-		all := map[*nd.NDArray]bool{}
-		arrays(v, all, map[any]bool{})
+	w := &walker{}
+	flatten(w, "", v, out, placed, 0, map[any]bool{})
+	if w.err == nil && len(out) == 0 {
+		w.err = errors.New("the file holds no tensors")
+	}
+	if w.err != nil {
 		for _, a := range out {
-			all[a] = true
+			if !placed[a] { // copies made for second names
+				a.Release()
+			}
 		}
-		for a := range all {
-			a.Release()
-		}
-		return nil, fmt.Errorf("pytorch: %s: %w", path, err)
+		releaseAll(v)
+		return nil, fmt.Errorf("pytorch: %s: %w", path, w.err)
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("pytorch: %s holds no tensors", path)
-	}
+	releaseExcept(v, out)
 	return out, nil
 }
 
+// releaseExcept releases the arrays in v that are not values of keep.
+func releaseExcept(v any, keep map[string]*nd.NDArray) {
+	kept := map[*nd.NDArray]bool{}
+	for _, a := range keep {
+		kept[a] = true
+	}
+	all := map[*nd.NDArray]bool{}
+	arrays(&walker{}, v, all, map[any]bool{}, 0)
+	for a := range all {
+		if !kept[a] {
+			a.Release()
+		}
+	}
+}
+
+// releaseAll releases every array in v.
+func releaseAll(v any) { releaseExcept(v, nil) }
+
 // flatten adds the tensors of v to out under prefix-joined names; placed
-// holds the arrays already in out.
-func flatten(prefix string, v any, out map[string]*nd.NDArray, placed map[*nd.NDArray]bool, depth int) error {
-	if depth > maxDepth {
-		return fmt.Errorf("%q is nested more than %d deep (or in itself)", prefix, maxDepth)
+// holds the arrays already in out, onPath the containers being walked (a
+// container inside itself is walked once).
+func flatten(w *walker, prefix string, v any, out map[string]*nd.NDArray, placed map[*nd.NDArray]bool, depth int, onPath map[any]bool) {
+	if !w.enter(depth) {
+		return
 	}
 	join := func(k string) string {
 		if prefix == "" {
@@ -236,82 +252,126 @@ func flatten(prefix string, v any, out map[string]*nd.NDArray, placed map[*nd.ND
 		}
 		return prefix + "." + k
 	}
-	switch v := v.(type) {
+	switch x := v.(type) {
 	case *nd.NDArray:
 		if _, dup := out[prefix]; dup {
-			return fmt.Errorf("two tensors have the name %q", prefix)
+			w.err = fmt.Errorf("two tensors are named %q", prefix)
+			return
 		}
-		if placed[v] {
-			v = v.Copy() // the same tensor under two names: each its own array
+		if placed[x] {
+			x = x.Copy() // the same tensor under two names: each its own array
+		} else {
+			placed[x] = true
 		}
-		placed[v] = true
-		out[prefix] = v
-	case *Dict:
-		for i, k := range v.Keys {
-			if err := flatten(join(keyString(k)), v.Values[i], out, placed, depth+1); err != nil {
-				return err
-			}
+		out[prefix] = x
+		return
+	case *Dict, *List, *Object:
+		if onPath[x] {
+			return
 		}
-	case *List:
-		for i, x := range v.Items {
-			if err := flatten(join(strconv.Itoa(i)), x, out, placed, depth+1); err != nil {
-				return err
-			}
-		}
-	case Tuple:
-		for i, x := range v {
-			if err := flatten(join(strconv.Itoa(i)), x, out, placed, depth+1); err != nil {
-				return err
-			}
-		}
+		onPath[x] = true
+		defer delete(onPath, x)
 	}
-	return nil
-}
-
-// maxDepth bounds the nesting of containers LoadStateDict walks.
-const maxDepth = 100
-
-// arrays adds every array in v to all.
-func arrays(v any, all map[*nd.NDArray]bool, seen map[any]bool) {
-	switch v := v.(type) {
-	case *nd.NDArray:
-		all[v] = true
+	switch x := v.(type) {
 	case *Dict:
-		if !seen[v] {
-			seen[v] = true
-			for i := range v.Keys {
-				arrays(v.Keys[i], all, seen)
-				arrays(v.Values[i], all, seen)
-			}
+		for i, k := range x.Keys {
+			flatten(w, join(keyString(k)), x.Values[i], out, placed, depth+1, onPath)
 		}
 	case *List:
-		if !seen[v] {
-			seen[v] = true
-			for _, x := range v.Items {
-				arrays(x, all, seen)
-			}
+		for i, item := range x.Items {
+			flatten(w, join(strconv.Itoa(i)), item, out, placed, depth+1, onPath)
 		}
 	case Tuple:
-		for _, x := range v {
-			arrays(x, all, seen)
+		for i, item := range x {
+			flatten(w, join(strconv.Itoa(i)), item, out, placed, depth+1, onPath)
 		}
 	case *Object:
-		if !seen[v] {
-			seen[v] = true
-			for _, x := range v.Args {
-				arrays(x, all, seen)
-			}
-			arrays(v.State, all, seen)
+		if d := (&Dict{}); moduleState(x, "", d, 0) {
+			flatten(w, prefix, d, out, placed, depth+1, onPath)
+			return
+		}
+		if x.Entries != nil { // a dict subclass
+			flatten(w, prefix, x.Entries, out, placed, depth+1, onPath)
+		}
+		for i, item := range x.Items { // a list subclass
+			flatten(w, join(strconv.Itoa(i)), item, out, placed, depth+1, onPath)
 		}
 	}
 }
 
+// arrays adds every array in v to all, each container once.
+func arrays(w *walker, v any, all map[*nd.NDArray]bool, seen map[any]bool, depth int) {
+	if !w.enter(depth) {
+		return
+	}
+	switch x := v.(type) {
+	case *nd.NDArray:
+		all[x] = true
+	case *Dict:
+		if !seen[x] {
+			seen[x] = true
+			for i := range x.Keys {
+				arrays(w, x.Keys[i], all, seen, depth+1)
+				arrays(w, x.Values[i], all, seen, depth+1)
+			}
+		}
+	case *List:
+		if !seen[x] {
+			seen[x] = true
+			for _, item := range x.Items {
+				arrays(w, item, all, seen, depth+1)
+			}
+		}
+	case Tuple:
+		if len(x) > 0 && !seen[tupleKey(x)] {
+			seen[tupleKey(x)] = true
+			for _, item := range x {
+				arrays(w, item, all, seen, depth+1)
+			}
+		}
+	case *Object:
+		if !seen[x] {
+			seen[x] = true
+			for _, item := range x.Args {
+				arrays(w, item, all, seen, depth+1)
+			}
+			arrays(w, x.State, all, seen, depth+1)
+			for _, item := range x.Items {
+				arrays(w, item, all, seen, depth+1)
+			}
+			if x.Entries != nil {
+				arrays(w, x.Entries, all, seen, depth+1)
+			}
+		}
+	}
+}
+
+// keyString writes a dict key as a name part: strings as they are,
+// other keys as Python prints them.
 func keyString(k any) string {
 	switch k := k.(type) {
 	case string:
 		return k
 	case int64:
 		return strconv.FormatInt(k, 10)
+	case nil:
+		return "None"
+	case bool:
+		if k {
+			return "True"
+		}
+		return "False"
+	case float64:
+		return strconv.FormatFloat(k, 'g', -1, 64)
+	case Tuple:
+		parts := make([]string, len(k))
+		for i, x := range k {
+			parts[i] = keyString(x)
+		}
+		if len(parts) == 1 {
+			return "(" + parts[0] + ",)"
+		}
+		return "(" + strings.Join(parts, ", ") + ")"
 	}
 	return fmt.Sprint(k)
 }

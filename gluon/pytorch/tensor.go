@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/nd"
@@ -34,14 +35,16 @@ var storageTypes = map[string]storageType{
 	"ComplexDoubleStorage": {16, nd.Float64, true, false},
 }
 
-// storage is one tensor storage of the archive, read when a tensor first
-// uses it.
+// storage is one tensor storage of the archive. Its bytes are read when
+// the first tensor that uses it becomes an array and dropped after the
+// last, so a load holds one storage's bytes at a time beside the arrays.
 type storage struct {
 	typ   storageType
 	name  string // the storage class, for messages
 	file  *zip.File
 	numel int
-	words []uint64 // the elements (complex: components) as bits, once read
+	raw   []byte // the member's bytes while tensors still need them
+	uses  int    // tensors rebuilt from it and not yet made arrays
 }
 
 // reader resolves the archive's storages and the torch calls of its pickle.
@@ -84,59 +87,26 @@ func (r *reader) persistentLoad(id any) (any, error) {
 	return s, nil
 }
 
-// read decodes the storage's elements once.
-func (s *storage) read(big bool) error {
-	if s.words != nil {
-		return nil
-	}
-	b, err := readMember(s.file, s.file.UncompressedSize64)
-	if err != nil {
-		return err
-	}
-	part := s.typ.size
-	n := s.numel
-	if s.typ.complex {
-		part /= 2
-		n *= 2
-	}
-	var order binary.ByteOrder = binary.LittleEndian
-	if big {
-		order = binary.BigEndian
-	}
-	s.words = make([]uint64, n)
-	for i := range s.words {
-		w := b[i*part : (i+1)*part]
-		switch part {
-		case 1:
-			s.words[i] = uint64(w[0])
-		case 2:
-			s.words[i] = uint64(order.Uint16(w))
-		case 4:
-			s.words[i] = uint64(order.Uint32(w))
-		default:
-			s.words[i] = order.Uint64(w)
-		}
-	}
-	return nil
-}
-
-// hostTensor is a tensor read from the archive, before it becomes an
-// array on the caller's context.
+// hostTensor is a tensor read from the archive's pickle, before it
+// becomes an array on the caller's context: where its elements are in
+// its storage.
 type hostTensor struct {
-	shape []int
-	data  any // the slice FromSlice takes
+	st     *storage
+	off    int
+	size   []int
+	stride []int
+	big    bool
 }
 
 // reduce builds the values of the torch and Python calls a state dict's
 // pickle makes.
 func (r *reader) reduce(g Global, args []any) (any, bool, error) {
 	switch g.Module + "." + g.Name {
-	case "collections.OrderedDict", "builtins.dict", "__builtin__.dict":
-		d := &Dict{}
-		if len(args) > 0 {
+	case "collections.OrderedDict", "builtins.dict", "__builtin__.dict", "collections.defaultdict":
+		if len(args) > 0 && g.Name != "defaultdict" {
 			return nil, false, nil // built from items: leave it an Object
 		}
-		return d, true, nil
+		return &Dict{}, true, nil
 	case "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor":
 		t, err := r.rebuild(args)
 		return t, err == nil, err
@@ -178,11 +148,14 @@ func (r *reader) reduce(g Global, args []any) (any, bool, error) {
 		"torch._utils._rebuild_wrapper_subclass", "torch._utils._rebuild_device_tensor_from_numpy",
 		"torch._utils._rebuild_nested_tensor":
 		return nil, false, errors.New("this kind of tensor (quantized, sparse, meta, nested or a subclass) has no array form")
+	case "torch._utils._rebuild_tensor_v3":
+		return nil, false, errors.New("this tensor's dtype (an untyped storage of PyTorch 2.3 or later: uint16/32/64, float8) has no array form")
 	}
 	return nil, false, nil
 }
 
-// rebuild gathers a tensor from (storage, offset, size, stride, ...).
+// rebuild checks a tensor's (storage, offset, size, stride, ...) against
+// its storage; its elements are read when it becomes an array.
 func (r *reader) rebuild(args []any) (*hostTensor, error) {
 	if len(args) < 4 {
 		return nil, errors.New("too few arguments")
@@ -195,49 +168,26 @@ func (r *reader) rebuild(args []any) (*hostTensor, error) {
 		return nil, fmt.Errorf("malformed tensor arguments %v", args[1:4])
 	}
 	count := 1
-	last := int(off) // the largest storage index read
-	for i, d := range size {
+	for _, d := range size {
 		if d != 0 && count > math.MaxInt32/d {
 			return nil, fmt.Errorf("size %v is too large", size)
 		}
 		count *= d
-		if d > 0 {
-			last += (d - 1) * stride[i]
+	}
+	if count > 0 {
+		last := off // the largest storage index read, in int64: no overflow for int32 sizes and strides
+		for i, d := range size {
+			last += int64(d-1) * int64(stride[i])
+		}
+		if off >= int64(s.numel) || last >= int64(s.numel) {
+			return nil, fmt.Errorf("a %v tensor with strides %v at offset %d reads past its storage of %d elements", size, stride, off, s.numel)
 		}
 	}
 	if count > s.numel+1<<24 {
 		return nil, fmt.Errorf("a %v tensor expands its storage of %d elements more than this reader accepts", size, s.numel)
 	}
-	if count > 0 && last >= s.numel {
-		return nil, fmt.Errorf("a %v tensor with strides %v at offset %d reads past its storage of %d elements", size, stride, off, s.numel)
-	}
-	if err := s.read(r.big); err != nil {
-		return nil, err
-	}
-	comps := 1
-	if s.typ.complex {
-		comps = 2
-	}
-	words := make([]uint64, 0, count*comps)
-	idx := make([]int, len(size))
-	for range count {
-		at := int(off)
-		for i, v := range idx {
-			at += v * stride[i]
-		}
-		words = append(words, s.words[at*comps:(at+1)*comps]...)
-		for i := len(idx) - 1; i >= 0; i-- {
-			if idx[i]++; idx[i] < size[i] {
-				break
-			}
-			idx[i] = 0
-		}
-	}
-	shape := size
-	if s.typ.complex {
-		shape = append(shape, 2)
-	}
-	return &hostTensor{shape: shape, data: decode(s.typ, words)}, nil
+	s.uses++
+	return &hostTensor{st: s, off: int(off), size: size, stride: stride, big: r.big}, nil
 }
 
 // ints reads a tuple of non-negative integers.
@@ -257,57 +207,171 @@ func ints(v any) ([]int, bool) {
 	return out, true
 }
 
-// decode turns element bits into FromSlice's slice for the dtype.
-func decode(t storageType, w []uint64) any {
-	switch {
-	case t.dtype == nd.Float32:
-		return conv(w, func(b uint64) float32 { return math.Float32frombits(uint32(b)) })
-	case t.dtype == nd.Float64:
-		return conv(w, math.Float64frombits)
-	case t.dtype == nd.Float16:
-		return conv(w, func(b uint64) nd.F16 { return nd.F16(b) })
-	case t.dtype == nd.BFloat16:
-		return conv(w, func(b uint64) nd.BF16 { return nd.BF16(b) })
-	case t.dtype == nd.Int32:
-		return conv(w, func(b uint64) int32 { return int32(uint32(b)) })
-	case t.dtype == nd.Uint8:
-		return conv(w, func(b uint64) uint8 { return uint8(b) })
-	case t.dtype == nd.Bool:
-		return conv(w, func(b uint64) bool { return b != 0 })
-	case t.signed && t.size == 1:
-		return conv(w, func(b uint64) int64 { return int64(int8(b)) })
-	case t.signed:
-		return conv(w, func(b uint64) int64 { return int64(int16(b)) })
+// array makes t an array on dev: its elements gathered from the storage's
+// bytes (one copy of a contiguous range), decoded into the slice FromSlice
+// takes. The storage's bytes are dropped after its last tensor.
+func (t *hostTensor) array(dev ctx.Context) (*nd.NDArray, error) {
+	s := t.st
+	if s.raw == nil {
+		b, err := readMember(s.file, s.file.UncompressedSize64)
+		if err != nil {
+			return nil, err
+		}
+		s.raw = b
 	}
-	return conv(w, func(b uint64) int64 { return int64(b) })
+	es := s.typ.size
+	count := 1
+	for _, d := range t.size {
+		count *= d
+	}
+	var b []byte
+	if contiguous(t.size, t.stride) {
+		b = s.raw[t.off*es : (t.off+count)*es]
+	} else {
+		b = make([]byte, 0, count*es)
+		idx := make([]int, len(t.size))
+		for range count {
+			at := t.off
+			for i, v := range idx {
+				at += v * t.stride[i]
+			}
+			b = append(b, s.raw[at*es:(at+1)*es]...)
+			for i := len(idx) - 1; i >= 0; i-- {
+				if idx[i]++; idx[i] < t.size[i] {
+					break
+				}
+				idx[i] = 0
+			}
+		}
+	}
+	host := decode(s.typ, b, t.big)
+	if s.uses--; s.uses == 0 {
+		s.raw = nil
+	}
+	shape := t.size
+	if s.typ.complex {
+		shape = append(slices.Clone(shape), 2)
+	}
+	var a *nd.NDArray
+	err := nd.Catch(func() {
+		if len(shape) > 0 {
+			a = nd.FromSlice(dev, host, shape...)
+			return
+		}
+		one := nd.FromSlice(dev, host, 1)
+		a = nd.Reshape(one)
+		one.Release()
+	})
+	return a, err
 }
 
-func conv[T any](w []uint64, f func(uint64) T) []T {
-	out := make([]T, len(w))
-	for i, b := range w {
-		out[i] = f(b)
+// contiguous reports whether strides are size's row-major ones (axes of
+// length 1 may have any stride).
+func contiguous(size, stride []int) bool {
+	want := 1
+	for i := len(size) - 1; i >= 0; i-- {
+		if size[i] != 1 && stride[i] != want {
+			return false
+		}
+		want *= size[i]
+	}
+	return true
+}
+
+// decode turns little- or big-endian element bytes into FromSlice's slice
+// for the storage's dtype (complex numbers as pairs of parts).
+func decode(t storageType, b []byte, big bool) any {
+	var o binary.ByteOrder = binary.LittleEndian
+	if big {
+		o = binary.BigEndian
+	}
+	switch {
+	case t.dtype == nd.Float32:
+		return conv(len(b)/4, func(i int) float32 { return math.Float32frombits(o.Uint32(b[4*i:])) })
+	case t.dtype == nd.Float64:
+		return conv(len(b)/8, func(i int) float64 { return math.Float64frombits(o.Uint64(b[8*i:])) })
+	case t.dtype == nd.Float16:
+		return conv(len(b)/2, func(i int) nd.F16 { return nd.F16(o.Uint16(b[2*i:])) })
+	case t.dtype == nd.BFloat16:
+		return conv(len(b)/2, func(i int) nd.BF16 { return nd.BF16(o.Uint16(b[2*i:])) })
+	case t.dtype == nd.Int32:
+		return conv(len(b)/4, func(i int) int32 { return int32(o.Uint32(b[4*i:])) })
+	case t.dtype == nd.Uint8:
+		return slices.Clone(b)
+	case t.dtype == nd.Bool:
+		return conv(len(b), func(i int) bool { return b[i] != 0 })
+	case t.signed && t.size == 1:
+		return conv(len(b), func(i int) int64 { return int64(int8(b[i])) })
+	case t.signed:
+		return conv(len(b)/2, func(i int) int64 { return int64(int16(o.Uint16(b[2*i:]))) })
+	}
+	return conv(len(b)/8, func(i int) int64 { return int64(o.Uint64(b[8*i:])) })
+}
+
+func conv[T any](n int, f func(int) T) []T {
+	out := make([]T, n)
+	for i := range out {
+		out[i] = f(i)
 	}
 	return out
 }
 
+// Limits on the structure of a loaded value: torch.save writes nothing
+// near them, and they keep a crafted pickle (shared containers nested in
+// each other, a tuple of a tuple of ...) from exhausting the stack or
+// taking exponential time.
+const (
+	maxNesting = 1000     // containers within containers
+	maxVisits  = 10000000 // values visited walking a loaded value
+)
+
+// walker visits a loaded value's containers once each (shared ones are
+// visited once), within maxNesting and maxVisits.
+type walker struct {
+	visits int
+	err    error
+}
+
+func (w *walker) enter(depth int) bool {
+	if w.err != nil {
+		return false
+	}
+	if w.visits++; w.visits > maxVisits {
+		w.err = fmt.Errorf("the value has more than %d parts", maxVisits)
+		return false
+	}
+	if depth > maxNesting {
+		w.err = fmt.Errorf("the value is nested more than %d deep", maxNesting)
+		return false
+	}
+	return true
+}
+
+// tupleKey identifies a non-empty tuple by its first element's address:
+// tuples read from a pickle share their backing array when the pickle
+// shares them.
+func tupleKey(t Tuple) *any { return &t[0] }
+
 // materialize replaces the host tensors in v by arrays on dev, recording
 // each in made (a tensor that appears twice becomes one array).
-func materialize(v any, dev ctx.Context, made map[*hostTensor]*nd.NDArray) any {
+func materialize(v any, dev ctx.Context, made map[*hostTensor]*nd.NDArray) (any, error) {
+	w := &walker{}
 	seen := map[any]bool{}
-	var walk func(v any) any
-	walk = func(v any) any {
+	tuples := map[*any]Tuple{}
+	var walk func(v any, depth int) any
+	walk = func(v any, depth int) any {
+		if !w.enter(depth) {
+			return nil
+		}
 		switch x := v.(type) {
 		case *hostTensor:
 			if a, ok := made[x]; ok {
 				return a
 			}
-			var a *nd.NDArray
-			if len(x.shape) > 0 {
-				a = nd.FromSlice(dev, x.data, x.shape...)
-			} else {
-				one := nd.FromSlice(dev, x.data, 1)
-				a = nd.Reshape(one)
-				one.Release()
+			a, err := x.array(dev)
+			if err != nil {
+				w.err = err
+				return nil
 			}
 			made[x] = a
 			return a
@@ -315,35 +379,49 @@ func materialize(v any, dev ctx.Context, made map[*hostTensor]*nd.NDArray) any {
 			if !seen[x] {
 				seen[x] = true
 				for i := range x.Values {
-					x.Keys[i] = walk(x.Keys[i])
-					x.Values[i] = walk(x.Values[i])
+					x.Keys[i] = walk(x.Keys[i], depth+1)
+					x.Values[i] = walk(x.Values[i], depth+1)
 				}
 			}
 		case *List:
 			if !seen[x] {
 				seen[x] = true
 				for i := range x.Items {
-					x.Items[i] = walk(x.Items[i])
+					x.Items[i] = walk(x.Items[i], depth+1)
 				}
 			}
 		case Tuple:
+			if len(x) == 0 {
+				return x
+			}
+			if t, ok := tuples[tupleKey(x)]; ok {
+				return t
+			}
 			out := make(Tuple, len(x))
+			tuples[tupleKey(x)] = out
 			for i := range x {
-				out[i] = walk(x[i])
+				out[i] = walk(x[i], depth+1)
 			}
 			return out
 		case *Object:
 			if !seen[x] {
 				seen[x] = true
 				for i := range x.Args {
-					x.Args[i] = walk(x.Args[i])
+					x.Args[i] = walk(x.Args[i], depth+1)
 				}
-				x.State = walk(x.State)
+				x.State = walk(x.State, depth+1)
+				for i := range x.Items {
+					x.Items[i] = walk(x.Items[i], depth+1)
+				}
+				if x.Entries != nil {
+					walk(x.Entries, depth+1)
+				}
 			}
 		case *storage:
 			return &Object{Module: "torch", Name: x.name}
 		}
 		return v
 	}
-	return walk(v)
+	out := walk(v, 0)
+	return out, w.err
 }

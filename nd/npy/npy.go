@@ -5,8 +5,10 @@
 //
 // Write and Save store an array of any nd dtype but BFloat16 (NumPy has
 // none: cast with AsType first) in the file format's version 1.0 (2.0 when
-// the header needs it), little-endian and in C order, byte for byte as
-// NumPy writes the same array. Save replaces its file atomically.
+// the header needs it), little-endian and in C order, with the header
+// NumPy 1.24 writes for the same array (spare room for the first axis to
+// grow in place included), so the files are byte for byte NumPy's. Save
+// replaces its file atomically.
 //
 // Read and Load accept versions 1.0, 2.0 and 3.0, either byte order, C or
 // Fortran order, and these dtypes: float16, float32 and float64 as the nd
@@ -141,34 +143,43 @@ func le[T any](n, size int, vals []T, put func([]byte, T)) []byte {
 }
 
 // frame returns the magic, version, header length and padded header of
-// h: version 1.0 when the header's length fits in 16 bits, else 2.0.
+// h as NumPy writes them: the header dict, spare spaces for the first
+// axis to grow to 21 digits in place (the last axis in Fortran order),
+// then spaces and a newline up to a multiple of 64 bytes, at least one
+// space; version 1.0 when the header's length fits in 16 bits, else 2.0.
 func frame(h header) []byte {
 	text := h.format()
-	for _, v := range []struct {
-		major   byte
-		lenSize int
-	}{{1, 2}, {2, 4}} {
-		pre := len(magic) + 2 + v.lenSize
-		total := (pre + len(text) + 1 + align - 1) / align * align
-		hlen := total - pre
-		if v.lenSize == 2 && hlen > math.MaxUint16 {
-			continue
+	if len(h.shape) > 0 {
+		grow := h.shape[0]
+		if h.fortran {
+			grow = h.shape[len(h.shape)-1]
 		}
-		var b bytes.Buffer
-		b.WriteString(magic)
-		b.Write([]byte{v.major, 0})
-		if v.lenSize == 2 {
-			b.Write(binary.LittleEndian.AppendUint16(nil, uint16(hlen)))
-		} else {
-			b.Write(binary.LittleEndian.AppendUint32(nil, uint32(hlen)))
-		}
-		b.WriteString(text)
-		b.Write(bytes.Repeat([]byte{' '}, hlen-len(text)-1))
-		b.WriteByte('\n')
-		return b.Bytes()
+		text += strings.Repeat(" ", max(0, growthDigits-len(strconv.Itoa(grow))))
 	}
-	panic("unreachable")
+	major, lenSize := byte(1), 2
+	hlen := len(text) + 1
+	pad := align - (len(magic)+2+lenSize+hlen)%align
+	if hlen+pad > math.MaxUint16 {
+		major, lenSize = 2, 4
+		pad = align - (len(magic)+2+lenSize+hlen)%align
+	}
+	var b bytes.Buffer
+	b.WriteString(magic)
+	b.Write([]byte{major, 0})
+	if lenSize == 2 {
+		b.Write(binary.LittleEndian.AppendUint16(nil, uint16(hlen+pad)))
+	} else {
+		b.Write(binary.LittleEndian.AppendUint32(nil, uint32(hlen+pad)))
+	}
+	b.WriteString(text)
+	b.WriteString(strings.Repeat(" ", pad))
+	b.WriteByte('\n')
+	return b.Bytes()
 }
+
+// growthDigits is NumPy's GROWTH_AXIS_MAX_DIGITS: the digits of the
+// largest first axis a header leaves room for.
+const growthDigits = 21
 
 // Load reads the .npy file at path onto dev.
 func Load(path string, dev ctx.Context) (*nd.NDArray, error) {

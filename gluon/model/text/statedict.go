@@ -153,7 +153,8 @@ func checkFile(params *gluon.ParamDict, path string, l layout) error {
 }
 
 // saveParams writes params to path as a state dict: in torch.save's
-// format (gluon/pytorch) when the name ends in .bin, .pt or .pth,
+// format (gluon/pytorch) for the names pytorch.IsTorchName accepts (.bin,
+// .pt, .pth, ...),
 // otherwise as safetensors with metadata format "pt". Float64 parameters
 // are saved as F64, others as F32; the file is replaced atomically.
 func saveParams(params *gluon.ParamDict, path string) error {
@@ -162,7 +163,7 @@ func saveParams(params *gluon.ParamDict, path string) error {
 			return fmt.Errorf("text: save %s: parameter %s is not initialised", path, name)
 		}
 	}
-	if ext := strings.ToLower(path); strings.HasSuffix(ext, ".bin") || strings.HasSuffix(ext, ".pt") || strings.HasSuffix(ext, ".pth") {
+	if pytorch.IsTorchName(path) {
 		arrays := map[string]*nd.NDArray{}
 		for _, name := range params.Names() {
 			a := params.Get(name).ListData()[0]
@@ -197,7 +198,7 @@ func saveParams(params *gluon.ParamDict, path string) error {
 // in its header only; a file torch.save wrote (Hugging Face's
 // pytorch_model.bin) is read whole.
 func fileEntries(path string) (map[string]headerEntry, func(a, b headerEntry) (bool, error), func(), error) {
-	if isZip(path) {
+	if pytorch.IsTorchFile(path) {
 		sd, err := pytorch.LoadStateDict(path, ctx.CPU(0))
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("text: %w", err)
@@ -233,19 +234,6 @@ func fileEntries(path string) (map[string]headerEntry, func(a, b headerEntry) (b
 	}
 	same := func(a, b headerEntry) (bool, error) { return sameData(fh, base, a, b) }
 	return entries, same, func() { fh.Close() }, nil
-}
-
-// isZip reports whether the file at path starts as a zip archive does
-// (torch.save's format).
-func isZip(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, 4)
-	_, err = io.ReadFull(f, head)
-	return err == nil && string(head) == "PK\x03\x04"
 }
 
 // headerEntry is one tensor of a safetensors header.

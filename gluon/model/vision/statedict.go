@@ -2,7 +2,6 @@ package vision
 
 import (
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -56,8 +55,9 @@ func torchName(name string) string {
 // SaveStateDict writes params as a PyTorch state dict, with a
 // num_batches_tracked counter (0) beside every BatchNorm's running
 // statistics, so that torch's load_state_dict(strict=True) accepts it. A
-// path ending in ".pt" or ".pth" gets PyTorch's own format (torch.load
-// reads it; see package gluon/pytorch), any other the safetensors form
+// path ending in ".pt", ".pth", ".bin", ".ckpt" or ".pth.tar" (any case;
+// pytorch.IsTorchName) gets PyTorch's own format (torch.load reads it;
+// see package gluon/pytorch), any other the safetensors form
 // (`tools/torch2safetensors.py --to-torch` converts it). The file is
 // replaced atomically.
 func SaveStateDict(params *gluon.ParamDict, path string) error {
@@ -67,7 +67,7 @@ func SaveStateDict(params *gluon.ParamDict, path string) error {
 			extra[bn+batchesTracked] = safetensors.FromInt64(nil, []int64{0})
 		}
 	}
-	if ext := filepath.Ext(path); ext == ".pt" || ext == ".pth" {
+	if pytorch.IsTorchName(path) {
 		return saveTorch(params, path)
 	}
 	return params.SaveWith(path, extra)

@@ -6,6 +6,7 @@ names, nd dtype, shape, elements as exact strings).
 Run from this directory: /usr/bin/python3 make_fixtures.py
 (Debian's python3-torch; the Go tests never run Python.)
 """
+import collections
 import io
 import json
 import math
@@ -85,6 +86,20 @@ save('dtypes.pt', {
 base = torch.arange(24.).reshape(4, 6)
 save('views.pt', {'base': base, 'transposed': base.t(), 'slice': base[1:3, ::2], 'same': base,
                   'expanded': torch.tensor([1., 2.]).expand(3, 2), 'row': base[2]})
+
+class Config(dict):
+    """A config dict of the kind training scripts save (EasyDict-like)."""
+
+
+class History(list):
+    """A list subclass."""
+
+
+# Subclasses of dict and list around and inside a checkpoint: read as
+# Objects holding their entries; the state dict is still found.
+torch.save({'state_dict': model.state_dict(), 'hist': collections.defaultdict(list, {'loss': [1.0, 0.5]}),
+            'cfg': Config(lr=0.1, layers=[1, 2]), 'runs': History([1, 2])}, 'subclasses.pt')
+torch.save(Config(model.state_dict()), 'state_dict_in_subclass.pt')
 
 torch.save(model.state_dict(), 'legacy.pt', _use_new_zipfile_serialization=False)
 torch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), 'script.pt')
