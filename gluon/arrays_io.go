@@ -67,13 +67,7 @@ func LoadArrays(path string, dev ctx.Context) (map[string]*nd.NDArray, error) {
 	for name, h := range hosts {
 		shape := f.Tensors[name].Shape
 		if err := nd.Catch(func() {
-			if len(shape) > 0 {
-				out[name] = nd.FromSlice(dev, h, shape...)
-				return
-			}
-			one := nd.FromSlice(dev, h, 1) // a 0-d array: one element, no axes
-			out[name] = nd.Reshape(one)
-			one.Release()
+			out[name] = nd.FromSliceShaped(dev, h, shape) // 0-d stays 0-d
 		}); err != nil {
 			for _, a := range out {
 				a.Release()

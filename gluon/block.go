@@ -90,6 +90,7 @@ type BlockMeta struct {
 	kind     string
 	params   []*Parameter
 	children []Component
+	replaced []*Parameter // taken out by ReplaceParam: named while derived
 }
 
 // structureGen counts the changes to any block's parameters or children
@@ -195,6 +196,11 @@ func CollectParams(b Component) *ParamDict {
 			full := prefix + p.local
 			p.setName(full)
 			d.add(full, p)
+		}
+		for _, p := range m.replaced { // derived weights: named, not listed
+			if !seen[p] && p.Derivation() != nil {
+				p.setName(prefix + p.local)
+			}
 		}
 		for _, c := range m.children {
 			walk(c, prefix+c.Meta().name+".")

@@ -10,20 +10,65 @@ import (
 // Derivation computes a parameter's value from other parameters each time
 // a layer reads it, the way PyTorch's parametrizations recompute
 // module.weight: nn.ApplyWeightNorm and nn.ApplySpectralNorm install one
-// on a layer's weight. Value runs the ops that make the value (recorded
-// when the session records, so gradients reach the parameters it is made
-// from); InferShape learns the shape the layer infers from its first
-// input, so that the parameters it is made from can be materialised.
+// on a layer's weight. InferShape learns the shape the layer infers from
+// its first input, so that the parameters it is made from can be
+// materialised.
+//
+// Value runs the ops that make the value on dev for the ops of session s:
+// the session of the input the layer reads the parameter for
+// (Parameter.DataFor), or nil for a read without one (Parameter.Data),
+// which means the session ops on neutral arrays run in on the calling
+// goroutine. It reads the parameters it is made from with
+// Parameter.DataIn(dev, s), so that its ops run in s — recorded when s
+// records, so that gradients reach those parameters — and takes its mode
+// (training or predict) from s, as Dropout and BatchNorm take theirs from
+// their input's session.
 type Derivation interface {
 	InferShape(shape []int)
-	Value(dev ctx.Context) *nd.NDArray
+	Value(dev ctx.Context, s *nd.Session) *nd.NDArray
+}
+
+// DataFor returns the parameter's value for a layer's input x: the
+// replica on x's context, or, for a derived parameter (SetDerivation),
+// its Derivation's value computed on x's context in x's session. Layers
+// read their parameters with it, so that a goroutine working on the
+// arrays of a session of its own (nd.NewSession; a plain go statement
+// inside s.Record, say) derives the weight in that session: recorded when
+// it records, in its training or predict mode. Data(dev) serves reads
+// without an input.
+func (p *Parameter) DataFor(x *nd.NDArray) *nd.NDArray {
+	if d := p.Derivation(); d != nil {
+		return d.Value(x.Context(), x.Session())
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.replica("gluon.Parameter.DataFor", x.Context())
+}
+
+// DataIn returns the parameter's value on dev for the ops of session s,
+// as a Derivation reads the parameters it is made from: a derived
+// parameter's Value(dev, s); a stored parameter's replica, as a view that
+// belongs to s (nd.Session.Use, through which gradients reach the
+// replica) when s is a session of its own, since ops on parameters alone
+// would otherwise run in the default session. With a nil s, or the
+// default or persistent session, it is Data(dev).
+func (p *Parameter) DataIn(dev ctx.Context, s *nd.Session) *nd.NDArray {
+	if d := p.Derivation(); d != nil {
+		return d.Value(dev, s)
+	}
+	a := p.Data(dev)
+	if s == nil || s == nd.DefaultSession() || s == nd.PersistentSession() {
+		return a
+	}
+	return s.Use(a)
 }
 
 // derivationBox holds a Derivation in an atomic pointer.
 type derivationBox struct{ d Derivation }
 
 // SetDerivation makes p a derived parameter: from now on Data(dev)
-// returns d.Value(dev) and InferShape passes the shape to d.InferShape.
+// returns d.Value(dev, nil), DataFor(x) d.Value(x.Context(), x.Session())
+// and InferShape passes the shape to d.InferShape.
 // Its own replicas, if it had any, are released: copy their values
 // first. A derived parameter is not meant to be collected (take it out of
 // its block with BlockMeta.ReplaceParam): the Trainer, Save and the
@@ -146,12 +191,21 @@ func (m *BlockMeta) Param(local string) *Parameter {
 // parameters, in that order (with none, old is removed), and returns
 // with. It panics with ErrArgument when old is not one of them. A
 // hybridized network collects its parameters again at its next call.
+// When old is derived (SetDerivation before ReplaceParam), CollectParams
+// goes on giving it its full name ("dense0.weight"), which an ONNX export
+// writes its value under, without listing it, while it stays derived.
 func (m *BlockMeta) ReplaceParam(old *Parameter, with ...*Parameter) []*Parameter {
 	i := slices.Index(m.params, old)
 	if i < 0 {
 		nd.Panicf("gluon.ReplaceParam", nd.ErrArgument, "%s has no parameter %s", m.name, old.Name())
 	}
 	m.params = slices.Concat(m.params[:i:i], with, m.params[i+1:])
+	m.replaced = slices.DeleteFunc(m.replaced, func(p *Parameter) bool {
+		return p == old || slices.Contains(with, p) || p.Derivation() == nil
+	})
+	if old.Derivation() != nil && !slices.Contains(with, old) {
+		m.replaced = append(m.replaced, old)
+	}
 	structureGen.Add(1)
 	return with
 }

@@ -17,14 +17,16 @@ import (
 // expWeight derives a weight kept positive: exp of a raw parameter.
 type expWeight struct{ raw *gluon.Parameter }
 
-func (e expWeight) InferShape(shape []int)            { e.raw.InferShape(shape...) }
-func (e expWeight) Value(dev ctx.Context) *nd.NDArray { return nd.Exp(e.raw.Data(dev)) }
-func (e expWeight) String() string                    { return "exp(" + e.raw.Name() + ")" }
+func (e expWeight) InferShape(shape []int) { e.raw.InferShape(shape...) }
+func (e expWeight) Value(dev ctx.Context, s *nd.Session) *nd.NDArray {
+	return nd.Exp(e.raw.DataIn(dev, s))
+}
+func (e expWeight) String() string { return "exp(" + e.raw.Name() + ")" }
 func newExpWeight(b gluon.Component, name string) expWeight { // raw takes the weight's place
 	w := b.Meta().Param(name)
 	raw := gluon.NewParameter(name+"_log", w.Shape()...)
-	b.Meta().ReplaceParam(w, raw)
 	w.SetDerivation(expWeight{raw})
+	b.Meta().ReplaceParam(w, raw)
 	return expWeight{raw}
 }
 
@@ -109,5 +111,37 @@ func TestReplaceParamAndInitializeWith(t *testing.T) {
 	}
 	if err := x.InitializeLike(c); err != nil || x.Initialized() {
 		t.Errorf("like a parameter never initialised: %v, initialised %v", err, x.Initialized())
+	}
+}
+
+// TestDerivedParamNamed: CollectParams names a derived weight by its full
+// name without listing it (an ONNX export writes its value under that
+// name), and lists it again once it is stored again; its dtype is its
+// derivation's, which follows a Cast.
+func TestDerivedParamNamed(t *testing.T) {
+	d := nn.NewDense(2, nn.DenseOpts{InUnits: 3})
+	net := nn.NewSequential(nn.NewDense(3, nn.DenseOpts{InUnits: 3}), d)
+	wn := nn.ApplyWeightNorm(d, nn.WeightNormOpts{})
+	names := gluon.CollectParams(net).Names()
+	if want := []string{"dense0.weight", "dense0.bias", "dense1.weight_v", "dense1.weight_g", "dense1.bias"}; !slices.Equal(names, want) {
+		t.Errorf("collected %v, want %v", names, want)
+	}
+	if got := d.Weight.Name(); got != "dense1.weight" {
+		t.Errorf("derived weight named %q, want dense1.weight", got)
+	}
+	if err := gluon.Initialize(net, initializer.Xavier{}, ctx.CPU(0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := gluon.Cast(net, nd.Float64); err != nil {
+		t.Fatal(err)
+	}
+	if dt := d.Weight.DType(); dt != nd.Float64 { // the derivation's: V's
+		t.Errorf("derived weight's dtype %v after Cast, want float64", dt)
+	}
+	if err := wn.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if names := gluon.CollectParams(net).Names(); !slices.Contains(names, "dense1.weight") || slices.Contains(names, "dense1.weight_v") {
+		t.Errorf("after Remove: %v", names)
 	}
 }

@@ -127,7 +127,7 @@ func (l *LBFGS) set(x []float64, t float64, d []float64) error {
 			v[i] = math.FMA(t, d[off+i], x[off+i])
 		}
 		off += n
-		next := nd.FromSlice(l.dev, v, cur.Shape()...)
+		next := nd.FromSliceShaped(l.dev, v, cur.Shape()) // a 0-d parameter stays 0-d
 		if cur.DType() != nd.Float64 {
 			next = next.AsType(cur.DType())
 		}

@@ -24,6 +24,13 @@ type Parameter struct {
 	// Init, when set, initialises this parameter instead of the
 	// initializer passed to Initialize (layers set it for biases).
 	Init initializer.Initializer
+	// InitName, when set, is the name the by-name initialisation rules
+	// read instead of the parameter's own (initializer.Fill: a name
+	// ending in bias or beta starts at zeros, gamma at ones) when Init is
+	// not set: a parameter that takes another's place starts as that one
+	// would have (nn.ApplyWeightNorm on a LayerNorm's gamma makes gamma_v,
+	// which starts at ones as gamma does).
+	InitName string
 	// Alias is another local name the parameter goes by in other
 	// frameworks' files: a norm layer's gamma and beta are PyTorch's
 	// weight and bias. Load falls back to it when a file lacks the
@@ -112,8 +119,15 @@ func (p *Parameter) Shape() []int {
 	return slices.Clone(p.shape)
 }
 
-// DType returns the element type.
-func (p *Parameter) DType() nd.DType { return p.dtype }
+// DType returns the element type. A derived parameter (SetDerivation)
+// returns its Derivation's when that has a DType method (nn.WeightNorm's
+// is V's, so it follows a Cast of the network).
+func (p *Parameter) DType() nd.DType {
+	if d, ok := p.Derivation().(interface{ DType() nd.DType }); ok {
+		return d.DType()
+	}
+	return p.dtype
+}
 
 // SetDType changes the element type; it must be called before Initialize.
 func (p *Parameter) SetDType(dt nd.DType) {
@@ -203,7 +217,11 @@ func (p *Parameter) materialise() {
 	if p.explicit { // a parameter's own initializer applies as it is (MXNet)
 		p.pending.InitWeight(p.shape, vals, initRNG(p.name))
 	} else {
-		initializer.Fill(p.pending, p.name, p.shape, vals, initRNG(p.name))
+		name := p.name
+		if p.InitName != "" {
+			name = p.InitName
+		}
+		initializer.Fill(p.pending, name, p.shape, vals, initRNG(p.name))
 	}
 	var host any = vals
 	if p.dtype != nd.Float64 { // float32, or through float32 to half precision
@@ -215,12 +233,7 @@ func (p *Parameter) materialise() {
 	}
 	p.data = make([]*nd.NDArray, len(p.devs))
 	for i, d := range p.devs {
-		a := nd.PersistentSession().FromSlice(d, host, p.shape...)
-		if len(p.shape) == 0 { // FromSlice makes [1]: a 0-d parameter (a whole-tensor norm's scale)
-			r := nd.Reshape(a).Persist()
-			a.Release()
-			a = r
-		}
+		a := nd.PersistentSession().FromSliceShaped(d, host, p.shape) // 0-d stays 0-d (a whole-tensor norm's scale)
 		if p.dtype.IsHalf() {
 			h := nd.PersistentSession().Zeros(d, p.dtype, p.shape...)
 			nd.Assign(h, a)
@@ -283,10 +296,13 @@ func (p *Parameter) Initialized() bool {
 // Data returns the replica on dev. It panics with a context error naming
 // the parameter and its contexts when the parameter does not live on dev,
 // and with an argument error when it is not initialised. A derived
-// parameter (SetDerivation) returns its Derivation's value instead.
+// parameter (SetDerivation) returns its Derivation's value instead,
+// computed in the session ops on neutral arrays run in on the calling
+// goroutine; a layer reads its parameters with DataFor, which computes it
+// in its input's session.
 func (p *Parameter) Data(dev ctx.Context) *nd.NDArray {
 	if d := p.Derivation(); d != nil {
-		return d.Value(dev)
+		return d.Value(dev, nil)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -252,12 +252,7 @@ func (d *ParamDict) Load(path string, devs []ctx.Context, o LoadOpts) error {
 				}
 				it.p.InferShape(it.shape...) // completes a deferred parameter
 			}
-			src := nd.FromSlice(ctx.CPU(0), it.host, it.shape...)
-			if len(it.shape) == 0 { // FromSlice makes [1]; the file holds a 0-d tensor
-				r := nd.Reshape(src)
-				src.Release()
-				src = r
-			}
+			src := nd.FromSliceShaped(ctx.CPU(0), it.host, it.shape) // 0-d stays 0-d
 			it.p.SetData(src)
 			src.Release()
 		}

@@ -199,32 +199,39 @@ func (t *Trainer) LoadStates(path string) error {
 			return errorf("load states %s: grad scaler: %v", path, err)
 		}
 	}
-	for i, p := range t.params {
-		if skip[i] {
-			continue
-		}
-		t.steps[i] = meta.Steps[p.Name()]
-		if reset[i] {
-			t.dropStates(i)
-			continue
-		}
-		var replicas []optimizer.State
-		if t.opts.UpdateOnKVStore {
-			if t.kvState[i] == nil {
-				t.kvState[i] = t.newState(p.ListData()[0])
+	// Everything was checked above; a failure here is a defect, reported
+	// as an error rather than crashing the caller.
+	if err := nd.Catch(func() {
+		for i, p := range t.params {
+			if skip[i] {
+				continue
 			}
-			replicas = []optimizer.State{t.kvState[i]}
-		} else {
-			t.ensureStates(i)
-			replicas = t.states[i]
-		}
-		for _, st := range replicas {
-			for k, a := range st {
-				src := nd.FromSlice(a.Context(), hosts[fmt.Sprintf("%s.state%d", p.Name(), k)], a.Shape()...)
-				nd.Assign(a, src)
-				src.Release()
+			t.steps[i] = meta.Steps[p.Name()]
+			if reset[i] {
+				t.dropStates(i)
+				continue
+			}
+			var replicas []optimizer.State
+			if t.opts.UpdateOnKVStore {
+				if t.kvState[i] == nil {
+					t.kvState[i] = t.newState(p.ListData()[0])
+				}
+				replicas = []optimizer.State{t.kvState[i]}
+			} else {
+				t.ensureStates(i)
+				replicas = t.states[i]
+			}
+			for _, st := range replicas {
+				for k, a := range st {
+					// FromSliceShaped: the state of a 0-d parameter is 0-d.
+					src := nd.FromSliceShaped(a.Context(), hosts[fmt.Sprintf("%s.state%d", p.Name(), k)], a.Shape())
+					nd.Assign(a, src)
+					src.Release()
+				}
 			}
 		}
+	}); err != nil {
+		return errorf("load states %s: %v", path, err)
 	}
 	if meta.Updates != nil {
 		t.updates = *meta.Updates

@@ -81,7 +81,27 @@ func FromSlice(dev ctx.Context, data any, shape ...int) *NDArray {
 
 // FromSlice is the package-level FromSlice making an array of s.
 func (s *Session) FromSlice(dev ctx.Context, data any, shape ...int) *NDArray {
-	const op = "FromSlice"
+	return s.fromSlice("FromSlice", dev, data, shape, true)
+}
+
+// FromSliceShaped is FromSlice with the shape taken exactly as given: an
+// empty shape makes a 0-d array (one element, no axes), where FromSlice
+// makes a one-dimensional one. Code that rebuilds an array from host
+// values and another array's Shape() uses it, so that a 0-d array (a
+// whole-tensor weight norm's magnitude, its optimizer state) stays 0-d.
+func FromSliceShaped(dev ctx.Context, data any, shape []int) *NDArray {
+	return creator().FromSliceShaped(dev, data, shape)
+}
+
+// FromSliceShaped is the package-level FromSliceShaped making an array of
+// s.
+func (s *Session) FromSliceShaped(dev ctx.Context, data any, shape []int) *NDArray {
+	return s.fromSlice("FromSliceShaped", dev, data, shape, false)
+}
+
+// fromSlice makes the array of FromSlice (with oneD, an empty shape is
+// one-dimensional) and FromSliceShaped.
+func (s *Session) fromSlice(op string, dev ctx.Context, data any, shape []int, oneD bool) *NDArray {
 	if ints, ok := data.([]int); ok {
 		v := make([]int64, len(ints))
 		for i, x := range ints {
@@ -93,7 +113,7 @@ func (s *Session) FromSlice(dev ctx.Context, data any, shape ...int) *NDArray {
 	if !ok {
 		fail(op, ErrArgument, "data must be []float32, []float64, []int, []int32, []int64, []uint8, []bool, []F16 or []BF16, got %T", data)
 	}
-	if len(shape) == 0 {
+	if len(shape) == 0 && oneD {
 		shape = []int{n}
 	}
 	if numel(shape) != n {

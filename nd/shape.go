@@ -24,6 +24,9 @@ func Reshape(x *NDArray, shape ...int) *NDArray {
 		}
 	}
 	if infer >= 0 {
+		if known == 0 && x.Size() == 0 {
+			fail(op, ErrShape, "cannot reshape %v into %v: the other dimensions hold no elements, so the -1 could be any size (give it explicitly)", x.shape, shape)
+		}
 		if known == 0 || x.Size()%known != 0 {
 			fail(op, ErrShape, "cannot reshape %v into %v", x.shape, shape)
 		}
@@ -45,7 +48,11 @@ func Flatten(x *NDArray) *NDArray {
 	if x.NDim() == 0 {
 		fail("Flatten", ErrShape, "cannot flatten a 0-d array")
 	}
-	return Reshape(x, x.shape[0], -1)
+	rest := 1 // not -1, which a zero batch leaves ambiguous: [0, 3, 4, 4] gives [0, 48] as in PyTorch
+	for _, d := range x.shape[1:] {
+		rest *= d
+	}
+	return Reshape(x, x.shape[0], rest)
 }
 
 // ExpandDims inserts an axis of size 1 at position axis (which may be

@@ -69,6 +69,9 @@ func TestZeroSizeForward(t *testing.T) {
 		{"Pick/empty-index", func() []*nd.NDArray {
 			return one(nd.Pick(z(0, 3), nd.FromSlice(dev, []int64{}, 0), 1))
 		}, [][]int{{0}}, nil},
+		{"Flatten/zero-batch", func() []*nd.NDArray { return one(nd.Flatten(z(0, 3, 4, 4))) }, [][]int{{0, 48}}, nil},
+		{"Flatten/zero-inner", func() []*nd.NDArray { return one(nd.Flatten(z(2, 0, 4))) }, [][]int{{2, 0}}, nil},
+		{"Reshape/infer-with-zero-batch", func() []*nd.NDArray { return one(nd.Reshape(z(0, 3, 4), -1, 12)) }, [][]int{{0, 12}}, nil},
 		{"Var/axis0", func() []*nd.NDArray { return one(nd.Var(z(3, 0), 0, 0)) }, [][]int{{0}}, nil},
 		{"Var/ddof1", func() []*nd.NDArray { return one(nd.Var(z(3, 0), 1, 0)) }, [][]int{{0}}, nil},
 		{"VarKeepDims/axis0", func() []*nd.NDArray { return one(nd.VarKeepDims(z(3, 0), 0, 0)) }, [][]int{{1, 0}}, nil},
@@ -143,6 +146,7 @@ func TestZeroSizeGrad(t *testing.T) {
 		{"SliceAxis/empty-input", [][]int{{0, 4}}, func(in []*nd.NDArray) *nd.NDArray { return nd.SliceAxis(in[0], 2, 4, 1) }},
 		{"SliceAxis/empty-range-at-end", [][]int{{2, 3}}, func(in []*nd.NDArray) *nd.NDArray { return nd.SliceAxis(in[0], 3, 3, 1) }},
 		{"Split/axis1", [][]int{{0, 4}}, func(in []*nd.NDArray) *nd.NDArray { return sum(nd.Split(in[0], 2, 1)) }},
+		{"Flatten/zero-batch", [][]int{{0, 3, 2, 2}}, func(in []*nd.NDArray) *nd.NDArray { return nd.Flatten(in[0]) }},
 		{"Pick/empty-index", [][]int{{0, 3}}, func(in []*nd.NDArray) *nd.NDArray {
 			return nd.Pick(in[0], nd.FromSlice(dev, []int64{}, 0), 1)
 		}},
@@ -184,6 +188,8 @@ func TestZeroSizeErrors(t *testing.T) {
 			nd.SoftmaxCrossEntropy(nd.Zeros(dev, nd.Float32, 2, 0), idx, 1)
 		}},
 		{"Var/no-elements-per-result", []string{"nd.Var:", "0 elements"}, func() { nd.Var(nd.Zeros(dev, nd.Float32, 3, 0), 0, 1) }},
+		{"Reshape/ambiguous-infer", []string{"nd.Reshape:", "[0 3 4 4]", "[0 -1]", "could be any size"}, func() { nd.Reshape(nd.Zeros(dev, nd.Float32, 0, 3, 4, 4), 0, -1) }},
+		{"Reshape/infer-beside-zero", []string{"nd.Reshape:", "cannot reshape [2 3] into [0 -1]"}, func() { nd.Reshape(nd.Zeros(dev, nd.Float32, 2, 3), 0, -1) }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -14,8 +14,10 @@ import (
 // its class weights.)
 
 // GaussianNLL is PyTorch's GaussianNLLLoss: the negative log-likelihood
-// of the labels (reshaped like pred) under normal distributions of mean
-// pred and the given variance,
+// of the labels (reshaped like pred when they hold as many elements, else
+// broadcast to pred's shape as PyTorch broadcasts its target: [N, 1] for
+// pred [N, C], say) under normal distributions of mean pred and the given
+// variance,
 //
 //	½·(log max(var, ε) + (pred − label)²/max(var, ε)) [+ ½·log 2π with Full]
 //
@@ -64,7 +66,7 @@ func (l GaussianNLL) ForwardWeighted(pred, label, variance, sampleWeight *nd.NDA
 	if !(eps > 0) || math.IsInf(eps, 1) {
 		nd.Panicf(op, nd.ErrArgument, "epsilon %g must be positive and finite", eps)
 	}
-	label = reshapeLike(op, "labels", label, pred.Shape(), pred.Shape())
+	label = gaussianLabel(op, pred.Shape(), label)
 	variance = gaussianVariance(op, pred.Shape(), variance)
 	if variance.Size() > 0 && !nd.Tracing() {
 		if lo := hostScalar(nd.Min(variance)); lo < 0 {
@@ -79,6 +81,27 @@ func (l GaussianNLL) ForwardWeighted(pred, label, variance, sampleWeight *nd.NDA
 		loss = nd.AddScalar(loss, 0.5*math.Log(2*math.Pi))
 	}
 	return finish(op, loss, sampleWeight, scale(l.Weight))
+}
+
+// gaussianLabel returns the labels shaped to meet predictions of shape
+// ps: reshaped to ps when they hold as many elements (Gluon's rule), else
+// as they are when they broadcast to ps (PyTorch's: pred's shape with
+// axes of size 1, as one target per row, [N, 1] for [N, C], or with
+// leading axes left out). The loss keeps pred's shape either way.
+func gaussianLabel(op string, ps []int, label *nd.NDArray) *nd.NDArray {
+	ls := label.Shape()
+	if label.Size() == numel(ps) {
+		return reshapeLike(op, "labels", label, ps, ps)
+	}
+	ok := len(ls) <= len(ps)
+	for i := 1; ok && i <= len(ls); i++ {
+		d := ls[len(ls)-i]
+		ok = d == 1 || d == ps[len(ps)-i]
+	}
+	if !ok {
+		nd.Panicf(op, nd.ErrShape, "labels of shape %v do not fit predictions of shape %v: want %v, %d elements, or a shape that broadcasts to it (axes of size 1)", ls, ps, ps, numel(ps))
+	}
+	return label
 }
 
 // gaussianVariance checks the variance's shape against pred's (PyTorch's

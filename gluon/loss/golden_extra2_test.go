@@ -78,8 +78,8 @@ func TestGoldensExtra2(t *testing.T) {
 	if err := json.Unmarshal(b, &f); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Cases) != 13 {
-		t.Fatalf("%d golden cases, want the generator's 13", len(f.Cases))
+	if len(f.Cases) != 16 {
+		t.Fatalf("%d golden cases, want the generator's 16", len(f.Cases))
 	}
 	dev := ctx.CPU(0)
 	for _, g := range f.Cases {

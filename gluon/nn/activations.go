@@ -52,7 +52,7 @@ func (p *PReLU) Forward(x *nd.NDArray) *nd.NDArray {
 	if x.NDim() < 2 {
 		axis = 0
 	}
-	return nd.PReLU(x, p.Alpha.Data(x.Context()), axis)
+	return nd.PReLU(x, p.Alpha.DataFor(x), axis)
 }
 
 // ELU is the exponential linear unit with scale Alpha.

@@ -132,11 +132,11 @@ func (a *MultiHeadAttention) ForwardMulti(inputs ...*nd.NDArray) []*nd.NDArray {
 // project applies the input projections: one GEMM for self-attention,
 // three with row blocks of in_proj_weight otherwise.
 func (a *MultiHeadAttention) project(q, k, v *nd.NDArray, self bool) (qp, kp, vp *nd.NDArray) {
-	e, dev := a.EmbedDim, q.Context()
-	w := a.InProjWeight.Data(dev)
+	e := a.EmbedDim
+	w := a.InProjWeight.DataFor(q)
 	var b *nd.NDArray
 	if a.InProjBias != nil {
-		b = a.InProjBias.Data(dev)
+		b = a.InProjBias.DataFor(q)
 	}
 	lin := func(x *nd.NDArray, i, j int) *nd.NDArray {
 		sh := x.Shape()

@@ -89,11 +89,11 @@ func (b *BatchNorm) forward(x *nd.NDArray, relu bool) *nd.NDArray {
 	var gamma, beta *nd.NDArray
 	if b.Gamma != nil {
 		b.Gamma.InferShape(c)
-		gamma = b.Gamma.Data(dev)
+		gamma = b.Gamma.DataFor(x)
 	}
 	if b.Beta != nil {
 		b.Beta.InferShape(c)
-		beta = b.Beta.Data(dev)
+		beta = b.Beta.DataFor(x)
 	}
 	b.RunningMean.InferShape(c)
 	b.RunningVar.InferShape(c)

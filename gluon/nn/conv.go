@@ -62,14 +62,13 @@ func (c *Conv2D) Forward(x *nd.NDArray) *nd.NDArray {
 		nd.Panicf("nn.Conv2D", nd.ErrShape, "%d input channels do not divide by %d groups", inC, c.opts.Groups)
 	}
 	c.Weight.InferShape(c.Channels, inC/c.opts.Groups, c.opts.Kernel[0], c.opts.Kernel[1])
-	dev := x.Context()
 	opts := nd.ConvOpts{Stride: c.opts.Stride, Pad: c.opts.Pad, Dilate: c.opts.Dilate, Groups: c.opts.Groups}
 	if c.Bias == nil {
-		return activate("nn.Conv2D", c.opts.Act, nd.Conv2D(x, c.Weight.Data(dev), nil, opts))
+		return activate("nn.Conv2D", c.opts.Act, nd.Conv2D(x, c.Weight.DataFor(x), nil, opts))
 	}
-	b := c.Bias.Data(dev)
+	b := c.Bias.DataFor(x)
 	if c.opts.Act == "relu" { // bias and ReLU on each image's output while it is in cache
-		return nd.Conv2DBiasRelu(x, c.Weight.Data(dev), b, opts)
+		return nd.Conv2DBiasRelu(x, c.Weight.DataFor(x), b, opts)
 	}
-	return activate("nn.Conv2D", c.opts.Act, nd.Conv2D(x, c.Weight.Data(dev), b, opts))
+	return activate("nn.Conv2D", c.opts.Act, nd.Conv2D(x, c.Weight.DataFor(x), b, opts))
 }

@@ -47,7 +47,7 @@ func (c *Conv3D) Forward(x *nd.NDArray) *nd.NDArray {
 	if x.NDim() != 5 || x.Shape()[1]%c.opts.Groups != 0 {
 		nd.Panicf(op, nd.ErrShape, "want NCDHW input with channels divisible by %d groups, got %v", c.opts.Groups, x.Shape())
 	}
-	w, b := c.data(x.Context(), c.Channels, x.Shape()[1]/c.opts.Groups, c.Kernel[0], c.Kernel[1], c.Kernel[2])
+	w, b := c.data(x, c.Channels, x.Shape()[1]/c.opts.Groups, c.Kernel[0], c.Kernel[1], c.Kernel[2])
 	y := nd.Conv3D(x, w, b, nd.Conv3DOpts{Stride: c.opts.Stride, Pad: c.opts.Pad, Dilate: c.opts.Dilate, Groups: c.opts.Groups})
 	return activate(op, c.opts.Act, y)
 }
@@ -172,7 +172,7 @@ func (c *Conv3DTranspose) Forward(x *nd.NDArray) *nd.NDArray {
 	if x.NDim() != 5 || x.Shape()[1]%c.opts.Groups != 0 {
 		nd.Panicf(op, nd.ErrShape, "want NCDHW input with channels divisible by %d groups, got %v", c.opts.Groups, x.Shape())
 	}
-	w, b := c.data(x.Context(), x.Shape()[1], c.Channels/c.opts.Groups, c.Kernel[0], c.Kernel[1], c.Kernel[2])
+	w, b := c.data(x, x.Shape()[1], c.Channels/c.opts.Groups, c.Kernel[0], c.Kernel[1], c.Kernel[2])
 	o := c.opts
 	y := nd.Conv3DTranspose(x, w, b, nd.Conv3DTransposeOpts{Stride: o.Stride, Pad: o.Pad, OutputPad: o.OutputPad, Dilate: o.Dilate, Groups: o.Groups})
 	return activate(op, o.Act, y)

@@ -1,7 +1,6 @@
 package nn
 
 import (
-	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/nd"
@@ -27,13 +26,14 @@ func (c *convParams) add(m *gluon.BlockMeta, channels int, noBias bool, wInit, b
 	}
 }
 
-// data returns the replicas on dev after inferring the weight's shape.
-func (c *convParams) data(dev ctx.Context, wShape ...int) (w, b *nd.NDArray) {
+// data returns the weight and bias for the input x (Parameter.DataFor)
+// after inferring the weight's shape.
+func (c *convParams) data(x *nd.NDArray, wShape ...int) (w, b *nd.NDArray) {
 	c.Weight.InferShape(wShape...)
 	if c.Bias != nil {
-		b = c.Bias.Data(dev)
+		b = c.Bias.DataFor(x)
 	}
-	return c.Weight.Data(dev), b
+	return c.Weight.DataFor(x), b
 }
 
 // checkConvLayer validates what the convolution constructors share.
@@ -90,7 +90,7 @@ func (c *Conv1D) Forward(x *nd.NDArray) *nd.NDArray {
 	if x.NDim() != 3 || x.Shape()[1]%c.opts.Groups != 0 {
 		nd.Panicf(op, nd.ErrShape, "want NCW input with channels divisible by %d groups, got %v", c.opts.Groups, x.Shape())
 	}
-	w, b := c.data(x.Context(), c.Channels, x.Shape()[1]/c.opts.Groups, c.Kernel)
+	w, b := c.data(x, c.Channels, x.Shape()[1]/c.opts.Groups, c.Kernel)
 	y := nd.Conv1D(x, w, b, nd.Conv1DOpts{Stride: c.opts.Stride, Pad: c.opts.Pad, Dilate: c.opts.Dilate, Groups: c.opts.Groups})
 	return activate(op, c.opts.Act, y)
 }
@@ -143,7 +143,7 @@ func (c *Conv2DTranspose) Forward(x *nd.NDArray) *nd.NDArray {
 	if x.NDim() != 4 || x.Shape()[1]%c.opts.Groups != 0 {
 		nd.Panicf(op, nd.ErrShape, "want NCHW input with channels divisible by %d groups, got %v", c.opts.Groups, x.Shape())
 	}
-	w, b := c.data(x.Context(), x.Shape()[1], c.Channels/c.opts.Groups, c.opts.Kernel[0], c.opts.Kernel[1])
+	w, b := c.data(x, x.Shape()[1], c.Channels/c.opts.Groups, c.opts.Kernel[0], c.opts.Kernel[1])
 	y := nd.Conv2DTranspose(x, w, b, nd.ConvTransposeOpts{Stride: c.opts.Stride, Pad: c.opts.Pad,
 		OutputPad: c.opts.OutputPad, Dilate: c.opts.Dilate, Groups: c.opts.Groups})
 	return activate(op, c.opts.Act, y)

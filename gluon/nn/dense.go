@@ -56,15 +56,14 @@ func (d *Dense) Forward(x *nd.NDArray) *nd.NDArray {
 		in = nd.Flatten(x)
 	}
 	d.Weight.InferShape(d.Units, in.Shape()[1])
-	dev := x.Context()
 	var y *nd.NDArray
 	switch {
 	case d.Bias == nil:
-		y = activate("nn.Dense", d.opts.Act, nd.FullyConnected(in, d.Weight.Data(dev), nil))
+		y = activate("nn.Dense", d.opts.Act, nd.FullyConnected(in, d.Weight.DataFor(x), nil))
 	case d.opts.Act == "relu": // bias and ReLU in one pass
-		y = nd.BiasRelu(nd.FullyConnected(in, d.Weight.Data(dev), nil), d.Bias.Data(dev), 1)
+		y = nd.BiasRelu(nd.FullyConnected(in, d.Weight.DataFor(x), nil), d.Bias.DataFor(x), 1)
 	default:
-		y = activate("nn.Dense", d.opts.Act, nd.FullyConnected(in, d.Weight.Data(dev), d.Bias.Data(dev)))
+		y = activate("nn.Dense", d.opts.Act, nd.FullyConnected(in, d.Weight.DataFor(x), d.Bias.DataFor(x)))
 	}
 	if d.opts.NoFlatten && x.NDim() != 2 {
 		shape[len(shape)-1] = d.Units

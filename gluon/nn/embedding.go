@@ -54,7 +54,7 @@ func (e *Embedding) Forward(x *nd.NDArray) *nd.NDArray {
 			nd.Panicf(op, nd.ErrArgument, "index %d outside [0, %d)", hi, e.InputDim)
 		}
 	}
-	out := nd.Take(e.Weight.Data(x.Context()), x, 0, nd.TakeClip)
+	out := nd.Take(e.Weight.DataFor(x), x, 0, nd.TakeClip)
 	if e.Padding >= 0 && x.Session().IsRecording() {
 		// The padding positions' output without a gradient: the same
 		// values, and nothing flows back to the padding row.

@@ -100,7 +100,7 @@ func (e *EmbeddingBag) ForwardMulti(inputs ...*nd.NDArray) []*nd.NDArray {
 	if !isIndex(x) {
 		nd.Panicf(op, nd.ErrDType, "indices must be an integer array, got %v (convert with AsType(nd.Int64))", x.DType())
 	}
-	w := e.Weight.Data(x.Context())
+	w := e.Weight.DataFor(x)
 	if psw != nil {
 		if e.Mode != "sum" {
 			nd.Panicf(op, nd.ErrArgument, "per-sample weights need mode sum, not %q", e.Mode)
@@ -136,7 +136,7 @@ func (e *EmbeddingBag) ForwardMulti(inputs ...*nd.NDArray) []*nd.NDArray {
 		var pos *nd.NDArray
 		pos, valid = e.bagPositions(op, offsets, x.Shape()[0])
 		if pos == nil { // no bag holds an index
-			return []*nd.NDArray{x.Session().Zeros(x.Context(), w.DType(), valid.Shape()[0], e.OutputDim)}
+			return []*nd.NDArray{emptyBags(x, w, valid.Shape()[0])}
 		}
 		xs := x.Int64s()
 		idx := make([]int64, pos.Size())
@@ -150,7 +150,7 @@ func (e *EmbeddingBag) ForwardMulti(inputs ...*nd.NDArray) []*nd.NDArray {
 	}
 	b, m := x.Shape()[0], x.Shape()[1]
 	if m == 0 || b == 0 {
-		return []*nd.NDArray{x.Session().Zeros(x.Context(), w.DType(), b, e.OutputDim)}
+		return []*nd.NDArray{emptyBags(x, w, b)}
 	}
 	if !nd.Tracing() {
 		if lo := scalarOf(nd.Min(x)); lo < 0 {
@@ -171,6 +171,15 @@ func (e *EmbeddingBag) ForwardMulti(inputs ...*nd.NDArray) []*nd.NDArray {
 	}
 	rows := nd.Take(w, x, 0, nd.TakeClip) // [B, M, D]
 	return []*nd.NDArray{e.reduce(rows, keep, psw)}
+}
+
+// emptyBags returns the zeros [b, D] of b bags that hold no index,
+// computed from the weight w (a sum over no rows of it) so that, as in
+// PyTorch, a loss on them has a backward pass and gives the weight a zero
+// gradient rather than none.
+func emptyBags(x, w *nd.NDArray, b int) *nd.NDArray {
+	none := x.Session().Zeros(x.Context(), nd.Int64, b, 0)
+	return nd.Sum(nd.Take(w, none, 0, nd.TakeClip), 1)
 }
 
 // reduce reduces rows [B, M, D] over axis 1, counting only the positions

@@ -42,11 +42,11 @@ func (a *affineParams) add(m *gluon.BlockMeta, o NormOpts) {
 func (a *affineParams) data(x *nd.NDArray, c int) (gamma, beta *nd.NDArray) {
 	if a.Gamma != nil {
 		a.Gamma.InferShape(c)
-		gamma = a.Gamma.Data(x.Context())
+		gamma = a.Gamma.DataFor(x)
 	}
 	if a.Beta != nil {
 		a.Beta.InferShape(c)
-		beta = a.Beta.Data(x.Context())
+		beta = a.Beta.DataFor(x)
 	}
 	return gamma, beta
 }

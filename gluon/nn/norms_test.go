@@ -1,6 +1,7 @@
 package nn_test
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"slices"
@@ -485,5 +486,50 @@ func TestNormHybridize(t *testing.T) {
 	}
 	if s := h.Stats(); s.Replays == 0 {
 		t.Errorf("no replays: %+v", s)
+	}
+}
+
+// TestNormInitByName: a reparameterised parameter other than a weight
+// starts as the original would have by its name's initialisation rule
+// when the network is initialised afterwards (before, or with its shape
+// inferred later): gamma at ones, beta at zeros, whatever the network's
+// initializer. gamma_v and gamma_orig used to take the initializer's
+// draw (Xavier panicked on the 1-D shape).
+func TestNormInitByName(t *testing.T) {
+	for _, c := range []struct {
+		name, param, kind string
+		inChannels        int
+		want              float64
+	}{
+		{"gamma-weight", "gamma", "weight", 4, 1},
+		{"gamma-spectral", "gamma", "spectral", 4, 1},
+		{"beta-weight", "beta", "weight", 4, 0},
+		{"beta-spectral", "beta", "spectral", 4, 0},
+		{"gamma-weight-deferred", "gamma", "weight", 0, 1},
+		{"gamma-spectral-deferred", "gamma", "spectral", 0, 1},
+		{"beta-spectral-deferred", "beta", "spectral", 0, 0},
+	} {
+		for _, init := range []initializer.Initializer{initializer.Uniform{Scale: 0.5}, initializer.Xavier{}} {
+			t.Run(fmt.Sprintf("%s/%T", c.name, init), func(t *testing.T) {
+				l := nn.NewLayerNorm(-1, nn.NormOpts{InChannels: c.inChannels})
+				var src *gluon.Parameter
+				if c.kind == "weight" {
+					src = nn.ApplyWeightNorm(l, nn.WeightNormOpts{Name: c.param}).V
+				} else {
+					src = nn.ApplySpectralNorm(l, nn.SpectralNormOpts{Name: c.param}).Orig
+				}
+				if err := nd.Catch(func() {
+					initNet(t, l, init, nd.Float32)
+					forward(l, randX(cpu0, 1, 2, 4)) // infers deferred shapes
+				}); err != nil {
+					t.Fatalf("initialise: %v", err)
+				}
+				for _, v := range src.Data(cpu0).Float64s() {
+					if v != c.want {
+						t.Fatalf("%s starts at %v, want %v (as %s would)", src.Name(), src.Data(cpu0).Float64s(), c.want, c.param)
+					}
+				}
+			})
+		}
 	}
 }

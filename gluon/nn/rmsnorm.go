@@ -111,7 +111,7 @@ func (r *RMSNorm) Forward(x *nd.NDArray) *nd.NDArray {
 		y = y.AsType(x.DType())
 	}
 	if r.Gamma != nil {
-		y = nd.Mul(y, r.Gamma.Data(x.Context()))
+		y = nd.Mul(y, r.Gamma.DataFor(x))
 	}
 	return y
 }

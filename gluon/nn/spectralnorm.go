@@ -84,14 +84,18 @@ type SpectralNorm struct {
 }
 
 // ApplySpectralNorm normalises the parameter o.Name of b (any block that
-// reads its weight through Parameter.Data) by its largest singular value
-// and returns the SpectralNorm, which b's weight also returns from
-// Derivation. The weight is replaced by Orig, U and V (see SpectralNorm);
-// an initialised weight's values move to Orig. Apply it before making a
-// Trainer for the network. The weight must be b's alone (not tied to another
-// block's parameters, which would go on listing it). A name b does not have, a parameter already
-// derived, a Dim outside the weight's axes or a negative Iterations or
-// Eps panics with ErrArgument.
+// reads its weight through Parameter.DataFor, or Data) by its largest
+// singular value and returns the SpectralNorm, which b's weight also
+// returns from Derivation. The weight is replaced by Orig, U and V (see
+// SpectralNorm); an initialised weight's values move to Orig, and an
+// uninitialised one's place is taken by an Orig initialised as it would
+// have been (its Init, or the network's initializer by its name's rule).
+// The power method runs when the session of the layer's input trains
+// (Parameter.DataFor). Apply it before making a Trainer for the network.
+// The weight must be b's alone (not tied to another block's parameters,
+// which would go on listing it). A name b does not have, a parameter
+// already derived, a Dim outside the weight's axes or a negative
+// Iterations or Eps panics with ErrArgument.
 func ApplySpectralNorm(b gluon.Component, o SpectralNormOpts) *SpectralNorm {
 	const op = "nn.ApplySpectralNorm"
 	m := b.Meta()
@@ -118,6 +122,7 @@ func ApplySpectralNorm(b gluon.Component, o SpectralNormOpts) *SpectralNorm {
 	sn.Orig = gluon.NewParameter(name+"_orig", shape...)
 	sn.Orig.Alias = "parametrizations." + name + ".original"
 	sn.Orig.Init = w.Init
+	sn.Orig.InitName = reparamInitName(w)
 	sn.Orig.SetDType(w.DType())
 	sn.Orig.LRMult, sn.Orig.WDMult = w.LRMult, w.WDMult
 	reparamStart(op, sn.Orig, w)
@@ -137,8 +142,8 @@ func ApplySpectralNorm(b gluon.Component, o SpectralNormOpts) *SpectralNorm {
 		}
 		params = append(params, sn.U, sn.V)
 	}
+	w.SetDerivation(sn) // before ReplaceParam: the block goes on naming w
 	m.ReplaceParam(w, params...)
-	w.SetDerivation(sn)
 	return sn
 }
 
@@ -195,20 +200,25 @@ func (s *SpectralNorm) InferShape(shape []int) {
 			reparamSetHost(s.V, v)
 		}
 	}
-	if dt := s.Orig.DType(); s.weight.DType() != dt {
-		s.weight.SetDType(dt) // the dtype an ONNX export gives the weight
-	}
 }
 
-// Value returns W/σ on dev (gluon.Derivation), after the power iteration
-// when the session is in training mode; recorded when it records.
-func (s *SpectralNorm) Value(dev ctx.Context) *nd.NDArray {
-	w := s.Orig.Data(dev)
+// DType returns the weight's dtype, Orig's (the layer's weight reports it:
+// gluon.Parameter.DType).
+func (s *SpectralNorm) DType() nd.DType { return s.Orig.DType() }
+
+// Value returns W/σ on dev, computed in session sess (gluon.Derivation:
+// the session of the layer's input), after the power iteration when sess
+// is in training mode; recorded when it records.
+func (s *SpectralNorm) Value(dev ctx.Context, sess *nd.Session) *nd.NDArray {
+	w := s.Orig.DataIn(dev, sess)
 	if s.U == nil {
 		return nd.Normalize(w, 2, 0, s.eps)
 	}
+	if sess == nil { // read without an input: the session w's ops run in
+		sess = w.Session()
+	}
 	u, v := s.U.Data(dev), s.V.Data(dev)
-	if w.Session().IsTraining() {
+	if sess.IsTraining() {
 		s.mu.Lock()
 		s.power(s.matrix(w.Detach()), u, v, s.iters)
 		s.mu.Unlock()

@@ -108,11 +108,11 @@ func (b *SyncBatchNorm) Forward(x *nd.NDArray) *nd.NDArray {
 	y := nd.Mul(nd.Sub(x, nd.Reshape(mean, bshape...)), nd.Reshape(nd.Rsqrt(nd.AddScalar(variance, b.epsilon)), bshape...))
 	if b.Gamma != nil {
 		b.Gamma.InferShape(c)
-		y = nd.Mul(y, nd.Reshape(b.Gamma.Data(dev), bshape...))
+		y = nd.Mul(y, nd.Reshape(b.Gamma.DataFor(x), bshape...))
 	}
 	if b.Beta != nil {
 		b.Beta.InferShape(c)
-		y = nd.Add(y, nd.Reshape(b.Beta.Data(dev), bshape...))
+		y = nd.Add(y, nd.Reshape(b.Beta.DataFor(x), bshape...))
 	}
 	unbiased := n / max(n-1, 1)
 	updateRunning(runMean, mean.Detach(), b.momentum, 1)

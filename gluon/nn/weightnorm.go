@@ -53,8 +53,8 @@ type WeightNorm struct {
 }
 
 // ApplyWeightNorm reparameterises the parameter o.Name of b (any block
-// that reads its weight through Parameter.Data: Dense, the convolutions,
-// Embedding, a block of one's own) as g·v/‖v‖ and returns the
+// that reads its weight through Parameter.DataFor, or Data: Dense, the
+// convolutions, Embedding, a block of one's own) as g·v/‖v‖ and returns the
 // WeightNorm, which b's weight also returns from Derivation. b keeps its
 // name and its other parameters; the weight is replaced by G and V (see
 // WeightNorm).
@@ -62,7 +62,8 @@ type WeightNorm struct {
 // When the weight is initialised, V starts as its values and G as their
 // norms, so that the layer computes what it did. When it is not, V is
 // initialised as the weight would have been (its Init, or the network's
-// initializer by name) and G as V's norms, also for shapes inferred at
+// initializer by the weight's name: a gamma's V starts at ones, a bias's
+// at zeros) and G as V's norms, also for shapes inferred at
 // the first forward pass. Apply it before making a Trainer for the
 // network. The weight must be b's alone (not tied to another
 // block's parameters, which would go on listing it). A name b does not have, a parameter already reparameterised
@@ -79,6 +80,7 @@ func ApplyWeightNorm(b gluon.Component, o WeightNormOpts) *WeightNorm {
 	wn.V = gluon.NewParameter(name+"_v", shape...)
 	wn.V.Alias = "parametrizations." + name + ".original1"
 	wn.V.Init = w.Init
+	wn.V.InitName = reparamInitName(w)
 	wn.G = gluon.NewParameter(name+"_g", wn.gShape(shape)...)
 	wn.G.Alias = "parametrizations." + name + ".original0"
 	wn.G.Init = wnNormInit{wn}
@@ -88,8 +90,8 @@ func ApplyWeightNorm(b gluon.Component, o WeightNormOpts) *WeightNorm {
 	}
 	reparamStart(op, wn.V, w)
 	reparamInit(op, wn.G.InitializeLike(w)) // after V: its initializer reads V
+	w.SetDerivation(wn)                     // before ReplaceParam: the block goes on naming w
 	m.ReplaceParam(w, wn.V, wn.G)           // V first: G's initializer reads it
-	w.SetDerivation(wn)
 	return wn
 }
 
@@ -107,6 +109,17 @@ func reparamFind(op string, m *gluon.BlockMeta, name string) (*gluon.Parameter, 
 		nd.Panicf(op, nd.ErrArgument, "parameter %q of block %q is already derived", name, m.Name())
 	}
 	return w, name
+}
+
+// reparamInitName is the name whose by-name initialisation rule the
+// parameter taking w's place follows: w's own (its InitName when set), so
+// that a reparameterised gamma starts at ones and a bias at zeros, as
+// they would have.
+func reparamInitName(w *gluon.Parameter) string {
+	if w.InitName != "" {
+		return w.InitName
+	}
+	return w.LocalName()
 }
 
 // reparamStart initialises p, which takes w's place, with w's values
@@ -151,15 +164,16 @@ func (w *WeightNorm) InferShape(shape []int) {
 	if !ready && w.V.Initialized() && w.G.Initialized() {
 		reparamSetHost(w.G, wnSliceNorms(w.V.ListData()[0].Float64s(), shape, w.dim))
 	}
-	if dt := w.V.DType(); w.weight.DType() != dt {
-		w.weight.SetDType(dt) // the dtype an ONNX export gives the weight
-	}
 }
 
-// Value returns g·v/‖v‖ on dev (gluon.Derivation), recorded when the
-// session records.
-func (w *WeightNorm) Value(dev ctx.Context) *nd.NDArray {
-	v, g := w.V.Data(dev), w.G.Data(dev)
+// DType returns the weight's dtype, V's (the layer's weight reports it:
+// gluon.Parameter.DType).
+func (w *WeightNorm) DType() nd.DType { return w.V.DType() }
+
+// Value returns g·v/‖v‖ on dev, computed in session s (gluon.Derivation:
+// the session of the layer's input), recorded when it records.
+func (w *WeightNorm) Value(dev ctx.Context, s *nd.Session) *nd.NDArray {
+	v, g := w.V.DataIn(dev, s), w.G.DataIn(dev, s)
 	return nd.Mul(v, nd.Div(g, wnNormExceptDim(v, w.dim)))
 }
 
@@ -218,6 +232,7 @@ func reparamRestore(m *gluon.BlockMeta, weight *gluon.Parameter, baked *nd.NDArr
 	weight.SetDerivation(nil)
 	err := nd.Catch(func() {
 		if baked == nil {
+			weight.SetDType(like.DType()) // a Cast since: its dtype is like's
 			reparamInit("nn.Remove", weight.InitializeLike(like))
 			return
 		}
@@ -236,12 +251,7 @@ func reparamRestore(m *gluon.BlockMeta, weight *gluon.Parameter, baked *nd.NDArr
 
 // reparamSetHost writes float64 host values into every replica of p.
 func reparamSetHost(p *gluon.Parameter, vals []float64) {
-	src := nd.FromSlice(ctx.CPU(0), vals, p.Shape()...)
-	if len(p.Shape()) == 0 {
-		r := nd.Reshape(src)
-		src.Release()
-		src = r
-	}
+	src := nd.FromSliceShaped(ctx.CPU(0), vals, p.Shape()) // 0-d stays 0-d
 	p.SetData(src)
 	src.Release()
 }

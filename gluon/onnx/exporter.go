@@ -152,21 +152,24 @@ func (e *exporter) Param(p *gluon.Parameter) string {
 	}
 	e.used[name] = true
 	e.params[p] = name
-	t, err := onnxType(p.DType())
+	var a *nd.NDArray
+	var vals []float64
+	if err := nd.Catch(func() { a = p.Data(e.dev); vals = a.Float64s() }); err != nil {
+		if e.err == nil {
+			e.err = fmt.Errorf("parameter %s: %w", p.Name(), err)
+		}
+		return name
+	}
+	// The value's dtype and shape: a derived weight's are those of the
+	// parameters it is computed from.
+	t, err := onnxType(a.DType())
 	if err != nil {
 		if e.err == nil {
 			e.err = fmt.Errorf("parameter %s: %w", p.Name(), err)
 		}
 		return name
 	}
-	var vals []float64
-	if err := nd.Catch(func() { vals = p.Data(e.dev).Float64s() }); err != nil {
-		if e.err == nil {
-			e.err = fmt.Errorf("parameter %s: %w", p.Name(), err)
-		}
-		return name
-	}
-	e.graph.Initializer = append(e.graph.Initializer, floatTensorOf(name, vals, p.Shape(), t))
+	e.graph.Initializer = append(e.graph.Initializer, floatTensorOf(name, vals, a.Shape(), t))
 	return name
 }
 

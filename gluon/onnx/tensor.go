@@ -142,13 +142,7 @@ func constArray(t *onnxpb.TensorProto, dev ctx.Context) (*nd.NDArray, error) {
 	}
 	var a *nd.NDArray
 	if err := nd.Catch(func() {
-		if len(shape) == 0 { // a scalar: one element of no dimensions
-			a = nd.PersistentSession().FromSlice(dev, data)
-			a = nd.Reshape(a)
-			a.Persist()
-			return
-		}
-		a = nd.PersistentSession().FromSlice(dev, data, shape...)
+		a = nd.PersistentSession().FromSliceShaped(dev, data, shape) // a scalar stays 0-d
 	}); err != nil {
 		return nil, fmt.Errorf("tensor %q: %w", t.GetName(), err)
 	}

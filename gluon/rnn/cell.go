@@ -106,12 +106,11 @@ func (w weights) project(x *nd.NDArray, gates int) *nd.NDArray {
 	shape := x.Shape()
 	in := shape[len(shape)-1]
 	w.ih.InferShape(gates, in)
-	dev := x.Context()
 	flat := x
 	if x.NDim() != 2 {
 		flat = nd.Reshape(x, -1, in)
 	}
-	y := nd.FullyConnected(flat, w.ih.Data(dev), w.bih.Data(dev))
+	y := nd.FullyConnected(flat, w.ih.DataFor(x), w.bih.DataFor(x))
 	if x.NDim() != 2 {
 		shape[len(shape)-1] = gates
 		y = nd.Reshape(y, shape...)
@@ -119,13 +118,21 @@ func (w weights) project(x *nd.NDArray, gates int) *nd.NDArray {
 	return y
 }
 
+// hidden returns W_hh and b_hh for the input x. A layer reads them once
+// per call, not once per time step, so that a derived weight (spectral
+// norm, say) is computed, and its power method run, once per forward
+// pass, as in PyTorch.
+func (w weights) hidden(x *nd.NDArray) (whh, bhh *nd.NDArray) {
+	return w.hh.DataFor(x), w.bhh.DataFor(x)
+}
+
 // step advances the recurrence one time step: xp is the input projection
-// [N, G·H] of this step, st the states [N, H] (h, and c for an LSTM). It
-// returns the new states.
-func step(m Mode, w weights, xp *nd.NDArray, st []*nd.NDArray) []*nd.NDArray {
+// [N, G·H] of this step, st the states [N, H] (h, and c for an LSTM), whh
+// and bhh the recurrent weight and bias (weights.hidden). It returns the
+// new states.
+func step(m Mode, whh, bhh, xp *nd.NDArray, st []*nd.NDArray) []*nd.NDArray {
 	h := st[0]
-	dev := h.Context()
-	hp := nd.FullyConnected(h, w.hh.Data(dev), w.bhh.Data(dev))
+	hp := nd.FullyConnected(h, whh, bhh)
 	switch m {
 	case RNNTanh:
 		return []*nd.NDArray{nd.Tanh(nd.Add(xp, hp))}
@@ -233,7 +240,9 @@ func (c *Cell) ForwardMulti(inputs ...*nd.NDArray) []*nd.NDArray {
 			st[i] = zeroState(x, n, hsz)
 		}
 	}
-	return step(c.Mode, c.w, c.w.project(x, c.Mode.gates()*hsz), st)
+	xp := c.w.project(x, c.Mode.gates()*hsz)
+	whh, bhh := c.w.hidden(x)
+	return step(c.Mode, whh, bhh, xp, st)
 }
 
 // BeginState returns zero states for a batch of n on like's context,

@@ -197,13 +197,14 @@ func (l *Layer) run(w weights, x *nd.NDArray, st []*nd.NDArray, reverse bool, ma
 	t, n := x.Shape()[0], x.Shape()[1]
 	g := l.Mode.gates() * l.HiddenSize
 	xp := w.project(x, g)
+	whh, bhh := w.hidden(x) // once per call (a derived weight's power method too)
 	hs := make([]*nd.NDArray, t)
 	for k := range t {
 		i := k
 		if reverse {
 			i = t - 1 - k
 		}
-		next := step(l.Mode, w, nd.Reshape(nd.SliceAxis(xp, i, i+1, 0), n, g), st)
+		next := step(l.Mode, whh, bhh, nd.Reshape(nd.SliceAxis(xp, i, i+1, 0), n, g), st)
 		if masks == nil {
 			st = next
 			hs[i] = st[0]

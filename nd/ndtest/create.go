@@ -1,7 +1,7 @@
 package ndtest
 
 // The cases for the ops of nd/create.go: Zeros, Ones, Full, Scalar,
-// FromSlice, Arange, the ...Like constructors and Empty.
+// FromSlice, FromSliceShaped, Arange, the ...Like constructors and Empty.
 
 import (
 	"fmt"
@@ -39,6 +39,12 @@ func confCreation(e confEnv) {
 		e.check(e.arr(v), []int{24}, v, confTolExact) // no shape: 1-D
 		e.check(e.arr(v[:1], 1, 1), []int{1, 1}, v[:1], confTolExact)
 		e.check(e.arr(nil, 0), []int{0}, nil, confTolExact)
+	})
+	e.run("FromSliceShaped", func(e confEnv) {
+		v := e.round(confUniform(2, 6, -5, 5))
+		e.check(nd.FromSliceShaped(e.dev, v, []int{2, 3}).AsType(e.dt), []int{2, 3}, v, confTolExact)
+		e.check(nd.FromSliceShaped(e.dev, v[:1], nil).AsType(e.dt), []int{}, v[:1], confTolExact) // no shape: 0-d
+		e.check(nd.FromSliceShaped(e.dev, []float64{}, []int{0, 3}).AsType(e.dt), []int{0, 3}, nil, confTolExact)
 	})
 	for _, c := range []struct {
 		start, stop, step float64

@@ -56,7 +56,12 @@ def reference(kind, c, x):
     w = c.get("weight", 0.0)
     sw = x.get("sample_weight")
     if kind == "gaussian_nll":
-        l = F.gaussian_nll_loss(x["pred"], x["label"].reshape(x["pred"].shape), x["var"], full=c["full"],
+        # Gluon's rule first (labels of as many elements take pred's
+        # shape), else torch's broadcasting of the target.
+        lab = x["label"]
+        if lab.numel() == x["pred"].numel():
+            lab = lab.reshape(x["pred"].shape)
+        l = F.gaussian_nll_loss(x["pred"], lab, x["var"], full=c["full"],
                                 eps=c["eps"] or 1e-6, reduction="none")
         return batch_mean(weigh(l, sw, w))
     if kind == "multi_margin":
@@ -104,7 +109,8 @@ def main():
     cases = []
     # Gaussian NLL: a variance per prediction, per row (the last axis
     # removed or of size 1), variances below eps (clamped; gradient still
-    # flows), full, weights.
+    # flows), full, weights. (Targets that broadcast: at the end, so that
+    # the earlier cases keep their draws.)
     var = rand(4, 3, lo=0.05, hi=2)
     cases.append(case("gaussian_nll", "gaussian_nll", {},
                       {"pred": rand(4, 3), "label": rand(4, 3), "var": var}, ["pred", "label", "var"]))
@@ -154,6 +160,18 @@ def main():
     cases.append(case("multilabel_soft_margin_weighted", "multilabel_soft_margin", {},
                       {"pred": rand(4, 5, lo=-4, hi=4), "label": z, "class_weight": rand(5, lo=0.2, hi=3)},
                       ["pred", "label"]))
+    # Gaussian NLL with targets that broadcast to the predictions, as
+    # torch's GaussianNLLLoss documents them: one per row ([N, 1] for
+    # [N, C]), with a row variance too, and without the batch axis.
+    cases.append(case("gaussian_nll_target_n1", "gaussian_nll", {},
+                      {"pred": rand(4, 3), "label": rand(4, 1), "var": rand(4, 3, lo=0.1, hi=2)},
+                      ["pred", "label", "var"]))
+    cases.append(case("gaussian_nll_target_row_var_row", "gaussian_nll", {"weight": 0.5},
+                      {"pred": rand(2, 3, 4), "label": rand(2, 3, 1), "var": rand(2, 3, lo=0.1, hi=2),
+                       "sample_weight": rand(2, lo=0.1, hi=2)}, ["pred", "label", "var"]))
+    cases.append(case("gaussian_nll_target_no_batch", "gaussian_nll", {"full": True},
+                      {"pred": rand(3, 4), "label": rand(4), "var": rand(3, 1, lo=0.1, hi=2)},
+                      ["pred", "label", "var"]))
 
     out = {"generator": "make_goldens_extra2.py, torch " + torch.__version__, "cases": cases}
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "goldens_extra2.json")

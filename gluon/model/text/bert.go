@@ -201,9 +201,9 @@ func newBertEmbeddings(c BertConfig) *bertEmbeddings {
 func (e *bertEmbeddings) forward(ids, tt *nd.NDArray) *nd.NDArray {
 	dev, t := ids.Context(), ids.Shape()[1]
 	pos := ids.Session().Arange(dev, nd.Int64, 0, float64(t), 1)
-	x := nd.Add(e.word.Forward(ids), nd.Take(e.position.Weight.Data(dev), pos, 0))
+	x := nd.Add(e.word.Forward(ids), nd.Take(e.position.Weight.DataFor(ids), pos, 0))
 	if tt == nil { // every token of type 0: that row, broadcast
-		x = nd.Add(x, nd.SliceAxis(e.tokenType.Weight.Data(dev), 0, 1, 0))
+		x = nd.Add(x, nd.SliceAxis(e.tokenType.Weight.DataFor(ids), 0, 1, 0))
 	} else {
 		x = nd.Add(x, e.tokenType.Forward(tt))
 	}

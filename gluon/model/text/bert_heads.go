@@ -162,8 +162,8 @@ func (m *BertForMaskedLM) Logits(ids, tokenTypes, mask *nd.NDArray) *nd.NDArray 
 	seq, _ := m.bert.run("text.BertForMaskedLM.Logits", ids, tokenTypes, mask)
 	tr := m.pred.transform
 	h := tr.ln.Forward(activations[tr.act](tr.dense.Forward(seq)))
-	sh, dev := seq.Shape(), seq.Context()
-	logits := nd.FullyConnected(nd.Reshape(h, -1, m.cfg.HiddenSize), m.bert.emb.word.Weight.Data(dev), m.pred.bias.Data(dev))
+	sh := seq.Shape()
+	logits := nd.FullyConnected(nd.Reshape(h, -1, m.cfg.HiddenSize), m.bert.emb.word.Weight.DataFor(h), m.pred.bias.DataFor(h))
 	return nd.Reshape(logits, sh[0], sh[1], m.cfg.VocabSize)
 }
 

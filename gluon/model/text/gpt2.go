@@ -99,7 +99,7 @@ func (m *GPT2) forward(op string, ids *nd.NDArray, c *Cache) *nd.NDArray {
 	}
 	b, dev := m.body, ids.Context()
 	pos := ids.Session().Arange(dev, nd.Int64, float64(past), float64(past+t), 1)
-	x := nd.Add(b.wte.Forward(ids), nd.Take(b.wpe.Weight.Data(dev), pos, 0))
+	x := nd.Add(b.wte.Forward(ids), nd.Take(b.wpe.Weight.DataFor(ids), pos, 0))
 	x = dropout(x, m.cfg.EmbdPdrop)
 	for i, blk := range b.blocks {
 		var kv *layerCache
@@ -112,7 +112,7 @@ func (m *GPT2) forward(op string, ids *nd.NDArray, c *Cache) *nd.NDArray {
 		c.n += t
 	}
 	x = b.lnF.Forward(x)
-	logits := nd.FullyConnected(nd.Reshape(x, -1, m.cfg.NEmbd), b.wte.Weight.Data(dev), nil)
+	logits := nd.FullyConnected(nd.Reshape(x, -1, m.cfg.NEmbd), b.wte.Weight.DataFor(x), nil)
 	return nd.Reshape(logits, bsz, t, m.cfg.VocabSize)
 }
 

@@ -60,8 +60,7 @@ func (c *conv1D) Forward(x *nd.NDArray) *nd.NDArray {
 	if len(sh) == 0 || sh[len(sh)-1] != c.in {
 		nd.Panicf("text.Conv1D", nd.ErrShape, "%s: input %v, want %d features on the last axis", c.Name(), sh, c.in)
 	}
-	dev := x.Context()
-	y := nd.Add(nd.Dot(nd.Reshape(x, -1, c.in), c.Weight.Data(dev), false, false), c.Bias.Data(dev))
+	y := nd.Add(nd.Dot(nd.Reshape(x, -1, c.in), c.Weight.DataFor(x), false, false), c.Bias.DataFor(x))
 	sh[len(sh)-1] = c.out
 	return nd.Reshape(y, sh...)
 }

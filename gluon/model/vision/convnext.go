@@ -144,7 +144,7 @@ func newCNBlock(c int, drop float64) *cnBlock {
 }
 
 func (b *cnBlock) Forward(x *nd.NDArray) *nd.NDArray {
-	y := nd.Mul(b.scale.Data(x.Context()), b.block.Forward(x))
+	y := nd.Mul(b.scale.DataFor(x), b.block.Forward(x))
 	return nd.Add(stochasticDepth(y, b.drop), x)
 }
 

@@ -84,7 +84,7 @@ func (v *VisionTransformer) Forward(x *nd.NDArray) *nd.NDArray {
 	n, d := shape[0], v.opts.HiddenDim
 	p := v.ConvProj.Forward(x) // [N, D, nh, nw]
 	p = nd.Transpose(nd.Reshape(p, n, d, -1), 0, 2, 1)
-	cls := nd.BroadcastTo(v.ClassToken.Data(x.Context()), n, 1, d)
+	cls := nd.BroadcastTo(v.ClassToken.DataFor(x), n, 1, d)
 	h := v.Encoder.Forward(nd.Concat([]*nd.NDArray{cls, p}, 1))
 	return v.Heads.Forward(nd.Reshape(nd.SliceAxis(h, 0, 1, 1), n, d))
 }
@@ -122,7 +122,7 @@ func newViTEncoder(seqLen int, o ViTOptions) *vitEncoder {
 }
 
 func (e *vitEncoder) Forward(x *nd.NDArray) *nd.NDArray {
-	return e.ln.Forward(e.layers.Forward(nd.Add(x, e.pos.Data(x.Context()))))
+	return e.ln.Forward(e.layers.Forward(nd.Add(x, e.pos.DataFor(x))))
 }
 
 // vitBlock is torchvision's EncoderBlock (pre-norm): attention and MLP,
