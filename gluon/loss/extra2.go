@@ -264,13 +264,7 @@ func (l MarginRanking) Forward(input1, input2, label *nd.NDArray) *nd.NDArray {
 // ForwardWeighted is Forward with per-sample weights (nil for none).
 func (l MarginRanking) ForwardWeighted(input1, input2, label, sampleWeight *nd.NDArray) *nd.NDArray {
 	const op = "loss.MarginRanking"
-	in0 := input1
-	input1, input2, sampleWeight = autocastInputs(input1, input2, sampleWeight)
-	if input1 != in0 && label != nil && label.DType().IsHalf() {
-		label = label.AsType(input1.DType()) // autocast widened the inputs
-	}
-	checkLabels(op, input1, label, sampleWeight, true)
-	checkInput(op, "second inputs", input1, input2)
+	input1, input2, label, sampleWeight = pairInputs(op, input1, input2, label, sampleWeight)
 	if math.IsNaN(l.Margin) || math.IsInf(l.Margin, 0) {
 		nd.Panicf(op, nd.ErrArgument, "margin %g must be finite", l.Margin)
 	}

@@ -188,13 +188,7 @@ func (l CosineEmbedding) Forward(input1, input2, label *nd.NDArray) *nd.NDArray 
 // ForwardWeighted is Forward with per-sample weights (nil for none).
 func (l CosineEmbedding) ForwardWeighted(input1, input2, label, sampleWeight *nd.NDArray) *nd.NDArray {
 	const op = "loss.CosineEmbedding"
-	in0 := input1
-	input1, input2, sampleWeight = autocastInputs(input1, input2, sampleWeight)
-	if input1 != in0 && label != nil && label.DType().IsHalf() {
-		label = label.AsType(input1.DType()) // autocast widened the inputs
-	}
-	checkLabels(op, input1, label, sampleWeight, true)
-	checkInput(op, "second inputs", input1, input2)
+	input1, input2, label, sampleWeight = pairInputs(op, input1, input2, label, sampleWeight)
 	if input1.NDim() < 2 {
 		nd.Panicf(op, nd.ErrShape, "inputs of shape %v: want [N, ..., D]", input1.Shape())
 	}
@@ -216,4 +210,18 @@ func (l CosineEmbedding) ForwardWeighted(input1, input2, label, sampleWeight *nd
 	pos := nd.Where(nd.Equal(label, one), nd.RSubScalar(1, cos), zeros)
 	neg := nd.Where(nd.Equal(label, nd.Neg(one)), nd.Relu(nd.AddScalar(cos, -l.Margin)), zeros)
 	return finish(op, nd.Add(pos, neg), sampleWeight, scale(l.Weight))
+}
+
+// pairInputs prepares the inputs of a loss of two predictions and a
+// label: autocast (the label widened with the predictions when they were),
+// then the labels' and the second input's checks.
+func pairInputs(op string, input1, input2, label, sampleWeight *nd.NDArray) (_, _, _, _ *nd.NDArray) {
+	in0 := input1
+	input1, input2, sampleWeight = autocastInputs(input1, input2, sampleWeight)
+	if input1 != in0 && label != nil && label.DType().IsHalf() {
+		label = label.AsType(input1.DType()) // autocast widened the inputs
+	}
+	checkLabels(op, input1, label, sampleWeight, true)
+	checkInput(op, "second inputs", input1, input2)
+	return input1, input2, label, sampleWeight
 }
