@@ -12,7 +12,8 @@ package nd
 // subtracted from the number of observations (1: the unbiased estimate, 0:
 // the maximum-likelihood one). fweights, when not nil, is an integer
 // vector of N non-negative frequencies; aweights a vector of N
-// non-negative observation weights of x's dtype; with both, each
+// non-negative observation weights of x's dtype (NaN is an error, as in
+// PyTorch); with both, each
 // observation is weighted by their product. With aweights and a non-zero
 // correction the normalisation is Σw − correction·Σ(w·aweights)/Σw, as in
 // PyTorch. Degrees of freedom ≤ 0 divide by 0 (Inf and NaN, as PyTorch's
@@ -95,16 +96,18 @@ func Cov(x *NDArray, correction int, fweights, aweights *NDArray) *NDArray {
 }
 
 // covWeights checks a weight array of Cov (at most one axis, n elements,
-// none negative) and returns it as a vector.
+// none negative or NaN) and returns it as a vector.
 func covWeights(op string, s *Session, name string, w *NDArray, n int) *NDArray {
 	if w.NDim() > 1 || w.Size() != n {
 		fail(op, ErrShape, "%s of shape %v: want a vector of %d weights, one per observation", name, w.shape, n)
 	}
 	v := Reshape(w, n)
 	if n > 0 {
+		// !(w >= 0), as PyTorch's check (min() >= 0): a NaN weight fails
+		// it too.
 		zero := Reshape(s.Zeros(w.st.dev, w.dtype, 1))
-		if neg := AnyTrue(Less(v.Detach(), zero)); neg.Bools()[0] {
-			fail(op, ErrArgument, "%s hold a negative weight", name)
+		if ok := AllTrue(GreaterEqual(v.Detach(), zero)); !ok.Bools()[0] {
+			fail(op, ErrArgument, "%s hold a negative or NaN weight", name)
 		}
 	}
 	return v

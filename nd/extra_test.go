@@ -68,6 +68,7 @@ func TestExtraErrors(t *testing.T) {
 		{"Cov negative fweights", nd.ErrArgument, "negative", func() { nd.Cov(f(2, 3), 1, i64(1, -1, 2), nil) }},
 		{"Cov aweights dtype", nd.ErrDType, "nd.Cov:", func() { nd.Cov(f(2, 3), 1, nil, f32(3)) }},
 		{"Cov negative aweights", nd.ErrArgument, "negative", func() { nd.Cov(f(2, 3), 1, nil, vec(1, -1, 2)) }},
+		{"Cov NaN aweights", nd.ErrArgument, "NaN", func() { nd.Cov(f(2, 3), 1, nil, vec(1, math.NaN(), 2)) }},
 		{"Cov zero weights", nd.ErrArgument, "sum to zero", func() { nd.Cov(f(2, 3), 1, i64(0, 0, 0), nil) }},
 		{"Cov contexts", nd.ErrContext, "nd.Cov:", func() { nd.Cov(f(2, 3), 1, nil, nd.Ones(ctx.CPU(1), nd.Float64, 3)) }},
 		{"Corrcoef rank", nd.ErrShape, "nd.Corrcoef:", func() { nd.Corrcoef(f(2, 2, 2)) }},

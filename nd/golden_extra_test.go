@@ -2,6 +2,7 @@ package nd_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -17,7 +18,7 @@ import (
 // calculus.go, cov.go, histc.go, pdist.go, gcd.go and affinegrid.go with
 // torch (testdata/golden/make_goldens_extra.py): shapes, dtypes, values and
 // the gradients of the differentiable ones, of Σ y·head for a fixed ramp
-// head.
+// head; and that the op fails, naming itself, where torch raises.
 func TestExtraGoldens(t *testing.T) {
 	b, err := os.ReadFile("testdata/golden/goldens_extra.json")
 	if err != nil {
@@ -30,6 +31,7 @@ func TestExtraGoldens(t *testing.T) {
 			Inputs  []matrixTensor
 			Outputs []matrixTensor
 			Grads   []matrixTensor
+			Error   string // torch's message, for a call torch rejects
 		}
 	}
 	if err := json.Unmarshal(b, &g); err != nil {
@@ -48,6 +50,14 @@ func TestExtraGoldens(t *testing.T) {
 				if in[j].DType() == nd.Float64 && len(c.Grads) > 0 {
 					in[j].AttachGrad(nd.GradWrite)
 				}
+			}
+			if c.Error != "" {
+				err := nd.Catch(func() { extraOp(t, c.Op, c.Args, num, flag, in) })
+				var e *nd.Error
+				if !errors.As(err, &e) || e.Op != c.Op {
+					t.Fatalf("%v; torch: %s", err, c.Error)
+				}
+				return
 			}
 			var outs []*nd.NDArray
 			autograd.Record(func() {

@@ -30,7 +30,10 @@ const (
 // gives, (x, y) normalised to [−1, 1] over the width and height, and
 // returns [N, C, Ho, Wo] (PyTorch's grid_sample, the spatial transformer's
 // sampler; ONNX's GridSample). It is differentiable in x and in grid, as
-// PyTorch's is, built from Gather and elementwise ops.
+// PyTorch's is, built from Gather and elementwise ops. With border or
+// reflection padding a position exactly on the clipping bound (an edge
+// pixel's centre, or one that reflects onto it) passes no gradient to the
+// grid, as in PyTorch, which counts the bounds as outside.
 func GridSample(x, grid *NDArray, o GridSampleOpts) *NDArray {
 	const op = "GridSample"
 	if x == nil || grid == nil {
@@ -100,16 +103,27 @@ func gridCoord(g *NDArray, n int, o GridSampleOpts) *NDArray {
 	}
 	switch o.Padding {
 	case GridBorder:
-		p = Clip(p, 0, float64(n-1))
+		p = clipCoord(p, float64(n-1))
 	case GridReflection:
 		if o.AlignCorners {
 			p = reflectCoord(p, 0, float64(2*(n-1)))
 		} else {
 			p = reflectCoord(p, -1, float64(2*n-1))
 		}
-		p = Clip(p, 0, float64(n-1))
+		p = clipCoord(p, float64(n-1))
 	}
 	return p
+}
+
+// clipCoord clips p to [0, hi] with PyTorch's clip_coordinates_set_grad
+// gradient: 1 strictly inside (0, hi) and 0 elsewhere, the bounds
+// included ("it is important for the gradient calculation that borders
+// are considered out of bounds"), where Clip's gradient would pass. A
+// position exactly on an edge pixel's centre, as the identity affine grid
+// with aligned corners gives, so passes no gradient to the grid.
+func clipCoord(p *NDArray, hi float64) *NDArray {
+	inside := LogicalAnd(Greater(p, scalarLike(p, 0)), Less(p, scalarLike(p, hi)))
+	return Where(inside, p, Clip(p, 0, hi).Detach())
 }
 
 // reflectCoord mirrors p into [twiceLow/2, twiceHigh/2] as PyTorch's

@@ -9,7 +9,10 @@ import "math"
 // 1.13's CPU kernel counts them in bin 0; its CUDA kernel and later
 // versions skip them). With lo = hi
 // the range is x's minimum and maximum (read back to the host), and when
-// those are equal too (or x is empty) it widens to [lo − 1, hi + 1]. The
+// those are equal too (or x is empty) it widens to [lo − 1, hi + 1]; a
+// range still empty in float64 (1e20 ± 1) is an error, and one empty
+// only once rounded to x's dtype counts the values on its edge in bin 0,
+// as PyTorch's do. The
 // counts are a floating vector of x's dtype, with no gradient. The bin
 // positions are computed where x lives; half arrays count in float32.
 func Histc(x *NDArray, bins int, lo, hi float64) *NDArray {
@@ -40,7 +43,7 @@ func Histc(x *NDArray, bins int, lo, hi float64) *NDArray {
 	if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 		fail(op, ErrArgument, "range [%g, %g] is not finite", lo, hi)
 	}
-	if lo > hi {
+	if !(lo < hi) { // 1e20 ± 1 is 1e20: still empty after widening
 		fail(op, ErrArgument, "range [%g, %g]: max must be larger than min", lo, hi)
 	}
 	// The edges in x's dtype, and their distance, as PyTorch's kernel
@@ -48,8 +51,15 @@ func Histc(x *NDArray, bins int, lo, hi float64) *NDArray {
 	left, right := roundedTo(x.dtype, lo), roundedTo(x.dtype, hi)
 	width := roundedTo(x.dtype, right-left)
 	inside := LogicalAnd(GreaterEqual(xd, scalarLike(xd, left)), LessEqual(xd, scalarLike(xd, right)))
-	pos := MulScalar(DivScalar(SubScalar(xd, left), width), float64(bins))
-	pos = Where(inside, pos, ZerosLike(pos))
+	var pos *NDArray
+	if width == 0 {
+		// The range is empty in x's dtype ([1, 1+1e-12] in float32): the
+		// values on its edge go to bin 0, as PyTorch's kernel puts them.
+		pos = ZerosLike(xd)
+	} else {
+		pos = MulScalar(DivScalar(SubScalar(xd, left), width), float64(bins))
+		pos = Where(inside, pos, ZerosLike(pos))
+	}
 	idx := Clip(pos, 0, float64(bins-1)).AsType(Int64)
 	ones := inside.AsType(x.dtype)
 	n := x.Size()

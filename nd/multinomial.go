@@ -9,8 +9,9 @@ import (
 // Multinomial draws numSamples category indices from each row of weights
 // (PyTorch's multinomial): weights is a floating vector, or a matrix of
 // one distribution per row, of non-negative, finite weights that need not
-// sum to 1. The result is Int64, [numSamples] or [rows, numSamples]. With
-// replacement every draw is independent (as Categorical); without it the
+// sum to 1, of any magnitude from subnormal to the largest float64. The
+// result is Int64, [numSamples] or [rows, numSamples]. With replacement
+// every draw is independent (as Categorical); without it the
 // indices of a row are distinct, drawn one after another in proportion to
 // the weights of the categories not yet drawn (PyTorch's exponential race:
 // the numSamples largest wᵢ/Eᵢ, Eᵢ exponential draws, in decreasing
@@ -84,11 +85,15 @@ func Multinomial(weights *NDArray, numSamples int, replacement bool) *NDArray {
 }
 
 // drawWithReplacement fills dst with independent draws from the weights
-// row, inverting its cumulative distribution.
+// row, inverting its cumulative distribution. The weights are divided by
+// the largest first, so that neither subnormal weights (whose sum holds a
+// few bits) nor huge ones (whose sum overflows) bias the draws.
 func drawWithReplacement(g *lockedRand, row []float64, dst []int64) {
+	top := slices.Max(row) // > 0: the row's sum is not 0
 	cdf := make([]float64, len(row))
 	sum, last := 0.0, 0
 	for j, v := range row {
+		v /= top // in [0, 1]: the sum is at most the number of categories
 		sum += v
 		cdf[j] = sum
 		if v > 0 {
@@ -107,7 +112,11 @@ func drawWithReplacement(g *lockedRand, row []float64, dst []int64) {
 
 // drawWithoutReplacement fills dst with the categories of the len(dst)
 // largest keys wᵢ/Eᵢ (Eᵢ exponential), largest first: a draw in
-// proportion to the weights, then another among the rest, and so on.
+// proportion to the weights, then another among the rest, and so on. The
+// keys are compared as log₂ wᵢ − log₂ Eᵢ, which neither overflows for
+// huge weights nor underflows for subnormal ones. (math.Log2 splits off
+// the exponent with Frexp; math.Log's amd64 assembly returns −709.09 for
+// every subnormal, golang/go#56600.)
 func drawWithoutReplacement(g *lockedRand, row []float64, dst []int64) {
 	type key struct {
 		k float64
@@ -117,7 +126,7 @@ func drawWithoutReplacement(g *lockedRand, row []float64, dst []int64) {
 	for i, v := range row {
 		e := g.r.ExpFloat64()
 		if v > 0 {
-			keys = append(keys, key{v / e, i})
+			keys = append(keys, key{math.Log2(v) - math.Log2(e), i})
 		}
 	}
 	slices.SortFunc(keys, func(a, b key) int {

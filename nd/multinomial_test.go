@@ -120,3 +120,67 @@ func TestMultinomialWithoutReplacement(t *testing.T) {
 		}
 	}
 }
+
+// TestMultinomialExtremeWeights draws from subnormal weights and from
+// weights near the float64 maximum, whose sums hold a few bits or
+// overflow and whose keys wᵢ/Eᵢ underflow or overflow: with replacement
+// the counts, without it the ordered pairs (first, second) of rows
+// 1:2:3:4, pass chi-square tests at 0.1% (fixed seeds).
+func TestMultinomialExtremeWeights(t *testing.T) {
+	dev := ctx.CPU(0)
+	const n = 40000
+	nd.Seed(17)
+	for _, c := range []struct {
+		w     []float64
+		ratio []float64
+	}{
+		{[]float64{5e-324, 5e-324, 1e-323}, []float64{1, 1, 2}},        // one, one and two units of the last place
+		{[]float64{1e308, 1e308, 1e308}, []float64{1, 1, 1}},           // the sum overflows
+		{[]float64{0.5e308, 1e308, 0, 1.5e308}, []float64{1, 2, 0, 3}}, // so does this one
+		{[]float64{1e-310, 3e-310, 2e-310}, []float64{1, 3, 2}},
+	} {
+		counts := make([]int, len(c.w))
+		for _, k := range nd.Multinomial(nd.FromSlice(dev, c.w, len(c.w)), n, true).Int64s() {
+			counts[k]++
+		}
+		total := 0.0
+		for _, r := range c.ratio {
+			total += r
+		}
+		expected := make([]float64, len(c.w))
+		for i, r := range c.ratio {
+			expected[i] = n * r / total
+		}
+		stat, impossible := chiSquare(counts, expected)
+		if impossible || stat > 13.82 { // at most 2 degrees of freedom
+			t.Errorf("with replacement, weights %v: counts %v, expected %v (chi-square %.1f)", c.w, counts, expected, stat)
+		}
+	}
+	const rows = 20000
+	for _, w := range [][]float64{
+		{5e-324, 1e-323, 1.5e-323, 2e-323},   // 1, 2, 3 and 4 units of the last place
+		{0.4e308, 0.8e308, 1.2e308, 1.6e308}, // near the maximum
+	} {
+		many := make([]float64, 0, rows*len(w))
+		for range rows {
+			many = append(many, w...)
+		}
+		got := nd.Multinomial(nd.FromSlice(dev, many, rows, len(w)), 2, false).Int64s()
+		pairs := make([]int, 16)
+		for r := range rows {
+			pairs[got[2*r]*4+got[2*r+1]]++
+		}
+		expected := make([]float64, 16)
+		for i := range 4 {
+			for j := range 4 {
+				if i != j {
+					expected[i*4+j] = rows * float64(i+1) / 10 * float64(j+1) / float64(10-i-1)
+				}
+			}
+		}
+		stat, impossible := chiSquare(pairs, expected)
+		if impossible || stat > 31.26 { // 11 degrees of freedom
+			t.Errorf("without replacement, weights %v: ordered pairs %v, expected %v (chi-square %.1f)", w, pairs, expected, stat)
+		}
+	}
+}

@@ -6,7 +6,8 @@ import "math"
 // (PyTorch's nn.functional.pdist; p = 2 is its default): x is a floating
 // [N, M] matrix and the result the N(N−1)/2 distances of rows i < j, in
 // row-major order of (i, j). p is any non-negative number or +Inf; p = 0
-// counts the differing coordinates. The gradient is PyTorch's: 0 at a zero
+// counts the differing coordinates (NaN where a difference is NaN, as in
+// PyTorch). The gradient is PyTorch's: 0 at a zero
 // distance (and for p = 0), sign(d) for p = 1, and with p = +Inf the whole
 // gradient, signed, to every coordinate that reaches the maximum. It holds
 // the [N(N−1)/2, M] differences.
@@ -53,7 +54,9 @@ func rowNorms(d *NDArray, p float64) *NDArray {
 	var out *NDArray
 	switch {
 	case p == 0:
-		out = Sum(NotEqual(dd, zero).AsType(dd.dtype), -1)
+		// PyTorch sums min(⌈|d|⌉, 1): 1 for each differing coordinate,
+		// and NaN for a NaN difference (NaN ≠ NaN picks those out).
+		out = Sum(Where(NotEqual(dd, dd), dd, NotEqual(dd, zero).AsType(dd.dtype)), -1)
 	case p == 1:
 		out = Sum(ad, -1)
 	case p == 2:

@@ -2,7 +2,7 @@
 // transforms of complex and real signals in one, two or any number of
 // dimensions (FFT, RFFT, IRFFT, HFFT and their inverses, 2-D and N-D
 // forms), the sample frequencies (FFTFreq, RFFTFreq), the shift of the
-// zero frequency to the centre (FFTShift), and the short-time transform
+// zero frequency to the centre (FFTShift, ComplexFFTShift), and the short-time transform
 // (STFT, ISTFT), all differentiable.
 //
 // # Complex arrays
@@ -17,8 +17,10 @@
 // Axis numbers (the dim and dims arguments) count the axes of the complex
 // signal, without the trailing pair: for x of shape [b, n, 2], dim −1 and
 // dim 1 are the axis of length n. A real input (RFFT's, IHFFT's) has no
-// pair axis and its axes count as they are. FFTShift and IFFTShift, which
-// take any array, count its own axes, the pair axis included.
+// pair axis and its axes count as they are. FFTShift and IFFTShift shift
+// real arrays (any array, its own axes); ComplexFFTShift and
+// ComplexIFFTShift shift complex ones, their axes counted as the
+// signal's, so that no axes shifts every signal axis and never the pair.
 //
 // # Lengths and normalisation
 //

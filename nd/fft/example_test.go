@@ -57,19 +57,32 @@ func Example_convolution() {
 	// [10 10 10 10]
 }
 
-// FFTShift puts the zero frequency in the middle; for a complex spectrum
-// name its axes, leaving the trailing (real, imaginary) pair alone.
+// FFTShift puts the zero frequency of a real array (here FFTFreq's
+// frequencies) in the middle.
 func ExampleFFTShift() {
 	dev := ctx.CPU(0)
 	f := fft.FFTFreq(dev, nd.Float64, 5, 1)
 	fmt.Println(round(f))
 	fmt.Println(round(fft.FFTShift(f)))
-	z := fft.FFT(fft.Complex(nd.Ones(dev, nd.Float64, 5), nil), 0, -1, "")
-	fmt.Println(round(fft.Real(fft.FFTShift(z, 0))))
 	// Output:
 	// [0 0.2 0.4 -0.4 -0.2]
 	// [-0.4 -0.2 0 0.2 0.4]
-	// [0 0 5 0 0]
+}
+
+// ComplexFFTShift centres a complex spectrum, torch.fft.fftshift of a
+// complex tensor: it shifts the signal's axes and leaves each value's
+// (real, imaginary) pair alone.
+func ExampleComplexFFTShift() {
+	dev := ctx.CPU(0)
+	x := nd.FromSlice(dev, []float64{1, 1, 0, 0}, 4)
+	z := fft.FFT(fft.Complex(x, nil), 0, -1, "") // [2, 1−i, 0, 1+i]
+	c := fft.ComplexFFTShift(z)                  // [0, 1+i, 2, 1−i]
+	fmt.Println(round(fft.Real(c)), round(fft.Imag(c)))
+	back := fft.ComplexIFFTShift(c)
+	fmt.Println(round(fft.Real(back)), round(fft.Imag(back)))
+	// Output:
+	// [0 1 2 1] [0 1 0 -1]
+	// [2 1 0 1] [0 -1 0 1]
 }
 
 // The short-time transform of a batch of two signals with a Hann window,

@@ -171,6 +171,8 @@ func TestErrors(t *testing.T) {
 		{"FFTFreq dtype", nd.ErrDType, func() { fft.FFTFreq(dev, nd.Int64, 4, 1) }, "fft.FFTFreq"},
 		{"FFTFreq length", nd.ErrArgument, func() { fft.RFFTFreq(dev, nd.Float32, -1, 1) }, "negative length"},
 		{"FFTShift axis", nd.ErrArgument, func() { fft.FFTShift(x, 2) }, "axis 2 out of range"},
+		{"ComplexFFTShift of a real array", nd.ErrShape, func() { fft.ComplexFFTShift(x) }, "fft.ComplexFFTShift"},
+		{"ComplexIFFTShift pair axis", nd.ErrArgument, func() { fft.ComplexIFFTShift(z, 2) }, "axis 2 out of range for a complex signal"},
 		{"STFT hop", nd.ErrArgument, func() { fft.STFT(x, 3, fft.STFTOpts{}) }, "set Hop"},
 		{"STFT nFFT", nd.ErrArgument, func() { fft.STFT(x, 9, fft.STFTOpts{NoCenter: true}) }, "longer than the signal"},
 		{"STFT reflect", nd.ErrArgument, func() { fft.STFT(x, 8, fft.STFTOpts{}) }, "reflect padding of 4"},

@@ -61,25 +61,50 @@ func made(dev ctx.Context, dt nd.DType, v []float64) *nd.NDArray {
 
 // FFTShift rolls each of the axes of x by half its length, ⌊n/2⌋, so that
 // the zero frequency of a spectrum moves to the centre
-// (torch.fft.fftshift); no axes means every axis. The axes are x's own,
-// counted as nd counts them, which for a complex array include the
-// trailing pair: shift a complex spectrum of shape [h, w, 2] with
-// FFTShift(z, 0, 1) (or −3, −2), never over the pair axis.
+// (torch.fft.fftshift); no axes means every axis. It is for real arrays
+// (FFTFreq's frequencies, RFFT's magnitudes), whose axes it counts as nd
+// counts them, and takes any dtype. For a complex spectrum use
+// ComplexFFTShift: FFTShift(z) of a complex array would roll its
+// (real, imaginary) pair axis too and swap the parts.
 func FFTShift(x *nd.NDArray, axes ...int) *nd.NDArray {
-	return shift("fft.FFTShift", x, axes, false)
+	return shift("fft.FFTShift", x, axes, false, false)
 }
 
-// IFFTShift undoes FFTShift, rolling each axis back by ⌊n/2⌋
-// (torch.fft.ifftshift); no axes means every axis.
+// IFFTShift undoes FFTShift, rolling each axis of the real array x back by
+// ⌊n/2⌋ (torch.fft.ifftshift); no axes means every axis. For a complex
+// array use ComplexIFFTShift.
 func IFFTShift(x *nd.NDArray, axes ...int) *nd.NDArray {
-	return shift("fft.IFFTShift", x, axes, true)
+	return shift("fft.IFFTShift", x, axes, true, false)
 }
 
-func shift(op string, x *nd.NDArray, axes []int, inverse bool) *nd.NDArray {
+// ComplexFFTShift is FFTShift of the complex array z (a trailing axis of
+// 2), torch.fft.fftshift of a complex tensor: it rolls each of the
+// signal's axes by half its length, leaving each value's (real,
+// imaginary) pair alone. The axes count the complex signal's, as the
+// transforms' dims do (for z of shape [h, w, 2], 0 and −2 are the axis of
+// length h); no axes means every axis of the signal.
+func ComplexFFTShift(z *nd.NDArray, axes ...int) *nd.NDArray {
+	return shift("fft.ComplexFFTShift", z, axes, false, true)
+}
+
+// ComplexIFFTShift undoes ComplexFFTShift, rolling each of the complex
+// signal's axes back by ⌊n/2⌋ (torch.fft.ifftshift of a complex tensor);
+// the axes count as ComplexFFTShift's, and no axes means all of them.
+func ComplexIFFTShift(z *nd.NDArray, axes ...int) *nd.NDArray {
+	return shift("fft.ComplexIFFTShift", z, axes, true, true)
+}
+
+// shift rolls x's axes by ⌊n/2⌋ (back, if inverse). With cplx, x is a
+// complex array and the axes count its signal's, without the pair axis.
+func shift(op string, x *nd.NDArray, axes []int, inverse, cplx bool) *nd.NDArray {
 	if x == nil {
 		nd.Panicf(op, nd.ErrArgument, "nil array")
 	}
-	r := x.NDim()
+	r, what := x.NDim(), "shape"
+	if cplx {
+		checkComplex(op, x)
+		r, what = r-1, "complex signal of shape"
+	}
 	if len(axes) == 0 {
 		for i := range r {
 			axes = append(axes, i)
@@ -88,7 +113,7 @@ func shift(op string, x *nd.NDArray, axes []int, inverse bool) *nd.NDArray {
 	shape := x.Shape()
 	for _, a := range axes {
 		if a < -r || a >= r {
-			nd.Panicf(op, nd.ErrArgument, "axis %d out of range for shape %v", a, shape)
+			nd.Panicf(op, nd.ErrArgument, "axis %d out of range for a %s %v", a, what, shape[:r])
 		}
 	}
 	if len(axes) == 0 { // a scalar: a copy

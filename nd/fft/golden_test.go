@@ -59,6 +59,10 @@ func (c goldenCase) apply(t *testing.T, x, w *nd.NDArray) *nd.NDArray {
 		return fft.FFTShift(x, c.Dims...)
 	case "IFFTShift":
 		return fft.IFFTShift(x, c.Dims...)
+	case "ComplexFFTShift":
+		return fft.ComplexFFTShift(x, c.Dims...)
+	case "ComplexIFFTShift":
+		return fft.ComplexIFFTShift(x, c.Dims...)
 	case "STFT":
 		return fft.STFT(x, c.N, c.opts(w))
 	case "ISTFT":

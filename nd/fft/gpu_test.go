@@ -32,7 +32,7 @@ func TestOnGPU(t *testing.T) {
 			spec := fft.RFFT(x, 16, -1, fft.Ortho)
 			y = fft.IRFFT(fft.ComplexMul(spec, spec), 16, -1, fft.Ortho)
 			z := fft.FFT2(fft.Complex(x, nil), nil, nil, fft.Forward)
-			l = nd.Add(nd.Sum(nd.Mul(y, y)), nd.Sum(fft.Abs(fft.FFTShift(z, 0, 1))))
+			l = nd.Add(nd.Sum(nd.Mul(y, y)), nd.Sum(fft.Abs(fft.ComplexFFTShift(z))))
 			l = nd.Add(l, nd.Sum(fft.HFFTN(fft.IHFFTN(x, nil, nil, ""), []int{3, 13}, nil, "")))
 			o := fft.STFTOpts{Hop: 2, WinLength: 6, Length: 13}
 			l = nd.Add(l, nd.Sum(nd.Square(fft.ISTFT(fft.STFT(x, 8, o), 8, o))))

@@ -149,6 +149,14 @@ stft_case("ISTFT", torch.randn(2, 9, 11, 2), 16, torch.hann_window(12), hop_leng
 stft_case("ISTFT", torch.randn(12, 6, 2), 12, None, hop_length=5, center=False, length=40)  # two-sided; pads
 stft_case("ISTFT", torch.randn(8, 10, 2), 15, torch.hamming_window(15), hop_length=4)
 
+# Shifts of complex spectra (ComplexFFTShift, ComplexIFFTShift): dims
+# count the complex signal's axes; odd and even lengths, a signal axis of
+# 2 beside the pair axis.
+for op, fn in {"ComplexFFTShift": torch.fft.fftshift, "ComplexIFFTShift": torch.fft.ifftshift}.items():
+    for shape, dims in [((4, 5), None), ((7,), None), ((3, 2), None), ((3, 6), [0]), ((5, 3, 4), [-1, 0]),
+                        ((6, 2), [-1])]:
+        case(op, shape, lambda z, fn=fn, dims=dims: fn(z, dim=dims), True, dims=dims)
+
 with open("nd/fft/testdata/goldens.json", "w") as fh:
     json.dump({"generator": "make_goldens.py, torch " + torch.__version__, "cases": cases}, fh, separators=(",", ":"))
     fh.write("\n")

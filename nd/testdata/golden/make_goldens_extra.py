@@ -5,7 +5,8 @@ cumulative_trapezoid, cov, corrcoef, histc, nn.functional.pdist, gcd, lcm
 and nn.functional.affine_grid (Debian's python3-torch), in float64 unless
 a case says otherwise, with the gradient of sum(y * head) with respect to
 every floating input for the differentiable ones (head: a fixed ramp over
-y, torch.linspace(-1, 1, y.numel())).
+y, torch.linspace(-1, 1, y.numel())), and calls torch rejects (the case
+holds the first line of torch's message instead of outputs).
 
 Run from the repository root:
     /usr/bin/python3 nd/testdata/golden/make_goldens_extra.py
@@ -202,6 +203,47 @@ for size in [[2, 1, 2, 3, 4], [1, 2, 1, 2, 3]]:
     for ac in [False, True]:
         case("AffineGrid", {"size": size, "align_corners": ac}, [torch.randn(size[0], 3, 4)],
              lambda t, s=size, ac=ac: F.affine_grid(t, s, align_corners=ac))
+
+
+
+def error_case(op, args, inputs, f):
+    """Records that torch rejects the call: the case has its first line of
+    the message and no outputs; the test wants an error from the op."""
+    try:
+        f(*inputs)
+    except RuntimeError as e:
+        cases.append({"op": op, "args": args, "inputs": [enc(x) for x in inputs], "outputs": [], "grads": [],
+                      "error": str(e).splitlines()[0]})
+        return
+    raise AssertionError(op + ": torch raised no error")
+
+
+# NaN and infinite coordinates in Pdist: p = 0 sums min(ceil(|d|), 1), NaN
+# for a NaN difference, 1 for an infinite one.
+xnan = torch.tensor([[0.0, 0], [float("nan"), 1], [1, 1], [float("inf"), 1]])
+for p in [0.0, 0.5, 1.0, 2.0, 3.0, float("inf")]:
+    case("Pdist", {"p": p if p != float("inf") else "inf"}, [xnan], lambda x, p=p: F.pdist(x, p), grad=p == 0)
+
+# Weights torch rejects: a NaN aweight fails its aweights.min() >= 0.
+error_case("Cov", {"correction": 1, "aweights": True},
+           [torch.tensor([[1.0, 2, 4], [0, 3, 1]]), torch.tensor([1.0, float("nan"), 1])],
+           lambda x, aw: torch.cov(x, aweights=aw))
+
+# Histogram ranges empty after widening (1e20 ± 1 is 1e20: an error) or
+# once rounded to the input's dtype ([1, 1 + 1e-12] in float32, the
+# automatic range of [1e8, 1e8] widened in float32: the values on the edge
+# go to bin 0), and ranges that widening or rounding leaves non-empty.
+error_case("Histc", {"bins": 4, "min": 0.0, "max": 0.0}, [torch.tensor([1e20, 1e20])], lambda x: torch.histc(x, 4))
+error_case("Histc", {"bins": 4, "min": 2.0, "max": 1.0}, [torch.tensor([1.0, 1.5])], lambda x: torch.histc(x, 4, 2, 1))
+case("Histc", {"bins": 4, "min": 1.0, "max": 1 + 1e-12}, [torch.tensor([1.0, 1, 0.5, 2], dtype=torch.float32)],
+     lambda x: torch.histc(x, 4, 1, 1 + 1e-12), grad=False)
+case("Histc", {"bins": 4, "min": 0.0, "max": 0.0}, [torch.tensor([1e8, 1e8], dtype=torch.float32)],
+     lambda x: torch.histc(x, 4), grad=False)
+case("Histc", {"bins": 4, "min": 1.0, "max": 1 + 1e-7}, [torch.tensor([1.0, 1.0000001, 1], dtype=torch.float32)],
+     lambda x: torch.histc(x, 4, 1, 1 + 1e-7), grad=False)
+case("Histc", {"bins": 4, "min": 1.0, "max": 1 + 1e-12}, [torch.tensor([1.0, 1])], lambda x: torch.histc(x, 4, 1, 1 + 1e-12),
+     grad=False)
+case("Histc", {"bins": 4, "min": 0.0, "max": 0.0}, [torch.tensor([2.0**53, 2.0**53])], lambda x: torch.histc(x, 4), grad=False)
 
 with open("nd/testdata/golden/goldens_extra.json", "w") as fh:
     json.dump({"generator": "make_goldens_extra.py, torch " + torch.__version__, "cases": cases}, fh, indent=1)
