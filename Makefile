@@ -79,7 +79,8 @@ interop:
 # onnx-check exports the round-trip tests' networks (LeNet, the Keras
 # CIFAR CNN, an MLP, an Inception-style block, ResNet-18/50, MobileNetV2,
 # VGG-11-BN, the ViT, transformer stacks, recurrent stacks, 1-D and
-# transposed convolutions, MiniGoogLeNet, the char-lm GPT; several also in
+# transposed convolutions, MiniGoogLeNet, the char-lm GPT, nd/fft's
+# transforms and the audio front-ends (DFT, STFT); several also in
 # float16, bfloat16 and float64) into a fresh directory, runs ONNX's own
 # checker on them (full check, strict shape inference; Debian's
 # python3-onnx, installed when missing, checked through onnx.checker:

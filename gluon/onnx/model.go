@@ -4,7 +4,10 @@
 // floating-point initializers are Parameters, so that it can be fine-tuned
 // like any network. Save (Export) writes a network's inference form, opset
 // 17, from the blocks' gluon.ONNXExporter forms: the nn layers and
-// containers and the model zoo's ResNets, VGGs and MobileNetV2 have one.
+// containers and the model zoo's ResNets, VGGs and MobileNetV2 have one,
+// and so do gluon/data/audio's front-ends (Spectrogram, MelSpectrogram,
+// AmplitudeToDB, MFCC: STFT and MatMul nodes) and its FFT Block (nd/fft's
+// transforms as DFT nodes).
 //
 //	m, err := onnx.Load("resnet18.onnx")
 //	y := m.Forward(x)
@@ -14,7 +17,10 @@
 // like any other ops. The supported ops are listed by Ops; a model with
 // others fails at Load with an error that lists every one of them.
 // BatchNormalization runs in its inference form (the model's running
-// statistics), as ONNX defines it.
+// statistics), as ONNX defines it. DFT (opset 17's axis attribute and
+// opset 20's axis input), STFT and MelWeightMatrix run through nd/fft,
+// complex values a trailing axis of 2 in both; an inverse one-sided DFT
+// is refused at Load.
 package onnx
 
 import (
@@ -110,7 +116,7 @@ func fromProto(mp *onnxpb.ModelProto, devs []ctx.Context) (*Model, error) {
 		return nil, fmt.Errorf("%d unsupported op types: %s (supported: %s)", len(missing), strings.Join(missing, ", "), strings.Join(Ops(), ", "))
 	}
 	for _, n := range m.nodes {
-		if err := checkAttrs(n); err != nil {
+		if err := checkAttrs(n, m.Opset); err != nil {
 			return nil, err
 		}
 	}

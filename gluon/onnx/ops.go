@@ -85,7 +85,7 @@ func init() {
 		},
 		"Cast": opCast,
 	}
-	for _, table := range []map[string]opFunc{shapeOps, mathOps, moreOps, scatterOps, miscOps, linalgOps} {
+	for _, table := range []map[string]opFunc{shapeOps, mathOps, moreOps, scatterOps, miscOps, linalgOps, fourierOps} {
 		for k, v := range table {
 			if _, dup := ops[k]; dup {
 				panic("onnx: op " + k + " registered twice")
@@ -544,12 +544,13 @@ var minInputs = map[string]int{
 	"GatherElements": 2, "Gather": 2, "CastLike": 2, "NegativeLogLikelihoodLoss": 2, "SoftmaxCrossEntropyLoss": 2,
 	"RNN": 3, "GRU": 3, "LSTM": 3, "Max": 1, "Min": 1, "Sum": 1, "Mean": 1,
 	"GatherND": 2, "ScatterND": 3, "ScatterElements": 3, "Scatter": 3,
-	"Compress": 2, "ReverseSequence": 2, "GridSample": 2,
+	"Compress": 2, "ReverseSequence": 2, "GridSample": 2, "DFT": 1, "STFT": 2, "MelWeightMatrix": 5,
 }
 
 // checkAttrs rejects at load the attribute values the ops do not support,
-// and nodes without an input their op requires.
-func checkAttrs(n *onnxpb.NodeProto) error {
+// and nodes without an input their op requires, in a model of the given
+// default-domain opset.
+func checkAttrs(n *onnxpb.NodeProto, opset int) error {
 	a := attrsOf(n)
 	if k := minInputs[n.GetOpType()]; k > 0 {
 		in := n.GetInput()
@@ -575,6 +576,8 @@ func checkAttrs(n *onnxpb.NodeProto) error {
 		}
 	case "RNN", "GRU", "LSTM":
 		return checkRecurrent(n, a)
+	case "DFT", "STFT", "MelWeightMatrix":
+		return checkFourier(n, a, opset)
 	case "DepthToSpace":
 		if m := a.str("mode", "DCR"); m != "DCR" && m != "CRD" {
 			return fmt.Errorf("node %q: DepthToSpace mode %q is not one of DCR and CRD", n.GetName(), m)

@@ -3,7 +3,9 @@
 // dimensions (FFT, RFFT, IRFFT, HFFT and their inverses, 2-D and N-D
 // forms), the sample frequencies (FFTFreq, RFFTFreq), the shift of the
 // zero frequency to the centre (FFTShift, ComplexFFTShift), and the short-time transform
-// (STFT, ISTFT), all differentiable.
+// (STFT, ISTFT), all differentiable. A Spec holds a transform and its
+// arguments as a value, and lists the one-dimensional steps it performs
+// (Steps), for code that describes a transform elsewhere (an ONNX form).
 //
 // # Complex arrays
 //

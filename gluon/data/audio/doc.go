@@ -6,8 +6,9 @@
 // (MelFilterBank, DCTMatrix, HzToMel, MelToHz), and torchaudio's
 // transforms as Blocks: Spectrogram, MelScale, MelSpectrogram,
 // AmplitudeToDB, MFCC, Resample, and SpecAugment's FrequencyMasking and
-// TimeMasking (NewFrequencyMasking, NewTimeMasking). Transform turns any
-// of the Blocks into a data.Transform for data pipelines.
+// TimeMasking (NewFrequencyMasking, NewTimeMasking), and FFT, nd/fft's
+// transforms as a Block. Transform turns any of the Blocks into a
+// data.Transform for data pipelines.
 //
 // It lives beside gluon/data/vision because audio is, like images, a
 // kind of data set: files are decoded into data.Tensors, and features are
@@ -42,8 +43,21 @@
 // host in float64 whatever the context; the rest is nd's ops (MatMul,
 // Conv1D for Resample), so a Block runs on any context its input is on.
 // Under gluon.Hybridize, MelScale, AmplitudeToDB and Resample are traced;
-// Spectrogram, MelSpectrogram, MFCC and the masking are EagerOnly (host
-// transforms, host draws), so a network holding one runs eagerly.
+// Spectrogram, MelSpectrogram, MFCC, FFT and the masking are EagerOnly
+// (host transforms, host draws), so a network holding one runs eagerly.
+//
+// # ONNX
+//
+// Spectrogram, MelScale, MelSpectrogram, AmplitudeToDB, MFCC and FFT
+// have ONNX forms (gluon.ONNXExporter; gluon/onnx.Export writes opset
+// 17): a spectrogram is ONNX's STFT of the centred signal (the centring
+// padding a Pad or, circular, a Concat of slices), taken two-sided and
+// cut to the one-sided bins, followed by ReduceSumSquare over the complex
+// pair for the power; the filter bank and the DCT matrix are constants
+// multiplied with MatMul; FFT writes one DFT per axis, in the order
+// nd/fft transforms them (fft.Spec.Steps). The signal's length stays
+// free in the graph (ExportOpts.FreeAxes), except along an axis whose
+// transform length a Spec gives or whose norm scales by it.
 //
 // Masking, unlike torchaudio's, masks only in training mode when used as
 // a Block, as Dropout does; its Apply method and Transform mask always.
