@@ -16,9 +16,13 @@
 //	go run ./tutorials/text-generation -model ~/gpt2 -temperature 0.7 -top-p 0.9 -seed 3
 //
 // Sampling follows the pipeline's defaults (temperature 1, top-k 50, no
-// top-p cut); -greedy takes the most likely token each time. The same
-// -seed gives the same text. Generation stops at -n new tokens or at
-// <|endoftext|>.
+// top-p cut); -greedy, or -temperature 0, takes the most likely token
+// each time (the library's GenerateOpts reads a zero Temperature as 1:
+// the program maps 0 to greedy, as users of other tools expect). The
+// same -seed gives the same text. Generation stops at -n new tokens or at
+// <|endoftext|>. The text streams as Hugging Face's decode writes it:
+// a character split over tokens appears once it is whole, and bytes that
+// cannot form one appear as U+FFFD as soon as that is known.
 package main
 
 import (
@@ -28,7 +32,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -56,7 +59,7 @@ func run(args []string, out io.Writer) error {
 	dir := fs.String("model", "", "folder with config.json, model.safetensors (or pytorch_model.bin), vocab.json and merges.txt")
 	prompt := fs.String("prompt", "Hello, I'm a language model,", "text to continue")
 	n := fs.Int("n", 40, "new tokens at most")
-	temperature := fs.Float64("temperature", 1, "sampling temperature")
+	temperature := fs.Float64("temperature", 1, "sampling temperature (0: greedy)")
 	topK := fs.Int("top-k", 50, "sample among the k most likely tokens (0: all)")
 	topP := fs.Float64("top-p", 1, "sample among the most likely tokens whose probabilities add up to p (1: all)")
 	greedy := fs.Bool("greedy", false, "take the most likely token each time")
@@ -79,14 +82,15 @@ func run(args []string, out io.Writer) error {
 		return errors.New("the prompt is empty")
 	}
 	eos, hasEOS := tok.ID("<|endoftext|>")
-	opts := text.GenerateOpts{Temperature: *temperature, TopK: *topK, TopP: *topP, Greedy: *greedy, Seed: *seed}
+	opts := text.GenerateOpts{Temperature: *temperature, TopK: *topK, TopP: *topP, Greedy: *greedy || *temperature == 0, Seed: *seed}
 	if hasEOS {
 		opts.EOS = []int64{eos}
 	}
 	nd.Seed(*seed)
 
-	// Stream: decode everything generated so far and write what is new,
-	// once it is whole UTF-8 (a character may span tokens).
+	// Stream: decode everything generated so far as Hugging Face does
+	// (DecodeString: invalid bytes become U+FFFD) and write what is new,
+	// all but a character that the next token may still complete.
 	fmt.Fprint(out, *prompt)
 	var gen []int64
 	written := 0
@@ -96,14 +100,19 @@ func run(args []string, out io.Writer) error {
 			return true
 		}
 		gen = append(gen, id)
-		s, err := tok.Decode(gen)
+		raw, err := tok.Decode(gen)
 		if err != nil {
 			streamErr = err
 			return false
 		}
-		if utf8.ValidString(s[written:]) {
-			fmt.Fprint(out, s[written:])
-			written = len(s)
+		s, _ := tok.DecodeString(gen)
+		end := len(s)
+		if incompleteTail(raw) {
+			end -= len(string(utf8.RuneError)) // its one U+FFFD, for now
+		}
+		if end > written {
+			fmt.Fprint(out, s[written:end])
+			written = end
 		}
 		return true
 	}
@@ -115,12 +124,26 @@ func run(args []string, out io.Writer) error {
 	if streamErr != nil {
 		return streamErr
 	}
-	if s, _ := tok.Decode(gen); written < len(s) {
-		fmt.Fprint(out, strings.ToValidUTF8(s[written:], "\uFFFD"))
+	if s, _ := tok.DecodeString(gen); written < len(s) {
+		fmt.Fprint(out, s[written:])
 	}
 	secs := time.Since(start).Seconds()
 	fmt.Fprintf(out, "\n\n%d prompt tokens, %d new in %.2f s (%.1f tokens/s)\n", len(ids), len(all), secs, float64(len(all))/secs)
 	return nil
+}
+
+// incompleteTail reports whether raw ends with the start of a character
+// that more bytes could complete: a lead byte among the last three, with
+// the continuation bytes after it valid so far (utf8.FullRune is false).
+// Everything before it decodes the same whatever comes next.
+func incompleteTail(raw string) bool {
+	for n := 1; n <= min(3, len(raw)); n++ {
+		if c := raw[len(raw)-n]; !utf8.RuneStart(c) {
+			continue // a continuation byte
+		}
+		return !utf8.FullRuneInString(raw[len(raw)-n:])
+	}
+	return false
 }
 
 // load reads the model and the tokenizer from dir.

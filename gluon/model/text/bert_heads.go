@@ -69,7 +69,11 @@ func (m *BertForSequenceClassification) Forward(ids *nd.NDArray) *nd.NDArray {
 // labels, averaged over the samples whose label is not −100 (PyTorch's
 // ignore_index; none left gives NaN); for NumLabels 1 (regression) the
 // mean squared error with float labels. Shapes that do not fit panic with
-// ErrShape.
+// ErrShape; a class label outside [0, NumLabels) other than −100 panics
+// with ErrArgument naming its position and value, as torch raises
+// IndexError (the labels are read on the host for that; inside a
+// gluon.Hybridize trace, which cannot read them, such a label makes the
+// loss and its gradients NaN instead).
 func (m *BertForSequenceClassification) Loss(logits, labels *nd.NDArray) *nd.NDArray {
 	const op = "text.BertForSequenceClassification.Loss"
 	ls, ys := logits.Shape(), labels.Shape()
@@ -83,15 +87,62 @@ func (m *BertForSequenceClassification) Loss(logits, labels *nd.NDArray) *nd.NDA
 	if labels.DType().IsFloat() {
 		nd.Panicf(op, nd.ErrShape, "labels of %v: want integer class indices", labels.DType())
 	}
-	return maskedCrossEntropy(logits, labels)
+	return maskedCrossEntropy(op, logits, labels, 0)
 }
 
 // maskedCrossEntropy averages the softmax cross-entropy of logits
 // [..., V] and integer labels [...] over the labels that are not −100.
-func maskedCrossEntropy(logits, labels *nd.NDArray) *nd.NDArray {
+// A label outside [0, V) other than −100 (which the loss op would clip
+// to a class; torch raises IndexError) panics with ErrArgument naming op,
+// its position and its value; the labels are read on the host for that
+// (one synchronisation on a GPU). Inside a trace (gluon.Hybridize), which
+// cannot read values on the host, such a label makes its position's loss
+// and gradient NaN instead, and so the mean: never a wrong finite loss.
+// shift is added to the last index in the message (LMLoss's labels are
+// the caller's shifted by one).
+func maskedCrossEntropy(op string, logits, labels *nd.NDArray, shift int) *nd.NDArray {
+	ls := logits.Shape()
+	classes := ls[len(ls)-1]
+	traced := nd.Tracing()
+	if !traced {
+		checkLabels(op, labels, classes, shift)
+	}
 	per := nd.SoftmaxCrossEntropy(logits, labels, -1) // −100 is clipped to 0, then masked out
 	keep := nd.NotEqual(labels, nd.FullLike(labels, ignoreLabel)).AsType(per.DType())
+	if traced {
+		per = nd.Mul(per, badLabelNaN(labels, keep, classes))
+	}
 	return nd.Div(nd.Sum(nd.Mul(per, keep)), nd.Sum(keep))
+}
+
+// checkLabels panics with ErrArgument at the first label outside
+// [0, classes) that is not −100.
+func checkLabels(op string, labels *nd.NDArray, classes, shift int) {
+	sh := labels.Shape()
+	for i, y := range labels.Int64s() {
+		if y == ignoreLabel || y >= 0 && y < int64(classes) {
+			continue
+		}
+		at := make([]int, len(sh))
+		for a, r := len(sh)-1, i; a >= 0; a-- {
+			at[a], r = r%sh[a], r/sh[a]
+		}
+		if len(at) > 0 {
+			at[len(at)-1] += shift
+		}
+		nd.Panicf(op, nd.ErrArgument, "label %d at %v outside [0, %d) (−100 is ignored; torch raises IndexError)", y, at, classes)
+	}
+}
+
+// badLabelNaN returns, in keep's dtype, 1 where a label lies in
+// [0, classes) or is −100 and NaN where it does not: 0/0 from array ops,
+// so that a traced computation needs no host read. The comparison runs in
+// float32, exact for any vocabulary below 2²⁴.
+func badLabelNaN(labels, keep *nd.NDArray, classes int) *nd.NDArray {
+	y := labels.AsType(nd.Float32)
+	outside := nd.NotEqual(nd.Clip(y, 0, float64(classes-1)), y).AsType(nd.Float32)
+	ok := nd.RSubScalar(1, nd.Mul(outside, keep.AsType(nd.Float32))) // 1 − bad
+	return nd.Div(ok, ok).AsType(keep.DType())
 }
 
 // BertForMaskedLM is BERT with the masked-language-model head (Hugging
@@ -182,12 +233,17 @@ func (m *BertForMaskedLM) Forward(ids *nd.NDArray) *nd.NDArray { return m.Logits
 // each position against its label (the original token at the positions
 // the input masked, −100 elsewhere), averaged over the positions whose
 // label is not −100 (none gives NaN, as PyTorch does). There is no shift:
-// position t predicts label t.
+// position t predicts label t. A label outside [0, VocabSize) other than
+// −100 panics with ErrArgument naming its position and value, as torch
+// raises IndexError (the labels are read on the host for that; inside a
+// gluon.Hybridize trace, which cannot read them, such a label makes the
+// loss and its gradients NaN instead).
 func (m *BertForMaskedLM) Loss(logits, labels *nd.NDArray) *nd.NDArray {
+	const op = "text.BertForMaskedLM.Loss"
 	ls, ys := logits.Shape(), labels.Shape()
 	if len(ls) != 3 || len(ys) != 2 || ls[0] != ys[0] || ls[1] != ys[1] || ls[2] != m.cfg.VocabSize || labels.DType().IsFloat() {
-		nd.Panicf("text.BertForMaskedLM.Loss", nd.ErrShape, "logits %v and labels %v of %v: want [B, T, %d] and integer [B, T]",
+		nd.Panicf(op, nd.ErrShape, "logits %v and labels %v of %v: want [B, T, %d] and integer [B, T]",
 			ls, ys, labels.DType(), m.cfg.VocabSize)
 	}
-	return maskedCrossEntropy(logits, labels)
+	return maskedCrossEntropy(op, logits, labels, 0)
 }

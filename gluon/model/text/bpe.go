@@ -23,8 +23,9 @@ import (
 // special: where one occurs in the text it is its token, as Hugging
 // Face's GPT2Tokenizer treats it.
 //
-// Decode inverts Encode exactly for any string, valid UTF-8 or not. A BPE
-// is safe for concurrent use.
+// Decode inverts Encode exactly for any string, valid UTF-8 or not (it
+// returns raw bytes); DecodeString replaces invalid UTF-8 as Hugging
+// Face's decode does. A BPE is safe for concurrent use.
 type BPE struct {
 	vocab    map[string]int64
 	tokens   map[int64]string
@@ -196,9 +197,12 @@ func (t *BPE) encodePiece(piece string) ([]int64, error) {
 	return ids, nil
 }
 
-// Decode returns the text of ids: the tokens' bytes one after the other.
-// A sequence cut inside a character gives its bytes, not valid UTF-8. An
-// id the vocabulary lacks is an error.
+// Decode returns the text of ids: the tokens' bytes one after the other,
+// raw. A sequence cut inside a character, or a token that is a stray
+// byte, gives those bytes: the result need not be valid UTF-8 (Decode of
+// Encode(s) is s exactly). Hugging Face's tokenizer.decode replaces
+// invalid bytes by U+FFFD instead: DecodeString does so. An id the
+// vocabulary lacks is an error.
 func (t *BPE) Decode(ids []int64) (string, error) {
 	var b strings.Builder
 	for i, id := range ids {
@@ -215,6 +219,77 @@ func (t *BPE) Decode(ids []int64) (string, error) {
 		}
 	}
 	return b.String(), nil
+}
+
+// DecodeString returns the text of ids as Hugging Face's decode does
+// (GPT2Tokenizer's bytes.decode("utf-8", errors="replace"), the fast
+// tokenizer's from_utf8_lossy): Decode's bytes with each invalid
+// sequence — a stray byte, or the longest start of a character that
+// does not complete — replaced by one U+FFFD, the rest unchanged. The
+// result is valid UTF-8.
+func (t *BPE) DecodeString(ids []int64) (string, error) {
+	s, err := t.Decode(ids)
+	if err != nil {
+		return "", err
+	}
+	return replaceInvalidUTF8(s), nil
+}
+
+// replaceInvalidUTF8 replaces each maximal subpart of an ill-formed
+// sequence in s by U+FFFD, Unicode's recommended practice that Python's
+// "replace" and Rust's from_utf8_lossy follow: a byte that cannot start
+// a character is one U+FFFD, and so is a lead byte with the continuation
+// bytes that may follow it when the character is cut short.
+func replaceInvalidUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r != utf8.RuneError || n > 1 { // a character (U+FFFD written in the text has n 3)
+			b.WriteString(s[i : i+n])
+			i += n
+			continue
+		}
+		b.WriteRune(utf8.RuneError)
+		i += invalidPrefix(s[i:])
+	}
+	return b.String()
+}
+
+// invalidPrefix returns the length of the maximal subpart at the start of
+// s, which does not begin with a valid character: the lead byte and the
+// continuation bytes that a character starting with it could have, at
+// least 1.
+func invalidPrefix(s string) int {
+	var size int
+	lo, hi := byte(0x80), byte(0xBF) // the second byte's range
+	switch c := s[0]; {
+	case c >= 0xC2 && c <= 0xDF:
+		size = 2
+	case c == 0xE0:
+		size, lo = 3, 0xA0
+	case c == 0xED:
+		size, hi = 3, 0x9F
+	case c >= 0xE1 && c <= 0xEF:
+		size = 3
+	case c == 0xF0:
+		size, lo = 4, 0x90
+	case c == 0xF4:
+		size, hi = 4, 0x8F
+	case c >= 0xF1 && c <= 0xF3:
+		size = 4
+	default:
+		return 1
+	}
+	n := 1
+	for n < size && n < len(s) && s[n] >= lo && s[n] <= hi {
+		n++
+		lo, hi = 0x80, 0xBF
+	}
+	return n
 }
 
 // byteRune is GPT-2's byte-to-unicode table: the printable bytes of

@@ -1,12 +1,14 @@
 package text_test
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/goluon/goluon/gluon/model/text"
 	"github.com/goluon/goluon/internal/goldentest"
@@ -47,6 +49,49 @@ func TestBPEGoldens(t *testing.T) {
 		if err != nil || back != c.Text {
 			t.Errorf("%q decodes to %q (%v)", c.Text, back, err)
 		}
+	}
+}
+
+// TestBPEDecodeString: DecodeString gives the text Hugging Face's decode
+// gives (bytes.decode("utf-8", errors="replace"): one U+FFFD for each
+// stray byte or character cut short; testdata/make_bpe_goldens.py's
+// decode_cases), while Decode keeps the raw bytes.
+func TestBPEDecodeString(t *testing.T) {
+	tok := tinyBPE(t)
+	raw, err := os.ReadFile(filepath.Join("testdata", "bpe_goldens.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		DecodeCases []bpeCase `json:"decode_cases"`
+	}
+	if err := json.Unmarshal(raw, &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.DecodeCases) < 80 {
+		t.Fatalf("%d decode cases", len(f.DecodeCases))
+	}
+	invalid := 0
+	for _, c := range f.DecodeCases {
+		got, err := tok.DecodeString(c.IDs)
+		if err != nil || got != c.Text {
+			t.Errorf("%v: %q (%v), Hugging Face %q", c.IDs, got, err, c.Text)
+		}
+		bytes, err := tok.Decode(c.IDs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !utf8.ValidString(bytes) {
+			invalid++
+		} else if bytes != got {
+			t.Errorf("%v: valid %q replaced to %q", c.IDs, bytes, got)
+		}
+	}
+	if invalid < 40 {
+		t.Errorf("only %d cases hold invalid UTF-8", invalid)
+	}
+	if _, err := tok.DecodeString([]int64{1, 9999}); err == nil {
+		t.Error("DecodeString took an unknown id")
 	}
 }
 

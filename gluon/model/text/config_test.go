@@ -1,14 +1,18 @@
 package text_test
 
 import (
+	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon"
+	"github.com/goluon/goluon/gluon/initializer"
 	"github.com/goluon/goluon/gluon/model/text"
 	"github.com/goluon/goluon/nd"
 )
@@ -95,6 +99,7 @@ func TestValidate(t *testing.T) {
 		{"dropout", func(c *text.GPT2Config) { c.AttnPdrop = 1 }, "attn_pdrop 1"},
 		{"epsilon", func(c *text.GPT2Config) { c.LayerNormEpsilon = -1 }, "layer_norm_epsilon"},
 		{"activation", func(c *text.GPT2Config) { c.Activation = "swish" }, `"swish"`},
+		{"initializer range", func(c *text.GPT2Config) { c.InitializerRange = -0.02 }, "initializer_range -0.02"},
 		{"relu", func(c *text.GPT2Config) { c.Activation = "relu" }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -165,5 +170,117 @@ func TestLoadGPT2Config(t *testing.T) {
 	}
 	if _, err := text.LoadGPT2Config(filepath.Join(dir, "none.json")); err == nil {
 		t.Error("read a missing file")
+	}
+}
+
+// TestLoadGPT2ConfigDefaults: keys a config.json leaves out take
+// transformers' GPT2Config defaults (GPT2Small's values: dropouts 0.1,
+// 50257 tokens, 1024 positions, ...), n_inner 4·n_embd of the file's
+// width, and the attention flags transformers' defaults.
+func TestLoadGPT2ConfigDefaults(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		body string
+		want func(c *text.GPT2Config)
+	}{
+		{`{"model_type": "gpt2"}`, func(*text.GPT2Config) {}},
+		{`{"n_layer": 2}`, func(c *text.GPT2Config) { c.NLayer = 2 }},
+		{`{"vocab_size": 97, "n_positions": 32, "n_embd": 48, "n_layer": 2, "n_head": 4}`, func(c *text.GPT2Config) {
+			c.VocabSize, c.NPositions, c.NEmbd, c.NLayer, c.NHead = 97, 32, 48, 2, 4
+		}},
+		{`{"n_embd": 1024, "n_head": 16, "n_layer": 24, "resid_pdrop": 0, "scale_attn_weights": true}`, func(c *text.GPT2Config) {
+			*c = text.GPT2Medium()
+			c.ResidPdrop = 0
+			yes := true
+			c.ScaleAttnWeights = &yes
+		}},
+	} {
+		path := filepath.Join(dir, "config.json")
+		if err := os.WriteFile(path, []byte(tc.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := text.LoadGPT2Config(path)
+		if err != nil {
+			t.Errorf("%s: %v", tc.body, err)
+			continue
+		}
+		want := text.GPT2Small()
+		tc.want(&want)
+		if (got.ScaleAttnWeights == nil) != (want.ScaleAttnWeights == nil) ||
+			got.ScaleAttnWeights != nil && *got.ScaleAttnWeights != *want.ScaleAttnWeights {
+			t.Errorf("%s: scale_attn_weights %v, want %v", tc.body, got.ScaleAttnWeights, want.ScaleAttnWeights)
+		}
+		got.ScaleAttnWeights, want.ScaleAttnWeights = nil, nil
+		if got != want {
+			t.Errorf("%s:\n got %+v\nwant %+v", tc.body, got, want)
+		}
+		if m := text.NewGPT2(got); m.Config().NInner != 4*got.NEmbd || m.Config().AttnPdrop != 0.1 {
+			t.Errorf("%s: the model's n_inner %d, attn_pdrop %g", tc.body, m.Config().NInner, m.Config().AttnPdrop)
+		}
+	}
+}
+
+// TestLoadGPT2ConfigAttnFields: the attention fields of a config.json
+// (those of a checkpoint trained with scale_attn_by_inverse_layer_idx and
+// reorder_and_upcast_attn) are read, not dropped; their effect on the
+// logits is TestGoldensAttnScaling's.
+func TestLoadGPT2ConfigAttnFields(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config.json")
+	body := `{"n_layer": 2, "scale_attn_weights": false, "scale_attn_by_inverse_layer_idx": true,
+		"reorder_and_upcast_attn": true, "initializer_range": 0.05}`
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := text.LoadGPT2Config(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ScaleAttnWeights == nil || *c.ScaleAttnWeights || !c.ScaleAttnByInverseLayerIdx || !c.ReorderAndUpcastAttn || c.InitializerRange != 0.05 {
+		t.Errorf("scale_attn_weights %v, scale_attn_by_inverse_layer_idx %v, reorder_and_upcast_attn %v, initializer_range %g",
+			c.ScaleAttnWeights, c.ScaleAttnByInverseLayerIdx, c.ReorderAndUpcastAttn, c.InitializerRange)
+	}
+	// The defaults leave scale_attn_weights out of the JSON, so that
+	// transformers reads its default (true) rather than null (false).
+	raw, err := json.Marshal(text.GPT2Small())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), "scale_attn_weights") {
+		t.Errorf("GPT2Small's JSON %s names scale_attn_weights", raw)
+	}
+}
+
+// TestGPT2InitializerRange: a fresh model's weights and embeddings start
+// with standard deviation InitializerRange (0 means 0.02), the residual
+// projections' divided by √(2·NLayer), as transformers' _init_weights
+// does; biases zero, layer norms one.
+func TestGPT2InitializerRange(t *testing.T) {
+	for _, r := range []float64{0, 0.05} {
+		nd.Seed(2)
+		cfg := text.GPT2Config{VocabSize: 300, NPositions: 128, NEmbd: 64, NLayer: 2, NHead: 4, InitializerRange: r}
+		if r == 0 {
+			r = 0.02
+		}
+		m := text.NewGPT2(cfg)
+		params := gluon.CollectParams(m)
+		if err := params.Initialize(initializer.Xavier{}, []ctx.Context{ctx.CPU(0)}, false); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range params.Names() {
+			mean, sd := stats(params.Get(name).Data(ctx.CPU(0)).Float64s())
+			var wantMean, wantSD float64
+			switch {
+			case strings.HasSuffix(name, "ln_1.weight"), strings.HasSuffix(name, "ln_2.weight"), strings.HasSuffix(name, "ln_f.weight"):
+				wantMean = 1
+			case strings.HasSuffix(name, ".bias"):
+			case strings.HasSuffix(name, "c_proj.weight"):
+				wantSD = r / math.Sqrt(2*2)
+			default:
+				wantSD = r
+			}
+			if math.Abs(mean-wantMean) > 0.004 || math.Abs(sd-wantSD) > 0.12*wantSD+1e-9 {
+				t.Errorf("initializer_range %g: %s: mean %.4f, sd %.5f; want %g and %g", r, name, mean, sd, wantMean, wantSD)
+			}
+		}
 	}
 }

@@ -13,18 +13,21 @@ import (
 
 // GenerateOpts configure Generate. The zero value samples from the
 // model's distribution itself (temperature 1, no top-k or top-p cut) with
-// sampling stream 0 and no end token.
+// sampling stream 0 and no end token: a zero field is the setting that
+// changes nothing, so that Temperature 0 means 1 and TopP 0 means 1 (not
+// greedy, not an empty nucleus). Greedy decoding is Greedy (or TopK 1).
 type GenerateOpts struct {
-	// Temperature divides the logits before sampling; 0 means 1. Lower
-	// values sharpen the distribution.
+	// Temperature divides the logits before sampling; 0 means 1 (it does
+	// not mean greedy: set Greedy). Lower values sharpen the
+	// distribution.
 	Temperature float64
 	// TopK, when positive, keeps only the TopK most likely tokens (and
 	// any tied with the last of them), as Hugging Face's top_k.
 	TopK int
 	// TopP, when in (0, 1), keeps the most likely tokens whose
 	// probabilities (after Temperature and TopK) add up to at least TopP,
-	// at least one (nucleus sampling, Hugging Face's top_p). 0 and 1 keep
-	// all.
+	// at least one (nucleus sampling, Hugging Face's top_p). 0 (the zero
+	// value: off) and 1 keep all.
 	TopP float64
 	// Greedy takes the most likely token at every step (the first of
 	// equals) instead of sampling; Temperature, TopK, TopP and Seed are
@@ -41,8 +44,9 @@ type GenerateOpts struct {
 	// returned. Empty: generate maxNewTokens tokens.
 	EOS []int64
 	// OnToken, when set, is called with each new token as soon as it is
-	// chosen (to stream the text); returning false ends the generation
-	// after that token.
+	// chosen (to stream the text), an EOS token too, before the
+	// generation ends on it: it sees exactly the tokens Generate returns.
+	// Returning false ends the generation after that token.
 	OnToken func(tok int64) bool
 }
 
@@ -50,7 +54,9 @@ type GenerateOpts struct {
 // returns the new tokens, without the prompt. It runs in predict mode
 // (no dropout, nothing recorded) on the first context the parameters are
 // on, through a Cache: the prompt costs one pass, every later token one
-// position. The prompt and the new tokens together must fit NPositions.
+// position. The prompt and the new tokens but the last (which is
+// returned, never fed back) must fit NPositions: a prompt of NPositions
+// tokens can still get one new token.
 // Bad options, token ids outside the vocabulary and uninitialised
 // parameters are returned as errors.
 func (m *GPT2) Generate(prompt []int64, maxNewTokens int, o GenerateOpts) ([]int64, error) {
@@ -83,7 +89,8 @@ func (m *GPT2) Generate(prompt []int64, maxNewTokens int, o GenerateOpts) ([]int
 			for len(out) < maxNewTokens {
 				tok := pick(step(next), o, sampler)
 				out = append(out, tok)
-				if slices.Contains(o.EOS, tok) || (o.OnToken != nil && !o.OnToken(tok)) {
+				// OnToken sees every token returned, the EOS one too.
+				if o.OnToken != nil && !o.OnToken(tok) || slices.Contains(o.EOS, tok) {
 					break
 				}
 				next = []int64{tok}
@@ -103,8 +110,11 @@ func (m *GPT2) checkGenerate(prompt []int64, maxNew int, o GenerateOpts) error {
 		return fmt.Errorf("text: generate: empty prompt (GPT-2 starts from a token: <|endoftext|>, 50256, for none)")
 	case maxNew < 0:
 		return fmt.Errorf("text: generate: %d new tokens", maxNew)
-	case len(prompt)+maxNew > m.cfg.NPositions:
-		return fmt.Errorf("text: generate: a prompt of %d tokens and %d new ones exceed the %d positions", len(prompt), maxNew, m.cfg.NPositions)
+	case len(prompt)+max(maxNew-1, 0) > m.cfg.NPositions:
+		// The last new token is returned, never fed back: it needs no
+		// position of its own.
+		return fmt.Errorf("text: generate: a prompt of %d tokens and %d new ones need %d positions and exceed the %d positions",
+			len(prompt), maxNew, len(prompt)+max(maxNew-1, 0), m.cfg.NPositions)
 	case o.Temperature < 0 || math.IsNaN(o.Temperature) || math.IsInf(o.Temperature, 0):
 		return fmt.Errorf("text: generate: temperature %g: want a positive number (0 for 1)", o.Temperature)
 	case o.TopK < 0:

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goluon/goluon/autograd"
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon/model/text"
 	"github.com/goluon/goluon/nd"
@@ -72,7 +73,8 @@ func TestGenerateErrors(t *testing.T) {
 	}{
 		{"empty prompt", nil, 3, text.GenerateOpts{}, "empty prompt"},
 		{"negative count", []int64{1}, -1, text.GenerateOpts{}, "-1 new tokens"},
-		{"too long", make([]int64, 30), 3, text.GenerateOpts{}, "exceed the 32 positions"},
+		{"too long", make([]int64, 30), 4, text.GenerateOpts{}, "need 33 positions and exceed the 32 positions"},
+		{"prompt too long", make([]int64, 33), 0, text.GenerateOpts{}, "need 33 positions and exceed the 32 positions"},
 		{"temperature", []int64{1}, 3, text.GenerateOpts{Temperature: -1}, "temperature"},
 		{"top-k", []int64{1}, 3, text.GenerateOpts{TopK: -2}, "top-k"},
 		{"top-p", []int64{1}, 3, text.GenerateOpts{TopP: 1.5}, "top-p"},
@@ -192,5 +194,61 @@ func TestGenerateOnToken(t *testing.T) {
 	}
 	if !slices.Equal(got, g.Greedy[:5]) || !slices.Equal(seen, got) {
 		t.Errorf("generated %v, streamed %v; want %v for both", got, seen, g.Greedy[:5])
+	}
+}
+
+// TestGenerateFullContext: the last new token is never fed back, so the
+// prompt and the new tokens but the last must fit n_positions: a
+// 32-token prompt gets one token, a 29-token one four (positions 0..31),
+// each the argmax of the uncached Forward on the whole sequence so far.
+func TestGenerateFullContext(t *testing.T) {
+	m := loadTiny(t, tinyConfig())
+	prompt := make([]int64, 32)
+	for i := range prompt {
+		prompt[i] = int64((i*37 + 11) % 97)
+	}
+	for _, tc := range []struct{ prompt, n int }{{32, 1}, {31, 2}, {29, 4}, {1, 32}} {
+		got, err := m.Generate(prompt[:tc.prompt], tc.n, text.GenerateOpts{Greedy: true})
+		if err != nil {
+			t.Errorf("%d-token prompt, %d new tokens: %v", tc.prompt, tc.n, err)
+			continue
+		}
+		seq := slices.Clone(prompt[:tc.prompt])
+		autograd.PredictMode(func() {
+			for range tc.n {
+				logits := m.Forward(nd.FromSlice(ctx.CPU(0), seq, 1, len(seq)))
+				seq = append(seq, int64(argmax(nd.SliceAxis(logits, len(seq)-1, len(seq), 1).Float64s())))
+			}
+		})
+		if want := seq[tc.prompt:]; !slices.Equal(got, want) {
+			t.Errorf("%d-token prompt: %v, uncached Forward %v", tc.prompt, got, want)
+		}
+	}
+	for _, tc := range []struct{ prompt, n int }{{32, 2}, {29, 5}} {
+		if _, err := m.Generate(prompt[:tc.prompt], tc.n, text.GenerateOpts{Greedy: true}); err == nil {
+			t.Errorf("%d-token prompt, %d new tokens: no error", tc.prompt, tc.n)
+		}
+	}
+}
+
+// TestGenerateOnTokenEOS: OnToken sees the EOS token as well, before the
+// generation ends on it: the streamed tokens are the returned ones.
+func TestGenerateOnTokenEOS(t *testing.T) {
+	m := loadTiny(t, tinyConfig())
+	g := readGoldens(t) // greedy 15 18 27 27 12 ...
+	eos := g.Greedy[2]
+	want := g.Greedy[:slices.Index(g.Greedy, eos)+1]
+	for _, keepGoing := range []bool{true, false} {
+		var seen []int64
+		got, err := m.Generate(g.Prompt, 8, text.GenerateOpts{Greedy: true, EOS: []int64{eos}, OnToken: func(tok int64) bool {
+			seen = append(seen, tok)
+			return keepGoing || tok != eos
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) || !slices.Equal(seen, want) {
+			t.Errorf("OnToken returning %v: generated %v, streamed %v; want %v for both", keepGoing, got, seen, want)
+		}
 	}
 }

@@ -31,9 +31,10 @@ type gpt2Body struct {
 }
 
 // NewGPT2 returns a GPT-2 of configuration cfg, its weights to be
-// initialised as GPT-2's are (normal with standard deviation 0.02, the
-// residual projections' scaled by 1/√(2·NLayer), biases zero, layer norms
-// one and zero) by gluon.Initialize or loaded by Load. A configuration
+// initialised as GPT-2's are (normal with standard deviation
+// cfg.InitializerRange, 0.02 by default, the residual projections'
+// scaled by 1/√(2·NLayer), biases zero, layer norms one and zero) by
+// gluon.Initialize or loaded by Load. A configuration
 // that Validate rejects panics with an *nd.Error of kind ErrArgument.
 func NewGPT2(cfg GPT2Config) *GPT2 {
 	if err := cfg.Validate(); err != nil {
@@ -43,11 +44,11 @@ func NewGPT2(cfg GPT2Config) *GPT2 {
 	m := &GPT2{BlockMeta: gluon.NewBlockMeta("gpt2lmheadmodel"), cfg: cfg}
 	b := &gpt2Body{BlockMeta: gluon.NewBlockMeta("gpt2model")}
 	b.wte = named(&b.BlockMeta, "wte", nn.NewEmbedding(cfg.VocabSize, cfg.NEmbd))
-	b.wte.Weight.Init = initializer.Normal{Sigma: initStd}
+	b.wte.Weight.Init = initializer.Normal{Sigma: cfg.InitializerRange}
 	b.wpe = named(&b.BlockMeta, "wpe", nn.NewEmbedding(cfg.NPositions, cfg.NEmbd))
-	b.wpe.Weight.Init = initializer.Normal{Sigma: initStd}
-	for range cfg.NLayer {
-		b.blocks = append(b.blocks, newBlock(cfg))
+	b.wpe.Weight.Init = initializer.Normal{Sigma: cfg.InitializerRange}
+	for i := range cfg.NLayer {
+		b.blocks = append(b.blocks, newBlock(cfg, i))
 	}
 	named(&b.BlockMeta, "h", newLayers(b.blocks))
 	b.lnF = named(&b.BlockMeta, "ln_f", layerNorm(cfg.NEmbd, cfg.LayerNormEpsilon))
@@ -122,7 +123,12 @@ func (m *GPT2) forward(op string, ids *nd.NDArray, c *Cache) *nd.NDArray {
 // position t's logits predict label t+1, and the cross-entropy is
 // averaged over the B·(T−1) predicted positions whose label is not −100
 // (PyTorch's ignore_index). A batch without any such position gives NaN,
-// as PyTorch does.
+// as PyTorch does. A predicted label (labels[:, 1:]) outside [0, V) other
+// than −100 panics with an *nd.Error of kind ErrArgument naming its
+// position in labels and its value, as torch raises IndexError; the
+// labels are read on the host for that (one synchronisation on a GPU).
+// Inside a gluon.Hybridize trace, which cannot read values on the host,
+// such a label makes the loss and its gradients NaN instead.
 func LMLoss(logits, labels *nd.NDArray) *nd.NDArray {
 	const op = "text.LMLoss"
 	ls, ys := logits.Shape(), labels.Shape()
@@ -132,7 +138,7 @@ func LMLoss(logits, labels *nd.NDArray) *nd.NDArray {
 	t := ls[1]
 	pred := nd.SliceAxis(logits, 0, t-1, 1)
 	next := nd.SliceAxis(labels, 1, t, 1)
-	return maskedCrossEntropy(pred, next)
+	return maskedCrossEntropy(op, pred, next, 1)
 }
 
 // ignoreLabel is the label LMLoss skips, PyTorch's ignore_index.

@@ -30,6 +30,12 @@ type goldens struct {
 	Prompt    []int64                      `json:"prompt"`
 	Greedy    []int64                      `json:"greedy"`
 	GreedyGap float64                      `json:"greedy_gap"`
+	// AttnVariants are the logits of IDs under config.json's attention
+	// flags (scale_attn_weights, scale_attn_by_inverse_layer_idx).
+	AttnVariants map[string]struct {
+		Config map[string]bool   `json:"config"`
+		Logits goldentest.Tensor `json:"logits"`
+	} `json:"attn_variants"`
 }
 
 func readGoldens(t testing.TB) goldens {
@@ -139,6 +145,47 @@ func TestGreedyGolden(t *testing.T) {
 	})
 	if !slices.Equal(seq[len(g.Prompt):], g.Greedy) {
 		t.Errorf("uncached greedy continuation %v, PyTorch %v", seq[len(g.Prompt):], g.Greedy)
+	}
+}
+
+// TestGoldensAttnScaling: a config.json with scale_attn_weights false or
+// scale_attn_by_inverse_layer_idx true (or both) gives the logits of
+// transformers' GPT2Attention with those flags (the scores not divided
+// by √head_dim; divided by layer_idx+1), through Forward and through the
+// cache, within 1e-4.
+func TestGoldensAttnScaling(t *testing.T) {
+	g := readGoldens(t)
+	if len(g.AttnVariants) != 3 {
+		t.Fatalf("%d attention variants in the goldens, want 3", len(g.AttnVariants))
+	}
+	dev := ctx.CPU(0)
+	ids := idsArray(dev, g.IDs)
+	n := len(g.IDs[0])
+	for name, v := range g.AttnVariants {
+		t.Run(name, func(t *testing.T) {
+			file := map[string]any{"vocab_size": 97, "n_positions": 32, "n_embd": 48, "n_layer": 2, "n_head": 4}
+			for k, b := range v.Config {
+				file[k] = b
+			}
+			raw, _ := json.Marshal(file)
+			path := filepath.Join(t.TempDir(), "config.json")
+			if err := os.WriteFile(path, raw, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := text.LoadGPT2Config(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := loadTiny(t, cfg)
+			autograd.PredictMode(func() {
+				goldentest.Compare(t, "logits", m.Forward(ids), v.Logits, 1e-4)
+				c := m.NewCache()
+				defer c.Release()
+				first := m.ForwardCached(nd.SliceAxis(ids, 0, 4, 1), c)
+				rest := m.ForwardCached(nd.SliceAxis(ids, 4, n, 1), c)
+				goldentest.Compare(t, "cached logits", nd.Concat([]*nd.NDArray{first, rest}, 1), v.Logits, 1e-4)
+			})
+		})
 	}
 }
 

@@ -86,12 +86,14 @@ type attention struct {
 	heads                int
 	attnDrop, residDrop  float64
 	width, headDim, nPos int
+	scale                float64 // the scores' factor (GPT2Config.attnScale)
 }
 
-func newAttention(c GPT2Config, projStd float64) *attention {
+// newAttention returns the attention of the block at index layer.
+func newAttention(c GPT2Config, layer int, projStd float64) *attention {
 	a := &attention{BlockMeta: gluon.NewBlockMeta("attention"), heads: c.NHead, attnDrop: c.AttnPdrop,
-		residDrop: c.ResidPdrop, width: c.NEmbd, headDim: c.NEmbd / c.NHead, nPos: c.NPositions}
-	a.cAttn = named(&a.BlockMeta, "c_attn", newConv1D(c.NEmbd, 3*c.NEmbd, initStd))
+		residDrop: c.ResidPdrop, width: c.NEmbd, headDim: c.NEmbd / c.NHead, nPos: c.NPositions, scale: c.attnScale(layer)}
+	a.cAttn = named(&a.BlockMeta, "c_attn", newConv1D(c.NEmbd, 3*c.NEmbd, c.InitializerRange))
 	a.cProj = named(&a.BlockMeta, "c_proj", newConv1D(c.NEmbd, c.NEmbd, projStd))
 	return a
 }
@@ -111,7 +113,10 @@ func (a *attention) forward(x *nd.NDArray, kv *layerCache) *nd.NDArray {
 		k, v = kv.extend(k, v)
 	}
 	s := k.Shape()[1]
-	scores := nd.MulScalar(nd.Dot(q, k, false, true), 1/math.Sqrt(float64(d))) // [B·h, T, S]
+	scores := nd.Dot(q, k, false, true) // [B·h, T, S]
+	if a.scale != 1 {
+		scores = nd.MulScalar(scores, a.scale)
+	}
 	if t > 1 {
 		scores = nd.MaskedFill(scores, nn.CausalMask(scores, t, s), math.Inf(-1))
 	}
@@ -131,7 +136,7 @@ type mlp struct {
 
 func newMLP(c GPT2Config, projStd float64) *mlp {
 	m := &mlp{BlockMeta: gluon.NewBlockMeta("mlp"), act: c.Activation, drop: c.ResidPdrop}
-	m.cFc = named(&m.BlockMeta, "c_fc", newConv1D(c.NEmbd, c.NInner, initStd))
+	m.cFc = named(&m.BlockMeta, "c_fc", newConv1D(c.NEmbd, c.NInner, c.InitializerRange))
 	m.cProj = named(&m.BlockMeta, "c_proj", newConv1D(c.NInner, c.NEmbd, projStd))
 	return m
 }
@@ -150,12 +155,13 @@ type block struct {
 	mlp      *mlp
 }
 
-func newBlock(c GPT2Config) *block {
+// newBlock returns the block at index layer (from 0).
+func newBlock(c GPT2Config, layer int) *block {
 	// GPT-2 scales the initial residual projections by 1/√(2·layers).
-	projStd := initStd / math.Sqrt(2*float64(c.NLayer))
+	projStd := c.InitializerRange / math.Sqrt(2*float64(c.NLayer))
 	b := &block{BlockMeta: gluon.NewBlockMeta("block")}
 	b.ln1 = named(&b.BlockMeta, "ln_1", layerNorm(c.NEmbd, c.LayerNormEpsilon))
-	b.attn = named(&b.BlockMeta, "attn", newAttention(c, projStd))
+	b.attn = named(&b.BlockMeta, "attn", newAttention(c, layer, projStd))
 	b.ln2 = named(&b.BlockMeta, "ln_2", layerNorm(c.NEmbd, c.LayerNormEpsilon))
 	b.mlp = named(&b.BlockMeta, "mlp", newMLP(c, projStd))
 	return b
@@ -177,7 +183,3 @@ func newLayers[C gluon.Component](bs []C) *layers {
 	}
 	return l
 }
-
-// initStd is GPT-2's initial standard deviation of weights and
-// embeddings.
-const initStd = 0.02

@@ -71,7 +71,10 @@ func (a *attention) exportONNX(g gluon.ONNXGraph, h, mask string) string {
 	q := heads(qkv[0], []int{0, 2, 1, 3})
 	kt := heads(qkv[1], []int{0, 2, 3, 1}) // [B, h, d, T]
 	v := heads(qkv[2], []int{0, 2, 1, 3})
-	s := op("Mul", nil, op("MatMul", nil, q, kt), g.Const([]float32{float32(1 / math.Sqrt(float64(d)))}))
+	s := op("MatMul", nil, q, kt)
+	if a.scale != 1 {
+		s = op("Mul", nil, s, g.Const([]float32{float32(a.scale)}))
+	}
 	w := op("Softmax", map[string]any{"axis": -1}, op("Add", nil, s, mask))
 	o := op("Transpose", map[string]any{"perm": []int{0, 2, 1, 3}}, op("MatMul", nil, w, v))
 	o = op("Reshape", nil, o, g.Const([]int64{0, 0, e}, 3))

@@ -35,10 +35,16 @@
 // (gluon/onnx.Export with Int64 input; batch and length may be free),
 // and Save writes the state dict in save_pretrained's safetensors layout
 // (transformer.* keys, no lm_head.weight, metadata format "pt"). BPE is
-// GPT-2's byte-level tokenizer, reading vocab.json and merges.txt.
+// GPT-2's byte-level tokenizer, reading vocab.json and merges.txt; its
+// Decode returns the tokens' raw bytes, DecodeString the text Hugging
+// Face's decode gives (invalid UTF-8 replaced by U+FFFD).
+// LoadGPT2Config reads config.json as transformers does (defaults for
+// the keys it lacks; scale_attn_weights, scale_attn_by_inverse_layer_idx
+// and initializer_range applied).
 //
 // Outputs, the loss and its gradients equal a plain-torch transcription of
-// GPT2LMHeadModel's computation within 1e-4 on seeded random weights
+// GPT2LMHeadModel's computation within 1e-4 on seeded random weights, the
+// logits under config.json's attention flags too
 // (testdata/make_goldens.py makes the fixture and the goldens; the
 // tokenizer's goldens come from testdata/make_bpe_goldens.py, which runs
 // GPT-2's pre-tokenisation pattern in Python's regex module).
@@ -78,6 +84,7 @@ package text
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 )
 
@@ -111,6 +118,30 @@ type GPT2Config struct {
 	EmbdPdrop float64 `json:"embd_pdrop"`
 	// AttnPdrop is the dropout rate on the attention weights (0.1).
 	AttnPdrop float64 `json:"attn_pdrop"`
+	// InitializerRange is the standard deviation of the initial weights
+	// and embeddings (0.02; the residual projections' is divided by
+	// √(2·NLayer)); 0 means 0.02. Loaded weights do not use it.
+	InitializerRange float64 `json:"initializer_range"`
+	// ScaleAttnWeights says whether the attention scores are divided by
+	// √(NEmbd/NHead), as transformers' scale_attn_weights (true for every
+	// GPT-2 OpenAI trained); nil means true (and is left out of the JSON,
+	// which transformers then reads as true). A file's false loads as a
+	// pointer to false: the scores are not scaled.
+	ScaleAttnWeights *bool `json:"scale_attn_weights,omitempty"`
+	// ScaleAttnByInverseLayerIdx divides the attention scores of the
+	// block at index i (from 0) by i+1 as well, as transformers'
+	// scale_attn_by_inverse_layer_idx (false; some checkpoints, such as
+	// codeparrot's, set it).
+	ScaleAttnByInverseLayerIdx bool `json:"scale_attn_by_inverse_layer_idx"`
+	// ReorderAndUpcastAttn is transformers' reorder_and_upcast_attn,
+	// which computes the attention scores in float32 with the scale
+	// applied inside the product, for training in 16-bit types. It is
+	// read, so that such files load, and kept, but not applied: the
+	// scores are computed as without it. For a float32 model that
+	// changes nothing (the logits equal transformers' with either
+	// setting, within rounding); a model cast to a 16-bit type does not
+	// upcast its scores to float32 as transformers would.
+	ReorderAndUpcastAttn bool `json:"reorder_and_upcast_attn"`
 }
 
 // gpt2Size is the configuration all four sizes share, with the given
@@ -119,6 +150,7 @@ func gpt2Size(embd, layers, heads int) GPT2Config {
 	return GPT2Config{
 		VocabSize: 50257, NPositions: 1024, NEmbd: embd, NLayer: layers, NHead: heads,
 		LayerNormEpsilon: 1e-5, Activation: "gelu_new", ResidPdrop: 0.1, EmbdPdrop: 0.1, AttnPdrop: 0.1,
+		InitializerRange: 0.02,
 	}
 }
 
@@ -149,12 +181,31 @@ func (c GPT2Config) withDefaults() GPT2Config {
 	if c.Activation == "" {
 		c.Activation = "gelu_new"
 	}
+	if c.InitializerRange == 0 {
+		c.InitializerRange = 0.02
+	}
 	return c
+}
+
+// attnScale is the factor of the attention scores of the block at index
+// layer: 1/√head_dim when ScaleAttnWeights (nil: true), and 1/(layer+1)
+// more when ScaleAttnByInverseLayerIdx, as transformers' GPT2Attention
+// divides them.
+func (c GPT2Config) attnScale(layer int) float64 {
+	s := 1.0
+	if c.ScaleAttnWeights == nil || *c.ScaleAttnWeights {
+		s /= math.Sqrt(float64(c.NEmbd / c.NHead))
+	}
+	if c.ScaleAttnByInverseLayerIdx {
+		s /= float64(layer + 1)
+	}
+	return s
 }
 
 // Validate reports what is wrong with c, or nil: sizes must be positive
 // (NInner may be 0), NHead must divide NEmbd, the dropout rates must lie
-// in [0, 1) and the activation must be one GPT2Config lists.
+// in [0, 1), InitializerRange must be positive (or 0, for 0.02) and the
+// activation must be one GPT2Config lists.
 func (c GPT2Config) Validate() error {
 	c = c.withDefaults()
 	switch {
@@ -165,6 +216,8 @@ func (c GPT2Config) Validate() error {
 		return fmt.Errorf("text: GPT-2 config: n_head %d does not divide n_embd %d", c.NHead, c.NEmbd)
 	case c.LayerNormEpsilon < 0:
 		return fmt.Errorf("text: GPT-2 config: layer_norm_epsilon %g is negative", c.LayerNormEpsilon)
+	case !(c.InitializerRange > 0) || math.IsInf(c.InitializerRange, 0):
+		return fmt.Errorf("text: GPT-2 config: initializer_range %g: want a positive number", c.InitializerRange)
 	}
 	for _, p := range []struct {
 		name string
@@ -181,15 +234,18 @@ func (c GPT2Config) Validate() error {
 }
 
 // LoadGPT2Config reads a Hugging Face config.json (the one beside a
-// model's weights) into a GPT2Config. Keys it does not know are ignored;
-// keys it lacks keep the zero value, so a file must give at least the
-// sizes. The result is validated.
+// model's weights) into a GPT2Config. Keys the file lacks keep
+// GPT2Small's values, transformers' GPT2Config defaults (50257 tokens,
+// 1024 positions, 768 wide, 12 layers and heads, dropouts 0.1, scaled
+// attention), so that a file that lists only what differs reads as
+// transformers reads it; keys GPT2Config does not know are ignored. The
+// result is validated.
 func LoadGPT2Config(path string) (GPT2Config, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return GPT2Config{}, fmt.Errorf("text: %w", err)
 	}
-	var c GPT2Config
+	c := GPT2Small()
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return GPT2Config{}, fmt.Errorf("text: %s: %w", path, err)
 	}

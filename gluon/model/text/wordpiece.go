@@ -54,8 +54,10 @@ const maxWordChars = 100
 // BertTokenizer), reading a vocab.txt. Tokenize runs the basic
 // tokenisation — drop control characters and U+FFFD, turn whitespace into
 // spaces, make each CJK ideograph a word, normalise to NFC, split on
-// whitespace, lowercase and strip accents (NFD, combining marks dropped)
-// as configured, split off each punctuation character — and then
+// whitespace, lowercase (one character at a time, as Hugging Face's
+// tokenizers do: a capital sigma is σ even at the end of a word) and
+// strip accents (NFD, combining marks dropped) as configured, split off
+// each punctuation character — and then
 // WordPiece on each word: the longest vocabulary entry from the start,
 // then the longest "##"-prefixed entry from where it ended, and so on; a
 // word that cannot be covered so, or that is over 100 characters long,
@@ -192,7 +194,7 @@ func (t *BertTokenizer) basic(text string) []string {
 	for _, w := range strings.Fields(norm.NFC.String(b.String())) {
 		if !special(w) {
 			if lower {
-				w = lowerLikePython(w)
+				w = lowerChars(w)
 			}
 			if strip {
 				w = stripAccents(w)
@@ -303,30 +305,24 @@ func stripAccents(s string) string {
 	return b.String()
 }
 
-// lowerLikePython lowercases s as Python's str.lower does, which BERT's
-// reference tokenizer uses: Unicode's lowercase mappings, with İ (U+0130)
-// becoming i and a combining dot above, and a capital sigma that ends a
-// word (a cased letter before it, none after, case-ignorable characters
-// skipped) becoming the final ς.
-func lowerLikePython(s string) string {
+// lowerChars lowercases s one character at a time, as Hugging Face's
+// BERT tokenizers do: the slow BertTokenizer lowercases the text
+// character by character (PreTrainedTokenizer.tokenize's re.sub over
+// "(.+?)", each match lowered alone) before its basic tokenisation, and
+// the fast one with Rust's per-character to_lowercase. So a capital sigma
+// is always σ, never the word-final ς of Python's str.lower on a whole
+// word; İ (U+0130) becomes i and a combining dot above, as both do.
+func lowerChars(s string) string {
 	if isASCII(s) {
 		return strings.ToLower(s)
 	}
-	rs := []rune(s)
 	var b strings.Builder
-	for i, r := range rs {
-		switch r {
-		case 'İ':
+	for _, r := range s {
+		if r == 'İ' {
 			b.WriteString("i\u0307")
-		case 'Σ':
-			if finalSigma(rs, i) {
-				b.WriteRune('ς')
-			} else {
-				b.WriteRune('σ')
-			}
-		default:
-			b.WriteRune(unicode.ToLower(r))
+			continue
 		}
+		b.WriteRune(unicode.ToLower(r))
 	}
 	return b.String()
 }
@@ -338,37 +334,4 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
-}
-
-// finalSigma reports whether the sigma at rs[i] is in Unicode's
-// Final_Sigma context.
-func finalSigma(rs []rune, i int) bool {
-	j := i - 1
-	for j >= 0 && caseIgnorable(rs[j]) {
-		j--
-	}
-	if j < 0 || !cased(rs[j]) {
-		return false
-	}
-	k := i + 1
-	for k < len(rs) && caseIgnorable(rs[k]) {
-		k++
-	}
-	return k == len(rs) || !cased(rs[k])
-}
-
-// cased is Unicode's Cased property.
-func cased(r rune) bool {
-	return unicode.In(r, unicode.Lu, unicode.Ll, unicode.Lt, unicode.Other_Lowercase, unicode.Other_Uppercase)
-}
-
-// caseIgnorable is Unicode's Case_Ignorable property: categories Mn, Me,
-// Cf, Lm and Sk, and the characters whose word-break class is MidLetter,
-// MidNumLet or Single_Quote.
-func caseIgnorable(r rune) bool {
-	switch r {
-	case '\'', '.', ':', 0xB7, 0x387, 0x55F, 0x5F4, 0x2018, 0x2019, 0x2024, 0x2027, 0xFE13, 0xFE52, 0xFE55, 0xFF07, 0xFF0E, 0xFF1A:
-		return true
-	}
-	return unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf, unicode.Lm, unicode.Sk)
 }

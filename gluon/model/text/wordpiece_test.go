@@ -169,3 +169,26 @@ func TestWordPieceVocab(t *testing.T) {
 		t.Error("a missing file: no error")
 	}
 }
+
+// TestWordPieceCapitalSigma: uncased, a capital sigma lowercases to σ
+// wherever it stands, the end of a word too, as Hugging Face's slow and
+// fast BERT tokenizers lowercase one character at a time (not to the ς of
+// Python's str.lower on a whole word); a ς written in the text stays.
+func TestWordPieceCapitalSigma(t *testing.T) {
+	tok, err := text.NewBertTokenizer([]string{"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", "'",
+		"σοφοσ", "σοφος", "λογοσ", "ο", "##σ", "##ς", "a", "##σο"}, text.BertTokenizerOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string][]string{
+		"ΣΟΦΟΣ ΛΟΓΟΣ.": {"σοφοσ", "λογοσ", "."},
+		"ΟΣ' AΣ":       {"ο", "##σ", "'", "a", "##σ"},
+		"AΣΟ":          {"a", "##σο"},
+		"σοφος σοφοσ":  {"σοφος", "σοφοσ"},
+		"Οσ Ος":        {"ο", "##σ", "ο", "##ς"},
+	} {
+		if got := tok.Tokenize(in); !slices.Equal(got, want) {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+}

@@ -10,6 +10,10 @@ the form <|...|> in the text are special. The vocabulary is every byte
 <|endoftext|>; the merges are learnt here from a short text (the most
 frequent adjacent pair each time, ties to the smallest pair).
 
+decode_cases are ids with the text Hugging Face's decode gives for them
+(the bytes decoded with errors="replace": one U+FFFD for each stray byte
+or character cut short), valid UTF-8 or not.
+
 Run from the repository root:
     /usr/bin/python3 gluon/model/text/testdata/make_bpe_goldens.py
 It writes gluon/model/text/testdata/bpe_vocab.json, bpe_merges.txt and
@@ -134,6 +138,45 @@ CASES = [
     "The other other dog didn't jump over the fox.",
 ]
 
+# Byte strings to decode, valid UTF-8 or not: stray bytes, characters cut
+# short (the longest start of one is a single U+FFFD), surrogates,
+# overlong forms, code points past U+10FFFF, a U+FFFD in the text.
+DECODE_BYTES = [
+    b"caf\xc3\xa9", b"\xe2", b"\xe2 the", b"the \xe2\x82", b"\xe2\x82\xe2\x82\xac", b"\xff\xfe", b"\x80abc",
+    b"\xed\xa0\x80", b"\xed\x9f\xbf", b"\xf0\x9f\x98", b"\xf0\x9f\x98\x80", b"\xf0\x9f\x98 ok", b"\xf4\x90\x80\x80",
+    b"\xf4\x8f\xbf\xbf", b"\xc0\xaf", b"\xc1\xbf", b"\xe0\x80\xaf", b"\xe0\xa0\x80", b"\xf0\x80\x80\x80",
+    b"\xf5\x80\x80\x80", b"\xef\xbf\xbd", b"\xc3\xc3\xa9", b"\xe6\x97\xa5\xe6\x97",
+]
+
+
+def decode_cases(vocab, ranks):
+    """Ids and the text transformers' GPT2Tokenizer.decode gives for them:
+    the tokens' bytes through the inverse byte table, then
+    bytearray.decode("utf-8", errors="replace")."""
+    import random
+    rng = random.Random(11)
+    pool = [b"a", b" the", b"\xc3", b"\xa9", b"\xe2", b"\x82", b"\xac", b"\xf0", b"\x9f", b"\x98", b"\x80", b"\xff",
+            b"\xed", b"\xa0", b"\xbf", b"\xc0", b"\xf4", b"\x90", b"\xe0"]
+    chunked = [[raw] for raw in DECODE_BYTES]
+    chunked += [[rng.choice(pool) for _ in range(rng.randint(1, 12))] for _ in range(60)]
+    inverse = {i: s for s, i in vocab.items()}
+    unbyte = {c: b for b, c in enumerate(BYTES)}
+
+    def case(ids):
+        raw = bytes(unbyte[c] for i in ids for c in inverse[i])
+        return {"ids": ids, "text": raw.decode("utf-8", errors="replace")}
+
+    cases = []
+    for chunks in chunked:
+        ids = []
+        for chunk in chunks:  # a chunk the vocabulary has is one token, else its bytes (ids 0-255)
+            sym = "".join(BYTES[b] for b in chunk)
+            ids.extend([vocab[sym]] if sym in vocab else list(chunk))
+        cases.append(case(ids))
+    ids, _ = encode("The dog didn't mind", vocab, ranks)
+    cases.append(case(ids + [0xE2]))  # a stray byte token after a valid text
+    return cases
+
 
 def main():
     merges = learn_merges(CORPUS, 80)
@@ -154,7 +197,7 @@ def main():
         ids, cuts = encode(text, vocab, ranks)
         cases.append({"text": text, "pieces": cuts, "ids": ids})
     with open(os.path.join(HERE, "bpe_goldens.json"), "w", encoding="utf-8") as f:
-        json.dump({"cases": cases}, f, ensure_ascii=False, indent=1)
+        json.dump({"cases": cases, "decode_cases": decode_cases(vocab, ranks)}, f, ensure_ascii=False, indent=1)
         f.write("\n")
     print("%d merges, %d tokens, %d cases" % (len(merges), len(vocab), len(cases)))
 

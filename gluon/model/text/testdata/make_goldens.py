@@ -23,7 +23,10 @@ computed in float64 from those float32 values:
     transformer.h.0.attn.c_attn.weight and transformer.ln_f.weight,
   - the greedy continuation of a prompt by 8 tokens (each step the whole
     sequence again, no cache), and the smallest gap between the best and
-    second best logit on the way, so that float32 cannot flip a choice.
+    second best logit on the way, so that float32 cannot flip a choice,
+  - the logits of the batch under config.json's scale_attn_weights false
+    and scale_attn_by_inverse_layer_idx true, alone and together
+    (attn_variants).
 
 Run from the repository root:
     /usr/bin/python3 gluon/model/text/testdata/make_goldens.py
@@ -81,8 +84,14 @@ def layer_norm(x, w, b, eps):
     return (x - mu) / torch.sqrt(var + eps) * w + b
 
 
-def gpt2_logits(w, cfg, ids):
-    """Logits [B, T, V] of token ids [B, T] (eval mode)."""
+def gpt2_logits(w, cfg, ids, scale_attn_weights=True, scale_attn_by_inverse_layer_idx=False):
+    """Logits [B, T, V] of token ids [B, T] (eval mode).
+
+    The two flags are transformers' GPT2Config fields of those names, as
+    GPT2Attention._attn applies them: the scores q @ k^T divided by
+    sqrt(head_dim) when scale_attn_weights, then by layer_idx + 1 when
+    scale_attn_by_inverse_layer_idx.
+    """
     eps, nh = cfg["layer_norm_epsilon"], cfg["n_head"]
     b, t = ids.shape
     x = w["transformer.wte.weight"][ids] + w["transformer.wpe.weight"][torch.arange(t)]
@@ -95,7 +104,11 @@ def gpt2_logits(w, cfg, ids):
         qkv = a @ w[h + "attn.c_attn.weight"] + w[h + "attn.c_attn.bias"]
         q, k, v = qkv.split(e, dim=-1)
         q, k, v = [z.reshape(b, t, nh, d).transpose(1, 2) for z in (q, k, v)]
-        s = (q @ k.transpose(-1, -2)) / math.sqrt(d)
+        s = q @ k.transpose(-1, -2)
+        if scale_attn_weights:
+            s = s / math.sqrt(d)
+        if scale_attn_by_inverse_layer_idx:
+            s = s / float(i + 1)
         s = torch.where(keep, s, torch.tensor(torch.finfo(s.dtype).min, dtype=s.dtype))
         o = (torch.softmax(s, -1) @ v).transpose(1, 2).reshape(b, t, e)
         x = x + (o @ w[h + "attn.c_proj.weight"] + w[h + "attn.c_proj.bias"])
@@ -155,6 +168,15 @@ def main():
         "prompt": prompt,
         "greedy": seq[len(prompt):],
         "greedy_gap": gap,
+        # the logits of ids under config.json's attention flags
+        "attn_variants": {
+            name: {"config": flags, "logits": enc(gpt2_logits(w64, CFG, ids, **flags))}
+            for name, flags in [
+                ("scale_attn_weights false", {"scale_attn_weights": False}),
+                ("scale_attn_by_inverse_layer_idx", {"scale_attn_by_inverse_layer_idx": True}),
+                ("both", {"scale_attn_weights": False, "scale_attn_by_inverse_layer_idx": True}),
+            ]
+        },
     }
     with open(os.path.join(HERE, "goldens.json"), "w") as f:
         json.dump(out, f, separators=(",", ":"))

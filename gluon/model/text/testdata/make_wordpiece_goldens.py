@@ -2,14 +2,16 @@
 """Vocabulary and goldens for gluon/model/text's BERT tokenizer tests.
 
 Debian has no transformers package, so BERT's tokenizer is written out
-below from its documented algorithm, in Python, whose str.lower and
+below from its documented algorithm, in Python, whose str.lower (applied
+to one character at a time, as transformers' tokenize() does) and
 unicodedata are what Hugging Face's BertTokenizer relies on:
 
   basic tokenisation: drop U+0000, U+FFFD and control characters (category
   C but tab, newline, carriage return); turn whitespace (space, tab,
   newline, carriage return, category Zs) into spaces; put spaces around
   CJK ideographs (when asked); normalise to NFC; split on whitespace; for
-  each word that is not a special token, lowercase (when uncased) and
+  each word that is not a special token, lowercase (when uncased,
+  character by character: a word-final capital sigma becomes σ) and
   strip accents (NFD, drop category Mn; by default when uncased); split
   off each punctuation character (ASCII symbols and category P);
 
@@ -110,7 +112,11 @@ def basic(text, lower, strip, cjk):
             words.append(w)
             continue
         if lower:
-            w = w.lower()
+            # one character at a time, as transformers' tokenize() lowers
+            # the text (re.sub over "(.+?)") and the fast tokenizer's
+            # per-character to_lowercase: a final capital sigma is σ, not
+            # the ς of str.lower on the whole word
+            w = "".join(c.lower() for c in w)
         if strip:
             w = strip_accents(w)
         words.extend(split_punct(w))
