@@ -43,7 +43,10 @@ func gemmInto(op string, a, b *NDArray, ta, tb bool, bias *NDArray) *NDArray {
 	if k != k2 {
 		fail(op, ErrShape, "inner dimensions differ: %v%s and %v%s", a.shape, tflag(ta), b.shape, tflag(tb))
 	}
-	batch := max(batchA, batchB)
+	batch := batchA // the batch of the 3-D operand (either, when both are)
+	if b.NDim() == 3 {
+		batch = batchB
+	}
 	shape := []int{m, n}
 	if a.NDim() == 3 || b.NDim() == 3 {
 		shape = []int{batch, m, n}

@@ -106,6 +106,38 @@ func confMatMul(e confEnv) {
 			}
 		}
 	}
+	// Empty operands: a batch of no matrices beside a shared matrix (the
+	// backend's Batch would be 0), broadcast stacks of none, no rows, no
+	// inner terms (a zero result).
+	for i, c := range []struct {
+		a, b, want []int
+		ta, tb     bool
+	}{
+		{[]int{0, 6, 9}, []int{9, 4}, []int{0, 6, 4}, false, false},
+		{[]int{6, 9}, []int{0, 9, 4}, []int{0, 6, 4}, false, false},
+		{[]int{0, 6, 9}, []int{0, 9, 4}, []int{0, 6, 4}, false, false},
+		{[]int{0, 9, 6}, []int{4, 9}, []int{0, 6, 4}, true, true},
+		{[]int{2, 0, 6, 9}, []int{9, 4}, []int{2, 0, 6, 4}, false, false},
+		{[]int{0, 1, 6, 9}, []int{3, 9, 4}, []int{0, 3, 6, 4}, false, false},
+		{[]int{2, 0, 9}, []int{9, 4}, []int{2, 0, 4}, false, false},
+		{[]int{2, 3, 0}, []int{0, 4}, []int{2, 3, 4}, false, false},
+	} {
+		name := "MatMul"
+		if c.ta || c.tb {
+			name = fmt.Sprintf("Dot_ta%v_tb%v", c.ta, c.tb)
+		}
+		e.run(fmt.Sprintf("%s/empty/%s", name, confShapeName(c.a, c.b)), func(e confEnv) {
+			a, _ := e.rand(uint64(760+i), -1, 1, c.a...)
+			b, _ := e.rand(uint64(770+i), -1, 1, c.b...)
+			var got *nd.NDArray
+			if c.ta || c.tb {
+				got = nd.Dot(a, b, c.ta, c.tb)
+			} else {
+				got = nd.MatMul(a, b)
+			}
+			e.check(got, c.want, make([]float64, refNumel(c.want)), confTolLongSum)
+		})
+	}
 	for i, c := range []struct {
 		n, in, out int
 		bias       bool
@@ -152,6 +184,11 @@ func gradMatMulCases(dev ctx.Context) []gradCase {
 		{op: "MatMul", name: "2-D/only-b", f: matmul, in: pair([]int{3, 4}, []int{4, 5}), noGrad: []int{0}},
 		{op: "MatMul", name: "same-array", in: func() []*nd.NDArray { return gradIn(gradSigned(dev, 33, 4, 4)) },
 			f: func(in []*nd.NDArray) *nd.NDArray { return nd.MatMul(in[0], in[0]) }},
+		// An empty batch beside a shared matrix: the shared operand's
+		// gradient is zero.
+		{op: "MatMul", name: "empty-batch-by-2-D", f: matmul, in: pair([]int{0, 3, 4}, []int{4, 5})},
+		{op: "MatMul", name: "2-D-by-empty-batch", f: matmul, in: pair([]int{3, 4}, []int{0, 4, 5})},
+		{op: "MatMul", name: "empty-broadcast-batch", f: matmul, in: pair([]int{2, 0, 3, 4}, []int{4, 5})},
 	}
 	// op(a) is [m, k] = [3, 4] and op(b) is [k, n] = [4, 5] in every case.
 	shapeOf := func(rows, cols int, trans bool) []int {

@@ -59,7 +59,11 @@ func TestArgumentErrors(t *testing.T) {
 		{"DCT norm", "audio.DCTMatrix", "DCT norm \"l2\"", func() { audio.DCTMatrix(dev, nd.Float32, 4, 8, "l2") }},
 		{"resample rate", "audio.NewResample", "both must be positive", func() { audio.NewResample(0, 16000, audio.ResampleOpts{}) }},
 		{"resample method", "audio.NewResample", "method \"linear\"", func() { audio.NewResample(2, 3, audio.ResampleOpts{Method: "linear"}) }},
-		{"rolloff", "audio.NewResample", "rolloff 1.5", func() { audio.NewResample(2, 3, audio.ResampleOpts{Rolloff: 1.5}) }},
+		{"rolloff", "audio.NewResample", "rolloff -0.5", func() { audio.NewResample(2, 3, audio.ResampleOpts{Rolloff: -0.5}) }},
+		{"rolloff inf", "audio.NewResample", "rolloff +Inf", func() { audio.NewResample(2, 3, audio.ResampleOpts{Rolloff: math.Inf(1)}) }},
+		{"zero beta", "audio.NewResample", "beta 8 with ZeroBeta", func() {
+			audio.NewResample(2, 3, audio.ResampleOpts{Method: audio.SincKaiser, Beta: 8, ZeroBeta: true})
+		}},
 		{"resample size", "audio.NewResample", "too large", func() { audio.NewResample(44101, 48000, audio.ResampleOpts{}) }},
 		{"resample scalar", "audio.Resample", "at least 1 axes", func() {
 			audio.NewResample(2, 3, audio.ResampleOpts{}).Forward(nd.Full(dev, nd.Float32, 1))
@@ -69,6 +73,7 @@ func TestArgumentErrors(t *testing.T) {
 		{"kaiser beta", "audio.KaiserWindow", "beta -1", func() { audio.KaiserWindow(dev, nd.Float32, 4, true, -1) }},
 		{"mask width", "audio.NewTimeMasking", "negative maximum width", func() { audio.NewTimeMasking(-1, audio.MaskOpts{}) }},
 		{"mask p", "audio.NewFrequencyMasking", "proportion p 2", func() { audio.NewFrequencyMasking(3, audio.MaskOpts{P: 2}) }},
+		{"mask zero p", "audio.NewTimeMasking", "p 0.5 with ZeroP", func() { audio.NewTimeMasking(3, audio.MaskOpts{P: 0.5, ZeroP: true}) }},
 		{"mask rng", "audio.Masking.Apply", "nil random generator", func() { audio.NewTimeMasking(3, audio.MaskOpts{}).Apply(spec, nil) }},
 		{"mask rank", "audio.Masking", "at least 2 axes", func() { audio.NewTimeMasking(3, audio.MaskOpts{}).Forward(nd.FromSlice(dev, []float32{1})) }},
 	}

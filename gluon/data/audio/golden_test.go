@@ -49,6 +49,7 @@ type goldenCase struct {
 	Orig, New, Width int
 	Rolloff          float64
 	Method           string
+	ZeroBeta         bool `json:"zero_beta"`
 	// Masking.
 	Axis  string
 	Param int
@@ -110,7 +111,7 @@ func (c goldenCase) block(t *testing.T) gluon.Block {
 			Spectrogram: SpectrogramOpts{NFFT: c.NFFT, HopLength: c.Hop},
 			Mel:         MelOpts{NMels: c.NMels, SampleRate: c.SampleRate, Norm: c.MelNorm, MelScale: c.MelScale}})
 	case "resample":
-		o := ResampleOpts{LowpassFilterWidth: c.Width, Rolloff: c.Rolloff, Method: c.Method}
+		o := ResampleOpts{LowpassFilterWidth: c.Width, Rolloff: c.Rolloff, Method: c.Method, ZeroBeta: c.ZeroBeta}
 		if c.Beta != nil {
 			o.Beta = *c.Beta
 		}
@@ -215,7 +216,7 @@ func float32Tol(kind string) float64 {
 
 // checkMaskGolden feeds torchaudio's draws to the mask and compares.
 func checkMaskGolden(t *testing.T, c goldenCase) {
-	o := MaskOpts{IID: c.IID, P: c.P, Value: c.Value}
+	o := MaskOpts{IID: c.IID, P: c.P, ZeroP: c.P == 0, Value: c.Value}
 	m := NewFrequencyMasking(c.Param, o)
 	if c.Axis == "time" {
 		m = NewTimeMasking(c.Param, o)

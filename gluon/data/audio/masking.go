@@ -13,10 +13,13 @@ type MaskOpts struct {
 	// [B, C, F, T] (iid_masks); otherwise, and for other ranks, one mask
 	// covers the whole input.
 	IID bool
-	// P caps a mask's width at P times the axis's length, in [0, 1]
-	// (0: 1, no cap; torchaudio's TimeMasking p, which its
-	// FrequencyMasking lacks).
+	// P caps a mask's width at ⌊P·n⌋ for an axis of length n, P in
+	// [0, 1] (0: 1, no cap; torchaudio's TimeMasking p, which its
+	// FrequencyMasking lacks). A cap under 1 masks nothing.
 	P float64
+	// ZeroP makes P 0, which masks nothing (torchaudio's p=0, which P's
+	// 0 cannot say); P must be 0.
+	ZeroP bool
 	// Value fills the masked bins (torchaudio's mask_value, 0 by
 	// default).
 	Value float64
@@ -26,8 +29,11 @@ type MaskOpts struct {
 // FrequencyMasking and TimeMasking: it sets a band of consecutive
 // frequency bins (axis −2) or frames (axis −1) of a spectrogram
 // [..., F, T] to Value. The band's width is ⌊u·W⌋ for the Block's
-// maximum width W and a uniform draw u, and its start ⌊v·(n − u·W)⌋ for
-// the axis's length n and another draw v, as torchaudio draws them.
+// maximum width W and a uniform draw u, and its start v·(n − u·W)
+// truncated towards zero for the axis's length n and another draw v, as
+// torchaudio draws them. W may exceed n (TimeMasking(80) on a short
+// utterance): a band that starts before the axis or runs past its end is
+// cut to it, as torchaudio cuts it.
 //
 // As a Block (Forward) it masks in training mode only, like Dropout, and
 // draws from the input's session generator (nd.Seed makes it
@@ -39,6 +45,7 @@ type Masking struct {
 	gluon.BlockMeta
 	maxWidth int
 	axis     int // −2 (frequency) or −1 (time)
+	p        float64
 	o        MaskOpts
 }
 
@@ -59,13 +66,17 @@ func newMasking(op, kind string, maxWidth, axis int, o MaskOpts) *Masking {
 	if maxWidth < 0 {
 		nd.Panicf(op, nd.ErrArgument, "negative maximum width %d", maxWidth)
 	}
-	if o.P == 0 {
-		o.P = 1
+	if o.ZeroP && o.P != 0 {
+		nd.Panicf(op, nd.ErrArgument, "proportion p %g with ZeroP: give one of them", o.P)
 	}
-	if !(o.P >= 0 && o.P <= 1) {
-		nd.Panicf(op, nd.ErrArgument, "proportion p %g: want 0 < p ≤ 1", o.P)
+	p := o.P
+	if p == 0 && !o.ZeroP {
+		p = 1
 	}
-	return &Masking{BlockMeta: gluon.NewBlockMeta(kind), maxWidth: maxWidth, axis: axis, o: o}
+	if !(p >= 0 && p <= 1) {
+		nd.Panicf(op, nd.ErrArgument, "proportion p %g: want 0 ≤ p ≤ 1", p)
+	}
+	return &Masking{BlockMeta: gluon.NewBlockMeta(kind), maxWidth: maxWidth, axis: axis, p: p, o: o}
 }
 
 // EagerOnly makes gluon.Hybridize run a network holding a Masking
@@ -102,14 +113,17 @@ func (m *Masking) Apply(x *nd.NDArray, rng *rand.Rand) *nd.NDArray {
 }
 
 // mask masks x with the uniform draws that draw returns: the widths of
-// all masks, then their starts.
+// all masks, then their starts. A mask wider than the axis can start
+// before it (the start ⌊v·(n − u·W)⌋ is negative when u·W > n) or end
+// after it; as torchaudio's mask (arange(n) ≥ start and < end), it is
+// cut to the axis.
 func (m *Masking) mask(x *nd.NDArray, draw func(n int) []float64) *nd.NDArray {
 	s := x.Shape()
 	r := len(s)
 	size := s[r+m.axis]
 	width := m.maxWidth
-	if m.o.P != 1 {
-		width = min(width, int(float64(size)*m.o.P))
+	if m.p != 1 {
+		width = min(width, int(float64(size)*m.p))
 	}
 	if width < 1 {
 		return x
@@ -128,9 +142,9 @@ func (m *Masking) mask(x *nd.NDArray, draw func(n int) []float64) *nd.NDArray {
 	bits := make([]bool, masks*size)
 	for k := range masks {
 		w := u[k] * float64(width)
-		start := int(u[masks+k] * (float64(size) - w))
+		start := int(u[masks+k] * (float64(size) - w)) // towards zero, as torch's long()
 		end := start + int(w)
-		for i := start; i < end && i < size; i++ {
+		for i := max(start, 0); i < min(end, size); i++ {
 			bits[k*size+i] = true
 		}
 	}

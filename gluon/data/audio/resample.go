@@ -2,6 +2,9 @@ package audio
 
 import (
 	"math"
+	"runtime"
+	"slices"
+	"sync"
 
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/nd"
@@ -29,12 +32,17 @@ type ResampleOpts struct {
 	// the sinc (0: 6): wider is sharper and slower.
 	LowpassFilterWidth int
 	// Rolloff is the filter's cut-off as a fraction of the lower of the
-	// two Nyquist frequencies, in (0, 1] (0: 0.99).
+	// two Nyquist frequencies, positive (0: 0.99). Above 1, as torchaudio
+	// allows, the filter lets some aliasing through.
 	Rolloff float64
 	// Method is the filter: "" or SincHann, or SincKaiser.
 	Method string
-	// Beta is the Kaiser window's shape (0: 14.769656459379492).
+	// Beta is the Kaiser window's shape, in [0, 700) (0:
+	// 14.769656459379492, torchaudio's default). SincHann ignores it.
 	Beta float64
+	// ZeroBeta makes the Kaiser window's shape 0, a rectangular window
+	// (torchaudio's beta=0, which Beta's 0 cannot say); Beta must be 0.
+	ZeroBeta bool
 }
 
 // Resample is torchaudio's Resample as a Block: it converts signals
@@ -58,7 +66,14 @@ type Resample struct {
 // NewResample returns a Resample from origFreq to newFreq Hz, both
 // positive. Invalid options panic with an *nd.Error.
 func NewResample(origFreq, newFreq int, o ResampleOpts) *Resample {
-	const op = "audio.NewResample"
+	r := newResample("audio.NewResample", origFreq, newFreq, o)
+	r.makeKernel()
+	return r
+}
+
+// newResample returns a Resample, its options checked and resolved, but
+// without its filters (makeKernel).
+func newResample(op string, origFreq, newFreq int, o ResampleOpts) *Resample {
 	if origFreq < 1 || newFreq < 1 {
 		nd.Panicf(op, nd.ErrArgument, "frequencies %d → %d Hz: both must be positive", origFreq, newFreq)
 	}
@@ -68,12 +83,15 @@ func NewResample(origFreq, newFreq int, o ResampleOpts) *Resample {
 	if o.Rolloff == 0 {
 		o.Rolloff = 0.99
 	}
+	if o.ZeroBeta && o.Beta != 0 {
+		nd.Panicf(op, nd.ErrArgument, "Kaiser beta %g with ZeroBeta: give one of them", o.Beta)
+	}
 	switch o.Method {
 	case "", SincHann, "sinc_interpolation":
 		o.Method = SincHann
 	case SincKaiser, "kaiser_window":
 		o.Method = SincKaiser
-		if o.Beta == 0 {
+		if o.Beta == 0 && !o.ZeroBeta {
 			o.Beta = defaultKaiserBeta
 		}
 	default:
@@ -82,8 +100,8 @@ func NewResample(origFreq, newFreq int, o ResampleOpts) *Resample {
 	if o.LowpassFilterWidth < 1 {
 		nd.Panicf(op, nd.ErrArgument, "low-pass filter width %d: want at least 1", o.LowpassFilterWidth)
 	}
-	if !(o.Rolloff > 0 && o.Rolloff <= 1) {
-		nd.Panicf(op, nd.ErrArgument, "rolloff %g: want 0 < rolloff ≤ 1", o.Rolloff)
+	if !(o.Rolloff > 0 && o.Rolloff <= math.MaxFloat64) {
+		nd.Panicf(op, nd.ErrArgument, "rolloff %g: want a finite rolloff > 0", o.Rolloff)
 	}
 	if !(o.Beta >= 0 && o.Beta < 700) {
 		nd.Panicf(op, nd.ErrArgument, "Kaiser beta %g: want 0 ≤ beta < 700", o.Beta)
@@ -98,11 +116,17 @@ func NewResample(origFreq, newFreq int, o ResampleOpts) *Resample {
 			nd.Panicf(op, nd.ErrArgument, "frequencies %d → %d Hz reduce to %d → %d: the %d filters of %g taps would be too large (choose rates with a larger common divisor)",
 				origFreq, newFreq, r.orig, r.new, r.new, taps)
 		}
+	}
+	return r
+}
+
+// makeKernel computes r's filters, unless its two frequencies are equal.
+func (r *Resample) makeKernel() {
+	if r.orig != r.new {
 		var k []float64
 		k, r.width = r.filters()
 		r.kernel = newConsts(k, r.new, 1, len(k)/r.new)
 	}
-	return r
 }
 
 // gcd is the greatest common divisor of two positive numbers.
@@ -179,7 +203,92 @@ func (r *Resample) Forward(x *nd.NDArray) *nd.NDArray {
 	}
 	w := nd.Pad(nd.Reshape(x, b, 1, l), [][2]int{{0, 0}, {0, 0}, {r.width, r.width + r.orig}}, nd.PadConstant, 0)
 	y := nd.Conv1D(w, r.kernel.get(x.Context(), x.DType()), nil, nd.Conv1DOpts{Stride: r.orig}) // [b, n, T]
+	// r holds the kernel until the product has it: the constants' cache
+	// releases no array a reachable Block holds (consts.go).
+	runtime.KeepAlive(r)
 	y = nd.Reshape(nd.SwapAxes(y, 1, 2), b, -1)
 	y = nd.SliceAxis(y, 0, out, 1)
 	return nd.Reshape(y, append(lead, out)...)
+}
+
+// ResampleArray returns x [..., L], sampled at origFreq Hz, resampled to
+// newFreq Hz, [..., ⌈L·newFreq/origFreq⌉]: torchaudio.functional.resample,
+// the function form of Resample (NewResample(origFreq, newFreq,
+// o).Forward(x), with the same arguments and panics). Its filters are
+// made once for the calls of the same rates and options: the Blocks of
+// the last few such calls are kept (those of filters up to 8 MiB), and
+// their device copies come from the constants' cache (SetConstCacheLimit),
+// so that resampling file after file neither recomputes the filters nor
+// grows memory.
+func ResampleArray(x *nd.NDArray, origFreq, newFreq int, o ResampleOpts) *nd.NDArray {
+	r := recentResample(origFreq, newFreq, o)
+	y := r.Forward(x)
+	runtime.KeepAlive(r)
+	return y
+}
+
+// resampleKey names a Resample by its reduced rates and resolved options.
+type resampleKey struct {
+	orig, new, width int
+	rolloff, beta    float64
+	method           string
+}
+
+// recentResamples are the Blocks of ResampleArray's last calls, the most
+// recent last.
+var recentResamples struct {
+	mu     sync.Mutex
+	blocks []*Resample
+}
+
+// Bounds of recentResamples: how many Blocks it keeps, and the largest
+// filter it keeps, in float64 values.
+const (
+	recentResampleBlocks = 4
+	recentResampleValues = 1 << 20
+)
+
+// recentResample returns a Resample from origFreq to newFreq Hz with
+// options o: a recent one of the same rates and options, or a new one.
+func recentResample(origFreq, newFreq int, o ResampleOpts) *Resample {
+	r := newResample("audio.ResampleArray", origFreq, newFreq, o)
+	if r.orig == r.new {
+		return r
+	}
+	key := r.key()
+	rc := &recentResamples
+	find := func() *Resample {
+		for i, b := range rc.blocks {
+			if b.key() == key {
+				rc.blocks = append(slices.Delete(rc.blocks, i, i+1), b)
+				return b
+			}
+		}
+		return nil
+	}
+	rc.mu.Lock()
+	b := find()
+	rc.mu.Unlock()
+	if b != nil {
+		return b
+	}
+	r.makeKernel()
+	if len(r.kernel.values) > recentResampleValues {
+		return r
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if b := find(); b != nil { // made meanwhile by another call
+		return b
+	}
+	if len(rc.blocks) == recentResampleBlocks {
+		rc.blocks = slices.Delete(rc.blocks, 0, 1)
+	}
+	rc.blocks = append(rc.blocks, r)
+	return r
+}
+
+// key returns r's resampleKey.
+func (r *Resample) key() resampleKey {
+	return resampleKey{r.orig, r.new, r.o.LowpassFilterWidth, r.o.Rolloff, r.o.Beta, r.o.Method}
 }

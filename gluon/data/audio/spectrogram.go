@@ -124,6 +124,7 @@ func NewSpectrogram(o SpectrogramOpts) *Spectrogram {
 		nd.Panicf(op, nd.ErrShape, "the window function made shape %v for a window of %d points", s, o.WinLength)
 	}
 	v := w.Float64s()
+	w.Release() // its values are kept as a shared constant
 	ss := 0.0
 	for _, x := range v {
 		ss += x * x

@@ -69,7 +69,7 @@ func (e Encoding) Bytes() int {
 // The errors ReadWAV's errors wrap (with errors.Is): ErrFormat for a file
 // that is not a valid WAV file, ErrUnsupported for a valid one in an
 // encoding this package does not decode (compressed, big-endian, RF64).
-// A file that ends early also wraps io.ErrUnexpectedEOF.
+// A file that ends before its data chunk also wraps io.ErrUnexpectedEOF.
 var (
 	ErrFormat      = errors.New("not a valid WAV file")
 	ErrUnsupported = errors.New("unsupported WAV encoding")
@@ -135,13 +135,20 @@ func LoadWAV(path string) (Waveform, error) {
 // signed PCM (also with fewer valid bits than the container holds,
 // left-justified) and 32- and 64-bit IEEE floats, in the plain format
 // tags (1, 3) or WAVE_FORMAT_EXTENSIBLE, to float32 values in [−1, 1].
+// As libsox it takes a sample's size from the bits per sample (rounded
+// up to whole bytes) and the frame's from that and the channels,
+// whatever the header's block align says, and it is as lenient with a
+// damaged data chunk: one that declares more bytes than the file holds
+// gives the whole frames there are, and a trailing partial frame is
+// dropped (libsox warns; torchaudio.load returns the samples).
 // Like libsox it takes every sample through a 32-bit integer of full
 // scale 2³¹ and from there to float32 on a grid of 2⁻²⁴: 8-, 16- and
 // 24-bit samples come out exact (v/128, v/2¹⁵, v/2²³), 32-bit ones
 // rounded to 2⁻²⁴, and float samples are clipped to [−1, 1] and
-// quantised to 2⁻²⁴ too (below that torchaudio 0.13 loses them as well). Chunks other than "fmt " and "data" are
-// skipped, and reading stops at the end of the data chunk. A file that is
-// not WAV, is corrupt or ends early returns an error wrapping ErrFormat;
+// quantised to 2⁻²⁴ too (below that torchaudio 0.13 loses them as
+// well). Chunks other than "fmt " and "data" are skipped, and reading
+// stops at the end of the data chunk. A file that is not WAV, is corrupt
+// or ends before its data chunk returns an error wrapping ErrFormat;
 // compressed encodings (ADPCM, A-law, µ-law, MP3, …), big-endian RIFX and
 // RF64 files return one wrapping ErrUnsupported.
 func ReadWAV(r io.Reader) (Waveform, error) {
@@ -245,7 +252,11 @@ func parseFormat(b []byte) (*wavFormat, error) {
 	}
 	le := binary.LittleEndian
 	tag := le.Uint16(b)
-	f := &wavFormat{channels: int(le.Uint16(b[2:])), rate: int(le.Uint32(b[4:])), align: int(le.Uint16(b[12:]))}
+	// The block align (b[12:14]) is not read: libsox, and so
+	// torchaudio.load, derives the frame size from the channels and the
+	// bits per sample, and reads files whose block align is 0 or
+	// disagrees.
+	f := &wavFormat{channels: int(le.Uint16(b[2:])), rate: int(le.Uint32(b[4:]))}
 	bits := int(le.Uint16(b[14:]))
 	if tag == tagExtensible {
 		if len(b) < 40 || le.Uint16(b[16:]) < 22 {
@@ -267,14 +278,17 @@ func parseFormat(b []byte) (*wavFormat, error) {
 	if f.channels < 1 || f.rate < 1 {
 		return nil, fmt.Errorf("audio: %w: %d channels at %d Hz", ErrFormat, f.channels, f.rate)
 	}
-	if f.align < f.channels || f.align%f.channels != 0 {
-		return nil, fmt.Errorf("audio: %w: block align %d for %d channels", ErrFormat, f.align, f.channels)
+	width := (bits + 7) / 8 // the container, in bytes, as libsox counts it
+	f.align = f.channels * width
+	if f.align > math.MaxUint16 {
+		// No block align can say it: no writer makes such a file, and
+		// WriteWAV could not write it back.
+		return nil, fmt.Errorf("audio: %w: frames of %d channels of %d-bit samples (%d bytes) exceed a block align's 65535", ErrFormat, f.channels, bits, f.align)
 	}
-	width := f.align / f.channels // the container, in bytes
 	switch tag {
 	case tagPCM:
-		if bits < 1 || bits > 8*width {
-			return nil, fmt.Errorf("audio: %w: %d-bit PCM in %d-byte samples", ErrFormat, bits, width)
+		if bits < 1 {
+			return nil, fmt.Errorf("audio: %w: %d-bit PCM", ErrFormat, bits)
 		}
 		if width > 4 {
 			return nil, fmt.Errorf("audio: %w: %d-byte PCM samples (at most 4 are read)", ErrUnsupported, width)
@@ -282,12 +296,12 @@ func parseFormat(b []byte) (*wavFormat, error) {
 		f.enc = []Encoding{0, PCMU8, PCMS16, PCMS24, PCMS32}[width]
 	case tagFloat:
 		switch {
-		case bits == 32 && width == 4:
+		case bits == 32:
 			f.enc = Float32
-		case bits == 64 && width == 8:
+		case bits == 64:
 			f.enc = Float64
 		default:
-			return nil, fmt.Errorf("audio: %w: %d-bit IEEE float in %d-byte samples (32 and 64 are read)", ErrUnsupported, bits, width)
+			return nil, fmt.Errorf("audio: %w: %d-bit IEEE float (32 and 64 are read)", ErrUnsupported, bits)
 		}
 	default:
 		return nil, fmt.Errorf("audio: %w: format tag 0x%04X; only PCM (1) and IEEE float (3) are read", ErrUnsupported, tag)
@@ -296,18 +310,15 @@ func parseFormat(b []byte) (*wavFormat, error) {
 }
 
 // readData decodes the data chunk of size bytes (0xFFFFFFFF: up to the
-// end of the stream, as streaming writers leave it).
+// end of the stream, as streaming writers leave it). As libsox does, it
+// decodes the whole frames there are: a chunk that declares more bytes
+// than the stream holds (an interrupted recording or download) gives the
+// frames present, and a trailing partial frame is dropped.
 func readData(r io.Reader, f *wavFormat, size uint32) (Waveform, error) {
 	lr := io.LimitReader(r, int64(size))
 	raw, err := io.ReadAll(lr)
 	if err != nil {
 		return Waveform{}, fmt.Errorf("audio: reading the \"data\" chunk: %w", err)
-	}
-	if size != math.MaxUint32 && len(raw) < int(size) {
-		return Waveform{}, fmt.Errorf("audio: %w: the \"data\" chunk ends after %d of its %d bytes (%w)", ErrFormat, len(raw), size, io.ErrUnexpectedEOF)
-	}
-	if len(raw)%f.align != 0 {
-		return Waveform{}, fmt.Errorf("audio: %w: %d bytes of data are not a whole number of %d-byte frames", ErrFormat, len(raw), f.align)
 	}
 	frames := len(raw) / f.align
 	w := Waveform{SampleRate: f.rate, Channels: f.channels, Encoding: f.enc, Samples: make([]float32, frames*f.channels)}

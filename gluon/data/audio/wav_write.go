@@ -41,16 +41,20 @@ func checkWaveform(wav Waveform, enc Encoding) error {
 	return nil
 }
 
-// WriteWAV writes wav as a RIFF WAVE stream in encoding enc, as
-// torchaudio.save writes it: PCM as format tag 1, IEEE floats as tag 3
-// with a "fact" chunk, and WAVE_FORMAT_EXTENSIBLE (with a "fact" chunk)
-// for PCM of more than two channels or wider than 16 bits. Integer encodings round each
-// sample times 128, 2¹⁵, 2²³ or 2³¹ to the nearest integer (halves away
-// from zero) and clip it to the encoding's range (NaN becomes 0), so
-// what ReadWAV read from a file writes back to the same values; libsox's
-// quantisation rounds twice and can differ by one step where a sample
-// lies within 2⁻¹⁶ of a step's half. Float64 keeps float32 samples
-// exactly.
+// WriteWAV writes wav as a RIFF WAVE stream in encoding enc, byte for
+// byte as torchaudio 0.13's save writes it (through libsox): PCM as
+// format tag 1, IEEE floats as tag 3 with a "fact" chunk, and
+// WAVE_FORMAT_EXTENSIBLE (with a "fact" chunk and libsox's speaker mask
+// for 1, 2, 4, 6 and 8 channels) for PCM of more than two channels or
+// wider than 16 bits. The samples are quantised as torchaudio and libsox
+// quantise them: each becomes the 32-bit integer x·2³¹ truncated towards
+// zero and clipped (NaN becomes the most negative value), and from there
+// 8-, 16- and 24-bit PCM round to their step with halves up (towards +∞),
+// 32-bit PCM keeps it, Float32 rounds it to a multiple of 2⁻²⁴ (so that
+// it fits a float32 exactly; within 2⁻²⁵ of full scale it is 1) and
+// Float64 keeps it exactly. So a float sample is clipped to [−1, 1] in
+// every encoding, and Float64 holds it to 2⁻³¹, not exactly. What ReadWAV
+// read from a file writes back to the same values.
 func WriteWAV(w io.Writer, wav Waveform, enc Encoding) error {
 	if err := checkWaveform(wav, enc); err != nil {
 		return err
@@ -74,12 +78,20 @@ func WriteWAV(w io.Writer, wav Waveform, enc Encoding) error {
 	fmtBody = le.AppendUint16(fmtBody, uint16(8*width))
 	switch {
 	case ext:
-		mask := uint32(0) // no speaker assignment for more than two channels
+		// libsox's guesses from the channel count; other counts get no
+		// speaker assignment.
+		mask := uint32(0)
 		switch ch {
 		case 1:
 			mask = 0x4 // front centre
 		case 2:
 			mask = 0x3 // front left and right
+		case 4:
+			mask = 0x33 // quad: front and back, left and right
+		case 6:
+			mask = 0x3F // 5.1: front left, right and centre, LFE, back left and right
+		case 8:
+			mask = 0x63F // 7.1: 5.1 and side left and right
 		}
 		fmtBody = le.AppendUint16(fmtBody, 22)
 		fmtBody = le.AppendUint16(fmtBody, uint16(8*width))
@@ -127,30 +139,50 @@ func WriteWAV(w io.Writer, wav Waveform, enc Encoding) error {
 	return nil
 }
 
-// appendSample appends v in encoding enc.
+// appendSample appends v in encoding enc, as libsox writes the sample
+// torchaudio hands it (see WriteWAV).
 func appendSample(b []byte, v float32, enc Encoding) []byte {
 	le := binary.LittleEndian
+	s := soxFromFloat(v)
 	switch enc {
 	case PCMU8:
-		return append(b, uint8(quantize(v, 7)+128))
+		return append(b, uint8(soxToSigned(s, 8))^0x80)
 	case PCMS16:
-		return le.AppendUint16(b, uint16(int16(quantize(v, 15))))
+		return le.AppendUint16(b, uint16(soxToSigned(s, 16)))
 	case PCMS24:
-		q := uint32(int32(quantize(v, 23)))
+		q := uint32(soxToSigned(s, 24))
 		return append(b, byte(q), byte(q>>8), byte(q>>16))
 	case PCMS32:
-		return le.AppendUint32(b, uint32(int32(quantize(v, 31))))
+		return le.AppendUint32(b, uint32(s))
 	case Float32:
-		return le.AppendUint32(b, math.Float32bits(v))
+		return le.AppendUint32(b, math.Float32bits(soxFloat(int64(s))))
 	}
-	return le.AppendUint64(b, math.Float64bits(float64(v)))
+	return le.AppendUint64(b, math.Float64bits(float64(s)/(1<<31)))
 }
 
-// quantize returns v·2^bits rounded and clipped to [−2^bits, 2^bits − 1].
-func quantize(v float32, bits int) int64 {
-	if v != v {
-		return 0
+// soxFromFloat returns v as torchaudio.save hands it to libsox: v·2³¹ in
+// float64, clipped to the int32 range and truncated towards zero; NaN,
+// which the conversion turns into the "integer indefinite" of x86,
+// becomes the most negative value.
+func soxFromFloat(v float32) int32 {
+	d := float64(v) * (1 << 31)
+	switch {
+	case d != d, d <= math.MinInt32:
+		return math.MinInt32
+	case d >= math.MaxInt32:
+		return math.MaxInt32
 	}
-	s := math.Ldexp(1, bits)
-	return int64(min(max(math.Round(float64(v)*s), -s), s-1))
+	return int32(d)
+}
+
+// soxToSigned returns the 32-bit sample s as a bits-bit integer, as
+// libsox's SOX_SAMPLE_TO_SIGNED does: rounded to the nearest step with
+// halves up (add half a step, shift right), and the top half step
+// clipped to the largest value.
+func soxToSigned(s int32, bits uint) int32 {
+	half := int32(1) << (31 - bits)
+	if s > math.MaxInt32-half {
+		return 1<<(bits-1) - 1
+	}
+	return (s + half) >> (32 - bits)
 }

@@ -16,7 +16,7 @@ reads from each.
 
 Run from the repository root:
     /usr/bin/python3 gluon/data/audio/testdata/make_goldens.py
-It writes gluon/data/audio/testdata/{goldens.json,wav.json,*.wav}.
+It writes gluon/data/audio/testdata/{goldens.json,wav.json,saves.json,*.wav}.
 """
 import json
 import math
@@ -203,7 +203,9 @@ MASKS = [
     ((3, 2, 6, 9), "freq", 3, True, 1.0, None),
     ((1, 5, 20), "time", 10, False, 0.2, [0.95, 0.5]),
 ]
-for shape, axis, param, iid, p, draws in MASKS:
+
+
+def mask_case(shape, axis, param, iid, p, draws):
     x = torch.randn(*shape)
     if draws is None:
         draws = torch.rand(2 * shape[0] * shape[1]).tolist()
@@ -226,6 +228,41 @@ for shape, axis, param, iid, p, draws in MASKS:
         torch.rand = real_rand
     cases.append({"kind": "mask", "axis": axis, "param": param, "iid": iid, "p": p, "draws": draws,
                   "value": -1.5, "input": enc(x), "output": enc(y)})
+
+
+for args in MASKS:
+    mask_case(*args)
+
+# Masks wider than their axis (TimeMasking(80) on 40 frames,
+# FrequencyMasking(30) on 23 mel bins): starts before the axis, ends
+# past it; the draws are exact in float32. p = 0 masks nothing and draws
+# nothing.
+MASKS_WIDE = [
+    ((1, 6, 40), "time", 80, False, 1.0, [0.875, 0.75]),
+    ((1, 6, 40), "time", 80, False, 1.0, [0.25, 0.5]),
+    ((2, 2, 23, 5), "freq", 30, True, 1.0, [0.125, 0.9375, 0.5, 0.875, 0.5, 0.75, 0.9375, 0.25]),
+    ((3, 1, 4, 40), "time", 80, True, 1.0, None),
+    ((2, 23, 7), "freq", 30, False, 1.0, [0.9375, 0.125]),
+    ((1, 5, 20), "time", 10, False, 0.0, []),
+    ((2, 1, 5, 20), "time", 10, True, 0.0, []),
+]
+for args in MASKS_WIDE:
+    mask_case(*args)
+
+# Resample options whose torchaudio values a zero cannot say in Go: a
+# Kaiser window of beta 0 (rectangular; zero_beta), a rolloff above 1.
+RESAMPLES_MORE = [
+    ((2, 90), 16000, 11025, dict(resampling_method="kaiser_window", beta=0.0), True),
+    ((1, 77), 3, 2, dict(rolloff=1.25), True),
+    ((1, 60), 2, 3, dict(resampling_method="kaiser_window", beta=0.0, rolloff=1.5, lowpass_filter_width=3), False),
+]
+for shape, orig, new, kw, grad in RESAMPLES_MORE:
+    m = T.Resample(orig, new, dtype=torch.float64, **kw)
+    method = kw.get("resampling_method", "sinc_interpolation")
+    run("resample", torch.randn(*shape), m, grad=grad, orig=orig, new=new,
+        width=kw.get("lowpass_filter_width", 0), rolloff=kw.get("rolloff", 0.0),
+        method={"sinc_interpolation": "sinc_interp_hann", "kaiser_window": "sinc_interp_kaiser"}[method],
+        beta=kw.get("beta", 0.0), zero_beta=kw.get("beta") == 0.0)
 
 with open(os.path.join(OUT, "goldens.json"), "w") as f:
     json.dump({"cases": cases}, f, separators=(",", ":"))
@@ -330,6 +367,91 @@ I32 = [2 ** 31 - 1, 2 ** 31 - 64, 2 ** 31 - 65, -2 ** 31, 63, 64, -64, -65, 1234
 pywave("s32_edges.wav", 4, 8000, [(v,) for v in I32])
 record("s32_edges.wav", "32-bit PCM near full scale and at libsox's rounding points, Python's wave")
 
+# Damaged and inconsistent headers libsox reads (torchaudio.load's values):
+# a data chunk that declares more bytes than the file holds (an interrupted
+# recording), cut mid-sample, a trailing partial frame, a block align of 0
+# or one that disagrees with the channels and bits (libsox derives the
+# frame size from those).
+V16 = [1000, -2000, 3000, -4000, 5000, -6000, 7000, -8000]
+S16 = struct.pack("<8h", *V16)
+
+
+def pcm_fmt(tag, ch, rate, align, bits):
+    return struct.pack("<HHIIHH", tag, ch, rate, rate * align, align, bits)
+
+
+def write_raw(name, raw, note):
+    open(os.path.join(OUT, name), "wb").write(raw)
+    record(name, note)
+
+
+write_raw("damaged_cut_data.wav",
+          riff([chunk(b"fmt ", pcm_fmt(1, 1, 8000, 2, 16)), b"data" + struct.pack("<I", 100) + S16]),
+          "16-bit mono whose data chunk declares 100 bytes and holds 16, by hand")
+write_raw("damaged_cut_sample.wav",
+          riff([chunk(b"fmt ", pcm_fmt(1, 1, 8000, 2, 16)), b"data" + struct.pack("<I", 100) + S16 + b"\x01"]),
+          "16-bit mono whose data chunk declares 100 bytes and ends mid-sample, by hand")
+write_raw("damaged_partial_frame.wav",
+          riff([chunk(b"fmt ", pcm_fmt(1, 2, 8000, 4, 16)), chunk(b"data", S16 + b"\x05\x06")]),
+          "16-bit stereo with a trailing partial frame, by hand")
+write_raw("damaged_cut_stereo24.wav",
+          riff([chunk(b"fmt ", pcm_fmt(1, 2, 8000, 6, 24)),
+                b"data" + struct.pack("<I", 600) + b"".join(struct.pack("<i", v << 8)[:3] for v in V16[:7])]),
+          "24-bit stereo cut one sample into its fourth frame, by hand")
+write_raw("align0.wav", riff([chunk(b"fmt ", pcm_fmt(1, 1, 8000, 0, 16)), chunk(b"data", S16)]),
+          "16-bit mono with a block align of 0, by hand")
+write_raw("align_one_channel.wav", riff([chunk(b"fmt ", pcm_fmt(1, 2, 8000, 2, 16)), chunk(b"data", S16)]),
+          "16-bit stereo with the block align of one channel, by hand")
+write_raw("align_s24_in_4.wav", riff([chunk(b"fmt ", pcm_fmt(1, 1, 8000, 4, 24)), chunk(b"data", S16)]),
+          "24-bit mono with a block align of 4: libsox reads 3-byte samples, by hand")
+write_raw("align_u8_in_2.wav", riff([chunk(b"fmt ", pcm_fmt(1, 1, 8000, 2, 8)), chunk(b"data", S16)]),
+          "8-bit mono with a block align of 2: libsox reads 1-byte samples, by hand")
+write_raw("align_f32_0.wav", riff([chunk(b"fmt ", pcm_fmt(3, 2, 8000, 0, 32) + b"\x00\x00"),
+                                   chunk(b"data", struct.pack("<6f", 0.5, -0.25, 0.1, 2.0, -1e-9, 0.75))]),
+          "32-bit float stereo with a block align of 0, by hand")
+
 with open(os.path.join(OUT, "wav.json"), "w") as f:
     json.dump({"cases": wavs}, f, indent=0, separators=(",", ":"))
-print(len(cases), "goldens,", len(wavs), "wav fixtures")
+# ---- torchaudio.save's bytes ----
+# Every encoding of a signal at libsox's rounding and clipping points
+# (halves of each step, NaN, infinities, values beyond ±1, tiny values,
+# the top of the float grid) and of uniform noise, and the headers of 1 to
+# 9 channels (libsox's speaker masks). saves.json holds the inputs as
+# float32 bits (NaN and the infinities have no JSON form) and the bytes
+# torchaudio.save wrote, in hex.
+saves = []
+
+
+def f32bits(t):
+    return [struct.unpack("<I", struct.pack("<f", v))[0] for v in t.reshape(-1).tolist()]
+
+
+def save_case(name, x, encoding, bits, rate=16000):
+    path = os.path.join("/tmp", "goluon_save_%d.wav" % os.getpid())
+    torchaudio.save(path, x, rate, encoding=encoding, bits_per_sample=bits)
+    raw = open(path, "rb").read()
+    os.remove(path)
+    saves.append({"name": name, "channels": x.shape[0], "sample_rate": rate, "encoding": "%s%d" % (encoding, bits),
+                  "input_bits": f32bits(x), "wav": raw.hex()})
+
+
+edge = [1.0, -1.0, 1.5, -1.5, float("nan"), float("inf"), float("-inf"), 0.0, -0.0,
+        1e-9, -1e-9, 1e-5, 3.3e-4, -3.3e-4, 3e-5, -3e-5, 0.1, -0.1, 1 - 2 ** -25, -1 + 2 ** -25,
+        0.999999, -0.999999]
+for b in (7, 15, 23):  # halves of the 8-, 16- and 24-bit steps, both signs
+    edge += [s * (k + 0.5) / 2 ** b for s in (1, -1) for k in (0, 1, 2, 100)]
+gs = torch.Generator().manual_seed(11)
+noise = (torch.rand(64, generator=gs, dtype=torch.float64) * 2.2 - 1.1).tolist()
+save_sig = torch.tensor([edge + noise], dtype=torch.float32)
+for encoding, bits in [("PCM_U", 8), ("PCM_S", 16), ("PCM_S", 24), ("PCM_S", 32), ("PCM_F", 32), ("PCM_F", 64)]:
+    save_case("edges", save_sig, encoding, bits)
+    save_case("odd", save_sig[:, :3], encoding, bits, rate=11025)
+for ch in range(1, 10):
+    x = torch.tensor([[0.25 * (c + 1), -0.5 / (c + 1)] for c in range(ch)], dtype=torch.float32)
+    save_case("channels", x, "PCM_S", 24, rate=8000)
+    save_case("channels", x, "PCM_S", 16, rate=8000)
+    save_case("channels", x, "PCM_U", 8, rate=8000)
+with open(os.path.join(OUT, "saves.json"), "w") as f:
+    json.dump({"cases": saves}, f, indent=0, separators=(",", ":"))
+
+print(len(cases), "goldens,", len(wavs), "wav fixtures,", len(saves), "saves")
