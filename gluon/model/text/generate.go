@@ -185,8 +185,9 @@ func Filter(logits []float64, o GenerateOpts) []float64 {
 		x[i] /= sum
 	}
 	if o.TopP > 0 && o.TopP < 1 {
-		// The tokens left, most likely first (the lower id first among
-		// equals).
+		// The tokens left, most likely first; among equals the higher id
+		// first, so that ties at the boundary drop the lower ids, as
+		// Hugging Face's stable ascending sort does.
 		type cand struct {
 			p  float64
 			id int
@@ -201,7 +202,7 @@ func Filter(logits []float64, o GenerateOpts) []float64 {
 			if c := cmp.Compare(b.p, a.p); c != 0 {
 				return c
 			}
-			return cmp.Compare(a.id, b.id)
+			return cmp.Compare(b.id, a.id)
 		})
 		cum := 0.0
 		for n, c := range order {

@@ -124,8 +124,8 @@ func TestFilter(t *testing.T) {
 			return []float64{0, p[1], 0, p[3], 0}
 		}()},
 		{"top-p 0.2", text.GenerateOpts{TopP: 0.2}, func() []float64 {
-			p := soft(logits)
-			return []float64{0, p[1], 0, 0, 0}
+			p := soft(logits) // of the tied 3s the higher id stays, as HF's warper (torch.sort ascending) keeps it
+			return []float64{0, 0, 0, p[3], 0}
 		}()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -249,6 +249,19 @@ func TestGenerateOnTokenEOS(t *testing.T) {
 		}
 		if !slices.Equal(got, want) || !slices.Equal(seen, want) {
 			t.Errorf("OnToken returning %v: generated %v, streamed %v; want %v for both", keepGoing, got, seen, want)
+		}
+	}
+}
+
+// TestFilterTopPTies: with tied probabilities at the top-p boundary the
+// higher token id stays, as in Hugging Face's TopPLogitsWarper (its stable
+// ascending sort removes the lower id first): logits [1, -1, -2, 0, 1]
+// with top-p 0.1 keep token 4 alone.
+func TestFilterTopPTies(t *testing.T) {
+	got := text.Filter([]float64{1, -1, -2, 0, 1}, text.GenerateOpts{TopP: 0.1})
+	for i, p := range got {
+		if (i == 4) != (p > 0) {
+			t.Fatalf("Filter kept %v, want token 4 alone", got)
 		}
 	}
 }
