@@ -3,11 +3,8 @@ package loss_test
 import (
 	"encoding/json"
 	"os"
-	"slices"
 	"testing"
 
-	"github.com/goluon/goluon/autograd"
-	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon/loss"
 	"github.com/goluon/goluon/nd"
 )
@@ -81,38 +78,7 @@ func TestGoldensExtra2(t *testing.T) {
 	if len(f.Cases) != 16 {
 		t.Fatalf("%d golden cases, want the generator's 16", len(f.Cases))
 	}
-	dev := ctx.CPU(0)
 	for _, g := range f.Cases {
-		inputs := func(dt nd.DType) map[string]*nd.NDArray {
-			in := map[string]*nd.NDArray{}
-			for name, x := range g.Inputs {
-				in[name] = nd.FromSlice(dev, x.Data, x.Shape...).AsType(dt)
-			}
-			return in
-		}
-		t.Run(g.Name+"/float64", func(t *testing.T) {
-			in := inputs(nd.Float64)
-			for name := range g.Grads {
-				in[name].AttachGrad(nd.GradWrite)
-			}
-			var out *nd.NDArray
-			autograd.Record(func() { out = g.run(t, in) })
-			if !slices.Equal(out.Shape(), g.Loss.Shape) {
-				t.Fatalf("loss shape %v, want %v", out.Shape(), g.Loss.Shape)
-			}
-			closeTo(t, "loss", out.Float64s(), g.Loss, 1e-10)
-			head := nd.FromSlice(dev, g.Head.Data, g.Head.Shape...)
-			nd.Backward([]*nd.NDArray{out}, []*nd.NDArray{head}, false)
-			for name, want := range g.Grads {
-				closeTo(t, "grad "+name, in[name].Grad().Float64s(), want, 1e-9)
-			}
-		})
-		t.Run(g.Name+"/float32", func(t *testing.T) {
-			out := g.run(t, inputs(nd.Float32))
-			if out.DType() != nd.Float32 {
-				t.Fatalf("dtype %v, want float32", out.DType())
-			}
-			closeTo(t, "loss", out.Float64s(), g.Loss, 2e-5)
-		})
+		checkLossGolden(t, g.Name, g.Inputs, g.Head, g.Loss, g.Grads, g.run)
 	}
 }

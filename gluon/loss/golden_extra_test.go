@@ -95,38 +95,45 @@ func TestGoldensExtra(t *testing.T) {
 	if len(f.Cases) < 30 {
 		t.Fatalf("%d golden cases, want the generator's 30", len(f.Cases))
 	}
-	dev := ctx.CPU(0)
 	for _, g := range f.Cases {
-		inputs := func(dt nd.DType) map[string]*nd.NDArray {
-			in := map[string]*nd.NDArray{}
-			for name, x := range g.Inputs {
-				in[name] = nd.FromSlice(dev, x.Data, x.Shape...).AsType(dt)
-			}
-			return in
-		}
-		t.Run(g.Name+"/float64", func(t *testing.T) {
-			in := inputs(nd.Float64)
-			for name := range g.Grads {
-				in[name].AttachGrad(nd.GradWrite)
-			}
-			var out *nd.NDArray
-			autograd.Record(func() { out = g.run(t, in) })
-			if !slices.Equal(out.Shape(), g.Loss.Shape) {
-				t.Fatalf("loss shape %v, want %v", out.Shape(), g.Loss.Shape)
-			}
-			closeTo(t, "loss", out.Float64s(), g.Loss, 1e-10)
-			head := nd.FromSlice(dev, g.Head.Data, g.Head.Shape...)
-			nd.Backward([]*nd.NDArray{out}, []*nd.NDArray{head}, false)
-			for name, want := range g.Grads {
-				closeTo(t, "grad "+name, in[name].Grad().Float64s(), want, 1e-9)
-			}
-		})
-		t.Run(g.Name+"/float32", func(t *testing.T) {
-			out := g.run(t, inputs(nd.Float32))
-			if out.DType() != nd.Float32 {
-				t.Fatalf("dtype %v, want float32", out.DType())
-			}
-			closeTo(t, "loss", out.Float64s(), g.Loss, 2e-5)
-		})
+		checkLossGolden(t, g.Name, g.Inputs, g.Head, g.Loss, g.Grads, g.run)
 	}
+}
+
+// checkLossGolden runs one loss golden: in float64 the loss and the
+// gradients of its named inputs (weighted by head) against torch's, in
+// float32 the loss within float32's tolerance.
+func checkLossGolden(t *testing.T, name string, inputs map[string]tensor, head, loss tensor, grads map[string]tensor, run func(*testing.T, map[string]*nd.NDArray) *nd.NDArray) {
+	dev := ctx.CPU(0)
+	make := func(dt nd.DType) map[string]*nd.NDArray {
+		in := map[string]*nd.NDArray{}
+		for n, x := range inputs {
+			in[n] = nd.FromSlice(dev, x.Data, x.Shape...).AsType(dt)
+		}
+		return in
+	}
+	t.Run(name+"/float64", func(t *testing.T) {
+		in := make(nd.Float64)
+		for n := range grads {
+			in[n].AttachGrad(nd.GradWrite)
+		}
+		var out *nd.NDArray
+		autograd.Record(func() { out = run(t, in) })
+		if !slices.Equal(out.Shape(), loss.Shape) {
+			t.Fatalf("loss shape %v, want %v", out.Shape(), loss.Shape)
+		}
+		closeTo(t, "loss", out.Float64s(), loss, 1e-10)
+		h := nd.FromSlice(dev, head.Data, head.Shape...)
+		nd.Backward([]*nd.NDArray{out}, []*nd.NDArray{h}, false)
+		for n, want := range grads {
+			closeTo(t, "grad "+n, in[n].Grad().Float64s(), want, 1e-9)
+		}
+	})
+	t.Run(name+"/float32", func(t *testing.T) {
+		out := run(t, make(nd.Float32))
+		if out.DType() != nd.Float32 {
+			t.Fatalf("dtype %v, want float32", out.DType())
+		}
+		closeTo(t, "loss", out.Float64s(), loss, 2e-5)
+	})
 }
