@@ -105,7 +105,7 @@ func TestGoldensExtra(t *testing.T) {
 // float32 the loss within float32's tolerance.
 func checkLossGolden(t *testing.T, name string, inputs map[string]tensor, head, loss tensor, grads map[string]tensor, run func(*testing.T, map[string]*nd.NDArray) *nd.NDArray) {
 	dev := ctx.CPU(0)
-	make := func(dt nd.DType) map[string]*nd.NDArray {
+	build := func(dt nd.DType) map[string]*nd.NDArray {
 		in := map[string]*nd.NDArray{}
 		for n, x := range inputs {
 			in[n] = nd.FromSlice(dev, x.Data, x.Shape...).AsType(dt)
@@ -113,7 +113,7 @@ func checkLossGolden(t *testing.T, name string, inputs map[string]tensor, head, 
 		return in
 	}
 	t.Run(name+"/float64", func(t *testing.T) {
-		in := make(nd.Float64)
+		in := build(nd.Float64)
 		for n := range grads {
 			in[n].AttachGrad(nd.GradWrite)
 		}
@@ -130,7 +130,7 @@ func checkLossGolden(t *testing.T, name string, inputs map[string]tensor, head, 
 		}
 	})
 	t.Run(name+"/float32", func(t *testing.T) {
-		out := run(t, make(nd.Float32))
+		out := run(t, build(nd.Float32))
 		if out.DType() != nd.Float32 {
 			t.Fatalf("dtype %v, want float32", out.DType())
 		}
