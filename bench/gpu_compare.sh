@@ -13,7 +13,10 @@
 #   BIN=bin/cuda/cuda.test bash bench/gpu_compare.sh
 # KEEP=dir keeps every run's raw output; SCALE multiplies the iteration
 # counts on both sides; PY names the Python that has torch; ONLY=a,b runs
-# those workloads alone (lenet mlp cifar infer ops, and resnet50).
+# those workloads alone (lenet mlp cifar infer ops hybrid, and resnet50).
+# hybrid: LeNet's batch-1 inference and training step eager, hybridized and
+# with CUDA graphs (cuda/hybrid_test.go), each against PyTorch eager and
+# against eager Goluon of the same run (KEY_over_eager).
 #
 # resnet50 is not in the default list: ResNet-50's training step and
 # inference (224x224, batch 32; BenchmarkTrainStepResNet50GPU and
@@ -30,7 +33,7 @@ REPS=${REPS:-5}
 SCALE=${SCALE:-1}
 BIN=${BIN:-bin/cuda/cuda.test}
 PY=${PY:-python3}
-ONLY=${ONLY:-lenet,mlp,cifar,infer,ops}
+ONLY=${ONLY:-lenet,mlp,cifar,infer,ops,hybrid}
 TF32=${TF32:-1}
 out=${KEEP:-$(mktemp -d)}
 mkdir -p "$out"
@@ -52,6 +55,13 @@ for r in $(seq 1 "$REPS"); do
 		mlp) pair "$r" mlp TrainStepMLPGPU 1000 TrainStepMLPGPU/gpu0 ;;
 		cifar) pair "$r" cifar TrainStepKerasCIFARGPU 300 TrainStepKerasCIFARGPU/gpu0 ;;
 		infer) pair "$r" infer 'InferLeNetGPU$' 1000 InferLeNetGPU ;;
+		hybrid) # eager, hybridized and CUDA-graph variants in one Go run, against PyTorch eager
+			{
+				gobench 'HybridInferLeNetGPUB1' 1000
+				gobench 'HybridTrainLeNetGPU' 500
+			} >"$out/go-$r-hybrid.txt"
+			$PY bench/pytorch_gpu_bench.py --scale "$SCALE" --only HybridInferLeNetGPUB1,HybridTrainLeNetGPU >"$out/py-$r-hybrid.json"
+			;;
 		ops)
 			{
 				gobench OpOverhead 20000

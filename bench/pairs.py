@@ -16,6 +16,11 @@ calls/step and copies/step are reported as medians.
 Rows with a short name (ALIAS: ResNet-50's, resnet50_train and
 resnet50_infer) get their ratios under that name too.
 
+Variants of one workload (BASE/eager, BASE/hybrid, BASE/cudagraph, ...)
+whose PyTorch side has only BASE are paired with BASE, and every variant is
+also compared with BASE/eager of the same Go run: KEY_over_eager is the
+median of its throughput over eager's.
+
 TF32: a Go benchmark's cudnn-tf32 metric (whether GOLUON_CUDNN_TF32 was
 on) and the TF32 settings in the JSON line that the PyTorch side printed to
 its standard error, kept as py-R-W.err (gpu_compare.sh keeps it for
@@ -73,7 +78,7 @@ def agreed(vals):
 
 def main():
     d = sys.argv[1]
-    pairs, scale, extra, gov, pyv, tf32 = {}, {}, {}, {}, {}, {}
+    pairs, scale, extra, gov, pyv, tf32, over = {}, {}, {}, {}, {}, {}, {}
     for p in sorted(glob.glob(os.path.join(d, "go-*.txt"))):
         rep, w = os.path.basename(p)[3:-4].split("-", 1)
         go = go_metrics(p)
@@ -99,9 +104,14 @@ def main():
                 continue
             g = m[unit]
             gov.setdefault(key, []).append(g)
-            if key in py and py[key] and g:
-                pyv.setdefault(key, []).append(py[key])
-                pairs.setdefault(key, []).append(py[key] / g if unit == "us/op" else g / py[key])
+            pk = key if key in py else key.split("/")[0]  # a variant against PyTorch's one row
+            if pk in py and py[pk] and g:
+                pyv.setdefault(key, []).append(py[pk])
+                pairs.setdefault(key, []).append(py[pk] / g if unit == "us/op" else g / py[pk])
+            base, _, variant = key.partition("/")
+            eager = go.get(base + "/eager", {}).get(unit)
+            if variant and variant != "eager" and eager and g:
+                over.setdefault(key, []).append(eager / g if unit == "us/op" else g / eager)
             if key.endswith("/4gpu"):
                 one = go.get(key[:-5] + "/gpu0", {}).get(unit)
                 if one:
@@ -126,6 +136,12 @@ def main():
         name = SHORT.get(key, key) + "_4v_over_1"
         print("%-30s %.2f [%.2f-%.2f] n=%d" % (key, med, lo, hi, len(scale[key])))
         out[name], out[name + "_min"], out[name + "_max"] = round(med, 3), round(lo, 3), round(hi, 3)
+    if over:
+        print("\n%-30s %22s" % ("against eager Goluon", "median [min-max]"))
+    for key in sorted(over):
+        med, lo, hi = spread(over[key])
+        print("%-30s %.2f [%.2f-%.2f] n=%d" % (key, med, lo, hi, len(over[key])))
+        out[key + "_over_eager"], out[key + "_over_eager_min"], out[key + "_over_eager_max"] = round(med, 3), round(lo, 3), round(hi, 3)
     if extra:
         print("\n%-30s %12s %8s" % ("per step (all contexts)", "metric", "median"))
     for (key, u) in sorted(extra):

@@ -185,6 +185,8 @@ def main():
         "TrainStepKerasCIFARGPU/gpu0": cifar_step,
         "InferLeNetGPU": lambda: infer(lenet().to(dev), [B, 1, 28, 28], 20, it(1000), dev),
         "HybridInferLeNetGPUB1": lambda: infer(lenet().to(dev), [1, 1, 28, 28], 50, it(1000), dev),
+        "HybridTrainLeNetGPU": lambda: (lambda net: train_step(net, torch.optim.SGD(net.parameters(), lr=0.04),
+                                                               [32, 1, 28, 28], 20, it(500), dev))(lenet().to(dev)),
         "OpOverhead": lambda: op_us(False, 100, it(20000)),
         "OpLatency": lambda: op_us(True, 100, it(5000)),
         "TrainStepResNet50GPU/gpu0": resnet50_step,
