@@ -104,6 +104,7 @@ func (c goldenCase) block(t *testing.T) gluon.Block {
 		o := DBOpts{SType: c.SType}
 		if c.TopDB != nil {
 			o.TopDB = *c.TopDB
+			o.ZeroTopDB = *c.TopDB == 0 // torchaudio's top_db=0
 		}
 		return NewAmplitudeToDB(o)
 	case "mfcc":

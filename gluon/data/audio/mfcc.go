@@ -30,6 +30,10 @@ type DBOpts struct {
 	// last three axes (one per leading index; over the last two for a
 	// 2-D input). 0 means no floor (torchaudio's None).
 	TopDB float64
+	// ZeroTopDB sets a floor of 0 dB below the maximum, torchaudio's
+	// top_db=0 (every value becomes its spectrogram's maximum), which a
+	// TopDB of 0 cannot express. It goes with a TopDB of 0.
+	ZeroTopDB bool
 }
 
 // AmplitudeToDB is torchaudio's AmplitudeToDB as a Block: it maps a
@@ -57,6 +61,9 @@ func NewAmplitudeToDB(o DBOpts) *AmplitudeToDB {
 	if !(o.TopDB >= 0) || math.IsInf(o.TopDB, 0) {
 		nd.Panicf(op, nd.ErrArgument, "top dB %g: want a finite value ≥ 0 (0: no floor)", o.TopDB)
 	}
+	if o.ZeroTopDB && o.TopDB != 0 {
+		nd.Panicf(op, nd.ErrArgument, "top dB %g with ZeroTopDB: give one of them", o.TopDB)
+	}
 	return &AmplitudeToDB{BlockMeta: gluon.NewBlockMeta("amplitudetodb"), o: o}
 }
 
@@ -72,7 +79,7 @@ func (a *AmplitudeToDB) Forward(x *nd.NDArray) *nd.NDArray {
 		mult = 20
 	}
 	db := nd.MulScalar(nd.Log10(nd.MaximumScalar(x, dbAmin)), mult)
-	if a.o.TopDB == 0 {
+	if !a.o.floored() {
 		return db
 	}
 	s := x.Shape()
@@ -92,6 +99,9 @@ func (a *AmplitudeToDB) Forward(x *nd.NDArray) *nd.NDArray {
 	floor := nd.Reshape(nd.SubScalar(nd.Max(p, 1, 2, 3), a.o.TopDB), b, 1, 1, 1)
 	return nd.Reshape(maximum(p, floor), s...)
 }
+
+// floored reports whether the options set a top-dB floor.
+func (o DBOpts) floored() bool { return o.TopDB != 0 || o.ZeroTopDB }
 
 // maximum is torch.maximum of a and b (broadcast): where they are equal
 // each gets half the gradient, as in PyTorch.

@@ -187,7 +187,7 @@ func (m *MelSpectrogram) ExportONNX(g gluon.ONNXGraph, x string) (string, error)
 // the last three axes (two for a 2-D input).
 func (a *AmplitudeToDB) ExportONNX(g gluon.ONNXGraph, x string) (string, error) {
 	var axes []int
-	if a.o.TopDB != 0 {
+	if a.o.floored() {
 		shape, err := onnxShape(g, x, "AmplitudeToDB")
 		if err != nil {
 			return "", err

@@ -264,6 +264,12 @@ for shape, orig, new, kw, grad in RESAMPLES_MORE:
         method={"sinc_interpolation": "sinc_interp_hann", "kaiser_window": "sinc_interp_kaiser"}[method],
         beta=kw.get("beta", 0.0), zero_beta=kw.get("beta") == 0.0)
 
+# AmplitudeToDB with top_db=0: every value becomes its spectrogram's
+# maximum (ZeroTopDB); the gradient goes to each maximum.
+for shape, stype in [((2, 3, 4), "power"), ((4, 5), "magnitude")]:
+    x = torch.rand(*shape) ** 2
+    run("db", x, T.AmplitudeToDB(stype, 0.0), stype=stype, top_db=0.0)
+
 with open(os.path.join(OUT, "goldens.json"), "w") as f:
     json.dump({"cases": cases}, f, separators=(",", ":"))
 
