@@ -341,37 +341,16 @@ func (u *unpickler) step(op byte) (done bool, err error) {
 	case 'b': // BUILD
 		err = u.build()
 	case 'p', 'q', 'r', 0x94: // PUT, BINPUT, LONG_BINPUT, MEMOIZE
-		var i int
-		switch op {
-		case 'p':
-			var s string
-			if s, err = u.line(); err == nil {
-				i, err = strconv.Atoi(s)
-			}
-		case 'q':
-			i, err = u.uint(1)
-		case 'r':
-			i, err = u.uint(4)
-		default:
-			i = len(u.memo)
+		i := len(u.memo) // MEMOIZE: the next index
+		if op != 0x94 {
+			i, err = u.memoIndex(op == 'p', op == 'q')
 		}
 		if err == nil {
 			err = u.put(i)
 		}
 	case 'g', 'h', 'j': // GET, BINGET, LONG_BINGET
 		var i int
-		switch op {
-		case 'g':
-			var s string
-			if s, err = u.line(); err == nil {
-				i, err = strconv.Atoi(s)
-			}
-		case 'h':
-			i, err = u.uint(1)
-		default:
-			i, err = u.uint(4)
-		}
-		if err == nil {
+		if i, err = u.memoIndex(op == 'g', op == 'h'); err == nil {
 			err = u.get(i)
 		}
 	case 'Q', 'P': // BINPERSID, PERSID
@@ -391,6 +370,22 @@ func (u *unpickler) step(op byte) (done bool, err error) {
 		return false, errors.New("not supported")
 	}
 	return false, err
+}
+
+// memoIndex reads a memo index: a text line (PUT, GET), one byte
+// (BINPUT, BINGET) or four (LONG_BINPUT, LONG_BINGET).
+func (u *unpickler) memoIndex(text, short bool) (int, error) {
+	switch {
+	case text:
+		s, err := u.line()
+		if err != nil {
+			return 0, err
+		}
+		return strconv.Atoi(s)
+	case short:
+		return u.uint(1)
+	}
+	return u.uint(4)
 }
 
 func (u *unpickler) long(lenSize int) error {
