@@ -27,10 +27,6 @@ func bertTrainRun(t *testing.T, cfg text.BertConfig, devs []ctx.Context, steps i
 	if err := params.Initialize(initializer.Xavier{}, devs, false); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := gluon.NewTrainer(params, optimizer.NewAdam(3e-3), "local", gluon.TrainerOpts{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n, seq = 6, 8
 	ids, types, mask, labels := make([]int64, n*seq), make([]int64, n*seq), make([]int64, n*seq), make([]int64, n)
 	for r := range n {
@@ -56,43 +52,9 @@ func bertTrainRun(t *testing.T, cfg text.BertConfig, devs []ctx.Context, steps i
 	}
 	batch := []*nd.NDArray{nd.FromSlice(ctx.CPU(0), ids, n, seq), nd.FromSlice(ctx.CPU(0), types, n, seq),
 		nd.FromSlice(ctx.CPU(0), mask, n, seq), nd.FromSlice(ctx.CPU(0), labels, n)}
-	var losses []float64
-	for range steps {
-		parts := make([][]*nd.NDArray, len(batch))
-		for j, a := range batch {
-			if parts[j], err = gluon.SplitAndLoad(a, devs, true); err != nil {
-				t.Fatal(err)
-			}
-		}
-		shares := make([]float64, len(devs))
-		autograd.Record(func() {
-			err = gluon.ForEachDevice(devs, func(i int, _ ctx.Context) error {
-				return nd.Catch(func() {
-					share := float64(parts[0][i].Shape()[0]) / n
-					logits := m.Logits(parts[0][i], parts[1][i], parts[2][i])
-					l := nd.MulScalar(m.Loss(logits, parts[3][i]), share)
-					autograd.Backward(l)
-					shares[i] = l.Float64s()[0]
-				})
-			})
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tr.Step(1); err != nil {
-			t.Fatal(err)
-		}
-		sum := 0.0
-		for _, s := range shares {
-			sum += s
-		}
-		losses = append(losses, sum)
-	}
-	final := map[string][]float32{}
-	for _, name := range params.Names() {
-		final[name] = params.Get(name).Data(devs[0]).Float32s()
-	}
-	return losses, final
+	return adamSteps(t, params, devs, steps, batch, func(p []*nd.NDArray) *nd.NDArray {
+		return m.Loss(m.Logits(p[0], p[1], p[2]), p[3])
+	})
 }
 
 // TestBertTraining: Adam steps on one batch lower the classifier's loss,

@@ -25,10 +25,6 @@ func trainRun(t *testing.T, cfg text.GPT2Config, devs []ctx.Context, steps int) 
 	if err := params.Initialize(initializer.Xavier{}, devs, false); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := gluon.NewTrainer(params, optimizer.NewAdam(3e-3), "local", gluon.TrainerOpts{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n, seq = 4, 12
 	ids := make([]int64, n*seq)
 	for i := range ids { // four repeating patterns: learnable
@@ -36,20 +32,42 @@ func trainRun(t *testing.T, cfg text.GPT2Config, devs []ctx.Context, steps int) 
 		ids[i] = int64((row*7 + col*(row+1)) % cfg.VocabSize)
 	}
 	batch := nd.FromSlice(ctx.CPU(0), ids, n, seq)
+	return adamSteps(t, params, devs, steps, []*nd.NDArray{batch}, func(p []*nd.NDArray) *nd.NDArray {
+		return text.LMLoss(m.Forward(p[0]), p[0])
+	})
+}
+
+// adamSteps runs steps Adam steps (learning rate 3e-3) of params on devs
+// over one batch, its arrays split over devs with SplitAndLoad; loss
+// gives a context's mean loss from its parts, weighted by its share of
+// the batch. It returns the summed loss of each step and the parameters
+// at the end.
+func adamSteps(t *testing.T, params *gluon.ParamDict, devs []ctx.Context, steps int, batch []*nd.NDArray, loss func(parts []*nd.NDArray) *nd.NDArray) ([]float64, map[string][]float32) {
+	t.Helper()
+	tr, err := gluon.NewTrainer(params, optimizer.NewAdam(3e-3), "local", gluon.TrainerOpts{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := float64(batch[0].Shape()[0])
 	var losses []float64
 	for range steps {
-		xs, err := gluon.SplitAndLoad(batch, devs, true)
-		if err != nil {
-			t.Fatal(err)
+		split := make([][]*nd.NDArray, len(batch))
+		for j, a := range batch {
+			if split[j], err = gluon.SplitAndLoad(a, devs, true); err != nil {
+				t.Fatal(err)
+			}
 		}
-		parts := make([]float64, len(xs))
+		shares := make([]float64, len(devs))
 		autograd.Record(func() {
 			err = gluon.ForEachDevice(devs, func(i int, _ ctx.Context) error {
 				return nd.Catch(func() {
-					share := float64(xs[i].Shape()[0]) / n
-					l := nd.MulScalar(text.LMLoss(m.Forward(xs[i]), xs[i]), share)
+					parts := make([]*nd.NDArray, len(batch))
+					for j := range batch {
+						parts[j] = split[j][i]
+					}
+					l := nd.MulScalar(loss(parts), float64(parts[0].Shape()[0])/n)
 					autograd.Backward(l)
-					parts[i] = l.Float64s()[0]
+					shares[i] = l.Float64s()[0]
 				})
 			})
 		})
@@ -60,8 +78,8 @@ func trainRun(t *testing.T, cfg text.GPT2Config, devs []ctx.Context, steps int) 
 			t.Fatal(err)
 		}
 		sum := 0.0
-		for _, p := range parts {
-			sum += p
+		for _, s := range shares {
+			sum += s
 		}
 		losses = append(losses, sum)
 	}
