@@ -110,10 +110,12 @@ func BackwardHeads(heads []*nd.NDArray, o BackwardOpts) {
 	nd.Backward(heads, o.HeadGrads, o.RetainGraph)
 }
 
-// Grad returns the gradients of heads with respect to vars (leaves of the
-// recorded graph) without storing them in the vars' gradient buffers, as
-// Gluon's autograd.grad and PyTorch's torch.autograd.grad (first order):
-// see nd.Grad. headGrads may be nil (ones).
+// Grad returns the gradients of heads with respect to vars (leaves with
+// AttachGrad, or recorded results the heads were computed from) without
+// storing them in the vars' gradient buffers, as Gluon's autograd.grad
+// and PyTorch's torch.autograd.grad: see nd.Grad. headGrads may be nil
+// (ones). GradWith also keeps the graph or records the gradients for
+// higher-order derivatives.
 func Grad(heads, headGrads, vars []*nd.NDArray) []*nd.NDArray { return nd.Grad(heads, headGrads, vars) }
 
 // MarkVariables attaches gradient buffers to arrays with the given request
@@ -122,4 +124,26 @@ func MarkVariables(req nd.GradReq, arrs ...*nd.NDArray) {
 	for _, a := range arrs {
 		a.AttachGrad(req)
 	}
+}
+
+// GradOpts configures GradWith: head gradients, keeping the graph, and
+// CreateGraph for higher-order derivatives; see nd.GradOpts.
+type GradOpts = nd.GradOpts
+
+// GradWith returns the gradients of heads with respect to vars (leaves
+// with AttachGrad, or recorded results the heads were computed from),
+// like Gluon's autograd.grad(heads, variables, head_grads, retain_graph,
+// create_graph) and torch.autograd.grad. With CreateGraph the gradients
+// are themselves recorded, so that a loss made from them (a gradient
+// penalty, a Hessian-vector product, a meta-learning step) backpropagates
+// to second order:
+//
+//	autograd.Record(func() {
+//		score := nd.Sum(critic.Forward(x))
+//		gx := autograd.GradWith([]*nd.NDArray{score}, []*nd.NDArray{x}, autograd.GradOpts{CreateGraph: true})[0]
+//		penalty := nd.Mean(nd.Square(nd.AddScalar(nd.Norm(nd.Flatten(gx), 2, 1), -1)))
+//		autograd.Backward(nd.Add(loss, nd.MulScalar(penalty, 10)))
+//	})
+func GradWith(heads, vars []*nd.NDArray, o GradOpts) []*nd.NDArray {
+	return nd.GradWith(heads, vars, o)
 }

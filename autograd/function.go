@@ -15,21 +15,33 @@ type Function interface {
 // Apply runs f.Forward on the inputs and, while recording, records the
 // result so that backpropagation calls f.Backward. Whatever Forward did
 // internally is not part of the graph.
+//
+// Under GradWith's CreateGraph, Backward runs while recording, as
+// PyTorch runs a custom Function's backward under create_graph: the
+// gradients it returns are differentiable through the ops it applies to
+// grad and to the inputs it kept (keep the inputs themselves, not detached
+// copies, for second derivatives with respect to them).
 func Apply(name string, f Function, inputs ...*nd.NDArray) *nd.NDArray {
 	out := f.Forward(inputs...).Detach()
-	nd.Record(name, out, inputs, func(g *nd.NDArray, need []bool) []*nd.NDArray {
-		grads := f.Backward(g)
-		if len(grads) != len(inputs) {
-			panic(&nd.Error{Op: name, Kind: nd.ErrGraph, Msg: "custom Backward returned the wrong number of gradients"})
-		}
-		out := make([]*nd.NDArray, len(grads))
-		for i, gr := range grads {
-			if need[i] && gr != nil {
-				out[i] = gr.Detach()
+	grads := func(detach bool) nd.BackwardFunc {
+		return func(g *nd.NDArray, need []bool) []*nd.NDArray {
+			grads := f.Backward(g)
+			if len(grads) != len(inputs) {
+				panic(&nd.Error{Op: name, Kind: nd.ErrGraph, Msg: "custom Backward returned the wrong number of gradients"})
 			}
+			out := make([]*nd.NDArray, len(grads))
+			for i, gr := range grads {
+				if need[i] && gr != nil {
+					out[i] = gr
+					if detach {
+						out[i] = gr.Detach()
+					}
+				}
+			}
+			return out
 		}
-		return out
-	})
+	}
+	nd.RecordDiff(name, out, inputs, grads(true), grads(false))
 	return out
 }
 

@@ -71,6 +71,13 @@ func TestGradChecksGPU0(t *testing.T) {
 	ndtest.GradChecks(t, ctx.GPU(0))
 }
 
+// TestGradGradChecksGPU0 checks the second derivatives GradWith's
+// CreateGraph records, for every gradient case, on gpu(0).
+func TestGradGradChecksGPU0(t *testing.T) {
+	needGPUs(t, 1)
+	ndtest.GradGradChecks(t, ctx.GPU(0))
+}
+
 // TestSessionChecksGPU0 runs every gradient case in a session of its own
 // on gpu(0), the indexing and sorting kernels' temporaries included.
 func TestSessionChecksGPU0(t *testing.T) {

@@ -106,11 +106,11 @@ func gELUOp(x *NDArray, tanhApprox bool) *NDArray {
 		y := newArray(op, sess, x.st.dev, x.dtype, x.shape)
 		gate := newArray(op, sess, x.st.dev, x.dtype, x.shape)
 		k.GELU(x.dtype, tanhApprox, y.arg(), gate.arg(), x.arg(), x.Size())
-		Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+		RecordDiff(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
 			dx := newArray(op, g.Session(), x.st.dev, x.dtype, x.shape)
 			backwardKernels(g, k).GELUBackward(x.dtype, tanhApprox, dx.arg(), g.arg(), x.arg(), gate.arg(), x.Size())
 			return []*NDArray{dx}
-		})
+		}, func(g *NDArray, _ []bool) []*NDArray { return []*NDArray{Mul(g, geluDerivative(x, tanhApprox))} })
 		if !sess.IsRecording() {
 			gate.Release()
 		}

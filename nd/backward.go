@@ -1,9 +1,7 @@
 package nd
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 )
 
 // Backward computes the gradients of heads with respect to every leaf array
@@ -71,7 +69,7 @@ func Backward(heads, headGrads []*NDArray, retainGraph bool) {
 func freeNodes(order []*NDArray) {
 	for _, a := range order {
 		n := a.state().node
-		n.backward, n.inputs = nil, nil
+		n.backward, n.diff, n.inputs = nil, nil, nil
 	}
 }
 
@@ -119,22 +117,7 @@ func walk(order []*NDArray, grads map[*NDArray]*NDArray, finish func(a, g *NDArr
 // backward pass it happened rather than naming only an inner op the user
 // never called.
 func runBackward(n *node, g *NDArray) []*NDArray {
-	if profEnterOwn(n.op+" backward", nil, true) {
-		defer profExit()
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			if e, ok := r.(*Error); ok && e.Op != "Backward" {
-				op := e.Op
-				if !strings.Contains(op, ".") {
-					op = "nd." + op
-				}
-				panic(&Error{Op: "Backward", Kind: e.Kind, Msg: fmt.Sprintf("in the backward function of %s (%s): %s", n.op, op, e.Msg)})
-			}
-			panic(r)
-		}
-	}()
-	return n.backward(g, n.need)
+	return callBackward(n, n.backward, g, n.need)
 }
 
 // checkVersions fails when an input or the output of a's op that its
@@ -215,42 +198,13 @@ func gradsOf(heads, headGrads, leaves []*NDArray, other func(a *NDArray)) []*NDA
 }
 
 // Grad returns the gradients of heads with respect to vars without storing
-// them in any gradient buffer (PyTorch's torch.autograd.grad, first
-// order): vars are leaves of the recorded graph (arrays with AttachGrad),
-// headGrads weights each head (nil, or a nil entry: ones), and a var no
-// head depends on gets nil. Other leaves get nothing, and the graph is
-// freed, as by Backward without retainGraph.
+// them in any gradient buffer (PyTorch's torch.autograd.grad): headGrads
+// weights each head (nil, or a nil entry: ones), and a var no head depends
+// on gets nil. The graph is freed, as by Backward without retainGraph.
+// GradWith takes options (keeping the graph, recording the gradients'
+// graph for higher derivatives).
 func Grad(heads, headGrads, vars []*NDArray) []*NDArray {
-	const op = "Grad"
-	if len(heads) == 0 {
-		fail(op, ErrArgument, "no heads")
-	}
-	if headGrads != nil && len(headGrads) != len(heads) {
-		fail(op, ErrArgument, "%d heads but %d head gradients", len(heads), len(headGrads))
-	}
-	hg := make([]*NDArray, len(heads))
-	for i, h := range heads {
-		defer checkLive(op, h).done()
-		if !h.requiresGrad() {
-			fail(op, ErrGraph, "head %d (shape %v) is not part of a recorded graph", i, h.shape)
-		}
-		if headGrads != nil && headGrads[i] != nil {
-			defer checkInputs(op, h, headGrads[i]).done()
-			if !slices.Equal(h.shape, headGrads[i].shape) {
-				fail(op, ErrShape, "head %d has shape %v but its gradient has shape %v", i, h.shape, headGrads[i].shape)
-			}
-			hg[i] = headGrads[i].view(0, headGrads[i].shape)
-		} else {
-			hg[i] = OnesLike(h)
-		}
-	}
-	for i, v := range vars {
-		if v == nil || !isLeaf(v) || !v.requiresGrad() {
-			fail(op, ErrArgument, "var %d is nil, the output of a recorded op, or takes no gradient: want a leaf with AttachGrad", i)
-		}
-	}
-	sessionOf(op, heads...)
-	return gradsOf(heads, hg, vars, nil)
+	return GradWith(heads, vars, GradOpts{HeadGrads: headGrads})
 }
 
 // isLeaf reports whether a was not produced by a recorded op.

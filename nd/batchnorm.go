@@ -148,8 +148,14 @@ func BatchNorm(x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts) *NDArr
 	if beta != nil {
 		y.be().Binary(bAdd, y.shape, y.arg(), y.arg(), perChan(beta))
 	}
+	var diff BackwardFunc
+	if train {
+		diff = bnDiff(x, gamma, nil, nil, y, ax, p.epsilon, true, false)
+	} else if sess.IsRecording() { // (the running mean may change in place before the backward pass)
+		diff = bnDiff(x, gamma, runMean.Copy(), invstd, y, ax, p.epsilon, false, false)
+	}
 	mean.Release()
-	Record(op, y, []*NDArray{x, gamma, beta}, func(g *NDArray, need []bool) []*NDArray {
+	RecordDiff(op, y, []*NDArray{x, gamma, beta}, func(g *NDArray, need []bool) []*NDArray {
 		grads := make([]*NDArray, 3)
 		dbeta := reduceRaw(op, backend.Sum, g, mask) // keepdims
 		gx := mulRaw(g, xhat)
@@ -166,7 +172,7 @@ func BatchNorm(x, gamma, beta, runMean, runVar *NDArray, o BatchNormOpts) *NDArr
 		}
 		release(dbeta, dgamma)
 		return grads
-	})
+	}, diff)
 	return reluIf(relu, y)
 }
 

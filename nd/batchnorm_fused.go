@@ -89,7 +89,7 @@ func batchNormFused(bk backend.BatchNormKernels, x, gamma, beta, runMean, runVar
 		release(mean, invstd)
 		return y
 	}
-	sess.record(op, y, []*NDArray{x, gamma, beta}, func(g *NDArray, need []bool) []*NDArray {
+	sess.recordDiff(op, y, []*NDArray{x, gamma, beta}, func(g *NDArray, need []bool) []*NDArray {
 		if relu { // the normalisation's gradient: g where the output is positive, as Relu's backward pass gives it
 			defer checkLive(op, g).done()
 			defer checkMemory(op, y).done()
@@ -117,6 +117,6 @@ func batchNormFused(bk backend.BatchNormKernels, x, gamma, beta, runMean, runVar
 			grads[2] = nil
 		}
 		return grads
-	})
+	}, bnDiff(x, gamma, mean, invstd, y, ax, o.epsilon, train, relu))
 	return y
 }

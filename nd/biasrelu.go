@@ -43,7 +43,7 @@ func biasReluOp(x, bias *NDArray, axis int) *NDArray {
 	p := backend.ChannelParams{Outer: numel(x.shape[:ax]), C: c, Inner: numel(x.shape[ax+1:]), DType: dt, Device: dev}
 	y := newArray(op, sess, dev, dt, x.shape)
 	bk.BiasRelu(p, y.arg(), x.arg(), bias.arg())
-	Record(op, y, []*NDArray{x, bias}, func(g *NDArray, need []bool) []*NDArray {
+	RecordDiff(op, y, []*NDArray{x, bias}, func(g *NDArray, need []bool) []*NDArray {
 		dx := newArray(op, sess, dev, dt, x.shape)
 		var db *NDArray
 		var dbArg backend.Arg
@@ -54,6 +54,22 @@ func biasReluOp(x, bias *NDArray, axis int) *NDArray {
 		backwardKernels(g, bk).BiasReluBackward(p, dx.arg(), dbArg, g.arg(), y.arg())
 		if !need[0] {
 			dx.Release()
+			dx = nil
+		}
+		return []*NDArray{dx, db}
+	}, func(g *NDArray, need []bool) []*NDArray {
+		dx := Mul(g, positiveMask(y))
+		var db *NDArray
+		if need[1] {
+			var axes []int
+			for i := range x.shape {
+				if i != ax {
+					axes = append(axes, i)
+				}
+			}
+			db = Reshape(SumKeepDims(dx, axes...), c)
+		}
+		if !need[0] {
 			dx = nil
 		}
 		return []*NDArray{dx, db}
@@ -92,7 +108,7 @@ func addReluOp(a, b *NDArray) *NDArray {
 	p := backend.ChannelParams{Outer: 1, C: a.Size(), Inner: 1, DType: dt, Device: dev}
 	y := newArray(op, sess, dev, dt, shape)
 	bk.BiasRelu(p, y.arg(), a.arg(), b.arg())
-	Record(op, y, []*NDArray{a, b}, func(g *NDArray, need []bool) []*NDArray {
+	RecordDiff(op, y, []*NDArray{a, b}, func(g *NDArray, need []bool) []*NDArray {
 		defer checkLive(op, g).done()
 		defer checkMemory(op, y).done() // the backward pass reads the output
 		dx := newArray(op, sess, dev, dt, shape)
@@ -101,6 +117,9 @@ func addReluOp(a, b *NDArray) *NDArray {
 			return []*NDArray{nil, dx}
 		}
 		return []*NDArray{dx, pass(dx, need[1])}
+	}, func(g *NDArray, _ []bool) []*NDArray {
+		dx := Mul(g, positiveMask(y))
+		return []*NDArray{dx, dx}
 	})
 	return y
 }

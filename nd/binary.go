@@ -47,10 +47,10 @@ func binaryInto(op string, code backend.BinaryOp, a, b *NDArray, dt DType) *NDAr
 // shapes here.
 func binaryOp(op string, code backend.BinaryOp, a, b *NDArray, grad func(g, out *NDArray, need []bool) (ga, gb *NDArray)) *NDArray {
 	out := binaryRaw(op, code, a, b)
-	Record(op, out, []*NDArray{a, b}, func(g *NDArray, need []bool) []*NDArray {
+	RecordDiff(op, out, []*NDArray{a, b}, func(g *NDArray, need []bool) []*NDArray {
 		ga, gb := grad(g, out, need)
 		return []*NDArray{reduceGrad(ga, a.shape), reduceGrad(gb, b.shape)}
-	})
+	}, binaryDiffFor(op, a, b, out, grad))
 	return out
 }
 

@@ -115,9 +115,9 @@ func conv(op string, inputs []*NDArray, p backend.ConvParams, transposed bool, y
 		})
 	}
 	y := convKernels(op, sess, x, w, bias, p, transposed, yShape)
-	Record(op, y, inputs, func(g *NDArray, need []bool) []*NDArray {
+	RecordDiff(op, y, inputs, func(g *NDArray, need []bool) []*NDArray {
 		return convGrads(op, g, x, w, bias != nil, p, transposed, len(yShape), need)
-	})
+	}, convDiff(p, x, w, yShape, bias != nil, transposed))
 	return y
 }
 

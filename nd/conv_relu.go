@@ -34,7 +34,8 @@ func Conv2DBiasRelu(x, w, bias *NDArray, o ConvOpts) *NDArray {
 	dev, dt := x.st.dev, x.dtype
 	y := newArray(op, sess, dev, dt, []int{p.N, p.OutC, p.OutH, p.OutW})
 	ck.Conv2DBiasRelu(p, y.arg(), x.arg(), w.arg(), bias.arg())
-	Record(op, y, inputs, func(g *NDArray, need []bool) []*NDArray {
+	convD := convDiff(p, x, w, y.shape, true, false)
+	RecordDiff(op, y, inputs, func(g *NDArray, need []bool) []*NDArray {
 		defer checkMemory(op, y).done() // the backward pass reads the output
 		cp := backend.ChannelParams{Outer: p.N, C: p.OutC, Inner: p.OutH * p.OutW, DType: dt, Device: dev}
 		dz := newArray(op, sess, dev, dt, y.shape) // the gradient of the convolution's output
@@ -48,6 +49,6 @@ func Conv2DBiasRelu(x, w, bias *NDArray, o ConvOpts) *NDArray {
 		grads := convGrads(op, dz, x, w, false, p, false, 4, need[:2])
 		dz.Release()
 		return []*NDArray{grads[0], grads[1], db}
-	})
+	}, func(g *NDArray, need []bool) []*NDArray { return convD(Mul(g, positiveMask(y)), need) })
 	return y
 }

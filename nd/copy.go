@@ -75,11 +75,11 @@ func (a *NDArray) CopyTo(dev ctx.Context) *NDArray {
 	out := newArray(op, a.Session(), dev, a.dtype, a.shape)
 	transfer(out, a)
 	src := a.st.dev
-	Record(op, out, []*NDArray{a}, func(g *NDArray, _ []bool) []*NDArray {
+	RecordDiff(op, out, []*NDArray{a}, func(g *NDArray, _ []bool) []*NDArray {
 		gs := newArray(op, g.Session(), src, g.dtype, g.shape)
 		transfer(gs, g)
 		return []*NDArray{gs}
-	})
+	}, func(g *NDArray, _ []bool) []*NDArray { return []*NDArray{g.CopyTo(src)} })
 	return out
 }
 
@@ -129,11 +129,11 @@ func (a *NDArray) AsType(dt DType) *NDArray {
 	if !dt.IsFloat() || !a.dtype.IsFloat() {
 		return out // no gradient flows through integers and bools
 	}
-	Record(op, out, []*NDArray{a}, func(g *NDArray, _ []bool) []*NDArray {
+	RecordDiff(op, out, []*NDArray{a}, func(g *NDArray, _ []bool) []*NDArray {
 		gs := newArray(op, g.Session(), a.st.dev, a.dtype, g.shape)
 		g.be().Cast(gs.storageArg(), g.storageArg(), g.Size())
 		return []*NDArray{gs}
-	})
+	}, func(g *NDArray, _ []bool) []*NDArray { return []*NDArray{g.AsType(a.dtype)} })
 	return out
 }
 

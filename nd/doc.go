@@ -67,6 +67,31 @@
 // arrays with AttachGrad; their GradReq says whether a gradient overwrites
 // (write), accumulates (add) or is skipped (null).
 //
+// # Higher-order derivatives
+//
+// GradWith with CreateGraph (PyTorch's create_graph) runs each op's
+// differentiable backward function instead: the same gradient computed
+// with recorded ops on the output gradient and the op's inputs and output,
+// so that the gradients it returns can be differentiated again, to any
+// order (gradient penalties, Hessian-vector products, meta-learning). The
+// ops that have one: every elementwise unary op but Digamma and Trigamma;
+// Add, Sub, Mul, Div, DivScalar, Pow, Maximum, Minimum, Mod, Fmod, Atan2,
+// Hypot and Where with broadcasting; Sum, Mean, Max, Min, Norm, Cumsum,
+// LogSumExp and Logcumsumexp; Dot, MatMul, FullyConnected and Einsum;
+// Reshape, Transpose, BroadcastTo, Slice, SliceAxis, Concat, Stack, Pad
+// and the ops made of them; Take, Gather, Pick, ScatterAdd, IndexAdd and
+// Sort; Softmax, LogSoftmax and SoftmaxCrossEntropy; the activations (ReLU
+// and its fused forms, LeakyReLU, ELU, GELU, SiLU, PReLU, ...); Conv1D,
+// Conv2D, Conv3D and their transposes, with fused bias and ReLU; max and
+// average pooling; Cdist, GridSample and Interpolate; BatchNorm (batch or running statistics), LayerNorm,
+// GroupNorm and InstanceNorm; Dropout; CopyTo and AsType; Logit, Xlogy and
+// NanToNum. A derivative of a piecewise-linear op (ReLU, Abs, Clip, max
+// pooling) is taken as constant, as in PyTorch. Ops outside the list
+// (Pdist, the linear algebra and FFT packages, hybridized graphs,
+// activation checkpoints, half-precision kernels) fail with ErrGraph
+// naming the op. ndtest.GradGradChecks checks every listed op's second
+// derivatives against central differences on every backend.
+//
 // # Memory
 //
 // Each context has a pool. Release returns an array's memory at once; a

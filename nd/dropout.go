@@ -36,9 +36,9 @@ func dropout(op string, x *NDArray, p float64, axes []int) *NDArray {
 	sess := x.Session()
 	if !sess.IsTraining() || p == 0 {
 		y := x.view(0, x.shape)
-		Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+		RecordDiff(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
 			return []*NDArray{g.view(0, g.shape)}
-		})
+		}, func(g *NDArray, _ []bool) []*NDArray { return []*NDArray{g} })
 		return y
 	}
 	if x.dtype.IsHalf() {
@@ -49,9 +49,9 @@ func dropout(op string, x *NDArray, p float64, axes []int) *NDArray {
 	}
 	mask := dropoutMask(op, sess, x.st.dev, x.dtype, shape, p)
 	y := mulRaw(x, mask)
-	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+	RecordDiff(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
 		return []*NDArray{mulRaw(g, mask)}
-	})
+	}, func(g *NDArray, _ []bool) []*NDArray { return []*NDArray{Mul(g, mask)} })
 	if !sess.IsRecording() {
 		mask.Release()
 	}
@@ -69,12 +69,15 @@ func dropoutApplied(op string, sess *Session, x *NDArray, p float64, dk backend.
 	seed := dropoutSeed(op, sess, dev)
 	y := newArray(op, sess, dev, dt, x.shape)
 	dk.DropoutApply(y.arg(), x.arg(), seed.arg(), n, thr, keep)
-	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+	apply := func(g *NDArray) *NDArray {
 		defer checkLive(op, g, seed).done() // pinned while the kernel reads them
 		dx := newArray(op, sess, dev, dt, x.shape)
 		backwardKernels(g, dk).DropoutApply(dx.arg(), g.arg(), seed.arg(), n, thr, keep)
-		return []*NDArray{dx}
-	})
+		return dx
+	}
+	RecordDiff(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+		return []*NDArray{apply(g)}
+	}, func(g *NDArray, _ []bool) []*NDArray { return []*NDArray{selfAdjoint(op, g, apply)} })
 	if !sess.IsRecording() {
 		seed.Release()
 	}

@@ -30,7 +30,7 @@ func Logit(x *NDArray, eps float64) *NDArray {
 		c = Clip(xd, eps, 1-eps)
 	}
 	out := Log(Div(c, RSubScalar(1, c)))
-	Record(op, out, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+	grad := func(g, xd *NDArray) []*NDArray {
 		s := xd.Session()
 		d := Div(g, Mul(xd, RSubScalar(1, xd)))
 		var lo, hi float64 = 0, 1
@@ -38,9 +38,12 @@ func Logit(x *NDArray, eps float64) *NDArray {
 		if eps >= 0 {
 			lo, hi, fill = eps, 1-eps, 0
 		}
-		outside := LogicalOr(Less(xd, s.Full(xd.st.dev, xd.dtype, lo)), Greater(xd, s.Full(xd.st.dev, xd.dtype, hi)))
+		xc := xd.Detach()
+		outside := LogicalOr(Less(xc, s.Full(xd.st.dev, xd.dtype, lo)), Greater(xc, s.Full(xd.st.dev, xd.dtype, hi)))
 		return []*NDArray{Where(outside, s.Full(xd.st.dev, xd.dtype, fill), d)}
-	})
+	}
+	RecordDiff(op, out, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray { return grad(g, xd) },
+		func(g *NDArray, _ []bool) []*NDArray { return grad(g, x) })
 	return out
 }
 
@@ -59,14 +62,23 @@ func Xlogy(x, y *NDArray) *NDArray {
 	prod := Mul(xd, logy)
 	keep := LogicalOr(NotEqual(xd, zero), NotEqual(yd, yd)) // x ≠ 0, or y NaN
 	out := Where(keep, prod, ZerosLike(prod))
-	Record(op, out, []*NDArray{x, y}, func(g *NDArray, need []bool) []*NDArray {
+	both := LogicalAnd(Equal(xd, zero), LessEqual(yd, zero))
+	RecordDiff(op, out, []*NDArray{x, y}, func(g *NDArray, need []bool) []*NDArray {
 		var gx, gy *NDArray
 		if need[0] {
-			both := LogicalAnd(Equal(xd, zero), LessEqual(yd, zero))
 			gx = reduceGrad(Mul(g, Where(both, zero, logy)), x.shape)
 		}
 		if need[1] {
 			gy = reduceGrad(Mul(g, Div(xd, yd)), y.shape)
+		}
+		return []*NDArray{gx, gy}
+	}, func(g *NDArray, need []bool) []*NDArray {
+		var gx, gy *NDArray
+		if need[0] {
+			gx = sumToRecorded(Mul(g, Where(both, zero, Log(y))), x.shape)
+		}
+		if need[1] {
+			gy = sumToRecorded(Mul(g, Div(x, y)), y.shape)
 		}
 		return []*NDArray{gx, gy}
 	})
@@ -91,9 +103,8 @@ func NanToNum(x *NDArray, nan, posInf, negInf float64) *NDArray {
 	out := Where(isNaN, s.Full(x.st.dev, x.dtype, nan), xd)
 	out = Where(isPos, s.Full(x.st.dev, x.dtype, posInf), out)
 	out = Where(isNeg, s.Full(x.st.dev, x.dtype, negInf), out)
-	Record(op, out, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
-		return []*NDArray{Where(finite, g, ZerosLike(g))}
-	})
+	pass := func(g *NDArray, _ []bool) []*NDArray { return []*NDArray{Where(finite, g, ZerosLike(g))} }
+	RecordDiff(op, out, []*NDArray{x}, pass, pass)
 	return out
 }
 

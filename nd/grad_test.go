@@ -2,7 +2,10 @@ package nd_test
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/goluon/goluon/autograd"
@@ -53,10 +56,16 @@ func TestGrad(t *testing.T) {
 	x, w, _ = mk()
 	var mid *nd.NDArray
 	autograd.Record(func() { mid = nd.Mul(x, w); l = nd.Sum(mid) })
+	// A recorded result is a var too (torch.autograd.grad's inputs), and
+	// a var upstream of it still gets the whole gradient.
+	mx := nd.Grad([]*nd.NDArray{l}, nil, []*nd.NDArray{mid, x})
+	if !slices.Equal(mx[0].Float64s(), []float64{1, 1, 1}) || !slices.Equal(mx[1].Float64s(), w.Float64s()) {
+		t.Errorf("intermediate var: %v and %v, want ones and w", mx[0], mx[1])
+	}
+	autograd.Record(func() { mid = nd.Mul(x, w); l = nd.Sum(mid) })
 	for name, f := range map[string]func(){
 		"no heads":         func() { nd.Grad(nil, nil, []*nd.NDArray{x}) },
 		"unrecorded head":  func() { nd.Grad([]*nd.NDArray{nd.Ones(dev, nd.Float64, 1)}, nil, []*nd.NDArray{x}) },
-		"intermediate var": func() { nd.Grad([]*nd.NDArray{l}, nil, []*nd.NDArray{mid}) },
 		"var without grad": func() { nd.Grad([]*nd.NDArray{l}, nil, []*nd.NDArray{nd.Ones(dev, nd.Float64, 3)}) },
 		"head grad shape":  func() { nd.Grad([]*nd.NDArray{l}, []*nd.NDArray{nd.Ones(dev, nd.Float64, 2)}, []*nd.NDArray{x}) },
 	} {
@@ -88,4 +97,77 @@ func TestRNGState(t *testing.T) {
 	if err := s.SetRNGState(dev, []byte("junk")); err == nil {
 		t.Error("a corrupt state was accepted")
 	}
+}
+
+// TestGradCreateGraph: GradWith with CreateGraph gives gradients that
+// differentiate again (a Hessian-vector product of Σx³ is 6·x·v), keeps
+// the graph for the first-order loss, takes recorded results as vars, and
+// names the op that has no differentiable backward function.
+func TestGradCreateGraph(t *testing.T) {
+	dev := ctx.CPU(0)
+	x := nd.FromSlice(dev, []float64{1, -2, 3}, 3)
+	v := nd.FromSlice(dev, []float64{0.5, 1, -1}, 3)
+	x.AttachGrad(nd.GradWrite)
+	autograd.Record(func() {
+		y := nd.Sum(nd.PowScalar(x, 3))
+		g := nd.GradWith([]*nd.NDArray{y}, []*nd.NDArray{x}, nd.GradOpts{CreateGraph: true})[0]
+		if got := g.Float64s(); !slices.Equal(got, []float64{3, 12, 27}) {
+			t.Errorf("first derivative %v, want 3x²", got)
+		}
+		// y's graph is kept: the loss y + Σ g·v backpropagates through both.
+		autograd.Backward(nd.Add(y, nd.Sum(nd.Mul(g, v))))
+	})
+	if got := x.Grad().Float64s(); !slices.Equal(got, []float64{3 + 3, 12 - 12, 27 - 18}) {
+		t.Errorf("3x² + 6·x·v = %v", got)
+	}
+
+	// A recorded result as the var: d/dh of Σ tanh(h)², then d/dx of that.
+	x.AttachGrad(nd.GradWrite)
+	var gh *nd.NDArray
+	autograd.Record(func() {
+		h := nd.MulScalar(x, 0.5)
+		y := nd.Sum(nd.Square(nd.Tanh(h)))
+		gh = nd.GradWith([]*nd.NDArray{y}, []*nd.NDArray{h}, nd.GradOpts{CreateGraph: true})[0]
+		autograd.Backward(nd.Sum(gh))
+	})
+	for i, xi := range []float64{1, -2, 3} {
+		th := math.Tanh(xi / 2)
+		wantG := 2 * th * (1 - th*th)
+		wantX := 0.5 * (2*(1-th*th)*(1-th*th) - 4*th*th*(1-th*th))
+		if got := gh.Float64s()[i]; math.Abs(got-wantG) > 1e-14 {
+			t.Errorf("gh[%d] = %v, want %v", i, got, wantG)
+		}
+		if got := x.Grad().Float64s()[i]; math.Abs(got-wantX) > 1e-14 {
+			t.Errorf("x.Grad[%d] = %v, want %v", i, got, wantX)
+		}
+	}
+
+	// An op without a differentiable backward function is named.
+	x.AttachGrad(nd.GradWrite)
+	var e *nd.Error
+	err := nd.Catch(func() {
+		autograd.Record(func() {
+			nd.GradWith([]*nd.NDArray{nd.Sum(nd.Digamma(nd.AddScalar(x, 5)))}, []*nd.NDArray{x}, nd.GradOpts{CreateGraph: true})
+		})
+	})
+	if !errors.As(err, &e) || e.Kind != nd.ErrGraph || !strings.Contains(e.Msg, "Digamma") {
+		t.Errorf("Digamma under CreateGraph: %v, want an ErrGraph naming Digamma", err)
+	}
+}
+
+// ExampleGradWith computes a Hessian-vector product: the gradient of
+// Σ x³ is 3x², recorded, and the gradient of Σ 3x²·v is 6·x·v.
+func ExampleGradWith() {
+	dev := ctx.CPU(0)
+	x := nd.FromSlice(dev, []float64{1, 2}, 2)
+	v := nd.FromSlice(dev, []float64{1, -1}, 2)
+	x.AttachGrad(nd.GradWrite)
+	var hv *nd.NDArray
+	autograd.Record(func() {
+		y := nd.Sum(nd.PowScalar(x, 3))
+		g := nd.GradWith([]*nd.NDArray{y}, []*nd.NDArray{x}, nd.GradOpts{CreateGraph: true})[0]
+		hv = nd.Grad([]*nd.NDArray{nd.Sum(nd.Mul(g, v))}, nil, []*nd.NDArray{x})[0]
+	})
+	fmt.Println(hv.Float64s())
+	// Output: [6 -12]
 }

@@ -15,3 +15,7 @@ func TestGradChecksCPU(t *testing.T) { ndtest.GradChecks(t, ctx.CPU(0)) }
 // while the default session is paused: results stay in the session and
 // match the default-session run.
 func TestSessionChecksCPU(t *testing.T) { ndtest.SessionChecks(t, ctx.CPU(0)) }
+
+// TestGradGradChecksCPU checks the second derivatives that GradWith's
+// CreateGraph records, for every gradient case, on the CPU backend.
+func TestGradGradChecksCPU(t *testing.T) { ndtest.GradGradChecks(t, ctx.CPU(0)) }

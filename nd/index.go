@@ -110,9 +110,10 @@ func takeOp(x, indices *NDArray, axis int, mode ...TakeMode) *NDArray {
 	idxStrides := []int{0, 1, 0}
 	out := newArray(op, sessionOf(op, x, indices), x.st.dev, x.dtype, shape)
 	gatherInto(p, out, x, indices, idxStrides)
-	Record(op, out, []*NDArray{x, indices}, func(g *NDArray, need []bool) []*NDArray {
-		return []*NDArray{scatterGrad(p, g, x, indices, idxStrides), nil}
-	})
+	back := func(g *NDArray) *NDArray { return scatterGrad(p, g, x, indices, idxStrides) }
+	RecordDiff(op, out, []*NDArray{x, indices}, func(g *NDArray, need []bool) []*NDArray {
+		return []*NDArray{back(g), nil}
+	}, linearDiff(op, 0, 2, back, func(h *NDArray) *NDArray { return Take(h, indices, ax, m) }))
 	return out
 }
 
@@ -179,12 +180,13 @@ func Gather(x, idx *NDArray, axis int) *NDArray {
 func gatherOp(x *NDArray, axis int, idx *NDArray) *NDArray {
 	const op = "Gather"
 	checkIndexArray(op, x, idx)
-	_, p := gatherShapes(op, x, idx, axis)
+	ax, p := gatherShapes(op, x, idx, axis)
 	out := newArray(op, sessionOf(op, x, idx), x.st.dev, x.dtype, idx.shape)
 	gatherInto(p, out, x, idx, nil)
-	Record(op, out, []*NDArray{x, idx}, func(g *NDArray, need []bool) []*NDArray {
-		return []*NDArray{scatterGrad(p, g, x, idx, nil), nil}
-	})
+	back := func(g *NDArray) *NDArray { return scatterGrad(p, g, x, idx, nil) }
+	RecordDiff(op, out, []*NDArray{x, idx}, func(g *NDArray, need []bool) []*NDArray {
+		return []*NDArray{back(g), nil}
+	}, linearDiff(op, 0, 2, back, func(h *NDArray) *NDArray { return Gather(h, idx, ax) }))
 	return out
 }
 
@@ -204,11 +206,11 @@ func scatterAddOp(x *NDArray, axis int, idx, src *NDArray) *NDArray {
 	if !slices.Equal(idx.shape, src.shape) {
 		fail(op, ErrShape, "index of shape %v and source of shape %v differ", idx.shape, src.shape)
 	}
-	_, p := gatherShapes(op, x, idx, axis)
+	ax, p := gatherShapes(op, x, idx, axis)
 	out := newArray(op, sessionOf(op, x, idx, src), x.st.dev, x.dtype, x.shape)
 	transfer(out, x)
 	scatterAddInto(p, out, src, idx, nil)
-	recordScatter(op, p, out, x, idx, src, nil)
+	recordScatter(op, p, out, x, idx, src, nil, func(g *NDArray) *NDArray { return Gather(g, idx, ax) })
 	return out
 }
 
@@ -242,15 +244,15 @@ func indexAddOp(x *NDArray, axis int, indices, src *NDArray) *NDArray {
 	out := newArray(op, sessionOf(op, x, indices, src), x.st.dev, x.dtype, x.shape)
 	transfer(out, x)
 	scatterAddInto(p, out, src, indices, st)
-	recordScatter(op, p, out, x, indices, src, st)
+	recordScatter(op, p, out, x, indices, src, st, func(g *NDArray) *NDArray { return Take(g, indices, ax) })
 	return out
 }
 
 // recordScatter records a scatter-add out = x + scatter(src at idx): x's
 // gradient is the output gradient, src's the output gradient gathered at
 // idx.
-func recordScatter(op string, p backend.GatherParams, out, x, idx, src *NDArray, idxStrides []int) {
-	Record(op, out, []*NDArray{x, idx, src}, func(g *NDArray, need []bool) []*NDArray {
+func recordScatter(op string, p backend.GatherParams, out, x, idx, src *NDArray, idxStrides []int, gather func(g *NDArray) *NDArray) {
+	RecordDiff(op, out, []*NDArray{x, idx, src}, func(g *NDArray, need []bool) []*NDArray {
 		var gx, gs *NDArray
 		if need[0] {
 			gx = g.view(0, g.shape)
@@ -258,6 +260,15 @@ func recordScatter(op string, p backend.GatherParams, out, x, idx, src *NDArray,
 		if need[2] {
 			gs = newArray(op, g.Session(), g.st.dev, g.dtype, src.shape)
 			gatherInto(p, gs, g, idx, idxStrides)
+		}
+		return []*NDArray{gx, nil, gs}
+	}, func(g *NDArray, need []bool) []*NDArray {
+		var gx, gs *NDArray
+		if need[0] {
+			gx = g
+		}
+		if need[2] {
+			gs = gather(g)
 		}
 		return []*NDArray{gx, nil, gs}
 	})

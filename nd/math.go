@@ -99,7 +99,8 @@ func logSumExpOp(x *NDArray, keep bool, axes ...int) *NDArray {
 				shape = keptShape(x.shape, mask)
 			}
 			y := x.Session().Full(x.st.dev, x.dtype, math.Inf(-1), shape...)
-			Record(op, y, []*NDArray{x}, func(*NDArray, []bool) []*NDArray { return []*NDArray{ZerosLike(x)} })
+			zero := func(*NDArray, []bool) []*NDArray { return []*NDArray{ZerosLike(x)} }
+			RecordDiff(op, y, []*NDArray{x}, zero, zero)
 			return y
 		}
 	}

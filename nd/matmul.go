@@ -111,6 +111,29 @@ func gemmGrads(op string, g, a, b *NDArray, ta, tb bool, need []bool) []*NDArray
 	return []*NDArray{ga, gb}
 }
 
+// gemmGradsRecorded is gemmGrads made of recorded ops (Dot), for
+// GradWith's CreateGraph.
+func gemmGradsRecorded(g, a, b *NDArray, ta, tb bool, need []bool) []*NDArray {
+	var ga, gb *NDArray
+	if need[0] {
+		if !ta {
+			ga = Dot(g, b, false, !tb)
+		} else {
+			ga = Dot(b, g, tb, true)
+		}
+		ga = sumToRecorded(ga, a.shape)
+	}
+	if need[1] {
+		if !tb {
+			gb = Dot(a, g, !ta, false)
+		} else {
+			gb = Dot(g, a, true, ta)
+		}
+		gb = sumToRecorded(gb, b.shape)
+	}
+	return []*NDArray{ga, gb}
+}
+
 // MatMul returns the matrix product a·b with the rules of NumPy's and
 // PyTorch's matmul: 2-D operands multiply as matrices ([m,k]·[k,n]); a
 // 1-D operand is a row vector on the left or a column vector on the right,
@@ -197,8 +220,10 @@ func dot(a, b *NDArray, transA, transB bool) *NDArray {
 		})
 	}
 	out := gemmRaw("Dot", a, b, transA, transB)
-	Record("Dot", out, []*NDArray{a, b}, func(g *NDArray, need []bool) []*NDArray {
+	RecordDiff("Dot", out, []*NDArray{a, b}, func(g *NDArray, need []bool) []*NDArray {
 		return gemmGrads("Dot", g, a, b, transA, transB, need)
+	}, func(g *NDArray, need []bool) []*NDArray {
+		return gemmGradsRecorded(g, a, b, transA, transB, need)
 	})
 	return out
 }
@@ -256,10 +281,16 @@ func fullyConnected(x, w, bias *NDArray) *NDArray {
 	if bias != nil {
 		out.be().Binary(bAdd, out.shape, out.arg(), out.arg(), bcastArg(bias, out.shape))
 	}
-	Record(op, out, inputs, func(g *NDArray, need []bool) []*NDArray {
+	RecordDiff(op, out, inputs, func(g *NDArray, need []bool) []*NDArray {
 		grads := gemmGrads(op, g, x, w, false, true, need[:2])
 		if bias != nil && need[2] {
 			grads = append(grads, sumTo(g, bias.shape))
+		}
+		return grads
+	}, func(g *NDArray, need []bool) []*NDArray {
+		grads := gemmGradsRecorded(g, x, w, false, true, need[:2])
+		if bias != nil && need[2] {
+			grads = append(grads, sumToRecorded(g, bias.shape))
 		}
 		return grads
 	})

@@ -38,16 +38,19 @@ func pickOp(x, idx *NDArray, axis int) *NDArray {
 	if out.Size() > 0 { // an empty result: no kernel, whatever the backend
 		x.be().Pick(outer, n, inner, out.arg(), x.arg(), idx.arg())
 	}
-	Record(op, out, []*NDArray{x, idx}, func(g *NDArray, need []bool) []*NDArray {
-		if !need[0] {
-			return nil
-		}
+	back := func(g *NDArray) *NDArray {
 		gx := ZerosLike(x)
 		if g.Size() > 0 {
 			x.be().PickBackward(outer, n, inner, gx.arg(), g.arg(), idx.arg())
 		}
-		return []*NDArray{gx, nil}
-	})
+		return gx
+	}
+	RecordDiff(op, out, []*NDArray{x, idx}, func(g *NDArray, need []bool) []*NDArray {
+		if !need[0] {
+			return nil
+		}
+		return []*NDArray{back(g), nil}
+	}, linearDiff(op, 0, 2, back, func(h *NDArray) *NDArray { return Pick(h, idx, axis) }))
 	return out
 }
 

@@ -131,7 +131,7 @@ func pool2DOp(x *NDArray, o PoolOpts) *NDArray {
 	}
 	y := newArray(op, x.Session(), x.st.dev, x.dtype, []int{p.N, p.C, p.OutH, p.OutW})
 	x.be().Pool2D(p, y.arg(), x.arg())
-	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+	back := func(g *NDArray) *NDArray {
 		// Max pooling's backward reads the output (its memory gone: ErrReleased);
 		// an average's does not, but the kernels take an operand of its shape.
 		ya := g.arg()
@@ -141,8 +141,11 @@ func pool2DOp(x *NDArray, o PoolOpts) *NDArray {
 		}
 		gx := newArray(op, g.Session(), x.st.dev, x.dtype, x.shape)
 		x.be().Pool2DBackward(p, gx.arg(), x.arg(), ya, g.arg())
-		return []*NDArray{gx}
-	})
+		return gx
+	}
+	RecordDiff(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+		return []*NDArray{back(g)}
+	}, poolDiff(op, p, o, x, y, back))
 	return y
 }
 

@@ -107,7 +107,7 @@ func reduceOp(op string, code backend.ReduceOp, x *NDArray, keep bool, axes []in
 	}
 	y := r.view(0, shape)
 	r.Release() // y now holds the storage
-	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+	RecordDiff(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
 		gk := g.view(0, kshape)
 		defer gk.Release()
 		var yk *NDArray
@@ -116,6 +116,16 @@ func reduceOp(op string, code backend.ReduceOp, x *NDArray, keep bool, axes []in
 			defer yk.Release()
 		}
 		return []*NDArray{grad(gk, yk, mask)}
+	}, func(g *NDArray, _ []bool) []*NDArray {
+		b := BroadcastTo(Reshape(g, kshape...), x.shape...)
+		if code == backend.Sum {
+			return []*NDArray{b}
+		}
+		// Max and Min: g shared among the elements that attain the
+		// extreme, a constant of the pass.
+		yk := y.view(0, kshape)
+		defer yk.Release()
+		return []*NDArray{Mul(b, grad(OnesLike(yk), yk, mask))}
 	})
 	return y
 }

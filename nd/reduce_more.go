@@ -247,10 +247,13 @@ func maxAbsLast(d *NDArray) *NDArray {
 	dd := d.Detach()
 	ad := Abs(dd)
 	out := Max(ad, -1)
-	Record(op, out, []*NDArray{d}, func(g *NDArray, _ []bool) []*NDArray {
+	// The backward function's only recorded operand is g: it serves as
+	// its own differentiable form.
+	grad := func(g *NDArray, _ []bool) []*NDArray {
 		at := Equal(ad, ExpandDims(out.Detach(), -1))
 		zero := ad.Session().Zeros(ad.st.dev, ad.dtype, 1)
 		return []*NDArray{Mul(ExpandDims(g, -1), Where(at, Sign(dd), zero))}
-	})
+	}
+	RecordDiff(op, out, []*NDArray{d}, grad, grad)
 	return out
 }

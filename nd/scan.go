@@ -132,24 +132,28 @@ func logAddExp(a, b *NDArray) *NDArray {
 	out := Add(m, Log1p(Exp(Neg(Abs(Sub(ad, bd))))))
 	inf := NotEqual(Abs(m), m.Session().Full(m.st.dev, m.dtype, math.Inf(1)))
 	out = Where(inf, out, m) // ±Inf extremes: a − b would be NaN
-	Record(op, out, []*NDArray{a, b}, func(g *NDArray, need []bool) []*NDArray {
-		od := out.Detach()
+	// grads computes the gradients from ops on a, b and out: detached
+	// for Backward, connected for GradWith's CreateGraph.
+	grads := func(g, a, b, od *NDArray, need []bool, sum func(*NDArray, []int) *NDArray) []*NDArray {
 		s := od.Session()
 		inf := s.Full(od.st.dev, od.dtype, math.Inf(1))
-		finite := NotEqual(Abs(od), inf)
+		finite := NotEqual(Abs(od.Detach()), inf)
 		zero, one := s.Zeros(od.st.dev, od.dtype, 1), s.Ones(od.st.dev, od.dtype, 1)
 		share := func(v *NDArray) *NDArray {
-			atInf := Where(LogicalAnd(Equal(od, inf), Equal(v, inf)), one, zero)
-			return reduceGrad(Mul(g, Where(finite, Exp(Sub(v, od)), atInf)), v.shape)
+			atInf := Where(LogicalAnd(Equal(od.Detach(), inf), Equal(v.Detach(), inf)), one, zero)
+			return sum(Mul(g, Where(finite, Exp(Sub(v, od)), atInf)), v.shape)
 		}
 		var ga, gb *NDArray
 		if need[0] {
-			ga = share(ad)
+			ga = share(a)
 		}
 		if need[1] {
-			gb = share(bd)
+			gb = share(b)
 		}
 		return []*NDArray{ga, gb}
-	})
+	}
+	RecordDiff(op, out, []*NDArray{a, b}, func(g *NDArray, need []bool) []*NDArray {
+		return grads(g, ad, bd, out.Detach(), need, reduceGrad)
+	}, func(g *NDArray, need []bool) []*NDArray { return grads(g, a, b, out, need, sumToRecorded) })
 	return out
 }

@@ -523,9 +523,9 @@ func (s *Session) lift(op string, arrs ...*NDArray) []*NDArray {
 		}
 		a.claimFor(s)
 		v := a.viewIn(s, 0, a.shape)
-		s.record(op, v, []*NDArray{a}, func(g *NDArray, _ []bool) []*NDArray {
+		s.recordDiff(op, v, []*NDArray{a}, func(g *NDArray, _ []bool) []*NDArray {
 			return []*NDArray{g.view(0, g.shape)}
-		})
+		}, identityDiff)
 		out[i] = v
 	}
 	return out
@@ -543,9 +543,9 @@ func (s *Session) Use(a *NDArray) *NDArray {
 	}
 	a.claimFor(s)
 	v := a.viewIn(s, 0, a.shape)
-	s.record(op, v, []*NDArray{a}, func(g *NDArray, _ []bool) []*NDArray {
+	s.recordDiff(op, v, []*NDArray{a}, func(g *NDArray, _ []bool) []*NDArray {
 		return []*NDArray{g.view(0, g.shape)}
-	})
+	}, identityDiff)
 	return v
 }
 

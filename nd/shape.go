@@ -36,9 +36,9 @@ func Reshape(x *NDArray, shape ...int) *NDArray {
 		fail(op, ErrShape, "cannot reshape %v (%d elements) into %v", x.shape, x.Size(), shape)
 	}
 	y := x.view(0, shape)
-	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+	RecordDiff(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
 		return []*NDArray{g.view(0, x.shape)}
-	})
+	}, func(g *NDArray, _ []bool) []*NDArray { return []*NDArray{Reshape(g, x.shape...)} })
 	return y
 }
 
@@ -106,13 +106,13 @@ func Transpose(x *NDArray, axes ...int) *NDArray {
 		seen[p], perm[i] = true, p
 	}
 	y := permuteRaw(x, perm)
-	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
-		inv := make([]int, nd)
-		for i, p := range perm {
-			inv[p] = i
-		}
+	inv := make([]int, nd)
+	for i, p := range perm {
+		inv[p] = i
+	}
+	RecordDiff(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
 		return []*NDArray{permuteRaw(g, inv)}
-	})
+	}, func(g *NDArray, _ []bool) []*NDArray { return []*NDArray{Transpose(g, inv...)} })
 	return y
 }
 
@@ -176,11 +176,14 @@ func SliceAxis(x *NDArray, begin, end, axis int) *NDArray {
 		y = newArray(op, x.Session(), x.st.dev, x.dtype, shape)
 		copyRegion(x.be(), shape, y.storageArg(), region(x, ax, begin))
 	}
-	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+	back := func(g *NDArray) *NDArray {
 		gx := ZerosLike(x)
 		copyRegion(x.be(), g.shape, region(gx, ax, begin), g.storageArg())
-		return []*NDArray{gx}
-	})
+		return gx
+	}
+	RecordDiff(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+		return []*NDArray{back(g)}
+	}, linearDiff(op, 0, 1, back, func(h *NDArray) *NDArray { return SliceAxis(h, begin, end, ax) }))
 	return y
 }
 
@@ -222,12 +225,20 @@ func Concat(arrs []*NDArray, axis int) *NDArray {
 		copyRegion(first.be(), a.shape, region(out, ax, at), a.storageArg())
 		at += a.shape[ax]
 	}
-	Record(op, out, arrs, func(g *NDArray, need []bool) []*NDArray {
+	RecordDiff(op, out, arrs, func(g *NDArray, need []bool) []*NDArray {
 		grads := make([]*NDArray, len(arrs))
 		for i, a := range arrs {
 			if need[i] {
 				grads[i] = newArray(op, g.Session(), g.st.dev, g.dtype, a.shape)
 				copyRegion(g.be(), a.shape, grads[i].storageArg(), region(g, ax, begins[i]))
+			}
+		}
+		return grads
+	}, func(g *NDArray, need []bool) []*NDArray {
+		grads := make([]*NDArray, len(arrs))
+		for i, a := range arrs {
+			if need[i] {
+				grads[i] = SliceAxis(g, begins[i], begins[i]+a.shape[ax], ax)
 			}
 		}
 		return grads
@@ -288,8 +299,8 @@ func BroadcastTo(x *NDArray, shape ...int) *NDArray {
 		fail(op, ErrShape, "cannot broadcast %v to %v", x.shape, shape)
 	}
 	y := broadcastRaw(x, shape)
-	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+	RecordDiff(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
 		return []*NDArray{sumTo(g, x.shape)}
-	})
+	}, func(g *NDArray, _ []bool) []*NDArray { return []*NDArray{sumToRecorded(g, x.shape)} })
 	return y
 }

@@ -86,7 +86,7 @@ func Slice(x *NDArray, ranges ...Range) *NDArray {
 		fail(op, ErrArgument, "%d ranges for a %d-d array of shape %v", len(ranges), x.NDim(), x.shape)
 	}
 	out, src, dstView := sliceRaw(op, x, ranges)
-	Record(op, out, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+	back := func(g *NDArray) *NDArray {
 		gx := ZerosLike(x)
 		if g.Size() > 0 {
 			dst := gx.storageArg()
@@ -94,8 +94,11 @@ func Slice(x *NDArray, ranges ...Range) *NDArray {
 			dst.Strides = src.Strides
 			x.be().Copy(dstView, dst, g.storageArg())
 		}
-		return []*NDArray{gx}
-	})
+		return gx
+	}
+	RecordDiff(op, out, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+		return []*NDArray{back(g)}
+	}, linearDiff(op, 0, 1, back, func(h *NDArray) *NDArray { return Slice(h, ranges...) }))
 	return out
 }
 

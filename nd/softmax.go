@@ -29,12 +29,14 @@ func softmaxOp(x *NDArray, axis int) *NDArray {
 	checkFloat(op, x)
 	mask := axesMask(op, x.NDim(), []int{axis})
 	y := softmaxRaw(op, x, mask, false)
-	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+	RecordDiff(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
 		gy := mulRaw(g, y)
 		s := reduceRaw(op, backend.Sum, gy, mask)
 		d := binaryRaw(op, bSub, g, s)
 		defer release(gy, s, d)
 		return []*NDArray{mulRaw(y, d)}
+	}, func(g *NDArray, _ []bool) []*NDArray { // y·(g − Σ g·y)
+		return []*NDArray{Mul(y, Sub(g, SumKeepDims(Mul(g, y), axis)))}
 	})
 	return y
 }
@@ -50,12 +52,14 @@ func logSoftmaxOp(x *NDArray, axis int) *NDArray {
 	checkFloat(op, x)
 	mask := axesMask(op, x.NDim(), []int{axis})
 	y := softmaxRaw(op, x, mask, true)
-	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+	RecordDiff(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
 		p := unaryRaw(op, backend.Exp, y, 0, 0)
 		s := reduceRaw(op, backend.Sum, g, mask)
 		ps := binaryRaw(op, bMul, p, s)
 		defer release(p, s, ps)
 		return []*NDArray{binaryRaw(op, bSub, g, ps)}
+	}, func(g *NDArray, _ []bool) []*NDArray { // g − e^y·Σ g
+		return []*NDArray{Sub(g, Mul(Exp(y), SumKeepDims(g, axis)))}
 	})
 	return y
 }

@@ -32,13 +32,25 @@ func softmaxCrossEntropyOp(x, labels *NDArray, axis int) *NDArray {
 	loss := newArray(op, sess, dev, dt, labels.shape)
 	lse := newArray(op, sess, dev, Float64, labels.shape)
 	k.SoftmaxCE(p, loss.arg(), lse.arg(), x.arg(), labels.arg())
-	Record(op, loss, []*NDArray{x, labels}, func(g *NDArray, need []bool) []*NDArray {
+	RecordDiff(op, loss, []*NDArray{x, labels}, func(g *NDArray, need []bool) []*NDArray {
 		if !need[0] {
 			return nil
 		}
 		dx := newArray(op, g.Session(), dev, dt, x.shape)
 		backwardKernels(g, k).SoftmaxCEBackward(p, dx.arg(), g.arg(), x.arg(), lse.arg(), labels.arg())
 		return []*NDArray{dx, nil}
+	}, func(g *NDArray, need []bool) []*NDArray { // g·(softmax(x) − onehot(labels))
+		if !need[0] {
+			return nil
+		}
+		picked := linearDiff("Pick", 0, 1, func(g *NDArray) *NDArray {
+			gx := ZerosLike(x)
+			if g.Size() > 0 {
+				x.be().PickBackward(outer, n, inner, gx.arg(), g.arg(), labels.arg())
+			}
+			return gx
+		}, func(h *NDArray) *NDArray { return Pick(h, labels, ax) })
+		return []*NDArray{Sub(Mul(ExpandDims(g, ax), Softmax(x, ax)), picked(g, []bool{true})[0]), nil}
 	})
 	if !sess.IsRecording() {
 		lse.Release()

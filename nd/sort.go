@@ -33,13 +33,16 @@ func cumsumOp(x *NDArray, axis int) *NDArray {
 		x = t
 	}
 	out := cumsumRaw(op, x, ax)
-	Record(op, out, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+	back := func(g *NDArray) *NDArray {
 		f := flipRaw(g, ax)
 		c := cumsumRaw(op, f, ax)
 		r := flipRaw(c, ax)
 		release(f, c)
-		return []*NDArray{r}
-	})
+		return r
+	}
+	RecordDiff(op, out, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+		return []*NDArray{back(g)}
+	}, linearDiff(op, 0, 1, back, func(h *NDArray) *NDArray { return Cumsum(h, ax) }))
 	return out
 }
 
@@ -83,9 +86,10 @@ func Sort(x *NDArray, axis int, descending bool) (values, indices *NDArray) {
 	vals, idx := sortRaw(op, x, ax, descending)
 	outer, n, inner := axisDims(x.shape, ax)
 	p := backend.GatherParams{Outer: outer, N: n, M: n, Inner: inner}
-	Record(op, vals, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
-		return []*NDArray{scatterGrad(p, g, x, idx, nil)}
-	})
+	back := func(g *NDArray) *NDArray { return scatterGrad(p, g, x, idx, nil) }
+	RecordDiff(op, vals, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+		return []*NDArray{back(g)}
+	}, linearDiff(op, 0, 1, back, func(h *NDArray) *NDArray { return Gather(h, idx, ax) }))
 	return vals, idx
 }
 
@@ -163,7 +167,7 @@ func norm(x *NDArray, ord int, keep bool, axes []int) *NDArray {
 	}
 	y := yk.view(0, shape)
 	yk.Release()
-	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+	RecordDiff(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
 		gk := g.view(0, kshape)
 		yk := y.view(0, kshape)
 		zero := x.Session().Full(x.st.dev, x.dtype, 0, 1)
@@ -174,6 +178,12 @@ func norm(x *NDArray, ord int, keep bool, axes []int) *NDArray {
 		r := mulRaw(x, q)
 		release(gk, yk, zero, pos, one, den, q)
 		return []*NDArray{r}
+	}, func(g *NDArray, _ []bool) []*NDArray { // x·g/‖x‖, 0 where the norm is 0
+		yk := Reshape(y, kshape...)
+		zero := x.Session().Full(x.st.dev, x.dtype, 0, 1)
+		one := x.Session().Full(x.st.dev, x.dtype, 1, 1)
+		pos := Greater(yk.Detach(), zero)
+		return []*NDArray{Mul(x, Div(Reshape(g, kshape...), Where(pos, yk, one)))}
 	})
 	return y
 }

@@ -34,6 +34,10 @@ type node struct {
 	inputs   []*NDArray
 	need     []bool
 	backward BackwardFunc
+	// diff, when set, computes the same gradients as backward with
+	// recorded ops, so that GradWith's CreateGraph can differentiate them
+	// again (nil: the op has no second derivative here).
+	diff BackwardFunc
 	// versions are the storage versions of inputs and then of the output
 	// when the op was recorded (see storage.version); readsOut says that
 	// the backward function reads the output (a traced graph's node whose
@@ -74,11 +78,20 @@ func (a *NDArray) requiresGrad() bool {
 // computing out; custom functions (package autograd) call it with their
 // own backward.
 func Record(op string, out *NDArray, inputs []*NDArray, backward BackwardFunc) {
-	sessionOf(op, inputs...).record(op, out, inputs, backward)
+	sessionOf(op, inputs...).recordDiff(op, out, inputs, backward, nil)
 }
 
-// record is Record in a known session.
-func (s *Session) record(op string, out *NDArray, inputs []*NDArray, backward BackwardFunc) {
+// RecordDiff is Record for an op whose gradient can be differentiated
+// again: diff computes the same gradients as backward, but with ordinary
+// (recording) ops on g and on the op's inputs and output, so that
+// GradWith with CreateGraph records the gradient's own graph (PyTorch's
+// create_graph). backward stays what a plain Backward runs.
+func RecordDiff(op string, out *NDArray, inputs []*NDArray, backward, diff BackwardFunc) {
+	sessionOf(op, inputs...).recordDiff(op, out, inputs, backward, diff)
+}
+
+// recordDiff is RecordDiff in a known session.
+func (s *Session) recordDiff(op string, out *NDArray, inputs []*NDArray, backward, diff BackwardFunc) {
 	if !s.IsRecording() {
 		return
 	}
@@ -102,7 +115,7 @@ func (s *Session) record(op string, out *NDArray, inputs []*NDArray, backward Ba
 		}
 	}
 	versions[len(inputs)] = out.st.version.Load()
-	out.ag.Store(&agState{node: &node{op: op, inputs: inputs, need: need, backward: backward, versions: versions}})
+	out.ag.Store(&agState{node: &node{op: op, inputs: inputs, need: need, backward: backward, diff: diff, versions: versions}})
 }
 
 // AttachGrad allocates a zeroed gradient buffer for a with the given

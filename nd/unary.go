@@ -46,9 +46,9 @@ func unaryOp(op string, code backend.UnaryOp, x *NDArray, p1, p2 float64, grad f
 		x, made = autocast1(op, castFloat32, x)
 	}
 	y := unaryRaw(op, code, x, p1, p2)
-	Record(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+	RecordDiff(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
 		return []*NDArray{grad(g, x, y)}
-	})
+	}, unaryDiffFor(op, x, y, p1, grad))
 	castsDone(y, made)
 	return y
 }

@@ -36,7 +36,7 @@ func Where(cond, a, b *NDArray) *NDArray {
 func whereOp(cond, a, b *NDArray) *NDArray {
 	const op = "Where"
 	out := whereRaw(op, cond, a, b)
-	Record(op, out, []*NDArray{cond, a, b}, func(g *NDArray, need []bool) []*NDArray {
+	RecordDiff(op, out, []*NDArray{cond, a, b}, func(g *NDArray, need []bool) []*NDArray {
 		var ga, gb *NDArray
 		zero := g.Session().Full(g.st.dev, g.dtype, 0, 1)
 		defer zero.Release()
@@ -45,6 +45,16 @@ func whereOp(cond, a, b *NDArray) *NDArray {
 		}
 		if need[2] {
 			gb = reduceGrad(whereRaw(op, cond, zero, g), b.shape)
+		}
+		return []*NDArray{nil, ga, gb}
+	}, func(g *NDArray, need []bool) []*NDArray {
+		var ga, gb *NDArray
+		zero := g.Session().Full(g.st.dev, g.dtype, 0, 1)
+		if need[1] {
+			ga = sumToRecorded(Where(cond, g, zero), a.shape)
+		}
+		if need[2] {
+			gb = sumToRecorded(Where(cond, zero, g), b.shape)
 		}
 		return []*NDArray{nil, ga, gb}
 	})

@@ -1,0 +1,165 @@
+package ndtest
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/nd"
+)
+
+// errNoSecondOrder marks a case whose graph holds an op without a
+// differentiable backward function.
+var errNoSecondOrder = errors.New("no second derivative")
+
+// CheckGradGrad checks second derivatives of f at inputs (float64 arrays),
+// as PyTorch's gradgradcheck: with s = Σ f(inputs)·w for a fixed random w,
+// and the first-order gradients ∂s/∂x_i taken by nd.GradWith with
+// CreateGraph, the scalar F = Σ_i Σ (∂s/∂x_i)·v_i (v_i fixed and random) is
+// differentiated by Backward and compared with central differences of F,
+// computed from first-order gradients alone. It returns an error wrapping
+// errNoSecondOrder when an op on the path has no differentiable backward
+// function, and reports mismatches through t.
+func CheckGradGrad(t testing.TB, f func(in []*nd.NDArray) *nd.NDArray, inputs []*nd.NDArray, tol GradTol, noGrad ...int) error {
+	t.Helper()
+	tol = tol.withDefaults()
+	skip := map[int]bool{}
+	for _, i := range noGrad {
+		skip[i] = true
+	}
+	var vars []int
+	for i, in := range inputs {
+		if in.DType() != nd.Float64 {
+			t.Fatalf("CheckGradGrad: input %d is %v; gradient checks need float64", i, in.DType())
+		}
+		if !skip[i] {
+			vars = append(vars, i)
+		}
+	}
+	dev := inputs[0].Context()
+	var w *nd.NDArray
+	v := make([]*nd.NDArray, len(inputs))
+	for k, i := range vars {
+		v[i] = Rand(dev, gradSeed+10+uint64(k), -1, 1, inputs[i].Shape()...)
+	}
+	// total computes F, recording its graph when create is set.
+	total := func(create bool) *nd.NDArray {
+		for _, i := range vars {
+			inputs[i].AttachGrad(nd.GradWrite)
+		}
+		var F *nd.NDArray
+		nd.DefaultSession().RecordMode(tol.Train, func() {
+			nd.Seed(gradSeed)
+			out := f(inputs)
+			if w == nil {
+				nd.Seed(gradSeed + 1)
+				w = nd.RandomUniform(dev, nd.Float64, -1, 1, out.Shape()...)
+			}
+			s := nd.Sum(nd.Mul(out, w))
+			vs := make([]*nd.NDArray, len(vars))
+			for k, i := range vars {
+				vs[k] = inputs[i]
+			}
+			gs := nd.GradWith([]*nd.NDArray{s}, vs, nd.GradOpts{CreateGraph: create})
+			for k, g := range gs {
+				if g == nil {
+					continue
+				}
+				term := nd.Sum(nd.Mul(g, v[vars[k]]))
+				if F == nil {
+					F = term
+				} else {
+					F = nd.Add(F, term)
+				}
+			}
+			if F != nil && create {
+				if err := nd.Catch(func() { nd.Backward([]*nd.NDArray{F}, nil, false) }); err != nil && !strings.Contains(err.Error(), "not part of a recorded graph") {
+					panic(err)
+				}
+			}
+		})
+		return F
+	}
+	var analytic [][]float64
+	if err := nd.Catch(func() {
+		F := total(true)
+		analytic = make([][]float64, len(inputs))
+		for _, i := range vars {
+			if F == nil {
+				analytic[i] = make([]float64, inputs[i].Size())
+			} else {
+				analytic[i] = inputs[i].Grad().Float64s()
+			}
+		}
+	}); err != nil {
+		if strings.Contains(err.Error(), "cannot be differentiated again") {
+			return fmt.Errorf("%w: %v", errNoSecondOrder, err)
+		}
+		return err
+	}
+	eval := func() float64 {
+		F := total(false)
+		if F == nil {
+			return 0
+		}
+		return F.Scalar()
+	}
+	for _, i := range vars {
+		in := inputs[i]
+		vals := in.Float64s()
+		for j := range vals {
+			orig := vals[j]
+			vals[j] = orig + tol.Step
+			nd.Assign(in, nd.FromSlice(dev, vals, in.Shape()...))
+			lp := eval()
+			vals[j] = orig - tol.Step
+			nd.Assign(in, nd.FromSlice(dev, vals, in.Shape()...))
+			lm := eval()
+			vals[j] = orig
+			nd.Assign(in, nd.FromSlice(dev, vals, in.Shape()...))
+			num := (lp - lm) / (2 * tol.Step)
+			if d := math.Abs(analytic[i][j] - num); !(d <= tol.Atol+tol.Rtol*math.Abs(num)) {
+				t.Errorf("input %d %v, element %d: analytic second derivative %.8g, numerical %.8g (diff %.3g)", i, in.Shape(), j, analytic[i][j], num, d)
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// GradGradChecks runs CheckGradGrad on every gradient case of GradChecks
+// on context dev. A case whose ops include one without a differentiable
+// backward function must be listed in NoSecondOrder (and one listed
+// there must not pass), so that the list stays the exact account of what
+// CreateGraph covers.
+func GradGradChecks(t *testing.T, dev ctx.Context) {
+	forEachGradCase(t, dev, func(t *testing.T, c gradCase) {
+		tol := c.tol
+		tol.Step = math.Max(tol.Step, 1e-5) // differences of gradients, not of values
+		tol.Atol = math.Max(tol.Atol, 1e-5)
+		tol.Rtol = math.Max(tol.Rtol, 1e-4)
+		err := CheckGradGrad(t, c.f, c.in(), tol, c.noGrad...)
+		listed := NoSecondOrder[c.op]
+		switch {
+		case errors.Is(err, errNoSecondOrder) && listed:
+			t.Skipf("%s has no second derivative here: %v", c.op, err)
+		case errors.Is(err, errNoSecondOrder):
+			t.Errorf("%v (add a differentiable backward function, or list %s in NoSecondOrder)", err, c.op)
+		case err != nil:
+			t.Error(err)
+		case listed:
+			t.Errorf("%s is listed in NoSecondOrder but its second derivatives pass: remove it", c.op)
+		}
+	})
+}
+
+// NoSecondOrder lists the gradient cases (by op) whose graphs hold an op
+// without a differentiable backward function: GradWith with CreateGraph
+// fails on them with ErrGraph, naming the op.
+var NoSecondOrder = map[string]bool{
+	"Digamma": true, // its derivative, Trigamma, is not differentiable here
+	"Pdist":   true, // its backward function reads detached distances
+}
