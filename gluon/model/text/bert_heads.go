@@ -188,6 +188,13 @@ func NewBertForMaskedLM(cfg BertConfig) *BertForMaskedLM {
 	m := &BertForMaskedLM{BlockMeta: gluon.NewBlockMeta("bertformaskedlm"), cfg: cfg}
 	m.bert = named(&m.BlockMeta, "bert", b)
 	cls := named(&m.BlockMeta, "cls", &group{gluon.NewBlockMeta("cls")})
+	m.pred = named(&cls.BlockMeta, "predictions", newBertLMPrediction(cfg))
+	return m
+}
+
+// newBertLMPrediction returns cls.predictions of configuration cfg, its
+// bias zero.
+func newBertLMPrediction(cfg BertConfig) *bertLMPrediction {
 	p := &bertLMPrediction{BlockMeta: gluon.NewBlockMeta("predictions")}
 	p.bias = p.AddParam(gluon.NewParameter("bias", cfg.VocabSize))
 	p.bias.Init = initializer.Zero()
@@ -195,8 +202,18 @@ func NewBertForMaskedLM(cfg BertConfig) *BertForMaskedLM {
 	tr.dense = named(&tr.BlockMeta, "dense", bertDense(cfg.HiddenSize, cfg.HiddenSize, cfg.InitializerRange))
 	tr.ln = named(&tr.BlockMeta, "LayerNorm", layerNorm(cfg.HiddenSize, cfg.LayerNormEps))
 	p.transform = named(&p.BlockMeta, "transform", tr)
-	m.pred = named(&cls.BlockMeta, "predictions", p)
-	return m
+	return p
+}
+
+// logits maps the sequence output [B, T, H] to token logits [B, T, V]:
+// the transform, then the word embedding word [V, H] (tied) and the bias.
+func (p *bertLMPrediction) logits(seq *nd.NDArray, word *gluon.Parameter) *nd.NDArray {
+	tr := p.transform
+	h := tr.ln.Forward(activations[tr.act](tr.dense.Forward(seq)))
+	sh, w := seq.Shape(), word.DataFor(h)
+	v, hidden := w.Shape()[0], w.Shape()[1]
+	logits := nd.FullyConnected(nd.Reshape(h, -1, hidden), w, p.bias.DataFor(h))
+	return nd.Reshape(logits, sh[0], sh[1], v)
 }
 
 // Config returns the model's configuration, defaults filled in.
@@ -211,11 +228,7 @@ func (m *BertForMaskedLM) Bert() *Bert { return m.bert }
 // Bert.Run).
 func (m *BertForMaskedLM) Logits(ids, tokenTypes, mask *nd.NDArray) *nd.NDArray {
 	seq, _ := m.bert.run("text.BertForMaskedLM.Logits", ids, tokenTypes, mask)
-	tr := m.pred.transform
-	h := tr.ln.Forward(activations[tr.act](tr.dense.Forward(seq)))
-	sh := seq.Shape()
-	logits := nd.FullyConnected(nd.Reshape(h, -1, m.cfg.HiddenSize), m.bert.emb.word.Weight.DataFor(h), m.pred.bias.DataFor(h))
-	return nd.Reshape(logits, sh[0], sh[1], m.cfg.VocabSize)
+	return m.pred.logits(seq, m.bert.emb.word.Weight)
 }
 
 // ForwardMulti takes (ids, token types, attention mask), the last two

@@ -9,8 +9,11 @@ import (
 )
 
 // BertNet is one of the package's BERT models — *Bert,
-// *BertForSequenceClassification or *BertForMaskedLM — as LoadBert and
-// SaveBert take them. Other types cannot implement it.
+// *BertForSequenceClassification, *BertForMaskedLM,
+// *BertForTokenClassification, *BertForQuestionAnswering,
+// *BertForPreTraining, *BertForNextSentencePrediction or
+// *BertForMultipleChoice — as LoadBert and SaveBert take them. Other
+// types cannot implement it.
 type BertNet interface {
 	gluon.Component
 	bertLayout() layout
@@ -84,6 +87,18 @@ func (m *BertForMaskedLM) bertLayout() layout {
 	return headLayout(tie{decoderWeight, wordEmbKey}, tie{decoderBias, predictionBias})
 }
 
+func (m *BertForTokenClassification) bertLayout() layout { return headLayout() }
+
+func (m *BertForQuestionAnswering) bertLayout() layout { return headLayout() }
+
+func (m *BertForPreTraining) bertLayout() layout {
+	return headLayout(tie{decoderWeight, wordEmbKey}, tie{decoderBias, predictionBias})
+}
+
+func (m *BertForNextSentencePrediction) bertLayout() layout { return headLayout() }
+
+func (m *BertForMultipleChoice) bertLayout() layout { return headLayout() }
+
 // BertLoadOpts configure LoadBert.
 type BertLoadOpts struct {
 	// Partial loads what the file and the model share, as transformers'
@@ -112,12 +127,13 @@ type LoadReport struct {
 // given) for parameters not yet initialised. The keys are those of
 // transformers' models: a bare BertModel's (embeddings.*, encoder.*,
 // pooler.*) and those of the models with heads (bert.embeddings.*, ...,
-// classifier.*, cls.predictions.*) load into any of the three types, the
-// "bert." prefix dropped or added; the layer norms' gamma and beta of
-// older checkpoints load as weight and bias; the position_ids and
-// token_type_ids buffers are skipped; cls.predictions.decoder.weight and
-// .bias, where present, must equal the word embedding and
-// cls.predictions.bias, to which BertForMaskedLM ties them.
+// and the heads' classifier.*, qa_outputs.*, cls.predictions.*,
+// cls.seq_relationship.*) load into any of the types, the "bert." prefix
+// dropped or added; the layer norms' gamma and beta of older checkpoints
+// load as weight and bias; the position_ids and token_type_ids buffers
+// are skipped; cls.predictions.decoder.weight and .bias, where present,
+// must equal the word embedding and cls.predictions.bias, to which
+// BertForMaskedLM and BertForPreTraining tie them.
 //
 // Without opts.Partial, a file that does not fit exactly is a *LoadError
 // listing every missing key, unexpected key, wrong shape and untied

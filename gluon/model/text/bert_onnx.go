@@ -93,7 +93,13 @@ func (m *BertForMaskedLM) exportONNX(g gluon.ONNXGraph, ids, tt, mask string) (s
 	if err != nil {
 		return "", err
 	}
-	tr := m.pred.transform
+	return m.pred.exportONNX(g, seq, m.bert.emb.word.Weight)
+}
+
+// exportONNX writes the token logits of the sequence output seq, the
+// output layer tied to the word embedding word.
+func (p *bertLMPrediction) exportONNX(g gluon.ONNXGraph, seq string, word *gluon.Parameter) (string, error) {
+	tr := p.transform
 	h, err := g.Block(tr.dense, seq)
 	if err != nil {
 		return "", err
@@ -104,8 +110,8 @@ func (m *BertForMaskedLM) exportONNX(g gluon.ONNXGraph, ids, tt, mask string) (s
 	if h, err = g.Block(tr.ln, h); err != nil {
 		return "", err
 	}
-	wt := onnxOp(g, "Transpose", map[string]any{"perm": []int{1, 0}}, g.Param(m.bert.emb.word.Weight))
-	return onnxOp(g, "Add", nil, onnxOp(g, "MatMul", nil, h, wt), g.Param(m.pred.bias)), nil
+	wt := onnxOp(g, "Transpose", map[string]any{"perm": []int{1, 0}}, g.Param(word))
+	return onnxOp(g, "Add", nil, onnxOp(g, "MatMul", nil, h, wt), g.Param(p.bias)), nil
 }
 
 // onnxInputs unpacks ExportONNXMulti's (ids, token types, mask).

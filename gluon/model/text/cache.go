@@ -8,15 +8,20 @@ import (
 // Cache holds the attention keys and values of the positions a GPT2 has
 // seen through ForwardCached, per layer, so that the next positions
 // attend to them without recomputing them (Hugging Face's
-// past_key_values). Its arrays live until Release or the next
-// ForwardCached replaces them, whatever scopes close meanwhile. A Cache
-// is for one model, one batch and one context, used by one goroutine at
-// a time.
+// past_key_values). After ForwardCachedMasked it holds the attention
+// mask of its positions too, which later ForwardCached calls extend by
+// ones (the new tokens are not padding). Its arrays live until Release or
+// the next ForwardCached replaces them, whatever scopes close meanwhile.
+// A Cache is for one model, one batch and one context, used by one
+// goroutine at a time.
 type Cache struct {
 	layers []layerCache
 	n      int         // positions held
 	batch  int         // the batch of the first call; 0 before it
 	dev    ctx.Context // the context of the first call
+	// keep is the Bool mask [batch, n] of the positions held that are
+	// tokens (not padding), nil when no call gave a mask.
+	keep *nd.NDArray
 }
 
 // layerCache is one layer's keys and values, [B·heads, positions,
@@ -37,7 +42,17 @@ func (c *Cache) Release() {
 		c.layers[i].v.Release()
 		c.layers[i] = layerCache{}
 	}
+	c.keep.Release()
+	c.keep = nil
 	c.n, c.batch = 0, 0
+}
+
+// setMask makes keep [batch, n] (after the call's positions were added)
+// the cache's mask: a persistent copy, the one it replaces released.
+func (c *Cache) setMask(keep *nd.NDArray) {
+	old := c.keep
+	c.keep = keep.Copy().Persist()
+	old.Release()
 }
 
 // check panics unless the cache fits a model of the given depth and a

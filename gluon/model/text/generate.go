@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/goluon/goluon/autograd"
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/nd"
 )
@@ -47,7 +46,18 @@ type GenerateOpts struct {
 	// chosen (to stream the text), an EOS token too, before the
 	// generation ends on it: it sees exactly the tokens Generate returns.
 	// Returning false ends the generation after that token.
+	// GenerateBatch, which continues several sequences, takes
+	// OnBatchToken instead (OnToken set is an error there).
 	OnToken func(tok int64) bool
+	// OnBatchToken is OnToken for GenerateBatch: it is called with the
+	// row (the index of the prompt) and each new token of that row as
+	// soon as it is chosen, the rows of one step in order (row 0's first
+	// token, row 1's first, ..., then row 0's second), an EOS token too;
+	// it sees exactly the tokens GenerateBatch returns, and no token of a
+	// row that has ended. Returning false ends that row after that token;
+	// the others go on. Generate calls it with row 0, after OnToken when
+	// both are set.
+	OnBatchToken func(row int, tok int64) bool
 }
 
 // Generate continues prompt (token ids) by up to maxNewTokens tokens and
@@ -58,7 +68,8 @@ type GenerateOpts struct {
 // returned, never fed back) must fit NPositions: a prompt of NPositions
 // tokens can still get one new token.
 // Bad options, token ids outside the vocabulary and uninitialised
-// parameters are returned as errors.
+// parameters are returned as errors. GenerateBatch continues several
+// prompts at once.
 func (m *GPT2) Generate(prompt []int64, maxNewTokens int, o GenerateOpts) ([]int64, error) {
 	if err := m.checkGenerate(prompt, maxNewTokens, o); err != nil {
 		return nil, err
@@ -66,41 +77,25 @@ func (m *GPT2) Generate(prompt []int64, maxNewTokens int, o GenerateOpts) ([]int
 	if maxNewTokens == 0 {
 		return []int64{}, nil
 	}
-	w := m.body.wte.Weight
-	if !w.Initialized() {
-		return nil, fmt.Errorf("text: generate: the parameters are not initialised (gluon.Initialize or Load)")
+	var emit func(int, int64) bool
+	if o.OnToken != nil || o.OnBatchToken != nil {
+		emit = func(_ int, tok int64) bool {
+			more := true
+			if o.OnToken != nil {
+				more = o.OnToken(tok)
+			}
+			if o.OnBatchToken != nil {
+				more = o.OnBatchToken(0, tok) && more
+			}
+			return more
+		}
 	}
-	dev := w.Contexts()[0]
-	sampler := nd.NewSession(fmt.Sprintf("text.Generate/%d", o.Seed))
-	var out []int64
-	err := nd.Catch(func() {
-		autograd.PauseMode(false, func() {
-			c := m.NewCache()
-			defer c.Release()
-			// step returns the logits after next, the step's temporaries
-			// released (a panic too releases them).
-			step := func(next []int64) []float64 {
-				s := nd.NewScope()
-				defer s.Close()
-				logits := m.ForwardCached(nd.FromSlice(dev, next, 1, len(next)), c)
-				return nd.SliceAxis(logits, len(next)-1, len(next), 1).Float64s()
-			}
-			next := prompt
-			for len(out) < maxNewTokens {
-				tok := pick(step(next), o, sampler)
-				out = append(out, tok)
-				// OnToken sees every token returned, the EOS one too.
-				if o.OnToken != nil && !o.OnToken(tok) || slices.Contains(o.EOS, tok) {
-					break
-				}
-				next = []int64{tok}
-			}
-		})
-	})
+	samplers := []*nd.Session{nd.NewSession(fmt.Sprintf("text.Generate/%d", o.Seed))}
+	out, err := m.decode([][]int64{prompt}, maxNewTokens, o, samplers, emit)
 	if err != nil {
-		return nil, fmt.Errorf("text: generate: %w", err)
+		return nil, err
 	}
-	return out, nil
+	return out[0], nil
 }
 
 // checkGenerate returns an error for arguments Generate cannot take.

@@ -61,8 +61,10 @@ func (m *GPT2) Config() GPT2Config { return m.cfg }
 
 // Forward maps token ids [B, T] (Int64 or Int32, T ≤ NPositions) to
 // logits [B, T, VocabSize] on the ids' context. Position t attends to
-// positions 0..t only.
-func (m *GPT2) Forward(ids *nd.NDArray) *nd.NDArray { return m.forward("text.GPT2.Forward", ids, nil) }
+// positions 0..t only. ForwardMasked takes padded batches.
+func (m *GPT2) Forward(ids *nd.NDArray) *nd.NDArray {
+	return m.forward("text.GPT2.Forward", ids, nil, nil)
+}
 
 // ForwardCached maps the token ids [B, T] that follow the c.Len()
 // positions c holds to their logits [B, T, VocabSize], attending to the
@@ -82,10 +84,13 @@ func (m *GPT2) ForwardCached(ids *nd.NDArray, c *Cache) *nd.NDArray {
 	if ids.Session().IsRecording() {
 		nd.Panicf(op, nd.ErrArgument, "the cache is for inference: run Forward, not ForwardCached, while recording")
 	}
-	return m.forward(op, ids, c)
+	return m.forward(op, ids, nil, c)
 }
 
-func (m *GPT2) forward(op string, ids *nd.NDArray, c *Cache) *nd.NDArray {
+// forward runs the model on ids after the positions c holds (nil: no
+// cache), with an attention mask over the held and the new positions
+// (nil: the cache's, extended by ones, or none).
+func (m *GPT2) forward(op string, ids, mask *nd.NDArray, c *Cache) *nd.NDArray {
 	if ids.NDim() != 2 || ids.DType().IsFloat() {
 		nd.Panicf(op, nd.ErrShape, "token ids %v of %v: want an integer [batch, time] array", ids.Shape(), ids.DType())
 	}
@@ -98,19 +103,26 @@ func (m *GPT2) forward(op string, ids *nd.NDArray, c *Cache) *nd.NDArray {
 	if t < 1 || past+t > m.cfg.NPositions {
 		nd.Panicf(op, nd.ErrShape, "%d tokens after %d cached ones: want 1 to %d in all (n_positions)", t, past, m.cfg.NPositions)
 	}
-	b, dev := m.body, ids.Context()
-	pos := ids.Session().Arange(dev, nd.Int64, float64(past), float64(past+t), 1)
-	x := nd.Add(b.wte.Forward(ids), nd.Take(b.wpe.Weight.DataFor(ids), pos, 0))
+	b := m.body
+	keep := m.keepMask(op, ids, mask, c, past)
+	x := nd.Add(b.wte.Forward(ids), nd.Take(b.wpe.Weight.DataFor(ids), positions(ids, keep, past), 0))
 	x = dropout(x, m.cfg.EmbdPdrop)
+	var ext *nd.NDArray
+	if keep != nil {
+		ext = extendedMask(keep, x.DType())
+	}
 	for i, blk := range b.blocks {
 		var kv *layerCache
 		if c != nil {
 			kv = &c.layers[i]
 		}
-		x = blk.forward(x, kv)
+		x = blk.forward(x, kv, ext)
 	}
 	if c != nil {
 		c.n += t
+		if keep != nil {
+			c.setMask(keep)
+		}
 	}
 	x = b.lnF.Forward(x)
 	logits := nd.FullyConnected(nd.Reshape(x, -1, m.cfg.NEmbd), b.wte.Weight.DataFor(x), nil)

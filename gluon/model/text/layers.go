@@ -99,8 +99,10 @@ func newAttention(c GPT2Config, layer int, projStd float64) *attention {
 }
 
 // forward attends x [B, T, E] to itself and, ahead of it, to the keys and
-// values kv holds (nil: none), which it extends by x's.
-func (a *attention) forward(x *nd.NDArray, kv *layerCache) *nd.NDArray {
+// values kv holds (nil: none), which it extends by x's. ext [B, 1, 1, S]
+// (nil: none), added to the scores of the S keys, holds 0 for the tokens
+// and the dtype's lowest value for the padding.
+func (a *attention) forward(x *nd.NDArray, kv *layerCache, ext *nd.NDArray) *nd.NDArray {
 	sh := x.Shape()
 	b, t, e, h, d := sh[0], sh[1], a.width, a.heads, a.headDim
 	qkv := nd.Split(a.cAttn.Forward(x), 3, 2)
@@ -116,6 +118,9 @@ func (a *attention) forward(x *nd.NDArray, kv *layerCache) *nd.NDArray {
 	scores := nd.Dot(q, k, false, true) // [B·h, T, S]
 	if a.scale != 1 {
 		scores = nd.MulScalar(scores, a.scale)
+	}
+	if ext != nil {
+		scores = nd.Reshape(nd.Add(nd.Reshape(scores, b, h, t, s), ext), b*h, t, s)
 	}
 	if t > 1 {
 		scores = nd.MaskedFill(scores, nn.CausalMask(scores, t, s), math.Inf(-1))
@@ -167,8 +172,8 @@ func newBlock(c GPT2Config, layer int) *block {
 	return b
 }
 
-func (b *block) forward(x *nd.NDArray, kv *layerCache) *nd.NDArray {
-	x = nd.Add(x, b.attn.forward(b.ln1.Forward(x), kv))
+func (b *block) forward(x *nd.NDArray, kv *layerCache, ext *nd.NDArray) *nd.NDArray {
+	x = nd.Add(x, b.attn.forward(b.ln1.Forward(x), kv, ext))
 	return nd.Add(x, b.mlp.Forward(b.ln2.Forward(x)))
 }
 

@@ -31,7 +31,12 @@
 // with gluon.Hybridize). ForwardCached extends a Cache of the attention's
 // keys and values, so that Generate (greedy, or sampling with
 // temperature, top-k and top-p from nd's seeded generators) spends one
-// position's work per new token. The model exports to ONNX
+// position's work per new token. ForwardMasked and ForwardCachedMasked
+// take an attention mask for padded batches, as transformers' GPT-2 takes
+// attention_mask (the padded keys masked, the positions counted from the
+// mask as its generate counts them), and GenerateBatch continues prompts
+// of different lengths at once, padded on the left, each row ending at
+// its own end token (OnBatchToken streams the tokens with their row). The model exports to ONNX
 // (gluon/onnx.Export with Int64 input; batch and length may be free),
 // and Save writes the state dict in save_pretrained's safetensors layout
 // (transformer.* keys, no lm_head.weight, metadata format "pt"). BPE is
@@ -47,18 +52,26 @@
 // logits under config.json's attention flags too
 // (testdata/make_goldens.py makes the fixture and the goldens; the
 // tokenizer's goldens come from testdata/make_bpe_goldens.py, which runs
-// GPT-2's pre-tokenisation pattern in Python's regex module).
+// GPT-2's pre-tokenisation pattern in Python's regex module). The logits
+// of a left-padded batch equal, at its tokens, those of a transcription
+// with transformers' attention mask and generate's position ids within
+// 1e-5 (float32) and 1e-12 (float64), and greedy batched generation
+// gives every row the tokens Generate gives it alone
+// (testdata/make_gpt2_batch_goldens.py).
 //
 // # BERT
 //
-// NewBert, NewBertForSequenceClassification and NewBertForMaskedLM build
-// transformers' BertModel, BertForSequenceClassification and
-// BertForMaskedLM, their parameters named and shaped as those models'
-// state-dict keys (bert.embeddings.word_embeddings.weight,
+// NewBert, NewBertForSequenceClassification, NewBertForMaskedLM,
+// NewBertForTokenClassification, NewBertForQuestionAnswering,
+// NewBertForPreTraining, NewBertForNextSentencePrediction and
+// NewBertForMultipleChoice build transformers' models of those names,
+// their parameters named and shaped as those models' state-dict keys
+// (bert.embeddings.word_embeddings.weight,
 // bert.encoder.layer.0.attention.self.query.weight, ..., classifier.weight,
-// cls.predictions.transform.dense.weight; dense weights [out, in]), so
-// that bert-base-uncased's model.safetensors or pytorch_model.bin loads
-// as it is:
+// qa_outputs.weight, cls.predictions.transform.dense.weight,
+// cls.seq_relationship.weight; dense weights [out, in]), so that
+// bert-base-uncased's model.safetensors or pytorch_model.bin (the
+// pre-training heads' layout) or a fine-tuned model's loads as it is:
 //
 //	cfg, err := text.LoadBertConfig("bert-base-uncased/config.json")
 //	cfg.NumLabels = 3
@@ -74,10 +87,15 @@
 // mask), the last two optional, train with a gluon.Trainer (data-parallel
 // too), hybridize, and export to ONNX (gluon/onnx.Export on the ids, or
 // ExportMulti on all three inputs). SaveBert writes save_pretrained's
-// keys. BertTokenizer is BERT's WordPiece tokenizer, uncased or cased.
-// Outputs, losses and gradients equal a plain-torch transcription of the
-// three models within 1e-4 (testdata/make_bert_goldens.py); the
-// tokenizer's goldens come from a Python transcription of BERT's
+// keys. Each head has the Loss transformers computes with labels (−100
+// ignored; question answering's positions clamped as transformers clamps
+// them; pre-training's masked-LM plus next-sentence loss). BertTokenizer
+// is BERT's WordPiece tokenizer, uncased or cased. Outputs, losses and
+// gradients equal a plain-torch transcription of BertModel,
+// BertForSequenceClassification and BertForMaskedLM within 1e-4
+// (testdata/make_bert_goldens.py), and of the other heads within 1e-5
+// (float32) and 1e-11 (float64) (testdata/make_bert_heads_goldens.py);
+// the tokenizer's goldens come from a Python transcription of BERT's
 // documented tokenisation (testdata/make_wordpiece_goldens.py).
 package text
 
