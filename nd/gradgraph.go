@@ -49,7 +49,10 @@ func GradWith(heads, vars []*NDArray, o GradOpts) []*NDArray {
 			if !slices.Equal(h.shape, o.HeadGrads[i].shape) {
 				fail(op, ErrShape, "head %d has shape %v but its gradient has shape %v", i, h.shape, o.HeadGrads[i].shape)
 			}
-			hg[i] = o.HeadGrads[i].view(0, o.HeadGrads[i].shape)
+			hg[i] = o.HeadGrads[i]
+			if !o.CreateGraph { // (a pass that records keeps the head gradient's own graph, and releases nothing)
+				hg[i] = o.HeadGrads[i].view(0, o.HeadGrads[i].shape)
+			}
 		} else {
 			hg[i] = OnesLike(h)
 		}

@@ -73,6 +73,11 @@ func (a *NDArray) requiresGrad() bool {
 	return s != nil && (s.node != nil || s.traced || (s.grad != nil && s.req != GradNull))
 }
 
+// RequiresGrad reports whether a gradient flows to a (PyTorch's
+// requires_grad): a has a gradient buffer that wants one, or a recorded op
+// produced it.
+func (a *NDArray) RequiresGrad() bool { return a.requiresGrad() }
+
 // Record attaches a tape node to out when the session of the inputs (see
 // Session) records and some input requires a gradient. Ops call it after
 // computing out; custom functions (package autograd) call it with their
