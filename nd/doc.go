@@ -85,9 +85,9 @@
 // Conv2D, Conv3D and their transposes, with fused bias and ReLU; max and
 // average pooling; Cdist, GridSample and Interpolate; BatchNorm (batch or running statistics), LayerNorm,
 // GroupNorm and InstanceNorm; Dropout; CopyTo and AsType; Logit, Xlogy and
-// NanToNum. A derivative of a piecewise-linear op (ReLU, Abs, Clip, max
+// NanToNum; nd/fft's transforms, STFT and complex helpers. A derivative of a piecewise-linear op (ReLU, Abs, Clip, max
 // pooling) is taken as constant, as in PyTorch. Ops outside the list
-// (Pdist, the linear algebra and FFT packages, hybridized graphs,
+// (Pdist, the linear algebra package, hybridized graphs,
 // activation checkpoints, half-precision kernels) fail with ErrGraph
 // naming the op. ndtest.GradGradChecks checks every listed op's second
 // derivatives against central differences on every backend.

@@ -70,10 +70,13 @@ func Abs(z *nd.NDArray) *nd.NDArray {
 	checkComplex(op, z)
 	zd := z.Detach()
 	out := nd.Hypot(Real(zd), Imag(zd))
-	nd.Record(op, out, []*nd.NDArray{z}, func(g *nd.NDArray, _ []bool) []*nd.NDArray {
-		r := safeDiv(g, out.Detach()) // G/|z|
-		return []*nd.NDArray{nd.Mul(zd, nd.ExpandDims(r, -1))}
-	})
+	grad := func(g, z, out *nd.NDArray) []*nd.NDArray {
+		r := safeDiv(g, out) // G/|z|
+		return []*nd.NDArray{nd.Mul(z, nd.ExpandDims(r, -1))}
+	}
+	nd.RecordDiff(op, out, []*nd.NDArray{z}, func(g *nd.NDArray, _ []bool) []*nd.NDArray {
+		return grad(g, zd, out.Detach())
+	}, func(g *nd.NDArray, _ []bool) []*nd.NDArray { return grad(g, z, out) })
 	return out
 }
 
@@ -84,12 +87,14 @@ func Angle(z *nd.NDArray) *nd.NDArray {
 	const op = "fft.Angle"
 	checkComplex(op, z)
 	zd := z.Detach()
-	re, im := Real(zd), Imag(zd)
-	out := nd.Atan2(im, re)
-	nd.Record(op, out, []*nd.NDArray{z}, func(g *nd.NDArray, _ []bool) []*nd.NDArray {
+	out := nd.Atan2(Imag(zd), Real(zd))
+	grad := func(g, z *nd.NDArray) []*nd.NDArray {
+		re, im := Real(z), Imag(z)
 		r := safeDiv(g, nd.Add(nd.Mul(re, re), nd.Mul(im, im))) // G/|z|²
 		return []*nd.NDArray{nd.Stack([]*nd.NDArray{nd.Neg(nd.Mul(im, r)), nd.Mul(re, r)}, -1)}
-	})
+	}
+	nd.RecordDiff(op, out, []*nd.NDArray{z}, func(g *nd.NDArray, _ []bool) []*nd.NDArray { return grad(g, zd) },
+		func(g *nd.NDArray, _ []bool) []*nd.NDArray { return grad(g, z) })
 	return out
 }
 

@@ -101,3 +101,43 @@ func TestGradCheckHelpers(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { ndtest.CheckGrad(t, c.f, c.in, ndtest.GradTol{}) })
 	}
 }
+
+// TestGradGradCheck checks second derivatives (GradWith's CreateGraph)
+// of the transforms, which are linear (their second derivatives vanish,
+// but their gradients must stay differentiable with respect to the
+// output gradient), and of the complex helpers.
+func TestGradGradCheck(t *testing.T) {
+	dev := ctx.CPU(0)
+	z := ndtest.AwayFrom(dev, 3, -1, 1, 0.1, []float64{0}, 2, 3, 2)
+	cases := []struct {
+		name string
+		f    func(in []*nd.NDArray) *nd.NDArray
+		in   []*nd.NDArray
+	}{
+		{"Abs", func(in []*nd.NDArray) *nd.NDArray { return fft.Abs(in[0]) }, []*nd.NDArray{z}},
+		{"Angle", func(in []*nd.NDArray) *nd.NDArray { return fft.Angle(in[0]) }, []*nd.NDArray{z}},
+		{"ComplexMul", func(in []*nd.NDArray) *nd.NDArray { return fft.ComplexMul(in[0], in[1]) },
+			[]*nd.NDArray{z, ndtest.Rand(dev, 4, -1, 1, 3, 2)}},
+		// |RFFT(x)|² and the like: the second derivatives of a power
+		// spectrum go through the transform's gradient and back.
+		{"RFFT power", func(in []*nd.NDArray) *nd.NDArray {
+			return nd.Square(fft.Abs(fft.RFFT(in[0], 0, -1, fft.Ortho)))
+		}, []*nd.NDArray{ndtest.Rand(dev, 5, -1, 1, 2, 9)}},
+		{"FFT2 power", func(in []*nd.NDArray) *nd.NDArray {
+			return nd.Square(fft.FFT2(in[0], nil, nil, fft.Backward))
+		}, []*nd.NDArray{ndtest.Rand(dev, 6, -1, 1, 3, 4, 2)}},
+		{"IRFFT of a square", func(in []*nd.NDArray) *nd.NDArray {
+			return fft.IRFFT(nd.Square(in[0]), 7, -1, fft.Forward)
+		}, []*nd.NDArray{ndtest.Rand(dev, 7, -1, 1, 2, 4, 2)}},
+		{"STFT power", func(in []*nd.NDArray) *nd.NDArray {
+			return fft.Abs(fft.STFT(in[0], 8, fft.STFTOpts{Hop: 3, Window: in[1]}))
+		}, []*nd.NDArray{ndtest.Rand(dev, 8, -1, 1, 2, 19), ndtest.Rand(dev, 9, 0.5, 1, 8)}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if err := ndtest.CheckGradGrad(t, c.f, c.in, ndtest.GradTol{Step: 1e-5, Atol: 1e-5}); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}

@@ -79,9 +79,21 @@ func write(like *nd.NDArray, h host, realOut bool) *nd.NDArray {
 func transform(op string, x *nd.NDArray, inComplex, outComplex bool, steps []step) *nd.NDArray {
 	y, lens := run(read(x, inComplex), steps)
 	out := write(x, y, !outComplex)
-	nd.Record(op, out, []*nd.NDArray{x}, func(g *nd.NDArray, _ []bool) []*nd.NDArray {
-		gx := adjoint(read(g, outComplex), steps, lens)
-		return []*nd.NDArray{write(x.Detach(), gx, !inComplex)}
+	// The transform is linear: its gradient is the adjoint applied to g,
+	// and the adjoint's own gradient is the transform again, so GradWith's
+	// CreateGraph differentiates it to any order (adjointOf records it).
+	adj := func(g *nd.NDArray) *nd.NDArray {
+		return write(x.Detach(), adjoint(read(g, outComplex), steps, lens), !inComplex)
+	}
+	nd.RecordDiff(op, out, []*nd.NDArray{x}, func(g *nd.NDArray, _ []bool) []*nd.NDArray {
+		return []*nd.NDArray{adj(g)}
+	}, func(g *nd.NDArray, _ []bool) []*nd.NDArray {
+		gx := adj(g)
+		fwd := func(h *nd.NDArray, _ []bool) []*nd.NDArray {
+			return []*nd.NDArray{transform(op, h, inComplex, outComplex, steps)}
+		}
+		nd.RecordDiff(op+"Backward", gx, []*nd.NDArray{g}, fwd, fwd)
+		return []*nd.NDArray{gx}
 	})
 	return out
 }
