@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/goluon/goluon/nd/backend"
@@ -140,15 +141,52 @@ func (*Backend) Where(shape []int, dst, cond, a, b backend.Arg) {
 
 func where[T Elem](shape []int, st [][]int, d []T, c []uint8, a, b []T) {
 	forRows(shape, st, func(o []int, n int, in []int) {
-		for j := 0; j < n; j++ {
-			if c[o[1]+j*in[1]] != 0 {
-				d[o[0]+j*in[0]] = a[o[2]+j*in[2]]
-			} else {
-				d[o[0]+j*in[0]] = b[o[3]+j*in[3]]
-			}
-		}
+		whereRow(d[o[0]:], c[o[1]:], a[o[2]:], b[o[3]:], n, [4]int(in))
 	})
 }
+
+// whereRow writes one row of Where: n elements with the given strides
+// (dst, cond, a, b). Contiguous float rows (a and b may be broadcast
+// scalars) select by bit masks, without a branch per element, which
+// random masks (LeakyReLU's, attention masks) would mispredict.
+func whereRow[T Elem](d []T, c []uint8, a, b []T, n int, in [4]int) {
+	if in[0] == 1 && in[1] == 1 && in[2] <= 1 && in[3] <= 1 {
+		switch d := any(d).(type) {
+		case []float32:
+			whereBits32(d, c, any(a).([]float32), any(b).([]float32), n, in[2], in[3])
+			return
+		case []float64:
+			whereBits64(d, c, any(a).([]float64), any(b).([]float64), n, in[2], in[3])
+			return
+		}
+	}
+	for j := 0; j < n; j++ {
+		if c[j*in[1]] != 0 {
+			d[j*in[0]] = a[j*in[2]]
+		} else {
+			d[j*in[0]] = b[j*in[3]]
+		}
+	}
+}
+
+func whereBits32(d []float32, c []uint8, a, b []float32, n, sa, sb int) {
+	d, c = d[:n], c[:n]
+	for j := range d {
+		m := -uint32(nonzero(c[j]))
+		d[j] = math.Float32frombits(math.Float32bits(a[j*sa])&m | math.Float32bits(b[j*sb])&^m)
+	}
+}
+
+func whereBits64(d []float64, c []uint8, a, b []float64, n, sa, sb int) {
+	d, c = d[:n], c[:n]
+	for j := range d {
+		m := -uint64(nonzero(c[j]))
+		d[j] = math.Float64frombits(math.Float64bits(a[j*sa])&m | math.Float64bits(b[j*sb])&^m)
+	}
+}
+
+// nonzero is 1 when x is not 0 and 0 when it is, without a branch.
+func nonzero(x uint8) uint8 { return (x | -x) >> 7 }
 
 // Cumsum writes the running sums along the middle axis.
 func (*Backend) Cumsum(outer, n, inner int, dst, src backend.Arg) {

@@ -135,10 +135,61 @@ func binaryOther(op backend.BinaryOp, shape []int, st [][]int, dst, a, b backend
 }
 
 func binaryFloatTo[T Float](op backend.BinaryOp, shape []int, st [][]int, dst, a, b backend.Arg) {
+	if cmp := compareOf[T](op); cmp != nil { // one loop per comparison, no call per element
+		d, x, y := slice[uint8](dst), slice[T](a), slice[T](b)
+		forRows(shape, st, func(o []int, n int, in []int) {
+			cmp(d[o[0]:o[0]+n], x[o[1]:], y[o[2]:], in[1], in[2])
+		})
+		return
+	}
 	f := binaryFunc(op)
 	binaryInto(shape, st, slice[uint8](dst), slice[T](a), slice[T](b), func(x, y T) uint8 {
 		return b2u(f(float64(x), float64(y)) != 0)
 	})
+}
+
+// compareOf returns the row loop of the comparison op into Bool (nil for
+// another op): d[j] = a[j·sa] op b[j·sb].
+func compareOf[T Float](op backend.BinaryOp) func(d []uint8, a, b []T, sa, sb int) {
+	switch op {
+	case backend.Equal:
+		return func(d []uint8, a, b []T, sa, sb int) {
+			for j := range d {
+				d[j] = b2u(a[j*sa] == b[j*sb])
+			}
+		}
+	case backend.NotEqual:
+		return func(d []uint8, a, b []T, sa, sb int) {
+			for j := range d {
+				d[j] = b2u(a[j*sa] != b[j*sb])
+			}
+		}
+	case backend.Greater:
+		return func(d []uint8, a, b []T, sa, sb int) {
+			for j := range d {
+				d[j] = b2u(a[j*sa] > b[j*sb])
+			}
+		}
+	case backend.GreaterEqual:
+		return func(d []uint8, a, b []T, sa, sb int) {
+			for j := range d {
+				d[j] = b2u(a[j*sa] >= b[j*sb])
+			}
+		}
+	case backend.Less:
+		return func(d []uint8, a, b []T, sa, sb int) {
+			for j := range d {
+				d[j] = b2u(a[j*sa] < b[j*sb])
+			}
+		}
+	case backend.LessEqual:
+		return func(d []uint8, a, b []T, sa, sb int) {
+			for j := range d {
+				d[j] = b2u(a[j*sa] <= b[j*sb])
+			}
+		}
+	}
+	return nil
 }
 
 func binaryIntTo[T Int](op backend.BinaryOp, shape []int, st [][]int, dst, a, b backend.Arg) {
