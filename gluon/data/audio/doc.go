@@ -2,13 +2,25 @@
 // WAV files read and written (ReadWAV, LoadWAV, WriteWAV, SaveWAV, as
 // torchaudio.load with normalize=True and torchaudio.save), the window
 // functions of torch (HannWindow, HammingWindow, BlackmanWindow,
-// BartlettWindow, KaiserWindow), mel filter banks and DCT matrices
-// (MelFilterBank, DCTMatrix, HzToMel, MelToHz), and torchaudio's
-// transforms as Blocks: Spectrogram, MelScale, MelSpectrogram,
-// AmplitudeToDB, MFCC, Resample, and SpecAugment's FrequencyMasking and
-// TimeMasking (NewFrequencyMasking, NewTimeMasking), and FFT, nd/fft's
-// transforms as a Block. Transform turns any of the Blocks into a
-// data.Transform for data pipelines.
+// BartlettWindow, KaiserWindow), mel and linear filter banks and DCT
+// matrices (MelFilterBank, LinearFilterBank, DCTMatrix, HzToMel,
+// MelToHz), torchaudio's functions MuLawEncode, MuLawDecode and
+// PhaseVocoder, and torchaudio's transforms as Blocks:
+//
+//   - spectrograms and their features: Spectrogram, MelScale,
+//     MelSpectrogram, AmplitudeToDB, MFCC, LFCC;
+//   - inverses: GriffinLim (waveforms from magnitudes) and
+//     InverseMelScale (linear spectrograms from mel ones);
+//   - signal transforms: Resample, MuLawEncoding, MuLawDecoding, Vol,
+//     Fade;
+//   - augmentation: TimeStretch, and SpecAugment's FrequencyMasking and
+//     TimeMasking (NewFrequencyMasking, NewTimeMasking);
+//   - FFT, nd/fft's transforms as a Block.
+//
+// Transform turns any of the Blocks into a data.Transform for data
+// pipelines. Of torchaudio 0.13's transforms, InverseSpectrogram,
+// ComputeDeltas, Vad, SlidingWindowCmn, SpectralCentroid, Loudness,
+// PitchShift, the beamforming ones and RNNTLoss are not here.
 //
 // It lives beside gluon/data/vision because audio is, like images, a
 // kind of data set: files are decoded into data.Tensors, and features are
@@ -42,22 +54,66 @@
 // The spectrograms go through nd/fft's STFT, which transforms on the
 // host in float64 whatever the context; the rest is nd's ops (MatMul,
 // Conv1D for Resample), so a Block runs on any context its input is on.
-// Under gluon.Hybridize, MelScale, AmplitudeToDB and Resample are traced;
-// Spectrogram, MelSpectrogram, MFCC, FFT and the masking are EagerOnly
-// (host transforms, host draws), so a network holding one runs eagerly.
+// Under gluon.Hybridize, MelScale, AmplitudeToDB, Resample, the mu-law
+// Blocks, Vol, Fade and TimeStretch are traced; Spectrogram,
+// MelSpectrogram, MFCC, LFCC, GriffinLim, InverseMelScale, FFT and the
+// masking are EagerOnly (host transforms, host draws), so a network
+// holding one runs eagerly.
+//
+// The transforms added after the first set (LFCC, GriffinLim,
+// InverseMelScale, the mu-law ones, TimeStretch, Vol, Fade;
+// testdata/make_goldens_transforms.py) match torchaudio in float64
+// within 10⁻¹⁰ relative to 1 + |value|, gradients included where
+// torchaudio's are defined (measured: 2·10⁻¹¹ at worst, GriffinLim's 32
+// iterations), and mu-law codes exactly. Where they differ:
+//
+//   - GriffinLim and InverseMelScale start from random values as
+//     torchaudio's do, but drawn from Goluon's generators (the input's
+//     session generator in Forward, a given one in Apply), so only their
+//     distributions match torch.rand's; given torchaudio's starting point
+//     (rand_init=False, or InverseMelScale's recorded torch.rand) they
+//     reproduce its results.
+//   - InverseMelScale runs torchaudio's SGD on the host in float64
+//     whatever the input's dtype (torchaudio runs it in the input's
+//     dtype; in float32 its steps, and where it stops, differ).
+//   - TimeStretch's time steps k·rate are torch.arange's as its AVX2 CPU
+//     kernel rounds them, so that a step within a rounding of a whole
+//     frame picks the frames torchaudio's picks. In float32 such a step
+//     may pick other frames than in float64, in torchaudio too.
+//   - Values torchaudio takes but fails on later, or treats oddly, are
+//     errors when the Block is made or called: a GriffinLim Length that
+//     changes the number of frames, a power gain of 0 for Vol, a Fade
+//     shape torchaudio does not know (it fades in linearly and "out"
+//     upwards), a TimeStretch input with other than NFreq bins.
+//   - Options whose torchaudio value a Go zero cannot say are flags
+//     (GriffinLim's ZeroMomentum and NoRandInit); a negative
+//     InverseMelScale tolerance stands for torchaudio's 0 (no stop), and
+//     GriffinLim's n_iter=0 cannot be said.
+//   - MuLawEncode gives NaN the code 0 and ±∞ the largest and smallest
+//     int64 (nd's saturating conversion; torch's gives −2⁶³ to all
+//     three).
+//
+// In float32 their outputs are within 2·10⁻⁶ of torchaudio's float64
+// ones for Vol, Fade and MuLawDecode, 3·10⁻⁵ for LFCC and 10⁻⁴ for
+// GriffinLim and InverseMelScale (measured: 2·10⁻⁵), and mu-law codes
+// within one code; TimeStretch's accumulated phases reach hundreds of
+// radians, where float32 rounds to 10⁻⁴ (measured: 3·10⁻⁴).
 //
 // # ONNX
 //
-// Spectrogram, MelScale, MelSpectrogram, AmplitudeToDB, MFCC and FFT
-// have ONNX forms (gluon.ONNXExporter; gluon/onnx.Export writes opset
-// 17): a spectrogram is ONNX's STFT of the centred signal (the centring
+// Spectrogram, MelScale, MelSpectrogram, AmplitudeToDB, MFCC, LFCC, Vol,
+// MuLawDecoding and FFT have ONNX forms (gluon.ONNXExporter;
+// gluon/onnx.Export writes opset 17): a spectrogram is ONNX's STFT of the centred signal (the centring
 // padding a Pad or, circular, a Concat of slices), taken two-sided and
 // cut to the one-sided bins, followed by ReduceSumSquare over the complex
 // pair for the power; the filter bank and the DCT matrix are constants
 // multiplied with MatMul; FFT writes one DFT per axis, in the order
 // nd/fft transforms them (fft.Spec.Steps). The signal's length stays
 // free in the graph (ExportOpts.FreeAxes), except along an axis whose
-// transform length a Spec gives or whose norm scales by it.
+// transform length a Spec gives or whose norm scales by it. The other
+// Blocks have none: MuLawEncoding's output is integer, which the
+// exporter does not take; Fade's envelope depends on the length; the
+// phase vocoder, Griffin-Lim and the SGD are host computations.
 //
 // Masking, unlike torchaudio's, masks only in training mode when used as
 // a Block, as Dropout does; its Apply method and Transform mask always.

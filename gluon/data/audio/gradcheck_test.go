@@ -36,6 +36,17 @@ func TestGradCheck(t *testing.T) {
 	down := audio.NewResample(12, 5, audio.ResampleOpts{})
 	up := audio.NewResample(2, 3, audio.ResampleOpts{Method: audio.SincKaiser, LowpassFilterWidth: 3})
 	fmask := audio.NewFrequencyMasking(4, audio.MaskOpts{IID: true, Value: 0.5})
+	lfcc := audio.NewLFCC(audio.LFCCOpts{NLFCC: 5, Spectrogram: audio.SpectrogramOpts{NFFT: 32, HopLength: 8},
+		Filter: audio.LinearOpts{SampleRate: 8000, NFilter: 8}})
+	logLFCC := audio.NewLFCC(audio.LFCCOpts{NLFCC: 4, LogLF: true, Norm: audio.DCTNone,
+		Spectrogram: audio.SpectrogramOpts{NFFT: 24, HopLength: 6, Power: 1}, Filter: audio.LinearOpts{SampleRate: 8000, NFilter: 6, FMin: 200}})
+	griffin := audio.NewGriffinLim(audio.GriffinLimOpts{NFFT: 16, HopLength: 4, NIter: 3, NoRandInit: true})
+	griffinMag := audio.NewGriffinLim(audio.GriffinLimOpts{NFFT: 15, WinLength: 12, HopLength: 5, NIter: 2, Power: 1,
+		ZeroMomentum: true, Length: 42, NoRandInit: true})
+	stretch := audio.NewTimeStretch(audio.TimeStretchOpts{NFreq: 5, HopLength: 3})
+	advance := ndtest.Rand(dev, 12, 0, 3, 4, 1)
+	vol := audio.NewVol(4, audio.GainPower)
+	fade := audio.NewFade(audio.FadeOpts{In: 5, Out: 7, Shape: audio.FadeHalfSine})
 
 	// Positive spectrogram-like inputs, with values spread over 40 dB
 	// so that the 20 dB floor clamps some of them, none near the floor.
@@ -59,6 +70,19 @@ func TestGradCheck(t *testing.T) {
 		{"ResampleDown", block(down.Forward), sig(8, 2, 37), ndtest.GradTol{}},
 		{"ResampleUp", block(up.Forward), sig(10, 19), ndtest.GradTol{}},
 		{"FrequencyMasking", block(fmask.Forward), sig(11, 2, 2, 7, 3), ndtest.GradTol{Train: true}},
+		{"LFCC", block(lfcc.Forward), sig(13, 40), ndtest.GradTol{}},
+		{"LFCCLogLF", block(logLFCC.Forward), sig(14, 2, 30), ndtest.GradTol{}},
+		// Magnitudes away from 0, where |·|^(1/power) has no derivative.
+		{"GriffinLim", block(griffin.Forward), []*nd.NDArray{ndtest.Rand(dev, 15, 0.5, 2, 2, 9, 6)}, ndtest.GradTol{}},
+		{"GriffinLimMagnitude", block(griffinMag.Forward), []*nd.NDArray{ndtest.Rand(dev, 16, 0.5, 2, 8, 9)}, ndtest.GradTol{}},
+		{"TimeStretch", func(in []*nd.NDArray) *nd.NDArray { return stretch.Stretch(in[0], 1.3) }, sig(17, 2, 5, 9, 2), ndtest.GradTol{}},
+		{"PhaseVocoderSlow", func(in []*nd.NDArray) *nd.NDArray { return audio.PhaseVocoder(in[0], 0.6, advance) }, sig(18, 4, 6, 2), ndtest.GradTol{}},
+		// Codes away from the middle code, where |·| has no derivative.
+		{"MuLawDecode", func(in []*nd.NDArray) *nd.NDArray { return audio.MuLawDecode(in[0], 256) },
+			[]*nd.NDArray{ndtest.AwayFrom(dev, 19, 0, 255, 1, []float64{127.5}, 3, 5)}, ndtest.GradTol{}},
+		// Samples away from ±1/2, where the clamp at ±1 cuts them.
+		{"Vol", block(vol.Forward), []*nd.NDArray{ndtest.AwayFrom(dev, 20, -1, 1, 0.02, []float64{-0.5, 0.5}, 2, 9)}, ndtest.GradTol{}},
+		{"Fade", block(fade.Forward), sig(21, 2, 3, 10), ndtest.GradTol{}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { ndtest.CheckGrad(t, c.f, c.in, c.tol) })

@@ -138,16 +138,29 @@ func melBank(op string, nFreqs int, o MelOpts) []float64 {
 	for i, m := range mels {
 		pts[i] = MelToHz(m, o.MelScale)
 	}
-	fb := make([]float64, nFreqs*o.NMels)
+	fb := triangles(freqs, pts)
+	if o.Norm == Slaney {
+		for f := range nFreqs {
+			for j := range o.NMels {
+				fb[f*o.NMels+j] *= 2 / (pts[j+2] - pts[j])
+			}
+		}
+	}
+	return fb
+}
+
+// triangles returns the triangular filter bank
+// (torchaudio.functional._create_triangular_filterbank), row-major
+// [len(freqs), len(pts)−2]: filter j rises from 0 at pts[j] to 1 at
+// pts[j+1] and falls back to 0 at pts[j+2], sampled at freqs.
+func triangles(freqs, pts []float64) []float64 {
+	n := len(pts) - 2
+	fb := make([]float64, len(freqs)*n)
 	for f, hz := range freqs {
-		for j := range o.NMels {
+		for j := range n {
 			down := (hz - pts[j]) / (pts[j+1] - pts[j])
 			up := (pts[j+2] - hz) / (pts[j+2] - pts[j+1])
-			v := max(0, min(down, up))
-			if o.Norm == Slaney {
-				v *= 2 / (pts[j+2] - pts[j])
-			}
-			fb[f*o.NMels+j] = v
+			fb[f*n+j] = max(0, min(down, up))
 		}
 	}
 	return fb

@@ -57,6 +57,12 @@ func onnxScale(g gluon.ONNXGraph, x string, s float64) string {
 	return onnxOp(g, "Mul", []string{x, onnxConst(g, []float64{s})}, nil)
 }
 
+// onnxArith appends x op c for the scalar constant c (Add, Sub, Mul or
+// Div), the form of nd's scalar ops.
+func onnxArith(g gluon.ONNXGraph, op, x string, c float64) string {
+	return onnxOp(g, op, []string{x, onnxConst(g, []float64{c})}, nil)
+}
+
 // onnxPadLast pads the last axis of a rank-r value by lo and hi samples
 // in ONNX Pad's mode (constant zeros, reflect or edge).
 func onnxPadLast(g gluon.ONNXGraph, x string, r, lo, hi int, mode string) string {

@@ -115,21 +115,28 @@ type Spectrogram struct {
 func NewSpectrogram(o SpectrogramOpts) *Spectrogram {
 	const op = "audio.NewSpectrogram"
 	o = o.resolve(op)
-	w := o.Window(ctx.CPU(0), nd.Float64, o.WinLength)
-	if w == nil || w.NDim() != 1 || w.Shape()[0] != o.WinLength {
-		var s []int
-		if w != nil {
-			s = w.Shape()
-		}
-		nd.Panicf(op, nd.ErrShape, "the window function made shape %v for a window of %d points", s, o.WinLength)
-	}
-	v := w.Float64s()
-	w.Release() // its values are kept as a shared constant
+	v := windowValues(op, o.Window, o.WinLength)
 	ss := 0.0
 	for _, x := range v {
 		ss += x * x
 	}
 	return &Spectrogram{BlockMeta: gluon.NewBlockMeta("spectrogram"), o: o, window: newConsts(v, len(v)), wnorm: math.Sqrt(ss)}
+}
+
+// windowValues calls the window function fn for n points, on the host in
+// float64, and returns its values, failing unless it makes n of them.
+func windowValues(op string, fn WindowFn, n int) []float64 {
+	w := fn(ctx.CPU(0), nd.Float64, n)
+	if w == nil || w.NDim() != 1 || w.Shape()[0] != n {
+		var s []int
+		if w != nil {
+			s = w.Shape()
+		}
+		nd.Panicf(op, nd.ErrShape, "the window function made shape %v for a window of %d points", s, n)
+	}
+	v := w.Float64s()
+	w.Release() // its values are kept as a shared constant
+	return v
 }
 
 // EagerOnly makes gluon.Hybridize run a network holding a Spectrogram

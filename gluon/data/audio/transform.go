@@ -16,16 +16,23 @@ type randomBlock interface {
 	Apply(x *nd.NDArray, rng *rand.Rand) *nd.NDArray
 }
 
+// rngOptional is a randomBlock whose options may leave nothing to draw
+// (GriffinLim with NoRandInit): its Apply then takes a nil generator.
+type rngOptional interface {
+	needsRNG() bool
+}
+
 // Transform returns b as a data.Transform, for data pipelines
 // (data.TransformFirst, a DataLoader's workers): each float32 sample
 // (a waveform [channels, frames] or a spectrogram) becomes a float32
 // array on cpu(0), b runs on it outside any recording, and its output
 // becomes the new sample. A Block with an Apply(x, rng) method, as
-// Masking has, is applied with the sample's generator, so augmentation
-// follows the loader's seed; it is an error to give it a nil one. The
-// arrays made on the way are released before the transform returns. An
-// *nd.Error b panics with (a wrong shape) is returned as an error, and so
-// is a uint8 sample.
+// Masking, GriffinLim and InverseMelScale have, is applied with the
+// sample's generator, so augmentation and random starting points follow
+// the loader's seed; it is an error to give it a nil one when it draws.
+// The arrays made on the way are released before the transform returns.
+// An *nd.Error b panics with (a wrong shape) is returned as an error, and
+// so is a uint8 sample.
 func Transform(b gluon.Block) data.Transform {
 	return func(x data.Tensor, rng *rand.Rand) (data.Tensor, error) {
 		name := b.Meta().Kind()
@@ -36,7 +43,11 @@ func Transform(b gluon.Block) data.Transform {
 			return data.Tensor{}, fmt.Errorf("audio: %s: %w", name, err)
 		}
 		r, random := b.(randomBlock)
-		if random && rng == nil {
+		needs := random
+		if o, ok := b.(rngOptional); ok && random {
+			needs = o.needsRNG()
+		}
+		if needs && rng == nil {
 			return data.Tensor{}, fmt.Errorf("audio: %s: nil random generator", name)
 		}
 		var out data.Tensor

@@ -16,12 +16,15 @@ reads from each.
 
 Run from the repository root:
     /usr/bin/python3 gluon/data/audio/testdata/make_goldens.py
-It writes gluon/data/audio/testdata/{goldens.json,wav.json,saves.json,*.wav}.
+It writes gluon/data/audio/testdata/{goldens.json,wav.json,saves.json,*.wav},
+and, by make_goldens_transforms.py, transforms.json (the transforms added
+later: LFCC, GriffinLim, InverseMelScale, mu-law, TimeStretch, Vol, Fade).
 """
 import json
 import math
 import os
 import struct
+import sys
 import wave
 
 import torch
@@ -461,3 +464,10 @@ with open(os.path.join(OUT, "saves.json"), "w") as f:
     json.dump({"cases": saves}, f, indent=0, separators=(",", ":"))
 
 print(len(cases), "goldens,", len(wavs), "wav fixtures,", len(saves), "saves")
+
+# The transforms added later, in transforms.json (imported from this
+# directory, leaving no __pycache__ in it).
+sys.dont_write_bytecode = True
+import make_goldens_transforms  # noqa: E402 (after this script's own goldens)
+
+make_goldens_transforms.main()
