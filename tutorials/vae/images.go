@@ -2,11 +2,6 @@ package main
 
 import (
 	"fmt"
-	"image"
-	"image/color"
-	"image/png"
-	"io"
-	"math"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -16,8 +11,8 @@ import (
 
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon/data"
-	"github.com/goluon/goluon/internal/atomicfile"
 	"github.com/goluon/goluon/nd"
+	"github.com/goluon/goluon/tutorials/internal/common"
 )
 
 // saveImages writes samples.png (64 images decoded from the prior, 8×8)
@@ -64,28 +59,11 @@ func saveImages(net *vae, test data.Dataset, dev ctx.Context, latent int, path f
 		if err != nil {
 			return err
 		}
-		if err := writeGrid(p, im.v, im.rows, im.cols); err != nil {
+		if err := common.WriteGrid(p, im.v, im.rows, im.cols, 28); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// writeGrid writes rows×cols 28×28 images of pixels in [0, 1] as a grey
-// PNG, a pixel's gap between them, atomically.
-func writeGrid(path string, v []float64, rows, cols int) error {
-	const side, gap = 28, 1
-	img := image.NewGray(image.Rect(0, 0, cols*(side+gap)+gap, rows*(side+gap)+gap))
-	for k := range rows * cols {
-		r, c := k/cols, k%cols
-		for y := range side {
-			for x := range side {
-				p := v[k*side*side+y*side+x]
-				img.SetGray(gap+c*(side+gap)+x, gap+r*(side+gap)+y, color.Gray{Y: uint8(math.Round(255 * min(max(p, 0), 1)))})
-			}
-		}
-	}
-	return atomicfile.Write(path, func(w io.Writer) error { return png.Encode(w, img) })
 }
 
 // savePlot draws the train and test loss per epoch.
