@@ -3,12 +3,6 @@ package main
 import (
 	"fmt"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-
 	"github.com/goluon/goluon/ctx"
 	"github.com/goluon/goluon/gluon/data"
 	"github.com/goluon/goluon/nd"
@@ -68,27 +62,10 @@ func saveImages(net *vae, test data.Dataset, dev ctx.Context, latent int, path f
 
 // savePlot draws the train and test loss per epoch.
 func savePlot(path string, hist []epochLoss) error {
-	p := plot.New()
-	p.Title.Text = "VAE on Fashion-MNIST"
-	p.X.Label.Text = "epoch"
-	p.Y.Label.Text = "negative ELBO (nats per image)"
-	p.Add(plotter.NewGrid())
-	for i, s := range []struct {
-		label string
-		value func(epochLoss) float64
-	}{{"train", func(e epochLoss) float64 { return e.Train }}, {"test", func(e epochLoss) float64 { return e.Test }}} {
-		xys := make(plotter.XYs, len(hist))
-		for j, e := range hist {
-			xys[j] = plotter.XY{X: float64(j + 1), Y: s.value(e)}
-		}
-		line, points, err := plotter.NewLinePoints(xys)
-		if err != nil {
-			return fmt.Errorf("plot: %w", err)
-		}
-		line.Color, points.Color = plotutil.Color(i), plotutil.Color(i)
-		points.Shape = draw.CircleGlyph{}
-		p.Add(line, points)
-		p.Legend.Add(s.label, line)
+	var tr, te []float64
+	for _, e := range hist {
+		tr, te = append(tr, e.Train), append(te, e.Test)
 	}
-	return p.Save(6*vg.Inch, 4*vg.Inch, path)
+	return common.EpochPlot(path, "VAE on Fashion-MNIST", "negative ELBO (nats per image)",
+		common.Series{Label: "train", Values: tr}, common.Series{Label: "test", Values: te})
 }

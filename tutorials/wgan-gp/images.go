@@ -3,12 +3,6 @@ package main
 import (
 	"fmt"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-
 	"github.com/goluon/goluon/autograd"
 	"github.com/goluon/goluon/gluon/nn"
 	"github.com/goluon/goluon/nd"
@@ -39,30 +33,10 @@ func saveSamples(gen *nn.Sequential, z *nd.NDArray, path func(string) (string, e
 // savePlot draws the critic's Wasserstein estimate and the penalty per
 // epoch.
 func savePlot(path string, hist []epochStats) error {
-	p := plot.New()
-	p.Title.Text = "WGAN-GP on Fashion-MNIST"
-	p.X.Label.Text = "epoch"
-	p.Y.Label.Text = "per image"
-	p.Add(plotter.NewGrid())
-	for i, s := range []struct {
-		label string
-		value func(epochStats) float64
-	}{
-		{"Wasserstein estimate", func(e epochStats) float64 { return e.Wasserstein }},
-		{"gradient penalty", func(e epochStats) float64 { return e.Penalty }},
-	} {
-		xys := make(plotter.XYs, len(hist))
-		for j, e := range hist {
-			xys[j] = plotter.XY{X: float64(j + 1), Y: s.value(e)}
-		}
-		line, points, err := plotter.NewLinePoints(xys)
-		if err != nil {
-			return fmt.Errorf("plot: %w", err)
-		}
-		line.Color, points.Color = plotutil.Color(i), plotutil.Color(i)
-		points.Shape = draw.CircleGlyph{}
-		p.Add(line, points)
-		p.Legend.Add(s.label, line)
+	var w, pen []float64
+	for _, e := range hist {
+		w, pen = append(w, e.Wasserstein), append(pen, e.Penalty)
 	}
-	return p.Save(6*vg.Inch, 4*vg.Inch, path)
+	return common.EpochPlot(path, "WGAN-GP on Fashion-MNIST", "per image",
+		common.Series{Label: "Wasserstein estimate", Values: w}, common.Series{Label: "gradient penalty", Values: pen})
 }

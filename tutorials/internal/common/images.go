@@ -8,6 +8,12 @@ import (
 	"io"
 	"math"
 
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
 	"github.com/goluon/goluon/internal/atomicfile"
 )
 
@@ -30,4 +36,37 @@ func WriteGrid(path string, v []float64, rows, cols, side int) error {
 		}
 	}
 	return atomicfile.Write(path, func(w io.Writer) error { return png.Encode(w, img) })
+}
+
+// Series is one named curve of EpochPlot: a value per epoch, the first
+// for epoch 1.
+type Series struct {
+	Label  string
+	Values []float64
+}
+
+// EpochPlot draws each series against the epoch, one colour per series
+// with its points marked, and writes the figure to path (the extension
+// picks the format: .png, .svg, .pdf).
+func EpochPlot(path, title, yLabel string, series ...Series) error {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = "epoch"
+	p.Y.Label.Text = yLabel
+	p.Add(plotter.NewGrid())
+	for i, s := range series {
+		xys := make(plotter.XYs, len(s.Values))
+		for j, v := range s.Values {
+			xys[j] = plotter.XY{X: float64(j + 1), Y: v}
+		}
+		line, points, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return fmt.Errorf("plot: %s: %w", s.Label, err)
+		}
+		line.Color, points.Color = plotutil.Color(i), plotutil.Color(i)
+		points.Shape = draw.CircleGlyph{}
+		p.Add(line, points)
+		p.Legend.Add(s.Label, line)
+	}
+	return p.Save(6*vg.Inch, 4*vg.Inch, path)
 }
