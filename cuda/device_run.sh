@@ -182,7 +182,7 @@ for p in "$@"; do
 		done
 		grep -E '^Benchmark|^\{' "$LOGS/charlm.log" | cut -c1-200
 		;;
-	kerneltests) # the fused BatchNorm statistics and BatchNorm+ReLU kernels, max pooling's gradient, staged writes, ReLU of −0, half GEMM/conv/elementwise, device graphs, against the composed kernels and the CPU; the conformance suite and gradient checks
+	kerneltests) # the fused BatchNorm statistics and BatchNorm+ReLU kernels, max pooling's gradient, staged writes, ReLU of −0, half GEMM/conv/elementwise, device graphs, against the composed kernels and the CPU; the conformance suite, gradient checks and second-derivative checks (GradGradChecksGPU0 matches GradChecksGPU0)
 		phase kerneltests 240 $R/cuda.test -test.run 'BatchNormReluGPU|PoolBackwardGPU|WriteStaging|BatchNormStatsKernels|ReluSignedZeroGPU|MaxSignedZeroGPU|ConvDirectGPU|BatchNormFused|HybridLeNetGPU|HalfGemmGPU|HalfConvGPU|HalfElementwiseGPU|HalfPoolGPU|HalfReduceGPU|HalfBatchNormGPU|DeviceGraph|ConformanceGPU0|GradChecksGPU0|LeNetGradsAgainstCPU' -test.v
 		grep -E '^(--- FAIL|ok|FAIL|PASS)' "$LOGS/kerneltests.log" | head -20
 		grep -c -- '--- PASS' "$LOGS/kerneltests.log"
