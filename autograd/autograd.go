@@ -147,3 +147,8 @@ type GradOpts = nd.GradOpts
 func GradWith(heads, vars []*nd.NDArray, o GradOpts) []*nd.NDArray {
 	return nd.GradWith(heads, vars, o)
 }
+
+// EnableGrad runs f with the default session recording even inside Pause
+// scopes, keeping the training or predict mode (torch.enable_grad); see
+// Session.EnableGrad.
+func EnableGrad(f func()) { nd.DefaultSession().EnableGrad(f) }

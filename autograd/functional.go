@@ -9,8 +9,8 @@ import (
 // The functions below are torch.autograd.functional's: derivatives of a
 // function of arrays, taken at given points. They differentiate detached
 // views of the inputs (the caller's arrays and their gradient buffers are
-// left alone), record in the inputs' session, and keep its training or
-// predict mode.
+// left alone) and record in the inputs' session, inside Pause too
+// (Session.EnableGrad), keeping its training or predict mode.
 
 // Func is a function of several arrays, as the functional helpers take it.
 type Func func(in []*nd.NDArray) *nd.NDArray
@@ -73,7 +73,7 @@ func sameShape(a, b []int) bool {
 func VJP(f Func, inputs []*nd.NDArray, v *nd.NDArray) (out *nd.NDArray, vjp []*nd.NDArray) {
 	const op = "autograd.VJP"
 	xs, s := leaves(op, inputs)
-	s.RecordMode(s.IsTraining(), func() {
+	s.EnableGrad(func() {
 		out = f(xs)
 		var hg []*nd.NDArray
 		if v != nil {
@@ -99,7 +99,7 @@ func JVP(f Func, inputs, v []*nd.NDArray) (out, jvp *nd.NDArray) {
 	for i := range v {
 		checkLike(op, fmt.Sprintf("v[%d]", i), v[i], xs[i])
 	}
-	s.RecordMode(s.IsTraining(), func() {
+	s.EnableGrad(func() {
 		out = f(xs)
 		u := nd.ZerosLike(out.Detach())
 		u.AttachGrad(nd.GradWrite)
@@ -131,7 +131,7 @@ func HVP(f Func, inputs, v []*nd.NDArray) (out *nd.NDArray, hvp []*nd.NDArray) {
 	for i := range v {
 		checkLike(op, fmt.Sprintf("v[%d]", i), v[i], xs[i])
 	}
-	s.RecordMode(s.IsTraining(), func() {
+	s.EnableGrad(func() {
 		out = f(xs)
 		if out.Size() != 1 {
 			panic(&nd.Error{Op: op, Kind: nd.ErrShape, Msg: fmt.Sprintf("f returned shape %v: want one element", out.Shape())})
@@ -169,7 +169,7 @@ func Jacobian(f func(x *nd.NDArray) *nd.NDArray, x *nd.NDArray) *nd.NDArray {
 	const op = "autograd.Jacobian"
 	xs, s := leaves(op, []*nd.NDArray{x})
 	var jac *nd.NDArray
-	s.RecordMode(s.IsTraining(), func() {
+	s.EnableGrad(func() {
 		out := f(xs[0])
 		jac = rows(out, xs[0])
 	})
@@ -183,7 +183,7 @@ func Hessian(f func(x *nd.NDArray) *nd.NDArray, x *nd.NDArray) *nd.NDArray {
 	const op = "autograd.Hessian"
 	xs, s := leaves(op, []*nd.NDArray{x})
 	var hess *nd.NDArray
-	s.RecordMode(s.IsTraining(), func() {
+	s.EnableGrad(func() {
 		out := f(xs[0])
 		if out.Size() != 1 {
 			panic(&nd.Error{Op: op, Kind: nd.ErrShape, Msg: fmt.Sprintf("f returned shape %v: want one element", out.Shape())})

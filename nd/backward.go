@@ -158,7 +158,7 @@ var gradReadsOutput = map[string]bool{
 	"Exp": true, "Expm1": true, "Sqrt": true, "Rsqrt": true, "Reciprocal": true, "Tanh": true,
 	"Sigmoid": true, "RDivScalar": true, "RPowScalar": true, "Clip": true, "MaximumScalar": true,
 	"MinimumScalar": true, "Softmax": true, "LogSoftmax": true, "Tan": true, "Exp2": true, "Erfinv": true,
-	"Hypot": true,
+	"Hypot": true, "Div": true, "Pow": true,
 }
 
 // gradsOf backpropagates headGrads from heads like Backward, without

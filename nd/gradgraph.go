@@ -67,9 +67,9 @@ func GradWith(heads, vars []*NDArray, o GradOpts) []*NDArray {
 	if !o.CreateGraph {
 		return gradWalk(heads, hg, vars, false, o.RetainGraph)
 	}
-	var out []*NDArray
-	sess.RecordMode(sess.IsTraining(), func() { out = gradWalk(heads, hg, vars, true, true) })
-	return out
+	// The pass records even inside Pause, and keeps the mode.
+	defer sess.open("Grad", false).exit()
+	return gradWalk(heads, hg, vars, true, true)
 }
 
 // gradWalk backpropagates hg from heads through the ops on paths to vars
@@ -141,6 +141,7 @@ func gradWalk(heads, hg, vars []*NDArray, create, retain bool) []*NDArray {
 			if !isVar {
 				g.Release()
 			}
+			releaseUnneeded(igs, need)
 		}
 		for j, in := range n.inputs {
 			if need[j] && j < len(igs) && igs[j] != nil {
@@ -159,6 +160,25 @@ func gradWalk(heads, hg, vars []*NDArray, create, retain bool) []*NDArray {
 		freeNodes(order)
 	}
 	return out
+}
+
+// releaseUnneeded releases the gradients a backward function returned for
+// inputs need did not ask for (a traced graph's backward computes every
+// input's), unless the same array also serves an input that was asked
+// for.
+func releaseUnneeded(igs []*NDArray, need []bool) {
+	for j, g := range igs {
+		if g == nil || (j < len(need) && need[j]) {
+			continue
+		}
+		used := false
+		for k, h := range igs {
+			used = used || (h == g && k < len(need) && need[k])
+		}
+		if !used {
+			g.Release()
+		}
+	}
 }
 
 // reachingVars marks the arrays of order (and the leaves among vars) from

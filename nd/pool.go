@@ -145,7 +145,7 @@ func pool2DOp(x *NDArray, o PoolOpts) *NDArray {
 	}
 	RecordDiff(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
 		return []*NDArray{back(g)}
-	}, poolDiff(op, p, o, x, y, back))
+	}, poolDiff(op, p, o, x, back))
 	return y
 }
 

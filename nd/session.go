@@ -131,7 +131,7 @@ func (s *Session) String() string { return fmt.Sprintf("session %q", s.name) }
 func (s *Session) IsRecording() bool {
 	g := trees.gen.Load()
 	if m, ok := s.direct(); ok {
-		r := m.recordDepth.Load() > 0 && m.pauseDepth.Load() == 0
+		r := m.recordDepth.Load() > 0 && m.pauseDepth.Load() == 0 || m.gradDepth.Load() > 0
 		if s != defaultSession || trees.gen.Load() == g {
 			return r
 		}
@@ -221,7 +221,7 @@ func (f *frame) exit() {
 
 // frame is an open Record, Pause, mode or autocast scope of a session.
 type frame struct {
-	kind  string // "Record", "Pause", "Mode" or "Autocast"
+	kind  string // "Record", "Pause", "Mode", "Autocast" or "Grad"
 	train bool
 	dt    DType   // Autocast's
 	g     uintptr // the goroutine that opened it (gid.Current)
@@ -244,6 +244,9 @@ func (f *frame) bumpIn(m *modeState, d int32) {
 		m.recordDepth.Add(d)
 	case "Pause":
 		m.pauseDepth.Add(d)
+	case "Grad": // records, and leaves the mode alone
+		m.gradDepth.Add(d)
+		return
 	case "Autocast":
 		switch f.dt {
 		case Float16:
@@ -264,6 +267,8 @@ func (f *frame) bumpIn(m *modeState, d int32) {
 
 func (f *frame) String() string {
 	switch {
+	case f.kind == "Grad":
+		return "EnableGrad"
 	case f.kind == "Mode" && f.train:
 		return "TrainMode"
 	case f.kind == "Mode":
@@ -351,6 +356,15 @@ func (s *Session) Record(f func()) { s.RecordMode(true, f) }
 // RecordMode runs f with s recording; train selects training mode.
 func (s *Session) RecordMode(train bool, f func()) {
 	defer s.open("Record", train).exit()
+	f()
+}
+
+// EnableGrad runs f with s recording even inside Pause scopes, keeping
+// the training or predict mode, as torch.enable_grad does inside no_grad:
+// for code that needs a graph wherever it is called from (GradWith's
+// CreateGraph passes, the derivatives of package autograd).
+func (s *Session) EnableGrad(f func()) {
+	defer s.open("Grad", false).exit()
 	f()
 }
 

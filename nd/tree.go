@@ -49,21 +49,25 @@ import (
 type modeState struct {
 	recordDepth, pauseDepth, trainDepth, predictDepth atomic.Int32
 	castF16, castBF16, castOff                        atomic.Int32 // open autocast scopes (autocast.go)
+	// gradDepth counts the passes of GradWith with CreateGraph under
+	// way: they record whatever Pause scopes are open, as PyTorch's
+	// create_graph does under no_grad.
+	gradDepth atomic.Int32
 }
 
 // mode is a snapshot of a modeState.
 type mode struct {
-	record, pause, train, predict, f16, bf16, off int32
+	record, pause, train, predict, f16, bf16, off, grad int32
 }
 
 func (m *modeState) load() mode {
 	return mode{
 		m.recordDepth.Load(), m.pauseDepth.Load(), m.trainDepth.Load(), m.predictDepth.Load(),
-		m.castF16.Load(), m.castBF16.Load(), m.castOff.Load(),
+		m.castF16.Load(), m.castBF16.Load(), m.castOff.Load(), m.gradDepth.Load(),
 	}
 }
 
-func (m mode) recording() bool { return m.record > 0 && m.pause == 0 }
+func (m mode) recording() bool { return m.record > 0 && m.pause == 0 || m.grad > 0 }
 func (m mode) training() bool  { return m.predict == 0 && m.train > 0 }
 
 func (m mode) autocast() (DType, bool) {
