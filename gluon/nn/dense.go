@@ -46,6 +46,9 @@ func NewDense(units int, o DenseOpts) *Dense {
 	return d
 }
 
+// Options returns the options d was made with.
+func (d *Dense) Options() DenseOpts { return d.opts }
+
 // Forward computes the layer on x's context.
 func (d *Dense) Forward(x *nd.NDArray) *nd.NDArray {
 	shape := x.Shape()
