@@ -25,6 +25,8 @@ type Dense struct {
 	opts   DenseOpts
 	Weight *gluon.Parameter
 	Bias   *gluon.Parameter
+	// delegate, when set, computes Forward instead (Delegate).
+	delegate gluon.Block
 }
 
 // NewDense returns a Dense layer with the given number of outputs.
@@ -49,8 +51,17 @@ func NewDense(units int, o DenseOpts) *Dense {
 // Options returns the options d was made with.
 func (d *Dense) Options() DenseOpts { return d.opts }
 
+// Delegate makes Forward return b.Forward(x) instead of computing the
+// layer (nil restores it). gluon/quantization uses it for a layer its
+// parent calls through a field of its own: the parent's child becomes the
+// quantized layer, and calls through the field reach it too.
+func (d *Dense) Delegate(b gluon.Block) { d.delegate = b }
+
 // Forward computes the layer on x's context.
 func (d *Dense) Forward(x *nd.NDArray) *nd.NDArray {
+	if d.delegate != nil {
+		return d.delegate.Forward(x)
+	}
 	shape := x.Shape()
 	in := x
 	if d.opts.NoFlatten {
