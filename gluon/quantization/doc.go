@@ -80,7 +80,7 @@
 // recurrent layers of gluon/rnn (which multiply by their weight_ih and
 // weight_hh parameters inside their own Forward, not through Dense
 // layers) and the convolutions stay float32. A Dense that its parent
-// keeps in a struct field and calls directly (BERT's attention
-// projections in gluon/model/text) cannot be replaced from outside; such
-// layers are an error, or left float32 with Opts.IgnoreHeld.
+// keeps in a struct field and calls directly (BERT's attention and
+// feed-forward layers, nn's transformer layers) delegates to its quantized
+// replacement (nn.Dense.Delegate), so such networks run int8 whole.
 package quantization

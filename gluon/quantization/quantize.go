@@ -43,7 +43,7 @@ type Opts struct {
 // is what containers (nn.Sequential, ...) run, and the float layer
 // delegates its Forward to the quantized one (nn.Dense.Delegate), so that
 // parents that call it through a field of their own (transformer layers,
-// BERT, GPT-2) run int8 too. Everything is checked before anything
+// BERT) run int8 too. Everything is checked before anything
 // changes: on an error net is as it was. A layer shared by several
 // parents (tied weights) becomes one quantized layer shared alike. net
 // itself cannot be a Dense (use NewDense).
