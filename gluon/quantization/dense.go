@@ -10,7 +10,6 @@ import (
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/nn"
 	"github.com/goluon/goluon/nd"
-	"github.com/goluon/goluon/nd/cpu"
 )
 
 // Dense is the dynamically quantized form of nn.Dense, PyTorch's
@@ -34,7 +33,7 @@ type Dense struct {
 	q           []int8    // units × in
 	scales      []float32 // 1 or units
 	bias        []float32 // nil or units
-	packed      *cpu.PackedInt8
+	packed      *nd.PackedInt8
 }
 
 // NewDense returns the quantized form of d, whose weights (and bias) must
@@ -139,7 +138,7 @@ func newDense(units, in int, q []int8, scales, bias []float32, act string, noFla
 			return nil, err
 		}
 	}
-	d.packed = cpu.PackInt8(d.q, units, in)
+	d.packed = nd.PackInt8(d.q, units, in)
 	return d, nil
 }
 
@@ -261,7 +260,7 @@ func (d *Dense) rows(op string, shape []int) (rows, k int, out []int) {
 
 // compute quantizes buf.x (rows × in) and writes the layer's rows to buf.y.
 func (d *Dense) compute(op string, buf *scratch, rows int) {
-	lo, hi, ok := cpu.MinMaxF32(buf.x)
+	lo, hi, ok := nd.MinMaxF32(buf.x)
 	qp, err := ChooseQParams(lo, hi, 0, 255, d.reduceRange)
 	if !ok || err != nil {
 		nd.Panicf(op, nd.ErrArgument, "%s: the input holds NaN or infinite values, which int8 quantization cannot represent", d.label())
@@ -271,11 +270,11 @@ func (d *Dense) compute(op string, buf *scratch, rows int) {
 	buf.a = grow(buf.a, rows*lda)
 	inv := 1 / qp.Scale
 	if lda == d.in {
-		cpu.QuantizeU8(buf.a, buf.x, inv, qp.Zero)
+		nd.QuantizeU8(buf.a, buf.x, inv, qp.Zero)
 	} else {
 		for i := range rows {
 			row := buf.a[i*lda : (i+1)*lda]
-			cpu.QuantizeU8(row, buf.x[i*d.in:(i+1)*d.in], inv, qp.Zero)
+			nd.QuantizeU8(row, buf.x[i*d.in:(i+1)*d.in], inv, qp.Zero)
 			clear(row[d.in:])
 		}
 	}
@@ -283,7 +282,7 @@ func (d *Dense) compute(op string, buf *scratch, rows int) {
 	for j, sw := range d.scales {
 		buf.s[j] = qp.Scale * sw
 	}
-	cpu.GemmU8S8F32(rows, buf.a, lda, qp.Zero, d.packed, buf.s, d.bias, buf.y, d.units)
+	nd.GemmU8S8F32(rows, buf.a, lda, qp.Zero, d.packed, buf.s, d.bias, buf.y, d.units)
 	if d.relu {
 		for i, v := range buf.y {
 			buf.y[i] = max(v, 0)

@@ -13,7 +13,6 @@ import (
 	"github.com/goluon/goluon/gluon/nn"
 	"github.com/goluon/goluon/gluon/quantization"
 	"github.com/goluon/goluon/nd"
-	"github.com/goluon/goluon/nd/cpu"
 )
 
 // The goldens come from testdata/make_goldens.py: PyTorch 1.13's
@@ -137,14 +136,14 @@ func TestGoldenQParams(t *testing.T) {
 		}
 	}
 	for name, in := range g.Inputs {
-		lo, hi, _ := cpu.MinMaxF32(in.X)
+		lo, hi, _ := nd.MinMaxF32(in.X)
 		qp, err := quantization.ChooseQParams(lo, hi, 0, 255, true)
 		if err != nil || qp.Scale != float32(in.QParams[0]) || qp.Zero != int32(in.QParams[1]) {
 			t.Errorf("%s: %+v %v, PyTorch %v", name, qp, err, in.QParams)
 			continue
 		}
 		xq := make([]uint8, len(in.X))
-		cpu.QuantizeU8(xq, in.X, 1/qp.Scale, qp.Zero)
+		nd.QuantizeU8(xq, in.X, 1/qp.Scale, qp.Zero)
 		if !slices.Equal(xq, in.XQ) {
 			t.Errorf("%s: quantized activations differ from PyTorch's", name)
 		}
@@ -171,7 +170,7 @@ func TestGoldenQParams(t *testing.T) {
 func TestGoldenOutputs(t *testing.T) {
 	const layerULPs, netTol = 8, 1e-5
 	g := loadGolden(t)
-	t.Logf("goldens from torch %s, engine %s; int8 kernel here %s", g.Torch, g.Engine, cpu.Int8Kernel())
+	t.Logf("goldens from torch %s, engine %s; int8 kernel here %s", g.Torch, g.Engine, nd.Int8Kernel())
 	dev := ctx.CPU(0)
 	for _, perChannel := range []bool{false, true} {
 		net := goldenMLP(t, g)
