@@ -37,7 +37,10 @@
 // same, and each layer's outputs differ from PyTorch's only in the float
 // rounding of the dequantization: at most 2.3 ulps of max(|y|, |bias|)
 // (the test allows 8); the whole MLP's outputs agree to 3.3e-7 of the
-// largest. The quantized MLP differs from the float32 one by 2.7% (per
+// largest. A tiny BERT classifier (gluon/model/text's fixture;
+// testdata/make_bert_goldens.py) quantized whole gives the same quantized
+// activation bytes as PyTorch's quantize_dynamic in all 14 layers and
+// logits within 6e-8 of PyTorch's int8 ones. The quantized MLP differs from the float32 one by 2.7% (per
 // tensor) and 2.1% (per channel) of its largest output.
 //
 // # Speed
