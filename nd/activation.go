@@ -40,8 +40,36 @@ func positive(x *NDArray) *NDArray {
 // LeakyReLU returns x where x > 0 and slope·x elsewhere (PyTorch's
 // leaky_relu, Gluon's LeakyReLU). The gradient at 0 is slope.
 func LeakyReLU(x *NDArray, slope float64) *NDArray {
-	x = lifted("LeakyReLU", x)[0]
-	return Where(positive(x), x, MulScalar(x, slope))
+	const op = "LeakyReLU"
+	x = lifted(op, x)[0]
+	if x.dtype.IsHalf() || !(slope > 0 && slope <= 1) { // (a zero slope: 0·Inf would be NaN)
+		return Where(positive(x), x, MulScalar(x, slope))
+	}
+	// max(x, slope·x) is x where x > 0 and slope·x elsewhere, bit for bit
+	// (−0 and NaN included), in two passes; the backward pass selects g or
+	// slope·g by x > 0.
+	sx := unaryRaw(op, backend.MulScalar, x, slope, 0)
+	y := binaryRaw(op, backend.Maximum, x, sx)
+	sx.Release()
+	RecordDiff(op, y, []*NDArray{x}, func(g *NDArray, _ []bool) []*NDArray {
+		pos := positiveRaw(op, x)
+		sg := unaryRaw(op, backend.MulScalar, g, slope, 0)
+		defer release(pos, sg)
+		return []*NDArray{whereRaw(op, pos, g, sg)}
+	}, func(g *NDArray, _ []bool) []*NDArray { // g times 1 or slope, a constant of the pass
+		pos := positiveRaw(op, x)
+		one, s := x.Session().Full(x.st.dev, x.dtype, 1), x.Session().Full(x.st.dev, x.dtype, slope)
+		defer release(pos, one, s)
+		return []*NDArray{Mul(g, whereRaw(op, pos, one, s))}
+	})
+	return y
+}
+
+// positiveRaw returns the Bool mask x > 0, unrecorded.
+func positiveRaw(op string, x *NDArray) *NDArray {
+	zero := x.Session().Full(x.st.dev, x.dtype, 0)
+	defer zero.Release()
+	return binaryInto(op, backend.Greater, x, zero, Bool)
 }
 
 // PReLU is LeakyReLU with a learnable slope per channel: alpha holds one

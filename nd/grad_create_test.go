@@ -162,3 +162,33 @@ func TestCreateGraphDivOutputChangedInPlace(t *testing.T) {
 		}
 	}
 }
+
+// TestLeakyReLUKinks: the fused LeakyReLU keeps the composed form's
+// values and gradients bit for bit, at 0 and −0 (gradient: the slope), at
+// NaN and infinities, and its second derivative's constant mask.
+func TestLeakyReLUKinks(t *testing.T) {
+	dev := ctx.CPU(0)
+	vals := []float32{0, float32(math.Copysign(0, -1)), 1.5, -2.25, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1e-30, -1e-30}
+	for _, slope := range []float64{0, 0.2, 1} {
+		x := nd.FromSlice(dev, vals, len(vals))
+		x.AttachGrad(nd.GradWrite)
+		var y *nd.NDArray
+		autograd.Record(func() {
+			y = nd.LeakyReLU(x, slope)
+			autograd.Backward(nd.Mul(y, nd.FullLike(y, 3)))
+		})
+		got, grad := y.Float32s(), x.Grad().Float32s()
+		for i, v := range vals {
+			want, wg := v, float32(3)
+			if !(v > 0) {
+				want, wg = v*float32(slope), 3*float32(slope)
+			}
+			if math.Float32bits(got[i]) != math.Float32bits(want) && !(want != want && got[i] != got[i]) {
+				t.Errorf("slope %g: LeakyReLU(%v) = %v, want %v", slope, v, got[i], want)
+			}
+			if grad[i] != wg {
+				t.Errorf("slope %g: gradient at %v = %v, want %v", slope, v, grad[i], wg)
+			}
+		}
+	}
+}
