@@ -60,8 +60,8 @@ func TestStochasticDepthRows(t *testing.T) {
 }
 
 // TestStochasticDepthSchedules: the blocks' drop probabilities grow with
-// their index as torchvision's: EfficientNet's p·i/n over its n blocks,
-// ConvNeXt's p·i/(n−1) (the last block's is p).
+// their index as torchvision's: EfficientNet's (V1 and V2) p·i/n over its
+// n blocks, ConvNeXt's and Swin's p·i/(n−1) (the last block's is p).
 func TestStochasticDepthSchedules(t *testing.T) {
 	var eff []float64
 	for _, stage := range EfficientNetB0(Options{}).Features.Children()[1:8] {
@@ -91,6 +91,41 @@ func TestStochasticDepthSchedules(t *testing.T) {
 	for i, d := range cn {
 		if want := 0.1 * float64(i) / 17; d != want {
 			t.Errorf("ConvNeXt-Tiny block %d: drop probability %g, want %g", i, d, want)
+		}
+	}
+	var sw []float64
+	for _, stage := range SwinT(Options{}).Features.Children() {
+		for _, b := range stage.Meta().Children() {
+			if s, ok := b.(*swinBlock); ok {
+				sw = append(sw, s.drop)
+			}
+		}
+	}
+	if len(sw) != 12 {
+		t.Fatalf("Swin-T has %d blocks, want 12", len(sw))
+	}
+	for i, d := range sw {
+		if want := 0.2 * float64(i) / 11; d != want {
+			t.Errorf("Swin-T block %d: drop probability %g, want %g", i, d, want)
+		}
+	}
+	var v2 []float64
+	for _, stage := range EfficientNetV2S(Options{}).Features.Children()[1:7] {
+		for _, b := range stage.Meta().Children() {
+			switch b := b.(type) {
+			case *fusedMBConv:
+				v2 = append(v2, b.drop)
+			case *mbConv:
+				v2 = append(v2, b.drop)
+			}
+		}
+	}
+	if len(v2) != 40 {
+		t.Fatalf("EfficientNetV2-S has %d blocks, want 40", len(v2))
+	}
+	for i, d := range v2 {
+		if want := 0.2 * float64(i) / 40; d != want {
+			t.Errorf("EfficientNetV2-S block %d: drop probability %g, want %g", i, d, want)
 		}
 	}
 	for _, b := range EfficientNetB7(Options{StochasticDepth: -1}).Features.Children()[4].Meta().Children() {

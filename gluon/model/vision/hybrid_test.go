@@ -28,6 +28,13 @@ var randomZoo = []struct {
 	}},
 	{"densenet121-random", func() vision.Headed { return vision.DenseNet121(vision.Options{Classes: 10, Width: 6, Dropout: 0.2}) }},
 	{"mobilenet_v3_small-random", func() vision.Headed { return vision.MobileNetV3Small(vision.Options{Classes: 10, Width: 8}) }},
+	{"swin_t-random", func() vision.Headed {
+		return vision.NewSwin(vision.SwinOptions{Options: vision.Options{Classes: 10, Width: 8, StochasticDepth: 0.5, Dropout: 0.2},
+			WindowSize: 4, Heads: [4]int{1, 2, 4, 8}})
+	}},
+	{"googlenet-random", func() vision.Headed {
+		return vision.NewGoogLeNet(vision.InceptionOptions{Options: vision.Options{Classes: 10, Width: 8}, AuxLogits: new(true)})
+	}},
 }
 
 // TestHybridizeZoo runs every model of the zoo (small configurations),

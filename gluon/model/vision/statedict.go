@@ -2,6 +2,7 @@ package vision
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strings"
 
@@ -15,23 +16,64 @@ import (
 // batchesTracked is the suffix of PyTorch's BatchNorm counter buffer.
 const batchesTracked = ".num_batches_tracked"
 
+// The suffixes of a Swin window attention's bias table and of
+// torchvision's buffer of its indices, which the model computes.
+const (
+	biasTable     = ".relative_position_bias_table"
+	positionIndex = ".relative_position_index"
+)
+
+// skipped says whether a state dict's tensor is a buffer that no
+// parameter takes: a BatchNorm's counter, or a Swin window attention's
+// relative position index (computed from the window size).
+func skipped(name string) bool {
+	return strings.HasSuffix(name, batchesTracked) || strings.HasSuffix(name, positionIndex)
+}
+
+// windowSide is the side of the windows of a Swin bias table of rows
+// rows: (2·side−1)² = rows.
+func windowSide(rows int) int { return (int(math.Round(math.Sqrt(float64(rows)))) + 1) / 2 }
+
 // LoadStateDict loads a PyTorch state dict into params: a file that
 // torch.save wrote (a state dict, a whole module, or a checkpoint holding
 // one; see package gluon/pytorch) or one saved as safetensors (see
 // tools/torch2safetensors.py), onto devs for parameters not
 // yet initialised. Every parameter must be in the file, with its shape,
 // and every tensor of the file must be a parameter, except BatchNorm's
-// num_batches_tracked counters, which are skipped; on an error nothing
+// num_batches_tracked counters and Swin's relative_position_index
+// buffers (computed from the window size), which are skipped, and the
+// auxiliary classifiers of GoogLeNet and Inception v3 checkpoints when
+// the model has none (InceptionOptions.AuxLogits); on an error nothing
 // changes. Files of DataParallel models ("module." names), ViTs saved by
 // torchvision 0.13 or earlier (mlp.linear_1, mlp.linear_2) and the
 // DenseNet checkpoints torchvision publishes (norm.1, conv.1, ... in the
 // dense layers) load too.
 func LoadStateDict(params *gluon.ParamDict, path string, devs []ctx.Context) error {
+	// The auxiliary classifiers of a GoogLeNet or Inception v3
+	// checkpoint are skipped when the model has none, as torchvision's
+	// builders drop them after loading.
+	has := map[string]bool{}
+	for _, name := range params.Names() {
+		for _, p := range auxPrefixes {
+			has[p] = has[p] || strings.HasPrefix(name, p)
+		}
+	}
 	return params.Load(path, devs, gluon.LoadOpts{
-		Skip:   func(name string) bool { return strings.HasSuffix(name, batchesTracked) },
+		Skip: func(name string) bool {
+			for _, p := range auxPrefixes {
+				if strings.HasPrefix(name, p) && !has[p] {
+					return true
+				}
+			}
+			return skipped(name)
+		},
 		Rename: torchName,
 	})
 }
+
+// auxPrefixes name the auxiliary classifiers of torchvision's GoogLeNet
+// (aux1, aux2) and Inception3 (AuxLogits).
+var auxPrefixes = []string{"aux1.", "aux2.", "AuxLogits."}
 
 // denseLayerName matches the names of the dense layers' parameters in
 // torchvision's DenseNet checkpoints, which are from before "." was
@@ -54,42 +96,54 @@ func torchName(name string) string {
 
 // SaveStateDict writes params as a PyTorch state dict, with a
 // num_batches_tracked counter (0) beside every BatchNorm's running
-// statistics, so that torch's load_state_dict(strict=True) accepts it. A
+// statistics and the relative_position_index of every Swin window
+// attention, so that torch's load_state_dict(strict=True) accepts it. A
 // path ending in ".pt", ".pth", ".bin", ".ckpt" or ".pth.tar" (any case;
 // pytorch.IsTorchName) gets PyTorch's own format (torch.load reads it;
 // see package gluon/pytorch), any other the safetensors form
 // (`tools/torch2safetensors.py --to-torch` converts it). The file is
 // replaced atomically.
 func SaveStateDict(params *gluon.ParamDict, path string) error {
+	if pytorch.IsTorchName(path) {
+		return saveTorch(params, path)
+	}
 	extra := map[string]safetensors.Tensor{}
 	for _, name := range params.Names() {
 		if bn, ok := strings.CutSuffix(name, ".running_mean"); ok {
 			extra[bn+batchesTracked] = safetensors.FromInt64(nil, []int64{0})
 		}
-	}
-	if pytorch.IsTorchName(path) {
-		return saveTorch(params, path)
+		if attn, ok := strings.CutSuffix(name, biasTable); ok {
+			idx := relativePositionIndex(windowSide(params.Get(name).Shape()[0]))
+			extra[attn+positionIndex] = safetensors.FromInt64([]int{len(idx)}, idx)
+		}
 	}
 	return params.SaveWith(path, extra)
 }
 
-// saveTorch writes params and the BatchNorm counters with torch.save's
-// format, in the parameters' order.
+// saveTorch writes params and the buffers (BatchNorm counters, Swin
+// position indices) with torch.save's format, in the parameters' order.
 func saveTorch(params *gluon.ParamDict, path string) error {
 	var names []string
 	arrays := map[string]*nd.NDArray{}
+	buffer := func(name string, a *nd.NDArray) {
+		names = append(names, name)
+		arrays[name] = a
+	}
 	for _, name := range params.Names() {
 		p := params.Get(name)
 		if !p.Initialized() {
 			return fmt.Errorf("vision: save %s: parameter %s is not initialised", path, name)
 		}
-		names = append(names, name)
-		arrays[name] = p.ListData()[0]
+		buffer(name, p.ListData()[0])
 		if bn, ok := strings.CutSuffix(name, ".running_var"); ok {
 			counter := nd.Reshape(nd.FromSlice(ctx.CPU(0), []int64{0}, 1))
 			defer counter.Release()
-			names = append(names, bn+batchesTracked)
-			arrays[bn+batchesTracked] = counter
+			buffer(bn+batchesTracked, counter)
+		}
+		if attn, ok := strings.CutSuffix(name, biasTable); ok {
+			idx := nd.FromSlice(ctx.CPU(0), relativePositionIndex(windowSide(p.Shape()[0])))
+			defer idx.Release()
+			buffer(attn+positionIndex, idx)
 		}
 	}
 	return pytorch.SaveStateDict(path, names, arrays)

@@ -100,6 +100,19 @@ func TestOptionErrors(t *testing.T) {
 		"stochastic depth above 1":  func() { vision.EfficientNetB0(vision.Options{StochasticDepth: 1.5}) },
 		"ConvNeXt's above 1":        func() { vision.ConvNeXtTiny(vision.Options{StochasticDepth: 2}) },
 		"DenseNet without a growth": func() { vision.DenseNet121(vision.Options{Width: 1}) },
+		"Swin heads not dividing":   func() { vision.NewSwin(vision.SwinOptions{Heads: [4]int{5, 6, 12, 24}}) },
+		"Swin's above 1":            func() { vision.SwinT(vision.Options{StochasticDepth: 1.5}) },
+		"RegNet's WM of 1": func() {
+			vision.NewRegNet(vision.RegNetParams{Depth: 4, W0: 8, WA: 8, WM: 1, GroupWidth: 8}, vision.Options{})
+		},
+		"RegNet's W0 not of 8": func() {
+			vision.NewRegNet(vision.RegNetParams{Depth: 4, W0: 12, WA: 8, WM: 2, GroupWidth: 8}, vision.Options{})
+		},
+		"ShuffleNet's odd widths": func() { vision.NewShuffleNetV2([3]int{4, 8, 4}, [5]int{24, 49, 96, 192, 1024}, vision.Options{}) },
+		"transform of 1 channel": func() {
+			vision.NewGoogLeNet(vision.InceptionOptions{Options: vision.Options{InChannels: 1}, TransformInput: new(true)})
+		},
+		"Inception's width 1": func() { vision.NewInceptionV3(vision.InceptionOptions{Options: vision.Options{Width: 1}}) },
 	} {
 		if err := nd.Catch(build); !errors.Is(err, &nd.Error{Kind: nd.ErrArgument}) {
 			t.Errorf("%s: %v, want an argument error", name, err)

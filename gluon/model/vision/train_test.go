@@ -109,8 +109,9 @@ func allZero(v []float64) bool {
 	return true
 }
 
-// TestStochasticDepthTraining: in training mode, EfficientNet's and
-// ConvNeXt's stochastic depth drops residual branches per sample, so that
+// TestStochasticDepthTraining: in training mode, the stochastic depth of
+// EfficientNet (V1 and V2), ConvNeXt and Swin drops residual branches per
+// sample, so that
 // the outputs of a batch of one image repeated differ between samples and
 // from pass to pass, while predict mode is deterministic and without it
 // (StochasticDepth −1) training mode is too.
@@ -122,6 +123,13 @@ func TestStochasticDepthTraining(t *testing.T) {
 		},
 		func(sd float64) vision.Model {
 			return vision.ConvNeXtTiny(vision.Options{Classes: 4, Width: 4, StochasticDepth: sd})
+		},
+		func(sd float64) vision.Model {
+			return vision.NewSwin(vision.SwinOptions{Options: vision.Options{Classes: 4, Width: 8, StochasticDepth: sd},
+				WindowSize: 4, Heads: [4]int{1, 2, 4, 8}})
+		},
+		func(sd float64) vision.Model {
+			return vision.EfficientNetV2S(vision.Options{Classes: 4, Width: 4, Dropout: -1, StochasticDepth: sd})
 		},
 	} {
 		for _, sd := range []float64{0.5, -1} {

@@ -17,19 +17,28 @@ type VGG struct {
 	hidden     int
 }
 
-// The VGG configurations (torchvision's cfgs "A" and "D"): output
-// channels in multiples of the first stage's width, 0 for a max pool.
+// The VGG configurations (torchvision's cfgs "A", "B", "D" and "E"):
+// output channels in multiples of the first stage's width, 0 for a max
+// pool.
 var (
 	vgg11 = []int{1, 0, 2, 0, 4, 4, 0, 8, 8, 0, 8, 8, 0}
+	vgg13 = []int{1, 1, 0, 2, 2, 0, 4, 4, 0, 8, 8, 0, 8, 8, 0}
 	vgg16 = []int{1, 1, 0, 2, 2, 0, 4, 4, 4, 0, 8, 8, 8, 0, 8, 8, 8, 0}
+	vgg19 = []int{1, 1, 0, 2, 2, 0, 4, 4, 4, 4, 0, 8, 8, 8, 8, 0, 8, 8, 8, 8, 0}
 )
 
 // VGG11 returns VGG-11 (configuration A); batchNorm adds a BatchNorm
 // after every convolution (vgg11_bn).
 func VGG11(batchNorm bool, o Options) *VGG { return newVGG("vgg11", vgg11, batchNorm, o) }
 
+// VGG13 returns VGG-13 (configuration B); batchNorm gives vgg13_bn.
+func VGG13(batchNorm bool, o Options) *VGG { return newVGG("vgg13", vgg13, batchNorm, o) }
+
 // VGG16 returns VGG-16 (configuration D); batchNorm gives vgg16_bn.
 func VGG16(batchNorm bool, o Options) *VGG { return newVGG("vgg16", vgg16, batchNorm, o) }
+
+// VGG19 returns VGG-19 (configuration E); batchNorm gives vgg19_bn.
+func VGG19(batchNorm bool, o Options) *VGG { return newVGG("vgg19", vgg19, batchNorm, o) }
 
 func newVGG(kind string, cfg []int, batchNorm bool, o Options) *VGG {
 	o = o.withDefaults()

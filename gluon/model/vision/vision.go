@@ -8,22 +8,30 @@
 //   - ResNet-18, 34, 50, 101 and 152; ResNeXt-50 32×4d, ResNeXt-101
 //     32×8d and 64×4d; Wide ResNet-50-2 and 101-2 (ResNet with grouped or
 //     wider bottlenecks: Options.Groups, Options.WidthPerGroup)
-//   - VGG-11 and VGG-16, with and without BatchNorm; AlexNet
+//   - VGG-11, 13, 16 and 19, with and without BatchNorm; AlexNet
+//   - GoogLeNet and Inception v3 (auxiliary classifiers in training
+//     mode, the input transform of their pretrained weights)
 //   - MobileNetV2, MobileNetV3-Large and -Small (hardswish,
-//     squeeze-and-excitation with hardsigmoid)
+//     squeeze-and-excitation with hardsigmoid); MNASNet 0.5, 0.75, 1.0
+//     and 1.3; ShuffleNetV2 x0.5, x1.0, x1.5 and x2.0
 //   - DenseNet-121, 161, 169 and 201
-//   - EfficientNet-B0 to B7 (SiLU, squeeze-and-excitation, stochastic
-//     depth)
+//   - EfficientNet-B0 to B7 and EfficientNetV2-S, M and L (SiLU,
+//     squeeze-and-excitation, fused MBConv blocks, stochastic depth)
+//   - RegNetX-400MF to 32GF and RegNetY-400MF to 128GF, or any other
+//     RegNet of torchvision's generator (RegNetParams)
 //   - ConvNeXt-Tiny, Small, Base and Large (LayerNorm over the channels,
 //     layer scale, stochastic depth)
+//   - Swin-T, S and B (shifted-window attention with relative position
+//     biases, patch merging, stochastic depth)
 //   - SqueezeNet 1.0 and 1.1
-//   - the Vision Transformer (ViT-B/16, or smaller through ViTOptions)
+//   - the Vision Transformer (ViT-B/16, B/32, L/16, L/32 and H/14, or
+//     other sizes through ViTOptions)
 //
 // Options' zero values are torchvision's defaults; Options.Width makes
 // narrower networks of the same layout. Every model but SqueezeNet is a
 // Model, whose ReplaceHead puts a new classifier in place for transfer
 // learning (SqueezeNet's head is a convolution; its ReplaceHead returns
-// that). Stochastic depth (EfficientNet, ConvNeXt) drops residual
+// that). Stochastic depth (EfficientNet, ConvNeXt, Swin) drops residual
 // branches per sample in training mode and is the identity in predict
 // mode, as torchvision's; every model hybridizes (gluon.Hybridize) and
 // exports to ONNX (gluon/onnx) in predict mode.
@@ -53,20 +61,25 @@ type Options struct {
 	Classes int
 	// InChannels is the number of input channels (default 3).
 	InChannels int
-	// Width scales the network: the first stage's width of ResNet, VGG
-	// and ConvNeXt (default 64; ConvNeXt's 96, 128 or 192; the later
-	// stages are 2, 4 and 8 times as wide) and DenseNet's stem width
-	// (default 64, DenseNet-161's 96; its growth rate is half of it);
-	// for MobileNetV2, MobileNetV3, EfficientNet, AlexNet and SqueezeNet
-	// a width multiplier in 1/64 steps (64, the default, is the model's
-	// own width). Small widths make test-sized networks of the same
-	// layout.
+	// Width scales the network: the first stage's width of ResNet, VGG,
+	// ConvNeXt and Swin (default 64; ConvNeXt's 96, 128 or 192, Swin's
+	// 96 or 128; the later stages are 2, 4 and 8 times as wide),
+	// DenseNet's stem width (default 64, DenseNet-161's 96; its growth
+	// rate is half of it) and RegNet's (default 32; its stages come from
+	// RegNetParams); for MobileNetV2, MobileNetV3, MNASNet, EfficientNet
+	// (V1 and V2), GoogLeNet, Inception v3, AlexNet and SqueezeNet a
+	// width multiplier in 1/64 steps (64, the default, is the model's own
+	// width). ShuffleNetV2 takes its widths from NewShuffleNetV2. Small
+	// widths make test-sized networks of the same layout.
 	Width int
 	// Hidden is the classifier width of VGG and AlexNet (default 4096).
 	Hidden int
-	// Dropout is the classifier's dropout rate (default: VGG, AlexNet and
-	// SqueezeNet 0.5, MobileNetV2 and V3 0.2, EfficientNet-B0 to B7 0.2
-	// to 0.5, DenseNet 0 after every dense layer; negative for none).
+	// Dropout is the classifier's dropout rate (default: VGG, AlexNet,
+	// SqueezeNet and Inception v3 0.5, MobileNetV2 and V3, MNASNet and
+	// GoogLeNet 0.2, EfficientNet-B0 to B7 0.2 to 0.5, EfficientNetV2
+	// 0.2 to 0.4, DenseNet 0 after every dense layer, Swin 0 after its
+	// MLPs' layers and attention projections; GoogLeNet's auxiliary
+	// classifiers' 0.7 unless set; negative for none).
 	Dropout float64
 	// Groups and WidthPerGroup are the ResNet bottleneck's
 	// (torchvision's groups and width_per_group; default the model's: 1
@@ -75,8 +88,9 @@ type Options struct {
 	Groups, WidthPerGroup int
 	// StochasticDepth is the drop probability of the residual branches'
 	// stochastic depth (torchvision's stochastic_depth_prob: EfficientNet
-	// 0.2, ConvNeXt-Tiny 0.1, Small 0.4, Base and Large 0.5; the blocks'
-	// probabilities grow linearly with depth to it; negative for none).
+	// (V1 and V2) 0.2, ConvNeXt-Tiny 0.1, Small 0.4, Base and Large 0.5,
+	// Swin-T 0.2, S 0.3, B 0.5; the blocks' probabilities grow linearly
+	// with depth to it; negative for none).
 	// In training mode a branch is dropped for each sample apart, as
 	// torchvision's StochasticDepth in "row" mode; in predict mode it is
 	// kept.

@@ -50,13 +50,15 @@ type VisionTransformer struct {
 }
 
 // NewViT returns a VisionTransformer (ViT-B/16 with zero options).
-func NewViT(o ViTOptions) *VisionTransformer {
+func NewViT(o ViTOptions) *VisionTransformer { return newViT("visiontransformer", o) }
+
+func newViT(kind string, o ViTOptions) *VisionTransformer {
 	o = o.withDefaults()
 	if o.ImageSize%o.PatchSize != 0 || o.HiddenDim%o.Heads != 0 {
 		nd.Panicf("vision.NewViT", nd.ErrArgument, "image size %d must be a multiple of the patch size %d, and width %d of the heads %d",
 			o.ImageSize, o.PatchSize, o.HiddenDim, o.Heads)
 	}
-	v := &VisionTransformer{BlockMeta: gluon.NewBlockMeta("visiontransformer"), opts: o}
+	v := &VisionTransformer{BlockMeta: gluon.NewBlockMeta(kind), opts: o}
 	d := o.HiddenDim
 	v.ClassToken = v.AddParam(gluon.NewParameter("class_token", 1, 1, d))
 	v.ClassToken.Init = initializer.Zero()
@@ -72,6 +74,38 @@ func NewViT(o ViTOptions) *VisionTransformer {
 	v.AddChild(v.Encoder)
 	v.AddChild(v.Heads)
 	return v
+}
+
+// ViTB16 returns ViT-B/16 (torchvision's vit_b_16: 16×16 patches, 12
+// layers of 12 heads, width 768, MLP width 3072) for 224×224 images.
+func ViTB16(o Options) *VisionTransformer {
+	return newViT("vit_b_16", ViTOptions{Options: o, PatchSize: 16, Layers: 12, Heads: 12, HiddenDim: 768, MLPDim: 3072})
+}
+
+// ViTB32 returns ViT-B/32 (32×32 patches, 12 layers of 12 heads, width
+// 768, MLP width 3072) for 224×224 images.
+func ViTB32(o Options) *VisionTransformer {
+	return newViT("vit_b_32", ViTOptions{Options: o, PatchSize: 32, Layers: 12, Heads: 12, HiddenDim: 768, MLPDim: 3072})
+}
+
+// ViTL16 returns ViT-L/16 (16×16 patches, 24 layers of 16 heads, width
+// 1024, MLP width 4096) for 224×224 images.
+func ViTL16(o Options) *VisionTransformer {
+	return newViT("vit_l_16", ViTOptions{Options: o, PatchSize: 16, Layers: 24, Heads: 16, HiddenDim: 1024, MLPDim: 4096})
+}
+
+// ViTL32 returns ViT-L/32 (32×32 patches, 24 layers of 16 heads, width
+// 1024, MLP width 4096) for 224×224 images.
+func ViTL32(o Options) *VisionTransformer {
+	return newViT("vit_l_32", ViTOptions{Options: o, PatchSize: 32, Layers: 24, Heads: 16, HiddenDim: 1024, MLPDim: 4096})
+}
+
+// ViTH14 returns ViT-H/14 (14×14 patches, 32 layers of 16 heads, width
+// 1280, MLP width 5120) for 224×224 images, torchvision's vit_h_14
+// without weights; its published weights are for 518×518 (NewViT with
+// ImageSize 518 and these sizes).
+func ViTH14(o Options) *VisionTransformer {
+	return newViT("vit_h_14", ViTOptions{Options: o, PatchSize: 14, Layers: 32, Heads: 16, HiddenDim: 1280, MLPDim: 5120})
 }
 
 // Forward maps NCHW images to class scores: patch embedding, the class
