@@ -110,7 +110,7 @@ onnx-check:
 # zoo-full checks the model zoo at torchvision's full sizes (224x224
 # inputs): make_fixtures.py writes torchvision's outputs with seeded random
 # weights into a fresh directory (needs python3-torchvision, installed
-# when missing) and the Go test compares (about 5.6 GB of temporary fixtures, minutes).
+# when missing) and the Go test compares (about 14 GB of temporary fixtures, minutes).
 zoo-full:
 	@/usr/bin/python3 -c 'import torchvision' 2>/dev/null || { echo "installing python3-torchvision from Debian"; \
 		SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
