@@ -43,6 +43,16 @@ func zerosFor(gs, xs []*nd.NDArray) []*nd.NDArray {
 	return gs
 }
 
+// checkVectors fails unless v holds one vector of each input's shape.
+func checkVectors(op string, v, xs []*nd.NDArray) {
+	if len(v) != len(xs) {
+		panic(&nd.Error{Op: op, Kind: nd.ErrArgument, Msg: fmt.Sprintf("%d vectors for %d inputs", len(v), len(xs))})
+	}
+	for i := range v {
+		checkLike(op, fmt.Sprintf("v[%d]", i), v[i], xs[i])
+	}
+}
+
 // checkLike fails unless v has the shape of ref (for the vector of a
 // product).
 func checkLike(op, what string, v, ref *nd.NDArray) {
@@ -93,12 +103,7 @@ func VJP(f Func, inputs []*nd.NDArray, v *nd.NDArray) (out *nd.NDArray, vjp []*n
 func JVP(f Func, inputs, v []*nd.NDArray) (out, jvp *nd.NDArray) {
 	const op = "autograd.JVP"
 	xs, s := leaves(op, inputs)
-	if len(v) != len(xs) {
-		panic(&nd.Error{Op: op, Kind: nd.ErrArgument, Msg: fmt.Sprintf("%d vectors for %d inputs", len(v), len(xs))})
-	}
-	for i := range v {
-		checkLike(op, fmt.Sprintf("v[%d]", i), v[i], xs[i])
-	}
+	checkVectors(op, v, xs)
 	s.EnableGrad(func() {
 		out = f(xs)
 		u := nd.ZerosLike(out.Detach())
@@ -125,12 +130,7 @@ func JVP(f Func, inputs, v []*nd.NDArray) (out, jvp *nd.NDArray) {
 func HVP(f Func, inputs, v []*nd.NDArray) (out *nd.NDArray, hvp []*nd.NDArray) {
 	const op = "autograd.HVP"
 	xs, s := leaves(op, inputs)
-	if len(v) != len(xs) {
-		panic(&nd.Error{Op: op, Kind: nd.ErrArgument, Msg: fmt.Sprintf("%d vectors for %d inputs", len(v), len(xs))})
-	}
-	for i := range v {
-		checkLike(op, fmt.Sprintf("v[%d]", i), v[i], xs[i])
-	}
+	checkVectors(op, v, xs)
 	s.EnableGrad(func() {
 		out = f(xs)
 		if out.Size() != 1 {

@@ -90,25 +90,37 @@ func CheckGrad(t testing.TB, f func(in []*nd.NDArray) *nd.NDArray, inputs []*nd.
 		if skip[i] {
 			continue
 		}
-		analytic := in.Grad().Float64s()
-		vals := in.Float64s()
-		for j := range vals {
-			orig := vals[j]
-			vals[j] = orig + tol.Step
-			nd.Assign(in, nd.FromSlice(dev, vals, in.Shape()...))
-			lp := eval()
-			vals[j] = orig - tol.Step
-			nd.Assign(in, nd.FromSlice(dev, vals, in.Shape()...))
-			lm := eval()
-			vals[j] = orig
-			nd.Assign(in, nd.FromSlice(dev, vals, in.Shape()...))
-			num := (lp - lm) / (2 * tol.Step)
-			if d := math.Abs(analytic[j] - num); !(d <= tol.Atol+tol.Rtol*math.Abs(num)) {
-				t.Errorf("input %d %v, element %d: analytic gradient %.8g, numerical %.8g (diff %.3g)", i, in.Shape(), j, analytic[j], num, d)
-				return
-			}
+		if !compareCentral(t, "gradient", i, in, in.Grad().Float64s(), tol, eval) {
+			return
 		}
 	}
+}
+
+// compareCentral compares analytic, the derivative of eval with respect
+// to each element of input i (in), with central differences of eval,
+// restoring in afterwards; it reports the first mismatch through t and
+// returns false then. what names the derivative in the message.
+func compareCentral(t testing.TB, what string, i int, in *nd.NDArray, analytic []float64, tol GradTol, eval func() float64) bool {
+	t.Helper()
+	dev := in.Context()
+	vals := in.Float64s()
+	for j := range vals {
+		orig := vals[j]
+		vals[j] = orig + tol.Step
+		nd.Assign(in, nd.FromSlice(dev, vals, in.Shape()...))
+		lp := eval()
+		vals[j] = orig - tol.Step
+		nd.Assign(in, nd.FromSlice(dev, vals, in.Shape()...))
+		lm := eval()
+		vals[j] = orig
+		nd.Assign(in, nd.FromSlice(dev, vals, in.Shape()...))
+		num := (lp - lm) / (2 * tol.Step)
+		if d := math.Abs(analytic[j] - num); !(d <= tol.Atol+tol.Rtol*math.Abs(num)) {
+			t.Errorf("input %d %v, element %d: analytic %s %.8g, numerical %.8g (diff %.3g)", i, in.Shape(), j, what, analytic[j], num, d)
+			return false
+		}
+	}
+	return true
 }
 
 // Rand returns a float64 array on dev with values uniform in [lo, hi),

@@ -167,23 +167,8 @@ func CheckGradGrad(t testing.TB, f func(in []*nd.NDArray) *nd.NDArray, inputs []
 		}
 	}
 	for _, i := range vars {
-		in := inputs[i]
-		vals := in.Float64s()
-		for j := range vals {
-			orig := vals[j]
-			vals[j] = orig + tol.Step
-			nd.Assign(in, nd.FromSlice(dev, vals, in.Shape()...))
-			lp := eval()
-			vals[j] = orig - tol.Step
-			nd.Assign(in, nd.FromSlice(dev, vals, in.Shape()...))
-			lm := eval()
-			vals[j] = orig
-			nd.Assign(in, nd.FromSlice(dev, vals, in.Shape()...))
-			num := (lp - lm) / (2 * tol.Step)
-			if d := math.Abs(analytic[i][j] - num); !(d <= tol.Atol+tol.Rtol*math.Abs(num)) {
-				t.Errorf("input %d %v, element %d: analytic second derivative %.8g, numerical %.8g (diff %.3g)", i, in.Shape(), j, analytic[i][j], num, d)
-				return nil
-			}
+		if !compareCentral(t, "second derivative", i, inputs[i], analytic[i], tol, eval) {
+			return nil
 		}
 	}
 	return nil
