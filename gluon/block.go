@@ -118,6 +118,7 @@ func (m *BlockMeta) Kind() string { return m.kind }
 // AddParam registers a parameter under its local name ("weight").
 func (m *BlockMeta) AddParam(p *Parameter) *Parameter {
 	m.params = append(m.params, p)
+	p.owners.Add(1)
 	structureGen.Add(1)
 	return p
 }

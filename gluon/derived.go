@@ -200,6 +200,10 @@ func (m *BlockMeta) ReplaceParam(old *Parameter, with ...*Parameter) []*Paramete
 		nd.Panicf("gluon.ReplaceParam", nd.ErrArgument, "%s has no parameter %s", m.name, old.Name())
 	}
 	m.params = slices.Concat(m.params[:i:i], with, m.params[i+1:])
+	old.owners.Add(-1)
+	for _, p := range with {
+		p.owners.Add(1)
+	}
 	m.replaced = slices.DeleteFunc(m.replaced, func(p *Parameter) bool {
 		return p == old || slices.Contains(with, p) || p.Derivation() == nil
 	})

@@ -77,7 +77,14 @@ type Parameter struct {
 
 	// derive, when set, computes the parameter's value (derived.go).
 	derive atomic.Pointer[derivationBox]
+	// owners counts the blocks that register the parameter as their own
+	// (AddParam, ReplaceParam): more than one for tied weights.
+	owners atomic.Int32
 }
+
+// Owners returns how many blocks register p as their own parameter (more
+// than one: a weight tied between layers).
+func (p *Parameter) Owners() int { return int(p.owners.Load()) }
 
 // NewParameter returns a float32 parameter of the given shape (0 marks a
 // dimension to be inferred) that wants gradients written (GradWrite).

@@ -157,7 +157,7 @@ func GlobalUnstructured(targets []Target, method Method, amount Amount) []*Pruni
 	for i, tg := range targets {
 		t := resolve(op, tg.Block, tg.Name, true)
 		for _, u := range ts[:i] {
-			if u.meta == t.meta && u.name == t.name {
+			if u.w == t.w || u.meta == t.meta && u.name == t.name {
 				nd.Panicf(op, nd.ErrArgument, "parameter %q of block %q is named twice", t.name, t.meta.Name())
 			}
 		}

@@ -78,14 +78,17 @@
 // trains weight_orig. Later rounds only rewrite the mask, on every
 // context, and need no new Trainer; a hybridized network sees them at its
 // next call. Prune between training steps, not while another goroutine
-// runs a pass through the block. A parameter tied to several blocks cannot be pruned
-// (the other blocks would go on using it unpruned).
+// runs a pass through the block. A parameter tied to several blocks
+// (Parameter.Owners above one) is refused with ErrArgument: the others
+// would hold a derived weight they do not own; untie it first.
 package prune
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -224,6 +227,9 @@ func (p *Pruning) Remove() error {
 	if p.removed {
 		return fmt.Errorf("prune: Remove: parameter %q of block %q was already removed", p.name, p.meta.Name())
 	}
+	if own := p.meta.Params(); !slices.Contains(own, p.Orig) || !slices.Contains(own, p.Mask) {
+		return fmt.Errorf("prune: Remove: parameter %q of block %q: %s or %s is no longer among the block's parameters", p.name, p.meta.Name(), p.Orig.LocalName(), p.Mask.LocalName())
+	}
 	w := p.weight
 	err := nd.Catch(func() {
 		var baked *nd.NDArray
@@ -253,6 +259,9 @@ func (p *Pruning) Remove() error {
 // Remove makes the pruning of b's parameter name permanent
 // (Pruning.Remove). A parameter that is not pruned is an error.
 func Remove(b gluon.Component, name string) error {
+	if isNil(b) {
+		return fmt.Errorf("prune: Remove: no block")
+	}
 	p := Of(b, name)
 	if p == nil {
 		return fmt.Errorf("prune: Remove: parameter %q of block %q is not pruned", name, b.Meta().Name())
@@ -263,6 +272,9 @@ func Remove(b gluon.Component, name string) error {
 // Of returns the pruning of b's own parameter name, or nil when it is not
 // pruned (or its pruning was removed).
 func Of(b gluon.Component, name string) *Pruning {
+	if isNil(b) {
+		return nil
+	}
 	if name == "" {
 		name = "weight"
 	}
@@ -285,6 +297,9 @@ func IsPruned(b gluon.Component) bool {
 // walk calls f with every active pruning of b and the blocks under it,
 // and the full name of its weight ("conv0.weight").
 func walk(b gluon.Component, prefix string, f func(p *Pruning, full string)) {
+	if isNil(b) {
+		return
+	}
 	m := b.Meta()
 	for _, q := range m.Params() {
 		if mi, ok := q.Init.(maskInit); ok && mi.p.Mask == q && !mi.p.Removed() {
@@ -313,4 +328,13 @@ func initOrPanic(op string, err error) {
 	if err != nil {
 		nd.Panicf(op, nd.ErrArgument, "%v", err)
 	}
+}
+
+// isNil reports whether b is nil, or a nil pointer in an interface.
+func isNil(b gluon.Component) bool {
+	if b == nil {
+		return true
+	}
+	v := reflect.ValueOf(b)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }

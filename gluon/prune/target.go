@@ -26,13 +26,18 @@ type target struct {
 // needValues, a parameter without values (its shape to be inferred) is an
 // error.
 func resolve(op string, b gluon.Component, name string, needValues bool) *target {
-	if b == nil {
+	if isNil(b) {
 		nd.Panicf(op, nd.ErrArgument, "no block")
 	}
 	if name == "" {
 		name = "weight"
 	}
 	m := b.Meta()
+	for _, q := range m.Params() { // a pruning's own orig or mask is not pruned again
+		if mi, ok := q.Init.(maskInit); ok && !mi.p.Removed() && (name == mi.p.name+"_orig" || name == mi.p.name+"_mask") {
+			nd.Panicf(op, nd.ErrArgument, "parameter %q of block %q belongs to the pruning of %q: prune %q itself", name, m.Name(), mi.p.name, mi.p.name)
+		}
+	}
 	t := &target{meta: m, name: name}
 	if t.prev = Of(b, name); t.prev != nil {
 		t.w = t.prev.weight
@@ -57,6 +62,9 @@ func resolve(op string, b gluon.Component, name string, needValues bool) *target
 	}
 	if w.Derivation() != nil {
 		nd.Panicf(op, nd.ErrArgument, "parameter %q of block %q is derived (%v); prune the parameters it is made from", name, m.Name(), w.Derivation())
+	}
+	if n := w.Owners(); n > 1 {
+		nd.Panicf(op, nd.ErrArgument, "parameter %q of block %q is tied (%d blocks register it): pruning it through one block would leave the others holding a derived weight; untie it first", name, m.Name(), n)
 	}
 	if !w.DType().IsFloat() {
 		nd.Panicf(op, nd.ErrDType, "parameter %q of block %q is %v: only floating-point parameters are pruned", name, m.Name(), w.DType())
@@ -124,12 +132,20 @@ func (t *target) install(op string, mask []float64) *Pruning {
 	p.Orig.SetDType(w.DType())
 	p.Orig.SetGradReq(w.GradReq())
 	p.Orig.LRMult, p.Orig.WDMult = w.LRMult, w.WDMult
+	p.Orig.KeepFloat32 = w.KeepFloat32
+	if w.Alias != "" { // a norm layer's gamma: torch's weight_orig and weight_mask
+		p.Orig.Alias = w.Alias + "_orig"
+	}
 	p.Mask = gluon.NewParameter(t.name+"_mask", t.shape...)
 	p.Mask.Init = maskInit{p}
 	p.Mask.SetDType(w.DType())
 	p.Mask.SetGradReq(nd.GradNull)
 	p.Mask.Statistic = true
 	p.Mask.LRMult, p.Mask.WDMult = 0, 0
+	p.Mask.KeepFloat32 = w.KeepFloat32
+	if w.Alias != "" {
+		p.Mask.Alias = w.Alias + "_mask"
+	}
 	if w.Initialized() {
 		initOrPanic(op, p.Orig.InitializeWith(w.ListData()[0], w.Contexts()))
 		src := nd.FromSliceShaped(ctx.CPU(0), mask, t.shape)

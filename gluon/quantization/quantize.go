@@ -2,6 +2,7 @@ package quantization
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/nn"
@@ -51,7 +52,7 @@ func QuantizeDynamic(net gluon.Component, o Opts) ([]string, error) {
 	if net == nil {
 		return nil, errors.New("quantization.QuantizeDynamic: nil network")
 	}
-	if _, ok := net.(*nn.Dense); ok {
+	if _, ok := denseOf(net); ok {
 		return nil, errors.New("quantization.QuantizeDynamic: the network is a Dense itself; use NewDense for it")
 	}
 	type site struct {
@@ -60,22 +61,29 @@ func QuantizeDynamic(net gluon.Component, o Opts) ([]string, error) {
 		dense      *nn.Dense
 	}
 	var sites []site
+	skipped := map[*nn.Dense]string{} // a shared layer skipped at one of its paths
 	var walk func(c gluon.Component, prefix string)
 	walk = func(c gluon.Component, prefix string) {
 		for _, ch := range c.Meta().Children() {
 			path := prefix + ch.Meta().Name()
-			d, ok := ch.(*nn.Dense)
+			d, ok := denseOf(ch) // a hybridized Dense (gluon.Hybridize) too: the child is replaced whole
 			if !ok {
 				walk(ch, path+".")
 				continue
 			}
 			if o.Skip != nil && o.Skip(path) {
+				skipped[d] = path
 				continue
 			}
 			sites = append(sites, site{c.Meta(), ch.Meta().Name(), path, d})
 		}
 	}
 	walk(net, "")
+	for _, s := range sites {
+		if at, ok := skipped[s.dense]; ok {
+			return nil, fmt.Errorf("quantization.QuantizeDynamic: the Dense at %s is also at %s, which Opts.Skip skips: a shared layer is quantized at all its paths or none", s.path, at)
+		}
+	}
 	made := map[*nn.Dense]*Dense{}
 	for _, s := range sites {
 		if made[s.dense] != nil {
@@ -94,4 +102,13 @@ func QuantizeDynamic(net gluon.Component, o Opts) ([]string, error) {
 		paths[i] = s.path
 	}
 	return paths, nil
+}
+
+// denseOf returns the nn.Dense c is, or wraps (a gluon.Hybridize of one).
+func denseOf(c gluon.Component) (*nn.Dense, bool) {
+	if h, ok := c.(*gluon.HybridBlock); ok {
+		c = h.Unwrap()
+	}
+	d, ok := c.(*nn.Dense)
+	return d, ok
 }
