@@ -21,6 +21,7 @@ import json
 import struct
 import sys
 
+import collections
 import torch
 
 DTYPES = {
@@ -108,7 +109,11 @@ def state_dict_of(obj):
 
 def main(argv):
     if len(argv) == 4 and argv[1] == "--to-torch":
-        tensors = read_safetensors(argv[2])
+        tensors = collections.OrderedDict(read_safetensors(argv[2]))
+        # The root module's version, as torch.save keeps it in the state
+        # dict's _metadata: torchvision's MNASNet refuses a state dict
+        # without it (2 is its current layout); other modules ignore it.
+        tensors._metadata = collections.OrderedDict({"": {"version": 2}})
         torch.save(tensors, argv[3])
         print("%s: %d tensors" % (argv[3], len(tensors)))
         return 0

@@ -35,6 +35,15 @@ var saveStorage = map[nd.DType]struct {
 // written with their own dtype. The file is replaced atomically, and a
 // nil or released array fails the save before anything is written.
 func SaveStateDict(path string, names []string, tensors map[string]*nd.NDArray) error {
+	return SaveStateDictVersions(path, names, tensors, nil)
+}
+
+// SaveStateDictVersions is SaveStateDict with the state dict's _metadata
+// as torch.save keeps it: the version of each module, by its prefix ("" for
+// the root, "features.0" for a submodule), which some modules'
+// load_state_dict requires (torchvision's MNASNet refuses a state dict
+// without its version). versions may be nil (no _metadata).
+func SaveStateDictVersions(path string, names []string, tensors map[string]*nd.NDArray, versions map[string]int) error {
 	if names == nil {
 		for k := range tensors {
 			names = append(names, k)
@@ -94,7 +103,27 @@ func SaveStateDict(path string, names []string, tensors map[string]*nd.NDArray) 
 		p.global("collections", "OrderedDict")
 		p.raw(')', 'R', 't', 'R')
 	}
-	p.raw('u', '.')
+	p.raw('u')
+	if versions != nil { // BUILD with the OrderedDict's state {'_metadata': OrderedDict(prefix: {'version': v})}
+		prefixes := make([]string, 0, len(versions))
+		for k := range versions {
+			prefixes = append(prefixes, k)
+		}
+		slices.Sort(prefixes)
+		p.raw('}', '(')
+		p.str("_metadata")
+		p.global("collections", "OrderedDict")
+		p.raw(')', 'R', '(')
+		for _, k := range prefixes {
+			p.str(k)
+			p.raw('}', '(')
+			p.str("version")
+			p.int(int64(versions[k]))
+			p.raw('u')
+		}
+		p.raw('u', 'u', 'b')
+	}
+	p.raw('.')
 
 	return atomicfile.Write(path, func(w io.Writer) error {
 		z := zip.NewWriter(w)

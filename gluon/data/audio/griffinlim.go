@@ -206,6 +206,16 @@ func (g *GriffinLim) run(spec, angles *nd.NDArray) *nd.NDArray {
 	inv := fft.STFTOpts{Hop: o.HopLength, WinLength: o.WinLength, Window: win, Length: o.Length}
 	fwd := fft.STFTOpts{Hop: o.HopLength, WinLength: o.WinLength, Window: win}
 	m := o.Momentum / (1 + o.Momentum)
+	// torchaudio's 1e-16 keeps a silent bin at phase 0; in half precision
+	// it would round to 0 (and 0/0 to NaN): the dtype's least positive
+	// value then.
+	eps := 1e-16
+	switch spec.DType() {
+	case nd.Float16:
+		eps = 5.960464477539063e-08 // 2⁻²⁴
+	case nd.BFloat16:
+		eps = 9.183549615799121e-41 // 2⁻¹³³
+	}
 	var prev *nd.NDArray // the previous rebuilt spectrogram
 	step := func() {
 		rebuilt := fft.STFT(fft.ISTFT(nd.Mul(mag, angles), o.NFFT, inv), o.NFFT, fwd)
@@ -213,7 +223,7 @@ func (g *GriffinLim) run(spec, angles *nd.NDArray) *nd.NDArray {
 		if m != 0 && prev != nil {
 			a = nd.Sub(rebuilt, nd.MulScalar(prev, m))
 		}
-		angles = nd.Div(a, nd.ExpandDims(nd.AddScalar(fft.Abs(a), 1e-16), -1))
+		angles = nd.Div(a, nd.ExpandDims(nd.AddScalar(fft.Abs(a), eps), -1))
 		prev = rebuilt
 	}
 	for range o.NIter {

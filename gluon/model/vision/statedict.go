@@ -146,5 +146,8 @@ func saveTorch(params *gluon.ParamDict, path string) error {
 			buffer(attn+positionIndex, idx)
 		}
 	}
-	return pytorch.SaveStateDict(path, names, arrays)
+	// The root module's version, as torch.save writes it: torchvision's
+	// MNASNet refuses a state dict without it (version 2 is its current
+	// layout); the other models ignore it.
+	return pytorch.SaveStateDictVersions(path, names, arrays, map[string]int{"": 2})
 }
