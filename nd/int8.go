@@ -41,3 +41,30 @@ func MinMaxF32(x []float32) (lo, hi float32, ok bool) { return cpu.MinMaxF32(x) 
 // "avx512-vnni", "avx2" (or "avx2-split" for activations above 128) or
 // "go".
 func Int8Kernel() string { return cpu.Int8Kernel() }
+
+// Im2RowGeom is the geometry of an int8 convolution for Im2RowU8: N NHWC
+// images of H×W pixels of C channels, the kernel, stride, padding and
+// dilation, and the output size; see nd/cpu.
+type Im2RowGeom = cpu.Im2RowGeom
+
+// QuantizeNHWCU8 quantizes n NCHW float32 images of c planes of hw values
+// into bytes laid out NHWC (pixel rows ld bytes apart) as QuantizeU8
+// rounds; see nd/cpu.QuantizeNHWCU8.
+func QuantizeNHWCU8(dst []uint8, ld int, src []float32, n, c, hw int, inv float32, zero int32) {
+	cpu.QuantizeNHWCU8(dst, ld, src, n, c, hw, inv, zero)
+}
+
+// Im2RowU8 unrolls the channels c0..c0+cg of NHWC bytes into one row per
+// output pixel, tap by tap (kh, kw), the zero point standing for padding:
+// the activations of an int8 convolution whose weights are ordered
+// [out][kh][kw][in]; see nd/cpu.Im2RowU8.
+func Im2RowU8(dst []uint8, lda int, x []uint8, ldx int, g Im2RowGeom, c0, cg int, zero uint8) {
+	cpu.Im2RowU8(dst, lda, x, ldx, g, c0, cg, zero)
+}
+
+// NHWCToNCHWF32 transposes n images of hw pixels of c float32 channels
+// (rows ld apart) to NCHW, with a ReLU when relu is set; see
+// nd/cpu.NHWCToNCHWF32.
+func NHWCToNCHWF32(dst, src []float32, ld, n, hw, c int, relu bool) {
+	cpu.NHWCToNCHWF32(dst, src, ld, n, hw, c, relu)
+}

@@ -29,6 +29,8 @@ type Conv2D struct {
 	opts     Conv2DOpts
 	Weight   *gluon.Parameter
 	Bias     *gluon.Parameter
+	// delegate, when set, computes Forward instead (Delegate).
+	delegate gluon.Block
 }
 
 // NewConv2D returns a convolution with the given output channels and
@@ -52,8 +54,21 @@ func NewConv2D(channels, kernel int, o Conv2DOpts) *Conv2D {
 	return c
 }
 
+// Options returns the options c was made with (Kernel and Groups filled
+// in).
+func (c *Conv2D) Options() Conv2DOpts { return c.opts }
+
+// Delegate makes Forward return b.Forward(x) instead of computing the
+// layer (nil restores it), as nn.Dense.Delegate: gluon/quantization uses
+// it for a convolution its parent calls through a field of its own (a
+// ResNet block's).
+func (c *Conv2D) Delegate(b gluon.Block) { c.delegate = b }
+
 // Forward convolves x on its context.
 func (c *Conv2D) Forward(x *nd.NDArray) *nd.NDArray {
+	if c.delegate != nil {
+		return c.delegate.Forward(x)
+	}
 	if x.NDim() != 4 {
 		nd.Panicf("nn.Conv2D", nd.ErrShape, "want NCHW input, got %v", x.Shape())
 	}

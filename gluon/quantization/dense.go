@@ -17,7 +17,9 @@ import (
 // scale (or one per output unit), float32 bias, and activations quantized
 // to unsigned bytes on every call with the range of that call's input.
 // It computes y = act(float32(float32(Σ (xq−z)·wq)·(sx·sw)) + b) with the
-// sums in int32 (nd/cpu's GemmU8S8F32). It runs in inference only, on
+// sums in int32 (nd/cpu's GemmU8S8F32). NewDenseStatic makes one whose
+// inputs are quantized with fixed parameters instead (static
+// quantization). It runs in inference only, on
 // CPU contexts, on float32 inputs; it has no gluon Parameters (its state
 // is on the host, shared by every context), so save it with Save.
 //
@@ -30,6 +32,7 @@ type Dense struct {
 	act         *nn.Activation // any other activation, or nil
 	actName     string
 	reduceRange bool
+	fixed       *QParams  // static quantization's input parameters, or nil
 	q           []int8    // units × in
 	scales      []float32 // 1 or units
 	bias        []float32 // nil or units
@@ -196,7 +199,8 @@ func grow[T any](s []T, n int) []T {
 // Forward computes the layer on x, a float32 array on a CPU context: x is
 // flattened to [batch, in] (with NoFlatten, the last axis is the input).
 // The activations' scale and zero point come from the whole array's range
-// (ChooseQParams), as in PyTorch. Running inside autograd.Record panics
+// (ChooseQParams), as in PyTorch; a static layer's are fixed (Input), and
+// it does not check for NaN. Running inside autograd.Record panics
 // with an *nd.Error of kind ErrGraph (a quantized layer has no gradient),
 // an input with NaN or infinite values with ErrArgument.
 func (d *Dense) Forward(x *nd.NDArray) *nd.NDArray {
@@ -260,10 +264,16 @@ func (d *Dense) rows(op string, shape []int) (rows, k int, out []int) {
 
 // compute quantizes buf.x (rows × in) and writes the layer's rows to buf.y.
 func (d *Dense) compute(op string, buf *scratch, rows int) {
-	lo, hi, ok := nd.MinMaxF32(buf.x)
-	qp, err := ChooseQParams(lo, hi, 0, 255, d.reduceRange)
-	if !ok || err != nil {
-		nd.Panicf(op, nd.ErrArgument, "%s: the input holds NaN or infinite values, which int8 quantization cannot represent", d.label())
+	var qp QParams
+	if d.fixed != nil {
+		qp = *d.fixed
+	} else {
+		lo, hi, ok := nd.MinMaxF32(buf.x)
+		var err error
+		qp, err = ChooseQParams(lo, hi, 0, 255, d.reduceRange)
+		if !ok || err != nil {
+			nd.Panicf(op, nd.ErrArgument, "%s: the input holds NaN or infinite values, which int8 quantization cannot represent", d.label())
+		}
 	}
 	// Rows of a multiple of 4 bytes: the kernels read whole groups of 4.
 	lda := (d.in + 3) &^ 3
