@@ -67,7 +67,7 @@ func (m *BertForSequenceClassification) Forward(ids *nd.NDArray) *nd.NDArray {
 // BertForSequenceClassification computes it with labels: for NumLabels >
 // 1 (single-label classification) the cross-entropy with integer class
 // labels, averaged over the samples whose label is not −100 (PyTorch's
-// ignore_index; none left gives NaN); for NumLabels 1 (regression) the
+// ignore_index; none left gives NaN, with zero gradients, as PyTorch does); for NumLabels 1 (regression) the
 // mean squared error with float labels. Shapes that do not fit panic with
 // ErrShape; a class label outside [0, NumLabels) other than −100 panics
 // with ErrArgument naming its position and value, as torch raises
@@ -112,7 +112,12 @@ func maskedCrossEntropy(op string, logits, labels *nd.NDArray, shift int) *nd.ND
 	if traced {
 		per = nd.Mul(per, badLabelNaN(labels, keep, classes))
 	}
-	return nd.Div(nd.Sum(nd.Mul(per, keep)), nd.Sum(keep))
+	n := nd.Sum(keep)
+	mean := nd.Div(nd.Sum(nd.Mul(per, keep)), nd.MaximumScalar(n, 1))
+	// NaN when no label is kept, as PyTorch's value, through a term with
+	// no gradient path (n depends on the labels alone): the logits'
+	// gradients are then 0, as nll_loss's backward gives them, not 0/0.
+	return nd.Add(mean, nd.Div(nd.MulScalar(n, 0), n))
 }
 
 // checkLabels panics with ErrArgument at the first label outside
@@ -245,7 +250,7 @@ func (m *BertForMaskedLM) Forward(ids *nd.NDArray) *nd.NDArray { return m.Logits
 // [B, T], as BertForMaskedLM computes it with labels: the cross-entropy of
 // each position against its label (the original token at the positions
 // the input masked, −100 elsewhere), averaged over the positions whose
-// label is not −100 (none gives NaN, as PyTorch does). There is no shift:
+// label is not −100 (none gives NaN with zero gradients, as PyTorch does). There is no shift:
 // position t predicts label t. A label outside [0, VocabSize) other than
 // −100 panics with ErrArgument naming its position and value, as torch
 // raises IndexError (the labels are read on the host for that; inside a

@@ -5,7 +5,9 @@ import (
 	"math"
 	"testing"
 
+	"github.com/goluon/goluon/autograd"
 	"github.com/goluon/goluon/ctx"
+	"github.com/goluon/goluon/gluon"
 	"github.com/goluon/goluon/gluon/model/text"
 	"github.com/goluon/goluon/nd"
 )
@@ -114,5 +116,30 @@ func TestBertHeadsErrors(t *testing.T) {
 				t.Errorf("%v, want an error of kind %v from text.%s", err, tc.kind, tc.op)
 			}
 		})
+	}
+}
+
+// TestLossAllIgnored: a batch whose every label is ignored gives a NaN
+// loss with zero gradients, as PyTorch's nll_loss does, so that one such
+// shard cannot turn a data-parallel step's parameters into NaN.
+func TestLossAllIgnored(t *testing.T) {
+	dev := ctx.CPU(0)
+	nd.Seed(1)
+	m := text.NewBertForTokenClassification(tinyBert())
+	loadBert(t, m, bertFixture, true)
+	ids, tt, mask := bertBatch(dev, 2, 5)
+	labels := nd.Full(dev, nd.Int64, -100, 2, 5)
+	var l *nd.NDArray
+	autograd.Record(func() {
+		l = m.Loss(m.Logits(ids, tt, mask), labels)
+		autograd.Backward(l)
+	})
+	if !math.IsNaN(l.Float64s()[0]) {
+		t.Errorf("loss %v with every label ignored, want NaN", l.Float64s()[0])
+	}
+	for _, v := range gluon.CollectParams(m).Get("classifier.weight").Grad(dev).Float64s() {
+		if v != 0 {
+			t.Fatalf("classifier.weight's gradient holds %v; want 0 everywhere, as PyTorch's", v)
+		}
 	}
 }

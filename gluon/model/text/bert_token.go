@@ -165,7 +165,8 @@ func (m *BertForQuestionAnswering) Forward(ids *nd.NDArray) *nd.NDArray {
 // [0, T] (a negative one becomes 0; one at or beyond T, an answer cut
 // off by truncation, becomes T and is ignored), and the loss is the mean
 // of the start logits' and the end logits' cross-entropies, each averaged
-// over its positions not ignored (none left gives NaN, as PyTorch does).
+// over its positions not ignored (none left gives NaN with zero gradients,
+// as PyTorch does).
 // Shapes or dtypes that do not fit panic with ErrShape; no position is an
 // error, as none is for transformers.
 func (m *BertForQuestionAnswering) Loss(start, end, startPositions, endPositions *nd.NDArray) *nd.NDArray {

@@ -134,8 +134,8 @@ func (m *GPT2) forward(op string, ids, mask *nd.NDArray, c *Cache) *nd.NDArray {
 // next-token training), as GPT2LMHeadModel computes it with labels:
 // position t's logits predict label t+1, and the cross-entropy is
 // averaged over the B·(T−1) predicted positions whose label is not −100
-// (PyTorch's ignore_index). A batch without any such position gives NaN,
-// as PyTorch does. A predicted label (labels[:, 1:]) outside [0, V) other
+// (PyTorch's ignore_index). A batch without any such position gives NaN
+// with zero gradients, as PyTorch does. A predicted label (labels[:, 1:]) outside [0, V) other
 // than −100 panics with an *nd.Error of kind ErrArgument naming its
 // position in labels and its value, as torch raises IndexError; the
 // labels are read on the host for that (one synchronisation on a GPU).
