@@ -84,12 +84,24 @@ func headLayout(ties ...tie) layout {
 func (m *BertForSequenceClassification) bertLayout() layout { return headLayout() }
 
 func (m *BertForMaskedLM) bertLayout() layout {
-	return headLayout(tie{decoderWeight, wordEmbKey}, tie{decoderBias, predictionBias})
+	return withoutPooler(headLayout(tie{decoderWeight, wordEmbKey}, tie{decoderBias, predictionBias}))
 }
 
-func (m *BertForTokenClassification) bertLayout() layout { return headLayout() }
+func (m *BertForTokenClassification) bertLayout() layout { return withoutPooler(headLayout()) }
 
-func (m *BertForQuestionAnswering) bertLayout() layout { return headLayout() }
+func (m *BertForQuestionAnswering) bertLayout() layout { return withoutPooler(headLayout()) }
+
+// withoutPooler makes l pass over a checkpoint's pooler, for the models
+// that have none, as transformers' _keys_to_ignore_on_load_unexpected
+// does for them: fine-tuned token-classification and question-answering
+// checkpoints saved with the pooler load strictly.
+func withoutPooler(l layout) layout {
+	skip := l.skip
+	l.skip = func(name string) bool {
+		return strings.HasPrefix(name, "bert.pooler.") || skip != nil && skip(name)
+	}
+	return l
+}
 
 func (m *BertForPreTraining) bertLayout() layout {
 	return headLayout(tie{decoderWeight, wordEmbKey}, tie{decoderBias, predictionBias})
