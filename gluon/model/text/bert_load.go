@@ -143,7 +143,9 @@ type LoadReport struct {
 // cls.seq_relationship.*) load into any of the types, the "bert." prefix
 // dropped or added; the layer norms' gamma and beta of older checkpoints
 // load as weight and bias; the position_ids and token_type_ids buffers
-// are skipped; cls.predictions.decoder.weight and .bias, where present,
+// are skipped, and so is a checkpoint's pooler by the models that have
+// none (token classification, question answering, masked LM), as
+// transformers skips it; cls.predictions.decoder.weight and .bias, where present,
 // must equal the word embedding and cls.predictions.bias, to which
 // BertForMaskedLM and BertForPreTraining tie them.
 //
