@@ -123,6 +123,11 @@ func (m *BlockMeta) AddParam(p *Parameter) *Parameter {
 	return p
 }
 
+// Changed notes that the block computes otherwise than before outside its
+// parameters and children (a delegate set, nn.Dense.Delegate), so that
+// hybridized networks holding it walk it again.
+func (m *BlockMeta) Changed() { structureGen.Add(1) }
+
 // Params returns the block's own parameters (not its children's).
 func (m *BlockMeta) Params() []*Parameter { return m.params }
 

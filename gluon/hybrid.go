@@ -167,10 +167,21 @@ func (h *HybridBlock) Stats() HybridStats {
 // network's structure, which a hybridized block's graphs were traced from.
 func blockTree(c Component, out []Component) []Component {
 	out = append(out, c)
+	if d, ok := c.(Delegator); ok && d.Delegated() != nil { // a new delegate is a new computation
+		out = blockTree(d.Delegated(), out)
+	}
 	for _, ch := range c.Meta().Children() {
 		out = blockTree(ch, out)
 	}
 	return out
+}
+
+// Delegator is a block whose Forward may hand its calls to another block
+// (nn.Dense.Delegate, nn.Conv2D.Delegate: a quantized layer, a
+// calibration observer): hybridized networks trace the delegate in its
+// place, and run eagerly when it is EagerOnly.
+type Delegator interface {
+	Delegated() Block
 }
 
 // releaseGraphs releases every traced graph (h.mu held).
@@ -332,6 +343,11 @@ func eagerOnly(c Component) string {
 	}
 	if s, ok := c.(*stepBlock); ok { // so is a compiled step's: the network decides
 		return eagerOnly(s.net)
+	}
+	if d, ok := c.(Delegator); ok && d.Delegated() != nil {
+		if r := eagerOnly(d.Delegated()); r != "" {
+			return r
+		}
 	}
 	if e, ok := c.(EagerOnly); ok {
 		return c.Meta().Name() + ": " + e.EagerOnly()

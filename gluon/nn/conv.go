@@ -62,7 +62,13 @@ func (c *Conv2D) Options() Conv2DOpts { return c.opts }
 // layer (nil restores it), as nn.Dense.Delegate: gluon/quantization uses
 // it for a convolution its parent calls through a field of its own (a
 // ResNet block's).
-func (c *Conv2D) Delegate(b gluon.Block) { c.delegate = b }
+func (c *Conv2D) Delegate(b gluon.Block) {
+	c.delegate = b
+	c.Changed()
+}
+
+// Delegated returns the block Delegate set, or nil.
+func (c *Conv2D) Delegated() gluon.Block { return c.delegate }
 
 // Forward convolves x on its context.
 func (c *Conv2D) Forward(x *nd.NDArray) *nd.NDArray {

@@ -55,7 +55,13 @@ func (d *Dense) Options() DenseOpts { return d.opts }
 // layer (nil restores it). gluon/quantization uses it for a layer its
 // parent calls through a field of its own: the parent's child becomes the
 // quantized layer, and calls through the field reach it too.
-func (d *Dense) Delegate(b gluon.Block) { d.delegate = b }
+func (d *Dense) Delegate(b gluon.Block) {
+	d.delegate = b
+	d.Changed()
+}
+
+// Delegated returns the block Delegate set, or nil.
+func (d *Dense) Delegated() gluon.Block { return d.delegate }
 
 // Forward computes the layer on x's context.
 func (d *Dense) Forward(x *nd.NDArray) *nd.NDArray {

@@ -135,6 +135,11 @@ type observer struct {
 	h      histogram
 }
 
+// Meta returns the watched layer's: during calibration the network's
+// parameters stay listed under their names (gluon.CollectParams,
+// SaveParameters), as torch's prepared model keeps them.
+func (o *observer) Meta() *gluon.BlockMeta { return o.layer.Meta() }
+
 // Forward records x's range (and histogram) and computes the float
 // layer.
 func (o *observer) Forward(x *nd.NDArray) *nd.NDArray {
