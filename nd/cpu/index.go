@@ -192,7 +192,7 @@ func nonzero(x uint8) uint8 { return (x | -x) >> 7 }
 func (*Backend) Cumsum(outer, n, inner int, dst, src backend.Arg) {
 	switch dst.Buf.DType() {
 	case backend.Float32:
-		cumsumF32(outer, n, inner, slice[float32](dst), slice[float32](src))
+		cumsum(outer, n, inner, slice[float32](dst), slice[float32](src))
 	case backend.Float64:
 		cumsum(outer, n, inner, slice[float64](dst), slice[float64](src))
 	case backend.Int32:
@@ -204,7 +204,9 @@ func (*Backend) Cumsum(outer, n, inner int, dst, src backend.Arg) {
 	}
 }
 
-// cumsum adds in the element type, one step at a time in order.
+// cumsum adds in the element type, one step at a time in order (the
+// device kernels' order, bit for bit; PyTorch's CPU cumsum accumulates
+// float32 in float64: callers that need that convert first).
 func cumsum[T Elem](outer, n, inner int, d, s []T) {
 	parallelFor(outer, max(1, elemGrain/max(n*inner, 1)), func(lo, hi int) {
 		for o := lo; o < hi; o++ {
@@ -215,25 +217,6 @@ func cumsum[T Elem](outer, n, inner int, d, s []T) {
 					k := base + j*inner + i
 					acc += s[k]
 					d[k] = acc
-				}
-			}
-		}
-	})
-}
-
-// cumsumF32 is cumsum of float32 values accumulated in float64, each
-// running sum rounded once to float32, as PyTorch's CPU cumsum does: a
-// long float32 sum does not drift (the phase vocoder's phases, say).
-func cumsumF32(outer, n, inner int, d, s []float32) {
-	parallelFor(outer, max(1, elemGrain/max(n*inner, 1)), func(lo, hi int) {
-		for o := lo; o < hi; o++ {
-			base := o * n * inner
-			for i := 0; i < inner; i++ {
-				var acc float64
-				for j := 0; j < n; j++ {
-					k := base + j*inner + i
-					acc += float64(s[k])
-					d[k] = float32(acc)
 				}
 			}
 		}

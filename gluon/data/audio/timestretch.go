@@ -122,7 +122,9 @@ func PhaseVocoder(z *nd.NDArray, rate float64, phaseAdvance *nd.NDArray) *nd.NDA
 	turns := nd.Round(nd.DivScalar(phase.Detach(), 2*math.Pi))
 	phase = nd.Add(nd.Sub(phase, nd.MulScalar(turns, 2*math.Pi)), phaseAdvance)
 	phase = nd.Concat([]*nd.NDArray{phase0, nd.SliceAxis(phase, 0, n-1, -1)}, -1)
-	acc := nd.Cumsum(phase, -1)
+	// Accumulated in float64 and rounded once per frame, as PyTorch's CPU
+	// cumsum of float32 phases is: long sums do not drift.
+	acc := nd.Cumsum(phase.AsType(nd.Float64), -1).AsType(phase.DType())
 
 	a := sess.FromSlice(dev, alpha, n).AsType(dt)
 	b := sess.FromSlice(dev, beta, n).AsType(dt)
