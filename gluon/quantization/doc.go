@@ -126,55 +126,19 @@
 //
 // # Speed
 //
-// Measured 2026-11-29 on this project's 2-core AMD EPYC VM (AVX-512 with
-// VNNI and BF16), a host shared with other jobs (load average 3–8 during
-// the runs): one Dense layer's forward pass (BenchmarkDense: the whole
-// call, input copy, range, quantization, product and output array
-// included), one thread (GOMAXPROCS=1, torch.set_num_threads(1)), median
-// time per call over 15 rounds that alternate Go and PyTorch
-// (testdata/bench_torch.py), with the range of the per-round ratios:
-//
-//	layer      batch  float32  int8   int8 vs   PyTorch int8      PyTorch/Go
-//	                  µs       µs     float32   (oneDNN) µs       (int8)
-//	512×512        1     10.6    3.5    3.0×        57.8          17.0 [11.6–41.0]
-//	512×512       32    102.5   22.4    4.6×        68.1           2.7 [1.9–6.7]
-//	512×512      128    315.2   87.2    3.6×       139.9           1.5 [1.4–5.1]
-//	1024×1024      1     46.2   11.4    4.1×        79.4           7.0 [5.9–26.6]
-//	1024×1024     32    457.0   82.8    5.5×       159.3           1.9 [1.6–4.0]
-//	1024×1024    128   1292.1  312.2    4.1×       402.9           1.3 [1.2–10.9]
-//
-// The VNNI kernel alone does about 500·10⁹ multiply-adds a second on one
-// core at batch 128 (nd/cpu's BenchmarkGemmU8S8F32, best of 15), the AVX2
-// one about 120·10⁹. On two cores the product itself runs 1.9× faster in
-// the best case (1024×1024, batch 128: 141 µs against 268 µs), but on
-// this shared host the second core was seldom free: the two-thread
-// medians were no better than one thread's (often worse), and PyTorch's
-// two OpenMP
-// threads stalled for milliseconds, so no two-thread comparison is
-// quoted. PyTorch's numbers are its oneDNN engine (Debian's torch has no
-// FBGEMM).
-//
-// ResNet-18 inference (BenchmarkResNet18: the model zoo's network,
-// 224×224, float32 against QuantizeStatic's int8, the whole forward pass)
-// measured 2026-11-29 on the same VM (AMD EPYC, 2 cores, AVX-512 VNNI;
-// load average 0.8–1.5), milliseconds per batch: medians of 11 rounds,
-// each a run of the test binary (-test.benchtime 8x) timing float32 and
-// int8 in turn, with the median and range of the per-round ratios:
-//
-//	threads  batch  float32 ms  int8 ms  images/s float32, int8  int8 speed-up
-//	   2        1       18.5       6.3        54, 158            2.9× [2.1–3.2]
-//	   2        8       88.2      62.4        91, 128            1.5× [1.1–2.5]
-//	   1        1       28.5       8.5        35, 118            3.4× [3.2–3.4]
-//	   1        8      145.4      87.8        55,  91            1.7× [1.5–1.8]
-//
-// The float32 network runs 3×3 convolutions as Winograd and gains from
-// batching; the int8 one spends about 4 ms of CPU per image in the VNNI
-// kernel at either batch (1.82·10⁹ multiply-adds), the rest in its host
-// passes (NHWC quantization, the unrolling, the transposition, copies of
-// each convolution's input and output between arrays and the host, about
-// 1.4 ms per image at batch 8 and not parallel) and in the float32
-// layers (BatchNorm, pooling, additions), which at batch 8 no longer find
-// their inputs in cache.
+// BenchmarkDense times one Dense layer's whole forward pass (input copy,
+// range, quantization, product, output) in float32 and int8, and
+// testdata/bench_torch.py alternates it with PyTorch's dynamic quantized
+// Linear; BenchmarkResNet18 times the model zoo's ResNet-18 at 224×224 in
+// float32 and after QuantizeStatic. The latest tables, with the machine
+// and method, are in the results folder beside this file: on this
+// project's 2-core AVX-512 VNNI machine one Dense layer ran 3.0–5.5×
+// faster in int8 than in float32, and ResNet-18 2.9× at batch 1 and 1.5×
+// at batch 8 on two threads. The int8 network spends about 4 ms of CPU
+// per image in the VNNI kernel; the rest goes to its host passes (NHWC
+// quantization, the unrolling, the transposition, copies between arrays
+// and the host, not parallel) and to the float32 layers between the
+// quantized ones.
 //
 // # Limits
 //
