@@ -78,35 +78,48 @@ func TestBertExportONNX(t *testing.T) {
 			}
 			for _, size := range [][2]int{{3, 11}, {1, 4}} {
 				ids, tt, mask := bertBatch(dev, size[0], size[1])
-				full := []*nd.NDArray{ids, nil, nil}
-				var xs []*nd.NDArray
-				var names []string
-				for i, a := range []*nd.NDArray{ids, tt, mask} {
-					if !ins[i].Omitted {
-						full[i] = a
-						xs = append(xs, a)
-						names = append(names, ins[i].Name)
-					}
-				}
-				var want, got []*nd.NDArray
-				autograd.PredictMode(func() {
-					want = gluon.Call(c.net, full...)
-					got = loaded.ForwardMulti(xs...)
-				})
-				if len(got) != len(c.outs) {
-					t.Fatalf("%d outputs, want %d", len(got), len(c.outs))
-				}
-				for j := range got {
-					if r := numcmp.RelL2(got[j].Float32s(), want[j].Float32s()); !(r < 1e-5) {
-						t.Errorf("size %v, %s: relative difference %.3g", size, c.outs[j], r)
-					}
-				}
+				io := ""
 				if size[0] == 3 && os.Getenv(onnxtest.ExportDirEnv) != "" {
-					if err := onnxtest.WriteIOMulti(filepath.Join(dir, c.name+".io.json"), names, xs, c.outs, want); err != nil {
-						t.Fatal(err)
-					}
+					io = filepath.Join(dir, c.name+".io.json")
 				}
+				compareONNX(t, c.net, loaded, ins, []*nd.NDArray{ids, tt, mask}, c.outs, size, io)
 			}
 		})
+	}
+}
+
+// compareONNX runs net eagerly and the loaded export on the arrays (ids,
+// token types, mask) that ins does not omit, compares every output
+// (relative L2 below 1e-5; size names the case) and, when io is not "",
+// writes the inputs and outputs there for tools/onnx_ort_check.js.
+func compareONNX(t *testing.T, net gluon.Component, loaded *onnx.Model, ins []onnx.ExportInput, arrays []*nd.NDArray, outs []string, size any, io string) {
+	t.Helper()
+	full := []*nd.NDArray{arrays[0], nil, nil}
+	var xs []*nd.NDArray
+	var names []string
+	for i, a := range arrays {
+		if !ins[i].Omitted {
+			full[i] = a
+			xs = append(xs, a)
+			names = append(names, ins[i].Name)
+		}
+	}
+	var want, got []*nd.NDArray
+	autograd.PredictMode(func() {
+		want = gluon.Call(net, full...)
+		got = loaded.ForwardMulti(xs...)
+	})
+	if len(got) != len(outs) {
+		t.Fatalf("%d outputs, want %d", len(got), len(outs))
+	}
+	for j := range got {
+		if r := numcmp.RelL2(got[j].Float32s(), want[j].Float32s()); !(r < 1e-5) {
+			t.Errorf("size %v, %s: relative difference %.3g", size, outs[j], r)
+		}
+	}
+	if io != "" {
+		if err := onnxtest.WriteIOMulti(io, names, xs, outs, want); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
