@@ -339,14 +339,7 @@ func claim(n *node, free bool) bool {
 // replaces. from names the op whose backward function returned g ("" for
 // a head's gradient).
 func accumulateGrad(grads map[*NDArray]*NDArray, a, g *NDArray, from string) {
-	if !slices.Equal(a.shape, g.shape) || g.dtype != a.dtype || g.st.dev != a.st.dev {
-		who := "a BackwardFunc"
-		if from != "" {
-			who = "the backward function of " + from
-		}
-		fail("Backward", ErrShape, "%s returned a gradient %v %v on %v for an input %v %v on %v: it must match the input's shape, dtype and context",
-			who, g.shape, g.dtype, g.st.dev, a.shape, a.dtype, a.st.dev)
-	}
+	checkGradFits("Backward", "a BackwardFunc", "the backward function of ", a, g, from)
 	old := grads[a]
 	if old == nil {
 		grads[a] = g
@@ -355,6 +348,21 @@ func accumulateGrad(grads map[*NDArray]*NDArray, a, g *NDArray, from string) {
 	grads[a] = binaryRaw("Backward", bAdd, old, g)
 	old.Release()
 	g.Release()
+}
+
+// checkGradFits fails (as op) unless g, the gradient a backward function
+// returned for a (anon when from is "", else prefix+from), has a's shape,
+// dtype and context.
+func checkGradFits(op, anon, prefix string, a, g *NDArray, from string) {
+	if slices.Equal(a.shape, g.shape) && g.dtype == a.dtype && g.st.dev == a.st.dev {
+		return
+	}
+	who := anon
+	if from != "" {
+		who = prefix + from
+	}
+	fail(op, ErrShape, "%s returned a gradient %v %v on %v for an input %v %v on %v: it must match the input's shape, dtype and context",
+		who, g.shape, g.dtype, g.st.dev, a.shape, a.dtype, a.st.dev)
 }
 
 // writeLeafGrad stores g in a's gradient buffer as its GradReq says.

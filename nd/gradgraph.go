@@ -251,14 +251,7 @@ func callBackward(n *node, f BackwardFunc, g *NDArray, need []bool) []*NDArray {
 // accumulateRecorded is accumulateGrad for a pass that records: the sum is
 // a recorded Add, and nothing is released.
 func accumulateRecorded(grads map[*NDArray]*NDArray, a, g *NDArray, from string) {
-	if !slices.Equal(a.shape, g.shape) || g.dtype != a.dtype || g.st.dev != a.st.dev {
-		who := "a differentiable BackwardFunc"
-		if from != "" {
-			who = "the differentiable backward function of " + from
-		}
-		fail("Grad", ErrShape, "%s returned a gradient %v %v on %v for an input %v %v on %v: it must match the input's shape, dtype and context",
-			who, g.shape, g.dtype, g.st.dev, a.shape, a.dtype, a.st.dev)
-	}
+	checkGradFits("Grad", "a differentiable BackwardFunc", "the differentiable backward function of ", a, g, from)
 	if old := grads[a]; old != nil {
 		grads[a] = Add(old, g)
 		return
